@@ -1,0 +1,29 @@
+/* backends.h -- writing results.  A backend reads the annotated IR and
+ * formats it; it computes nothing, so every format says the same thing. */
+#ifndef ORACLEC_BACKENDS_BACKENDS_H
+#define ORACLEC_BACKENDS_BACKENDS_H
+
+#include <stdio.h>
+
+#include "ir/ir.h"
+
+typedef struct ReportOpts {
+	bool layers;   /* --layers: the per-layer table */
+} ReportOpts;
+
+typedef struct Backend {
+	const char *name;  /* the --format value */
+	/* false on an I/O error (the caller reports it) */
+	bool (*emit)(const Graph *g, const ReportOpts *o, FILE *f);
+} Backend;
+
+/* backends.c */
+const Backend *backend_find(const char *name); /* NULL if unknown */
+
+/* text.c */
+bool text_emit(const Graph *g, const ReportOpts *o, FILE *f);
+
+/* json.c */
+bool json_emit(const Graph *g, const ReportOpts *o, FILE *f);
+
+#endif

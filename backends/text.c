@@ -1,0 +1,105 @@
+/* text.c -- the human-readable report. */
+#include "backends/backends.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* 25557032 -> "25,557,032" (fixed, locale-independent) */
+static const char *
+grouped(int64_t v, char *buf)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof tmp, "%" PRId64, v < 0 ? -v : v), j = 0;
+
+	if (v < 0)
+		buf[j++] = '-';
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+/* bytes in binary units, 3 significant digits: "97.5 MiB" */
+static const char *
+bytes(int64_t v, char *buf)
+{
+	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double x = (double)v;
+	int u = 0;
+
+	while (x >= 1024 && u < 6)
+		x /= 1024, u++;
+	if (u == 0)
+		snprintf(buf, 32, "%" PRId64 " B", v);
+	else
+		snprintf(buf, 32, "%.*f %s", x < 10 ? 2 : x < 100 ? 1 : 0, x, unit[u]);
+	return buf;
+}
+
+/* counts in decimal units: "8.18 G" */
+static const char *
+si(int64_t v, char *buf)
+{
+	static const char *unit[] = { "", " K", " M", " G", " T", " P", " E" };
+	double x = (double)v;
+	int u = 0;
+
+	while (x >= 1000 && u < 6)
+		x /= 1000, u++;
+	if (u == 0)
+		snprintf(buf, 32, "%" PRId64, v);
+	else
+		snprintf(buf, 32, "%.*f%s", x < 10 ? 2 : x < 100 ? 1 : 0, x, unit[u]);
+	return buf;
+}
+
+static void
+layer_table(const Graph *g, FILE *f)
+{
+	char b1[96], b2[32], b3[32], b4[32];
+	int w = 5;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		int n = (int)strlen(g->layer[i].name);
+		if (n > w)
+			w = n < 48 ? n : 48;
+	}
+	fprintf(f, "\n%5s  %-*s  %-15s %-18s %12s %10s %10s %10s\n", "#", w, "layer", "op",
+		"output", "params", "MACs", "FLOPs fwd", "kept");
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		fprintf(f, "%5d  %-*s  %-15s %-18s %12s %10s %10s %10s\n", i, w, l->name,
+			op_name(l->op), shape_str(&g->tensor[l->out[0]].shape, b1, sizeof b1),
+			grouped(l->cost.params, b2), si(l->cost.macs, b3),
+			si(l->cost.flops_fwd, b4), bytes(l->cost.act_bytes, (char[32]){ 0 }));
+	}
+}
+
+bool
+text_emit(const Graph *g, const ReportOpts *o, FILE *f)
+{
+	const Totals *t = &g->total;
+	char b1[32], b2[32], b3[96];
+
+	fprintf(f, "model        %s (%s, %s)\n", g->name, g->source, g->format);
+	for (int i = 0; i < g->ninput; i++) {
+		const Tensor *in = &g->tensor[g->input[i]];
+		fprintf(f, "input        %s: %s per sample\n", in->name,
+			shape_str(&in->shape, b3, sizeof b3));
+	}
+	fprintf(f, "layers       %d\n", g->nlayer);
+	fprintf(f, "parameters   %s (%s at %d bytes each)\n", grouped(t->params, b1),
+		bytes(t->weight_bytes, b2), g->elem_bytes);
+	fprintf(f, "MACs         %s forward per sample\n", grouped(t->macs, b1));
+	fprintf(f, "FLOPs        %s forward, %s backward per sample\n", si(t->flops_fwd, b1),
+		si(t->flops_bwd, b2));
+	fprintf(f, "activations  %s per sample kept for backward\n", bytes(t->act_bytes, b1));
+	if (g->dataset_size)
+		fprintf(f, "dataset      %s samples\n", grouped(g->dataset_size, b1));
+	if (o->layers)
+		layer_table(g, f);
+	return !ferror(f);
+}

@@ -1,0 +1,963 @@
+/* dsl.c -- the ODL frontend: files and includes, then elaboration.
+ *
+ * Loading parses the main file and, depth first and in order, every file
+ * it includes (paths relative to the including file; a file already loaded
+ * is skipped, one still open is a cycle).  Elaboration then runs the body
+ * of the main file's model like a small interpreter: each `t = op(...)`
+ * adds a layer, each `t = blk(...)` runs the block's body in a fresh scope
+ * (its layers are named "t/inner"), `repeat` runs a body n times.  Names
+ * may be rebound (`x = relu(x);`); a layer whose name is taken gets the
+ * first free "name_K".  Shapes are not looked at here: passes/shape.c
+ * infers them and reports mismatches at the layer's statement. */
+#include "frontend/frontend.h"
+#include "grammar/ast.h"
+#include "util/checked.h"
+#include "util/map.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	MAX_BLOCK_DEPTH = 64,            /* nested block calls */
+	MAX_INCLUDE_DEPTH = 32,
+	MAX_LIST = 2 * MAX_SPATIAL + 2,  /* items in a list value */
+};
+#define MAX_STEPS ((int64_t)1 << 26) /* statements executed while expanding */
+
+typedef enum ValKind { V_TENSOR, V_INT, V_FLOAT, V_BOOL, V_LIST } ValKind;
+
+typedef struct Value {
+	ValKind kind;
+	int64_t i;      /* V_INT, V_BOOL; V_TENSOR: tensor index */
+	double f;       /* V_FLOAT */
+	int n;          /* V_LIST length */
+	int64_t item[MAX_LIST];
+} Value;
+
+static const char *const kind_name[] = { "a tensor", "an integer", "a number", "a boolean",
+					  "a list" };
+
+typedef struct Scope {
+	Map vars;           /* name -> Value* */
+	const char *prefix; /* "" at model level, "a/b" inside blocks */
+	const Decl *block;  /* NULL at model level */
+	const Value *ret;   /* set by `return` */
+} Scope;
+
+typedef struct Elab {
+	Arena *a;
+	Graph *g;
+	Map blocks;         /* name -> Decl* */
+	Map names;          /* layer and scope names taken -> counter */
+	const Decl *stack[MAX_BLOCK_DEPTH];
+	int depth;
+	Loc site;           /* the model-level statement being expanded */
+	int64_t steps;
+	int stop;           /* a limit was hit: unwind without more errors */
+} Elab;
+
+/* ---- loading ------------------------------------------------------------ */
+
+typedef struct Loader {
+	Arena *a;
+	FileList *files;
+	Map loaded;                       /* realpath -> (void *)1 once done */
+	const char *open[MAX_INCLUDE_DEPTH];  /* realpaths being loaded */
+	int nopen;
+	Decl *decls, *tail;               /* every declaration, load order */
+} Loader;
+
+static char *
+resolve(Arena *a, const char *from, const char *path)
+{
+	const char *slash = strrchr(from, '/');
+
+	if (path[0] == '/' || !slash)
+		return arena_strdup(a, path);
+	return arena_printf(a, "%.*s/%s", (int)(slash - from), from, path);
+}
+
+static Decl *load_file(Loader *ld, const char *path, Loc where);
+
+static void
+load_includes(Loader *ld, Decl *d)
+{
+	for (; d; d = d->next) {
+		if (d->kind != D_INCLUDE)
+			continue;
+		load_file(ld, resolve(ld->a, d->loc.file, d->name), d->loc);
+	}
+}
+
+static void
+append(Loader *ld, Decl *list)
+{
+	Decl *next;
+
+	for (; list; list = next) {
+		next = list->next;
+		list->next = NULL;
+		if (ld->tail)
+			ld->tail->next = list;
+		else
+			ld->decls = list;
+		ld->tail = list;
+	}
+}
+
+/* Returns the file's own declarations (the main file's are needed to find
+ * its model); all of them are also appended to ld->decls. */
+static Decl *
+load_file(Loader *ld, const char *path, Loc where)
+{
+	char *real, *text;
+	const char *key;
+	size_t len;
+	Decl *decls;
+
+	real = realpath(path, NULL);
+	key = real ? arena_strdup(ld->a, real) : path;
+	free(real);
+	for (int i = 0; i < ld->nopen; i++)
+		if (strcmp(ld->open[i], key) == 0) {
+			diag_error(where, "include cycle: '%s' includes itself", path);
+			return NULL;
+		}
+	if (map_get(&ld->loaded, key))
+		return NULL;
+	if (ld->nopen == MAX_INCLUDE_DEPTH) {
+		diag_error(where, "includes nested deeper than %d", MAX_INCLUDE_DEPTH);
+		return NULL;
+	}
+	text = file_read(path, &len, MAX_ODL_BYTES, where);
+	if (!text)
+		return NULL;
+	files_add(ld->files, path);
+	decls = dsl_parse(path, text, len, ld->a);
+	free(text);
+	ld->open[ld->nopen++] = key;
+	load_includes(ld, decls);
+	ld->nopen--;
+	map_put(&ld->loaded, key, (void *)1);
+	append(ld, decls);
+	return decls;
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+static Value *
+newval(Elab *E, ValKind k)
+{
+	Value *v = arena_alloc(E->a, sizeof *v);
+
+	v->kind = k;
+	return v;
+}
+
+static const Value *eval(Elab *E, Scope *S, const Expr *e);
+
+static const Value *
+eval_list(Elab *E, Scope *S, const Expr *e)
+{
+	Value *v = newval(E, V_LIST);
+
+	for (const Expr *it = e->list; it; it = it->next) {
+		const Value *x = eval(E, S, it);
+		if (!x)
+			return NULL;
+		if (x->kind != V_INT) {
+			diag_error(it->loc, "list items must be integers, not %s",
+				   kind_name[x->kind]);
+			return NULL;
+		}
+		if (v->n == MAX_LIST) {
+			diag_error(it->loc, "list longer than %d items", MAX_LIST);
+			return NULL;
+		}
+		v->item[v->n++] = x->i;
+	}
+	return v;
+}
+
+static const Value *
+arith(Elab *E, const Expr *e, int64_t x, int64_t y)
+{
+	Value *v = newval(E, V_INT);
+	bool ok = true;
+
+	switch (e->op) {
+	case '+': ok = ck_add(x, y, &v->i); break;
+	case '-': ok = !__builtin_sub_overflow(x, y, &v->i); break;
+	case '*': ok = ck_mul(x, y, &v->i); break;
+	case '/':
+	case '%':
+		if (y == 0) {
+			diag_error(e->loc, "division by zero");
+			return NULL;
+		}
+		if (x == INT64_MIN && y == -1)
+			ok = false;
+		else
+			v->i = e->op == '/' ? x / y : x % y;
+		break;
+	}
+	if (!ok) {
+		diag_error(e->loc, "integer overflow in '%c'", e->op);
+		return NULL;
+	}
+	return v;
+}
+
+static const Value *
+eval(Elab *E, Scope *S, const Expr *e)
+{
+	const Value *x, *y;
+	Value *v;
+
+	switch (e->kind) {
+	case E_INT:
+		v = newval(E, V_INT);
+		v->i = e->ival;
+		return v;
+	case E_FLOAT:
+		v = newval(E, V_FLOAT);
+		v->f = e->fval;
+		return v;
+	case E_BOOL:
+		v = newval(E, V_BOOL);
+		v->i = e->ival;
+		return v;
+	case E_NAME:
+		x = map_get(&S->vars, e->name);
+		if (!x)
+			diag_error(e->loc, "unknown name '%s'", e->name);
+		return x;
+	case E_LIST:
+		return eval_list(E, S, e);
+	case E_NEG:
+		if (!(x = eval(E, S, e->a)))
+			return NULL;
+		if (x->kind != V_INT || x->i == INT64_MIN) {
+			diag_error(e->loc, "cannot negate %s", kind_name[x->kind]);
+			return NULL;
+		}
+		v = newval(E, V_INT);
+		v->i = -x->i;
+		return v;
+	case E_BINOP:
+		if (!(x = eval(E, S, e->a)) || !(y = eval(E, S, e->b)))
+			return NULL;
+		if (x->kind != V_INT || y->kind != V_INT) {
+			diag_error(e->loc, "'%c' needs integers, not %s and %s", e->op,
+				   kind_name[x->kind], kind_name[y->kind]);
+			return NULL;
+		}
+		return arith(E, e, x->i, y->i);
+	}
+	die("bad expression kind %d", e->kind);
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+/* A unique name under the scope's prefix: "lhs", else "lhs_1", "lhs_2"... */
+static const char *
+fresh_name(Elab *E, Scope *S, const char *lhs)
+{
+	const char *base = *S->prefix ? arena_printf(E->a, "%s/%s", S->prefix, lhs) : lhs;
+	intptr_t k = (intptr_t)map_get(&E->names, base);
+	const char *name = base;
+
+	while (k > 0 && map_get(&E->names, name = arena_printf(E->a, "%s_%" PRIdPTR, base, k)))
+		k++;
+	map_put(&E->names, base, (void *)(k + 1));
+	if (name != base)
+		map_put(&E->names, name, (void *)1);
+	return name;
+}
+
+static void
+bind(Elab *E, Scope *S, const char *name, const Value *v)
+{
+	map_put(&S->vars, name, (void *)v);
+}
+
+/* ---- layers ------------------------------------------------------------- */
+
+/* How many tensor inputs each class takes, and what a trailing positional
+ * number means ("filters" for conv, ...). */
+static void
+arity(OpKind op, int *min, int *max, const char **poskey)
+{
+	*min = *max = 1;
+	*poskey = NULL;
+	switch (op_info[op].cls) {
+	case OPC_CONV: *poskey = "filters"; break;
+	case OPC_FC: *poskey = "out"; break;
+	case OPC_MATMUL: *min = *max = 2; break;
+	case OPC_BINARY: *min = 2; *max = op == OP_ADD ? MAX_INPUTS : 2; break;
+	case OPC_CONCAT: *max = MAX_INPUTS; break;
+	case OPC_RESHAPE: *poskey = "shape"; break;
+	case OPC_ADAPTPOOL: *poskey = "size"; break;
+	case OPC_TRANSPOSE: *poskey = "perm"; break;
+	default: break;
+	}
+}
+
+static bool
+positive_ints(Elab *E, const Arg *g, const Value *v, int64_t *out, int max, int *n,
+	      int64_t min)
+{
+	if (v->kind == V_INT) {
+		for (int i = 0; i < max; i++)
+			out[i] = v->i;
+		*n = 0; /* a scalar fits any rank */
+	} else if (v->kind == V_LIST && v->n >= 1 && v->n <= max) {
+		memcpy(out, v->item, v->n * sizeof *out);
+		*n = v->n;
+	} else {
+		diag_error(g->loc, "'%s' must be an integer or a list of at most %d", g->key, max);
+		return false;
+	}
+	for (int i = 0; i < (*n ? *n : 1); i++)
+		if (out[i] < min || out[i] > MAX_DIM) {
+			diag_error(g->loc, "'%s' value %" PRId64 " is out of range", g->key, out[i]);
+			return false;
+		}
+	return true;
+}
+
+static bool
+want(const Arg *g, const Value *v, ValKind k)
+{
+	if (v->kind == k || (k == V_FLOAT && v->kind == V_INT))
+		return true;
+	diag_error(g->loc, "'%s' must be %s, not %s", g->key, kind_name[k], kind_name[v->kind]);
+	return false;
+}
+
+static bool
+one_int(const Arg *g, const Value *v, int64_t lo, int64_t hi, int64_t *out)
+{
+	if (!want(g, v, V_INT))
+		return false;
+	if (v->i < lo || v->i > hi) {
+		diag_error(g->loc, "'%s' value %" PRId64 " is out of range", g->key, v->i);
+		return false;
+	}
+	*out = v->i;
+	return true;
+}
+
+/* Records the spatial rank a list-valued attribute implies; all lists of
+ * one layer must agree (a pad list may give begins and ends: 2n items). */
+static bool
+spatial_rank(const Arg *g, int n, int *rank)
+{
+	if (n == 0)
+		return true;
+	if (*rank && *rank != n) {
+		diag_error(g->loc, "'%s' has %d items where other arguments have %d", g->key, n,
+			   *rank);
+		return false;
+	}
+	*rank = n;
+	return true;
+}
+
+static bool
+set_pad(const Arg *g, const Value *v, Attr *at, int *rank)
+{
+	int64_t p[MAX_LIST];
+	int n;
+
+	if (v->kind == V_LIST && v->n > MAX_SPATIAL && v->n % 2 == 0 && v->n <= 2 * MAX_SPATIAL) {
+		for (int i = 0; i < v->n; i++)
+			if (v->item[i] < 0 || v->item[i] > MAX_DIM) {
+				diag_error(g->loc, "'pad' value %" PRId64 " is out of range",
+					   v->item[i]);
+				return false;
+			}
+		for (int i = 0; i < v->n / 2; i++) {
+			at->pad[i] = v->item[i];
+			at->pad[MAX_SPATIAL + i] = v->item[v->n / 2 + i];
+		}
+		return spatial_rank(g, v->n / 2, rank);
+	}
+	if (!positive_ints(NULL, g, v, p, MAX_SPATIAL, &n, 0))
+		return false;
+	for (int i = 0; i < MAX_SPATIAL; i++)
+		at->pad[i] = at->pad[MAX_SPATIAL + i] = p[i];
+	return spatial_rank(g, n, rank);
+}
+
+static bool
+set_shape(const Arg *g, const Value *v, Shape *s)
+{
+	if (v->kind == V_INT) {
+		s->rank = 1;
+		s->d[0] = v->i;
+		return true;
+	}
+	if (v->kind != V_LIST || v->n > MAX_RANK) {
+		diag_error(g->loc, "'%s' must be a list of at most %d integers", g->key, MAX_RANK);
+		return false;
+	}
+	s->rank = v->n;
+	memcpy(s->d, v->item, v->n * sizeof s->d[0]);
+	return true;
+}
+
+/* Applies one named argument to the layer; false after an error. */
+static bool
+set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *seen)
+{
+	Attr *at = &l->attr;
+	OpClass c = op_info[l->op].cls;
+	const char *k = g->key;
+	int n;
+	int64_t x;
+
+	if ((c == OPC_CONV || c == OPC_POOL) && strcmp(k, "kernel") == 0) {
+		*seen |= 1;
+		return positive_ints(E, g, v, at->kernel, MAX_SPATIAL, &n, 1) &&
+		       spatial_rank(g, n, rank);
+	}
+	if ((c == OPC_CONV || c == OPC_POOL) && strcmp(k, "stride") == 0)
+		return positive_ints(E, g, v, at->stride, MAX_SPATIAL, &n, 1) &&
+		       spatial_rank(g, n, rank);
+	if ((c == OPC_CONV || c == OPC_POOL) && strcmp(k, "dilation") == 0)
+		return positive_ints(E, g, v, at->dilation, MAX_SPATIAL, &n, 1) &&
+		       spatial_rank(g, n, rank);
+	if ((c == OPC_CONV || c == OPC_POOL) && strcmp(k, "pad") == 0)
+		return set_pad(g, v, at, rank);
+	if (c == OPC_CONV && strcmp(k, "filters") == 0) {
+		*seen |= 2;
+		return one_int(g, v, 1, MAX_DIM, &at->filters);
+	}
+	if (c == OPC_FC && strcmp(k, "out") == 0) {
+		*seen |= 2;
+		return one_int(g, v, 1, MAX_DIM, &at->filters);
+	}
+	if (c == OPC_CONV && strcmp(k, "groups") == 0)
+		return one_int(g, v, 1, MAX_DIM, &at->groups);
+	if ((c == OPC_CONV || c == OPC_FC) && strcmp(k, "bias") == 0) {
+		if (!want(g, v, V_BOOL))
+			return false;
+		at->bias = v->i;
+		return true;
+	}
+	if (c == OPC_POOL && strcmp(k, "ceil") == 0) {
+		if (!want(g, v, V_BOOL))
+			return false;
+		at->ceil_mode = v->i;
+		return true;
+	}
+	if ((c == OPC_CONCAT || c == OPC_SOFTMAX || c == OPC_FLATTEN || c == OPC_NORM) &&
+	    strcmp(k, "axis") == 0) {
+		if (!one_int(g, v, -MAX_RANK, MAX_RANK, &x))
+			return false;
+		at->axis = (int)x;
+		return true;
+	}
+	if ((c == OPC_RESHAPE && strcmp(k, "shape") == 0) ||
+	    (c == OPC_ADAPTPOOL && strcmp(k, "size") == 0) ||
+	    (c == OPC_TRANSPOSE && strcmp(k, "perm") == 0)) {
+		*seen |= 2;
+		return set_shape(g, v, &at->target);
+	}
+	/* accepted for readability; they change no count */
+	if ((l->op == OP_DROPOUT && strcmp(k, "p") == 0) ||
+	    (c == OPC_NORM && (strcmp(k, "eps") == 0 || strcmp(k, "momentum") == 0)) ||
+	    ((l->op == OP_LEAKYRELU || l->op == OP_ELU) && strcmp(k, "alpha") == 0) ||
+	    (l->op == OP_CLIP && (strcmp(k, "min") == 0 || strcmp(k, "max") == 0)))
+		return want(g, v, V_FLOAT);
+	diag_error(g->loc, "%s: unknown argument '%s'", op_name(l->op), k);
+	return false;
+}
+
+static void
+set_defaults(Layer *l)
+{
+	Attr *at = &l->attr;
+	OpClass c = op_info[l->op].cls;
+
+	if (c == OPC_CONV && !at->groups)
+		at->groups = 1;
+	for (int i = 0; i < MAX_SPATIAL; i++) {
+		if (!at->dilation[i])
+			at->dilation[i] = 1;
+		if (!at->stride[i])
+			at->stride[i] = c == OPC_POOL ? at->kernel[i] : 1;
+	}
+	if (c == OPC_NORM && l->op == OP_LAYERNORM && !at->axis)
+		at->axis = -1;
+	if (c == OPC_SOFTMAX && !at->axis)
+		at->axis = -1;
+}
+
+/* The bias default differs by op, so it is applied before the arguments. */
+static bool
+default_bias(OpKind op)
+{
+	return op_info[op].cls == OPC_CONV || op_info[op].cls == OPC_FC;
+}
+
+static bool
+check_required(const Stmt *st, OpKind op, unsigned seen)
+{
+	OpClass c = op_info[op].cls;
+	const char *missing = NULL;
+
+	if ((c == OPC_CONV || c == OPC_POOL) && !(seen & 1))
+		missing = "kernel";
+	if (c == OPC_CONV && !(seen & 2))
+		missing = "filters";
+	if (c == OPC_FC && !(seen & 2))
+		missing = "out";
+	if (c == OPC_RESHAPE && !(seen & 2))
+		missing = "shape";
+	if (c == OPC_ADAPTPOOL && !(seen & 2))
+		missing = "size";
+	if (c == OPC_TRANSPOSE && !(seen & 2))
+		missing = "perm";
+	if (missing)
+		diag_error(st->callee_loc, "%s: missing argument '%s'", op_name(op), missing);
+	return !missing;
+}
+
+static int
+new_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
+{
+	int l;
+
+	if (E->g->nlayer >= MAX_LAYERS) {
+		diag_error(st->loc, "model has more than %d layers", MAX_LAYERS);
+		E->stop = 1;
+		return -1;
+	}
+	l = graph_add_layer(E->g, op, fresh_name(E, S, st->lhs), st->loc);
+	E->g->layer[l].site = E->site;
+	return l;
+}
+
+static void
+op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
+{
+	int *in = NULL, nin = 0, cap = 0, min, max, rank = 0, l, t;
+	const char *posk;
+	unsigned seen = 0;
+	bool ok = true;
+	Layer tmp = { .op = op };
+	Value *out;
+
+	arity(op, &min, &max, &posk);
+	tmp.attr.bias = default_bias(op);
+	for (const Arg *g = st->args; g; g = g->next) {
+		const Value *v = eval(E, S, g->value);
+		if (!v) {
+			ok = false;
+			continue;
+		}
+		if (!g->key && v->kind == V_TENSOR) {
+			if (seen & 4) {
+				diag_error(g->loc, "%s: tensor arguments must come first",
+					   op_name(op));
+				ok = false;
+			} else if (nin == max) {
+				diag_error(g->loc, "%s: takes at most %d input tensor%s", op_name(op),
+					   max, max == 1 ? "" : "s");
+				ok = false;
+			} else {
+				if (nin == cap) {
+					cap = cap ? 2 * cap : 4;
+					in = arena_grow(E->a, in, nin, cap, sizeof *in);
+				}
+				in[nin++] = (int)v->i;
+			}
+			continue;
+		}
+		Arg named = *g;
+		if (!g->key) {
+			if (!posk || (seen & 8)) {
+				diag_error(g->loc, "%s: unexpected %s argument", op_name(op),
+					   kind_name[v->kind]);
+				ok = false;
+				continue;
+			}
+			named.key = posk;
+			seen |= 8;
+		}
+		seen |= 4;
+		if (v->kind == V_TENSOR) {
+			diag_error(g->loc, "%s: '%s' must be a value, not a tensor", op_name(op),
+				   named.key);
+			ok = false;
+			continue;
+		}
+		ok &= set_attr(E, &tmp, &named, v, &rank, &seen);
+	}
+	if (ok && nin < min) {
+		diag_error(st->callee_loc, "%s: expects %s%d input tensor%s, got %d", op_name(op),
+			   min == max ? "" : "at least ", min, min == 1 ? "" : "s", nin);
+		ok = false;
+	}
+	ok = ok && check_required(st, op, seen);
+	if (!ok || (l = new_layer(E, S, st, op)) < 0)
+		return;
+	set_defaults(&tmp);
+	tmp.attr.nspatial = rank; /* a hint for the shape pass; 0 = any */
+	E->g->layer[l].attr = tmp.attr;
+	layer_set_inputs(E->g, l, in, nin);
+	t = layer_add_output(E->g, l, E->g->layer[l].name);
+	out = newval(E, V_TENSOR);
+	out->i = t;
+	bind(E, S, st->lhs, out);
+}
+
+/* ---- blocks ------------------------------------------------------------- */
+
+static void exec(Elab *E, Scope *S, const Stmt *st);
+
+static int
+nparams(const Decl *b)
+{
+	int n = 0;
+
+	for (const Param *p = b->params; p; p = p->next)
+		n++;
+	return n;
+}
+
+/* Binds the call's arguments to the block's parameters in scope `in`. */
+static bool
+bind_params(Elab *E, Scope *caller, Scope *in, const Stmt *st, const Decl *b)
+{
+	const Param *p = b->params;
+	const Arg *g;
+	bool ok = true;
+	int npos = 0;
+
+	for (g = st->args; g && !g->key; g = g->next, p = p ? p->next : NULL) {
+		const Value *v = eval(E, caller, g->value);
+		npos++;
+		if (!p) {
+			for (const Arg *r = g->next; r && !r->key; r = r->next)
+				npos++;
+			diag_error(g->loc, "block '%s' takes %d argument%s, got %d", b->name,
+				   nparams(b), nparams(b) == 1 ? "" : "s", npos);
+			return false;
+		}
+		if (!v)
+			ok = false;
+		else
+			bind(E, in, p->name, v);
+	}
+	for (; g; g = g->next) {
+		const Param *q = b->params;
+		const Value *v;
+		if (!g->key) {
+			diag_error(g->loc, "positional argument after a named one");
+			return false;
+		}
+		while (q && strcmp(q->name, g->key) != 0)
+			q = q->next;
+		if (!q) {
+			diag_error(g->loc, "block '%s' has no parameter '%s'", b->name, g->key);
+			ok = false;
+		} else if (map_get(&in->vars, q->name)) {
+			diag_error(g->loc, "parameter '%s' given twice", g->key);
+			ok = false;
+		} else if (!(v = eval(E, caller, g->value))) {
+			ok = false;
+		} else {
+			bind(E, in, q->name, v);
+		}
+	}
+	for (p = b->params; p && ok; p = p->next) {
+		const Value *v;
+		if (map_get(&in->vars, p->name))
+			continue;
+		if (!p->deflt) {
+			diag_error(st->callee_loc, "block '%s': missing argument '%s'", b->name,
+				   p->name);
+			diag_note(b->loc, "'%s' is declared here", b->name);
+			ok = false;
+		} else if (!(v = eval(E, in, p->deflt))) {
+			ok = false;
+		} else {
+			bind(E, in, p->name, v);
+		}
+	}
+	return ok;
+}
+
+static void
+call_block(Elab *E, Scope *S, const Stmt *st, const Decl *b)
+{
+	Scope in = { .block = b };
+
+	for (int i = 0; i < E->depth; i++)
+		if (E->stack[i] == b) {
+			diag_error(st->callee_loc, "block '%s' calls itself; recursion is not allowed",
+				   b->name);
+			E->stop = 1;
+			return;
+		}
+	if (E->depth == MAX_BLOCK_DEPTH) {
+		diag_error(st->callee_loc, "blocks nested deeper than %d", MAX_BLOCK_DEPTH);
+		E->stop = 1;
+		return;
+	}
+	map_init(&in.vars, E->a);
+	if (!bind_params(E, S, &in, st, b))
+		return;
+	in.prefix = fresh_name(E, S, st->lhs);
+	E->stack[E->depth++] = b;
+	exec(E, &in, b->body);
+	E->depth--;
+	if (E->stop || diag_errors())
+		return;
+	if (!in.ret) {
+		diag_error(b->loc, "block '%s' ends without 'return'", b->name);
+		diag_note(st->loc, "called from here");
+		E->stop = 1;
+		return;
+	}
+	bind(E, S, st->lhs, in.ret);
+}
+
+/* ---- statements --------------------------------------------------------- */
+
+static void
+input_stmt(Elab *E, Scope *S, const Stmt *st)
+{
+	const Value *v;
+	Shape s = { 0 };
+	Value *t;
+
+	if (S->block) {
+		diag_error(st->loc, "'input' is only allowed in a model");
+		return;
+	}
+	if (!(v = eval(E, S, st->expr)))
+		return;
+	if (v->kind != V_INT && !(v->kind == V_LIST && v->n >= 1)) {
+		diag_error(st->expr->loc, "input shape must be dimensions such as 3x224x224");
+		return;
+	}
+	s.rank = v->kind == V_INT ? 1 : v->n;
+	if (s.rank > MAX_RANK) {
+		diag_error(st->expr->loc, "input has %d dimensions; at most %d are supported",
+			   s.rank, MAX_RANK);
+		return;
+	}
+	for (int i = 0; i < s.rank; i++) {
+		s.d[i] = v->kind == V_INT ? v->i : v->item[i];
+		if (s.d[i] < 1 || s.d[i] > MAX_DIM) {
+			diag_error(st->expr->loc, "input dimension %" PRId64 " is out of range "
+				   "(1 to 2^40)", s.d[i]);
+			return;
+		}
+	}
+	if (map_get(&S->vars, st->lhs)) {
+		diag_error(st->loc, "'%s' is already defined", st->lhs);
+		return;
+	}
+	t = newval(E, V_TENSOR);
+	t->i = graph_add_input(E->g, st->lhs, &s);
+	map_put(&E->names, st->lhs, (void *)1);
+	bind(E, S, st->lhs, t);
+}
+
+static void
+output_stmt(Elab *E, Scope *S, const Stmt *st)
+{
+	for (const Arg *g = st->args; g; g = g->next) {
+		const Value *v = eval(E, S, g->value);
+		if (!v)
+			continue;
+		if (v->kind != V_TENSOR)
+			diag_error(g->loc, "'%s' is not a tensor", g->value->name);
+		else
+			E->g->tensor[v->i].output = true;
+	}
+}
+
+static void
+repeat_stmt(Elab *E, Scope *S, const Stmt *st)
+{
+	const Value *v = eval(E, S, st->expr);
+
+	if (!v)
+		return;
+	if (v->kind != V_INT || v->i < 0 || v->i > MAX_LAYERS) {
+		diag_error(st->expr->loc, "repeat count must be an integer from 0 to %d",
+			   MAX_LAYERS);
+		return;
+	}
+	for (int64_t i = 0; i < v->i && !E->stop && !S->ret; i++) {
+		if (st->var) {
+			Value *iv = newval(E, V_INT);
+			iv->i = i;
+			bind(E, S, st->var, iv);
+		}
+		exec(E, S, st->body);
+		if (diag_errors())
+			break; /* the same error would repeat n times */
+	}
+}
+
+static void
+layer_stmt(Elab *E, Scope *S, const Stmt *st)
+{
+	int op = op_lookup(st->callee);
+	const Decl *b;
+
+	if (op >= 0)
+		op_layer(E, S, st, (OpKind)op);
+	else if ((b = map_get(&E->blocks, st->callee)))
+		call_block(E, S, st, b);
+	else
+		diag_error(st->callee_loc, "unknown layer kind or block '%s'", st->callee);
+}
+
+static void
+exec(Elab *E, Scope *S, const Stmt *st)
+{
+	const Value *v;
+
+	for (; st && !E->stop && !S->ret; st = st->next) {
+		if (++E->steps > MAX_STEPS) {
+			diag_error(st->loc, "model expands to more than %" PRId64 " statements",
+				   MAX_STEPS);
+			E->stop = 1;
+			return;
+		}
+		if (!S->block)
+			E->site = st->loc;
+		switch (st->kind) {
+		case ST_LAYER: layer_stmt(E, S, st); break;
+		case ST_INPUT: input_stmt(E, S, st); break;
+		case ST_OUTPUT: output_stmt(E, S, st); break;
+		case ST_REPEAT: repeat_stmt(E, S, st); break;
+		case ST_DATASET:
+			if (S->block) {
+				diag_error(st->loc, "'dataset' is only allowed in a model");
+			} else if ((v = eval(E, S, st->expr))) {
+				if (v->kind != V_INT || v->i < 1)
+					diag_error(st->expr->loc, "dataset size must be a positive "
+						   "integer");
+				else
+					E->g->dataset_size = v->i;
+			}
+			break;
+		case ST_RETURN:
+			if (!S->block) {
+				diag_error(st->loc, "'return' is only allowed in a block");
+			} else if ((v = eval(E, S, st->expr))) {
+				if (v->kind != V_TENSOR)
+					diag_error(st->expr->loc, "a block must return a tensor, "
+						   "not %s", kind_name[v->kind]);
+				else
+					S->ret = v;
+			}
+			break;
+		}
+	}
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+static bool
+collect_blocks(Elab *E, const Decl *d)
+{
+	for (; d; d = d->next) {
+		const Decl *prev;
+		if (d->kind != D_BLOCK)
+			continue;
+		if (op_lookup(d->name) >= 0) {
+			diag_error(d->loc, "block '%s' has the name of a layer kind", d->name);
+		} else if ((prev = map_get(&E->blocks, d->name))) {
+			diag_error(d->loc, "block '%s' is defined twice", d->name);
+			diag_note(prev->loc, "first defined here");
+		} else {
+			map_put(&E->blocks, d->name, (void *)d);
+		}
+		for (const Param *p = d->params; p; p = p->next)
+			for (const Param *q = p->next; q; q = q->next)
+				if (strcmp(p->name, q->name) == 0)
+					diag_error(q->loc, "parameter '%s' declared twice", q->name);
+	}
+	return !diag_errors();
+}
+
+static const Decl *
+find_model(const char *path, const Decl *own)
+{
+	const Decl *model = NULL;
+
+	for (; own; own = own->next) {
+		if (own->kind != D_MODEL)
+			continue;
+		if (model) {
+			diag_error(own->loc, "a second model '%s' in one file", own->name);
+			diag_note(model->loc, "the first is '%s'", model->name);
+			return NULL;
+		}
+		model = own;
+	}
+	if (!model)
+		diag_error((Loc){ path, 0, 0 }, "no model in this file");
+	return model;
+}
+
+/* Tensors nobody reads are outputs unless `output` named some. */
+static void
+mark_outputs(Graph *g)
+{
+	bool *read;
+
+	for (int t = 0; t < g->ntensor; t++)
+		if (g->tensor[t].output)
+			return;
+	read = xcalloc(g->ntensor, sizeof *read);
+	for (int l = 0; l < g->nlayer; l++)
+		for (int i = 0; i < g->layer[l].nin; i++)
+			read[g->layer[l].in[i]] = true;
+	for (int t = 0; t < g->ntensor; t++)
+		g->tensor[t].output = !read[t] && g->tensor[t].producer >= 0;
+	free(read);
+}
+
+Graph *
+dsl_load(const char *path, Arena *a, FileList *files)
+{
+	Loader ld = { .a = a, .files = files };
+	Elab E = { .a = a };
+	Scope top = { .prefix = "" };
+	const Decl *own, *model;
+	int errors0 = diag_errors();
+
+	map_init(&ld.loaded, a);
+	own = load_file(&ld, path, LOC_NONE);
+	if (diag_errors() > errors0)
+		return NULL;
+	map_init(&E.blocks, a);
+	map_init(&E.names, a);
+	map_init(&top.vars, a);
+	if (!collect_blocks(&E, ld.decls) || !(model = find_model(path, own)))
+		return NULL;
+	E.g = graph_new(a, model->name, path, "odl");
+	E.g->loc = model->loc;
+	exec(&E, &top, model->body);
+	if (diag_errors() > errors0)
+		return NULL;
+	if (E.g->ninput == 0) {
+		diag_error(model->loc, "model '%s' declares no input", model->name);
+		return NULL;
+	}
+	mark_outputs(E.g);
+	return E.g;
+}

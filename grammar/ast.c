@@ -1,0 +1,84 @@
+/* ast.c -- constructors for the ODL syntax tree. */
+#include "grammar/ast.h"
+
+Expr *
+ast_expr(Arena *a, ExprKind k, Loc loc)
+{
+	Expr *e = arena_alloc(a, sizeof *e);
+
+	e->kind = k;
+	e->loc = loc;
+	return e;
+}
+
+Expr *
+ast_binop(Arena *a, int op, Expr *x, Expr *y, Loc loc)
+{
+	Expr *e = ast_expr(a, E_BINOP, loc);
+
+	e->op = op;
+	e->a = x;
+	e->b = y;
+	return e;
+}
+
+Stmt *
+ast_stmt(Arena *a, StmtKind k, Loc loc)
+{
+	Stmt *s = arena_alloc(a, sizeof *s);
+
+	s->kind = k;
+	s->loc = loc;
+	return s;
+}
+
+Decl *
+ast_decl(Arena *a, DeclKind k, const char *name, Loc loc)
+{
+	Decl *d = arena_alloc(a, sizeof *d);
+
+	d->kind = k;
+	d->name = name;
+	d->loc = loc;
+	return d;
+}
+
+Arg *
+ast_arg(Arena *a, const char *key, Expr *value, Loc loc)
+{
+	Arg *g = arena_alloc(a, sizeof *g);
+
+	g->key = key;
+	g->value = value;
+	g->loc = loc;
+	return g;
+}
+
+Param *
+ast_param(Arena *a, const char *name, Expr *deflt, Loc loc)
+{
+	Param *p = arena_alloc(a, sizeof *p);
+
+	p->name = name;
+	p->deflt = deflt;
+	p->loc = loc;
+	return p;
+}
+
+#define REVERSE(T, fn)                          \
+	T *fn(T *x)                             \
+	{                                       \
+		T *prev = 0, *next;             \
+		for (; x; x = next) {           \
+			next = x->next;         \
+			x->next = prev;         \
+			prev = x;               \
+		}                               \
+		return prev;                    \
+	}
+
+REVERSE(Stmt, ast_rev_stmts)
+REVERSE(Arg, ast_rev_args)
+REVERSE(Param, ast_rev_params)
+REVERSE(Expr, ast_rev_exprs)
+REVERSE(Decl, ast_rev_decls)

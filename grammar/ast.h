@@ -1,0 +1,108 @@
+/* ast.h -- the syntax tree of an ODL file, built by parse.y.
+ *
+ * The tree keeps what was written (blocks are expanded later, by
+ * frontend/dsl.c, which turns a model into IR).  Lists are singly linked
+ * through `next`, in source order.  Everything lives in the arena. */
+#ifndef ORACLEC_GRAMMAR_AST_H
+#define ORACLEC_GRAMMAR_AST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/diag.h"
+
+typedef enum ExprKind {
+	E_INT,    /* ival */
+	E_FLOAT,  /* fval */
+	E_BOOL,   /* ival: 0 or 1 */
+	E_NAME,   /* name: a tensor, block parameter or loop variable */
+	E_LIST,   /* list: [a, b, c] or 3x224x224 */
+	E_BINOP,  /* op: + - * / %; a, b */
+	E_NEG,    /* a */
+} ExprKind;
+
+typedef struct Expr Expr;
+struct Expr {
+	ExprKind kind;
+	Loc loc;
+	int64_t ival;
+	double fval;
+	const char *name;
+	int op;
+	Expr *a, *b;
+	Expr *list;   /* E_LIST items, linked by next */
+	Expr *next;
+};
+
+typedef struct Arg Arg;
+struct Arg {
+	const char *key; /* NULL for a positional argument */
+	Loc loc;
+	Expr *value;
+	Arg *next;
+};
+
+typedef enum StmtKind {
+	ST_LAYER,   /* lhs = callee(args); */
+	ST_INPUT,   /* input lhs: expr; */
+	ST_OUTPUT,  /* output names...;  (names in args, positional E_NAME) */
+	ST_DATASET, /* dataset expr; */
+	ST_RETURN,  /* return expr; */
+	ST_REPEAT,  /* repeat expr [as var] { body } */
+} StmtKind;
+
+typedef struct Stmt Stmt;
+struct Stmt {
+	StmtKind kind;
+	Loc loc;
+	const char *lhs;
+	const char *callee;
+	Loc callee_loc;
+	Arg *args;
+	Expr *expr;
+	const char *var;
+	Stmt *body;
+	Stmt *next;
+};
+
+typedef struct Param Param;
+struct Param {
+	const char *name;
+	Loc loc;
+	Expr *deflt;  /* NULL: required */
+	Param *next;
+};
+
+typedef enum DeclKind { D_MODEL, D_BLOCK, D_INCLUDE } DeclKind;
+
+typedef struct Decl Decl;
+struct Decl {
+	DeclKind kind;
+	Loc loc;
+	const char *name;  /* model or block name; include: the path written */
+	Param *params;     /* block */
+	Stmt *body;        /* model, block */
+	Decl *next;
+};
+
+Expr *ast_expr(Arena *a, ExprKind k, Loc loc);
+Expr *ast_binop(Arena *a, int op, Expr *x, Expr *y, Loc loc);
+Stmt *ast_stmt(Arena *a, StmtKind k, Loc loc);
+Decl *ast_decl(Arena *a, DeclKind k, const char *name, Loc loc);
+Arg *ast_arg(Arena *a, const char *key, Expr *value, Loc loc);
+Param *ast_param(Arena *a, const char *name, Expr *deflt, Loc loc);
+
+/* The parser builds lists reversed (O(1) per item); these put them back. */
+Stmt *ast_rev_stmts(Stmt *s);
+Arg *ast_rev_args(Arg *a);
+Param *ast_rev_params(Param *p);
+Expr *ast_rev_exprs(Expr *e);
+Decl *ast_rev_decls(Decl *d);
+
+/* lex.l: parse one file's text (NUL-terminated twice, as file_read gives).
+ * Returns the declarations in source order; syntax errors are reported
+ * through diag and counted there. */
+Decl *dsl_parse(const char *file, char *text, size_t len, Arena *a);
+
+#endif

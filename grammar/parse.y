@@ -1,0 +1,196 @@
+/* parse.y -- the grammar of ODL, oraclec's model description language.
+ *
+ * A pure, reentrant parser with locations.  Actions only build the syntax
+ * tree (grammar/ast.h); names, arities and shapes are checked later, by
+ * frontend/dsl.c and the passes.  `error ';'` lets one run report several
+ * syntax errors.  The language is described in docs/odl.md. */
+
+%code requires {
+#include "grammar/ast.h"
+
+typedef struct ParseCtx {
+	Arena *arena;
+	const char *file;
+	Decl *decls;        /* result, reversed until the end */
+} ParseCtx;
+}
+
+%code provides {
+int yylex(YYSTYPE *lval, YYLTYPE *lloc, void *scanner);
+int yyparse(void *scanner, ParseCtx *ctx);
+}
+
+%code {
+#define L(l) ((Loc){ ctx->file, (l).first_line, (l).first_column })
+#define A (ctx->arena)
+
+static void
+yyerror(YYLTYPE *loc, void *scanner, ParseCtx *ctx, const char *msg)
+{
+	(void)scanner;
+	diag_error(L(*loc), "%s", msg);
+}
+}
+
+%define api.pure full
+%define parse.error detailed
+%define parse.lac full
+%expect 0
+%locations
+%param {void *scanner}
+%parse-param {ParseCtx *ctx}
+
+%union {
+	const char *str;
+	Expr *expr;
+	Stmt *stmt;
+	Arg *arg;
+	Param *param;
+	Decl *decl;
+}
+
+%token MODEL "model" BLOCK "block" INCLUDE "include" INPUT "input"
+%token OUTPUT "output" DATASET "dataset" RETURN "return" REPEAT "repeat"
+%token AS "as" TRUE "true" FALSE "false"
+%token <str> IDENT "identifier" STRING "string"
+%token <expr> NUMBER "number" DIMS "dimensions"
+
+%type <decl> decl decls
+%type <stmt> stmt stmts body
+%type <arg> arg args arglist names
+%type <param> param params paramlist
+%type <expr> expr exprs
+
+%left '+' '-'
+%left '*' '/' '%'
+%precedence NEG
+
+%%
+
+file:
+	decls                   { ctx->decls = ast_rev_decls($1); }
+	;
+
+decls:
+	%empty                  { $$ = NULL; }
+	| decls decl            { $$ = $2; $$->next = $1; }
+	| decls error ';'       { $$ = $1; }
+	| decls error '}'       { $$ = $1; }
+	;
+
+decl:
+	INCLUDE STRING ';'      { $$ = ast_decl(A, D_INCLUDE, $2, L(@1)); }
+	| MODEL IDENT body      { $$ = ast_decl(A, D_MODEL, $2, L(@2)); $$->body = $3; }
+	| BLOCK IDENT '(' params ')' body
+	                        {
+				  $$ = ast_decl(A, D_BLOCK, $2, L(@2));
+				  $$->params = ast_rev_params($4);
+				  $$->body = $6;
+				}
+	;
+
+params:
+	%empty                  { $$ = NULL; }
+	| paramlist
+	;
+
+paramlist:
+	param
+	| paramlist ',' param   { $$ = $3; $$->next = $1; }
+	;
+
+param:
+	IDENT                   { $$ = ast_param(A, $1, NULL, L(@1)); }
+	| IDENT '=' expr        { $$ = ast_param(A, $1, $3, L(@1)); }
+	;
+
+body:
+	'{' stmts '}'           { $$ = ast_rev_stmts($2); }
+	;
+
+stmts:
+	%empty                  { $$ = NULL; }
+	| stmts stmt            { $$ = $2; $$->next = $1; }
+	| stmts error ';'       { $$ = $1; }
+	;
+
+stmt:
+	IDENT '=' IDENT '(' args ')' ';'
+	                        {
+				  $$ = ast_stmt(A, ST_LAYER, L(@1));
+				  $$->lhs = $1;
+				  $$->callee = $3;
+				  $$->callee_loc = L(@3);
+				  $$->args = ast_rev_args($5);
+				}
+	| INPUT IDENT ':' expr ';'
+	                        {
+				  $$ = ast_stmt(A, ST_INPUT, L(@1));
+				  $$->lhs = $2;
+				  $$->expr = $4;
+				}
+	| OUTPUT names ';'      { $$ = ast_stmt(A, ST_OUTPUT, L(@1)); $$->args = ast_rev_args($2); }
+	| DATASET expr ';'      { $$ = ast_stmt(A, ST_DATASET, L(@1)); $$->expr = $2; }
+	| RETURN expr ';'       { $$ = ast_stmt(A, ST_RETURN, L(@1)); $$->expr = $2; }
+	| REPEAT expr body      { $$ = ast_stmt(A, ST_REPEAT, L(@1)); $$->expr = $2; $$->body = $3; }
+	| REPEAT expr AS IDENT body
+	                        {
+				  $$ = ast_stmt(A, ST_REPEAT, L(@1));
+				  $$->expr = $2;
+				  $$->var = $4;
+				  $$->body = $5;
+				}
+	;
+
+names:
+	IDENT                   {
+				  Expr *e = ast_expr(A, E_NAME, L(@1));
+				  e->name = $1;
+				  $$ = ast_arg(A, NULL, e, L(@1));
+				}
+	| names ',' IDENT       {
+				  Expr *e = ast_expr(A, E_NAME, L(@3));
+				  e->name = $3;
+				  $$ = ast_arg(A, NULL, e, L(@3));
+				  $$->next = $1;
+				}
+	;
+
+args:
+	%empty                  { $$ = NULL; }
+	| arglist
+	;
+
+arglist:
+	arg
+	| arglist ',' arg       { $$ = $3; $$->next = $1; }
+	;
+
+arg:
+	expr                    { $$ = ast_arg(A, NULL, $1, L(@1)); }
+	| IDENT '=' expr        { $$ = ast_arg(A, $1, $3, L(@1)); }
+	;
+
+exprs:
+	expr
+	| exprs ',' expr        { $$ = $3; $$->next = $1; }
+	;
+
+expr:
+	NUMBER
+	| DIMS
+	| IDENT                 { $$ = ast_expr(A, E_NAME, L(@1)); $$->name = $1; }
+	| TRUE                  { $$ = ast_expr(A, E_BOOL, L(@1)); $$->ival = 1; }
+	| FALSE                 { $$ = ast_expr(A, E_BOOL, L(@1)); }
+	| '[' ']'               { $$ = ast_expr(A, E_LIST, L(@1)); }
+	| '[' exprs ']'         { $$ = ast_expr(A, E_LIST, L(@1)); $$->list = ast_rev_exprs($2); }
+	| '(' expr ')'          { $$ = $2; }
+	| '-' expr %prec NEG    { $$ = ast_expr(A, E_NEG, L(@1)); $$->a = $2; }
+	| expr '+' expr         { $$ = ast_binop(A, '+', $1, $3, L(@2)); }
+	| expr '-' expr         { $$ = ast_binop(A, '-', $1, $3, L(@2)); }
+	| expr '*' expr         { $$ = ast_binop(A, '*', $1, $3, L(@2)); }
+	| expr '/' expr         { $$ = ast_binop(A, '/', $1, $3, L(@2)); }
+	| expr '%' expr         { $$ = ast_binop(A, '%', $1, $3, L(@2)); }
+	;
+
+%%

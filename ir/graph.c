@@ -1,0 +1,123 @@
+/* graph.c -- building a Graph: tensors, layers, the op table. */
+#include "ir/ir.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+const OpInfo op_info[OP_COUNT] = {
+#define OP(id, name, cls, f, bd, bw, save) [id] = { name, cls, f, bd, bw, save },
+#include "ir/ops.def"
+#undef OP
+};
+
+Graph *
+graph_new(Arena *a, const char *name, const char *source, const char *format)
+{
+	Graph *g = arena_alloc(a, sizeof *g);
+
+	g->arena = a;
+	g->name = name;
+	g->source = source;
+	g->format = format;
+	g->elem_bytes = 4;
+	return g;
+}
+
+int
+graph_add_tensor(Graph *g, const char *name, int producer)
+{
+	Tensor *t;
+
+	if (g->ntensor == g->captensor) {
+		int cap = g->captensor ? 2 * g->captensor : 64;
+		g->tensor = arena_grow(g->arena, g->tensor, g->ntensor, cap, sizeof *t);
+		g->captensor = cap;
+	}
+	t = &g->tensor[g->ntensor];
+	t->name = name;
+	t->producer = producer;
+	t->root = g->ntensor;
+	return g->ntensor++;
+}
+
+int
+graph_add_input(Graph *g, const char *name, const Shape *s)
+{
+	int t = graph_add_tensor(g, name, -1);
+
+	g->tensor[t].shape = *s;
+	g->input = arena_grow(g->arena, g->input, g->ninput, g->ninput + 1, sizeof(int));
+	g->input[g->ninput++] = t;
+	return t;
+}
+
+int
+graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc)
+{
+	Layer *l;
+
+	if (g->nlayer == g->caplayer) {
+		int cap = g->caplayer ? 2 * g->caplayer : 64;
+		g->layer = arena_grow(g->arena, g->layer, g->nlayer, cap, sizeof *l);
+		g->caplayer = cap;
+	}
+	l = &g->layer[g->nlayer];
+	l->op = op;
+	l->name = name;
+	l->loc = loc;
+	l->site = loc;
+	return g->nlayer++;
+}
+
+void
+layer_set_inputs(Graph *g, int l, const int *in, int nin)
+{
+	Layer *ly = &g->layer[l];
+
+	ly->in = arena_array(g->arena, nin, sizeof(int));
+	memcpy(ly->in, in, nin * sizeof(int));
+	ly->nin = nin;
+}
+
+int
+layer_add_output(Graph *g, int l, const char *tensor_name)
+{
+	int t = graph_add_tensor(g, tensor_name, l);
+	Layer *ly = &g->layer[l];
+
+	ly->out = arena_grow(g->arena, ly->out, ly->nout, ly->nout + 1, sizeof(int));
+	ly->out[ly->nout++] = t;
+	return t;
+}
+
+int
+op_lookup(const char *name)
+{
+	for (int i = 0; i < OP_COUNT; i++)
+		if (strcmp(op_info[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+op_name(OpKind op)
+{
+	return (unsigned)op < OP_COUNT ? op_info[op].name : "?";
+}
+
+/* "file:line:col: error: layer 'name' (op): msg", plus a note pointing at
+ * the model-level statement when the layer came from inside a block. */
+void
+layer_error(const Graph *g, const Layer *l, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	diag_error(l->loc, "layer '%s' (%s): %s", l->name, op_name(l->op), msg);
+	if (l->site.line != l->loc.line || l->site.col != l->loc.col || l->site.file != l->loc.file)
+		diag_note(l->site, "in the expansion of this statement");
+	(void)g;
+}

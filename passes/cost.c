@@ -1,0 +1,188 @@
+/* cost.c -- per-sample compute and parameter counts of every layer.
+ *
+ * The rules, per op class (E = output elements, E_in = input elements,
+ * K = kernel volume, c_* = the per-element constants of ir/ops.def);
+ * docs/counting.md states them for users:
+ *
+ *   conv        MACs = F * out_spatial * (C/groups) * K
+ *   convtranspose MACs = C * in_spatial * (F/groups) * K
+ *   fc          MACs = E_in * F            (in * out per position)
+ *   matmul      MACs = E * K_inner
+ *   all three:  fwd = 2 MACs (+E for a bias), bwd_data = 2 MACs
+ *               (matmul: 4 MACs, both operands are activations),
+ *               bwd_weight = 2 MACs (+E for a bias; matmul: 0)
+ *   pool        fwd = c_fwd * E * K; bwd = E * K (avg spreads), E (max routes)
+ *   global and adaptive pool: fwd = bwd = E_in
+ *   norm        fwd = c_fwd * E, bwd_data = c_bwd * E, bwd_weight = c_w * E
+ *   unary, softmax: fwd = c_fwd * E, bwd_data = c_bwd * E
+ *   binary      fwd = (inputs - 1) * E, bwd_data = c_bwd * E
+ *   concat, flatten, reshape, transpose: 0 (data movement only)
+ *
+ * Every product is checked; a model whose counts overflow 64 bits is
+ * rejected at the layer where it happens. */
+#include "passes/passes.h"
+#include "util/checked.h"
+
+typedef struct Acc {
+	bool ok;
+} Acc;
+
+/* r = a * b * c, flagging overflow in acc */
+static int64_t
+mul3(Acc *acc, int64_t a, int64_t b, int64_t c)
+{
+	int64_t r;
+
+	if (!ck_mul(a, b, &r) || !ck_mul(r, c, &r)) {
+		acc->ok = false;
+		return 0;
+	}
+	return r;
+}
+
+static int64_t
+kvol(const Layer *l)
+{
+	int64_t k = 1;
+
+	for (int i = 0; i < l->attr.nspatial; i++)
+		k *= l->attr.kernel[i]; /* each <= 2^40 and within the padded input */
+	return k;
+}
+
+static void
+mac_layer(Acc *acc, const Graph *g, const Layer *l, Cost *c, int64_t e)
+{
+	const Shape *x = &g->tensor[l->in[0]].shape;
+	int64_t bias = l->attr.bias ? e : 0, groups = l->attr.groups ? l->attr.groups : 1;
+
+	switch (l->op) {
+	case OP_CONV:
+		c->macs = mul3(acc, e, x->d[0] / groups, kvol(l));
+		break;
+	case OP_CONVT:
+		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters / groups, kvol(l));
+		break;
+	case OP_FC:
+		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters, 1);
+		break;
+	default: /* matmul: the inner dimension is the first operand's last */
+		c->macs = mul3(acc, e, x->rank ? x->d[x->rank - 1] : 1, 1);
+		bias = 0;
+		break;
+	}
+	if (!ck_add(mul3(acc, 2, c->macs, 1), bias, &c->flops_fwd))
+		acc->ok = false;
+	c->flops_bwd_data = mul3(acc, l->op == OP_MATMUL ? 4 : 2, c->macs, 1);
+	c->flops_bwd_weight = l->op == OP_MATMUL ? 0 : c->flops_fwd;
+}
+
+static void
+layer_cost(Acc *acc, const Graph *g, const Layer *l, Cost *c)
+{
+	const OpInfo *op = &op_info[l->op];
+	int64_t e = g->tensor[l->out[0]].elems, ein = g->tensor[l->in[0]].elems;
+
+	switch (op->cls) {
+	case OPC_CONV:
+	case OPC_FC:
+	case OPC_MATMUL:
+		mac_layer(acc, g, l, c, e);
+		break;
+	case OPC_POOL:
+		c->flops_fwd = mul3(acc, op->fwd, e, kvol(l));
+		c->flops_bwd_data = mul3(acc, op->bwd_data, e, l->op == OP_AVGPOOL ? kvol(l) : 1);
+		break;
+	case OPC_GPOOL:
+	case OPC_ADAPTPOOL:
+		c->flops_fwd = mul3(acc, op->fwd, ein, 1);
+		c->flops_bwd_data = mul3(acc, op->bwd_data, ein, 1);
+		break;
+	case OPC_NORM:
+	case OPC_UNARY:
+	case OPC_SOFTMAX:
+		c->flops_fwd = mul3(acc, op->fwd, e, 1);
+		c->flops_bwd_data = mul3(acc, op->bwd_data, e, 1);
+		c->flops_bwd_weight = mul3(acc, op->bwd_weight, e, 1);
+		break;
+	case OPC_BINARY:
+		c->flops_fwd = mul3(acc, op->fwd, l->nin - 1, e);
+		c->flops_bwd_data = mul3(acc, op->bwd_data, e, 1);
+		break;
+	case OPC_CONCAT:
+	case OPC_FLATTEN:
+	case OPC_RESHAPE:
+	case OPC_TRANSPOSE:
+		break;
+	}
+}
+
+/* Parameters, untrained buffers, and the bytes forward reads and writes
+ * (views move nothing). */
+static void
+layer_sizes(Acc *acc, const Graph *g, const Layer *l, Cost *c)
+{
+	int64_t moved = 0;
+
+	for (int i = 0; i < l->nw; i++)
+		if (!ck_add(c->params, l->w[i].elems, &c->params))
+			acc->ok = false;
+	if (l->op == OP_BATCHNORM)
+		c->buffers = 2 * g->tensor[l->out[0]].shape.d[0]; /* running mean, var */
+	if (op_info[l->op].save & S_VIEW)
+		return;
+	for (int i = 0; i < l->nin; i++)
+		if (!ck_add(moved, g->tensor[l->in[i]].elems, &moved))
+			acc->ok = false;
+	for (int i = 0; i < l->nout; i++)
+		if (!ck_add(moved, g->tensor[l->out[i]].elems, &moved))
+			acc->ok = false;
+	if (!ck_add(moved, c->params, &moved))
+		acc->ok = false;
+	c->bytes_fwd = mul3(acc, moved, g->elem_bytes, 1);
+}
+
+static bool
+sum(int64_t *t, int64_t v)
+{
+	return ck_add(*t, v, t);
+}
+
+bool
+cost_annotate(Graph *g)
+{
+	Totals *t = &g->total;
+	int errors = diag_errors();
+
+	*t = (Totals){ 0 };
+	for (int i = 0; i < g->nlayer; i++) {
+		Layer *l = &g->layer[i];
+		Cost *c = &l->cost;
+		Acc acc = { true };
+		int64_t act = c->act_elems;
+
+		*c = (Cost){ .act_elems = act };
+		layer_cost(&acc, g, l, c);
+		layer_sizes(&acc, g, l, c);
+		if (!ck_add(c->flops_bwd_data, c->flops_bwd_weight, &c->flops_bwd))
+			acc.ok = false;
+		acc.ok = acc.ok && sum(&t->params, c->params) && sum(&t->buffers, c->buffers) &&
+			 sum(&t->macs, c->macs) && sum(&t->flops_fwd, c->flops_fwd) &&
+			 sum(&t->flops_bwd_data, c->flops_bwd_data) &&
+			 sum(&t->flops_bwd_weight, c->flops_bwd_weight) &&
+			 sum(&t->bytes_fwd, c->bytes_fwd);
+		if (!acc.ok) {
+			layer_error(g, l, "its operation counts overflow 64 bits");
+			return false;
+		}
+	}
+	if (!ck_add(t->flops_bwd_data, t->flops_bwd_weight, &t->flops_bwd) ||
+	    !ck_mul(t->params, g->elem_bytes, &t->weight_bytes)) {
+		diag_error(g->loc, "model weights overflow 64 bits");
+		return false;
+	}
+	if (diag_errors() > errors)
+		return false;
+	g->done |= PASS_COST;
+	return true;
+}

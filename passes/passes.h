@@ -1,0 +1,30 @@
+/* passes.h -- analysis passes over the layer IR.  Each pass is one file
+ * with one entry point; it states what it requires and provides (Graph.done
+ * bits) and fills IR fields, never prints a report.  Input errors are
+ * reported through diag; the return value is false when there were any. */
+#ifndef ORACLEC_PASSES_PASSES_H
+#define ORACLEC_PASSES_PASSES_H
+
+#include "ir/ir.h"
+
+/* shape.c
+ * requires: a Graph in topological order with graph input shapes.
+ * provides: PASS_SHAPE -- every tensor's per-sample shape and element
+ *           count, Attr.nspatial, every layer's weight shapes (Layer.w). */
+bool shape_infer(Graph *g);
+
+/* cost.c
+ * requires: PASS_SHAPE.
+ * provides: PASS_COST -- Layer.cost except act_elems (MACs, FLOPs forward,
+ *           backward-data and backward-weight, params, buffers, bytes) and
+ *           the model totals.  Rules per op kind: docs/counting.md. */
+bool cost_annotate(Graph *g);
+
+/* memory.c
+ * requires: PASS_SHAPE.
+ * provides: PASS_MEMORY -- Tensor.root, Tensor.saved, Layer.cost.act_elems
+ *           and Totals.act_elems / act_bytes: what training keeps from the
+ *           forward pass for the backward pass, per sample. */
+bool memory_annotate(Graph *g);
+
+#endif

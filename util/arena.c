@@ -1,0 +1,158 @@
+/* arena.c -- chunked bump allocator.
+ *
+ * Chunks grow geometrically so a 100,000-layer model costs a few dozen
+ * mallocs; a request bigger than a chunk gets a chunk of its own.  Memory is
+ * never returned piecemeal: arena_grow() copies into fresh space, which
+ * wastes at most the geometric series of old sizes, i.e. stays linear. */
+#include "util/arena.h"
+#include "util/diag.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct Chunk {
+	Chunk *prev;
+	size_t used, cap;
+	_Alignas(max_align_t) unsigned char data[];
+};
+
+enum { ALIGN = _Alignof(max_align_t), FIRST_CHUNK = 64 * 1024 };
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size ? size : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void
+arena_init(Arena *a)
+{
+	a->head = NULL;
+	a->total = 0;
+}
+
+void
+arena_free(Arena *a)
+{
+	Chunk *c, *prev;
+
+	for (c = a->head; c; c = prev) {
+		prev = c->prev;
+		free(c);
+	}
+	a->head = NULL;
+	a->total = 0;
+}
+
+static Chunk *
+newchunk(Arena *a, size_t need)
+{
+	size_t cap = a->head ? a->head->cap * 2 : FIRST_CHUNK;
+	Chunk *c;
+
+	if (cap > 64u << 20)
+		cap = 64u << 20;
+	if (cap < need)
+		cap = need;
+	if (cap > SIZE_MAX - sizeof(Chunk))
+		die("out of memory");
+	c = malloc(sizeof(Chunk) + cap);
+	if (!c)
+		die("out of memory");
+	c->used = 0;
+	c->cap = cap;
+	c->prev = a->head;
+	a->head = c;
+	a->total += sizeof(Chunk) + cap;
+	return c;
+}
+
+void *
+arena_alloc(Arena *a, size_t size)
+{
+	Chunk *c = a->head;
+	size_t off;
+	void *p;
+
+	if (size > SIZE_MAX - ALIGN)
+		die("out of memory");
+	size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+	if (size == 0)
+		size = ALIGN;
+	if (!c || c->cap - c->used < size)
+		c = newchunk(a, size);
+	off = c->used;
+	c->used += size;
+	p = c->data + off;
+	memset(p, 0, size);
+	return p;
+}
+
+void *
+arena_array(Arena *a, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		die("out of memory");
+	return arena_alloc(a, n * size);
+}
+
+void *
+arena_grow(Arena *a, void *old, size_t oldn, size_t newn, size_t size)
+{
+	void *p = arena_array(a, newn, size);
+
+	if (old && oldn)
+		memcpy(p, old, (oldn < newn ? oldn : newn) * size);
+	return p;
+}
+
+char *
+arena_strndup(Arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *
+arena_strdup(Arena *a, const char *s)
+{
+	return arena_strndup(a, s, strlen(s));
+}
+
+char *
+arena_printf(Arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *p;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die("bad format");
+	p = arena_alloc(a, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}

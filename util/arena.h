@@ -1,0 +1,29 @@
+/* arena.h -- one arena per compilation: every IR object, string and parser
+ * value lives here and is released at once by arena_free(). */
+#ifndef ORACLEC_UTIL_ARENA_H
+#define ORACLEC_UTIL_ARENA_H
+
+#include <stddef.h>
+
+typedef struct Chunk Chunk;
+
+typedef struct Arena {
+	Chunk *head;    /* newest chunk; older ones linked through Chunk.prev */
+	size_t total;   /* bytes obtained from malloc, for the benchmarks */
+} Arena;
+
+void arena_init(Arena *a);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t size);           /* zeroed, max-aligned */
+void *arena_array(Arena *a, size_t n, size_t size); /* checked n * size */
+void *arena_grow(Arena *a, void *old, size_t oldn, size_t newn, size_t size);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The one out-of-memory choke point outside the arena. */
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t size);
+
+#endif
