@@ -181,12 +181,48 @@ eval_list(Elab *E, Scope *S, const Expr *e)
 	return v;
 }
 
+static const char *
+opname(int op)
+{
+	switch (op) {
+	case 'e': return "==";
+	case 'n': return "!=";
+	case 'l': return "<=";
+	case 'g': return ">=";
+	case '<': return "<";
+	case '>': return ">";
+	case '+': return "+";
+	case '-': return "-";
+	case '*': return "*";
+	case '/': return "/";
+	default: return "%";
+	}
+}
+
+static const Value *
+compare(Elab *E, const Expr *e, int64_t x, int64_t y)
+{
+	Value *v = newval(E, V_BOOL);
+
+	switch (e->op) {
+	case 'e': v->i = x == y; break;
+	case 'n': v->i = x != y; break;
+	case 'l': v->i = x <= y; break;
+	case 'g': v->i = x >= y; break;
+	case '<': v->i = x < y; break;
+	default: v->i = x > y; break;
+	}
+	return v;
+}
+
 static const Value *
 arith(Elab *E, const Expr *e, int64_t x, int64_t y)
 {
 	Value *v = newval(E, V_INT);
 	bool ok = true;
 
+	if (strchr("enlg<>", e->op))
+		return compare(E, e, x, y);
 	switch (e->op) {
 	case '+': ok = ck_add(x, y, &v->i); break;
 	case '-': ok = !__builtin_sub_overflow(x, y, &v->i); break;
@@ -204,7 +240,7 @@ arith(Elab *E, const Expr *e, int64_t x, int64_t y)
 		break;
 	}
 	if (!ok) {
-		diag_error(e->loc, "integer overflow in '%c'", e->op);
+		diag_error(e->loc, "integer overflow in '%s'", opname(e->op));
 		return NULL;
 	}
 	return v;
@@ -249,8 +285,10 @@ eval(Elab *E, Scope *S, const Expr *e)
 	case E_BINOP:
 		if (!(x = eval(E, S, e->a)) || !(y = eval(E, S, e->b)))
 			return NULL;
+		if ((e->op == 'e' || e->op == 'n') && x->kind == V_BOOL && y->kind == V_BOOL)
+			return compare(E, e, x->i, y->i);
 		if (x->kind != V_INT || y->kind != V_INT) {
-			diag_error(e->loc, "'%c' needs integers, not %s and %s", e->op,
+			diag_error(e->loc, "'%s' needs integers, not %s and %s", opname(e->op),
 				   kind_name[x->kind], kind_name[y->kind]);
 			return NULL;
 		}
@@ -810,6 +848,21 @@ repeat_stmt(Elab *E, Scope *S, const Stmt *st)
 }
 
 static void
+if_stmt(Elab *E, Scope *S, const Stmt *st)
+{
+	const Value *v = eval(E, S, st->expr);
+
+	if (!v)
+		return;
+	if (v->kind != V_BOOL && v->kind != V_INT) {
+		diag_error(st->expr->loc, "a condition must be a boolean or an integer, not %s",
+			   kind_name[v->kind]);
+		return;
+	}
+	exec(E, S, v->i ? st->body : st->orelse);
+}
+
+static void
 layer_stmt(Elab *E, Scope *S, const Stmt *st)
 {
 	int op = op_lookup(st->callee);
@@ -842,6 +895,11 @@ exec(Elab *E, Scope *S, const Stmt *st)
 		case ST_INPUT: input_stmt(E, S, st); break;
 		case ST_OUTPUT: output_stmt(E, S, st); break;
 		case ST_REPEAT: repeat_stmt(E, S, st); break;
+		case ST_IF: if_stmt(E, S, st); break;
+		case ST_LET:
+			if ((v = eval(E, S, st->expr)))
+				bind(E, S, st->lhs, v);
+			break;
 		case ST_DATASET:
 			if (S->block) {
 				diag_error(st->loc, "'dataset' is only allowed in a model");

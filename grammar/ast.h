@@ -18,7 +18,7 @@ typedef enum ExprKind {
 	E_BOOL,   /* ival: 0 or 1 */
 	E_NAME,   /* name: a tensor, block parameter or loop variable */
 	E_LIST,   /* list: [a, b, c] or 3x224x224 */
-	E_BINOP,  /* op: + - * / %; a, b */
+	E_BINOP,  /* op: + - * / % < >, e (==), n (!=), l (<=), g (>=); a, b */
 	E_NEG,    /* a */
 } ExprKind;
 
@@ -45,6 +45,8 @@ struct Arg {
 
 typedef enum StmtKind {
 	ST_LAYER,   /* lhs = callee(args); */
+	ST_LET,     /* lhs = expr;  (a name for a value or tensor, no layer) */
+	ST_IF,      /* if expr { body } [else { orelse }] */
 	ST_INPUT,   /* input lhs: expr; */
 	ST_OUTPUT,  /* output names...;  (names in args, positional E_NAME) */
 	ST_DATASET, /* dataset expr; */
@@ -63,6 +65,7 @@ struct Stmt {
 	Expr *expr;
 	const char *var;
 	Stmt *body;
+	Stmt *orelse;
 	Stmt *next;
 };
 

@@ -51,7 +51,8 @@ yyerror(YYLTYPE *loc, void *scanner, ParseCtx *ctx, const char *msg)
 
 %token MODEL "model" BLOCK "block" INCLUDE "include" INPUT "input"
 %token OUTPUT "output" DATASET "dataset" RETURN "return" REPEAT "repeat"
-%token AS "as" TRUE "true" FALSE "false"
+%token AS "as" TRUE "true" FALSE "false" IF "if" ELSE "else"
+%token EQ "==" NE "!=" LE "<=" GE ">="
 %token <str> IDENT "identifier" STRING "string"
 %token <expr> NUMBER "number" DIMS "dimensions"
 
@@ -61,6 +62,7 @@ yyerror(YYLTYPE *loc, void *scanner, ParseCtx *ctx, const char *msg)
 %type <param> param params paramlist
 %type <expr> expr exprs
 
+%nonassoc EQ NE '<' '>' LE GE
 %left '+' '-'
 %left '*' '/' '%'
 %precedence NEG
@@ -122,6 +124,15 @@ stmt:
 				  $$->callee = $3;
 				  $$->callee_loc = L(@3);
 				  $$->args = ast_rev_args($5);
+				}
+	| IDENT '=' expr ';'    { $$ = ast_stmt(A, ST_LET, L(@1)); $$->lhs = $1; $$->expr = $3; }
+	| IF expr body          { $$ = ast_stmt(A, ST_IF, L(@1)); $$->expr = $2; $$->body = $3; }
+	| IF expr body ELSE body
+	                        {
+				  $$ = ast_stmt(A, ST_IF, L(@1));
+				  $$->expr = $2;
+				  $$->body = $3;
+				  $$->orelse = $5;
 				}
 	| INPUT IDENT ':' expr ';'
 	                        {
@@ -191,6 +202,12 @@ expr:
 	| expr '*' expr         { $$ = ast_binop(A, '*', $1, $3, L(@2)); }
 	| expr '/' expr         { $$ = ast_binop(A, '/', $1, $3, L(@2)); }
 	| expr '%' expr         { $$ = ast_binop(A, '%', $1, $3, L(@2)); }
+	| expr EQ expr          { $$ = ast_binop(A, 'e', $1, $3, L(@2)); }
+	| expr NE expr          { $$ = ast_binop(A, 'n', $1, $3, L(@2)); }
+	| expr '<' expr         { $$ = ast_binop(A, '<', $1, $3, L(@2)); }
+	| expr '>' expr         { $$ = ast_binop(A, '>', $1, $3, L(@2)); }
+	| expr LE expr          { $$ = ast_binop(A, 'l', $1, $3, L(@2)); }
+	| expr GE expr          { $$ = ast_binop(A, 'g', $1, $3, L(@2)); }
 	;
 
 %%
