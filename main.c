@@ -26,6 +26,8 @@ enum {
 	OPT_PRECISION,
 	OPT_DATASET,
 	OPT_DUMP,
+	OPT_INPUT_SHAPE,
+	OPT_STRICT,
 };
 
 typedef struct Options {
@@ -36,6 +38,8 @@ typedef struct Options {
 	int64_t gpus;
 	int64_t dataset_size;   /* 0: the model's, if any */
 	int elem_bytes;
+	Shape input_shape;      /* rank 0: from the model */
+	OnnxOptions onnx;
 	ReportOpts report;
 } Options;
 
@@ -47,6 +51,8 @@ static const struct option longopts[] = {
 	{ "precision",    required_argument, NULL, OPT_PRECISION },
 	{ "dataset-size", required_argument, NULL, OPT_DATASET },
 	{ "dump-after",   required_argument, NULL, OPT_DUMP },
+	{ "input-shape",  required_argument, NULL, OPT_INPUT_SHAPE },
+	{ "strict",       no_argument,       NULL, OPT_STRICT },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -61,7 +67,8 @@ usage(FILE *f)
 		"Usage: %s [options] MODEL\n"
 		"\n"
 		"Analyse a neural network for distributed training: layers, parameters,\n"
-		"FLOPs and activation memory per sample.  MODEL is an ODL file (.odl).\n"
+		"FLOPs and activation memory per sample.  MODEL is an ONNX file (.onnx)\n"
+		"or an ODL file (.odl).\n"
 		"\n"
 		"Options:\n"
 		"  -g, --gpus N             GPUs to plan for (default 1)\n"
@@ -70,6 +77,9 @@ usage(FILE *f)
 		"      --layers             include the per-layer table\n"
 		"      --precision P        fp32, fp16 or bf16: bytes per item (default fp32)\n"
 		"      --dataset-size D     samples per epoch (default: the model's)\n"
+		"      --input-shape DIMS   per-sample input shape where the model leaves it\n"
+		"                           open, e.g. 3x224x224\n"
+		"      --strict             an operator of unknown cost is an error\n"
 		"      --dump-after PASS    print the IR after PASS (parse, shape, cost,\n"
 		"                           memory) instead of a report\n"
 		"  -q, --quiet              no warnings or notes\n"
@@ -108,6 +118,28 @@ number(const char *s, const char *opt, int64_t max)
 	return v;
 }
 
+/* "3x224x224" -> shape; exits with a usage error when malformed */
+static void
+dims(const char *s, Shape *out)
+{
+	const char *p = s;
+
+	out->rank = 0;
+	while (*p) {
+		char *end;
+		long long v;
+		errno = 0;
+		v = strtoll(p, &end, 10);
+		if (errno || end == p || v < 1 || v > MAX_DIM || out->rank == MAX_RANK ||
+		    (*end && *end != 'x') || (*end == 'x' && !end[1]))
+			usage_error("invalid shape '%s' for --input-shape (e.g. 3x224x224)", s);
+		out->d[out->rank++] = v;
+		p = *end ? end + 1 : end;
+	}
+	if (!out->rank)
+		usage_error("invalid shape '%s' for --input-shape (e.g. 3x224x224)", s);
+}
+
 static void
 parse_options(int argc, char **argv, Options *o)
 {
@@ -141,6 +173,11 @@ parse_options(int argc, char **argv, Options *o)
 				usage_error("unknown pass '%s' (parse, shape, cost, memory)", optarg);
 			o->dump_after = optarg;
 			break;
+		case OPT_INPUT_SHAPE:
+			dims(optarg, &o->input_shape);
+			o->onnx.input_shape = &o->input_shape;
+			break;
+		case OPT_STRICT: o->onnx.strict = true; break;
 		case 'q': diag_quiet = 1; break;
 		case 'v': break;
 		case 'h': usage(stdout); exit(fflush(stdout) ? EXIT_INPUT : EXIT_OK);
@@ -179,7 +216,7 @@ static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
 	OutFile out;
-	Graph *g = frontend_load(o->model, a, files);
+	Graph *g = frontend_load(o->model, a, files, &o->onnx);
 	bool ok;
 
 	if (!g)

@@ -868,7 +868,10 @@ layer_stmt(Elab *E, Scope *S, const Stmt *st)
 	int op = op_lookup(st->callee);
 	const Decl *b;
 
-	if (op >= 0)
+	if (op == OP_PAD || op == OP_OPAQUE)
+		diag_error(st->callee_loc, "layer kind '%s' is only made from ONNX files",
+			   st->callee);
+	else if (op >= 0)
 		op_layer(E, S, st, (OpKind)op);
 	else if ((b = map_get(&E->blocks, st->callee)))
 		call_block(E, S, st, b);

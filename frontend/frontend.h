@@ -3,6 +3,8 @@
 #ifndef ORACLEC_FRONTEND_FRONTEND_H
 #define ORACLEC_FRONTEND_FRONTEND_H
 
+#include <stdint.h>
+
 #include "ir/ir.h"
 #include "util/files.h"
 
@@ -14,7 +16,21 @@
  * NULL after reporting errors.  Every file read is added to `files`. */
 Graph *dsl_load(const char *path, Arena *a, FileList *files);
 
+/* What the ONNX reader can be told from the command line. */
+typedef struct OnnxOptions {
+	const Shape *input_shape; /* per-sample shape of the first input, or NULL */
+	bool strict;              /* an unsupported operator is an error */
+} OnnxOptions;
+
+/* onnx.c: read an ONNX ModelProto (weights never opened), fold shape
+ * computations, return the layers as a Graph.  NULL after errors. */
+Graph *onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt);
+
+/* pbstrip.c: the ModelProto in buf without its large weight payloads, as
+ * a malloc'd buffer; NULL with *err set when the wire format is broken. */
+uint8_t *onnx_strip(const uint8_t *buf, size_t len, size_t *outlen, const char **err);
+
 /* load.c: pick the frontend from the file name (or content) and run it. */
-Graph *frontend_load(const char *path, Arena *a, FileList *files);
+Graph *frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt);
 
 #endif

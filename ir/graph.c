@@ -116,6 +116,10 @@ layer_error(const Graph *g, const Layer *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	if (l->srcop) {
+		diag_error(l->loc, "node %d '%s' (%s): %s", l->srcidx, l->name, l->srcop, msg);
+		return;
+	}
 	diag_error(l->loc, "layer '%s' (%s): %s", l->name, op_name(l->op), msg);
 	if (l->site.line != l->loc.line || l->site.col != l->loc.col || l->site.file != l->loc.file)
 		diag_note(l->site, "in the expansion of this statement");

@@ -30,7 +30,7 @@ enum {
 typedef enum OpClass {
 	OPC_CONV, OPC_FC, OPC_MATMUL, OPC_POOL, OPC_GPOOL, OPC_ADAPTPOOL,
 	OPC_NORM, OPC_UNARY, OPC_SOFTMAX, OPC_BINARY, OPC_CONCAT,
-	OPC_FLATTEN, OPC_RESHAPE, OPC_TRANSPOSE,
+	OPC_FLATTEN, OPC_RESHAPE, OPC_TRANSPOSE, OPC_PAD, OPC_OPAQUE,
 } OpClass;
 
 enum { S_IN = 1, S_OUT = 2, S_VIEW = 4 }; /* OpInfo.save */
@@ -83,7 +83,9 @@ typedef struct Attr {
 	                                 first normalized axis; per sample */
 	Shape target;                 /* reshape: shape (-1 allowed);
 	                                 adaptiveavgpool: output size;
-	                                 transpose: permutation */
+	                                 transpose: permutation;
+	                                 pad: begins (ends in pad_hi) */
+	Shape pad_hi;                 /* pad: ends */
 } Attr;
 
 typedef enum WeightRole { W_WEIGHT, W_BIAS, W_SCALE, W_SHIFT } WeightRole;
@@ -113,6 +115,8 @@ typedef struct Layer {
 	const char *name;  /* unique in the graph */
 	Loc loc;           /* the statement (ODL) or file (ONNX) that made it */
 	Loc site;          /* outermost call site when made inside a block */
+	const char *srcop; /* ONNX: the node's op_type; NULL for ODL */
+	int srcidx;        /* ONNX: the node's index in the graph */
 	int *in, nin;      /* tensor indices */
 	int *out, nout;
 	Attr attr;
@@ -165,6 +169,11 @@ void layer_error(const Graph *g, const Layer *l, const char *fmt, ...)
 bool shape_elems(const Shape *s, int64_t *out); /* false on overflow */
 char *shape_str(const Shape *s, char *buf, size_t n); /* "3x224x224" */
 bool shape_eq(const Shape *a, const Shape *b);
+
+/* infer.c: one layer's output and weight shapes from its inputs'.  Skips
+ * (false, silently) a layer reading a tensor marked in `bad` (may be NULL);
+ * reports and returns false when the shapes do not fit. */
+bool layer_infer(Graph *g, int l, const bool *bad);
 
 /* verify.c */
 int ir_verify(const Graph *g); /* number of broken invariants, each reported */

@@ -16,7 +16,8 @@
  *   norm        fwd = c_fwd * E, bwd_data = c_bwd * E, bwd_weight = c_w * E
  *   unary, softmax: fwd = c_fwd * E, bwd_data = c_bwd * E
  *   binary      fwd = (inputs - 1) * E, bwd_data = c_bwd * E
- *   concat, flatten, reshape, transpose: 0 (data movement only)
+ *   concat, flatten, reshape, transpose, pad: 0 (data movement only)
+ *   opaque      0: no rule is known; reports list these layers
  *
  * Every product is checked; a model whose counts overflow 64 bits is
  * rejected at the layer where it happens. */
@@ -113,6 +114,8 @@ layer_cost(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 	case OPC_FLATTEN:
 	case OPC_RESHAPE:
 	case OPC_TRANSPOSE:
+	case OPC_PAD:
+	case OPC_OPAQUE:
 		break;
 	}
 }
