@@ -23,7 +23,9 @@ attrs(FILE *f, const Layer *l)
 	case OPC_POOL:
 		ints(f, "k", a->kernel, n);
 		ints(f, "s", a->stride, n);
-		ints(f, "p", a->pad, 2 * n);
+		ints(f, "p", a->pad, n); /* begins, then ends after a '+' */
+		for (int i = 0; i < n; i++)
+			fprintf(f, "%s%" PRId64, i ? "x" : "+", a->pad[MAX_SPATIAL + i]);
 		ints(f, "d", a->dilation, n);
 		if (op_info[l->op].cls == OPC_CONV)
 			fprintf(f, " g=%" PRId64 "%s", a->groups, a->bias ? " bias" : "");

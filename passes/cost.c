@@ -19,10 +19,16 @@
  *   concat, flatten, reshape, transpose, pad: 0 (data movement only)
  *   opaque      0: no rule is known; reports list these layers
  *
+ * Backward-data FLOPs are counted only for layers with an input that needs
+ * a gradient, i.e. one downstream of a trained parameter: autograd computes
+ * no gradient for the input image, so the first convolution has none.
+ *
  * Every product is checked; a model whose counts overflow 64 bits is
  * rejected at the layer where it happens. */
 #include "passes/passes.h"
 #include "util/checked.h"
+
+#include <stdlib.h>
 
 typedef struct Acc {
 	bool ok;
@@ -151,11 +157,26 @@ sum(int64_t *t, int64_t v)
 	return ck_add(*t, v, t);
 }
 
+/* Does any input of layer l need a gradient?  Marks its outputs as
+ * needing one when it does or when the layer has parameters. */
+static bool
+grad_flow(const Graph *g, const Layer *l, bool *grad)
+{
+	bool in = false;
+
+	for (int i = 0; i < l->nin; i++)
+		in |= grad[l->in[i]];
+	for (int i = 0; i < l->nout; i++)
+		grad[l->out[i]] = in || l->cost.params > 0;
+	return in;
+}
+
 bool
 cost_annotate(Graph *g)
 {
 	Totals *t = &g->total;
 	int errors = diag_errors();
+	bool *grad = xcalloc(g->ntensor ? g->ntensor : 1, sizeof *grad);
 
 	*t = (Totals){ 0 };
 	for (int i = 0; i < g->nlayer; i++) {
@@ -167,6 +188,8 @@ cost_annotate(Graph *g)
 		*c = (Cost){ .act_elems = act };
 		layer_cost(&acc, g, l, c);
 		layer_sizes(&acc, g, l, c);
+		if (!grad_flow(g, l, grad))
+			c->flops_bwd_data = 0;
 		if (!ck_add(c->flops_bwd_data, c->flops_bwd_weight, &c->flops_bwd))
 			acc.ok = false;
 		acc.ok = acc.ok && sum(&t->params, c->params) && sum(&t->buffers, c->buffers) &&
@@ -176,9 +199,11 @@ cost_annotate(Graph *g)
 			 sum(&t->bytes_fwd, c->bytes_fwd);
 		if (!acc.ok) {
 			layer_error(g, l, "its operation counts overflow 64 bits");
+			free(grad);
 			return false;
 		}
 	}
+	free(grad);
 	if (!ck_add(t->flops_bwd_data, t->flops_bwd_weight, &t->flops_bwd) ||
 	    !ck_mul(t->params, g->elem_bytes, &t->weight_bytes)) {
 		diag_error(g->loc, "model weights overflow 64 bits");
