@@ -24,7 +24,7 @@ static json_t *
 model_json(const Graph *g)
 {
 	const Totals *t = &g->total;
-	json_t *m = json_object(), *ins = json_array();
+	json_t *m = json_object(), *ins = json_array(), *unk = json_array();
 
 	set(m, "name", json_string(g->name));
 	set(m, "source", json_string(g->source));
@@ -49,6 +49,15 @@ model_json(const Graph *g)
 	set(m, "weight_bytes", json_integer(t->weight_bytes));
 	set(m, "bytes_per_item", json_integer(g->elem_bytes));
 	set(m, "dataset_size", g->dataset_size ? json_integer(g->dataset_size) : json_null());
+	set(m, "file_batch", g->batch ? json_integer(g->batch) : json_null());
+	set(m, "bn_folded", json_boolean(g->bn_folded));
+	for (int i = 0; i < g->nunknown; i++) {
+		json_t *u = json_object();
+		set(u, "op", json_string(g->unknown[i].op));
+		set(u, "count", json_integer(g->unknown[i].count));
+		json_array_append_new(unk, u);
+	}
+	set(m, "unknown_ops", unk);
 	return m;
 }
 

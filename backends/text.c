@@ -97,6 +97,16 @@ text_emit(const Graph *g, const ReportOpts *o, FILE *f)
 	fprintf(f, "FLOPs        %s forward, %s backward per sample\n", si(t->flops_fwd, b1),
 		si(t->flops_bwd, b2));
 	fprintf(f, "activations  %s per sample kept for backward\n", bytes(t->act_bytes, b1));
+	if (g->batch)
+		fprintf(f, "batch        the file fixes the batch at %" PRId64
+			   "; figures are per sample\n", g->batch);
+	if (g->bn_folded)
+		fprintf(f, "note         BatchNormalization looks folded into the convolutions "
+			   "(an eval-mode export);\n             the counts are of the file\n");
+	for (int i = 0; i < g->nunknown; i++)
+		fprintf(f, "unknown op   %s: %d node%s of %d layers, counted as zero\n",
+			g->unknown[i].op, g->unknown[i].count, g->unknown[i].count == 1 ? "" : "s",
+			g->nlayer);
 	if (g->dataset_size)
 		fprintf(f, "dataset      %s samples\n", grouped(g->dataset_size, b1));
 	if (o->layers)

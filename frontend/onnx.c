@@ -59,8 +59,8 @@ typedef struct Onnx {
 	int node;           /* index of the node being lowered */
 	const Onnx__NodeProto *np;
 	bool strict;
-	Map unknown;        /* op_type -> count (intptr_t) of unsupported nodes */
-	int nunknown;
+	int folded;         /* Conv weights the exporter made (onnx::Conv_N) */
+	int batchnorms;
 } Onnx;
 
 static Loc
@@ -539,6 +539,11 @@ lower_conv(Onnx *o, const Val *x)
 	}
 	if (!(l = layer(o, tr ? OP_CONVT : OP_CONV, &x, 1)))
 		return false;
+	/* PyTorch names weights after module parameters (layer1.0.conv1.weight);
+	 * a weight it computed while exporting, as BN folding does, gets a
+	 * generated name */
+	if (strncmp(o->np->input[1], "onnx::Conv_", 11) == 0)
+		o->folded++;
 	l->attr.groups = g;
 	l->attr.filters = tr ? w->d[1] * g : w->d[0];
 	b = o->np->n_input > 2 ? lookup(o, o->np->input[2]) : NULL;
@@ -897,11 +902,17 @@ static bool
 lower_unknown(Onnx *o, const Val *x, const Onnx__GraphProto *gp)
 {
 	const char *out = o->np->n_output ? o->np->output[0] : "";
-	intptr_t k = (intptr_t)map_get(&o->unknown, o->np->op_type);
+	Graph *g = o->g;
 	Layer *l;
+	int k = 0;
 
-	map_put(&o->unknown, arena_strdup(o->a, o->np->op_type), (void *)(k + 1));
-	o->nunknown++;
+	while (k < g->nunknown && strcmp(g->unknown[k].op, o->np->op_type) != 0)
+		k++;
+	if (k == g->nunknown) {
+		g->unknown = arena_grow(o->a, g->unknown, k, k + 1, sizeof *g->unknown);
+		g->unknown[g->nunknown++].op = arena_strdup(o->a, o->np->op_type);
+	}
+	g->unknown[k].count++;
 	if (o->strict) {
 		NERR(o, "unknown operator (--strict)");
 		return false;
@@ -954,7 +965,7 @@ lower(Onnx *o, const Onnx__GraphProto *gp, const Val *x)
 	if (strcmp(op, "GlobalMaxPool") == 0)
 		return (l = layer(o, OP_GMAXPOOL, &x, 1)) && finish(o, l);
 	if (strcmp(op, "BatchNormalization") == 0)
-		return lower_norm(o, x, OP_BATCHNORM);
+		return o->batchnorms++, lower_norm(o, x, OP_BATCHNORM);
 	if (strcmp(op, "InstanceNormalization") == 0)
 		return lower_norm(o, x, OP_INSTNORM);
 	if (strcmp(op, "LayerNormalization") == 0)
@@ -1111,13 +1122,17 @@ static Graph *
 build(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *override)
 {
 	const Onnx__GraphProto *gp = m->graph;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *dot = strrchr(base, '.');
 	const char *name;
 
 	if (!gp) {
 		diag_error(floc(o), "the model has no graph");
 		return NULL;
 	}
-	name = gp->name && *gp->name ? gp->name : "model";
+	/* exporters name graphs generically (torch_jit, main_graph): the
+	 * file's name says more */
+	name = arena_strndup(o->a, base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
 	o->g = graph_new(o->a, arena_strdup(o->a, name), path, "onnx");
 	o->g->loc = floc(o);
 	o->opset = opset_of(m);
@@ -1130,6 +1145,8 @@ build(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *overrid
 			return NULL;
 	}
 	mark_outputs(o, gp);
+	o->g->bn_folded = o->folded > 0 && o->batchnorms == 0;
+	o->g->batch = o->batch == BATCH ? 0 : o->batch;
 	return o->g;
 }
 
@@ -1179,7 +1196,6 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 		return NULL;
 	}
 	map_init(&o.vals, a);
-	map_init(&o.unknown, a);
 	g = build(&o, m, path, opt ? opt->input_shape : NULL);
 	onnx__model_proto__free_unpacked(m, NULL);
 	return g;

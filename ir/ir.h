@@ -136,6 +136,12 @@ typedef struct Totals {
 
 enum { PASS_SHAPE = 1, PASS_COST = 2, PASS_MEMORY = 4 }; /* Graph.done */
 
+/* An operator the frontend had no rule for, and how many nodes used it. */
+typedef struct OpCount {
+	const char *op;
+	int count;
+} OpCount;
+
 typedef struct Graph {
 	Arena *arena;
 	const char *name;     /* model name */
@@ -149,6 +155,10 @@ typedef struct Graph {
 	int *input, ninput;   /* graph input tensors */
 	int64_t dataset_size; /* samples per epoch; 0 = not given */
 	int elem_bytes;       /* bytes per activation/weight item (precision) */
+	int64_t batch;        /* ONNX: the batch the file fixes; 0 = symbolic or ODL */
+	OpCount *unknown;     /* ONNX: unsupported operators kept as opaque layers */
+	int nunknown;
+	bool bn_folded;       /* ONNX: BatchNormalization looks folded into Conv */
 	Totals total;
 	unsigned done;        /* PASS_* bits of the passes that ran */
 } Graph;
