@@ -15,10 +15,8 @@
  * so later shape computations can read them.  Layers keep the node's name
  * (PyTorch writes module paths such as /layer1/layer1.0/conv1/Conv);
  * nameless nodes are named "<op_type>_<index>". */
-#include "frontend/frontend.h"
-#include "frontend/onnx.pb-c.h"
+#include "frontend/onnx.h"
 #include "util/checked.h"
-#include "util/map.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,46 +30,14 @@
 #include <unistd.h>
 
 #define MAX_ONNX_BYTES ((size_t)8 << 30)
-/* constants with more values than this are not folded */
-enum { MAX_FOLD = 1 << 20 };
-/* the symbolic batch size in folded integer values */
-#define BATCH INT64_MIN
 
-typedef struct Val {
-	bool act;          /* an activation: tensor is its IR tensor */
-	int tensor;
-	int rank;          /* full rank; for activations d[0] is the batch */
-	int64_t d[MAX_RANK + 1];
-	bool shaped;       /* rank and d are known */
-	bool init;         /* an initializer (weights: dims only) */
-	int64_t n;         /* number of values known, -1 if none */
-	int64_t *iv;       /* integer values (BATCH for the symbolic batch) */
-	double *fv;        /* the same values as floats */
-} Val;
-
-typedef struct Onnx {
-	Arena *a;
-	Graph *g;
-	const char *file;
-	Map vals;           /* value name -> Val* */
-	int64_t batch;      /* the graph input's batch, BATCH if symbolic */
-	int opset;
-	int node;           /* index of the node being lowered */
-	const Onnx__NodeProto *np;
-	bool strict;
-	int folded;         /* Conv weights the exporter made (onnx::Conv_N) */
-	int batchnorms;
-} Onnx;
-
-static Loc
+Loc
 floc(Onnx *o)
 {
 	return (Loc){ o->file, 0, 0 };
 }
 
-#define NERR(o, ...) node_error(o, __VA_ARGS__)
-
-static void __attribute__((format(printf, 2, 3)))
+void
 node_error(Onnx *o, const char *fmt, ...)
 {
 	char msg[512];
@@ -86,7 +52,7 @@ node_error(Onnx *o, const char *fmt, ...)
 
 /* ---- attributes --------------------------------------------------------- */
 
-static const Onnx__AttributeProto *
+const Onnx__AttributeProto *
 attr(const Onnx__NodeProto *n, const char *name)
 {
 	for (size_t i = 0; i < n->n_attribute; i++)
@@ -95,7 +61,7 @@ attr(const Onnx__NodeProto *n, const char *name)
 	return NULL;
 }
 
-static int64_t
+int64_t
 attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt)
 {
 	const Onnx__AttributeProto *a = attr(n, name);
@@ -103,16 +69,8 @@ attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt)
 	return a && a->has_i ? a->i : dflt;
 }
 
-static double
-attr_f(const Onnx__NodeProto *n, const char *name, double dflt)
-{
-	const Onnx__AttributeProto *a = attr(n, name);
-
-	return a && a->has_f ? a->f : dflt;
-}
-
 /* an ints attribute into out[max]; returns its length, -1 if absent */
-static int
+int
 attr_ints(Onnx *o, const char *name, int64_t *out, int max)
 {
 	const Onnx__AttributeProto *a = attr(o->np, name);
@@ -128,7 +86,7 @@ attr_ints(Onnx *o, const char *name, int64_t *out, int max)
 	return (int)a->n_ints;
 }
 
-static const char *
+const char *
 attr_s(const Onnx__NodeProto *n, const char *name, const char *dflt)
 {
 	const Onnx__AttributeProto *a = attr(n, name);
@@ -138,7 +96,7 @@ attr_s(const Onnx__NodeProto *n, const char *name, const char *dflt)
 
 /* ---- values ------------------------------------------------------------- */
 
-static Val *
+Val *
 newval(Onnx *o)
 {
 	Val *v = arena_alloc(o->a, sizeof *v);
@@ -148,7 +106,7 @@ newval(Onnx *o)
 	return v;
 }
 
-static int64_t
+int64_t
 count(const Val *v)
 {
 	int64_t n = 1;
@@ -159,7 +117,7 @@ count(const Val *v)
 	return n;
 }
 
-static void
+void
 set_values(Onnx *o, Val *v, int64_t n)
 {
 	v->n = n;
@@ -237,7 +195,7 @@ tensor_values(Onnx *o, Val *v, const Onnx__TensorProto *t)
 	}
 }
 
-static Val *
+Val *
 tensor_val(Onnx *o, const Onnx__TensorProto *t, const char *what)
 {
 	Val *v = newval(o);
@@ -266,7 +224,7 @@ tensor_val(Onnx *o, const Onnx__TensorProto *t, const char *what)
 	return v;
 }
 
-static Val *
+Val *
 lookup(Onnx *o, const char *name)
 {
 	return name && *name ? map_get(&o->vals, name) : NULL;
@@ -1000,12 +958,7 @@ lower(Onnx *o, const Onnx__GraphProto *gp, const Val *x)
 	return lower_unknown(o, x, gp);
 }
 
-/* ---- folding ------------------------------------------------------------ */
-
-/* Evaluates a node whose inputs are all constants, when it is one of the
- * integer shape operations; otherwise its outputs are constants of unknown
- * value (fine unless a layer needs them). */
-static bool fold(Onnx *o, const Val **in, int nin, Val *out);
+/* ---- nodes -------------------------------------------------------------- */
 
 static bool
 node(Onnx *o, const Onnx__GraphProto *gp)
@@ -1046,53 +999,17 @@ node(Onnx *o, const Onnx__GraphProto *gp)
 		if (v->act && !act)
 			act = v;
 	}
-	if (act)
+	/* Shape and Size read only an activation's shape: they fold */
+	if (act && strcmp(n->op_type, "Shape") != 0 && strcmp(n->op_type, "Size") != 0)
 		return lower(o, gp, in[0] && in[0]->act ? in[0] : act);
 	for (size_t i = 0; i < n->n_output; i++) {
 		Val *v = newval(o);
-		if (i == 0 && !fold(o, in, nin, v))
+		if (i == 0 && !onnx_fold(o, in, nin, v))
 			return false;
 		if (n->output[i] && *n->output[i])
 			map_put(&o->vals, arena_strdup(o->a, n->output[i]), v);
 	}
 	return true;
-}
-
-static bool
-fold(Onnx *o, const Val **in, int nin, Val *out)
-{
-	const char *op = o->np->op_type;
-	const Onnx__AttributeProto *a;
-
-	if (strcmp(op, "Constant") == 0) {
-		if ((a = attr(o->np, "value")) && a->t) {
-			Val *v = tensor_val(o, a->t, "constant");
-			if (!v)
-				return false;
-			*out = *v;
-		} else if ((a = attr(o->np, "value_ints"))) {
-			out->shaped = true, out->rank = 1, out->d[0] = (int64_t)a->n_ints;
-			set_values(o, out, (int64_t)a->n_ints);
-			for (size_t i = 0; i < a->n_ints; i++)
-				out->iv[i] = a->ints[i], out->fv[i] = (double)a->ints[i];
-		} else if ((a = attr(o->np, "value_int"))) {
-			out->shaped = true, out->rank = 0;
-			set_values(o, out, 1);
-			out->iv[0] = a->i, out->fv[0] = (double)a->i;
-		} else if ((a = attr(o->np, "value_float"))) {
-			out->shaped = true, out->rank = 0;
-			set_values(o, out, 1);
-			out->fv[0] = a->f, out->iv[0] = (int64_t)a->f;
-		}
-		return true;
-	}
-	if ((strcmp(op, "Identity") == 0 || strcmp(op, "Cast") == 0) && nin >= 1 && in[0]) {
-		*out = *in[0];
-		out->init = false;
-		return true;
-	}
-	(void)attr_f;
-	return true; /* unknown value: only an error if a layer needs it */
 }
 
 /* ---- the model ---------------------------------------------------------- */
