@@ -101,6 +101,16 @@ usage_error(const char *fmt, const char *arg)
 	exit(EXIT_USAGE);
 }
 
+/* Exit status after writing to stdout: a full disk is an error. */
+static int
+flush_stdout(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return EXIT_OK;
+	diag_error((Loc){ "<stdout>", 0, 0 }, "write failed: %s", strerror(errno ? errno : EIO));
+	return EXIT_INPUT;
+}
+
 static int64_t
 number(const char *s, const char *opt, int64_t max)
 {
@@ -180,10 +190,10 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_STRICT: o->onnx.strict = true; break;
 		case 'q': diag_quiet = 1; break;
 		case 'v': break;
-		case 'h': usage(stdout); exit(fflush(stdout) ? EXIT_INPUT : EXIT_OK);
+		case 'h': usage(stdout); exit(flush_stdout());
 		case 'V':
 			printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-			exit(fflush(stdout) ? EXIT_INPUT : EXIT_OK);
+			exit(flush_stdout());
 		case ':': usage_error("option '%s' requires an argument", argv[optind - 1]);
 		default: usage_error("unrecognized option '%s'", argv[optind - 1]);
 		}
@@ -228,7 +238,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 	    !run(g, cost_annotate, "cost", o) || !run(g, memory_annotate, "memory", o))
 		return EXIT_INPUT;
 	if (o->dump_after)
-		return fflush(stdout) ? EXIT_INPUT : EXIT_OK;
+		return flush_stdout();
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
 	ok = o->backend->emit(g, &o->report, out.f);

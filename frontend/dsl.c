@@ -24,7 +24,9 @@ enum {
 	MAX_INCLUDE_DEPTH = 32,
 	MAX_LIST = 2 * MAX_SPATIAL + 2,  /* items in a list value */
 };
-#define MAX_STEPS ((int64_t)1 << 26) /* statements executed while expanding */
+/* statements executed while expanding: bounds time and the arena (each
+ * evaluation allocates) to about 1 GB however repeats are nested */
+#define MAX_STEPS ((int64_t)1 << 23)
 
 typedef enum ValKind { V_TENSOR, V_INT, V_FLOAT, V_BOOL, V_LIST } ValKind;
 
@@ -116,6 +118,7 @@ load_file(Loader *ld, const char *path, Loc where)
 	const char *key;
 	size_t len;
 	Decl *decls;
+	int errors;
 
 	real = realpath(path, NULL);
 	key = real ? arena_strdup(ld->a, real) : path;
@@ -135,8 +138,11 @@ load_file(Loader *ld, const char *path, Loc where)
 	if (!text)
 		return NULL;
 	files_add(ld->files, path);
+	errors = diag_errors();
 	decls = dsl_parse(path, text, len, ld->a);
 	free(text);
+	if (diag_errors() > errors)
+		return NULL; /* its includes might be garbled too */
 	ld->open[ld->nopen++] = key;
 	load_includes(ld, decls);
 	ld->nopen--;
@@ -146,6 +152,13 @@ load_file(Loader *ld, const char *path, Loc where)
 }
 
 /* ---- values ------------------------------------------------------------- */
+
+/* Names in messages are cut at 64 bytes: "..." says so. */
+static const char *
+ell(const char *s)
+{
+	return strlen(s) > 64 ? "..." : "";
+}
 
 static Value *
 newval(Elab *E, ValKind k)
@@ -268,13 +281,18 @@ eval(Elab *E, Scope *S, const Expr *e)
 	case E_NAME:
 		x = map_get(&S->vars, e->name);
 		if (!x)
-			diag_error(e->loc, "unknown name '%s'", e->name);
+			diag_error(e->loc, "unknown name '%.64s'%s", e->name, ell(e->name));
 		return x;
 	case E_LIST:
 		return eval_list(E, S, e);
 	case E_NEG:
 		if (!(x = eval(E, S, e->a)))
 			return NULL;
+		if (x->kind == V_FLOAT) {
+			v = newval(E, V_FLOAT);
+			v->f = -x->f;
+			return v;
+		}
 		if (x->kind != V_INT || x->i == INT64_MIN) {
 			diag_error(e->loc, "cannot negate %s", kind_name[x->kind]);
 			return NULL;
@@ -407,7 +425,7 @@ spatial_rank(const Arg *g, int n, int *rank)
 static bool
 set_pad(const Arg *g, const Value *v, Attr *at, int *rank)
 {
-	int64_t p[MAX_LIST];
+	int64_t p[MAX_LIST] = { 0 };
 	int n;
 
 	if (v->kind == V_LIST && v->n > MAX_SPATIAL && v->n % 2 == 0 && v->n <= 2 * MAX_SPATIAL) {
@@ -430,11 +448,13 @@ set_pad(const Arg *g, const Value *v, Attr *at, int *rank)
 	return spatial_rank(g, n, rank);
 }
 
+/* A list, or for a size a single integer meaning every spatial dimension
+ * (PyTorch's AdaptiveAvgPool2d(1)): kept as rank 0, d[0] = the value. */
 static bool
 set_shape(const Arg *g, const Value *v, Shape *s)
 {
 	if (v->kind == V_INT) {
-		s->rank = 1;
+		s->rank = strcmp(g->key, "size") == 0 ? 0 : 1;
 		s->d[0] = v->i;
 		return true;
 	}
@@ -478,6 +498,9 @@ set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *s
 		*seen |= 2;
 		return one_int(g, v, 1, MAX_DIM, &at->filters);
 	}
+	if (l->op == OP_CONVT && strcmp(k, "out_pad") == 0)
+		return positive_ints(E, g, v, at->out_pad, MAX_SPATIAL, &n, 0) &&
+		       spatial_rank(g, n, rank);
 	if (c == OPC_CONV && strcmp(k, "groups") == 0)
 		return one_int(g, v, 1, MAX_DIM, &at->groups);
 	if ((c == OPC_CONV || c == OPC_FC) && strcmp(k, "bias") == 0) {
@@ -509,9 +532,11 @@ set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *s
 	if ((l->op == OP_DROPOUT && strcmp(k, "p") == 0) ||
 	    (c == OPC_NORM && (strcmp(k, "eps") == 0 || strcmp(k, "momentum") == 0)) ||
 	    ((l->op == OP_LEAKYRELU || l->op == OP_ELU) && strcmp(k, "alpha") == 0) ||
-	    (l->op == OP_CLIP && (strcmp(k, "min") == 0 || strcmp(k, "max") == 0)))
+	    (l->op == OP_CLIP && (strcmp(k, "min") == 0 || strcmp(k, "max") == 0)) ||
+	    (l->op == OP_LRN && (strcmp(k, "size") == 0 || strcmp(k, "alpha") == 0 ||
+				 strcmp(k, "beta") == 0 || strcmp(k, "k") == 0)))
 		return want(g, v, V_FLOAT);
-	diag_error(g->loc, "%s: unknown argument '%s'", op_name(l->op), k);
+	diag_error(g->loc, "%s: unknown argument '%.64s'%s", op_name(l->op), k, ell(k));
 	return false;
 }
 
@@ -529,13 +554,10 @@ set_defaults(Layer *l)
 		if (!at->stride[i])
 			at->stride[i] = c == OPC_POOL ? at->kernel[i] : 1;
 	}
-	if (c == OPC_NORM && l->op == OP_LAYERNORM && !at->axis)
-		at->axis = -1;
-	if (c == OPC_SOFTMAX && !at->axis)
-		at->axis = -1;
 }
 
-/* The bias default differs by op, so it is applied before the arguments. */
+/* Defaults an explicit argument may override with any value (bias=false,
+ * axis=0) are set before the arguments are read. */
 static bool
 default_bias(OpKind op)
 {
@@ -592,6 +614,8 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 
 	arity(op, &min, &max, &posk);
 	tmp.attr.bias = default_bias(op);
+	if (op == OP_LAYERNORM || op == OP_SOFTMAX)
+		tmp.attr.axis = -1; /* the last dimension, as PyTorch's defaults */
 	for (const Arg *g = st->args; g; g = g->next) {
 		const Value *v = eval(E, S, g->value);
 		if (!v) {
@@ -617,9 +641,15 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 			continue;
 		}
 		Arg named = *g;
+		for (const Arg *p = st->args; g->key && p != g; p = p->next)
+			if (p->key && strcmp(p->key, g->key) == 0) {
+				diag_error(g->loc, "%s: argument '%s' given twice", op_name(op),
+					   g->key);
+				ok = false;
+			}
 		if (!g->key) {
 			if (!posk || (seen & 8)) {
-				diag_error(g->loc, "%s: unexpected %s argument", op_name(op),
+				diag_error(g->loc, "%s: unexpected argument (%s)", op_name(op),
 					   kind_name[v->kind]);
 				ok = false;
 				continue;
@@ -702,7 +732,8 @@ bind_params(Elab *E, Scope *caller, Scope *in, const Stmt *st, const Decl *b)
 		while (q && strcmp(q->name, g->key) != 0)
 			q = q->next;
 		if (!q) {
-			diag_error(g->loc, "block '%s' has no parameter '%s'", b->name, g->key);
+			diag_error(g->loc, "block '%s' has no parameter '%.64s'%s", b->name, g->key,
+				   ell(g->key));
 			ok = false;
 		} else if (map_get(&in->vars, q->name)) {
 			diag_error(g->loc, "parameter '%s' given twice", g->key);
@@ -774,6 +805,7 @@ input_stmt(Elab *E, Scope *S, const Stmt *st)
 	const Value *v;
 	Shape s = { 0 };
 	Value *t;
+	int64_t n;
 
 	if (S->block) {
 		diag_error(st->loc, "'input' is only allowed in a model");
@@ -796,8 +828,15 @@ input_stmt(Elab *E, Scope *S, const Stmt *st)
 		if (s.d[i] < 1 || s.d[i] > MAX_DIM) {
 			diag_error(st->expr->loc, "input dimension %" PRId64 " is out of range "
 				   "(1 to 2^40)", s.d[i]);
+			E->stop = 1; /* later statements would only trip over the name */
 			return;
 		}
+	}
+	if (!shape_elems(&s, &n)) {
+		diag_error(st->expr->loc, "input '%s' has more elements than 64 bits can count",
+			   st->lhs);
+		E->stop = 1;
+		return;
 	}
 	if (map_get(&S->vars, st->lhs)) {
 		diag_error(st->loc, "'%s' is already defined", st->lhs);
@@ -836,6 +875,13 @@ repeat_stmt(Elab *E, Scope *S, const Stmt *st)
 		return;
 	}
 	for (int64_t i = 0; i < v->i && !E->stop && !S->ret; i++) {
+		/* every iteration is a step, so empty bodies are bounded too */
+		if (++E->steps > MAX_STEPS) {
+			diag_error(st->loc, "model expands to more than %" PRId64 " statements",
+				   MAX_STEPS);
+			E->stop = 1;
+			return;
+		}
 		if (st->var) {
 			Value *iv = newval(E, V_INT);
 			iv->i = i;
@@ -876,7 +922,8 @@ layer_stmt(Elab *E, Scope *S, const Stmt *st)
 	else if ((b = map_get(&E->blocks, st->callee)))
 		call_block(E, S, st, b);
 	else
-		diag_error(st->callee_loc, "unknown layer kind or block '%s'", st->callee);
+		diag_error(st->callee_loc, "unknown layer kind or block '%.64s'%s", st->callee,
+			   ell(st->callee));
 }
 
 static void

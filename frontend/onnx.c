@@ -1072,7 +1072,7 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 {
 	Onnx o = { .a = a, .file = path, .batch = BATCH, .strict = opt && opt->strict };
 	struct stat st;
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block */
 	void *map;
 	uint8_t *small;
 	size_t len;

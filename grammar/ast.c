@@ -11,6 +11,14 @@ ast_expr(Arena *a, ExprKind k, Loc loc)
 	return e;
 }
 
+static int
+deeper(int d, const Expr *x)
+{
+	if (d < 0 || x->depth < 0)
+		return -1;
+	return x->depth + 1 > d ? x->depth + 1 : d;
+}
+
 Expr *
 ast_binop(Arena *a, int op, Expr *x, Expr *y, Loc loc)
 {
@@ -19,7 +27,42 @@ ast_binop(Arena *a, int op, Expr *x, Expr *y, Loc loc)
 	e->op = op;
 	e->a = x;
 	e->b = y;
-	return e;
+	e->depth = deeper(deeper(0, x), y);
+	return ast_check_depth(a, e);
+}
+
+Expr *
+ast_unary(Arena *a, ExprKind k, Expr *x, Loc loc)
+{
+	Expr *e = ast_expr(a, k, loc);
+
+	e->a = x;
+	e->depth = deeper(0, x);
+	return ast_check_depth(a, e);
+}
+
+Expr *
+ast_list(Arena *a, Expr *items, Loc loc)
+{
+	Expr *e = ast_expr(a, E_LIST, loc);
+
+	e->list = items;
+	for (; items; items = items->next)
+		e->depth = deeper(e->depth, items);
+	return ast_check_depth(a, e);
+}
+
+Expr *
+ast_check_depth(Arena *a, Expr *e)
+{
+	Expr *z;
+
+	if (e->depth <= MAX_EXPR_DEPTH)
+		return e;
+	diag_error(e->loc, "expression nested more than %d levels deep", MAX_EXPR_DEPTH);
+	z = ast_expr(a, E_INT, e->loc);
+	z->depth = -1; /* reported: nothing above it reports again */
+	return z;
 }
 
 Stmt *

@@ -33,7 +33,11 @@ struct Expr {
 	Expr *a, *b;
 	Expr *list;   /* E_LIST items, linked by next */
 	Expr *next;
+	int depth;    /* nesting below this node; -1: an error was reported */
 };
+
+/* Deeper expressions are refused: evaluation recurses (docs/limits.md). */
+enum { MAX_EXPR_DEPTH = 256 };
 
 typedef struct Arg Arg;
 struct Arg {
@@ -91,6 +95,10 @@ struct Decl {
 
 Expr *ast_expr(Arena *a, ExprKind k, Loc loc);
 Expr *ast_binop(Arena *a, int op, Expr *x, Expr *y, Loc loc);
+Expr *ast_unary(Arena *a, ExprKind k, Expr *x, Loc loc);   /* E_NEG */
+Expr *ast_list(Arena *a, Expr *items, Loc loc);            /* E_LIST */
+/* e, or a placeholder after reporting when e is nested too deeply */
+Expr *ast_check_depth(Arena *a, Expr *e);
 Stmt *ast_stmt(Arena *a, StmtKind k, Loc loc);
 Decl *ast_decl(Arena *a, DeclKind k, const char *name, Loc loc);
 Arg *ast_arg(Arena *a, const char *key, Expr *value, Loc loc);

@@ -8,10 +8,14 @@
 %code requires {
 #include "grammar/ast.h"
 
+/* Shared by the scanner (as its extra data) and the parser. */
 typedef struct ParseCtx {
 	Arena *arena;
 	const char *file;
 	Decl *decls;        /* result, reversed until the end */
+	Loc comment;        /* where the open block comment began */
+	bool eof_reported;  /* the scanner reported an early end of input */
+	int eof_line;
 } ParseCtx;
 }
 
@@ -24,10 +28,17 @@ int yyparse(void *scanner, ParseCtx *ctx);
 #define L(l) ((Loc){ ctx->file, (l).first_line, (l).first_column })
 #define A (ctx->arena)
 
+#include <string.h>
+
 static void
 yyerror(YYLTYPE *loc, void *scanner, ParseCtx *ctx, const char *msg)
 {
 	(void)scanner;
+	/* bison's stack (YYMAXDEPTH) ran out: only deep nesting does that */
+	if (strcmp(msg, "memory exhausted") == 0)
+		msg = "nesting too deep (more than 10000 levels)";
+	if (ctx->eof_reported && loc->first_line == ctx->eof_line)
+		return; /* the lexer already explained the early end */
 	diag_error(L(*loc), "%s", msg);
 }
 }
@@ -194,9 +205,9 @@ expr:
 	| TRUE                  { $$ = ast_expr(A, E_BOOL, L(@1)); $$->ival = 1; }
 	| FALSE                 { $$ = ast_expr(A, E_BOOL, L(@1)); }
 	| '[' ']'               { $$ = ast_expr(A, E_LIST, L(@1)); }
-	| '[' exprs ']'         { $$ = ast_expr(A, E_LIST, L(@1)); $$->list = ast_rev_exprs($2); }
+	| '[' exprs ']'         { $$ = ast_list(A, ast_rev_exprs($2), L(@1)); }
 	| '(' expr ')'          { $$ = $2; }
-	| '-' expr %prec NEG    { $$ = ast_expr(A, E_NEG, L(@1)); $$->a = $2; }
+	| '-' expr %prec NEG    { $$ = ast_unary(A, E_NEG, $2, L(@1)); }
 	| expr '+' expr         { $$ = ast_binop(A, '+', $1, $3, L(@2)); }
 	| expr '-' expr         { $$ = ast_binop(A, '-', $1, $3, L(@2)); }
 	| expr '*' expr         { $$ = ast_binop(A, '*', $1, $3, L(@2)); }

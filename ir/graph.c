@@ -30,7 +30,7 @@ graph_add_tensor(Graph *g, const char *name, int producer)
 
 	if (g->ntensor == g->captensor) {
 		int cap = g->captensor ? 2 * g->captensor : 64;
-		g->tensor = arena_grow(g->arena, g->tensor, g->ntensor, cap, sizeof *t);
+		g->tensor = arena_regrow(g->arena, g->tensor, g->ntensor, cap, sizeof *t);
 		g->captensor = cap;
 	}
 	t = &g->tensor[g->ntensor];
@@ -58,7 +58,7 @@ graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc)
 
 	if (g->nlayer == g->caplayer) {
 		int cap = g->caplayer ? 2 * g->caplayer : 64;
-		g->layer = arena_grow(g->arena, g->layer, g->nlayer, cap, sizeof *l);
+		g->layer = arena_regrow(g->arena, g->layer, g->nlayer, cap, sizeof *l);
 		g->caplayer = cap;
 	}
 	l = &g->layer[g->nlayer];

@@ -74,11 +74,21 @@ static bool
 window(Ctx *c, int i, int64_t len, bool ceil_mode, int64_t *out)
 {
 	const Attr *a = &c->l->attr;
-	int64_t padded = len + a->pad[i] + a->pad[MAX_SPATIAL + i];
-	int64_t eff = a->dilation[i] * (a->kernel[i] - 1) + 1;
-	int64_t span;
+	int64_t padded = len + a->pad[i] + a->pad[MAX_SPATIAL + i]; /* each <= 2^40 */
+	int64_t eff, span;
 
+	/* the dilated extent; over 2^62 it cannot fit any input either */
+	if (!ck_mul(a->dilation[i], a->kernel[i] - 1, &eff) || eff > MAX_DIM * 4)
+		eff = INT64_MAX;
+	else
+		eff += 1;
 	if (eff > padded) {
+		if (eff == INT64_MAX) {
+			ERR(c, "kernel %" PRId64 " with dilation %" PRId64 " is larger than the "
+			       "padded input %" PRId64 " in spatial dimension %d",
+			    a->kernel[i], a->dilation[i], padded, i + 1);
+			return false;
+		}
 		ERR(c, "kernel %" PRId64 " (%" PRId64 " with dilation) is larger than the "
 		       "padded input %" PRId64 " in spatial dimension %d",
 		    a->kernel[i], eff, padded, i + 1);
@@ -113,12 +123,16 @@ conv(Ctx *c, Shape *y)
 	y->d[0] = f;
 	for (int i = 0; i < n; i++) {
 		if (c->l->op == OP_CONVT) {
-			int64_t o = (x->d[i + 1] - 1) * a->stride[i] - a->pad[i] -
-				    a->pad[MAX_SPATIAL + i] + a->dilation[i] * (a->kernel[i] - 1) +
-				    a->out_pad[i] + 1;
-			if (o < 1) {
-				ERR(c, "output extent %" PRId64 " in spatial dimension %d is empty",
-				    o, i + 1);
+			/* (in - 1) s - pads + d (k - 1) + out_pad + 1, every term <= 2^40 */
+			int64_t o, grow;
+			bool ok = ck_mul(x->d[i + 1] - 1, a->stride[i], &o) &&
+				  ck_mul(a->dilation[i], a->kernel[i] - 1, &grow) &&
+				  ck_add(o, grow, &o) && o <= 4 * MAX_DIM;
+			if (ok)
+				o = o - a->pad[i] - a->pad[MAX_SPATIAL + i] + a->out_pad[i] + 1;
+			if (!ok || o < 1 || o > MAX_DIM) {
+				ERR(c, "output extent in spatial dimension %d is out of range "
+				       "(1 to 2^40)", i + 1);
 				return false;
 			}
 			y->d[i + 1] = o;
@@ -173,6 +187,12 @@ adaptive_pool(Ctx *c, Shape *y)
 	const Shape *x = in(c, 0), *t = &c->l->attr.target;
 	char b[96];
 
+	if (t->rank == 0) { /* one size for every spatial dimension */
+		*y = *x;
+		for (int i = 1; i < y->rank; i++)
+			y->d[i] = t->d[0];
+		return true;
+	}
 	if (x->rank != t->rank + 1) {
 		ERR(c, "output size has %d dimensions but the input %s has %d spatial ones",
 		    t->rank, fmt(x, b), x->rank - 1);
@@ -282,6 +302,8 @@ flatten(Ctx *c, Shape *y)
 	int ax = c->l->attr.axis;
 	int64_t lead = 1, rest = 1;
 
+	if (ax < 0)
+		ax += x->rank;
 	if (ax < 0 || ax > x->rank) {
 		ERR(c, "axis %d is out of range for a rank-%d tensor", ax, x->rank);
 		return false;
@@ -373,12 +395,14 @@ static bool
 fc(Ctx *c, Shape *y)
 {
 	const Shape *x = in(c, 0);
-	int64_t wd[2] = { c->l->attr.filters, x->d[x->rank - 1] };
+	int64_t wd[2];
 
 	if (x->rank < 1) {
 		ERR(c, "input is a scalar");
 		return false;
 	}
+	wd[0] = c->l->attr.filters;
+	wd[1] = x->d[x->rank - 1];
 	*y = *x;
 	y->d[y->rank - 1] = c->l->attr.filters;
 	add_weight(c->l, W_WEIGHT, 2, wd);

@@ -22,7 +22,7 @@
 enum {
 	MAX_RANK = 8,           /* per-sample dimensions of a tensor */
 	MAX_SPATIAL = 3,        /* conv / pool are 1-, 2- or 3-D */
-	MAX_LAYERS = 1 << 22,   /* layers in one graph */
+	MAX_LAYERS = 1 << 20,   /* layers in one graph (about 1 KB each) */
 	MAX_INPUTS = 1 << 16,   /* inputs of one layer (concat) */
 };
 #define MAX_DIM ((int64_t)1 << 40) /* one dimension */

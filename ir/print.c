@@ -21,6 +21,8 @@ attrs(FILE *f, const Layer *l)
 	switch (op_info[l->op].cls) {
 	case OPC_CONV:
 	case OPC_POOL:
+		if (n == 0) /* before shape inference: as written, every dimension */
+			n = 1;
 		ints(f, "k", a->kernel, n);
 		ints(f, "s", a->stride, n);
 		ints(f, "p", a->pad, n); /* begins, then ends after a '+' */

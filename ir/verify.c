@@ -100,7 +100,7 @@ check_totals(const Graph *g)
 	}
 	if (s.params != g->total.params || s.macs != g->total.macs ||
 	    s.flops_fwd != g->total.flops_fwd)
-		bad(g, "model totals %s disagree with the layer sums (%d)", "", 0);
+		bad(g, "model totals disagree with the layer sums%s%.0d", "", 0);
 }
 
 int
@@ -116,7 +116,8 @@ ir_verify(const Graph *g)
 	}
 	for (int l = 0; l < g->nlayer; l++)
 		check_layer(g, l);
-	unique_names(g);
+	if (!g->done) /* names never change after the frontend: check them once */
+		unique_names(g);
 	if (g->done & PASS_COST)
 		check_totals(g);
 	return nbad;

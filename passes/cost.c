@@ -47,13 +47,17 @@ mul3(Acc *acc, int64_t a, int64_t b, int64_t c)
 	return r;
 }
 
+/* kernel volume; flags overflow (3-D kernels of 2^40 overflow) */
 static int64_t
-kvol(const Layer *l)
+kvol(Acc *acc, const Layer *l)
 {
 	int64_t k = 1;
 
 	for (int i = 0; i < l->attr.nspatial; i++)
-		k *= l->attr.kernel[i]; /* each <= 2^40 and within the padded input */
+		if (!ck_mul(k, l->attr.kernel[i], &k)) {
+			acc->ok = false;
+			return 0;
+		}
 	return k;
 }
 
@@ -65,10 +69,10 @@ mac_layer(Acc *acc, const Graph *g, const Layer *l, Cost *c, int64_t e)
 
 	switch (l->op) {
 	case OP_CONV:
-		c->macs = mul3(acc, e, x->d[0] / groups, kvol(l));
+		c->macs = mul3(acc, e, x->d[0] / groups, kvol(acc, l));
 		break;
 	case OP_CONVT:
-		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters / groups, kvol(l));
+		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters / groups, kvol(acc, l));
 		break;
 	case OP_FC:
 		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters, 1);
@@ -97,8 +101,8 @@ layer_cost(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 		mac_layer(acc, g, l, c, e);
 		break;
 	case OPC_POOL:
-		c->flops_fwd = mul3(acc, op->fwd, e, kvol(l));
-		c->flops_bwd_data = mul3(acc, op->bwd_data, e, l->op == OP_AVGPOOL ? kvol(l) : 1);
+		c->flops_fwd = mul3(acc, op->fwd, e, kvol(acc, l));
+		c->flops_bwd_data = mul3(acc, op->bwd_data, e, l->op == OP_AVGPOOL ? kvol(acc, l) : 1);
 		break;
 	case OPC_GPOOL:
 	case OPC_ADAPTPOOL:
@@ -204,8 +208,11 @@ cost_annotate(Graph *g)
 		}
 	}
 	free(grad);
-	if (!ck_add(t->flops_bwd_data, t->flops_bwd_weight, &t->flops_bwd) ||
-	    !ck_mul(t->params, g->elem_bytes, &t->weight_bytes)) {
+	if (!ck_add(t->flops_bwd_data, t->flops_bwd_weight, &t->flops_bwd)) {
+		diag_error(g->loc, "model backward FLOPs overflow 64 bits");
+		return false;
+	}
+	if (!ck_mul(t->params, g->elem_bytes, &t->weight_bytes)) {
 		diag_error(g->loc, "model weights overflow 64 bits");
 		return false;
 	}

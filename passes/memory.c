@@ -46,7 +46,6 @@ memory_annotate(Graph *g)
 			if (t->saved && t->root == l->out[k])
 				l->cost.act_elems += t->elems; /* checked below in sum */
 		}
-		l->cost.act_bytes = l->cost.act_elems * g->elem_bytes; /* <= total, checked */
 	}
 	for (int t = 0; t < g->ntensor; t++)
 		if (g->tensor[t].saved && !ck_add(sum, g->tensor[t].elems, &sum)) {
@@ -58,6 +57,8 @@ memory_annotate(Graph *g)
 		diag_error(g->loc, "activation memory overflows 64 bits");
 		return false;
 	}
+	for (int i = 0; i < g->nlayer; i++) /* each at most the total: no overflow */
+		g->layer[i].cost.act_bytes = g->layer[i].cost.act_elems * g->elem_bytes;
 	g->done |= PASS_MEMORY;
 	return true;
 }

@@ -45,6 +45,8 @@ arena_init(Arena *a)
 {
 	a->head = NULL;
 	a->total = 0;
+	a->owned = NULL;
+	a->nowned = 0;
 }
 
 void
@@ -56,8 +58,13 @@ arena_free(Arena *a)
 		prev = c->prev;
 		free(c);
 	}
+	for (size_t i = 0; i < a->nowned; i++)
+		free(a->owned[i]);
+	free(a->owned);
 	a->head = NULL;
 	a->total = 0;
+	a->owned = NULL;
+	a->nowned = 0;
 }
 
 static Chunk *
@@ -72,7 +79,10 @@ newchunk(Arena *a, size_t need)
 		cap = need;
 	if (cap > SIZE_MAX - sizeof(Chunk))
 		die("out of memory");
-	c = malloc(sizeof(Chunk) + cap);
+	/* calloc: fresh memory is zero (large chunks come zeroed from the
+	 * kernel), and a bump allocator never hands out memory twice, so
+	 * arena_alloc need not clear anything */
+	c = calloc(1, sizeof(Chunk) + cap);
 	if (!c)
 		die("out of memory");
 	c->used = 0;
@@ -100,7 +110,6 @@ arena_alloc(Arena *a, size_t size)
 	off = c->used;
 	c->used += size;
 	p = c->data + off;
-	memset(p, 0, size);
 	return p;
 }
 
@@ -119,6 +128,29 @@ arena_grow(Arena *a, void *old, size_t oldn, size_t newn, size_t size)
 
 	if (old && oldn)
 		memcpy(p, old, (oldn < newn ? oldn : newn) * size);
+	return p;
+}
+
+void *
+arena_regrow(Arena *a, void *old, size_t oldn, size_t newn, size_t size)
+{
+	size_t i = 0;
+	char *p;
+
+	if (size && newn > SIZE_MAX / size)
+		die("out of memory");
+	while (old && i < a->nowned && a->owned[i] != old)
+		i++;
+	if (!old || i == a->nowned) {
+		a->owned = xrealloc(a->owned, (a->nowned + 1) * sizeof *a->owned);
+		i = a->nowned++;
+		old = NULL;
+		oldn = 0;
+	}
+	p = xrealloc(old, newn * size);
+	if (newn > oldn)
+		memset(p + oldn * size, 0, (newn - oldn) * size);
+	a->owned[i] = p;
 	return p;
 }
 

@@ -10,6 +10,8 @@ typedef struct Chunk Chunk;
 typedef struct Arena {
 	Chunk *head;    /* newest chunk; older ones linked through Chunk.prev */
 	size_t total;   /* bytes obtained from malloc, for the benchmarks */
+	void **owned;   /* big growable arrays, realloc'd in place (arena_regrow) */
+	size_t nowned;
 } Arena;
 
 void arena_init(Arena *a);
@@ -17,6 +19,10 @@ void arena_free(Arena *a);
 void *arena_alloc(Arena *a, size_t size);           /* zeroed, max-aligned */
 void *arena_array(Arena *a, size_t n, size_t size); /* checked n * size */
 void *arena_grow(Arena *a, void *old, size_t oldn, size_t newn, size_t size);
+/* For arrays that keep doubling (the graph's layers and tensors): realloc'd
+ * outside the chunks so old copies are not left behind, still released by
+ * arena_free().  New elements are zeroed. */
+void *arena_regrow(Arena *a, void *old, size_t oldn, size_t newn, size_t size);
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...)

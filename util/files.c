@@ -3,10 +3,12 @@
 #include "util/arena.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void
 files_add(FileList *fl, const char *path)
@@ -44,13 +46,17 @@ fail(Loc where, const char *path, const char *what)
 char *
 file_read(const char *path, size_t *len, size_t limit, Loc where)
 {
-	FILE *f = fopen(path, "rb");
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	int fd = open(path, O_RDONLY | O_NONBLOCK);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	struct stat st;
 	char *buf;
 	size_t n;
 
 	if (!f) {
 		fail(where, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {

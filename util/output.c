@@ -13,12 +13,22 @@ bool
 out_open(OutFile *o, const char *path)
 {
 	int fd;
+	struct stat st;
 
 	o->path = path;
 	o->tmp = NULL;
 	o->f = stdout;
 	if (!path || strcmp(path, "-") == 0) {
 		o->path = NULL;
+		return true;
+	}
+	/* a device or a FIFO (-o /dev/null) is written in place: renaming a
+	 * file over it would replace it */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (!(o->f = fopen(path, "w"))) {
+			diag_error((Loc){ path, 0, 0 }, "cannot open output: %s", strerror(errno));
+			return false;
+		}
 		return true;
 	}
 	o->tmp = xcalloc(strlen(path) + 16, 1);
@@ -50,11 +60,11 @@ out_commit(OutFile *o)
 	if (o->path) {
 		ok = (fclose(o->f) == 0) && ok;
 		err = ok ? 0 : errno;
-		if (ok && rename(o->tmp, o->path) != 0) {
+		if (ok && o->tmp && rename(o->tmp, o->path) != 0) {
 			err = errno;
 			ok = false;
 		}
-		if (!ok)
+		if (!ok && o->tmp)
 			unlink(o->tmp);
 		free(o->tmp);
 		o->tmp = NULL;
@@ -67,9 +77,10 @@ out_commit(OutFile *o)
 void
 out_abort(OutFile *o)
 {
-	if (o->path && o->tmp) {
+	if (o->path) {
 		fclose(o->f);
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 		free(o->tmp);
 		o->tmp = NULL;
 	}
