@@ -28,7 +28,9 @@ enum {
  * evaluation allocates) to about 1 GB however repeats are nested */
 #define MAX_STEPS ((int64_t)1 << 23)
 
-typedef enum ValKind { V_TENSOR, V_INT, V_FLOAT, V_BOOL, V_LIST } ValKind;
+/* V_POISON: a name whose definition failed; using it fails quietly, so one
+ * mistake gives one diagnostic. */
+typedef enum ValKind { V_TENSOR, V_INT, V_FLOAT, V_BOOL, V_LIST, V_POISON } ValKind;
 
 typedef struct Value {
 	ValKind kind;
@@ -39,7 +41,7 @@ typedef struct Value {
 } Value;
 
 static const char *const kind_name[] = { "a tensor", "an integer", "a number", "a boolean",
-					  "a list" };
+					  "a list", "an error" };
 
 typedef struct Scope {
 	Map vars;           /* name -> Value* */
@@ -282,7 +284,7 @@ eval(Elab *E, Scope *S, const Expr *e)
 		x = map_get(&S->vars, e->name);
 		if (!x)
 			diag_error(e->loc, "unknown name '%.64s'%s", e->name, ell(e->name));
-		return x;
+		return x && x->kind == V_POISON ? NULL : x;
 	case E_LIST:
 		return eval_list(E, S, e);
 	case E_NEG:
@@ -828,14 +830,14 @@ input_stmt(Elab *E, Scope *S, const Stmt *st)
 		if (s.d[i] < 1 || s.d[i] > MAX_DIM) {
 			diag_error(st->expr->loc, "input dimension %" PRId64 " is out of range "
 				   "(1 to 2^40)", s.d[i]);
-			E->stop = 1; /* later statements would only trip over the name */
+			bind(E, S, st->lhs, newval(E, V_POISON));
 			return;
 		}
 	}
 	if (!shape_elems(&s, &n)) {
 		diag_error(st->expr->loc, "input '%s' has more elements than 64 bits can count",
 			   st->lhs);
-		E->stop = 1;
+		bind(E, S, st->lhs, newval(E, V_POISON));
 		return;
 	}
 	if (map_get(&S->vars, st->lhs)) {

@@ -15,7 +15,6 @@ typedef struct ParseCtx {
 	Decl *decls;        /* result, reversed until the end */
 	Loc comment;        /* where the open block comment began */
 	bool eof_reported;  /* the scanner reported an early end of input */
-	int eof_line;
 } ParseCtx;
 }
 
@@ -37,8 +36,8 @@ yyerror(YYLTYPE *loc, void *scanner, ParseCtx *ctx, const char *msg)
 	/* bison's stack (YYMAXDEPTH) ran out: only deep nesting does that */
 	if (strcmp(msg, "memory exhausted") == 0)
 		msg = "nesting too deep (more than 10000 levels)";
-	if (ctx->eof_reported && loc->first_line == ctx->eof_line)
-		return; /* the lexer already explained the early end */
+	if (ctx->eof_reported && strstr(msg, "end of file"))
+		return; /* the scanner already explained the early end */
 	diag_error(L(*loc), "%s", msg);
 }
 }

@@ -1,0 +1,276 @@
+#!/bin/sh
+# shellcheck disable=SC2086 # $args and $opt are split into words on purpose
+# cli.sh -- the command-line contract (docs/cli.md, style.md 13-14): help
+# and version, usage errors (exit 2, "Try 'oraclec --help'"), -o written
+# atomically, write failures, deterministic output, --dump-after.  TAP,
+# with the plan at the end.
+#
+#   srcdir=/work/main ORACLEC=/path/to/oraclec sh tests/cli.sh
+
+: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
+LC_ALL=C
+export LC_ALL
+
+case $ORACLEC in
+/*) ;;
+*/*) ORACLEC=$(pwd)/$ORACLEC ;;
+esac
+case $srcdir in
+/*) ;;
+*) srcdir=$(pwd)/$srcdir ;;
+esac
+model=$srcdir/examples/resnet50.odl
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+n=0 failed=0 why=
+
+# run ARGS...: runs oraclec; sets `status`, leaves $tmp/out and $tmp/err.
+run()
+{
+	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+}
+
+# Collects the reasons a test fails; `check DESCRIPTION` reports it.
+fail()
+{
+	why="${why:+$why
+}$*"
+}
+
+check()
+{
+	n=$((n + 1))
+	if [ -z "$why" ]; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		printf '%s\n' "$why" | sed 's/^/# /'
+		for f in out err; do
+			[ -s "$tmp/$f" ] || continue
+			echo "# std$f:"
+			head -n 10 "$tmp/$f" | cut -c 1-200 | sed 's/^/#   /'
+		done
+		failed=$((failed + 1))
+	fi
+	why=
+}
+
+want_status()
+{
+	[ "$status" -eq "$1" ] || fail "exit status $status, expected $1"
+}
+
+empty()
+{
+	[ -s "$tmp/$1" ] && fail "std$1 is not empty"
+}
+
+has()
+{
+	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
+}
+
+# A usage error: status 2, nothing on stdout, the message and the hint on
+# stderr.
+usage_error()
+{
+	desc=$1
+	shift
+	run "$@"
+	want_status 2
+	empty out
+	has err "Try 'oraclec --help'"
+	check "$desc"
+}
+
+# Leftover temporary files of an atomic write, in directory $1.
+leftovers()
+{
+	for f in "$1"/*.tmp* "$1"/.*.tmp*; do
+		[ -e "$f" ] && fail "temporary file left: ${f##*/}"
+	done
+}
+
+# ---- help and version ------------------------------------------------
+
+for opt in --help -h; do
+	run $opt
+	want_status 0
+	empty err
+	head -n 1 "$tmp/out" | grep -q '^Usage: oraclec ' || fail "stdout does not start with 'Usage: oraclec '"
+	has out --gpus
+	has out --version
+	check "$opt prints the usage on stdout and exits 0"
+done
+
+for opt in --version -V; do
+	run $opt
+	want_status 0
+	empty err
+	printf 'oraclec 0.1.0\n' | cmp -s - "$tmp/out" || fail "stdout is not exactly 'oraclec 0.1.0'"
+	check "$opt prints 'oraclec 0.1.0' and exits 0"
+done
+
+# ---- usage errors: exit 2 --------------------------------------------
+
+usage_error "unknown long option" --bogus "$model"
+usage_error "unknown short option" -Z "$model"
+usage_error "--gpus without its argument" "$model" --gpus
+usage_error "-o without its argument" "$model" -o
+for v in 0 -1 abc 99999999999999999999 '' 4x; do
+	usage_error "--gpus '$v' is a bad number" "$model" --gpus "$v"
+done
+run "$model" --gpus=16777216
+want_status 0
+check "--gpus=16777216 (the largest) is accepted"
+usage_error "unknown --format" "$model" --format yaml
+usage_error "unknown --precision" "$model" --precision fp8
+usage_error "unknown --dump-after pass" "$model" --dump-after=bogus
+usage_error "no model" --gpus 4
+usage_error "two models" "$model" "$model"
+
+# ---- -o: atomic output -----------------------------------------------
+
+run "$model"
+want_status 0
+cp "$tmp/out" "$tmp/expected"
+[ -s "$tmp/expected" ] || fail "no report on stdout"
+check "the report goes to stdout without -o"
+
+mkdir "$tmp/o"
+run "$model" -o "$tmp/o/report.txt"
+want_status 0
+empty out
+empty err
+cmp -s "$tmp/expected" "$tmp/o/report.txt" || fail "the -o file differs from the stdout report"
+leftovers "$tmp/o"
+check "-o writes the whole report to the file and leaves no temporary file"
+
+umask 022
+run "$model" -o "$tmp/o/mode.txt"
+# shellcheck disable=SC2012 # POSIX has no stat(1)
+mode=$(ls -l "$tmp/o/mode.txt" | cut -c 1-10)
+[ "$mode" = "-rw-r--r--" ] || fail "mode $mode, expected -rw-r--r-- (0666 & ~umask 022)"
+check "-o makes the file with the mode fopen would (umask applied)"
+
+printf 'old\n' >"$tmp/o/report.txt"
+run "$model" -f json -o "$tmp/o/report.txt"
+want_status 0
+head -c 1 "$tmp/o/report.txt" | grep -q '{' || fail "the file was not replaced by the JSON report"
+leftovers "$tmp/o"
+check "-o replaces an existing file"
+
+printf 'model m {\n    input x: 3x32x32;\n    y = relu(q);\n}\n' >"$tmp/bad.odl"
+printf 'old\n' >"$tmp/o/keep.txt"
+run "$tmp/bad.odl" -o "$tmp/o/keep.txt"
+want_status 1
+empty out
+has err "bad.odl:3:14: error: unknown name 'q'"
+printf 'old\n' | cmp -s - "$tmp/o/keep.txt" || fail "the existing -o file was changed"
+run "$tmp/bad.odl" -o "$tmp/o/none.txt"
+[ -e "$tmp/o/none.txt" ] && fail "a -o file was made for a bad model"
+leftovers "$tmp/o"
+check "bad input: exit 1, -o file neither made nor touched"
+
+run "$tmp/bad.odl"
+want_status 1
+empty out
+check "bad input without -o: nothing on stdout"
+
+run "$model" -o "$tmp/no/such/dir/report.txt"
+want_status 1
+empty out
+has err "$tmp/no/such/dir/report.txt: error: "
+[ -e "$tmp/no" ] && fail "the directory was created"
+check "-o into a missing directory: exit 1 with a diagnostic naming the file"
+
+run "$model" -o -
+want_status 0
+cmp -s "$tmp/expected" "$tmp/out" || fail "'-o -' did not write the report to stdout"
+check "'-o -' means stdout"
+
+# -o onto something that is not a regular file must write through it, or
+# refuse; never rename a temporary over it (as root, -o /dev/null would
+# replace the device).  A FIFO in the temporary directory stands in for a
+# device.  The reader's pid is kept so that it alone is ended if no writer
+# ever comes.
+mkfifo "$tmp/fifo"
+(cat "$tmp/fifo" >"$tmp/fifo.got" & echo $! >"$tmp/fifo.pid"; wait; : >"$tmp/fifo.done") &
+reader=$!
+run "$model" -o "$tmp/fifo"
+i=0
+while [ ! -e "$tmp/fifo.done" ] && [ $i -lt 5 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+[ -e "$tmp/fifo.done" ] || kill "$(cat "$tmp/fifo.pid")" 2>/dev/null
+wait "$reader"
+if [ ! -p "$tmp/fifo" ]; then
+	fail "the FIFO was replaced by a regular file"
+elif [ "$status" -eq 0 ]; then
+	cmp -s "$tmp/expected" "$tmp/fifo.got" || fail "the reader did not get the report"
+elif [ "$status" -eq 1 ]; then
+	[ -s "$tmp/err" ] || fail "exit status 1 without a diagnostic"
+else
+	fail "exit status $status"
+fi
+leftovers "$tmp"
+check "-o onto a FIFO writes through it or refuses, never replaces it"
+
+# ---- write failures --------------------------------------------------
+
+if [ -w /dev/full ] && [ -c /dev/full ]; then
+	for args in "" "-f json" "--layers" "--dump-after=shape"; do
+		"$ORACLEC" "$model" $args >/dev/full 2>"$tmp/err"
+		status=$?
+		: >"$tmp/out"
+		want_status 1
+		has err "write failed"
+		check "stdout on a full disk${args:+ ($args)}: exit 1, 'write failed'"
+	done
+	for opt in --help --version; do
+		"$ORACLEC" $opt >/dev/full 2>"$tmp/err"
+		status=$?
+		: >"$tmp/out"
+		want_status 1
+		has err "write failed"
+		check "$opt on a full disk: exit 1, 'write failed'"
+	done
+else
+	for _ in 1 2 3 4 5 6; do
+		n=$((n + 1))
+		echo "ok $n # SKIP /dev/full is not a writable character device"
+	done
+fi
+
+# ---- deterministic output --------------------------------------------
+
+for args in "" "-f json" "--layers" "-f json --layers"; do
+	"$ORACLEC" "$model" $args >"$tmp/run1" 2>&1
+	s1=$?
+	"$ORACLEC" "$model" $args >"$tmp/run2" 2>&1
+	s2=$?
+	if [ "$s1" -ne 0 ] || [ "$s2" -ne 0 ]; then
+		fail "exit statuses $s1 and $s2"
+	fi
+	cmp -s "$tmp/run1" "$tmp/run2" || fail "two runs differ"
+	check "two runs are byte-identical${args:+ ($args)}"
+done
+
+# ---- --dump-after ----------------------------------------------------
+
+run "$model" --dump-after=shape
+want_status 0
+empty err
+head -n 1 "$tmp/out" | grep -q '^graph resnet50 ' || fail "the dump does not start with 'graph resnet50 '"
+has out "conv1 = conv(x) -> conv1:64x112x112"
+has out "fc = fc(flat) -> fc:1000"
+check "--dump-after=shape prints the IR with shapes"
+
+echo "1..$n"
+[ "$failed" -eq 0 ] || exit 1
+exit 0
