@@ -1,11 +1,11 @@
 #!/bin/sh
 # golden.sh -- golden reports of the examples, as a TAP test.
 #
-# Each tests/golden/NAME.args is one case: its first line holds oraclec's
+# Each tests/reports/NAME.args is one case: its first line holds oraclec's
 # arguments (split at blanks, no quoting, no globbing), e.g.
 #     resnet50.odl -f json
 # oraclec runs from inside $srcdir/examples, so file names in its output are
-# relative (`resnet50.odl`), and its stdout must equal tests/golden/NAME.out
+# relative (`resnet50.odl`), and its stdout must equal tests/reports/NAME.out
 # byte for byte.  A case also fails if oraclec could not run or died on a
 # signal.  Then, independently of the .out files, the JSON report of each
 # example must give the published parameter and MAC counts (table below).
@@ -27,9 +27,9 @@ case $ORACLEC in
 /*) ;;
 */*) ORACLEC=$(pwd)/$ORACLEC ;;
 esac
-if ! golden=$(cd "$srcdir/tests/golden" 2>/dev/null && pwd) ||
+if ! golden=$(cd "$srcdir/tests/reports" 2>/dev/null && pwd) ||
    ! examples=$(cd "$srcdir/examples" 2>/dev/null && pwd); then
-	echo "Bail out! no tests/golden or examples under srcdir '$srcdir'"
+	echo "Bail out! no tests/reports or examples under srcdir '$srcdir'"
 	exit 1
 fi
 case $ORACLEC in
