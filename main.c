@@ -28,7 +28,20 @@ enum {
 	OPT_DUMP,
 	OPT_INPUT_SHAPE,
 	OPT_STRICT,
+	OPT_LIST_SYSTEMS,
+	OPT_STRATEGIES,
+	OPT_OPTIMIZER,
+	OPT_SPATIAL_SPLIT,
+	OPT_SAMPLE_BYTES,
 };
+
+/* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
+ * per-GPU batch of ImageNet CNN training; SGD with momentum, the usual
+ * optimizer for CNNs; ImageNet-1k's 1,281,167 training images. */
+enum { DEFAULT_BATCH_PER_GPU = 32, DEFAULT_DATASET = 1281167 };
+/* Stored size of an ImageNet training image: ILSVRC-2012's 138 GB of JPEG
+ * over its 1,281,167 images.  Used for 3-channel image inputs. */
+#define IMAGENET_JPEG_BYTES 110e3
 
 typedef struct Options {
 	const char *model;
@@ -41,6 +54,12 @@ typedef struct Options {
 	Shape input_shape;      /* rank 0: from the model */
 	OnnxOptions onnx;
 	ReportOpts report;
+	const char *system;
+	Precision prec;
+	Optimizer opt;
+	int64_t batch_per_gpu, global_batch;
+	double sample_bytes;    /* 0: from the input's kind */
+	StrategyOpts strat;
 } Options;
 
 static const struct option longopts[] = {
@@ -53,6 +72,14 @@ static const struct option longopts[] = {
 	{ "dump-after",   required_argument, NULL, OPT_DUMP },
 	{ "input-shape",  required_argument, NULL, OPT_INPUT_SHAPE },
 	{ "strict",       no_argument,       NULL, OPT_STRICT },
+	{ "system",       required_argument, NULL, 's' },
+	{ "list-systems", no_argument,       NULL, OPT_LIST_SYSTEMS },
+	{ "batch-per-gpu", required_argument, NULL, 'b' },
+	{ "global-batch", required_argument, NULL, 'B' },
+	{ "strategies",   required_argument, NULL, OPT_STRATEGIES },
+	{ "optimizer",    required_argument, NULL, OPT_OPTIMIZER },
+	{ "spatial-split", required_argument, NULL, OPT_SPATIAL_SPLIT },
+	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -77,6 +104,18 @@ usage(FILE *f)
 		"      --layers             include the per-layer table\n"
 		"      --precision P        fp32, fp16 or bf16: bytes per item (default fp32)\n"
 		"      --dataset-size D     samples per epoch (default: the model's)\n"
+		"  -s, --system NAME|FILE   the cluster: a built-in name, an ODL file with a\n"
+		"                           system block, or a ParaDL .plat (default abci)\n"
+		"      --list-systems       print the built-in systems and exit\n"
+		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
+		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
+		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
+		"                           channel,df,ds (default all)\n"
+		"      --optimizer OPT      sgd, momentum or adam (default momentum)\n"
+		"      --spatial-split S    auto (the best split point) or all (every layer\n"
+		"                           with spatial extent, as ParaDL's runs)\n"
+		"      --sample-bytes N     stored bytes of one training sample (default:\n"
+		"                           110000 for images, else the input's size)\n"
 		"      --input-shape DIMS   per-sample input shape where the model leaves it\n"
 		"                           open, e.g. 3x224x224\n"
 		"      --strict             an operator of unknown cost is an error\n"
@@ -99,6 +138,30 @@ usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry '%s --help' for more information.\n", progname);
 	exit(EXIT_USAGE);
+}
+
+static _Noreturn void usage_error(const char *fmt, const char *arg);
+
+/* "data,df" -> the bits of those strategies */
+static unsigned
+strategy_mask(const char *list)
+{
+	unsigned mask = 0;
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof buf, "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int k = 0;
+		while (k < STRAT_COUNT && strcmp(strategy_name[k], tok) != 0)
+			k++;
+		if (k == STRAT_COUNT)
+			usage_error("unknown strategy '%s' (data, spatial, pipeline, filter, "
+				    "channel, df, ds)", tok);
+		mask |= 1u << k;
+	}
+	if (!mask)
+		usage_error("no strategy in '%s'", list);
+	return mask;
 }
 
 /* Exit status after writing to stdout: a full disk is an error. */
@@ -155,9 +218,12 @@ parse_options(int argc, char **argv, Options *o)
 {
 	int c;
 
-	*o = (Options){ .gpus = 1, .elem_bytes = 4, .backend = backend_find("text") };
+	*o = (Options){ .gpus = 1, .elem_bytes = 4, .backend = backend_find("text"),
+			.system = default_system, .opt = OPT_MOMENTUM,
+			.batch_per_gpu = DEFAULT_BATCH_PER_GPU,
+			.strat = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO } };
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":g:f:o:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":g:f:o:s:b:B:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'g': o->gpus = number(optarg, "--gpus", (int64_t)1 << 24); break;
 		case 'f':
@@ -168,9 +234,11 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_LAYERS: o->report.layers = true; break;
 		case OPT_PRECISION:
 			if (strcmp(optarg, "fp32") == 0)
-				o->elem_bytes = 4;
-			else if (strcmp(optarg, "fp16") == 0 || strcmp(optarg, "bf16") == 0)
-				o->elem_bytes = 2;
+				o->elem_bytes = 4, o->prec = PREC_FP32;
+			else if (strcmp(optarg, "fp16") == 0)
+				o->elem_bytes = 2, o->prec = PREC_FP16;
+			else if (strcmp(optarg, "bf16") == 0)
+				o->elem_bytes = 2, o->prec = PREC_BF16;
 			else
 				usage_error("unknown precision '%s' (fp32, fp16, bf16)", optarg);
 			break;
@@ -188,6 +256,34 @@ parse_options(int argc, char **argv, Options *o)
 			o->onnx.input_shape = &o->input_shape;
 			break;
 		case OPT_STRICT: o->onnx.strict = true; break;
+		case 's': o->system = optarg; break;
+		case OPT_LIST_SYSTEMS:
+			system_list(stdout);
+			exit(flush_stdout());
+		case 'b': o->batch_per_gpu = number(optarg, "--batch-per-gpu", (int64_t)1 << 30); break;
+		case 'B': o->global_batch = number(optarg, "--global-batch", (int64_t)1 << 40); break;
+		case OPT_STRATEGIES: o->strat.mask = strategy_mask(optarg); break;
+		case OPT_OPTIMIZER:
+			if (strcmp(optarg, "sgd") == 0)
+				o->opt = OPT_SGD;
+			else if (strcmp(optarg, "momentum") == 0)
+				o->opt = OPT_MOMENTUM;
+			else if (strcmp(optarg, "adam") == 0)
+				o->opt = OPT_ADAM;
+			else
+				usage_error("unknown optimizer '%s' (sgd, momentum, adam)", optarg);
+			break;
+		case OPT_SPATIAL_SPLIT:
+			if (strcmp(optarg, "auto") == 0)
+				o->strat.spatial_split = SPLIT_AUTO;
+			else if (strcmp(optarg, "all") == 0)
+				o->strat.spatial_split = SPLIT_ALL;
+			else
+				usage_error("unknown spatial split '%s' (auto, all)", optarg);
+			break;
+		case OPT_SAMPLE_BYTES:
+			o->sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
+			break;
 		case 'q': diag_quiet = 1; break;
 		case 'v': break;
 		case 'h': usage(stdout); exit(flush_stdout());
@@ -222,11 +318,47 @@ run(Graph *g, bool (*pass)(Graph *), const char *name, const Options *o)
 	return true;
 }
 
+/* The stored size of one sample: ImageNet's JPEG average for 3-channel
+ * images, else the input tensor at 4 bytes per item. */
+static double
+sample_bytes(const Graph *g)
+{
+	const Tensor *in = &g->tensor[g->input[0]];
+
+	if (in->shape.rank == 3 && in->shape.d[0] == 3 && in->shape.d[1] >= 32)
+		return IMAGENET_JPEG_BYTES;
+	return (double)in->elems * 4;
+}
+
+static bool
+setup_analysis(const Options *o, const Graph *g, Analysis *an, Arena *a, FileList *files)
+{
+	const System *s = system_load(o->system, a, files);
+
+	if (!s)
+		return false;
+	if (s->peak[o->prec] <= 0) {
+		diag_error((Loc){ s->source, 0, 0 }, "system '%s' gives no peak for %s",
+			   s->name, precision_name(o->prec));
+		return false;
+	}
+	an->sys = s;
+	an->prec = o->prec;
+	an->opt = o->opt;
+	an->gpus = o->gpus;
+	an->global_batch = o->global_batch;
+	an->batch_per_gpu = o->global_batch ? 0 : o->batch_per_gpu;
+	an->dataset_size = g->dataset_size ? g->dataset_size : DEFAULT_DATASET;
+	an->sample_bytes = o->sample_bytes > 0 ? o->sample_bytes : sample_bytes(g);
+	return true;
+}
+
 static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
 	OutFile out;
 	Graph *g = frontend_load(o->model, a, files, &o->onnx);
+	Analysis an = { 0 };
 	bool ok;
 
 	if (!g)
@@ -239,9 +371,11 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->dump_after)
 		return flush_stdout();
+	if (!setup_analysis(o, g, &an, a, files) || !strategies_run(g, &an, &o->strat))
+		return EXIT_INPUT;
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
-	ok = o->backend->emit(g, &o->report, out.f);
+	ok = o->backend->emit(g, &an, &o->report, out.f);
 	if (!ok) {
 		out_abort(&out);
 		diag_error((Loc){ o->output ? o->output : "<stdout>", 0, 0 }, "write failed");

@@ -14,16 +14,16 @@ typedef struct ReportOpts {
 typedef struct Backend {
 	const char *name;  /* the --format value */
 	/* false on an I/O error (the caller reports it) */
-	bool (*emit)(const Graph *g, const ReportOpts *o, FILE *f);
+	bool (*emit)(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 } Backend;
 
 /* backends.c */
 const Backend *backend_find(const char *name); /* NULL if unknown */
 
 /* text.c */
-bool text_emit(const Graph *g, const ReportOpts *o, FILE *f);
+bool text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 
 /* json.c */
-bool json_emit(const Graph *g, const ReportOpts *o, FILE *f);
+bool json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 
 #endif

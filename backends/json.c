@@ -86,13 +86,119 @@ layer_json(const Graph *g, const Layer *l)
 	return o;
 }
 
-bool
-json_emit(const Graph *g, const ReportOpts *o, FILE *f)
+static json_t *
+system_json(const System *s)
 {
-	json_t *root = json_object();
+	json_t *o = json_object(), *gpu = json_object(), *lv = json_array();
+
+	set(o, "name", json_string(s->name));
+	set(o, "source", json_string(s->source));
+	set(o, "gpus_per_node", json_integer(s->gpus_per_node));
+	set(gpu, "name", json_string(s->gpu));
+	set(gpu, "flops_fp32", json_real(s->peak[PREC_FP32]));
+	set(gpu, "flops_fp16", json_real(s->peak[PREC_FP16]));
+	set(gpu, "flops_bf16", json_real(s->peak[PREC_BF16]));
+	set(gpu, "memory_bytes", json_real(s->mem));
+	set(gpu, "memory_bw", json_real(s->mem_bw));
+	set(o, "gpu", gpu);
+	set(o, "intra", json_string(s->intra));
+	set(o, "intra_bw", json_real(s->intra_bw));
+	set(o, "intra_latency_s", json_real(s->intra_lat));
+	set(o, "nic_bw", json_real(s->nic_bw));
+	set(o, "nic_latency_s", json_real(s->nic_lat));
+	for (int i = 0; i < s->nlevels; i++) {
+		json_t *l = json_object();
+		set(l, "name", json_string(s->level[i].name));
+		set(l, "fanout", json_integer(s->level[i].fanout));
+		set(l, "latency_s", json_real(s->level[i].latency));
+		set(l, "oversubscription", json_real(s->level[i].oversub));
+		json_array_append_new(lv, l);
+	}
+	set(o, "levels", lv);
+	return o;
+}
+
+static json_t *
+num(bool ok, double v)
+{
+	return ok ? json_real(v) : json_null();
+}
+
+static json_t *
+strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
+{
+	json_t *o = json_object(), *grid = json_object(), *it = json_object(), *mem;
+	bool c = k->computable;
+
+	set(o, "name", json_string(strategy_name[k->kind]));
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (k->grid[d])
+			set(grid, grid_dim_name[d], json_integer(k->grid[d]));
+	set(o, "grid", grid);
+	set(o, "feasible", json_boolean(k->feasible));
+	set(o, "reason", k->reason ? json_string(k->reason) : json_null());
+	set(it, "compute_s", num(c, k->t.compute));
+	set(it, "communication_s", num(c, k->t.communication));
+	set(it, "gradient_allreduce_s", num(c, k->t.grad));
+	set(it, "layer_collectives_s", num(c, k->t.layer));
+	set(it, "p2p_s", num(c, k->t.p2p));
+	set(it, "bubble_s", num(c, k->t.bubble));
+	set(it, "weight_update_s", num(c, k->t.update));
+	set(it, "input_s", num(c, k->t.input));
+	set(it, "total_s", num(c, k->t.total));
+	set(o, "iteration", it);
+	set(o, "epoch_s", num(c, k->epoch));
+	set(o, "memory_per_gpu_bytes", num(c, k->mem.total));
+	mem = json_object();
+	set(mem, "weights", num(c, k->mem.weights));
+	set(mem, "gradients", num(c, k->mem.grads));
+	set(mem, "optimizer", num(c, k->mem.optimizer));
+	set(mem, "activations", num(c, k->mem.activations));
+	set(mem, "buffers", num(c, k->mem.buffers));
+	set(o, "memory", mem);
+	set(o, "global_batch", json_integer(k->global_batch));
+	set(o, "samples_per_gpu", num(c, k->per_gpu_batch));
+	set(o, "max_gpus", json_integer(k->max_gpus));
+	set(o, "bottleneck", k->bottleneck ? json_string(k->bottleneck) : json_null());
+	if (k->kind == STRAT_PIPELINE && c) {
+		json_t *st = json_array();
+		for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
+			json_t *s = json_object();
+			set(s, "first", json_string(g->layer[first].name));
+			set(s, "last", json_string(g->layer[k->stage_end[i]].name));
+			json_array_append_new(st, s);
+		}
+		set(o, "micro_batches", json_integer(k->micro_batches));
+		set(o, "stages", st);
+	}
+	if (k->split >= 0 && c)
+		set(o, "split_after", json_string(g->layer[k->split].name));
+	(void)an;
+	return o;
+}
+
+bool
+json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
+{
+	json_t *root = json_object(), *batch = json_object(), *st = json_array();
 	int rc;
 
 	set(root, "model", model_json(g));
+	set(root, "system", system_json(an->sys));
+	set(root, "gpus", json_integer(an->gpus));
+	set(root, "precision", json_string(precision_name(an->prec)));
+	set(root, "optimizer", json_string(an->opt == OPT_ADAM ? "adam" : an->opt == OPT_SGD
+								 ? "sgd" : "momentum"));
+	set(batch, "per_gpu", an->batch_per_gpu ? json_integer(an->batch_per_gpu) : json_null());
+	set(batch, "global", an->global_batch ? json_integer(an->global_batch) : json_null());
+	set(batch, "dataset_size", json_integer(an->dataset_size));
+	set(batch, "sample_bytes", json_real(an->sample_bytes));
+	set(root, "batch", batch);
+	for (int k = 0; k < STRAT_COUNT; k++)
+		if (an->cand[k].analysed)
+			json_array_append_new(st, strategy_json(g, an, &an->cand[k]));
+	set(root, "strategies", st);
+	set(root, "best", an->best >= 0 ? json_string(strategy_name[an->best]) : json_null());
 	if (o->layers) {
 		json_t *ls = json_array();
 		for (int i = 0; i < g->nlayer; i++)

@@ -78,8 +78,95 @@ layer_table(const Graph *g, FILE *f)
 	}
 }
 
+/* seconds, fixed format: "0.2140 s"; "-" when not computable */
+static const char *
+secs(bool ok, double v, char *buf)
+{
+	if (!ok)
+		snprintf(buf, 32, "-");
+	else if (v >= 100)
+		snprintf(buf, 32, "%.0f s", v);
+	else
+		snprintf(buf, 32, "%.4f s", v);
+	return buf;
+}
+
+static const char *
+grid_str(const Candidate *k, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int d = 0; d < DIM_COUNT && len < n; d++)
+		if (k->grid[d])
+			len += snprintf(buf + len, n - len, "%s%s=%" PRId64, len ? "," : "",
+					grid_dim_name[d], k->grid[d]);
+	return buf;
+}
+
+static void
+system_lines(const Analysis *an, FILE *f)
+{
+	const System *s = an->sys;
+	char b1[32], b2[32];
+
+	fprintf(f, "system       %s (%s): %d x %s per node, %s %.0f GB/s, network %.1f GB/s "
+		   "per node\n", s->name, s->source, s->gpus_per_node, s->gpu, s->intra,
+		s->intra_bw / 1e9, s->nic_bw / 1e9);
+	if (an->global_batch)
+		snprintf(b1, sizeof b1, "global batch %" PRId64, an->global_batch);
+	else
+		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->batch_per_gpu);
+	fprintf(f, "training     %" PRId64 " GPUs, %s, %s, %s, %s samples per epoch\n", an->gpus,
+		b1, precision_name(an->prec),
+		an->opt == OPT_ADAM ? "adam" : an->opt == OPT_SGD ? "sgd" : "momentum",
+		grouped(an->dataset_size, b2));
+}
+
+static void
+strategy_table(const Analysis *an, FILE *f)
+{
+	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32];
+
+	fprintf(f, "\n%-9s %-22s %-4s %10s %10s %10s %10s %11s %9s  %s\n", "strategy", "grid",
+		"fits", "compute", "comm", "iteration", "epoch", "memory/GPU", "max GPUs",
+		"limited by");
+	for (int i = 0; i < STRAT_COUNT; i++) {
+		const Candidate *k = &an->cand[i];
+		if (!k->analysed)
+			continue;
+		fprintf(f, "%-9s %-22s %-4s %10s %10s %10s %10s %11s %9" PRId64 "  %s\n",
+			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
+			k->feasible ? "yes" : "no", secs(k->computable, k->t.compute, b1),
+			secs(k->computable, k->t.communication, b2),
+			secs(k->computable, k->t.total, b3), secs(k->computable, k->epoch, b4),
+			k->computable ? bytes((int64_t)k->mem.total, b5) : "-", k->max_gpus,
+			k->feasible ? k->bottleneck : k->reason);
+	}
+}
+
+static void
+recommendation(const Analysis *an, FILE *f)
+{
+	const Candidate *k;
+	char grid[96], b1[32], b2[32];
+
+	if (an->best < 0) {
+		fprintf(f, "\nrecommendation: no strategy fits on %" PRId64 " GPUs of this system; "
+			   "use a smaller batch, more GPUs or a larger GPU.\n", an->gpus);
+		return;
+	}
+	k = &an->cand[an->best];
+	fprintf(f, "\nrecommendation: use %s parallelism (%s): %s per iteration, %s per epoch",
+		strategy_name[k->kind], grid_str(k, grid, sizeof grid), secs(true, k->t.total, b1),
+		secs(true, k->epoch, b2));
+	if (an->runner_up_ratio > 0)
+		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
+	fprintf(f, "; it is limited by %s.\n", k->bottleneck);
+}
+
 bool
-text_emit(const Graph *g, const ReportOpts *o, FILE *f)
+text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
 	const Totals *t = &g->total;
 	char b1[32], b2[32], b3[96];
@@ -109,6 +196,9 @@ text_emit(const Graph *g, const ReportOpts *o, FILE *f)
 			g->nlayer);
 	if (g->dataset_size)
 		fprintf(f, "dataset      %s samples\n", grouped(g->dataset_size, b1));
+	system_lines(an, f);
+	strategy_table(an, f);
+	recommendation(an, f);
 	if (o->layers)
 		layer_table(g, f);
 	return !ferror(f);

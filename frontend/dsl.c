@@ -273,6 +273,11 @@ eval(Elab *E, Scope *S, const Expr *e)
 		v->i = e->ival;
 		return v;
 	case E_FLOAT:
+		if (e->unit) {
+			diag_error(e->loc, "quantities with units are only used in system "
+				   "descriptions");
+			return NULL;
+		}
 		v = newval(E, V_FLOAT);
 		v->f = e->fval;
 		return v;
@@ -287,6 +292,9 @@ eval(Elab *E, Scope *S, const Expr *e)
 		return x && x->kind == V_POISON ? NULL : x;
 	case E_LIST:
 		return eval_list(E, S, e);
+	case E_STRING:
+		diag_error(e->loc, "strings are only used in system descriptions");
+		return NULL;
 	case E_NEG:
 		if (!(x = eval(E, S, e->a)))
 			return NULL;
@@ -948,6 +956,9 @@ exec(Elab *E, Scope *S, const Stmt *st)
 		case ST_OUTPUT: output_stmt(E, S, st); break;
 		case ST_REPEAT: repeat_stmt(E, S, st); break;
 		case ST_IF: if_stmt(E, S, st); break;
+		case ST_LEVEL:
+			diag_error(st->loc, "'level' is only allowed in a system");
+			break;
 		case ST_LET:
 			if ((v = eval(E, S, st->expr)))
 				bind(E, S, st->lhs, v);

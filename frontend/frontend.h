@@ -30,6 +30,20 @@ Graph *onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions 
  * a malloc'd buffer; NULL with *err set when the wire format is broken. */
 uint8_t *onnx_strip(const uint8_t *buf, size_t len, size_t *outlen, const char **err);
 
+/* builtins.c: the built-in systems' ODL text, by name or index (NULL
+ * past the end / when unknown). */
+extern const char *const default_system;
+const char *builtin_system(const char *name);
+const char *builtin_system_name(int i);
+
+/* system.c: a built-in system by name, an ODL file with one `system`
+ * block, or a ParaDL .plat file.  NULL after reporting errors. */
+System *system_load(const char *name, Arena *a, FileList *files);
+void system_list(FILE *f);  /* --list-systems */
+
+/* paradl.c: ParaDL's platform files (.plat) and model tables (.net). */
+System *paradl_load_plat(const char *path, Arena *a, FileList *files);
+
 /* load.c: pick the frontend from the file name (or content) and run it. */
 Graph *frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt);
 

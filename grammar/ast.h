@@ -20,7 +20,12 @@ typedef enum ExprKind {
 	E_LIST,   /* list: [a, b, c] or 3x224x224 */
 	E_BINOP,  /* op: + - * / % < >, e (==), n (!=), l (<=), g (>=); a, b */
 	E_NEG,    /* a */
+	E_STRING, /* name: the text */
 } ExprKind;
+
+/* The dimension of a quantity written with a unit (12.5GB/s); its value is
+ * kept in SI base units: bytes, seconds, bytes per second, FLOP/s. */
+typedef enum Unit { U_NONE, U_BYTES, U_SECONDS, U_BYTES_PER_S, U_FLOPS } Unit;
 
 typedef struct Expr Expr;
 struct Expr {
@@ -34,6 +39,7 @@ struct Expr {
 	Expr *list;   /* E_LIST items, linked by next */
 	Expr *next;
 	int depth;    /* nesting below this node; -1: an error was reported */
+	Unit unit;    /* E_FLOAT written with a unit */
 };
 
 /* Deeper expressions are refused: evaluation recurses (docs/limits.md). */
@@ -56,6 +62,7 @@ typedef enum StmtKind {
 	ST_DATASET, /* dataset expr; */
 	ST_RETURN,  /* return expr; */
 	ST_REPEAT,  /* repeat expr [as var] { body } */
+	ST_LEVEL,   /* level lhs { body }  (in a system: one network level) */
 } StmtKind;
 
 typedef struct Stmt Stmt;
@@ -81,15 +88,15 @@ struct Param {
 	Param *next;
 };
 
-typedef enum DeclKind { D_MODEL, D_BLOCK, D_INCLUDE } DeclKind;
+typedef enum DeclKind { D_MODEL, D_BLOCK, D_INCLUDE, D_SYSTEM } DeclKind;
 
 typedef struct Decl Decl;
 struct Decl {
 	DeclKind kind;
 	Loc loc;
-	const char *name;  /* model or block name; include: the path written */
+	const char *name;  /* model, block or system name; include: the path */
 	Param *params;     /* block */
-	Stmt *body;        /* model, block */
+	Stmt *body;        /* model, block, system */
 	Decl *next;
 };
 

@@ -62,9 +62,10 @@ yyerror(YYLTYPE *loc, void *scanner, ParseCtx *ctx, const char *msg)
 %token MODEL "model" BLOCK "block" INCLUDE "include" INPUT "input"
 %token OUTPUT "output" DATASET "dataset" RETURN "return" REPEAT "repeat"
 %token AS "as" TRUE "true" FALSE "false" IF "if" ELSE "else"
+%token SYSTEM "system" LEVEL "level"
 %token EQ "==" NE "!=" LE "<=" GE ">="
 %token <str> IDENT "identifier" STRING "string"
-%token <expr> NUMBER "number" DIMS "dimensions"
+%token <expr> NUMBER "number" DIMS "dimensions" QUANTITY "quantity"
 
 %type <decl> decl decls
 %type <stmt> stmt stmts body
@@ -93,6 +94,7 @@ decls:
 decl:
 	INCLUDE STRING ';'      { $$ = ast_decl(A, D_INCLUDE, $2, L(@1)); }
 	| MODEL IDENT body      { $$ = ast_decl(A, D_MODEL, $2, L(@2)); $$->body = $3; }
+	| SYSTEM IDENT body     { $$ = ast_decl(A, D_SYSTEM, $2, L(@2)); $$->body = $3; }
 	| BLOCK IDENT '(' params ')' body
 	                        {
 				  $$ = ast_decl(A, D_BLOCK, $2, L(@2));
@@ -153,6 +155,7 @@ stmt:
 	| OUTPUT names ';'      { $$ = ast_stmt(A, ST_OUTPUT, L(@1)); $$->args = ast_rev_args($2); }
 	| DATASET expr ';'      { $$ = ast_stmt(A, ST_DATASET, L(@1)); $$->expr = $2; }
 	| RETURN expr ';'       { $$ = ast_stmt(A, ST_RETURN, L(@1)); $$->expr = $2; }
+	| LEVEL IDENT body      { $$ = ast_stmt(A, ST_LEVEL, L(@1)); $$->lhs = $2; $$->body = $3; }
 	| REPEAT expr body      { $$ = ast_stmt(A, ST_REPEAT, L(@1)); $$->expr = $2; $$->body = $3; }
 	| REPEAT expr AS IDENT body
 	                        {
@@ -200,6 +203,8 @@ exprs:
 expr:
 	NUMBER
 	| DIMS
+	| QUANTITY
+	| STRING                { $$ = ast_expr(A, E_STRING, L(@1)); $$->name = $1; }
 	| IDENT                 { $$ = ast_expr(A, E_NAME, L(@1)); $$->name = $1; }
 	| TRUE                  { $$ = ast_expr(A, E_BOOL, L(@1)); $$->ival = 1; }
 	| FALSE                 { $$ = ast_expr(A, E_BOOL, L(@1)); }

@@ -163,6 +163,131 @@ typedef struct Graph {
 	unsigned done;        /* PASS_* bits of the passes that ran */
 } Graph;
 
+/* ---- the cluster -------------------------------------------------------- */
+
+enum { MAX_LEVELS = 4 };
+
+typedef enum Precision { PREC_FP32, PREC_FP16, PREC_BF16, PREC_COUNT } Precision;
+
+/* One level of the network above the nodes, from the leaf switches up.
+ * Level 0 groups `fanout` nodes under a leaf switch; level i groups
+ * `fanout` groups of level i-1.  The top level's fanout may be 0: as many
+ * as needed. */
+typedef struct NetLevel {
+	const char *name;
+	int64_t fanout;
+	double latency;   /* seconds added per crossing of this level's switch */
+	double oversub;   /* over-subscription of the links above this level
+	                     (3 = 1:3); 1 = full bisection */
+} NetLevel;
+
+/* A cluster: GPUs in nodes, nodes in a switched network.  Every figure is
+ * in SI base units (bytes, seconds, bytes/s, FLOP/s).  Built-in systems and
+ * user files are written in ODL (`system NAME { ... }`, docs/systems.md);
+ * each built-in states the source of every constant. */
+typedef struct System {
+	const char *name;
+	const char *source;       /* "built-in" or the file */
+	const char *gpu;          /* the GPU's name, for reports */
+	double peak[PREC_COUNT];  /* FLOP/s per precision; 0 = not supported */
+	double mem;               /* GPU memory, bytes */
+	double mem_bw;            /* GPU memory bandwidth, bytes/s */
+	int gpus_per_node;
+	const char *intra;        /* "nvlink", "nvswitch", "pcie": the link in a node */
+	double intra_bw;          /* bytes/s per GPU inside a node */
+	double intra_lat;         /* start-up latency of a message inside a node */
+	double nic_bw;            /* bytes/s a node injects into the network */
+	double nic_lat;           /* start-up latency of a message between nodes */
+	double p2p_lat;           /* latency of the framework's point-to-point
+	                             sends (halo, pipeline) */
+	bool tree;                /* collectives may use trees (NCCL >= 2.4) */
+	NetLevel level[MAX_LEVELS];
+	int nlevels;
+	double storage_bw;        /* training-data read bandwidth per node */
+	int cpu_cores;            /* per node, for decoding input samples */
+	double decode_bw;         /* compressed input bytes one core decodes per s */
+	double eff_conv;          /* fraction of peak convolutions reach */
+	double eff_gemm;          /* fraction of peak matrix products reach */
+	double eff_mem;           /* fraction of mem_bw element-wise kernels reach */
+	double kernel_lat;        /* GPU time per kernel beyond its work */
+	double dispatch;          /* CPU time the framework spends per layer call */
+	double reserved;          /* memory the runtime keeps (context, allocator) */
+} System;
+
+/* ---- the analysis: strategies over GPUs ---------------------------------- */
+
+typedef enum StrategyKind {
+	STRAT_DATA, STRAT_SPATIAL, STRAT_PIPELINE, STRAT_FILTER, STRAT_CHANNEL,
+	STRAT_DF, STRAT_DS, STRAT_COUNT
+} StrategyKind;
+
+/* The dimensions of a process grid. */
+typedef enum GridDim { DIM_DATA, DIM_SPATIAL, DIM_PIPELINE, DIM_FILTER, DIM_CHANNEL,
+		       DIM_COUNT } GridDim;
+
+typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM } Optimizer;
+
+/* Time of one training iteration, seconds, by part. */
+typedef struct IterTime {
+	double compute;     /* forward + backward on the slowest GPU (pipeline:
+	                       the useful steps only) */
+	double bubble;      /* pipeline fill and drain */
+	double grad;        /* gradient all-reduce across data replicas */
+	double layer;       /* per-layer collectives (filter, channel, spatial gather) */
+	double p2p;         /* halo exchange, pipeline sends */
+	double update;      /* optimizer step */
+	double input;       /* reading and decoding the node's samples (overlapped) */
+	double communication; /* grad + layer + p2p */
+	double total;       /* max(input, everything else added) */
+} IterTime;
+
+/* Memory per GPU, bytes, by part. */
+typedef struct MemUse {
+	double weights, grads, optimizer, activations, buffers, total;
+} MemUse;
+
+typedef struct Candidate {
+	StrategyKind kind;
+	bool analysed;            /* asked for (--strategies) */
+	int64_t grid[DIM_COUNT];  /* 0 = dimension not used */
+	bool computable;          /* times and memory were predicted */
+	bool feasible;            /* within its limits and GPU memory */
+	const char *reason;       /* why not feasible */
+	const char *bottleneck;   /* the limiting factor, in the paper's terms */
+	int64_t max_gpus;         /* the strategy's scaling limit for this model */
+	int64_t global_batch;
+	double per_gpu_batch;     /* samples a GPU works on per iteration */
+	int64_t micro_batches;    /* pipeline */
+	int *stage_end;           /* pipeline: last layer index of each stage */
+	int stages;
+	int split;                /* spatial: last spatially split layer */
+	IterTime t;
+	double epoch;             /* seconds per epoch */
+	MemUse mem;
+} Candidate;
+
+typedef struct Analysis {
+	const System *sys;
+	Precision prec;
+	Optimizer opt;
+	int64_t gpus;
+	int64_t batch_per_gpu;    /* weak scaling; 0 when the global batch is fixed */
+	int64_t global_batch;     /* strong scaling; 0 when weak */
+	int64_t dataset_size;
+	double sample_bytes;      /* stored bytes of one training sample */
+	Candidate cand[STRAT_COUNT];
+	int best;                 /* index into cand, -1 when none is feasible */
+	double runner_up_ratio;   /* second best / best epoch time */
+} Analysis;
+
+extern const char *const strategy_name[STRAT_COUNT];
+extern const char *const grid_dim_name[DIM_COUNT];
+
+/* system.c */
+const char *precision_name(Precision p);
+/* The lowest network level spanning `nodes` consecutive nodes (-1: one node). */
+int system_span(const System *s, int64_t nodes);
+
 /* graph.c */
 Graph *graph_new(Arena *a, const char *name, const char *source, const char *format);
 int graph_add_tensor(Graph *g, const char *name, int producer);

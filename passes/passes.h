@@ -27,4 +27,20 @@ bool cost_annotate(Graph *g);
  *           forward pass for the backward pass, per sample. */
 bool memory_annotate(Graph *g);
 
+/* strategy.c
+ * requires: PASS_COST, PASS_MEMORY, and an Analysis with its system,
+ *           precision, optimizer, GPU count, batch and dataset set.
+ * provides: Analysis.cand (every strategy: grid, times, memory, limits,
+ *           bottleneck), Analysis.best. */
+enum { SPLIT_AUTO, SPLIT_ALL };
+typedef struct StrategyOpts {
+	unsigned mask;       /* 1 << StrategyKind of the strategies to analyse */
+	int spatial_split;   /* SPLIT_AUTO: the best split point; SPLIT_ALL: every
+	                        layer with spatial extent (ParaDL's .lc masks) */
+} StrategyOpts;
+bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
+
+/* pipeline.c: the pipeline strategy over S stages (used by strategy.c) */
+void pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S);
+
 #endif

@@ -1,0 +1,158 @@
+/* builtins.c -- the built-in systems, written in ODL like a user's file.
+ *
+ * Each constant carries the source it comes from.  `oraclec --list-systems`
+ * prints this text; `--system NAME` parses it exactly as it parses a file,
+ * so a user can copy a built-in, edit it and pass the file instead. */
+#include "frontend/frontend.h"
+
+#include <string.h>
+
+const char *const default_system = "abci";
+
+static const struct {
+	const char *name;
+	const char *text;
+} builtin[] = {
+	{ "abci",
+	  "// ABCI (AIST), the platform of the ParaDL papers (Kahira et al., HPDC'21,\n"
+	  "// and the tech report), as the authors ran it: Chainer 7, ChainerMN,\n"
+	  "// NCCL 2.3.5, Open MPI 2.1.6, CUDA 9.0.  Hardware from the tech report.\n"
+	  "system abci {\n"
+	  "    gpu = \"V100-SXM2-16GB\";\n"
+	  "    fp32 = 15.7TFLOPS;          // NVIDIA V100 datasheet, SXM2\n"
+	  "    fp16 = 125TFLOPS;           // tensor cores, V100 datasheet\n"
+	  "    memory = 16GiB;             // HBM2, V100 datasheet\n"
+	  "    memory_bw = 900GB/s;        // V100 datasheet\n"
+	  "    gpus_per_node = 4;          // 4 x V100 per node (tech report)\n"
+	  "    intra = \"nvlink\";\n"
+	  "    intra_bw = 50GB/s;          // 2 NVLink-2 bricks per GPU pair (tech report, ParaDL)\n"
+	  "    intra_latency = 9us;        // ParaDL INTRA_CABLE_LAT (arXiv 1903.04611)\n"
+	  "    nic_bw = 25GB/s;            // 2 x InfiniBand EDR (12.5 GB/s each) per node\n"
+	  "    nic_latency = 10us;         // one ring step between nodes: NCCL over IB\n"
+	  "                                // (nccl-tests small-message latency)\n"
+	  "    p2p_latency = 3ms;          // framework send/recv staged through the host:\n"
+	  "                                // ParaDL's PLX_CABLE_LAT2, measured without GPU-Direct\n"
+	  "    tree = false;               // NCCL 2.3 has ring collectives only (trees: 2.4)\n"
+	  "    level leaf  { fanout = 17; latency = 90ns;  oversubscription = 1; }\n"
+	  "    level rack  { fanout = 2;  latency = 90ns;  oversubscription = 3; }\n"
+	  "                                // full bisection in a rack, 1:3 between racks\n"
+	  "    level spine { fanout = 0;  latency = 400ns; oversubscription = 1; }\n"
+	  "                                // switch latencies: tech report (IB data sheets)\n"
+	  "    storage_bw = 12.5GB/s;      // GPFS over one EDR link per node\n"
+	  "    cpu_cores = 40;             // 2 x Xeon Gold 6148 (20 cores each)\n"
+	  "    decode_bw = 16MB/s;         // JPEG decode + crop with PIL: ~150 ImageNet\n"
+	  "                                // images (110 KB) per second per core\n"
+	  "    eff_conv = 0.75;            // cuDNN 7 FP32 convolutions on V100\n"
+	  "    eff_gemm = 0.85;            // cuBLAS SGEMM on V100 (~13.5 of 15.7 TFLOPS)\n"
+	  "    eff_memory = 0.8;           // STREAM-like kernels reach ~720 of 900 GB/s\n"
+	  "    kernel_latency = 5us;       // launch and tail of one CUDA kernel\n"
+	  "    dispatch = 30us;            // Chainer: Python cost of one FunctionNode call\n"
+	  "    reserved = 1GiB;            // CUDA context, cuDNN workspace, allocator slack\n"
+	  "}\n" },
+	{ "thetagpu",
+	  "// ThetaGPU (ALCF): NVIDIA DGX A100 nodes, 8 x A100-SXM4-40GB, NVSwitch,\n"
+	  "// 8 x HDR InfiniBand for compute traffic.  PyTorch + NCCL 2.x.\n"
+	  "system thetagpu {\n"
+	  "    gpu = \"A100-SXM4-40GB\";\n"
+	  "    fp32 = 19.5TFLOPS;          // A100 datasheet (without TF32)\n"
+	  "    fp16 = 312TFLOPS;           // tensor cores, dense, A100 datasheet\n"
+	  "    bf16 = 312TFLOPS;\n"
+	  "    memory = 40GB;              // HBM2, A100 datasheet\n"
+	  "    memory_bw = 1555GB/s;       // A100 40GB datasheet\n"
+	  "    gpus_per_node = 8;          // DGX A100\n"
+	  "    intra = \"nvswitch\";\n"
+	  "    intra_bw = 300GB/s;         // NVLink 3: 600 GB/s bidirectional per GPU\n"
+	  "    intra_latency = 5us;        // NCCL step over NVSwitch\n"
+	  "    nic_bw = 200GB/s;           // 8 x HDR 200 Gb/s (25 GB/s each), DGX A100 guide\n"
+	  "    nic_latency = 8us;          // NCCL step over HDR InfiniBand\n"
+	  "    p2p_latency = 10us;         // NCCL send/recv\n"
+	  "    tree = true;                // NCCL >= 2.4 double binary trees\n"
+	  "    level leaf  { fanout = 8;  latency = 130ns; oversubscription = 1; }\n"
+	  "    level spine { fanout = 0;  latency = 130ns; oversubscription = 1; }\n"
+	  "                                // HDR QM8700 switches, ~130 ns port to port\n"
+	  "    storage_bw = 25GB/s;        // 2 x HDR storage links per DGX A100\n"
+	  "    cpu_cores = 128;            // 2 x AMD EPYC 7742\n"
+	  "    decode_bw = 40MB/s;         // libjpeg-turbo decode + crop, per core\n"
+	  "    eff_conv = 0.75;            // cuDNN FP32 convolutions\n"
+	  "    eff_gemm = 0.9;             // cuBLAS SGEMM\n"
+	  "    eff_memory = 0.85;          // STREAM-like kernels\n"
+	  "    kernel_latency = 4us;\n"
+	  "    dispatch = 10us;            // PyTorch eager: per-operator CPU cost\n"
+	  "    reserved = 1.5GiB;          // CUDA context, cuDNN workspace, caching allocator\n"
+	  "}\n" },
+	{ "dgx-a100",
+	  "// NVIDIA DGX A100 (80 GB), 8 x A100-SXM4-80GB, NVSwitch, 8 x HDR.\n"
+	  "system dgx_a100 {\n"
+	  "    gpu = \"A100-SXM4-80GB\";\n"
+	  "    fp32 = 19.5TFLOPS;          // A100 datasheet\n"
+	  "    fp16 = 312TFLOPS;           // tensor cores, dense\n"
+	  "    bf16 = 312TFLOPS;\n"
+	  "    memory = 80GB;              // HBM2e\n"
+	  "    memory_bw = 2039GB/s;       // A100 80GB SXM datasheet\n"
+	  "    gpus_per_node = 8;\n"
+	  "    intra = \"nvswitch\";\n"
+	  "    intra_bw = 300GB/s;         // NVLink 3, per direction\n"
+	  "    intra_latency = 5us;\n"
+	  "    nic_bw = 200GB/s;           // 8 x HDR 200 Gb/s\n"
+	  "    nic_latency = 8us;\n"
+	  "    p2p_latency = 10us;\n"
+	  "    tree = true;\n"
+	  "    level leaf  { fanout = 20; latency = 130ns; oversubscription = 1; }\n"
+	  "                                // DGX SuperPOD: 20 nodes per scalable unit\n"
+	  "    level spine { fanout = 0;  latency = 130ns; oversubscription = 1; }\n"
+	  "    storage_bw = 25GB/s;\n"
+	  "    cpu_cores = 128;            // 2 x AMD EPYC 7742\n"
+	  "    decode_bw = 40MB/s;\n"
+	  "    eff_conv = 0.75;\n"
+	  "    eff_gemm = 0.9;\n"
+	  "    eff_memory = 0.85;\n"
+	  "    kernel_latency = 4us;\n"
+	  "    dispatch = 10us;            // PyTorch eager\n"
+	  "    reserved = 1.5GiB;\n"
+	  "}\n" },
+	{ "dgx-h100",
+	  "// NVIDIA DGX H100, 8 x H100-SXM5-80GB, NVSwitch (NVLink 4), 8 x NDR.\n"
+	  "system dgx_h100 {\n"
+	  "    gpu = \"H100-SXM5-80GB\";\n"
+	  "    fp32 = 67TFLOPS;            // H100 SXM datasheet\n"
+	  "    fp16 = 989TFLOPS;           // tensor cores, dense\n"
+	  "    bf16 = 989TFLOPS;\n"
+	  "    memory = 80GB;              // HBM3\n"
+	  "    memory_bw = 3350GB/s;       // H100 SXM datasheet\n"
+	  "    gpus_per_node = 8;\n"
+	  "    intra = \"nvswitch\";\n"
+	  "    intra_bw = 450GB/s;         // NVLink 4: 900 GB/s bidirectional per GPU\n"
+	  "    intra_latency = 4us;\n"
+	  "    nic_bw = 400GB/s;           // 8 x NDR 400 Gb/s (50 GB/s each)\n"
+	  "    nic_latency = 6us;\n"
+	  "    p2p_latency = 8us;\n"
+	  "    tree = true;\n"
+	  "    level leaf  { fanout = 32; latency = 130ns; oversubscription = 1; }\n"
+	  "                                // DGX H100 SuperPOD: 32 nodes per scalable unit\n"
+	  "    level spine { fanout = 0;  latency = 130ns; oversubscription = 1; }\n"
+	  "    storage_bw = 50GB/s;\n"
+	  "    cpu_cores = 112;            // 2 x Xeon Platinum 8480C\n"
+	  "    decode_bw = 50MB/s;\n"
+	  "    eff_conv = 0.6;             // FP32 convolutions use a smaller share of H100\n"
+	  "    eff_gemm = 0.8;\n"
+	  "    eff_memory = 0.85;\n"
+	  "    kernel_latency = 3us;\n"
+	  "    dispatch = 8us;             // PyTorch eager\n"
+	  "    reserved = 2GiB;\n"
+	  "}\n" },
+};
+
+const char *
+builtin_system(const char *name)
+{
+	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+		if (strcmp(builtin[i].name, name) == 0)
+			return builtin[i].text;
+	return NULL;
+}
+
+const char *
+builtin_system_name(int i)
+{
+	return i >= 0 && (size_t)i < sizeof builtin / sizeof builtin[0] ? builtin[i].name : NULL;
+}

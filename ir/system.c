@@ -1,0 +1,32 @@
+/* system.c -- small helpers on the cluster description. */
+#include "ir/ir.h"
+
+const char *
+precision_name(Precision p)
+{
+	static const char *const name[] = { "fp32", "fp16", "bf16" };
+
+	return (unsigned)p < PREC_COUNT ? name[p] : "?";
+}
+
+int
+system_span(const System *s, int64_t nodes)
+{
+	int64_t group = 1;
+
+	if (nodes <= 1)
+		return -1;
+	for (int i = 0; i < s->nlevels; i++) {
+		if (s->level[i].fanout <= 0)
+			return i;
+		group *= s->level[i].fanout;
+		if (nodes <= group)
+			return i;
+	}
+	return s->nlevels - 1;
+}
+
+const char *const strategy_name[STRAT_COUNT] = { "data", "spatial", "pipeline", "filter",
+						 "channel", "df", "ds" };
+const char *const grid_dim_name[DIM_COUNT] = { "data", "spatial", "pipeline", "filter",
+					       "channel" };

@@ -1,0 +1,100 @@
+/* comm.c -- alpha-beta costs of collectives on a hierarchical cluster.
+ *
+ * A ring over g GPUs moves data in 2(g-1) steps (all-reduce) or g-1 steps
+ * (all-gather), each sending 1/g of the message; a step costs the start-up
+ * latency and the transfer time of its slowest link.  Inside a node the
+ * link is the GPU interconnect; once the ring leaves the node, every step
+ * waits for the network: the NIC, shared by the other communicators of the
+ * node running at the same time, and, above the leaf switches, the
+ * over-subscribed uplinks shared by every ring crossing them.  Each switch
+ * level the ring crosses adds its latency twice (up and down).
+ *
+ * Where the system has trees (NCCL >= 2.4), an all-reduce across nodes
+ * may instead reduce inside each node, run a pipelined double binary tree
+ * between nodes (latency logarithmic in the node count, about twice the
+ * bandwidth term of a ring) and broadcast inside the node; the cheaper
+ * algorithm is used, as NCCL chooses. */
+#include "passes/model.h"
+
+#include <math.h>
+
+typedef struct Path {
+	double alpha;   /* seconds per step */
+	double bw;      /* bytes per second per step */
+	int64_t nodes;
+} Path;
+
+static Path
+path(const System *s, Group g)
+{
+	int64_t k = g.per_node < 1 ? 1 : g.per_node;
+	Path p = { s->intra_lat, s->intra_bw, (g.size + k - 1) / k };
+	int top;
+	double share = g.sharing < 1 ? 1 : (double)g.sharing;
+
+	if (p.nodes <= 1)
+		return p;
+	top = system_span(s, p.nodes);
+	p.alpha = s->nic_lat;
+	p.bw = s->nic_bw / share;
+	if (s->intra_bw < p.bw)
+		p.bw = s->intra_bw;
+	for (int i = 0; i <= top && i < s->nlevels; i++) {
+		p.alpha += 2 * s->level[i].latency;
+		if (i < top && s->level[i].fanout > 0) {
+			/* the uplinks of a level-i group carry its fanout nodes'
+			 * bandwidth divided by the over-subscription; two ring
+			 * edges per communicator cross them */
+			double up = s->level[i].fanout * s->nic_bw / s->level[i].oversub;
+			double per = up / (2 * share);
+			if (per < p.bw)
+				p.bw = per;
+		}
+	}
+	return p;
+}
+
+static double
+ring(double steps, double alpha, double chunk, double bw)
+{
+	return steps * (alpha + chunk / bw);
+}
+
+double
+allreduce_time(const System *s, Group g, double bytes)
+{
+	Path p;
+	double t, k, tree;
+
+	if (g.size <= 1 || bytes <= 0)
+		return 0;
+	p = path(s, g);
+	t = ring(2.0 * (g.size - 1), p.alpha, bytes / g.size, p.bw);
+	if (!s->tree || p.nodes <= 1)
+		return t;
+	k = g.per_node < 1 ? 1 : (double)g.per_node;
+	tree = ring(k - 1, s->intra_lat, bytes / k, s->intra_bw) +       /* reduce in node */
+	       2 * ceil(log2((double)p.nodes)) * p.alpha + 2 * bytes / p.bw + /* tree */
+	       ring(k - 1, s->intra_lat, bytes / k, s->intra_bw);        /* broadcast */
+	return tree < t ? tree : t;
+}
+
+double
+allgather_time(const System *s, Group g, double bytes)
+{
+	Path p;
+
+	if (g.size <= 1 || bytes <= 0)
+		return 0;
+	p = path(s, g);
+	return ring((double)(g.size - 1), p.alpha, bytes / g.size, p.bw);
+}
+
+double
+p2p_time(const System *s, double bytes, bool across_nodes)
+{
+	double bw = across_nodes ? (s->nic_bw < s->intra_bw ? s->nic_bw : s->intra_bw)
+				 : s->intra_bw;
+
+	return s->p2p_lat + bytes / bw;
+}

@@ -1,0 +1,94 @@
+/* compute.c -- how long one GPU takes for a layer, an optimizer step, and
+ * the input pipeline of a node.
+ *
+ * A layer's kernel time is a roofline: the larger of its FLOPs over the
+ * GPU's peak times the efficiency of its class (convolutions, matrix
+ * products) and the activation bytes it moves over the memory bandwidth
+ * times the element-wise efficiency, plus a fixed cost per kernel (launch
+ * and tail: the reason small layers, and layers split many ways, stop
+ * scaling).  Eager frameworks dispatch every layer from the CPU while the
+ * GPU runs earlier ones, so a layer takes the larger of the GPU time and
+ * the CPU dispatch time.  Backward moves twice the forward's activation
+ * bytes (it reads the saved activations and the incoming gradient). */
+#include "passes/model.h"
+
+static double
+efficiency(const System *s, const Layer *l)
+{
+	switch (op_info[l->op].cls) {
+	case OPC_CONV: return s->eff_conv;
+	case OPC_FC:
+	case OPC_MATMUL: return s->eff_gemm;
+	default: return s->eff_gemm; /* element-wise FLOPs are never the bound */
+	}
+}
+
+double
+layer_time(const System *s, Precision prec, const Graph *g, const Layer *l, double n,
+	   double share, bool bwd)
+{
+	const Cost *c = &l->cost;
+	double peak = s->peak[prec] > 0 ? s->peak[prec] : s->peak[PREC_FP32];
+	double flops = (double)(bwd ? c->flops_bwd : c->flops_fwd) * n * share;
+	/* bytes_fwd counts the weights once per sample; they are read once */
+	double wbytes = (double)c->params * g->elem_bytes;
+	double act = ((double)c->bytes_fwd - wbytes) * n * share * (bwd ? 2 : 1);
+	double bytes = (act > 0 ? act : 0) + wbytes * share;
+	double tc = flops / (peak * efficiency(s, l));
+	double tm = bytes / (s->mem_bw * s->eff_mem);
+	int kernels = bwd && c->params > 0 ? 2 : 1; /* data and weight gradients */
+	double gpu = (tc > tm ? tc : tm) + kernels * s->kernel_lat;
+
+	if (op_info[l->op].save & S_VIEW)
+		gpu = 0; /* a view launches nothing */
+	return gpu > s->dispatch ? gpu : s->dispatch;
+}
+
+double
+span_time(const System *s, Precision prec, const Graph *g, int first, int last, double n,
+	  double share)
+{
+	double t = 0;
+
+	for (int i = first; i <= last; i++)
+		t += layer_time(s, prec, g, &g->layer[i], n, share, false) +
+		     layer_time(s, prec, g, &g->layer[i], n, share, true);
+	return t;
+}
+
+/* Reads and writes per parameter element, 4-byte values: SGD reads the
+ * weight and gradient and writes the weight (12 B); momentum adds the
+ * velocity (20 B); Adam the two moments (28 B). */
+static double
+update_bytes(Optimizer opt)
+{
+	return opt == OPT_ADAM ? 28 : opt == OPT_MOMENTUM ? 20 : 12;
+}
+
+double
+optimizer_bytes(Optimizer opt)
+{
+	return opt == OPT_ADAM ? 8 : opt == OPT_MOMENTUM ? 4 : 0;
+}
+
+/* One fused kernel per parameter tensor, each also a framework call. */
+double
+update_time(const System *s, Optimizer opt, double params, double arrays)
+{
+	double per = s->dispatch > s->kernel_lat ? s->dispatch : s->kernel_lat;
+
+	return params * update_bytes(opt) / (s->mem_bw * s->eff_mem) + arrays * per;
+}
+
+/* Reading from storage and decoding on the node's cores proceed together
+ * (prefetching workers), so the slower one sets the pace. */
+double
+input_time(const System *s, double samples, double bytes)
+{
+	double read = s->storage_bw > 0 ? samples * bytes / s->storage_bw : 0;
+	double decode = s->decode_bw > 0 && s->cpu_cores > 0
+				? samples * bytes / (s->decode_bw * s->cpu_cores)
+				: 0;
+
+	return read > decode ? read : decode;
+}

@@ -1,0 +1,215 @@
+/* pipeline.c -- layer (pipeline) parallelism: contiguous stages, GPipe.
+ *
+ * The layers, in topological order, are cut into S contiguous stages, one
+ * per GPU.  With M micro-batches of B/M samples, GPipe runs M + S - 1
+ * steps, each as long as the slowest stage (forward and backward of one
+ * micro-batch), and keeps every micro-batch's activations until its
+ * backward pass.  For each M (powers of two up to B) the partition that
+ * minimises the slowest stage under the per-GPU memory limit is found
+ * exactly: the least bound T for which packing layers greedily into stages
+ * of time <= T and memory <= the limit needs at most S stages (greedy
+ * packing is optimal for contiguous partitions under additive limits, so
+ * bisection on T finds the optimum).  The best M is kept. */
+#include "passes/model.h"
+#include "passes/passes.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct Stages {
+	int n;
+	int *end;      /* last layer of each stage */
+} Stages;
+
+/* Greedy packing under time bound T and memory cap; false if more than
+ * S stages would be needed (or a single layer breaks a limit). */
+static bool
+pack(const double *t, const double *m, int L, double T, double cap, int S, Stages *st)
+{
+	double tt = 0, mm = 0;
+
+	st->n = 0;
+	for (int i = 0; i < L; i++) {
+		if (t[i] > T || m[i] > cap)
+			return false;
+		if (tt + t[i] > T || mm + m[i] > cap) {
+			if (st->n + 1 >= S)
+				return false;
+			st->end[st->n++] = i - 1;
+			tt = mm = 0;
+		}
+		tt += t[i];
+		mm += m[i];
+	}
+	st->end[st->n++] = L - 1;
+	return true;
+}
+
+/* Splits stages until there are S (or every stage holds one layer):
+ * more stages never make the slowest one slower. */
+static void
+spread(Stages *st, int S)
+{
+	while (st->n < S) {
+		int k = -1;
+		for (int i = 0; i < st->n; i++) {
+			int first = i ? st->end[i - 1] + 1 : 0;
+			if (st->end[i] > first) {
+				k = i;
+				break;
+			}
+		}
+		if (k < 0)
+			return;
+		for (int i = st->n; i > k; i--)
+			st->end[i] = st->end[i - 1];
+		st->end[k] = (k ? st->end[k - 1] + 1 : 0);
+		st->n++;
+	}
+}
+
+static double
+stage_max(const double *v, const Stages *st)
+{
+	double worst = 0;
+
+	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
+		double sum = 0;
+		for (int j = first; j <= st->end[i]; j++)
+			sum += v[j];
+		if (sum > worst)
+			worst = sum;
+	}
+	return worst;
+}
+
+/* The optimal bound for S stages, or -1 when memory makes it impossible. */
+static double
+partition(const double *t, const double *m, int L, double cap, int S, Stages *st)
+{
+	double lo = 0, hi = 0;
+
+	for (int i = 0; i < L; i++) {
+		hi += t[i];
+		if (t[i] > lo)
+			lo = t[i];
+	}
+	if (!pack(t, m, L, hi * (1 + 1e-12), cap, S, st))
+		return -1;
+	for (int it = 0; it < 64 && hi - lo > 1e-12 * hi; it++) {
+		double mid = (lo + hi) / 2;
+		if (pack(t, m, L, mid, cap, S, st))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	pack(t, m, L, hi, cap, S, st);
+	spread(st, S);
+	return stage_max(t, st);
+}
+
+/* Evaluates M micro-batches; fills k and returns false when no partition
+ * fits in memory. */
+static bool
+with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t B, int64_t M,
+	   double cap, double *t, double *m, double *w, Stages *st)
+{
+	const System *s = an->sys;
+	double n = (double)B / M, delta = g->elem_bytes, per_w = 2 * delta + optimizer_bytes(an->opt);
+	double T, edge = 0, upd = 0, in_act = (double)g->total.act_bytes;
+	int L = g->nlayer;
+
+	for (int i = 0; i < L; i++) {
+		const Layer *l = &g->layer[i];
+		t[i] = layer_time(s, an->prec, g, l, n, 1, false) +
+		       layer_time(s, an->prec, g, l, n, 1, true);
+		w[i] = (double)l->cost.params;
+		m[i] = w[i] * per_w + (double)l->cost.act_bytes * n * M;
+		in_act -= (double)l->cost.act_bytes;
+	}
+	m[0] += in_act * n * M; /* the kept graph input lives on the first stage */
+	if ((T = partition(t, m, L, cap, (int)S, st)) < 0)
+		return false;
+	/* the largest activation crossing a stage boundary, each way */
+	for (int i = 0; i + 1 < st->n; i++) {
+		double y = (double)g->tensor[g->layer[st->end[i]].out[0]].elems * n * delta;
+		if (y > edge)
+			edge = y;
+	}
+	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
+		double ww = 0, arrays = 0;
+		for (int j = first; j <= st->end[i]; j++)
+			ww += w[j], arrays += g->layer[j].nw;
+		if (update_time(s, an->opt, ww, arrays) > upd)
+			upd = update_time(s, an->opt, ww, arrays);
+	}
+	k->micro_batches = M;
+	k->per_gpu_batch = n;
+	k->t.compute = M * T;
+	k->t.bubble = (S - 1) * T;
+	k->t.p2p = st->n > 1 ? (M + S - 2) * 2 * p2p_time(s, edge, S > s->gpus_per_node) : 0;
+	k->t.update = upd;
+	k->t.input = input_time(s, (double)B / S * (S < s->gpus_per_node ? S : s->gpus_per_node),
+				an->sample_bytes);
+	k->mem.weights = stage_max(w, st) * delta;
+	k->mem.grads = k->mem.weights;
+	k->mem.optimizer = stage_max(w, st) * optimizer_bytes(an->opt);
+	k->mem.total = stage_max(m, st) + s->reserved;
+	k->mem.activations = k->mem.total - s->reserved - k->mem.weights - k->mem.grads -
+			     k->mem.optimizer;
+	k->mem.buffers = s->reserved;
+	return true;
+}
+
+void
+pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S)
+{
+	int L = g->nlayer;
+	int64_t B = an->global_batch ? an->global_batch : an->batch_per_gpu;
+	double *t = xcalloc(L, sizeof *t), *m = xcalloc(L, sizeof *m), *w = xcalloc(L, sizeof *w);
+	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
+	Candidate best = *k, tmp;
+	bool any = false;
+	double cap = an->sys->mem - an->sys->reserved;
+
+	k->grid[DIM_PIPELINE] = S;
+	k->global_batch = B;
+	k->max_gpus = L;
+	if (S > L) {
+		k->computable = false;
+		k->feasible = false;
+		k->reason = "more stages than layers";
+		k->bottleneck = "scaling limit";
+		goto out;
+	}
+again:
+	for (int64_t M = 1; M <= B; M = M * 2 > B && M != B ? B : M * 2) {
+		tmp = *k;
+		if (with_micro(g, an, &tmp, S, B, M, cap, t, m, w, &st)) {
+			double total = tmp.t.compute + tmp.t.bubble + tmp.t.p2p + tmp.t.update;
+			double bt = best.t.compute + best.t.bubble + best.t.p2p + best.t.update;
+			if (!any || total < bt) {
+				best = tmp;
+				best.stages = st.n;
+				best.stage_end = arena_array(g->arena, st.n, sizeof(int));
+				for (int i = 0; i < st.n; i++)
+					best.stage_end[i] = st.end[i];
+				any = true;
+			}
+		}
+		if (M == B)
+			break;
+	}
+	if (!any && isfinite(cap)) {
+		/* no partition fits: predict without the limit; finish() then
+		 * marks it infeasible by its memory */
+		cap = INFINITY;
+		goto again;
+	}
+	*k = best;
+out:
+	free(t);
+	free(m);
+	free(w);
+	free(st.end);
+}
