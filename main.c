@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "ir/ir.h"
 #include "passes/passes.h"
 #include "util/files.h"
+#include "util/map.h"
 #include "util/output.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
@@ -33,6 +35,7 @@ enum {
 	OPT_OPTIMIZER,
 	OPT_SPATIAL_SPLIT,
 	OPT_SAMPLE_BYTES,
+	OPT_MODELS,
 };
 
 /* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
@@ -60,6 +63,9 @@ typedef struct Options {
 	int64_t batch_per_gpu, global_batch;
 	double sample_bytes;    /* 0: from the input's kind */
 	StrategyOpts strat;
+	bool validate;          /* `oraclec validate MEASURED.csv` */
+	bool split_given;       /* --spatial-split was given */
+	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
 } Options;
 
 static const struct option longopts[] = {
@@ -80,6 +86,7 @@ static const struct option longopts[] = {
 	{ "optimizer",    required_argument, NULL, OPT_OPTIMIZER },
 	{ "spatial-split", required_argument, NULL, OPT_SPATIAL_SPLIT },
 	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
+	{ "models",       required_argument, NULL, OPT_MODELS },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -92,6 +99,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [options] MODEL\n"
+		"       %s validate [options] MEASURED.csv\n"
 		"\n"
 		"Analyse a neural network for distributed training: layers, parameters,\n"
 		"FLOPs and activation memory per sample.  MODEL is an ONNX file (.onnx)\n"
@@ -127,8 +135,11 @@ usage(FILE *f)
 		"  -V, --version            output version information and exit\n"
 		"\n"
 		"Exit status: 0 analysed, 1 bad input, 2 usage error.\n"
+		"validate predicts every measured run of the CSV (columns as in the\n"
+		"calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
+		"says where MODEL.odl or MODEL.onnx are (default examples).\n"
 		"See oraclec(1) for the description language and the JSON keys.\n",
-		progname);
+		progname, progname);
 }
 
 static _Noreturn void
@@ -222,6 +233,15 @@ parse_options(int argc, char **argv, Options *o)
 			.system = default_system, .opt = OPT_MOMENTUM,
 			.batch_per_gpu = DEFAULT_BATCH_PER_GPU,
 			.strat = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO } };
+	if (argc > 1 && strcmp(argv[1], "validate") == 0) {
+		o->validate = true;
+		/* validation models the runs as measured: ParaDL's spatial runs
+		 * split every layer with spatial extent (its .lc masks) */
+		o->strat.spatial_split = SPLIT_ALL;
+		o->models = "examples";
+		argv[1] = argv[0];
+		argc--, argv++;
+	}
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":g:f:o:s:b:B:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -274,6 +294,7 @@ parse_options(int argc, char **argv, Options *o)
 				usage_error("unknown optimizer '%s' (sgd, momentum, adam)", optarg);
 			break;
 		case OPT_SPATIAL_SPLIT:
+			o->split_given = true;
 			if (strcmp(optarg, "auto") == 0)
 				o->strat.spatial_split = SPLIT_AUTO;
 			else if (strcmp(optarg, "all") == 0)
@@ -281,6 +302,7 @@ parse_options(int argc, char **argv, Options *o)
 			else
 				usage_error("unknown spatial split '%s' (auto, all)", optarg);
 			break;
+		case OPT_MODELS: o->models = optarg; break;
 		case OPT_SAMPLE_BYTES:
 			o->sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;
@@ -295,7 +317,7 @@ parse_options(int argc, char **argv, Options *o)
 		}
 	}
 	if (optind == argc)
-		usage_error("%s", "no model file given");
+		usage_error("%s", o->validate ? "no measured-runs CSV given" : "no model file given");
 	if (optind + 1 < argc)
 		usage_error("more than one model file given ('%s')", argv[optind + 1]);
 	o->model = argv[optind];
@@ -384,6 +406,76 @@ analyse(const Options *o, Arena *a, FileList *files)
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
 }
 
+/* The model of a measured run: MODELS/<name>.odl, else .onnx, loaded and
+ * analysed once per name. */
+static Graph *
+validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileList *files,
+		 Loc where)
+{
+	Graph *g = map_get(cache, name);
+	const char *path;
+	FILE *f;
+
+	if (g)
+		return g;
+	path = arena_printf(a, "%s/%s.odl", o->models, name);
+	if (!(f = fopen(path, "r")))
+		path = arena_printf(a, "%s/%s.onnx", o->models, name);
+	else
+		fclose(f);
+	if (!(f = fopen(path, "r"))) {
+		diag_error(where, "no model '%s' in '%s' (looked for %s.odl and %s.onnx)", name,
+			   o->models, name, name);
+		return NULL;
+	}
+	fclose(f);
+	g = frontend_load(path, a, files, &o->onnx);
+	if (!g || !shape_infer(g) || !cost_annotate(g) || !memory_annotate(g))
+		return NULL;
+	g->elem_bytes = o->elem_bytes;
+	map_put(cache, name, g);
+	return g;
+}
+
+static int
+validate(const Options *o, Arena *a, FileList *files)
+{
+	Validation v = { 0 };
+	Map cache;
+	OutFile out;
+	bool ok;
+
+	map_init(&cache, a);
+	if (!(v.row = measured_load(o->model, a, files, &v.nrow)))
+		return EXIT_INPUT;
+	for (int i = 0; i < v.nrow; i++) {
+		Measured *r = &v.row[i];
+		Graph *g = validation_model(o, &cache, r->model, a, files, r->loc);
+		Analysis an = { 0 };
+		Candidate k;
+		Options ro = *o;
+		if (!g)
+			return EXIT_INPUT;
+		ro.gpus = r->gpus;
+		ro.global_batch = r->global_batch;
+		g->dataset_size = r->dataset_size;
+		if (!setup_analysis(&ro, g, &an, a, files))
+			return EXIT_INPUT;
+		strategy_predict(g, &an, &o->strat, r->kind, r->grid, &k);
+		r->predicted = k.computable ? k.t.total : NAN;
+		r->note = k.computable ? k.bottleneck : k.reason;
+	}
+	validation_score(&v);
+	if (!out_open(&out, o->output))
+		return EXIT_INPUT;
+	ok = validation_emit(&v, o->backend->name, out.f);
+	if (!ok) {
+		out_abort(&out);
+		return EXIT_INPUT;
+	}
+	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -396,7 +488,7 @@ main(int argc, char **argv)
 	progname = slash ? slash + 1 : (argv[0] && *argv[0] ? argv[0] : "oraclec");
 	parse_options(argc, argv, &o);
 	arena_init(&arena);
-	status = analyse(&o, &arena, &files);
+	status = o.validate ? validate(&o, &arena, &files) : analyse(&o, &arena, &files);
 	arena_free(&arena);
 	files_free(&files);
 	return status;

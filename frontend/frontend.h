@@ -44,6 +44,10 @@ void system_list(FILE *f);  /* --list-systems */
 /* paradl.c: ParaDL's platform files (.plat) and model tables (.net). */
 System *paradl_load_plat(const char *path, Arena *a, FileList *files);
 
+/* measured.c: the rows of a measured-runs CSV (oraclec validate); NULL
+ * after reporting errors, *n rows otherwise. */
+Measured *measured_load(const char *path, Arena *a, FileList *files, int *n);
+
 /* load.c: pick the frontend from the file name (or content) and run it. */
 Graph *frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt);
 

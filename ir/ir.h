@@ -280,6 +280,34 @@ typedef struct Analysis {
 	double runner_up_ratio;   /* second best / best epoch time */
 } Analysis;
 
+/* One measured run (oraclec validate), and what oraclec predicts for it. */
+typedef struct Measured {
+	Loc loc;                  /* its line in the CSV */
+	const char *model;        /* model name: MODELS/<model>.odl or .onnx */
+	StrategyKind kind;
+	int64_t grid[DIM_COUNT];
+	const char *grid_text;
+	int64_t gpus, global_batch, dataset_size;
+	double measured;          /* seconds per iteration */
+	double paradl;            /* ParaDL's projection; NAN when absent */
+	double predicted;         /* oraclec; NAN when it could not predict */
+	const char *note;         /* why not, or the limiting factor */
+	double acc, acc_paradl;   /* 1 - |p - m| / m; NAN when no prediction */
+} Measured;
+
+/* Mean accuracies over a set of rows (pass validate). */
+typedef struct Accuracy {
+	int n, n_paradl;
+	double oraclec, paradl;   /* means; NAN when n (n_paradl) is 0 */
+} Accuracy;
+
+typedef struct Validation {
+	Measured *row;
+	int nrow;
+	Accuracy per[STRAT_COUNT];
+	Accuracy all;
+} Validation;
+
 extern const char *const strategy_name[STRAT_COUNT];
 extern const char *const grid_dim_name[DIM_COUNT];
 

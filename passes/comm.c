@@ -39,13 +39,16 @@ path(const System *s, Group g)
 	p.bw = s->nic_bw / share;
 	if (s->intra_bw < p.bw)
 		p.bw = s->intra_bw;
-	for (int i = 0; i <= top && i < s->nlevels; i++) {
+	for (int i = 0, nodes = 1; i <= top && i < s->nlevels; i++) {
 		p.alpha += 2 * s->level[i].latency;
-		if (i < top && s->level[i].fanout > 0) {
-			/* the uplinks of a level-i group carry its fanout nodes'
-			 * bandwidth divided by the over-subscription; two ring
-			 * edges per communicator cross them */
-			double up = s->level[i].fanout * s->nic_bw / s->level[i].oversub;
+		if (s->level[i].fanout <= 0)
+			continue;
+		nodes *= s->level[i].fanout;
+		if (i < top) {
+			/* the uplinks of a level-i group carry its nodes' bandwidth
+			 * divided by the over-subscription; two ring edges per
+			 * communicator cross them */
+			double up = nodes * s->nic_bw / s->level[i].oversub;
 			double per = up / (2 * share);
 			if (per < p.bw)
 				p.bw = per;

@@ -80,15 +80,19 @@ update_time(const System *s, Optimizer opt, double params, double arrays)
 	return params * update_bytes(opt) / (s->mem_bw * s->eff_mem) + arrays * per;
 }
 
-/* Reading from storage and decoding on the node's cores proceed together
- * (prefetching workers), so the slower one sets the pace. */
+/* Each GPU's process decodes its own samples with its share of the node's
+ * cores (one loader worker per core); the node reads every GPU's samples
+ * from storage.  Both run ahead of the GPU (prefetching), so the slower
+ * one sets the pace. */
 double
-input_time(const System *s, double samples, double bytes)
+input_time(const System *s, double samples_per_gpu, double gpus_in_node, double bytes)
 {
-	double read = s->storage_bw > 0 ? samples * bytes / s->storage_bw : 0;
-	double decode = s->decode_bw > 0 && s->cpu_cores > 0
-				? samples * bytes / (s->decode_bw * s->cpu_cores)
-				: 0;
+	double read = s->storage_bw > 0 ? samples_per_gpu * gpus_in_node * bytes / s->storage_bw
+					: 0;
+	double cores = (double)s->cpu_cores / s->gpus_per_node;
+	double decode = s->decode_bw > 0 && cores > 0 ? samples_per_gpu * bytes / (s->decode_bw *
+										  cores)
+						      : 0;
 
 	return read > decode ? read : decode;
 }

@@ -23,8 +23,9 @@ double span_time(const System *s, Precision prec, const Graph *g, int first, int
 /* The optimizer step over `params` elements held in `arrays` tensors. */
 double update_time(const System *s, Optimizer opt, double params, double arrays);
 
-/* Reading and decoding `samples` samples of `bytes` each on one node. */
-double input_time(const System *s, double samples, double bytes);
+/* Reading and decoding the samples of one iteration: samples_per_gpu on
+ * each of gpus_in_node GPUs of a node, `bytes` each as stored. */
+double input_time(const System *s, double samples_per_gpu, double gpus_in_node, double bytes);
 
 /* Bytes of optimizer state per parameter element (fp32 moments). */
 double optimizer_bytes(Optimizer opt);

@@ -40,6 +40,16 @@ typedef struct StrategyOpts {
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 
+/* strategy.c: one strategy on one given grid (validation, --grid); the
+ * grid's dimensions must be those of the strategy (data for df and ds). */
+bool strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKind kind,
+		      const int64_t grid[DIM_COUNT], Candidate *k);
+
+/* validate.c
+ * requires: Validation.row[].measured, .predicted, .paradl.
+ * provides: every row's accuracies and the means per strategy and overall. */
+void validation_score(Validation *v);
+
 /* pipeline.c: the pipeline strategy over S stages (used by strategy.c) */
 void pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S);
 

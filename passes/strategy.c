@@ -120,7 +120,7 @@ data(const Ctx *c, Candidate *k, int64_t p)
 	k->t.compute = span_time(c->s, c->an->prec, c->g, 0, c->g->nlayer - 1, n, 1);
 	k->t.grad = allreduce_time(c->s, (Group){ p, p < gpn ? p : gpn, 1 }, c->W * c->delta);
 	k->t.update = update_time(c->s, c->an->opt, c->W, c->arrays);
-	k->t.input = input_time(c->s, n * (p < gpn ? p : gpn), c->an->sample_bytes);
+	k->t.input = input_time(c->s, n, (double)(p < gpn ? p : gpn), c->an->sample_bytes);
 	memory(c, k, c->W, n, 1);
 }
 
@@ -189,7 +189,8 @@ model_split(const Ctx *c, Candidate *k, int64_t p1, int64_t ways, bool channel)
 						  p1 * ways <= gpn ? 1 : inner },
 				   local_w * c->delta);
 	k->t.update = update_time(c->s, c->an->opt, local_w, c->arrays);
-	k->t.input = input_time(c->s, n * ((double)gpn / ways < 1 ? 1 : (double)gpn / ways),
+	/* each sample is loaded once per model-parallel group */
+	k->t.input = input_time(c->s, n / ways, (double)(p1 * ways < gpn ? p1 * ways : gpn),
 				c->an->sample_bytes);
 	memory(c, k, local_w, n, 1);
 }
@@ -247,9 +248,11 @@ spatial_at(const Ctx *c, Candidate *k, int64_t p1, int64_t ways, int split)
 	k->t.p2p = 0;
 	for (int i = 0; i <= split; i++) {
 		const Layer *l = &c->g->layer[i];
-		if ((h = halo(c, l, n, false)) >= 0) /* both neighbours at once */
-			k->t.p2p += p2p_time(c->s, h, across) +
-				    p2p_time(c->s, halo(c, l, n, true), across);
+		/* a strip with neighbours on both sides sends one halo to each,
+		 * one after the other (the paper's 2 alpha per layer and pass) */
+		if ((h = halo(c, l, n, false)) >= 0)
+			k->t.p2p += (ways > 2 ? 2 : 1) * (p2p_time(c->s, h, across) +
+							  p2p_time(c->s, halo(c, l, n, true), across));
 	}
 	/* gather at the split, and scatter of its gradient backward */
 	k->t.layer = 2 * allgather_time(c->s, (Group){ ways, ways < gpn ? ways : gpn, 1 },
@@ -259,7 +262,8 @@ spatial_at(const Ctx *c, Candidate *k, int64_t p1, int64_t ways, int split)
 				   (Group){ p1 * ways, p1 * ways < gpn ? p1 * ways : gpn, 1 },
 				   c->W * c->delta);
 	k->t.update = update_time(c->s, c->an->opt, c->W, c->arrays);
-	k->t.input = input_time(c->s, n * ((double)gpn / ways < 1 ? 1 : (double)gpn / ways),
+	/* each sample is loaded once per model-parallel group */
+	k->t.input = input_time(c->s, n / ways, (double)(p1 * ways < gpn ? p1 * ways : gpn),
 				c->an->sample_bytes);
 	memory(c, k, c->W, n, 1.0 / ways);
 }
@@ -382,6 +386,30 @@ hybrid(const Ctx *c, Candidate *k, int64_t p, bool ds)
 	}
 	best.analysed = k->analysed;
 	*k = best;
+}
+
+bool
+strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKind kind,
+		 const int64_t grid[DIM_COUNT], Candidate *k)
+{
+	Ctx c = { g, an, o, an->sys, g->elem_bytes, (double)g->total.params, 0 };
+	int64_t p1 = grid[DIM_DATA] ? grid[DIM_DATA] : 1;
+
+	for (int i = 0; i < g->nlayer; i++)
+		c.arrays += g->layer[i].nw;
+	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true };
+	switch (kind) {
+	case STRAT_DATA: data(&c, k, p1); break;
+	case STRAT_FILTER:
+	case STRAT_DF: model_split(&c, k, p1, grid[DIM_FILTER], false); break;
+	case STRAT_CHANNEL: model_split(&c, k, p1, grid[DIM_CHANNEL], true); break;
+	case STRAT_SPATIAL:
+	case STRAT_DS: spatial(&c, k, p1, grid[DIM_SPATIAL]); break;
+	case STRAT_PIPELINE: pipeline(g, an, k, grid[DIM_PIPELINE]); break;
+	case STRAT_COUNT: return false;
+	}
+	finish(&c, k);
+	return true;
 }
 
 bool

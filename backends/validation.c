@@ -1,0 +1,77 @@
+/* validation.c -- the report of `oraclec validate`: every measured run
+ * with oraclec's and ParaDL's prediction and accuracy, then the means per
+ * strategy and overall.  Text or CSV; nothing is computed here. */
+#include "backends/backends.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+static void
+num(FILE *f, double v, const char *fmt, const char *none)
+{
+	if (isnan(v))
+		fputs(none, f);
+	else
+		fprintf(f, fmt, v);
+}
+
+static void
+text(const Validation *v, FILE *f)
+{
+	fprintf(f, "%-10s %-8s %6s %-22s %10s %10s %8s %10s %8s  %s\n", "model", "strategy", "gpus",
+		"grid", "measured", "oraclec", "acc", "paradl", "acc", "limited by");
+	for (int i = 0; i < v->nrow; i++) {
+		const Measured *r = &v->row[i];
+		fprintf(f, "%-10s %-8s %6" PRId64 " %-22s %10.4f ", r->model, strategy_name[r->kind],
+			r->gpus, r->grid_text, r->measured);
+		num(f, r->predicted, "%10.4f ", "%10s ");
+		num(f, r->acc, "%8.3f ", "       - ");
+		num(f, r->paradl, "%10.4f ", "         - ");
+		num(f, r->acc_paradl, "%8.3f ", "       - ");
+		fprintf(f, " %s\n", r->note ? r->note : "");
+	}
+	fprintf(f, "\n%-10s %5s %10s %10s\n", "strategy", "rows", "oraclec", "paradl");
+	for (int k = 0; k < STRAT_COUNT; k++) {
+		const Accuracy *a = &v->per[k];
+		if (!a->n && !a->n_paradl)
+			continue;
+		fprintf(f, "%-10s %5d ", strategy_name[k], a->n);
+		num(f, a->oraclec, "%10.3f ", "         - ");
+		num(f, a->paradl, "%10.3f", "         -");
+		fputc('\n', f);
+	}
+	fprintf(f, "%-10s %5d ", "all", v->all.n);
+	num(f, v->all.oraclec, "%10.3f ", "         - ");
+	num(f, v->all.paradl, "%10.3f", "         -");
+	fputc('\n', f);
+}
+
+static void
+csv(const Validation *v, FILE *f)
+{
+	fprintf(f, "model,strategy,gpus,grid,measured_s,predicted_s,accuracy,paradl_s,"
+		   "paradl_accuracy,limited_by\n");
+	for (int i = 0; i < v->nrow; i++) {
+		const Measured *r = &v->row[i];
+		fprintf(f, "%s,%s,%" PRId64 ",\"%s\",%.6f,", r->model, strategy_name[r->kind], r->gpus,
+			r->grid_text, r->measured);
+		num(f, r->predicted, "%.6f", "");
+		fputc(',', f);
+		num(f, r->acc, "%.4f", "");
+		fputc(',', f);
+		num(f, r->paradl, "%.6f", "");
+		fputc(',', f);
+		num(f, r->acc_paradl, "%.4f", "");
+		fprintf(f, ",%s\n", r->note ? r->note : "");
+	}
+}
+
+bool
+validation_emit(const Validation *v, const char *format, FILE *f)
+{
+	if (format[0] == 'c')
+		csv(v, f);
+	else
+		text(v, f);
+	return !ferror(f);
+}

@@ -1,0 +1,209 @@
+/* measured.c -- the CSV of measured runs that `oraclec validate` reads
+ * (the columns of the shared calibration set: model, strategy, gpus, grid,
+ * global_batch, dataset_size, measured_iteration_s and optionally
+ * paradl_projected_iteration_s; others are ignored).  RFC 4180 quoting. */
+#include "frontend/frontend.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_FIELDS = 64, MAX_ROWS = 100000 };
+
+enum { C_MODEL, C_STRATEGY, C_GPUS, C_GRID, C_BATCH, C_DATASET, C_MEASURED, C_PARADL, NCOL };
+static const char *const colname[NCOL] = { "model", "strategy", "gpus", "grid", "global_batch",
+					   "dataset_size", "measured_iteration_s",
+					   "paradl_projected_iteration_s" };
+
+/* Splits one record at p into fields (unquoting in place); returns the
+ * start of the next record, or NULL at a broken quote. */
+static char *
+record(char *p, char **field, int *nf, int *col, int ncolmax)
+{
+	*nf = 0;
+	for (;;) {
+		char *out = p;
+		if (*nf < ncolmax)
+			field[*nf] = p, col[*nf] = 0;
+		if (*p == '"') {
+			char *w = p;
+			for (p++;; p++) {
+				if (*p == '\0')
+					return NULL;
+				if (*p == '"' && p[1] == '"')
+					*w++ = '"', p++;
+				else if (*p == '"')
+					break;
+				else
+					*w++ = *p;
+			}
+			p++;
+			*w = '\0';
+			if (*nf < ncolmax)
+				field[*nf] = out;
+		} else {
+			while (*p && *p != ',' && *p != '\n' && *p != '\r')
+				p++;
+		}
+		(*nf)++;
+		if (*p == ',') {
+			*p++ = '\0';
+			continue;
+		}
+		if (*p == '\r')
+			*p++ = '\0';
+		if (*p == '\n')
+			*p++ = '\0';
+		return p;
+	}
+}
+
+static bool
+parse_grid(const char *text, int64_t grid[DIM_COUNT])
+{
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof buf, "%s", text);
+	memset(grid, 0, DIM_COUNT * sizeof grid[0]);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '='), *end;
+		int d = 0;
+		long long v;
+		if (!eq)
+			return false;
+		*eq = '\0';
+		while (d < DIM_COUNT && strcmp(grid_dim_name[d], tok) != 0)
+			d++;
+		errno = 0;
+		v = strtoll(eq + 1, &end, 10);
+		if (d == DIM_COUNT || errno || *end || v < 1 || v > (1 << 24) || grid[d])
+			return false;
+		grid[d] = v;
+	}
+	return true;
+}
+
+static bool
+number(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return *s && !*end && !errno && isfinite(*v);
+}
+
+static bool
+row(Measured *m, char **f, const int *idx, Loc loc, Arena *a)
+{
+	double gpus, batch, dataset;
+	int k = 0;
+
+	m->loc = loc;
+	m->model = arena_strdup(a, f[idx[C_MODEL]]);
+	while (k < STRAT_COUNT && strcmp(strategy_name[k], f[idx[C_STRATEGY]]) != 0)
+		k++;
+	if (k == STRAT_COUNT) {
+		diag_error(loc, "unknown strategy '%.40s'", f[idx[C_STRATEGY]]);
+		return false;
+	}
+	m->kind = (StrategyKind)k;
+	m->grid_text = arena_strdup(a, f[idx[C_GRID]]);
+	if (!parse_grid(m->grid_text, m->grid)) {
+		diag_error(loc, "bad grid '%.60s' (e.g. data=64,spatial=4)", m->grid_text);
+		return false;
+	}
+	if (!number(f[idx[C_GPUS]], &gpus) || gpus < 1 || gpus > (1 << 24) ||
+	    !number(f[idx[C_BATCH]], &batch) || batch < 1 || batch > 1e12 ||
+	    !number(f[idx[C_DATASET]], &dataset) || dataset < 1 || dataset > 1e15) {
+		diag_error(loc, "gpus, global_batch and dataset_size must be positive numbers");
+		return false;
+	}
+	if (!number(f[idx[C_MEASURED]], &m->measured) || m->measured <= 0) {
+		diag_error(loc, "measured_iteration_s must be a positive number of seconds");
+		return false;
+	}
+	m->gpus = (int64_t)gpus;
+	m->global_batch = (int64_t)batch;
+	m->dataset_size = (int64_t)dataset;
+	m->paradl = NAN;
+	if (idx[C_PARADL] >= 0 && *f[idx[C_PARADL]] &&
+	    (!number(f[idx[C_PARADL]], &m->paradl) || m->paradl <= 0)) {
+		diag_error(loc, "paradl_projected_iteration_s must be a positive number");
+		return false;
+	}
+	m->predicted = NAN;
+	return true;
+}
+
+Measured *
+measured_load(const char *path, Arena *a, FileList *files, int *n)
+{
+	size_t len;
+	char *text = file_read(path, &len, 64u << 20, LOC_NONE), *p, *field[MAX_FIELDS];
+	int nf, col[MAX_FIELDS], idx[NCOL], line = 1, cap = 0;
+	Measured *rows = NULL;
+	int errors = diag_errors();
+
+	*n = 0;
+	if (!text)
+		return NULL;
+	files_add(files, path);
+	if (!(p = record(text, field, &nf, col, MAX_FIELDS)) || nf > MAX_FIELDS) {
+		diag_error((Loc){ path, 1, 1 }, "bad header");
+		free(text);
+		return NULL;
+	}
+	for (int c = 0; c < NCOL; c++) {
+		idx[c] = -1;
+		for (int i = 0; i < nf; i++)
+			if (strcmp(field[i], colname[c]) == 0)
+				idx[c] = i;
+		if (idx[c] < 0 && c != C_PARADL)
+			diag_error((Loc){ path, 1, 1 }, "missing column '%s'", colname[c]);
+	}
+	while (diag_errors() == errors && *p) {
+		line++;
+		if (!(p = record(p, field, &nf, col, MAX_FIELDS))) {
+			diag_error((Loc){ path, line, 1 }, "unterminated quoted field");
+			break;
+		}
+		if (nf == 1 && !*field[0])
+			continue; /* blank line */
+		if (nf > MAX_FIELDS || nf < 1) {
+			diag_error((Loc){ path, line, 1 }, "bad number of fields");
+			break;
+		}
+		{
+			bool short_row = false;
+			for (int c = 0; c < NCOL; c++)
+				if (idx[c] >= nf)
+					short_row = true;
+			if (short_row) {
+				diag_error((Loc){ path, line, 1 }, "row has %d fields, fewer than "
+					   "the header's columns", nf);
+				break;
+			}
+		}
+		if (*n == MAX_ROWS) {
+			diag_error((Loc){ path, line, 1 }, "more than %d rows", MAX_ROWS);
+			break;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 32;
+			rows = arena_grow(a, rows, *n, cap, sizeof *rows);
+		}
+		if (!row(&rows[*n], field, idx, (Loc){ path, line, 1 }, a))
+			break;
+		(*n)++;
+	}
+	free(text);
+	if (diag_errors() > errors)
+		return NULL;
+	if (*n == 0) {
+		diag_error((Loc){ path, 0, 0 }, "no measured runs in this file");
+		return NULL;
+	}
+	return rows;
+}
