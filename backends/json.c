@@ -98,7 +98,7 @@ system_json(const System *s)
 	set(gpu, "flops_fp32", json_real(s->peak[PREC_FP32]));
 	set(gpu, "flops_fp16", json_real(s->peak[PREC_FP16]));
 	set(gpu, "flops_bf16", json_real(s->peak[PREC_BF16]));
-	set(gpu, "memory_bytes", json_real(s->mem));
+	set(gpu, "memory_bytes", json_integer((json_int_t)s->mem));
 	set(gpu, "memory_bw", json_real(s->mem_bw));
 	set(o, "gpu", gpu);
 	set(o, "intra", json_string(s->intra));
@@ -148,7 +148,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "total_s", num(c, k->t.total));
 	set(o, "iteration", it);
 	set(o, "epoch_s", num(c, k->epoch));
-	set(o, "memory_per_gpu_bytes", num(c, k->mem.total));
+	set(o, "memory_per_gpu_bytes", c ? json_integer((json_int_t)k->mem.total) : json_null());
 	mem = json_object();
 	set(mem, "weights", num(c, k->mem.weights));
 	set(mem, "gradients", num(c, k->mem.grads));

@@ -101,6 +101,8 @@ grid_str(const Candidate *k, char *buf, size_t n)
 		if (k->grid[d])
 			len += snprintf(buf + len, n - len, "%s%s=%" PRId64, len ? "," : "",
 					grid_dim_name[d], k->grid[d]);
+	if (!len)
+		snprintf(buf, n, "-");
 	return buf;
 }
 
@@ -117,8 +119,8 @@ system_lines(const Analysis *an, FILE *f)
 		snprintf(b1, sizeof b1, "global batch %" PRId64, an->global_batch);
 	else
 		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->batch_per_gpu);
-	fprintf(f, "training     %" PRId64 " GPUs, %s, %s, %s, %s samples per epoch\n", an->gpus,
-		b1, precision_name(an->prec),
+	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch\n", an->gpus,
+		an->gpus == 1 ? "" : "s", b1, precision_name(an->prec),
 		an->opt == OPT_ADAM ? "adam" : an->opt == OPT_SGD ? "sgd" : "momentum",
 		grouped(an->dataset_size, b2));
 }
@@ -160,7 +162,7 @@ recommendation(const Analysis *an, FILE *f)
 	fprintf(f, "\nrecommendation: use %s parallelism (%s): %s per iteration, %s per epoch",
 		strategy_name[k->kind], grid_str(k, grid, sizeof grid), secs(true, k->t.total, b1),
 		secs(true, k->epoch, b2));
-	if (an->runner_up_ratio > 0)
+	if (an->runner_up_ratio > 1.005)
 		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
 	fprintf(f, "; it is limited by %s.\n", k->bottleneck);
 }

@@ -380,10 +380,8 @@ hybrid(const Ctx *c, Candidate *k, int64_t p, bool ds)
 		if (!any || better(&tmp, &best))
 			best = tmp, any = true;
 	}
-	if (!any) {
-		k->grid[DIM_DATA] = p;
-		return beyond(k, "needs at least 4 GPUs (two factors above 1)");
-	}
+	if (!any)
+		return beyond(k, "needs two factors above 1 (p = p1 x p2)");
 	best.analysed = k->analysed;
 	*k = best;
 }

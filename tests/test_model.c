@@ -1,0 +1,234 @@
+/* test_model.c -- the cluster descriptions (frontend/system.c) and the
+ * performance model (passes/comm.c, compute.c, strategy.c, pipeline.c,
+ * validate.c), on numbers worked out by hand in the comments. */
+#include "harness.h"
+#include "passes/model.h"
+
+#include <math.h>
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-15)
+
+static const System *
+abci(Fx *fx)
+{
+	const System *s = system_load("abci", &fx->arena, &fx->files);
+
+	assert_non_null(s);
+	return s;
+}
+
+static void
+every_builtin_system_parses(void **state)
+{
+	Fx *fx = *state;
+	const char *name;
+
+	for (int i = 0; (name = builtin_system_name(i)); i++)
+		assert_non_null(system_load(name, &fx->arena, &fx->files));
+	assert_int_equal(diag_errors(), 0);
+}
+
+static void
+abci_constants_are_in_si_units(void **state)
+{
+	Fx *fx = *state;
+	const System *s = abci(fx);
+
+	NEAR(s->peak[PREC_FP32], 15.7e12);
+	NEAR(s->mem, 16.0 * 1024 * 1024 * 1024);
+	NEAR(s->intra_lat, 9e-6);
+	NEAR(s->level[2].latency, 400e-9);
+	assert_int_equal(s->nlevels, 3);
+	assert_int_equal(s->level[0].fanout, 17);
+	NEAR(s->level[1].oversub, 3);
+	assert_int_equal(s->gpus_per_node, 4);
+}
+
+static void
+system_file_errors_name_the_key(void **state)
+{
+	Fx *fx = *state;
+	const char *path = fx_write(fx, "s.odl",
+				    "system s {\n  fp32 = 10GB;\n  memory = 16GiB;\n"
+				    "  colour = 3;\n  level l { latency = 1us; }\n}\n");
+
+	assert_null(system_load(path, &fx->arena, &fx->files));
+	assert_string_equal(fx_diags(fx),
+			    "s.odl:2:10: error: 'fp32' must be FLOP/s (e.g. 15.7TFLOPS)\n"
+			    "s.odl:4:3: error: unknown system setting 'colour'\n"
+			    "s.odl:5:3: error: level 'l' does not give 'fanout'\n"
+			    "s.odl:1:8: error: system 's' does not give 'memory_bw'\n"
+			    "s.odl:1:8: error: system 's' does not give 'gpus_per_node'\n"
+			    "s.odl:1:8: error: system 's' does not give 'intra_bw'\n"
+			    "s.odl:1:8: error: system 's' does not give 'intra_latency'\n"
+			    "s.odl:1:8: error: system 's' does not give 'nic_bw'\n"
+			    "s.odl:1:8: error: system 's' does not give 'nic_latency'\n");
+}
+
+static void
+unknown_system_name_is_an_error(void **state)
+{
+	Fx *fx = *state;
+
+	assert_null(system_load("summit", &fx->arena, &fx->files));
+	assert_non_null(strstr(fx_diags(fx), "unknown system 'summit'"));
+}
+
+static void
+paradl_plat_file_sets_speed_bandwidth_and_latency(void **state)
+{
+	Fx *fx = *state;
+	const char *path = fx_write(fx, "A.plat",
+				    "MEM_PER_NODE|16e9|Bytes\nNODE_SPEED|7.8E12|FLOPS\n"
+				    "BANDWIDTH|12.5E9|Bps\nLATENCY|500E-9|second \n"
+				    "MAX_NODE|4096|GPUs\nGPU_PER_NODE|4|GPUs\n");
+	const System *s = system_load(path, &fx->arena, &fx->files);
+
+	assert_non_null(s);
+	NEAR(s->peak[PREC_FP32], 7.8e12);
+	NEAR(s->eff_conv, 1);
+	NEAR(s->nic_bw, 12.5e9);
+	NEAR(s->intra_lat, 500e-9);
+	NEAR(s->mem, 16e9);
+}
+
+/* Ring inside one node: 4 GPUs, 100 MB: 2 (4 - 1) steps of 25 MB over
+ * NVLink's 50 GB/s plus 9 us each: 6 * (9e-6 + 5e-4) = 3.054e-3 s. */
+static void
+allreduce_inside_a_node_is_a_ring_over_nvlink(void **state)
+{
+	Fx *fx = *state;
+	const System *s = abci(fx);
+
+	NEAR(allreduce_time(s, (Group){ 4, 4, 1 }, 100e6), 3.054e-3);
+	NEAR(allreduce_time(s, (Group){ 1, 1, 1 }, 100e6), 0);
+}
+
+/* 8 GPUs on 2 nodes under one leaf: 14 steps of 12.5 MB at the NIC's
+ * 7 GB/s, each paying 10 us plus the leaf switch twice (2 x 90 ns):
+ * 14 * (10.18e-6 + 12.5e6 / 7e9). */
+static void
+allreduce_across_nodes_waits_for_the_network(void **state)
+{
+	Fx *fx = *state;
+	const System *s = abci(fx);
+
+	NEAR(allreduce_time(s, (Group){ 8, 4, 1 }, 100e6), 14 * (10.18e-6 + 12.5e6 / 7e9));
+	/* four rings sharing each node's NIC get a quarter of it each */
+	NEAR(allreduce_time(s, (Group){ 8, 1, 4 }, 100e6), 14 * (10.18e-6 + 12.5e6 / 1.75e9));
+	/* an all-gather is half the steps */
+	NEAR(allgather_time(s, (Group){ 8, 4, 1 }, 100e6), 7 * (10.18e-6 + 12.5e6 / 7e9));
+}
+
+/* Data parallelism on one GPU: no communication; its compute is the sum
+ * of the layers' forward and backward times. */
+static void
+data_parallel_on_one_gpu_has_no_communication(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
+			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
+	Analysis an = { .sys = abci(fx), .gpus = 1, .batch_per_gpu = 8, .dataset_size = 800,
+			.sample_bytes = 1000 };
+	StrategyOpts o = { .mask = 1u << STRAT_DATA };
+	const Candidate *k = &an.cand[STRAT_DATA];
+
+	assert_non_null(g);
+	assert_true(strategies_run(g, &an, &o));
+	assert_true(k->feasible);
+	NEAR(k->t.grad, 0);
+	NEAR(k->t.compute, span_time(an.sys, PREC_FP32, g, 0, g->nlayer - 1, 8, 1));
+	assert_int_equal(k->global_batch, 8);
+	NEAR(k->epoch, k->t.total * 100);
+	assert_int_equal(an.best, STRAT_DATA);
+}
+
+/* Filter parallelism stops at the fewest filters (16 here), channel at
+ * the fewest input channels after the first layer (16). */
+static void
+filter_and_channel_are_limited_by_the_narrowest_layer(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  a = conv(x, 32, kernel=3, pad=1);\n"
+			      "  b = conv(a, 16, kernel=3, pad=1);\n"
+			      "  c = conv(b, 64, kernel=3, pad=1); }", PASS_MEMORY);
+	Analysis an = { .sys = abci(fx), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
+			.sample_bytes = 1000 };
+	StrategyOpts o = { .mask = (1u << STRAT_FILTER) | (1u << STRAT_CHANNEL) };
+
+	assert_true(strategies_run(g, &an, &o));
+	assert_false(an.cand[STRAT_FILTER].computable);
+	assert_int_equal(an.cand[STRAT_FILTER].max_gpus, 16);
+	assert_string_equal(an.cand[STRAT_FILTER].reason,
+			    "more GPUs than the fewest filters of a layer");
+	assert_int_equal(an.cand[STRAT_CHANNEL].max_gpus, 16);
+	assert_int_equal(an.best, -1);
+}
+
+/* Four equal layers on two stages: the partitioner splits them 2 + 2. */
+static void
+pipeline_partition_balances_equal_layers(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 64x32x32;\n"
+			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
+			      "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
+			  PASS_MEMORY);
+	Analysis an = { .sys = abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+			.sample_bytes = 1000 };
+	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
+	const Candidate *k = &an.cand[STRAT_PIPELINE];
+
+	assert_true(strategies_run(g, &an, &o));
+	assert_int_equal(k->stages, 2);
+	assert_int_equal(k->stage_end[0], 1);
+	assert_int_equal(k->stage_end[1], 3);
+	/* GPipe: (M + S - 1) steps of the slowest stage */
+	NEAR(k->t.compute + k->t.bubble,
+	     (k->micro_batches + 1) * k->t.compute / k->micro_batches);
+}
+
+/* accuracy = 1 - |p - m| / m, and its means */
+static void
+validation_means_are_per_strategy_and_overall(void **state)
+{
+	Measured row[3] = {
+		{ .kind = STRAT_DATA, .measured = 2, .predicted = 1.5, .paradl = 1 },
+		{ .kind = STRAT_DATA, .measured = 1, .predicted = 1.2, .paradl = NAN },
+		{ .kind = STRAT_DS, .measured = 1, .predicted = NAN, .paradl = 0.5 },
+	};
+	Validation v = { row, 3 };
+
+	(void)state;
+	validation_score(&v);
+	NEAR(row[0].acc, 0.75);
+	NEAR(row[1].acc, 0.8);
+	NEAR(v.per[STRAT_DATA].oraclec, 0.775);
+	NEAR(v.per[STRAT_DATA].paradl, 0.5);
+	assert_int_equal(v.per[STRAT_DS].n, 0);
+	NEAR(v.per[STRAT_DS].paradl, 0.5);
+	assert_int_equal(v.all.n, 2);
+	NEAR(v.all.paradl, 0.5);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		FX_TEST(every_builtin_system_parses),
+		FX_TEST(abci_constants_are_in_si_units),
+		FX_TEST(system_file_errors_name_the_key),
+		FX_TEST(unknown_system_name_is_an_error),
+		FX_TEST(paradl_plat_file_sets_speed_bandwidth_and_latency),
+		FX_TEST(allreduce_inside_a_node_is_a_ring_over_nvlink),
+		FX_TEST(allreduce_across_nodes_waits_for_the_network),
+		FX_TEST(data_parallel_on_one_gpu_has_no_communication),
+		FX_TEST(filter_and_channel_are_limited_by_the_narrowest_layer),
+		FX_TEST(pipeline_partition_balances_equal_layers),
+		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
