@@ -1089,8 +1089,11 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 	}
 	files_add(files, path);
 	if (st.st_size == 0 || (uint64_t)st.st_size > MAX_ONNX_BYTES) {
-		diag_error((Loc){ path, 0, 0 }, st.st_size ? "file is larger than %zu bytes"
-							   : "empty file%.0zu", MAX_ONNX_BYTES);
+		if (st.st_size)
+			diag_error((Loc){ path, 0, 0 }, "file is larger than %zu bytes",
+				   MAX_ONNX_BYTES);
+		else
+			diag_error((Loc){ path, 0, 0 }, "empty file");
 		close(fd);
 		return NULL;
 	}

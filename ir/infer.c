@@ -187,6 +187,10 @@ adaptive_pool(Ctx *c, Shape *y)
 	const Shape *x = in(c, 0), *t = &c->l->attr.target;
 	char b[96];
 
+	if (x->rank < 2) {
+		ERR(c, "input %s has no spatial dimensions", fmt(x, b));
+		return false;
+	}
 	if (t->rank == 0) { /* one size for every spatial dimension */
 		*y = *x;
 		for (int i = 1; i < y->rank; i++)
@@ -305,7 +309,7 @@ flatten(Ctx *c, Shape *y)
 	if (ax < 0)
 		ax += x->rank;
 	if (ax < 0 || ax > x->rank) {
-		ERR(c, "axis %d is out of range for a rank-%d tensor", ax, x->rank);
+		ERR(c, "axis %d is out of range for a rank-%d tensor", c->l->attr.axis, x->rank);
 		return false;
 	}
 	for (int i = 0; i < x->rank; i++)
