@@ -36,6 +36,7 @@ enum {
 	OPT_SPATIAL_SPLIT,
 	OPT_SAMPLE_BYTES,
 	OPT_MODELS,
+	OPT_GRID,
 };
 
 /* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
@@ -64,6 +65,7 @@ typedef struct Options {
 	double sample_bytes;    /* 0: from the input's kind */
 	StrategyOpts strat;
 	bool validate;          /* `oraclec validate MEASURED.csv` */
+	int64_t grid_gpus;      /* --grid: the product of its dimensions */
 	bool split_given;       /* --spatial-split was given */
 	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
 } Options;
@@ -87,6 +89,7 @@ static const struct option longopts[] = {
 	{ "spatial-split", required_argument, NULL, OPT_SPATIAL_SPLIT },
 	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
 	{ "models",       required_argument, NULL, OPT_MODELS },
+	{ "grid",         required_argument, NULL, OPT_GRID },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -107,7 +110,7 @@ usage(FILE *f)
 		"\n"
 		"Options:\n"
 		"  -g, --gpus N             GPUs to plan for (default 1)\n"
-		"  -f, --format FMT         report format: text, json (default text)\n"
+		"  -f, --format FMT         report format: text, json, csv (default text)\n"
 		"  -o, --output FILE        write the report to FILE (atomically)\n"
 		"      --layers             include the per-layer table\n"
 		"      --precision P        fp32, fp16 or bf16: bytes per item (default fp32)\n"
@@ -119,6 +122,9 @@ usage(FILE *f)
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
 		"                           channel,df,ds (default all)\n"
+		"      --grid DIM=N[,...]   analyse only this process grid, e.g. data=256,spatial=4\n"
+		"                           (dimensions data, spatial, pipeline, filter,\n"
+		"                           channel; their product is the GPU count)\n"
 		"      --optimizer OPT      sgd, momentum or adam (default momentum)\n"
 		"      --spatial-split S    auto (the best split point) or all (every layer\n"
 		"                           with spatial extent, as ParaDL's runs)\n"
@@ -173,6 +179,55 @@ strategy_mask(const char *list)
 	if (!mask)
 		usage_error("no strategy in '%s'", list);
 	return mask;
+}
+
+static int64_t number(const char *s, const char *opt, int64_t max);
+
+/* --grid data=64,spatial=4: the strategy its dimensions make, and the GPU
+ * count their product gives. */
+static void
+grid_option(const char *text, Options *o)
+{
+	static const struct { unsigned dims; StrategyKind kind; } shapes[] = {
+		{ 1u << DIM_DATA, STRAT_DATA },
+		{ 1u << DIM_SPATIAL, STRAT_SPATIAL },
+		{ 1u << DIM_PIPELINE, STRAT_PIPELINE },
+		{ 1u << DIM_FILTER, STRAT_FILTER },
+		{ 1u << DIM_CHANNEL, STRAT_CHANNEL },
+		{ (1u << DIM_DATA) | (1u << DIM_FILTER), STRAT_DF },
+		{ (1u << DIM_DATA) | (1u << DIM_SPATIAL), STRAT_DS },
+	};
+	char buf[256], *tok, *save = NULL;
+	unsigned dims = 0;
+	int64_t p = 1;
+
+	snprintf(buf, sizeof buf, "%s", text);
+	memset(o->strat.grid, 0, sizeof o->strat.grid);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		int d = 0;
+		if (!eq)
+			usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text);
+		*eq = '\0';
+		while (d < DIM_COUNT && strcmp(grid_dim_name[d], tok) != 0)
+			d++;
+		if (d == DIM_COUNT || (dims & (1u << d)))
+			usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text);
+		o->strat.grid[d] = number(eq + 1, "--grid", (int64_t)1 << 24);
+		dims |= 1u << d;
+		p *= o->strat.grid[d];
+		if (p > (int64_t)1 << 24)
+			usage_error("--grid '%s' has too many GPUs", text);
+	}
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		if (shapes[i].dims == dims) {
+			o->strat.forced = true;
+			o->strat.kind = shapes[i].kind;
+			o->grid_gpus = p;
+			return;
+		}
+	usage_error("--grid '%s' is not a strategy's grid (data, spatial, pipeline, filter, "
+		    "channel, data+filter, data+spatial)", text);
 }
 
 /* Exit status after writing to stdout: a full disk is an error. */
@@ -248,7 +303,7 @@ parse_options(int argc, char **argv, Options *o)
 		case 'g': o->gpus = number(optarg, "--gpus", (int64_t)1 << 24); break;
 		case 'f':
 			if (!(o->backend = backend_find(optarg)))
-				usage_error("unknown format '%s' (text, json)", optarg);
+				usage_error("unknown format '%s' (text, json, csv)", optarg);
 			break;
 		case 'o': o->output = optarg; break;
 		case OPT_LAYERS: o->report.layers = true; break;
@@ -303,6 +358,7 @@ parse_options(int argc, char **argv, Options *o)
 				usage_error("unknown spatial split '%s' (auto, all)", optarg);
 			break;
 		case OPT_MODELS: o->models = optarg; break;
+		case OPT_GRID: grid_option(optarg, o); break;
 		case OPT_SAMPLE_BYTES:
 			o->sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;
@@ -321,6 +377,8 @@ parse_options(int argc, char **argv, Options *o)
 	if (optind + 1 < argc)
 		usage_error("more than one model file given ('%s')", argv[optind + 1]);
 	o->model = argv[optind];
+	if (o->strat.forced)
+		o->gpus = o->grid_gpus; /* the grid says how many */
 }
 
 /* Runs one pass, then (in checking builds) the IR verifier. */

@@ -6,6 +6,7 @@
 static const Backend backends[] = {
 	{ "text", text_emit },
 	{ "json", json_emit },
+	{ "csv", csv_emit },
 };
 
 const Backend *

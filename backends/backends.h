@@ -26,6 +26,9 @@ bool text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 /* json.c */
 bool json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 
+/* csv.c */
+bool csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
+
 /* validation.c: the `oraclec validate` report, "text" or "csv" */
 bool validation_emit(const Validation *v, const char *format, FILE *f);
 

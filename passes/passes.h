@@ -37,6 +37,9 @@ typedef struct StrategyOpts {
 	unsigned mask;       /* 1 << StrategyKind of the strategies to analyse */
 	int spatial_split;   /* SPLIT_AUTO: the best split point; SPLIT_ALL: every
 	                        layer with spatial extent (ParaDL's .lc masks) */
+	bool forced;         /* --grid: only `kind` on exactly `grid` */
+	StrategyKind kind;
+	int64_t grid[DIM_COUNT];
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 

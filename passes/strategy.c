@@ -419,6 +419,14 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 	for (int i = 0; i < g->nlayer; i++)
 		c.arrays += g->layer[i].nw;
 	an->best = -1;
+	if (o->forced) {
+		for (int k = 0; k < STRAT_COUNT; k++)
+			an->cand[k] = (Candidate){ .kind = (StrategyKind)k, .split = -1 };
+		strategy_predict(g, an, o, o->kind, o->grid, &an->cand[o->kind]);
+		an->best = an->cand[o->kind].feasible ? (int)o->kind : -1;
+		an->runner_up_ratio = 0;
+		return true;
+	}
 	for (int k = 0; k < STRAT_COUNT; k++) {
 		Candidate *cd = &an->cand[k];
 		*cd = (Candidate){ .kind = (StrategyKind)k, .split = -1 };

@@ -271,6 +271,58 @@ has out "conv1 = conv(x) -> conv1:64x112x112"
 has out "fc = fc(flat) -> fc:1000"
 check "--dump-after=shape prints the IR with shapes"
 
+# ---- the oracle: systems, grids, formats, validate --------------------
+
+run --list-systems
+want_status 0
+for name in abci thetagpu dgx_a100 dgx_h100; do
+	has out "system $name {"
+done
+check "--list-systems prints every built-in system as ODL"
+
+sed -n '/^system abci {/,/^}/p' "$tmp/out" | sed 's/system abci/system mine/; s/gpus_per_node = 4/gpus_per_node = 8/' \
+	>"$tmp/mine.odl"
+run "$model" --system "$tmp/mine.odl" -g 8
+want_status 0
+has out "system       mine ($tmp/mine.odl): 8 x V100-SXM2-16GB per node"
+check "--system FILE reads an edited copy of a built-in"
+
+run "$model" --system summit
+want_status 1
+has err "unknown system 'summit'"
+check "an unknown system name is an input error"
+
+run "$model" --grid data=16,spatial=4 -f csv
+want_status 0
+if [ "$(wc -l <"$tmp/out")" -ne 2 ]; then fail "expected a header and one row"; fi
+has out 'resnet50,abci,64,ds,"data=16,spatial=4",true,'
+check "--grid analyses exactly that grid (64 GPUs), -f csv has a header and one row"
+
+run "$model" --grid data=2,pipeline=4
+want_status 2
+has err "is not a strategy's grid"
+check "--grid with dimensions no strategy has is a usage error"
+
+run "$model" -g 64 -f json
+want_status 0
+for key in '"strategies": \[' '"best": ' '"epoch_s": ' '"memory_per_gpu_bytes": ' '"gpus": 64'; do
+	grep -q "$key" "$tmp/out" || fail "no $key in the JSON"
+done
+check "-f json carries the strategies, the best one, epoch time and memory"
+
+printf 'model,strategy,gpus,grid,global_batch,dataset_size,measured_iteration_s\nresnet50,data,8,data=8,512,1281167,0.2\n' \
+	>"$tmp/m.csv"
+run validate "$tmp/m.csv" --models "$srcdir/examples" -f csv
+want_status 0
+has out 'resnet50,data,8,"data=8",0.200000,'
+check "validate predicts each measured run (CSV report)"
+
+printf 'model,strategy,gpus\nresnet50,data,8\n' >"$tmp/bad.csv"
+run validate "$tmp/bad.csv"
+want_status 1
+has err "bad.csv:1:1: error: missing column 'grid'"
+check "validate names a missing column"
+
 echo "1..$n"
 [ "$failed" -eq 0 ] || exit 1
 exit 0

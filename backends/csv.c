@@ -1,0 +1,47 @@
+/* csv.c -- the report as CSV: a stable header, one row per strategy, for
+ * spreadsheets and Makefile-driven batch analysis.  Times in seconds,
+ * memory in bytes; an empty field where a value cannot be computed. */
+#include "backends/backends.h"
+
+#include <inttypes.h>
+
+static void
+field(FILE *f, bool ok, double v)
+{
+	if (ok)
+		fprintf(f, ",%.6g", v);
+	else
+		fputc(',', f);
+}
+
+bool
+csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
+{
+	(void)o;
+	fprintf(f, "model,system,gpus,strategy,grid,feasible,reason,global_batch,compute_s,"
+		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck\n");
+	for (int i = 0; i < STRAT_COUNT; i++) {
+		const Candidate *k = &an->cand[i];
+		bool c = k->computable;
+		int n = 0;
+		if (!k->analysed)
+			continue;
+		fprintf(f, "%s,%s,%" PRId64 ",%s,\"", g->name, an->sys->name, an->gpus,
+			strategy_name[k->kind]);
+		for (int d = 0; d < DIM_COUNT; d++)
+			if (k->grid[d])
+				fprintf(f, "%s%s=%" PRId64, n++ ? "," : "", grid_dim_name[d], k->grid[d]);
+		fprintf(f, "\",%s,\"%s\",%" PRId64, k->feasible ? "true" : "false",
+			k->reason ? k->reason : "", k->global_batch);
+		field(f, c, k->t.compute);
+		field(f, c, k->t.communication);
+		field(f, c, k->t.total);
+		field(f, c, k->epoch);
+		if (c)
+			fprintf(f, ",%.0f", k->mem.total);
+		else
+			fputc(',', f);
+		fprintf(f, ",%" PRId64 ",%s\n", k->max_gpus, k->bottleneck ? k->bottleneck : "");
+	}
+	return !ferror(f);
+}
