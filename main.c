@@ -66,7 +66,6 @@ typedef struct Options {
 	StrategyOpts strat;
 	bool validate;          /* `oraclec validate MEASURED.csv` */
 	int64_t grid_gpus;      /* --grid: the product of its dimensions */
-	bool split_given;       /* --spatial-split was given */
 	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
 } Options;
 
@@ -349,7 +348,6 @@ parse_options(int argc, char **argv, Options *o)
 				usage_error("unknown optimizer '%s' (sgd, momentum, adam)", optarg);
 			break;
 		case OPT_SPATIAL_SPLIT:
-			o->split_given = true;
 			if (strcmp(optarg, "auto") == 0)
 				o->strat.spatial_split = SPLIT_AUTO;
 			else if (strcmp(optarg, "all") == 0)
@@ -430,6 +428,7 @@ setup_analysis(const Options *o, const Graph *g, Analysis *an, Arena *a, FileLis
 	an->batch_per_gpu = o->global_batch ? 0 : o->batch_per_gpu;
 	an->dataset_size = g->dataset_size ? g->dataset_size : DEFAULT_DATASET;
 	an->sample_bytes = o->sample_bytes > 0 ? o->sample_bytes : sample_bytes(g);
+	an->decode = sample_bytes(g) == IMAGENET_JPEG_BYTES; /* an image input */
 	return true;
 }
 

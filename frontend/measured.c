@@ -5,6 +5,7 @@
 #include "frontend/frontend.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,27 @@ parse_grid(const char *text, int64_t grid[DIM_COUNT])
 	return true;
 }
 
+/* The grid dimensions each strategy has. */
+static bool
+grid_matches(StrategyKind k, const int64_t grid[DIM_COUNT])
+{
+	static const unsigned dims[STRAT_COUNT] = {
+		[STRAT_DATA] = 1u << DIM_DATA,
+		[STRAT_SPATIAL] = 1u << DIM_SPATIAL,
+		[STRAT_PIPELINE] = 1u << DIM_PIPELINE,
+		[STRAT_FILTER] = 1u << DIM_FILTER,
+		[STRAT_CHANNEL] = 1u << DIM_CHANNEL,
+		[STRAT_DF] = (1u << DIM_DATA) | (1u << DIM_FILTER),
+		[STRAT_DS] = (1u << DIM_DATA) | (1u << DIM_SPATIAL),
+	};
+	unsigned have = 0;
+
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (grid[d])
+			have |= 1u << d;
+	return have == dims[k];
+}
+
 static bool
 number(const char *s, double *v)
 {
@@ -125,6 +147,16 @@ row(Measured *m, char **f, const int *idx, Loc loc, Arena *a)
 		return false;
 	}
 	m->gpus = (int64_t)gpus;
+	{
+		int64_t p = 1;
+		for (int d = 0; d < DIM_COUNT; d++)
+			p *= m->grid[d] ? m->grid[d] : 1;
+		if (!grid_matches(m->kind, m->grid) || p != m->gpus) {
+			diag_error(loc, "grid '%.60s' is not a %s grid over %" PRId64 " GPUs",
+				   m->grid_text, strategy_name[m->kind], m->gpus);
+			return false;
+		}
+	}
 	m->global_batch = (int64_t)batch;
 	m->dataset_size = (int64_t)dataset;
 	m->paradl = NAN;

@@ -72,5 +72,9 @@ paradl_load_plat(const char *path, Arena *a, FileList *files)
 	s->intra_bw = s->nic_bw = v[2];
 	s->intra_lat = s->nic_lat = v[3];
 	s->gpus_per_node = (int)v[5];
+	if (v[5] != (double)s->gpus_per_node || s->gpus_per_node < 1) {
+		diag_error((Loc){ path, 6, 1 }, "GPU_PER_NODE must be a positive integer");
+		return NULL;
+	}
 	return s;
 }

@@ -196,6 +196,11 @@ elaborate(const Decl *d, Arena *a, const char *source)
 					s->nic_bw <= 0))
 		diag_error(d->loc, "system '%s': GPUs per node, FLOP/s, memory and bandwidths "
 			   "must be positive", d->name);
+	if (diag_errors() == errors &&
+	    !(s->eff_conv > 0 && s->eff_conv <= 1 && s->eff_gemm > 0 && s->eff_gemm <= 1 &&
+	      s->eff_mem > 0 && s->eff_mem <= 1))
+		diag_error(d->loc, "system '%s': efficiencies must be above 0 and at most 1",
+			   d->name);
 	if (diag_errors() == errors && s->nlevels == 0) {
 		/* one flat switch */
 		s->level[0] = (NetLevel){ "switch", 0, 100e-9, 1 };

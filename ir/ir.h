@@ -275,6 +275,7 @@ typedef struct Analysis {
 	int64_t global_batch;     /* strong scaling; 0 when weak */
 	int64_t dataset_size;
 	double sample_bytes;      /* stored bytes of one training sample */
+	bool decode;              /* samples are compressed images to decode */
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */
 	double runner_up_ratio;   /* second best / best epoch time */

@@ -80,19 +80,21 @@ update_time(const System *s, Optimizer opt, double params, double arrays)
 	return params * update_bytes(opt) / (s->mem_bw * s->eff_mem) + arrays * per;
 }
 
-/* Each GPU's process decodes its own samples with its share of the node's
- * cores (one loader worker per core); the node reads every GPU's samples
+/* Each GPU's process decodes its own samples (compressed images; other
+ * data is read as stored) with its share of the node's cores (one loader
+ * worker per core); the node reads every GPU's samples
  * from storage.  Both run ahead of the GPU (prefetching), so the slower
  * one sets the pace. */
 double
-input_time(const System *s, double samples_per_gpu, double gpus_in_node, double bytes)
+input_time(const System *s, double samples_per_gpu, double gpus_in_node, double bytes,
+	   bool decoded)
 {
 	double read = s->storage_bw > 0 ? samples_per_gpu * gpus_in_node * bytes / s->storage_bw
 					: 0;
 	double cores = (double)s->cpu_cores / s->gpus_per_node;
-	double decode = s->decode_bw > 0 && cores > 0 ? samples_per_gpu * bytes / (s->decode_bw *
-										  cores)
-						      : 0;
+	double decode = decoded && s->decode_bw > 0 && cores > 0
+				? samples_per_gpu * bytes / (s->decode_bw * cores)
+				: 0;
 
 	return read > decode ? read : decode;
 }

@@ -25,7 +25,8 @@ double update_time(const System *s, Optimizer opt, double params, double arrays)
 
 /* Reading and decoding the samples of one iteration: samples_per_gpu on
  * each of gpus_in_node GPUs of a node, `bytes` each as stored. */
-double input_time(const System *s, double samples_per_gpu, double gpus_in_node, double bytes);
+double input_time(const System *s, double samples_per_gpu, double gpus_in_node, double bytes,
+		  bool decoded);
 
 /* Bytes of optimizer state per parameter element (fp32 moments). */
 double optimizer_bytes(Optimizer opt);

@@ -150,7 +150,7 @@ with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t 
 	k->t.p2p = st->n > 1 ? (M + S - 2) * 2 * p2p_time(s, edge, S > s->gpus_per_node) : 0;
 	k->t.update = upd;
 	/* the first stage loads every sample */
-	k->t.input = input_time(s, (double)B, 1, an->sample_bytes);
+	k->t.input = input_time(s, (double)B, 1, an->sample_bytes, an->decode);
 	k->mem.weights = stage_max(w, st) * delta;
 	k->mem.grads = k->mem.weights;
 	k->mem.optimizer = stage_max(w, st) * optimizer_bytes(an->opt);

@@ -120,7 +120,7 @@ data(const Ctx *c, Candidate *k, int64_t p)
 	k->t.compute = span_time(c->s, c->an->prec, c->g, 0, c->g->nlayer - 1, n, 1);
 	k->t.grad = allreduce_time(c->s, (Group){ p, p < gpn ? p : gpn, 1 }, c->W * c->delta);
 	k->t.update = update_time(c->s, c->an->opt, c->W, c->arrays);
-	k->t.input = input_time(c->s, n, (double)(p < gpn ? p : gpn), c->an->sample_bytes);
+	k->t.input = input_time(c->s, n, (double)(p < gpn ? p : gpn), c->an->sample_bytes, c->an->decode);
 	memory(c, k, c->W, n, 1);
 }
 
@@ -191,7 +191,7 @@ model_split(const Ctx *c, Candidate *k, int64_t p1, int64_t ways, bool channel)
 	k->t.update = update_time(c->s, c->an->opt, local_w, c->arrays);
 	/* each sample is loaded once per model-parallel group */
 	k->t.input = input_time(c->s, n / ways, (double)(p1 * ways < gpn ? p1 * ways : gpn),
-				c->an->sample_bytes);
+				c->an->sample_bytes, c->an->decode);
 	memory(c, k, local_w, n, 1);
 }
 
@@ -250,7 +250,7 @@ spatial_at(const Ctx *c, Candidate *k, int64_t p1, int64_t ways, int split)
 		const Layer *l = &c->g->layer[i];
 		/* a strip with neighbours on both sides sends one halo to each,
 		 * one after the other (the paper's 2 alpha per layer and pass) */
-		if ((h = halo(c, l, n, false)) >= 0)
+		if (ways > 1 && (h = halo(c, l, n, false)) >= 0)
 			k->t.p2p += (ways > 2 ? 2 : 1) * (p2p_time(c->s, h, across) +
 							  p2p_time(c->s, halo(c, l, n, true), across));
 	}
@@ -264,7 +264,7 @@ spatial_at(const Ctx *c, Candidate *k, int64_t p1, int64_t ways, int split)
 	k->t.update = update_time(c->s, c->an->opt, c->W, c->arrays);
 	/* each sample is loaded once per model-parallel group */
 	k->t.input = input_time(c->s, n / ways, (double)(p1 * ways < gpn ? p1 * ways : gpn),
-				c->an->sample_bytes);
+				c->an->sample_bytes, c->an->decode);
 	memory(c, k, c->W, n, 1.0 / ways);
 }
 
@@ -323,8 +323,8 @@ bottleneck(const Candidate *k)
 	const char *worst = part[0].name;
 	double v = part[0].v;
 
-	if (k->t.input > k->t.total - k->t.input)
-		return "input pipeline";
+	if (k->t.input >= k->t.compute + k->t.bubble + k->t.communication + k->t.update)
+		return "input pipeline"; /* it sets the pace */
 	for (size_t i = 1; i < sizeof part / sizeof part[0]; i++)
 		if (part[i].v > v)
 			v = part[i].v, worst = part[i].name;
@@ -365,13 +365,13 @@ better(const Candidate *a, const Candidate *b)
 static void
 hybrid(const Ctx *c, Candidate *k, int64_t p, bool ds)
 {
-	Candidate best = { .kind = k->kind }, tmp;
+	Candidate best = { .kind = k->kind, .split = -1 }, tmp;
 	bool any = false;
 
 	for (int64_t p2 = 2; p2 < p; p2++) {
 		if (p % p2)
 			continue;
-		tmp = (Candidate){ .kind = k->kind };
+		tmp = (Candidate){ .kind = k->kind, .split = -1 };
 		if (ds)
 			spatial(c, &tmp, p / p2, p2);
 		else
@@ -444,7 +444,8 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 		case STRAT_COUNT: break;
 		}
 		finish(&c, cd);
-		if (cd->feasible && cd->epoch < best) {
+		/* a tie (rounding apart) goes to the simpler, earlier strategy */
+		if (cd->feasible && cd->epoch < best * (1 - 1e-9)) {
 			second = best;
 			best = cd->epoch;
 			an->best = k;
