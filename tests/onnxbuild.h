@@ -16,6 +16,7 @@
 #ifndef ORACLEC_TESTS_ONNXBUILD_H
 #define ORACLEC_TESTS_ONNXBUILD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 
 /* ---- running models ----------------------------------------------------- */
 
@@ -1145,9 +1146,16 @@ huge_repeated_fields_finish_quickly(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		int st = in_child(*state, huge_child, &cases[i], 120, 0);
+		struct timespec t0, t1;
+		int st;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		st = in_child(*state, huge_child, &cases[i], 120, 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (st)
 			fail_msg("%s x %ld: child status %d", cases[i].what, cases[i].n, st);
+		print_message("# %s x %ld: built, written and read in %.1f s\n", cases[i].what,
+			      cases[i].n, (double)(t1.tv_sec - t0.tv_sec) +
+						  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}
 }
 
