@@ -27,7 +27,8 @@ shape_of(Val *out, int rank, const int64_t *d)
 {
 	out->shaped = true;
 	out->rank = rank;
-	memcpy(out->d, d, rank * sizeof *d);
+	if (rank) /* d may be NULL for a scalar */
+		memcpy(out->d, d, rank * sizeof *d);
 }
 
 static bool

@@ -82,7 +82,8 @@ attr_ints(Onnx *o, const char *name, int64_t *out, int max)
 		     a->n_ints, max);
 		return -2;
 	}
-	memcpy(out, a->ints, a->n_ints * sizeof *out);
+	if (a->n_ints) /* ints is NULL when empty */
+		memcpy(out, a->ints, a->n_ints * sizeof *out);
 	return (int)a->n_ints;
 }
 
@@ -429,10 +430,17 @@ window_attrs(Onnx *o, Layer *l, int nsp, const int64_t *wkernel)
 		a->kernel[i] = n >= 0 ? v[i] : wkernel[i];
 		a->stride[i] = a->dilation[i] = 1;
 	}
-	if ((n = attr_ints(o, "strides", v, MAX_SPATIAL)) >= 0)
-		memcpy(a->stride, v, nsp * sizeof *v);
-	if ((n = attr_ints(o, "dilations", v, MAX_SPATIAL)) >= 0)
-		memcpy(a->dilation, v, nsp * sizeof *v);
+	for (int k = 0; k < 2; k++) { /* one value per spatial dimension, if any */
+		const char *name = k ? "dilations" : "strides";
+		if ((n = attr_ints(o, name, v, MAX_SPATIAL)) == -2)
+			return false;
+		if (n >= 0 && n != nsp) {
+			NERR(o, "'%s' has %d values for %d spatial dimensions", name, n, nsp);
+			return false;
+		}
+		if (n >= 0)
+			memcpy(k ? a->dilation : a->stride, v, nsp * sizeof *v);
+	}
 	for (int i = 0; i < nsp; i++)
 		if (a->kernel[i] < 1 || a->kernel[i] > MAX_DIM || a->stride[i] < 1 ||
 		    a->stride[i] > MAX_DIM || a->dilation[i] < 1 || a->dilation[i] > MAX_DIM) {

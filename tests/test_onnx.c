@@ -704,6 +704,40 @@ kernel_larger_than_padded_input_is_rejected(void **state)
 					      "not have the expected shape 4x3x3x3\n");
 }
 
+/* Fewer strides than spatial dimensions were read from an uninitialised
+ * array (valgrind), an empty list from a NULL pointer (UBSan). */
+static void
+window_attributes_need_one_value_per_spatial_dimension(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	static const struct {
+		const char *attr;
+		int n;
+		const char *want;
+	} cases[] = {
+		{ "strides", 1, "'strides' has 1 values for 2 spatial dimensions" },
+		{ "strides", 0, "'strides' has 0 values for 2 spatial dimensions" },
+		{ "dilations", 1, "'dilations' has 1 values for 2 spatial dimensions" },
+		{ "dilations", 4, "attribute 'dilations' has 4 values, at most 3 are supported" },
+		{ "kernel_shape", 0, "missing or wrong 'kernel_shape'" },
+		{ "pads", 2, "'pads' has 2 values for 2 spatial dimensions" },
+	};
+	size_t mark = 0;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		Onnx__GraphProto *g = base(fx);
+		Onnx__NodeProto *n = ob_add(a, g, ob_node(a, "MaxPool", "pool", "x", "y"));
+		if (strcmp(cases[i].attr, "kernel_shape") != 0)
+			ob_attr_ints(a, n, "kernel_shape", DIMS(2, 2));
+		ob_attr_ints(a, n, cases[i].attr, cases[i].n, (int64_t[]){ 1, 1, 1, 1 });
+		assert_null(run(fx, g));
+		assert_string_equal(since(fx, &mark),
+				    arena_printf(a, "m.onnx: error: node 0 'pool' (MaxPool): %s\n",
+						 cases[i].want));
+	}
+}
+
 static Onnx__GraphProto *
 gemm_graph(Fx *fx, Onnx__TensorProto *w, int transb)
 {
@@ -1181,6 +1215,7 @@ main(void)
 		FX_TEST(dims_whose_product_overflows_are_rejected),
 		FX_TEST(missing_required_attribute_or_input_is_reported),
 		FX_TEST(kernel_larger_than_padded_input_is_rejected),
+		FX_TEST(window_attributes_need_one_value_per_spatial_dimension),
 		FX_TEST(gemm_whose_weight_does_not_match_is_rejected),
 		FX_TEST(huge_weight_declared_without_data_is_analysed_without_allocating_it),
 		FX_TEST(unknown_operator_without_a_declared_shape_is_rejected),
