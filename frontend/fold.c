@@ -27,7 +27,8 @@ shape_of(Val *out, int rank, const int64_t *d)
 {
 	out->shaped = true;
 	out->rank = rank;
-	memcpy(out->d, d, rank * sizeof *d);
+	if (rank) /* d may be NULL for a scalar */
+		memcpy(out->d, d, rank * sizeof *d);
 }
 
 static bool
@@ -213,13 +214,19 @@ fold_gather(Onnx *o, const Val *data, const Val *idx, Val *out)
 	if (axis < 0 || axis >= data->rank || data->rank + idx->rank - 1 > MAX_RANK + 1)
 		return;
 	for (int i = 0; i < axis; i++)
-		d[rank++] = data->d[i], outer *= data->d[i];
+		d[rank++] = data->d[i];
 	for (int i = 0; i < idx->rank; i++)
 		d[rank++] = idx->d[i];
 	for (int i = (int)axis + 1; i < data->rank; i++)
-		d[rank++] = data->d[i], inner *= data->d[i];
-	if (!alloc(o, out, rank, d))
+		d[rank++] = data->d[i];
+	/* an empty result is done: with a zero among the dims, the others
+	 * are not bounded by MAX_FOLD, nor their products by 64 bits */
+	if (!alloc(o, out, rank, d) || out->n == 0)
 		return;
+	for (int i = 0; i < axis; i++)
+		outer *= data->d[i];
+	for (int i = (int)axis + 1; i < data->rank; i++)
+		inner *= data->d[i];
 	for (int64_t a = 0, k = 0; a < outer; a++)
 		for (int64_t j = 0; j < idx->n; j++) {
 			int64_t ix = idx->iv[j];
@@ -320,6 +327,8 @@ fold_slice(Onnx *o, const Val **in, int nin, Val *out)
 		step = in[4]->iv[0];
 	}
 	len = x->d[0];
+	if (step > len + 1 || step < -len - 1) /* at most one element: same result */
+		step = step > 0 ? len + 1 : -len - 1;
 	start = in[1]->iv[0], end = in[2]->iv[0];
 	start = start < 0 ? start + len : start;
 	end = end < 0 && end > INT64_MIN + len ? end + len : end;
@@ -346,8 +355,12 @@ fold_range(Onnx *o, const Val **in, int nin, Val *out)
 	if (nin < 3 || !known(in[0]) || !known(in[1]) || !known(in[2]) || in[2]->iv[0] == 0 ||
 	    sym(in[0]->iv[0]) || sym(in[1]->iv[0]) || sym(in[2]->iv[0]))
 		return;
-	n = (in[1]->iv[0] - in[0]->iv[0] + in[2]->iv[0] - (in[2]->iv[0] > 0 ? 1 : -1)) /
-	    in[2]->iv[0];
+	/* n = ceil((limit - start) / delta), or 0; unknown if it overflows */
+	if (__builtin_sub_overflow(in[1]->iv[0], in[0]->iv[0], &n) ||
+	    __builtin_add_overflow(n, in[2]->iv[0] - (in[2]->iv[0] > 0 ? 1 : -1), &n) ||
+	    (n == INT64_MIN && in[2]->iv[0] == -1))
+		return;
+	n /= in[2]->iv[0];
 	if (n < 0)
 		n = 0;
 	if (!alloc(o, out, 1, &n))

@@ -1,9 +1,11 @@
 /* load.c -- choose the frontend for a model file.
  *
  * By extension: .onnx is ONNX, .odl is ODL.  Otherwise by content: a file
- * whose first byte is a protobuf field key of ModelProto (ir_version,
- * field 1, varint: 0x08) is ONNX, anything else is read as ODL, whose
- * parser gives a clear syntax error on a file that is neither. */
+ * whose first byte is a protobuf field key of ModelProto that no text file
+ * starts with is ONNX -- ir_version (field 1, varint: 0x08), which every
+ * writer puts first, or, when a writer left it out, producer_name (0x12),
+ * producer_version (0x1a) or graph (0x3a, ':').  Anything else is read as
+ * ODL, whose parser gives a clear syntax error on a file that is neither. */
 #include "frontend/frontend.h"
 
 #include <stdio.h>
@@ -25,7 +27,7 @@ looks_like_onnx(const char *path)
 
 	if (f)
 		fclose(f);
-	return c == 0x08;
+	return c == 0x08 || c == 0x12 || c == 0x1a || c == 0x3a;
 }
 
 Graph *

@@ -82,16 +82,20 @@ attr_ints(Onnx *o, const char *name, int64_t *out, int max)
 		     a->n_ints, max);
 		return -2;
 	}
-	memcpy(out, a->ints, a->n_ints * sizeof *out);
+	if (a->n_ints) /* ints is NULL when empty */
+		memcpy(out, a->ints, a->n_ints * sizeof *out);
 	return (int)a->n_ints;
 }
 
+/* a string attribute, copied: protobuf bytes are not NUL-terminated */
 const char *
-attr_s(const Onnx__NodeProto *n, const char *name, const char *dflt)
+attr_s(Onnx *o, const char *name, const char *dflt)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = attr(o->np, name);
 
-	return a && a->has_s ? (const char *)a->s.data : dflt;
+	if (!a || !a->has_s)
+		return dflt;
+	return a->s.len ? arena_strndup(o->a, (const char *)a->s.data, a->s.len) : "";
 }
 
 /* ---- values ------------------------------------------------------------- */
@@ -195,29 +199,34 @@ tensor_values(Onnx *o, Val *v, const Onnx__TensorProto *t)
 	}
 }
 
+/* an error about a tensor: in a node's attribute (Constant), or not */
+#define TERR(o, fmt, ...)                                                        \
+	((o)->np ? node_error(o, fmt, __VA_ARGS__)                               \
+		 : diag_error(floc(o), fmt, __VA_ARGS__))
+
 Val *
 tensor_val(Onnx *o, const Onnx__TensorProto *t, const char *what)
 {
 	Val *v = newval(o);
 
 	if (t->n_dims > MAX_RANK + 1) {
-		diag_error(floc(o), "%s '%s' has %zu dimensions; at most %d are supported", what,
-			   t->name ? t->name : "", t->n_dims, MAX_RANK + 1);
+		TERR(o, "%s '%s' has %zu dimensions; at most %d are supported", what,
+		     t->name ? t->name : "", t->n_dims, MAX_RANK + 1);
 		return NULL;
 	}
 	v->rank = (int)t->n_dims;
 	v->shaped = true;
 	for (size_t i = 0; i < t->n_dims; i++) {
 		if (t->dims[i] < 0 || t->dims[i] > MAX_DIM) {
-			diag_error(floc(o), "%s '%s' has dimension %" PRId64 " out of range", what,
-				   t->name ? t->name : "", t->dims[i]);
+			TERR(o, "%s '%s' has dimension %" PRId64 " out of range", what,
+			     t->name ? t->name : "", t->dims[i]);
 			return NULL;
 		}
 		v->d[i] = t->dims[i];
 	}
 	if (count(v) < 0) {
-		diag_error(floc(o), "%s '%s' has more elements than 64 bits can count", what,
-			   t->name ? t->name : "");
+		TERR(o, "%s '%s' has more elements than 64 bits can count", what,
+		     t->name ? t->name : "");
 		return NULL;
 	}
 	tensor_values(o, v, t);
@@ -272,11 +281,18 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 				   vi->name, tt->shape->n_dim, MAX_RANK + 1);
 			return false;
 		}
-		/* the first dimension is the batch, symbolic or fixed */
+		/* the first dimension is the batch, symbolic or fixed (a value
+		 * below 1, as some exporters write for "dynamic", is symbolic) */
 		const Onnx__TensorShapeProto__Dimension *b = tt->shape->dim[0];
-		int64_t batch = b->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+		int64_t batch = b->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+					b->dim_value > 0
 					? b->dim_value
 					: BATCH;
+		if (batch != BATCH && batch > MAX_DIM) {
+			diag_error(floc(o), "graph input '%s': batch dimension %" PRId64
+				   " is out of range (1 to 2^40)", vi->name, batch);
+			return false;
+		}
 		if (o->g->ninput == 0)
 			o->batch = batch;
 		s.rank = (int)tt->shape->n_dim - 1;
@@ -284,17 +300,25 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 			const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k + 1];
 			s.d[k] = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
 					 ? d->dim_value
-					 : -1;
+					 : BATCH;
 		}
 		if (override && o->g->ninput == 0)
 			s = *override;
 		for (int k = 0; k < s.rank; k++)
-			if (s.d[k] < 1 || s.d[k] > MAX_DIM) {
-				diag_error(floc(o), "graph input '%s': dimension %d is %s; give the "
-					   "per-sample shape with --input-shape", vi->name, k + 1,
-					   s.d[k] < 0 ? "symbolic" : "out of range");
+			if (s.d[k] == BATCH) {
+				diag_error(floc(o), "graph input '%s': dimension %d is symbolic; give the "
+					   "per-sample shape with --input-shape", vi->name, k + 1);
+				return false;
+			} else if (s.d[k] < 1 || s.d[k] > MAX_DIM) {
+				diag_error(floc(o), "graph input '%s': dimension %d is %" PRId64
+					   ", out of range (1 to 2^40)", vi->name, k + 1, s.d[k]);
 				return false;
 			}
+		if (!shape_elems(&s, &(int64_t){ 0 })) {
+			diag_error(floc(o), "graph input '%s' has more elements than 64 bits can count",
+				   vi->name);
+			return false;
+		}
 		v = newval(o);
 		v->act = true;
 		v->shaped = true;
@@ -389,7 +413,7 @@ window_attrs(Onnx *o, Layer *l, int nsp, const int64_t *wkernel)
 	Attr *a = &l->attr;
 	int64_t v[2 * MAX_SPATIAL + 2];
 	int n;
-	const char *autopad = attr_s(o->np, "auto_pad", "NOTSET");
+	const char *autopad = attr_s(o, "auto_pad", "NOTSET");
 
 	if (nsp < 1 || nsp > MAX_SPATIAL) {
 		NERR(o, "%d spatial dimensions (1 to %d supported)", nsp, MAX_SPATIAL);
@@ -406,10 +430,17 @@ window_attrs(Onnx *o, Layer *l, int nsp, const int64_t *wkernel)
 		a->kernel[i] = n >= 0 ? v[i] : wkernel[i];
 		a->stride[i] = a->dilation[i] = 1;
 	}
-	if ((n = attr_ints(o, "strides", v, MAX_SPATIAL)) >= 0)
-		memcpy(a->stride, v, nsp * sizeof *v);
-	if ((n = attr_ints(o, "dilations", v, MAX_SPATIAL)) >= 0)
-		memcpy(a->dilation, v, nsp * sizeof *v);
+	for (int k = 0; k < 2; k++) { /* one value per spatial dimension, if any */
+		const char *name = k ? "dilations" : "strides";
+		if ((n = attr_ints(o, name, v, MAX_SPATIAL)) == -2)
+			return false;
+		if (n >= 0 && n != nsp) {
+			NERR(o, "'%s' has %d values for %d spatial dimensions", name, n, nsp);
+			return false;
+		}
+		if (n >= 0)
+			memcpy(k ? a->dilation : a->stride, v, nsp * sizeof *v);
+	}
 	for (int i = 0; i < nsp; i++)
 		if (a->kernel[i] < 1 || a->kernel[i] > MAX_DIM || a->stride[i] < 1 ||
 		    a->stride[i] > MAX_DIM || a->dilation[i] < 1 || a->dilation[i] > MAX_DIM) {
@@ -453,11 +484,15 @@ weight(Onnx *o, int i, int rank)
 {
 	const Val *w = i < (int)o->np->n_input ? lookup(o, o->np->input[i]) : NULL;
 
-	if (!w || w->act || !w->shaped || (rank && w->rank != rank)) {
-		NERR(o, "input %d must be a constant of rank %d", i + 1, rank);
-		return NULL;
-	}
-	return w;
+	if (!w)
+		NERR(o, "input %d (the weight) is missing", i + 1);
+	else if (w->act || !w->shaped)
+		NERR(o, "input %d (the weight) must be a constant, not an activation", i + 1);
+	else if (rank && w->rank != rank)
+		NERR(o, "input %d (the weight) has rank %d, expected %d", i + 1, w->rank, rank);
+	else
+		return w;
+	return NULL;
 }
 
 /* Checks that a weight the file declares has the shape the layer implies. */
@@ -855,46 +890,55 @@ find(const Simple *t, size_t n, const char *name)
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* An operator with no rule: an opaque layer with the output shape the
- * file's value_info declares, or an error when it declares none. */
+ * file's value_info declares, or an error when it declares none.  Unknown
+ * operators and value_info are looked up by name (o->unknown, o->vinfo):
+ * a model of many custom operators stays linear. */
 static bool
-lower_unknown(Onnx *o, const Val *x, const Onnx__GraphProto *gp)
+lower_unknown(Onnx *o, const Val *x)
 {
-	const char *out = o->np->n_output ? o->np->output[0] : "";
+	const char *out = o->np->output[0]; /* node() checked it */
+	const Onnx__ValueInfoProto *vi = map_get(&o->vinfo, out);
+	const Onnx__TensorShapeProto *sp;
 	Graph *g = o->g;
 	Layer *l;
-	int k = 0;
+	Shape s = { 0 };
+	intptr_t k = (intptr_t)map_get(&o->unknown, o->np->op_type);
 
-	while (k < g->nunknown && strcmp(g->unknown[k].op, o->np->op_type) != 0)
-		k++;
-	if (k == g->nunknown) {
-		g->unknown = arena_grow(o->a, g->unknown, k, k + 1, sizeof *g->unknown);
-		g->unknown[g->nunknown++].op = arena_strdup(o->a, o->np->op_type);
+	if (!k) { /* a new one: the array doubles */
+		int n = g->nunknown;
+		if ((n & (n - 1)) == 0)
+			g->unknown = arena_grow(o->a, g->unknown, n, n ? 2 * n : 1, sizeof *g->unknown);
+		g->unknown[n].op = arena_strdup(o->a, o->np->op_type);
+		k = ++g->nunknown;
+		map_put(&o->unknown, g->unknown[n].op, (void *)k);
 	}
-	g->unknown[k].count++;
+	g->unknown[k - 1].count++;
 	if (o->strict) {
 		NERR(o, "unknown operator (--strict)");
 		return false;
 	}
-	for (size_t i = 0; i < gp->n_value_info; i++) {
-		const Onnx__ValueInfoProto *vi = gp->value_info[i];
-		const Onnx__TensorShapeProto *sp;
-		Shape s = { 0 };
-		if (strcmp(vi->name, out) != 0 || !vi->type || !vi->type->tensor_type ||
-		    !(sp = vi->type->tensor_type->shape) || sp->n_dim < 1 ||
-		    sp->n_dim > MAX_RANK + 1)
-			continue;
-		s.rank = (int)sp->n_dim - 1;
-		for (int d = 0; d < s.rank; d++) {
-			s.d[d] = sp->dim[d + 1]->dim_value;
-			if (s.d[d] < 1 || s.d[d] > MAX_DIM)
-				goto noshape;
-		}
-		if (!(l = layer(o, OP_OPAQUE, &x, 1)))
-			return false;
-		o->g->tensor[l->out[0]].shape = s;
-		shape_elems(&s, &o->g->tensor[l->out[0]].elems);
-		return finish(o, l);
+	if (!vi || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+	    !vi->type->tensor_type || !(sp = vi->type->tensor_type->shape) || sp->n_dim < 1 ||
+	    sp->n_dim > MAX_RANK + 1)
+		goto noshape;
+	s.rank = (int)sp->n_dim - 1;
+	for (int d = 0; d < s.rank; d++) {
+		if (sp->dim[d + 1]->value_case !=
+		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+			goto noshape;
+		s.d[d] = sp->dim[d + 1]->dim_value;
+		if (s.d[d] < 1 || s.d[d] > MAX_DIM)
+			goto noshape;
 	}
+	if (!(l = layer(o, OP_OPAQUE, &x, 1)))
+		return false;
+	o->g->tensor[l->out[0]].shape = s;
+	if (!shape_elems(&s, &o->g->tensor[l->out[0]].elems)) {
+		NERR(o, "the shape declared for output '%s' has more elements than 64 bits can count",
+		     out);
+		return false;
+	}
+	return finish(o, l);
 noshape:
 	NERR(o, "unsupported operator, and the file declares no shape for its output '%s'", out);
 	return false;
@@ -908,10 +952,10 @@ lower(Onnx *o, const Onnx__GraphProto *gp, const Val *x)
 	int k;
 	Layer *l;
 
-	if (!x->act) { /* the activation is not the first input (e.g. 2 * x) */
-		const Val *t = x;
-		x = y, y = t;
-	}
+	/* x is the activation node() picked; y the other operand of a binary
+	 * op, also when x is the second input (2 * x) */
+	if (y == x && !(o->np->n_input > 0 && lookup(o, o->np->input[0]) == x))
+		y = lookup(o, o->np->input[0]);
 	if (strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0)
 		return lower_conv(o, x);
 	if (strcmp(op, "MaxPool") == 0)
@@ -955,10 +999,39 @@ lower(Onnx *o, const Onnx__GraphProto *gp, const Val *x)
 		return lower_binary(o, x, y, binary[k].op);
 	if ((k = find(unary, NELEM(unary), op)) >= 0)
 		return (l = layer(o, unary[k].op, &x, 1)) && finish(o, l);
-	return lower_unknown(o, x, gp);
+	return lower_unknown(o, x);
 }
 
 /* ---- nodes -------------------------------------------------------------- */
+
+/* The node listing `name` as an output (its *slot), -1 if none; only
+ * looked for when an input is missing, to say why. */
+static int
+producer(const Onnx__GraphProto *gp, const char *name, size_t *slot)
+{
+	for (size_t i = 0; i < gp->n_node; i++)
+		for (size_t k = 0; k < gp->node[i]->n_output; k++)
+			if (strcmp(gp->node[i]->output[k], name) == 0)
+				return *slot = k, (int)i;
+	return -1;
+}
+
+static void
+missing_input(Onnx *o, const Onnx__GraphProto *gp, const char *name)
+{
+	size_t slot = 0;
+	int p = producer(gp, name, &slot);
+
+	if (p < 0)
+		NERR(o, "input '%s' is not produced by any node, nor a graph input or initializer",
+		     name);
+	else if (p >= o->node)
+		NERR(o, "input '%s' is produced by node %d, which does not come before it "
+			"(a cycle, or nodes out of topological order)", name, p);
+	else
+		NERR(o, "input '%s' is output %zu of node %d, which oraclec does not model", name,
+		     slot + 1, p);
+}
 
 static bool
 node(Onnx *o, const Onnx__GraphProto *gp)
@@ -979,6 +1052,12 @@ node(Onnx *o, const Onnx__GraphProto *gp)
 		NERR(o, "node has no output");
 		return false;
 	}
+	for (size_t i = 0; i < n->n_attribute; i++)
+		if (n->attribute[i]->g || n->attribute[i]->n_graphs) {
+			NERR(o, "subgraphs (attribute '%s') are not supported",
+			     n->attribute[i]->name ? n->attribute[i]->name : "");
+			return false;
+		}
 	for (size_t i = 0; i < n->n_output; i++)
 		if (n->output[i] && *n->output[i] && map_get(&o->vals, n->output[i])) {
 			NERR(o, "output '%s' is already defined (duplicate name or cycle)",
@@ -990,8 +1069,7 @@ node(Onnx *o, const Onnx__GraphProto *gp)
 		if (!n->input[i] || !*n->input[i])
 			continue; /* an optional input left out */
 		if (!(v = lookup(o, n->input[i]))) {
-			NERR(o, "input '%s' is not produced by any node (or the graph is not "
-				"in topological order)", n->input[i]);
+			missing_input(o, gp, n->input[i]);
 			return false;
 		}
 		if (i < NELEM(in))
@@ -1053,6 +1131,9 @@ build(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *overrid
 	o->g = graph_new(o->a, arena_strdup(o->a, name), path, "onnx");
 	o->g->loc = floc(o);
 	o->opset = opset_of(m);
+	for (size_t i = 0; i < gp->n_value_info; i++) /* the first of a name counts */
+		if (gp->value_info[i]->name && !map_get(&o->vinfo, gp->value_info[i]->name))
+			map_put(&o->vinfo, gp->value_info[i]->name, gp->value_info[i]);
 	if (!add_initializers(o, gp) || !add_inputs(o, gp, override))
 		return NULL;
 	for (size_t i = 0; i < gp->n_node; i++) {
@@ -1079,6 +1160,7 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 	const char *err;
 	Onnx__ModelProto *m;
 	Graph *g;
+	int errors;
 
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		diag_error((Loc){ path, 0, 0 }, "cannot read file: %s",
@@ -1116,7 +1198,12 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 		return NULL;
 	}
 	map_init(&o.vals, a);
+	map_init(&o.vinfo, a);
+	map_init(&o.unknown, a);
+	errors = diag_errors();
 	g = build(&o, m, path, opt ? opt->input_shape : NULL);
 	onnx__model_proto__free_unpacked(m, NULL);
-	return g;
+	/* some checks report and go on (fold.c's index checks): any error
+	 * fails the model */
+	return diag_errors() > errors ? NULL : g;
 }

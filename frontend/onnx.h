@@ -29,6 +29,8 @@ typedef struct Onnx {
 	Graph *g;
 	const char *file;
 	Map vals;           /* value name -> Val* */
+	Map vinfo;          /* value_info name -> its ValueInfoProto (the first) */
+	Map unknown;        /* unsupported op_type -> 1 + its index in Graph.unknown */
 	int64_t batch;      /* the graph input's batch, BATCH if symbolic */
 	int opset;
 	int node;           /* index of the node being lowered */
@@ -45,7 +47,7 @@ void node_error(Onnx *o, const char *fmt, ...) __attribute__((format(printf, 2, 
 const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name);
 int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt);
 int attr_ints(Onnx *o, const char *name, int64_t *out, int max);
-const char *attr_s(const Onnx__NodeProto *n, const char *name, const char *dflt);
+const char *attr_s(Onnx *o, const char *name, const char *dflt); /* arena copy */
 
 Val *newval(Onnx *o);
 int64_t count(const Val *v);                 /* elements; -1 on overflow */

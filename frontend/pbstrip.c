@@ -3,26 +3,49 @@
  * protobuf-c unpacks a message whole, copying every bytes field, so a model
  * with 500 MB of embedded weights would be held twice.  oraclec needs only
  * the weights' dims.  This pass walks the protobuf wire format of the
- * mmap'd file and writes a copy in which the data fields of large
- * initializers (float_data, int32_data, int64_data, raw_data, double_data,
- * uint64_data) are left out; small tensors keep their data, since shape
- * tensors (Reshape targets, pads) are read.  The copy is what gets
- * unpacked; the file is never copied whole.  Malformed wire data is
- * rejected here with a reason. */
+ * mmap'd file and writes a copy in which the data of large tensors
+ * (float_data, int32_data, int64_data, raw_data, double_data, uint64_data)
+ * is left out; small tensors keep their data, since shape tensors (Reshape
+ * targets, pads) are read.  The copy is what gets unpacked; the file is
+ * never copied whole, and the pages of dropped data are never touched.
+ *
+ * The walk follows every message-typed field of the ONNX schema (the table
+ * in child() below), so it also sees the tensors of Constant nodes and of
+ * subgraphs, and it bounds how deeply messages nest: protobuf-c unpacks
+ * nested messages by recursion, with no limit of its own, and a 2 MB file
+ * of TypeProto sequences nested 200,000 deep would overflow the C stack.
+ * Malformed wire data is rejected here with a reason. */
 #include "frontend/frontend.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Data fields longer than this are dropped (values of shape tensors and
- * other constants oraclec reads are far smaller). */
-enum { KEEP_DATA_BYTES = 1 << 16, MAX_NESTING = 64 };
+/* Tensors whose data fields together are longer than this lose them
+ * (values of shape tensors and other constants oraclec reads are far
+ * smaller).  Messages nest at most MAX_NESTING deep, the recursion limit
+ * of Google's own protobuf parsers: a subgraph costs three levels (graph,
+ * node, attribute), a sequence type two. */
+enum { KEEP_DATA_BYTES = 1 << 16, MAX_NESTING = 100 };
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
-/* which message a buffer holds, for the fields that need a closer look */
-typedef enum Msg { M_OTHER, M_MODEL, M_GRAPH, M_TENSOR } Msg;
+/* the messages that hold other messages; M_LEAF: copied as they are */
+typedef enum Msg {
+	M_LEAF,
+	M_MODEL,
+	M_GRAPH,
+	M_NODE,
+	M_ATTR,
+	M_TENSOR,
+	M_SPARSE,
+	M_VALUEINFO,
+	M_TYPE,
+	M_TYPE_ELEM,  /* TypeProto.Sequence and .Optional: elem_type = 1 */
+	M_TYPE_MAP,   /* TypeProto.Map: value_type = 2 */
+	M_TRAINING,
+	M_FUNCTION,
+} Msg;
 
 typedef struct Buf {
 	uint8_t *p;
@@ -30,15 +53,22 @@ typedef struct Buf {
 } Buf;
 
 static void
+reserve(Buf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+
+	if (b->cap - b->len >= n)
+		return;
+	while (cap - b->len < n)
+		cap *= 2;
+	b->p = xrealloc(b->p, cap);
+	b->cap = cap;
+}
+
+static void
 put(Buf *b, const void *p, size_t n)
 {
-	if (b->cap - b->len < n) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap - b->len < n)
-			cap *= 2;
-		b->p = xrealloc(b->p, cap);
-		b->cap = cap;
-	}
+	reserve(b, n);
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 }
@@ -72,77 +102,151 @@ get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
+/* The message held by field `f` of message `m`, by onnx.proto (IR 8). */
 static Msg
-child(Msg m, uint64_t field)
+child(Msg m, uint64_t f)
 {
-	if (m == M_MODEL && field == 7)
-		return M_GRAPH;   /* ModelProto.graph */
-	if (m == M_GRAPH && field == 5)
-		return M_TENSOR;  /* GraphProto.initializer */
-	return M_OTHER;
+	switch (m) {
+	case M_MODEL:
+		return f == 7 ? M_GRAPH : f == 20 ? M_TRAINING : f == 25 ? M_FUNCTION : M_LEAF;
+	case M_GRAPH:
+		return f == 1 ? M_NODE : f == 5 ? M_TENSOR : f == 15 ? M_SPARSE
+		     : f == 11 || f == 12 || f == 13 ? M_VALUEINFO : M_LEAF;
+	case M_NODE:
+		return f == 5 ? M_ATTR : M_LEAF;
+	case M_ATTR:
+		return f == 5 || f == 10 ? M_TENSOR : f == 6 || f == 11 ? M_GRAPH
+		     : f == 22 || f == 23 ? M_SPARSE : f == 14 || f == 15 ? M_TYPE : M_LEAF;
+	case M_SPARSE:
+		return f == 1 || f == 2 ? M_TENSOR : M_LEAF;
+	case M_VALUEINFO:
+		return f == 2 ? M_TYPE : M_LEAF;
+	case M_TYPE: /* tensor_type and sparse_tensor_type hold shapes: leaves */
+		return f == 4 || f == 9 ? M_TYPE_ELEM : f == 5 ? M_TYPE_MAP : M_LEAF;
+	case M_TYPE_ELEM:
+		return f == 1 ? M_TYPE : M_LEAF;
+	case M_TYPE_MAP:
+		return f == 2 ? M_TYPE : M_LEAF;
+	case M_TRAINING:
+		return f == 1 || f == 2 ? M_GRAPH : M_LEAF;
+	case M_FUNCTION:
+		return f == 7 ? M_NODE : M_LEAF;
+	default:
+		return M_LEAF;
+	}
 }
 
+/* TensorProto's data fields, packed or not */
 static bool
-bulk(Msg m, uint64_t field)
+bulk(uint64_t f)
 {
-	return m == M_TENSOR && (field == 4 || field == 5 || field == 7 || field == 9 ||
-				 field == 10 || field == 11);
+	return f == 4 || f == 5 || f == 7 || f == 9 || f == 10 || f == 11;
+}
+
+/* One field: its key, and its payload [*pay, *next); a reason if broken. */
+static const char *
+field(const uint8_t **p, const uint8_t *end, uint64_t *key, const uint8_t **pay)
+{
+	uint64_t len;
+
+	if (!get_varint(p, end, key))
+		return "truncated field key";
+	if ((*key >> 3) == 0)
+		return "field number 0";
+	switch (*key & 7) {
+	case WT_VARINT:
+		*pay = *p;
+		if (!get_varint(p, end, &len))
+			return "truncated varint";
+		return NULL;
+	case WT_I64:
+	case WT_I32:
+		len = (*key & 7) == WT_I64 ? 8 : 4;
+		if ((uint64_t)(end - *p) < len)
+			return "truncated fixed-size field";
+		break;
+	case WT_LEN:
+		if (!get_varint(p, end, &len) || len > (uint64_t)(end - *p))
+			return "truncated length-delimited field";
+		break;
+	default:
+		return "unsupported wire type (groups)";
+	}
+	*pay = *p;
+	*p += len;
+	return NULL;
+}
+
+/* Bytes of a TensorProto's data fields, all of them (a writer may repeat
+ * float_data element by element instead of packing it); 0 if malformed,
+ * which strip() then reports. */
+static uint64_t
+data_bytes(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t total = 0, key;
+	const uint8_t *pay;
+
+	while (p < end) {
+		if (field(&p, end, &key, &pay))
+			return 0;
+		if (bulk(key >> 3))
+			total += (uint64_t)(p - pay);
+	}
+	return total;
+}
+
+static const char *strip(const uint8_t *p, const uint8_t *end, Msg m, int depth, Buf *out);
+
+/* Field `key` holding a message of kind `sub` in [p, end), stripped.  It is
+ * written in place after a 5-byte gap for its length (protobuf-c reads
+ * lengths of at most 5 bytes, and the copy is never longer than the
+ * original), then moved down to sit right after its length: no buffer per
+ * submessage, and a graph of a million nodes is copied once. */
+static const char *
+sub_message(const uint8_t *p, const uint8_t *end, uint64_t key, Msg sub, int depth, Buf *out)
+{
+	const char *err;
+	size_t at, n;
+
+	put_varint(out, key);
+	reserve(out, 5);
+	at = out->len += 5;
+	if ((err = strip(p, end, sub, depth + 1, out)))
+		return err;
+	n = out->len - at;
+	if (n > UINT32_MAX)
+		return "message longer than 4 GiB";
+	out->len = at - 5;
+	put_varint(out, n);
+	memmove(out->p + out->len, out->p + at, n);
+	out->len += n;
+	return NULL;
 }
 
 static const char *
 strip(const uint8_t *p, const uint8_t *end, Msg m, int depth, Buf *out)
 {
+	bool drop = m == M_TENSOR && data_bytes(p, end) > KEEP_DATA_BYTES;
+
 	if (depth > MAX_NESTING)
 		return "messages nested too deeply";
 	while (p < end) {
-		const uint8_t *start = p;
-		uint64_t key, len;
+		const uint8_t *start = p, *pay;
+		uint64_t key;
+		const char *err = field(&p, end, &key, &pay);
+		Msg sub;
 
-		if (!get_varint(&p, end, &key))
-			return "truncated field key";
-		if ((key >> 3) == 0)
-			return "field number 0";
-		switch (key & 7) {
-		case WT_VARINT:
-			if (!get_varint(&p, end, &len))
-				return "truncated varint";
-			break;
-		case WT_I64:
-		case WT_I32:
-			len = (key & 7) == WT_I64 ? 8 : 4;
-			if ((uint64_t)(end - p) < len)
-				return "truncated fixed-size field";
-			p += len;
-			break;
-		case WT_LEN:
-			if (!get_varint(&p, end, &len) || len > (uint64_t)(end - p))
-				return "truncated length-delimited field";
-			if (bulk(m, key >> 3) && len > KEEP_DATA_BYTES) {
-				p += len;
-				continue; /* dropped */
-			}
-			if (child(m, key >> 3) != M_OTHER) {
-				Buf sub = { 0 };
-				const char *err = strip(p, p + len, child(m, key >> 3), depth + 1,
-							&sub);
-				if (err) {
-					free(sub.p);
-					return err;
-				}
-				put_varint(out, key);
-				put_varint(out, sub.len);
-				if (sub.len)
-					put(out, sub.p, sub.len);
-				free(sub.p);
-				p += len;
-				continue;
-			}
-			p += len;
-			break;
-		default:
-			return "unsupported wire type (groups)";
+		if (err)
+			return err;
+		if (drop && bulk(key >> 3))
+			continue;
+		sub = (key & 7) == WT_LEN ? child(m, key >> 3) : M_LEAF;
+		if (sub == M_LEAF) {
+			put(out, start, (size_t)(p - start));
+			continue;
 		}
-		put(out, start, (size_t)(p - start));
+		if ((err = sub_message(pay, p, key, sub, depth, out)))
+			return err;
 	}
 	return NULL;
 }
