@@ -23,13 +23,16 @@
 #   BENCH_MIB    model size in MiB                   (477, about 500 MB)
 #   BENCH_RUNS   warm runs; the fastest is reported  (3)
 #   BENCH_STRICT 1: exit 1 when peak RSS >= 1.1 x the file (0)
+#   BENCH_PYTHON 0: skip the comparison with Debian's /usr/bin/python3 and
+#                python3-onnx (onnx.load + infer_shapes on the first model,
+#                when installed; it takes seconds and GBs)       (1)
 # GNU time (/usr/bin/time, Debian package `time`) is installed with apt-get
 # when missing (sudo only when not root).  Exit status: 0 measured, 1 a
 # run failed (or the target was missed under BENCH_STRICT=1), 77 no GNU
 # time or not enough disk space.
 
 : "${ORACLEC:=./oraclec}" "${ONNXGEN:=bench/onnxgen}" "${srcdir:=.}"
-: "${BENCH_MIB:=477}" "${BENCH_RUNS:=3}" "${BENCH_STRICT:=0}"
+: "${BENCH_MIB:=477}" "${BENCH_RUNS:=3}" "${BENCH_STRICT:=0}" "${BENCH_PYTHON:=1}"
 LC_ALL=C
 export LC_ALL
 
@@ -120,13 +123,20 @@ for kind in initializers constants; do
 		best=$(printf '%s\n%s\n' "$best" "$m" | awk 'NF == 2 && (b == "" || $1 < b) { b = $1 }
 			NF == 2 && $2 > r { r = $2 } END { print b, r }')
 	done
+	py=
+	if [ "$kind" = initializers ] && [ "$BENCH_PYTHON" = 1 ] &&
+	   /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+		py=$(/usr/bin/time -f '%e %M' -o "$tmp/time" /usr/bin/python3 -c 'import sys, onnx
+onnx.shape_inference.infer_shapes(onnx.load(sys.argv[1]))' "$model" 2>/dev/null &&
+			tail -n 1 "$tmp/time")
+	fi
 	layers=$(sed -n 's/^    "layers": \([0-9]*\),$/\1/p' "$tmp/out")
 	params=$(sed -n 's/^    "params": \([0-9]*\),$/\1/p' "$tmp/out")
 	rm -f "$model"
 
 	echo "model:   weights as $kind: $bytes bytes, written by $ONNXGEN${flag:+ $flag} in ${gen_s} s;" \
 		"$layers layers, $params parameters"
-	awk -v bytes="$bytes" -v cold="$cold" -v warm="$best" 'BEGIN {
+	awk -v bytes="$bytes" -v cold="$cold" -v warm="$best" -v py="$py" 'BEGIN {
 		split(warm, w, " ")
 		if (cold != "") {
 			split(cold, c, " ")
@@ -135,6 +145,11 @@ for kind in initializers constants; do
 		}
 		printf "  %-18s %6.2f s   peak RSS %7.1f MiB  (%.4f x file)\n",
 			"warm page cache", w[1], w[2] / 1024, w[2] * 1024 / bytes
+		if (py != "") {
+			split(py, p, " ")
+			printf "  %-18s %6.2f s   peak RSS %7.1f MiB  (%.4f x file)\n",
+				"python3 onnx, warm", p[1], p[2] / 1024, p[2] * 1024 / bytes
+		}
 		peak = w[2]
 		if (cold != "" && c[2] > peak)
 			peak = c[2]
