@@ -197,13 +197,12 @@ main(int argc, char **argv)
 		for (int i = 0; i < 4; i++) {
 			Onnx__TensorShapeProto__Dimension *dm = xmalloc(sizeof *dm);
 			onnx__tensor_shape_proto__dimension__init(dm);
-			if (i == 0) {
-				dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-				dm->dim_param = "N";
-			} else {
-				dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			dm->value_case = i ? ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+					   : ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+			if (i)
 				dm->dim_value = d[i];
-			}
+			else
+				dm->dim_param = "N";
 			sp->dim[i] = dm;
 		}
 		m.g.n_input = 1;
