@@ -284,10 +284,8 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 		/* the first dimension is the batch, symbolic or fixed (a value
 		 * below 1, as some exporters write for "dynamic", is symbolic) */
 		const Onnx__TensorShapeProto__Dimension *b = tt->shape->dim[0];
-		int64_t batch = b->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-					b->dim_value > 0
-					? b->dim_value
-					: BATCH;
+		bool fixed = b->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+		int64_t batch = fixed && b->dim_value > 0 ? b->dim_value : BATCH;
 		if (batch != BATCH && batch > MAX_DIM) {
 			diag_error(floc(o), "graph input '%s': batch dimension %" PRId64
 				   " is out of range (1 to 2^40)", vi->name, batch);
@@ -306,8 +304,9 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 			s = *override;
 		for (int k = 0; k < s.rank; k++)
 			if (s.d[k] == BATCH) {
-				diag_error(floc(o), "graph input '%s': dimension %d is symbolic; give the "
-					   "per-sample shape with --input-shape", vi->name, k + 1);
+				diag_error(floc(o), "graph input '%s': dimension %d is symbolic; "
+					   "give the per-sample shape with --input-shape",
+					   vi->name, k + 1);
 				return false;
 			} else if (s.d[k] < 1 || s.d[k] > MAX_DIM) {
 				diag_error(floc(o), "graph input '%s': dimension %d is %" PRId64
@@ -315,8 +314,8 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 				return false;
 			}
 		if (!shape_elems(&s, &(int64_t){ 0 })) {
-			diag_error(floc(o), "graph input '%s' has more elements than 64 bits can count",
-				   vi->name);
+			diag_error(floc(o), "graph input '%s' has more elements than 64 bits can "
+				   "count", vi->name);
 			return false;
 		}
 		v = newval(o);
@@ -907,7 +906,8 @@ lower_unknown(Onnx *o, const Val *x)
 	if (!k) { /* a new one: the array doubles */
 		int n = g->nunknown;
 		if ((n & (n - 1)) == 0)
-			g->unknown = arena_grow(o->a, g->unknown, n, n ? 2 * n : 1, sizeof *g->unknown);
+			g->unknown = arena_grow(o->a, g->unknown, n, n ? 2 * n : 1,
+						sizeof *g->unknown);
 		g->unknown[n].op = arena_strdup(o->a, o->np->op_type);
 		k = ++g->nunknown;
 		map_put(&o->unknown, g->unknown[n].op, (void *)k);
@@ -934,8 +934,8 @@ lower_unknown(Onnx *o, const Val *x)
 		return false;
 	o->g->tensor[l->out[0]].shape = s;
 	if (!shape_elems(&s, &o->g->tensor[l->out[0]].elems)) {
-		NERR(o, "the shape declared for output '%s' has more elements than 64 bits can count",
-		     out);
+		NERR(o, "the shape declared for output '%s' has more elements than 64 bits can "
+			"count", out);
 		return false;
 	}
 	return finish(o, l);

@@ -173,7 +173,8 @@ main(int argc, char **argv)
 		return fflush(stdout) ? 1 : 0;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: onnx-bad-gen NAME FILE (onnx-bad-gen -l lists the names)\n");
+		fprintf(stderr, "usage: onnx-bad-gen NAME FILE\n"
+				"(onnx-bad-gen -l lists the names)\n");
 		return 2;
 	}
 	for (i = 0; i < n && strcmp(models[i].name, argv[1]) != 0; i++)

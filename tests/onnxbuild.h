@@ -75,8 +75,9 @@ ob_vinfo(Arena *a, const char *name, int ndims, const int64_t *dims)
 		return vi;
 	tt->shape = OB_NEW(a, Onnx__TensorShapeProto, ONNX__TENSOR_SHAPE_PROTO__INIT);
 	for (int i = 0; i < ndims; i++) {
-		Onnx__TensorShapeProto__Dimension *d = OB_NEW(
-			a, Onnx__TensorShapeProto__Dimension, ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT);
+		Onnx__TensorShapeProto__Dimension *d =
+			OB_NEW(a, Onnx__TensorShapeProto__Dimension,
+			       ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT);
 		if (dims[i] == SYM) {
 			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
 			d->dim_param = arena_strdup(a, "N");
@@ -295,7 +296,8 @@ ob_nested_types(Arena *a, long depth, uint8_t **buf)
 {
 	size_t cap = 64 + (size_t)depth * 12;
 	uint8_t *start = arena_alloc(a, cap), *end = start + cap, *p = end;
-	static const uint8_t tensor[] = { 0x0a, 0x02, 0x08, 0x01 }; /* tensor_type { elem_type: 1 } */
+	/* TypeProto { tensor_type { elem_type: FLOAT } } */
+	static const uint8_t tensor[] = { 0x0a, 0x02, 0x08, 0x01 };
 
 	p -= sizeof tensor;
 	memcpy(p, tensor, sizeof tensor);

@@ -216,7 +216,8 @@ missing_file_and_directory_are_rejected(void **state)
 	assert_string_equal(since(fx, &mark),
 			    "no.onnx: error: cannot read file: No such file or directory\n");
 	assert_null(load_file(fx, arena_printf(&fx->arena, "%s/d.onnx", fx->dir), NULL));
-	assert_string_equal(since(fx, &mark), "d.onnx: error: cannot read file: not a regular file\n");
+	assert_string_equal(since(fx, &mark),
+			    "d.onnx: error: cannot read file: not a regular file\n");
 	(void)dir;
 }
 
@@ -391,7 +392,8 @@ graph_without_input_is_rejected(void **state)
 	g = ob_graph(a);
 	ob_input(a, g, ob_vinfo(a, "x", NOSHAPE));
 	assert_null(run(fx, g));
-	assert_string_equal(since(fx, &mark), "m.onnx: error: graph input 'x' has no tensor shape\n");
+	assert_string_equal(since(fx, &mark),
+			    "m.onnx: error: graph input 'x' has no tensor shape\n");
 }
 
 /* ---- graph structure ---------------------------------------------------- */
@@ -619,8 +621,8 @@ dims_whose_product_overflows_are_rejected(void **state)
 	ob_attr_ints(a, n, "strides", DIMS(1024, 1024));
 	assert_null(run(fx, g));
 	assert_string_equal(since(fx, &mark),
-			    "m.onnx: error: node 0 'up' (ConvTranspose): output "
-			    "1024x1073740801x1073740801 has more elements than 64 bits can count\n");
+			    "m.onnx: error: node 0 'up' (ConvTranspose): output 1024x1073740801x"
+			    "1073740801 has more elements than 64 bits can count\n");
 }
 
 /* ---- operators ---------------------------------------------------------- */
@@ -636,8 +638,8 @@ missing_required_attribute_or_input_is_reported(void **state)
 
 	ob_add(a, g, ob_node(a, "Conv", "conv", "x", "y"));
 	assert_null(run(fx, g));
-	assert_string_equal(since(fx, &mark),
-			    "m.onnx: error: node 0 'conv' (Conv): input 2 (the weight) is missing\n");
+	assert_string_equal(since(fx, &mark), "m.onnx: error: node 0 'conv' (Conv): input 2 (the "
+					      "weight) is missing\n");
 	g = base(fx);
 	ob_add(a, g, ob_node(a, "Conv", "conv", "x,x", "y"));
 	assert_null(run(fx, g));
@@ -1074,10 +1076,12 @@ large_tensor_data_is_dropped_before_unpacking(void **state)
 		buf = arena_alloc(a, tl + 16);
 		len = 0;
 		buf[len++] = 0x3a; /* graph */
-		buf[len++] = (uint8_t)((tl + 4) | 0x80), buf[len++] = (uint8_t)(((tl + 4) >> 7) | 0x80);
+		buf[len++] = (uint8_t)((tl + 4) | 0x80);
+		buf[len++] = (uint8_t)(((tl + 4) >> 7) | 0x80);
 		buf[len++] = (uint8_t)((tl + 4) >> 14);
 		buf[len++] = 0x2a; /* initializer */
-		buf[len++] = (uint8_t)(tl | 0x80), buf[len++] = (uint8_t)((tl >> 7) | 0x80);
+		buf[len++] = (uint8_t)(tl | 0x80);
+		buf[len++] = (uint8_t)((tl >> 7) | 0x80);
 		buf[len++] = (uint8_t)(tl >> 14);
 		memcpy(buf + len, raw, tl);
 		len += tl;
@@ -1116,8 +1120,8 @@ huge_child(Fx *fx, const void *arg)
 		}
 		ir = run(fx, g);
 		if (h->n > MAX_LAYERS)
-			return ir ? 2 : child_diags(fx, "m.onnx: error: model has more than 1048576 "
-						    "layers\n");
+			return ir ? 2
+				  : child_diags(fx, "m.onnx: error: model has more than 1048576 layers\n");
 		return !ir ? 2 : ir->nlayer != h->n ? 4 : child_diags(fx, "");
 	}
 	if (strcmp(h->what, "constants") == 0) { /* folded, never layers */
@@ -1144,8 +1148,9 @@ huge_child(Fx *fx, const void *arg)
 		for (long i = 0; i < h->n; i++)
 			OB_PUSH(a, n->input, n->n_input, g->input[0]->name);
 		ob_attr_i(a, n, "axis", 1);
-		return run(fx, g) ? 2 : child_diags(fx, "m.onnx: error: node 0 'cat' (Concat): more "
-						  "than 8 inputs are not supported\n");
+		return run(fx, g) ? 2
+				  : child_diags(fx, "m.onnx: error: node 0 'cat' (Concat): more than 8 "
+						    "inputs are not supported\n");
 	}
 	/* unknown ops: h->n of them, each its own op_type, and 10 value_info
 	 * entries for each, the one that counts last */
