@@ -37,6 +37,7 @@ enum {
 	OPT_SAMPLE_BYTES,
 	OPT_MODELS,
 	OPT_GRID,
+	OPT_COST_MODEL,
 };
 
 /* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
@@ -89,6 +90,7 @@ static const struct option longopts[] = {
 	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
 	{ "models",       required_argument, NULL, OPT_MODELS },
 	{ "grid",         required_argument, NULL, OPT_GRID },
+	{ "cost-model",   required_argument, NULL, OPT_COST_MODEL },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -125,6 +127,8 @@ usage(FILE *f)
 		"                           (dimensions data, spatial, pipeline, filter,\n"
 		"                           channel; their product is the GPU count)\n"
 		"      --optimizer OPT      sgd, momentum or adam (default momentum)\n"
+		"      --cost-model M       default, or paper: the tech report's Table III\n"
+		"                           formulas exactly\n"
 		"      --spatial-split S    auto (the best split point) or all (every layer\n"
 		"                           with spatial extent, as ParaDL's runs)\n"
 		"      --sample-bytes N     stored bytes of one training sample (default:\n"
@@ -357,6 +361,14 @@ parse_options(int argc, char **argv, Options *o)
 			break;
 		case OPT_MODELS: o->models = optarg; break;
 		case OPT_GRID: grid_option(optarg, o); break;
+		case OPT_COST_MODEL:
+			if (strcmp(optarg, "default") == 0)
+				o->strat.paper = false;
+			else if (strcmp(optarg, "paper") == 0)
+				o->strat.paper = true;
+			else
+				usage_error("unknown cost model '%s' (default, paper)", optarg);
+			break;
 		case OPT_SAMPLE_BYTES:
 			o->sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;

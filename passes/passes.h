@@ -37,6 +37,7 @@ typedef struct StrategyOpts {
 	unsigned mask;       /* 1 << StrategyKind of the strategies to analyse */
 	int spatial_split;   /* SPLIT_AUTO: the best split point; SPLIT_ALL: every
 	                        layer with spatial extent (ParaDL's .lc masks) */
+	bool paper;          /* --cost-model paper */
 	bool forced;         /* --grid: only `kind` on exactly `grid` */
 	StrategyKind kind;
 	int64_t grid[DIM_COUNT];
@@ -55,5 +56,15 @@ void validation_score(Validation *v);
 
 /* pipeline.c: the pipeline strategy over S stages (used by strategy.c) */
 void pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S);
+/* The optimal min-max partition of L layers with times t and memory m
+ * (cap per stage) into S contiguous stages: fills end[] (room for L + 1)
+ * and *n, returns the slowest stage's time, -1 when memory forbids. */
+double pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end,
+			  int *n);
+
+/* paper.c: one strategy on one grid with the tech report's Table III
+ * formulas exactly (--cost-model paper; docs/model.md). */
+void paper_predict(const Graph *g, const Analysis *an, StrategyKind kind,
+		   const int64_t grid[DIM_COUNT], Candidate *k);
 
 #endif

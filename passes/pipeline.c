@@ -213,3 +213,13 @@ out:
 	free(w);
 	free(st.end);
 }
+
+double
+pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end, int *n)
+{
+	Stages st = { 0, end };
+	double T = partition(t, m, L, cap, S, &st);
+
+	*n = st.n;
+	return T;
+}

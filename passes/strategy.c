@@ -365,6 +365,7 @@ better(const Candidate *a, const Candidate *b)
 static void
 hybrid(const Ctx *c, Candidate *k, int64_t p, bool ds)
 {
+	int64_t grid[DIM_COUNT] = { 0 };
 	Candidate best = { .kind = k->kind, .split = -1 }, tmp;
 	bool any = false;
 
@@ -372,7 +373,11 @@ hybrid(const Ctx *c, Candidate *k, int64_t p, bool ds)
 		if (p % p2)
 			continue;
 		tmp = (Candidate){ .kind = k->kind, .split = -1 };
-		if (ds)
+		grid[DIM_DATA] = p / p2;
+		grid[ds ? DIM_SPATIAL : DIM_FILTER] = p2;
+		if (c->o->paper)
+			paper_predict(c->g, c->an, k->kind, grid, &tmp);
+		else if (ds)
 			spatial(c, &tmp, p / p2, p2);
 		else
 			model_split(c, &tmp, p / p2, p2, false);
@@ -386,6 +391,33 @@ hybrid(const Ctx *c, Candidate *k, int64_t p, bool ds)
 	*k = best;
 }
 
+/* One strategy at the analysis's GPU count (hybrids: the best grid). */
+static void
+analyse_one(const Ctx *c, Candidate *cd, StrategyKind k)
+{
+	static const GridDim dim[] = { [STRAT_DATA] = DIM_DATA, [STRAT_SPATIAL] = DIM_SPATIAL,
+				       [STRAT_PIPELINE] = DIM_PIPELINE, [STRAT_FILTER] = DIM_FILTER,
+				       [STRAT_CHANNEL] = DIM_CHANNEL };
+	int64_t p = c->an->gpus, grid[DIM_COUNT] = { 0 };
+
+	if (c->o->paper && k != STRAT_DF && k != STRAT_DS) {
+		grid[dim[k]] = p;
+		paper_predict(c->g, c->an, k, grid, cd);
+		cd->analysed = true;
+		return;
+	}
+	switch (k) {
+	case STRAT_DATA: data(c, cd, p); break;
+	case STRAT_FILTER: model_split(c, cd, 1, p, false); break;
+	case STRAT_CHANNEL: model_split(c, cd, 1, p, true); break;
+	case STRAT_SPATIAL: spatial(c, cd, 1, p); break;
+	case STRAT_PIPELINE: pipeline(c->g, c->an, cd, p); break;
+	case STRAT_DF: hybrid(c, cd, p, false); break;
+	case STRAT_DS: hybrid(c, cd, p, true); break;
+	case STRAT_COUNT: break;
+	}
+}
+
 bool
 strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKind kind,
 		 const int64_t grid[DIM_COUNT], Candidate *k)
@@ -396,6 +428,11 @@ strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKi
 	for (int i = 0; i < g->nlayer; i++)
 		c.arrays += g->layer[i].nw;
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true };
+	if (o->paper) {
+		paper_predict(g, an, kind, grid, k);
+		finish(&c, k);
+		return true;
+	}
 	switch (kind) {
 	case STRAT_DATA: data(&c, k, p1); break;
 	case STRAT_FILTER:
@@ -433,16 +470,7 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 		if (!(o->mask & (1u << k)))
 			continue;
 		cd->analysed = true;
-		switch ((StrategyKind)k) {
-		case STRAT_DATA: data(&c, cd, an->gpus); break;
-		case STRAT_FILTER: model_split(&c, cd, 1, an->gpus, false); break;
-		case STRAT_CHANNEL: model_split(&c, cd, 1, an->gpus, true); break;
-		case STRAT_SPATIAL: spatial(&c, cd, 1, an->gpus); break;
-		case STRAT_PIPELINE: pipeline(g, an, cd, an->gpus); break;
-		case STRAT_DF: hybrid(&c, cd, an->gpus, false); break;
-		case STRAT_DS: hybrid(&c, cd, an->gpus, true); break;
-		case STRAT_COUNT: break;
-		}
+		analyse_one(&c, cd, (StrategyKind)k);
 		finish(&c, cd);
 		/* a tie (rounding apart) goes to the simpler, earlier strategy */
 		if (cd->feasible && cd->epoch < best * (1 - 1e-9)) {

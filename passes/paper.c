@@ -1,0 +1,282 @@
+/* paper.c -- `--cost-model paper`: the tech report's Table III, exactly.
+ *
+ * Kahira et al., "A Model-driven Analysis of the Practical Limits of
+ * Large-scale DNN Training", Table III, per iteration (design.md restates
+ * it).  Notation: layers l = 1..G in IR order; |x_l|, |y_l|, |w_l| the
+ * per-sample input, output and weight element counts; delta the bytes per
+ * item; c_l the per-sample forward + backward seconds of layer l (forward
+ * and backward FLOPs over the peak FLOP/s: the paper's profile-free
+ * estimate); WU_l the weight update, 2 |w_l| FLOPs over the peak (ParaDL
+ * counts the weight gradient as |w| operations and the update as another
+ * |w|); alpha the network latency and beta = 1 / its bandwidth (a .plat's
+ * LATENCY and BANDWIDTH, which ParaDL reads but never uses; the paper does);
+ * B the global batch; W = sum |w_l|.
+ *
+ *   data      (B/p) sum c + sum WU + 2(p-1)(alpha + delta W beta / p)
+ *   filter,   (B/p) sum c + sum WU / p
+ *   channel     + 3(p-1) sum_{l<G} (alpha + B |y_l| delta beta / p)
+ *   spatial   (B/p) sum c + sum WU + 2(p-1)(alpha + delta W beta / p)
+ *               + 2 sum_{K_l>1} (2 alpha + B delta beta (h_x + h_dy))
+ *   df        (B/p) sum c + sum WU / p2 + 3(p2-1) sum_{l<G} (alpha + B |y_l| delta beta / p)
+ *               + 2(p1-1)(alpha + delta W beta / (p1 p2))
+ *   ds        (B/p) sum c + sum WU + 2(p-1)(alpha + delta W beta / p)
+ *               + 2 sum_{K_l>1} (2 alpha + (B/p1) delta beta (h_x + h_dy))
+ *   pipeline  ((p+S-1)/S) B max_i sum_{G_i} c + max_i sum_{G_i} WU
+ *               + 2(p+S-2) max_{i<p} (alpha + (B/S) |y_{G_i}| delta beta)
+ *
+ * Memory: 2 delta sum (b (|x_l| + |y_l|) + |w_l| / q) with b the samples a
+ * GPU holds (B/p for data, spatial and ds, B/p1 for df, B otherwise) and q
+ * the weight split (p for filter and channel, p2 for df, 1 otherwise);
+ * pipeline: the largest stage's sum at b = B.  h_x = 2 floor(K/2) C H (D)
+ * input elements, h_dy the same of the output gradient (F and the output's
+ * height).  Limits: data p <= B, filter p <= min F, channel p <= min C from
+ * the second layer, spatial p <= min H W, pipeline p <= G.  Where ParaDL's
+ * script departs from the paper (its README lists the defects), this
+ * follows the paper. */
+#include "passes/model.h"
+#include "passes/passes.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct Sums {
+	double c, wu, W, alpha, beta, delta, peak;
+} Sums;
+
+static double
+x_elems(const Graph *g, const Layer *l)
+{
+	return (double)g->tensor[l->in[0]].elems;
+}
+
+static double
+y_elems(const Graph *g, const Layer *l)
+{
+	return (double)g->tensor[l->out[0]].elems;
+}
+
+static double
+c_of(const Sums *s, const Layer *l)
+{
+	return ((double)l->cost.flops_fwd + (double)l->cost.flops_bwd) / s->peak;
+}
+
+static double
+wu_of(const Sums *s, const Layer *l)
+{
+	return 2 * (double)l->cost.params / s->peak;
+}
+
+/* sum_{l<G} |y_l| */
+static double
+y_but_last(const Graph *g)
+{
+	double y = 0;
+
+	for (int i = 0; i + 1 < g->nlayer; i++)
+		y += y_elems(g, &g->layer[i]);
+	return y;
+}
+
+/* 2 sum (b (|x|+|y|) + |w| / q) delta */
+static double
+paper_memory(const Graph *g, const Sums *s, double b, double q, int first, int last)
+{
+	double m = 0;
+
+	for (int i = first; i <= last; i++) {
+		const Layer *l = &g->layer[i];
+		m += b * (x_elems(g, l) + y_elems(g, l)) + (double)l->cost.params / q;
+	}
+	return 2 * s->delta * m;
+}
+
+/* sum over K > 1 layers of 2 (2 alpha + b delta beta (h_x + h_dy)) */
+static double
+halos(const Graph *g, const Sums *s, double b)
+{
+	double t = 0;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		OpClass c = op_info[l->op].cls;
+		const Shape *x = &g->tensor[l->in[0]].shape, *y = &g->tensor[l->out[0]].shape;
+		double hx = 1, hdy = 1;
+		int64_t k = l->attr.kernel[0];
+		if ((c != OPC_CONV && c != OPC_POOL) || k <= 1 || x->rank < 2)
+			continue;
+		/* 2 floor(K/2) rows of C x H (x D): every dimension but the width */
+		for (int d = 0; d < x->rank; d++)
+			if (d != x->rank - 1)
+				hx *= (double)x->d[d];
+		for (int d = 0; d < y->rank; d++)
+			if (d != y->rank - 1)
+				hdy *= (double)y->d[d];
+		hx *= 2 * (k / 2);
+		hdy *= 2 * (k / 2);
+		t += 2 * (2 * s->alpha + b * s->delta * s->beta * (hx + hdy));
+	}
+	return t;
+}
+
+static int64_t
+min_filters(const Graph *g, bool channel)
+{
+	int64_t m = INT64_MAX;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		const Shape *x = &g->tensor[l->in[0]].shape;
+		int64_t v;
+		if (l->cost.params == 0)
+			continue;
+		if (channel && g->tensor[l->in[0]].producer < 0)
+			continue; /* from the second layer */
+		v = channel ? x->d[0] : g->tensor[l->out[0]].shape.d[0];
+		if (v < m)
+			m = v;
+	}
+	return m;
+}
+
+static int64_t
+min_plane(const Graph *g)
+{
+	int64_t m = INT64_MAX;
+
+	/* over the layers the split applies to: the convolutions */
+	for (int i = 0; i < g->nlayer; i++) {
+		const Shape *y = &g->tensor[g->layer[i].out[0]].shape;
+		if (op_info[g->layer[i].op].cls == OPC_CONV && y->rank >= 3 &&
+		    y->d[1] * y->d[2] < m)
+			m = y->d[1] * y->d[2];
+	}
+	return m;
+}
+
+static void
+paper_pipeline(const Graph *g, const Sums *s, double B, int64_t p, Candidate *k)
+{
+	int L = g->nlayer, n = 0;
+	double *c = xcalloc(L, sizeof *c), *m = xcalloc(L, sizeof *m), best = INFINITY;
+	int *end = xcalloc(L + 1, sizeof *end);
+
+	for (int i = 0; i < L; i++)
+		c[i] = c_of(s, &g->layer[i]);
+	double T = pipeline_partition(c, m, L, INFINITY, (int)p, end, &n);
+	for (int64_t S = 1; S <= B; S *= 2) {
+		double wu = 0, edge = 0, mem = 0;
+		for (int i = 0, first = 0; i < n; first = end[i] + 1, i++) {
+			double w = 0;
+			for (int j = first; j <= end[i]; j++)
+				w += wu_of(s, &g->layer[j]);
+			if (w > wu)
+				wu = w;
+			if (i + 1 < n) {
+				double e = s->alpha + (B / S) * y_elems(g, &g->layer[end[i]]) *
+							       s->delta * s->beta;
+				if (e > edge)
+					edge = e;
+			}
+			double mm = paper_memory(g, s, B, 1, first, end[i]);
+			if (mm > mem)
+				mem = mm;
+		}
+		double total = ((double)(p + S - 1) / S) * B * T + wu + 2.0 * (p + S - 2) * edge;
+		if (total < best) {
+			best = total;
+			k->micro_batches = S;
+			k->t.compute = B * T;
+			k->t.bubble = (double)(p - 1) / S * B * T;
+			k->t.update = wu;
+			k->t.p2p = 2.0 * (p + S - 2) * edge;
+			k->mem.activations = mem; /* the stage's whole formula */
+		}
+	}
+	k->stages = n;
+	k->stage_end = arena_array(g->arena, n ? n : 1, sizeof(int));
+	for (int i = 0; i < n; i++)
+		k->stage_end[i] = end[i];
+	free(c);
+	free(m);
+	free(end);
+}
+
+void
+paper_predict(const Graph *g, const Analysis *an, StrategyKind kind,
+	      const int64_t grid[DIM_COUNT], Candidate *k)
+{
+	const System *sys = an->sys;
+	Sums s = { .alpha = sys->nic_lat, .beta = 1 / sys->nic_bw, .delta = g->elem_bytes,
+		   .peak = sys->peak[an->prec] > 0 ? sys->peak[an->prec] : sys->peak[PREC_FP32] };
+	int64_t p1 = grid[DIM_DATA] ? grid[DIM_DATA] : 1, p2 = 1, p;
+	double B, Yl = y_but_last(g), wmem = 1, bmem;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		s.c += c_of(&s, &g->layer[i]);
+		s.wu += wu_of(&s, &g->layer[i]);
+	}
+	s.W = (double)g->total.params;
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (d != DIM_DATA && grid[d])
+			p2 = grid[d];
+	p = p1 * p2;
+	k->kind = kind;
+	for (int d = 0; d < DIM_COUNT; d++)
+		k->grid[d] = grid[d];
+	B = an->global_batch ? (double)an->global_batch : (double)an->batch_per_gpu * p1;
+	k->global_batch = (int64_t)B;
+	k->per_gpu_batch = B / p;
+	k->computable = true;
+	bmem = B / p;
+	switch (kind) {
+	case STRAT_DATA:
+		k->max_gpus = (int64_t)B;
+		k->t.compute = (B / p) * s.c;
+		k->t.update = s.wu;
+		k->t.grad = 2.0 * (p - 1) * (s.alpha + s.delta * s.W * s.beta / p);
+		break;
+	case STRAT_FILTER:
+	case STRAT_CHANNEL:
+	case STRAT_DF:
+		k->max_gpus = min_filters(g, kind == STRAT_CHANNEL);
+		k->t.compute = (B / p) * s.c;
+		k->t.update = s.wu / p2;
+		k->t.layer = 3.0 * (p2 - 1) * ((double)(g->nlayer - 1) * s.alpha +
+					       B * Yl * s.delta * s.beta / p);
+		if (kind == STRAT_DF)
+			k->t.grad = 2.0 * (p1 - 1) * (s.alpha + s.delta * s.W * s.beta / (p1 * p2));
+		bmem = kind == STRAT_DF ? B / p1 : B;
+		wmem = (double)p2;
+		break;
+	case STRAT_SPATIAL:
+	case STRAT_DS:
+		k->max_gpus = min_plane(g);
+		k->t.compute = (B / p) * s.c;
+		k->t.update = s.wu;
+		k->t.grad = 2.0 * (p - 1) * (s.alpha + s.delta * s.W * s.beta / p);
+		k->t.p2p = halos(g, &s, kind == STRAT_DS ? B / p1 : B);
+		break;
+	case STRAT_PIPELINE:
+		k->max_gpus = g->nlayer;
+		if (grid[DIM_PIPELINE] > g->nlayer)
+			break;
+		paper_pipeline(g, &s, B, grid[DIM_PIPELINE], k);
+		k->mem.total = k->mem.activations;
+		break;
+	case STRAT_COUNT:
+		break;
+	}
+	if (p2 > k->max_gpus || (kind == STRAT_DATA && p > k->max_gpus) ||
+	    (kind == STRAT_PIPELINE && grid[DIM_PIPELINE] > g->nlayer)) {
+		k->computable = false;
+		k->feasible = false;
+		k->reason = "beyond the strategy's limit (Table III)";
+		k->bottleneck = "scaling limit";
+		return;
+	}
+	if (kind != STRAT_PIPELINE) {
+		k->mem.activations = paper_memory(g, &s, bmem, wmem, 0, g->nlayer - 1);
+		k->mem.total = k->mem.activations;
+	}
+}
