@@ -65,7 +65,8 @@ typedef struct Options {
 	int64_t batch_per_gpu, global_batch;
 	double sample_bytes;    /* 0: from the input's kind */
 	StrategyOpts strat;
-	bool validate;          /* `oraclec validate MEASURED.csv` */
+	bool validate;          /* `oraclec validate MEASURED.csv` (or calibrate) */
+	bool calibrate;         /* `oraclec calibrate MEASURED.csv -o SYSTEM.odl` */
 	int64_t grid_gpus;      /* --grid: the product of its dimensions */
 	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
 } Options;
@@ -104,6 +105,7 @@ usage(FILE *f)
 	fprintf(f,
 		"Usage: %s [options] MODEL\n"
 		"       %s validate [options] MEASURED.csv\n"
+		"       %s calibrate [options] MEASURED.csv -o SYSTEM.odl\n"
 		"\n"
 		"Analyse a neural network for distributed training: layers, parameters,\n"
 		"FLOPs and activation memory per sample.  MODEL is an ONNX file (.onnx)\n"
@@ -148,7 +150,7 @@ usage(FILE *f)
 		"calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
 		"says where MODEL.odl or MODEL.onnx are (default examples).\n"
 		"See oraclec(1) for the description language and the JSON keys.\n",
-		progname, progname);
+		progname, progname, progname);
 }
 
 static _Noreturn void
@@ -291,8 +293,9 @@ parse_options(int argc, char **argv, Options *o)
 			.system = default_system, .opt = OPT_MOMENTUM,
 			.batch_per_gpu = DEFAULT_BATCH_PER_GPU,
 			.strat = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO } };
-	if (argc > 1 && strcmp(argv[1], "validate") == 0) {
+	if (argc > 1 && (strcmp(argv[1], "validate") == 0 || strcmp(argv[1], "calibrate") == 0)) {
 		o->validate = true;
+		o->calibrate = argv[1][0] == 'c';
 		/* validation models the runs as measured: ParaDL's spatial runs
 		 * split every layer with spatial extent (its .lc masks) */
 		o->strat.spatial_split = SPLIT_ALL;
@@ -389,6 +392,8 @@ parse_options(int argc, char **argv, Options *o)
 	o->model = argv[optind];
 	if (o->strat.forced)
 		o->gpus = o->grid_gpus; /* the grid says how many */
+	if (o->calibrate && !o->output)
+		usage_error("%s", "calibrate writes the calibrated system: give -o FILE.odl");
 }
 
 /* Runs one pass, then (in checking builds) the IR verifier. */
@@ -421,10 +426,8 @@ sample_bytes(const Graph *g)
 }
 
 static bool
-setup_analysis(const Options *o, const Graph *g, Analysis *an, Arena *a, FileList *files)
+setup_analysis(const Options *o, const Graph *g, Analysis *an, const System *s)
 {
-	const System *s = system_load(o->system, a, files);
-
 	if (!s)
 		return false;
 	if (s->peak[o->prec] <= 0) {
@@ -462,7 +465,8 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->dump_after)
 		return flush_stdout();
-	if (!setup_analysis(o, g, &an, a, files) || !strategies_run(g, &an, &o->strat))
+	if (!setup_analysis(o, g, &an, system_load(o->system, a, files)) ||
+	    !strategies_run(g, &an, &o->strat))
 		return EXIT_INPUT;
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
@@ -506,43 +510,110 @@ validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileL
 	return g;
 }
 
-static int
-validate(const Options *o, Arena *a, FileList *files)
+/* The measured runs of o->model with their models loaded and analyses set
+ * up on system s; NULL after errors. */
+static CalibRow *
+measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileList *files)
 {
-	Validation v = { 0 };
 	Map cache;
-	OutFile out;
-	bool ok;
+	CalibRow *cr;
 
 	map_init(&cache, a);
-	if (!(v.row = measured_load(o->model, a, files, &v.nrow)))
-		return EXIT_INPUT;
-	for (int i = 0; i < v.nrow; i++) {
-		Measured *r = &v.row[i];
+	if (!s || !(v->row = measured_load(o->model, a, files, &v->nrow)))
+		return NULL;
+	cr = arena_array(a, v->nrow, sizeof *cr);
+	for (int i = 0; i < v->nrow; i++) {
+		Measured *r = &v->row[i];
 		Graph *g = validation_model(o, &cache, r->model, a, files, r->loc);
-		Analysis an = { 0 };
-		Candidate k;
 		Options ro = *o;
 		if (!g)
-			return EXIT_INPUT;
+			return NULL;
 		ro.gpus = r->gpus;
 		ro.global_batch = r->global_batch;
 		g->dataset_size = r->dataset_size;
-		if (!setup_analysis(&ro, g, &an, a, files))
-			return EXIT_INPUT;
-		strategy_predict(g, &an, &o->strat, r->kind, r->grid, &k);
-		r->predicted = k.computable ? k.t.total : NAN;
-		r->note = k.computable ? k.bottleneck : k.reason;
+		if (!setup_analysis(&ro, g, &cr[i].an, s))
+			return NULL;
+		cr[i].g = g;
+		cr[i].kind = r->kind;
+		memcpy(cr[i].grid, r->grid, sizeof r->grid);
+		cr[i].measured = r->measured;
 	}
-	validation_score(&v);
-	if (!out_open(&out, o->output))
+	return cr;
+}
+
+static int
+emit_validation(const Options *o, const Validation *v, const char *path)
+{
+	OutFile out;
+
+	if (!out_open(&out, path))
 		return EXIT_INPUT;
-	ok = validation_emit(&v, o->backend->name, out.f);
-	if (!ok) {
+	if (!validation_emit(v, o->backend->name, out.f)) {
 		out_abort(&out);
 		return EXIT_INPUT;
 	}
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
+}
+
+/* oraclec calibrate: fit, write the system to -o, report on stdout. */
+static int
+calibrate(const Options *o, Arena *a, FileList *files)
+{
+	Validation v = { 0 };
+	const System *orig = system_load(o->system, a, files);
+	System *s = orig ? arena_alloc(a, sizeof *s) : NULL;
+	CalibRow *cr;
+	Calibration cal;
+	OutFile out;
+	char comment[512];
+	int status;
+
+	if (s)
+		*s = *orig;
+	if (!(cr = measured_rows(o, &v, s, a, files)))
+		return EXIT_INPUT;
+	calibrate_run(s, cr, v.nrow, &o->strat, &cal);
+	for (int i = 0; i < v.nrow; i++) {
+		v.row[i].predicted = cr[i].predicted;
+		v.row[i].note = "calibrated";
+	}
+	validation_score(&v);
+	snprintf(comment, sizeof comment,
+		 "%s calibrated on %s (%d runs): compute efficiency x%.3f, nic_bw x%.3f, "
+		 "nic_latency x%.3f, p2p_latency x%.3f; mean accuracy %.3f before, %.3f after, "
+		 "%.3f leave-one-out", orig->name, o->model, v.nrow, cal.factor[0], cal.factor[1],
+		 cal.factor[2], cal.factor[3], cal.before, cal.after, cal.loo);
+	if (!out_open(&out, o->output))
+		return EXIT_INPUT;
+	if (!system_emit(s, arena_printf(a, "%s_calibrated", orig->name), comment, out.f)) {
+		out_abort(&out);
+		return EXIT_INPUT;
+	}
+	if (!out_commit(&out))
+		return EXIT_INPUT;
+	if ((status = emit_validation(o, &v, NULL)) != EXIT_OK)
+		return status;
+	printf("\n%s\n", comment);
+	return flush_stdout();
+}
+
+static int
+validate(const Options *o, Arena *a, FileList *files)
+{
+	Validation v = { 0 };
+	const System *s = system_load(o->system, a, files);
+	CalibRow *cr;
+
+	if (!(cr = measured_rows(o, &v, s, a, files)))
+		return EXIT_INPUT;
+	for (int i = 0; i < v.nrow; i++) {
+		Candidate k;
+		strategy_predict(cr[i].g, &cr[i].an, &o->strat, cr[i].kind, cr[i].grid, &k);
+		v.row[i].predicted = k.computable ? k.t.total : NAN;
+		v.row[i].note = k.computable ? k.bottleneck : k.reason;
+	}
+	validation_score(&v);
+	return emit_validation(o, &v, o->output);
 }
 
 int
@@ -557,7 +628,9 @@ main(int argc, char **argv)
 	progname = slash ? slash + 1 : (argv[0] && *argv[0] ? argv[0] : "oraclec");
 	parse_options(argc, argv, &o);
 	arena_init(&arena);
-	status = o.validate ? validate(&o, &arena, &files) : analyse(&o, &arena, &files);
+	status = o.calibrate ? calibrate(&o, &arena, &files)
+		 : o.validate ? validate(&o, &arena, &files)
+			      : analyse(&o, &arena, &files);
 	arena_free(&arena);
 	files_free(&files);
 	return status;

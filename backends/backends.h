@@ -29,6 +29,9 @@ bool json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 /* csv.c */
 bool csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 
+/* sysfile.c: a system as an ODL `system NAME` block */
+bool system_emit(const System *s, const char *name, const char *comment, FILE *f);
+
 /* validation.c: the `oraclec validate` report, "text" or "csv" */
 bool validation_emit(const Validation *v, const char *format, FILE *f);
 

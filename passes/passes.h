@@ -62,6 +62,27 @@ void pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S);
 double pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end,
 			  int *n);
 
+/* calibrate.c: fit the system's free parameters (compute efficiency,
+ * network bandwidth and latency, point-to-point latency) to measured runs
+ * by least squares on relative errors; s is changed in place.
+ * requires: PASS_COST and PASS_MEMORY on every row's graph. */
+enum { CALIB_PARAMS = 4 };
+typedef struct CalibRow {
+	const Graph *g;
+	Analysis an;            /* batch, GPUs, dataset, precision, optimizer */
+	StrategyKind kind;
+	int64_t grid[DIM_COUNT];
+	double measured;
+	double predicted;       /* after the fit */
+} CalibRow;
+typedef struct Calibration {
+	double factor[CALIB_PARAMS]; /* fitted / original: compute efficiency,
+	                                nic_bw, nic_latency, p2p_latency */
+	double before, after, loo;   /* mean accuracies: before, after, leave-one-out */
+} Calibration;
+bool calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibration *out);
+double calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o);
+
 /* paper.c: one strategy on one grid with the tech report's Table III
  * formulas exactly (--cost-model paper; docs/model.md). */
 void paper_predict(const Graph *g, const Analysis *an, StrategyKind kind,

@@ -323,6 +323,27 @@ want_status 1
 has err "bad.csv:1:1: error: missing column 'grid'"
 check "validate names a missing column"
 
+run calibrate "$tmp/m.csv" --models "$srcdir/examples" -o "$tmp/cal.odl"
+want_status 0
+has out "calibrated on $tmp/m.csv (1 runs)"
+grep -q '^system abci_calibrated {' "$tmp/cal.odl" || fail "no calibrated system written"
+check "calibrate fits the system and writes it as ODL"
+
+run "$model" --system "$tmp/cal.odl" -g 8
+want_status 0
+has out "system       abci_calibrated ($tmp/cal.odl)"
+check "a calibrated system reads back with --system"
+
+run calibrate "$tmp/m.csv"
+want_status 2
+has err "give -o FILE.odl"
+check "calibrate without -o is a usage error"
+
+run "$model" -g 16 --cost-model paper -f csv
+want_status 0
+has out 'resnet50,abci,16,data,"data=16",'
+check "--cost-model paper analyses every strategy"
+
 echo "1..$n"
 [ "$failed" -eq 0 ] || exit 1
 exit 0

@@ -1,0 +1,179 @@
+/* calibrate.c -- fit a system's free parameters to measured runs.
+ *
+ * Four parameters, each a mechanism of the model rather than a per-point
+ * correction (docs/model.md, "Calibration"):
+ *   compute   a factor on eff_conv and eff_gemm (capped so neither passes 1)
+ *   nic_bw    the effective network bandwidth per node
+ *   nic_lat   the start-up latency of a ring step between nodes
+ *   p2p_lat   the latency of the framework's point-to-point sends
+ * The fit minimises the sum of squared relative errors (p - m) / m plus a
+ * weak pull of each parameter's logarithm towards the system's value
+ * (weight 0.01), so a parameter the runs do not exercise stays where the
+ * system put it.  The search is Nelder-Mead over the logarithms.
+ * Leave-one-out accuracy refits without each run in turn and predicts it. */
+#include "passes/passes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NP = CALIB_PARAMS, MAX_EVALS = 400 };
+#define PRIOR 0.01
+
+typedef struct Fit {
+	System *sys;
+	const System base;
+	CalibRow *rows;
+	int n;
+	int skip;              /* row left out, or -1 */
+	const StrategyOpts *o;
+} Fit;
+
+static void
+apply(System *s, const System *base, const double *lp)
+{
+	double k = exp(lp[0]), top = base->eff_conv > base->eff_gemm ? base->eff_conv
+								  : base->eff_gemm;
+
+	if (k * top > 1)
+		k = 1 / top;
+	s->eff_conv = base->eff_conv * k;
+	s->eff_gemm = base->eff_gemm * k;
+	s->nic_bw = base->nic_bw * exp(lp[1]);
+	s->nic_lat = base->nic_lat * exp(lp[2]);
+	s->p2p_lat = base->p2p_lat * exp(lp[3]);
+}
+
+double
+calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o)
+{
+	Candidate k;
+
+	r->an.sys = s;
+	strategy_predict(r->g, &r->an, o, r->kind, r->grid, &k);
+	return k.computable ? k.t.total : NAN;
+}
+
+static double
+objective(Fit *f, const double *lp)
+{
+	double sum = 0;
+
+	apply(f->sys, &f->base, lp);
+	for (int i = 0; i < f->n; i++) {
+		double p, e;
+		if (i == f->skip)
+			continue;
+		p = calibrate_predict(&f->rows[i], f->sys, f->o);
+		e = isnan(p) ? 1 : (p - f->rows[i].measured) / f->rows[i].measured;
+		sum += e * e;
+	}
+	for (int j = 0; j < NP; j++)
+		sum += PRIOR * lp[j] * lp[j];
+	return sum;
+}
+
+/* Nelder-Mead on NP log-parameters starting at 0 (the system's values). */
+static void
+minimise(Fit *f, double *best)
+{
+	double x[NP + 1][NP], v[NP + 1];
+	int evals = 0;
+
+	for (int i = 0; i <= NP; i++) {
+		for (int j = 0; j < NP; j++)
+			x[i][j] = i == j + 1 ? 0.5 : 0;
+		v[i] = objective(f, x[i]);
+		evals++;
+	}
+	while (evals < MAX_EVALS) {
+		int hi = 0, lo = 0;
+		double c[NP] = { 0 }, r[NP], e[NP], vr;
+		for (int i = 1; i <= NP; i++) {
+			if (v[i] > v[hi])
+				hi = i;
+			if (v[i] < v[lo])
+				lo = i;
+		}
+		if (v[hi] - v[lo] < 1e-10)
+			break;
+		for (int i = 0; i <= NP; i++)
+			for (int j = 0; j < NP && i != hi; j++)
+				c[j] += x[i][j] / NP;
+		for (int j = 0; j < NP; j++)
+			r[j] = c[j] + (c[j] - x[hi][j]);
+		vr = objective(f, r), evals++;
+		if (vr < v[lo]) {
+			for (int j = 0; j < NP; j++)
+				e[j] = c[j] + 2 * (c[j] - x[hi][j]);
+			double ve = objective(f, e);
+			evals++;
+			if (ve < vr)
+				memcpy(x[hi], e, sizeof e), v[hi] = ve;
+			else
+				memcpy(x[hi], r, sizeof r), v[hi] = vr;
+		} else {
+			int second = lo;
+			for (int i = 0; i <= NP; i++)
+				if (i != hi && v[i] > v[second])
+					second = i;
+			if (vr < v[second]) {
+				memcpy(x[hi], r, sizeof r), v[hi] = vr;
+			} else {
+				for (int j = 0; j < NP; j++)
+					r[j] = c[j] + 0.5 * (x[hi][j] - c[j]);
+				vr = objective(f, r), evals++;
+				if (vr < v[hi]) {
+					memcpy(x[hi], r, sizeof r), v[hi] = vr;
+				} else { /* shrink towards the best */
+					for (int i = 0; i <= NP; i++) {
+						if (i == lo)
+							continue;
+						for (int j = 0; j < NP; j++)
+							x[i][j] = x[lo][j] + 0.5 * (x[i][j] - x[lo][j]);
+						v[i] = objective(f, x[i]), evals++;
+					}
+				}
+			}
+		}
+	}
+	int lo = 0;
+	for (int i = 1; i <= NP; i++)
+		if (v[i] < v[lo])
+			lo = i;
+	memcpy(best, x[lo], sizeof x[lo]);
+}
+
+static double
+accuracy(double p, double m)
+{
+	return isnan(p) ? 0 : 1 - fabs(p - m) / m;
+}
+
+bool
+calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibration *out)
+{
+	Fit f = { s, *s, rows, n, -1, o };
+	double lp[NP];
+
+	out->before = out->after = out->loo = 0;
+	for (int i = 0; i < n; i++)
+		out->before += accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) / n;
+	/* leave one out: fit without row i, then predict it */
+	for (int i = 0; i < n && n > 1; i++) {
+		f.skip = i;
+		minimise(&f, lp);
+		apply(s, &f.base, lp);
+		out->loo += accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) / n;
+	}
+	f.skip = -1;
+	minimise(&f, lp);
+	apply(s, &f.base, lp);
+	for (int i = 0; i < n; i++) {
+		rows[i].predicted = calibrate_predict(&rows[i], s, o);
+		out->after += accuracy(rows[i].predicted, rows[i].measured) / n;
+	}
+	for (int j = 0; j < NP; j++)
+		out->factor[j] = exp(lp[j]);
+	return true;
+}
