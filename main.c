@@ -38,6 +38,11 @@ enum {
 	OPT_MODELS,
 	OPT_GRID,
 	OPT_COST_MODEL,
+	OPT_DEPS,       /* -MD */
+	OPT_DEPS_ONLY,  /* -M */
+	OPT_DEP_FILE,   /* -MF */
+	OPT_DEP_TARGET, /* -MT */
+	OPT_DEP_PHONY,  /* -MP */
 };
 
 /* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
@@ -67,6 +72,8 @@ typedef struct Options {
 	StrategyOpts strat;
 	bool validate;          /* `oraclec validate MEASURED.csv` (or calibrate) */
 	bool calibrate;         /* `oraclec calibrate MEASURED.csv -o SYSTEM.odl` */
+	bool deps, deps_only, dep_phony; /* -MD, -M, -MP */
+	const char *dep_file, *dep_target; /* -MF, -MT */
 	int64_t grid_gpus;      /* --grid: the product of its dimensions */
 	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
 } Options;
@@ -92,6 +99,11 @@ static const struct option longopts[] = {
 	{ "models",       required_argument, NULL, OPT_MODELS },
 	{ "grid",         required_argument, NULL, OPT_GRID },
 	{ "cost-model",   required_argument, NULL, OPT_COST_MODEL },
+	{ "deps",         no_argument,       NULL, OPT_DEPS },
+	{ "deps-only",    no_argument,       NULL, OPT_DEPS_ONLY },
+	{ "dep-file",     required_argument, NULL, OPT_DEP_FILE },
+	{ "dep-target",   required_argument, NULL, OPT_DEP_TARGET },
+	{ "dep-phony",    no_argument,       NULL, OPT_DEP_PHONY },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -140,6 +152,12 @@ usage(FILE *f)
 		"      --strict             an operator of unknown cost is an error\n"
 		"      --dump-after PASS    print the IR after PASS (parse, shape, cost,\n"
 		"                           memory) instead of a report\n"
+		"  -M, --deps-only          write the make rule of the files read, no report\n"
+		"  -MD, --deps              write the report and the make rule (to -MF,\n"
+		"                           else the -o file's name with .d)\n"
+		"  -MF, --dep-file FILE     where the make rule goes\n"
+		"  -MT, --dep-target T      the rule's target (default: the -o file)\n"
+		"  -MP, --dep-phony         add an empty rule for every file but the model\n"
 		"  -q, --quiet              no warnings or notes\n"
 		"  -v, --verbose            more diagnostics\n"
 		"  -h, --help               display this help and exit\n"
@@ -187,6 +205,21 @@ strategy_mask(const char *list)
 }
 
 static int64_t number(const char *s, const char *opt, int64_t max);
+
+/* getopt_long cannot parse gcc's multi-letter -MD -MF -MT -MP -M: they
+ * become their long names before it runs. */
+static void
+gcc_dep_spellings(int argc, char **argv)
+{
+	static const char *const map[][2] = { { "-M", "--deps-only" }, { "-MD", "--deps" },
+					       { "-MF", "--dep-file" }, { "-MT", "--dep-target" },
+					       { "-MP", "--dep-phony" } };
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+			if (strcmp(argv[i], map[k][0]) == 0)
+				argv[i] = (char *)map[k][1];
+}
 
 /* --grid data=64,spatial=4: the strategy its dimensions make, and the GPU
  * count their product gives. */
@@ -303,6 +336,7 @@ parse_options(int argc, char **argv, Options *o)
 		argv[1] = argv[0];
 		argc--, argv++;
 	}
+	gcc_dep_spellings(argc, argv);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":g:f:o:s:b:B:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -364,6 +398,11 @@ parse_options(int argc, char **argv, Options *o)
 			break;
 		case OPT_MODELS: o->models = optarg; break;
 		case OPT_GRID: grid_option(optarg, o); break;
+		case OPT_DEPS: o->deps = true; break;
+		case OPT_DEPS_ONLY: o->deps = o->deps_only = true; break;
+		case OPT_DEP_FILE: o->dep_file = optarg; break;
+		case OPT_DEP_TARGET: o->dep_target = optarg; break;
+		case OPT_DEP_PHONY: o->dep_phony = true; break;
 		case OPT_COST_MODEL:
 			if (strcmp(optarg, "default") == 0)
 				o->strat.paper = false;
@@ -447,6 +486,23 @@ setup_analysis(const Options *o, const Graph *g, Analysis *an, const System *s)
 	return true;
 }
 
+/* The make rule naming every file read, atomically to `path` (stdout when
+ * NULL).  Its target: -MT, else the -o file, else the model. */
+static int
+write_deps(const Options *o, const FileList *files, const char *path)
+{
+	OutFile out;
+	const char *target = o->dep_target ? o->dep_target : o->output ? o->output : o->model;
+
+	if (!out_open(&out, path))
+		return EXIT_INPUT;
+	if (!depfile_emit(files, target, o->dep_phony, out.f)) {
+		out_abort(&out);
+		return EXIT_INPUT;
+	}
+	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
+}
+
 static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
@@ -468,6 +524,8 @@ analyse(const Options *o, Arena *a, FileList *files)
 	if (!setup_analysis(o, g, &an, system_load(o->system, a, files)) ||
 	    !strategies_run(g, &an, &o->strat))
 		return EXIT_INPUT;
+	if (o->deps_only)
+		return write_deps(o, files, o->dep_file);
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
 	ok = o->backend->emit(g, &an, &o->report, out.f);
@@ -476,7 +534,13 @@ analyse(const Options *o, Arena *a, FileList *files)
 		diag_error((Loc){ o->output ? o->output : "<stdout>", 0, 0 }, "write failed");
 		return EXIT_INPUT;
 	}
-	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
+	if (!out_commit(&out))
+		return EXIT_INPUT;
+	if (o->deps)
+		return write_deps(o, files, o->dep_file ? o->dep_file
+					    : arena_printf(a, "%s.d", o->output ? o->output
+										: o->model));
+	return EXIT_OK;
 }
 
 /* The model of a measured run: MODELS/<name>.odl, else .onnx, loaded and

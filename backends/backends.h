@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
+#include "util/files.h"
 
 typedef struct ReportOpts {
 	bool layers;   /* --layers: the per-layer table */
@@ -28,6 +29,9 @@ bool json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 
 /* csv.c */
 bool csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
+
+/* depfile.c: the make rule for -M / -MD */
+bool depfile_emit(const FileList *files, const char *target, bool phony, FILE *f);
 
 /* sysfile.c: a system as an ODL `system NAME` block */
 bool system_emit(const System *s, const char *name, const char *comment, FILE *f);

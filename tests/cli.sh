@@ -344,6 +344,20 @@ want_status 0
 has out 'resnet50,abci,16,data,"data=16",'
 check "--cost-model paper analyses every strategy"
 
+(cd "$srcdir/examples" && "$ORACLEC" -M -MP -MT out.json resnet50.odl >"$tmp/out" 2>"$tmp/err")
+status=$?
+want_status 0
+printf 'out.json: \\\n resnet50.odl \\\n resnet_blocks.odl\n\nresnet_blocks.odl:\n' >"$tmp/want"
+cmp -s "$tmp/want" "$tmp/out" || fail "the rule differs: $(cat "$tmp/out")"
+check "-M -MP -MT print the make rule of every file read, with phony rules"
+
+(cd "$srcdir/examples" && "$ORACLEC" -MD -f json -o "$tmp/r.json" resnet50.odl >"$tmp/out" 2>"$tmp/err")
+status=$?
+want_status 0
+[ -s "$tmp/r.json" ] || fail "no report"
+head -n 1 "$tmp/r.json.d" | grep -q "^$tmp/r.json: " || fail "no $tmp/r.json.d rule"
+check "-MD writes the report and FILE.d beside it"
+
 echo "1..$n"
 [ "$failed" -eq 0 ] || exit 1
 exit 0
