@@ -86,6 +86,16 @@ layer_json(const Graph *g, const Layer *l)
 	return o;
 }
 
+/* A byte count: an integer while it is one exactly (below 2^53), else a
+ * real, never an out-of-range conversion. */
+static json_t *
+bytes_json(double v)
+{
+	if (v >= 0 && v < 9007199254740992.0)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
 static json_t *
 system_json(const System *s)
 {
@@ -98,7 +108,7 @@ system_json(const System *s)
 	set(gpu, "flops_fp32", json_real(s->peak[PREC_FP32]));
 	set(gpu, "flops_fp16", json_real(s->peak[PREC_FP16]));
 	set(gpu, "flops_bf16", json_real(s->peak[PREC_BF16]));
-	set(gpu, "memory_bytes", json_integer((json_int_t)s->mem));
+	set(gpu, "memory_bytes", bytes_json(s->mem));
 	set(gpu, "memory_bw", json_real(s->mem_bw));
 	set(o, "gpu", gpu);
 	set(o, "intra", json_string(s->intra));
@@ -148,7 +158,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "total_s", num(c, k->t.total));
 	set(o, "iteration", it);
 	set(o, "epoch_s", num(c, k->epoch));
-	set(o, "memory_per_gpu_bytes", c ? json_integer((json_int_t)k->mem.total) : json_null());
+	set(o, "memory_per_gpu_bytes", c ? bytes_json(k->mem.total) : json_null());
 	mem = json_object();
 	set(mem, "weights", num(c, k->mem.weights));
 	set(mem, "gradients", num(c, k->mem.grads));

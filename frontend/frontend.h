@@ -10,6 +10,8 @@
 
 /* Limits on input files (docs/limits.md). */
 #define MAX_ODL_BYTES ((size_t)64 << 20)
+/* GPU memory a system may declare (keeps byte counts exact in JSON) */
+#define MAX_SYSTEM_BYTES 1152921504606846976.0 /* 2^60 */
 
 /* dsl.c: read an ODL file (and its includes), expand blocks and repeats,
  * return the model as a Graph in topological order with input shapes set.

@@ -71,9 +71,14 @@ paradl_load_plat(const char *path, Arena *a, FileList *files)
 	s->eff_conv = s->eff_gemm = 1;
 	s->intra_bw = s->nic_bw = v[2];
 	s->intra_lat = s->nic_lat = v[3];
-	s->gpus_per_node = (int)v[5];
-	if (v[5] != (double)s->gpus_per_node || s->gpus_per_node < 1) {
+	/* check before converting: a double outside int's range does not convert */
+	if (v[5] < 1 || v[5] > 1 << 20 || v[5] != floor(v[5])) {
 		diag_error((Loc){ path, 6, 1 }, "GPU_PER_NODE must be a positive integer");
+		return NULL;
+	}
+	s->gpus_per_node = (int)v[5];
+	if (v[0] > MAX_SYSTEM_BYTES) {
+		diag_error((Loc){ path, 1, 1 }, "MEM_PER_NODE is larger than 2^60 bytes");
 		return NULL;
 	}
 	return s;

@@ -196,6 +196,9 @@ elaborate(const Decl *d, Arena *a, const char *source)
 					s->nic_bw <= 0))
 		diag_error(d->loc, "system '%s': GPUs per node, FLOP/s, memory and bandwidths "
 			   "must be positive", d->name);
+	if (diag_errors() == errors && (s->mem > MAX_SYSTEM_BYTES || s->reserved > MAX_SYSTEM_BYTES))
+		diag_error(d->loc, "system '%s': memory sizes above 2^60 bytes are not supported",
+			   d->name);
 	if (diag_errors() == errors &&
 	    !(s->eff_conv > 0 && s->eff_conv <= 1 && s->eff_gemm > 0 && s->eff_gemm <= 1 &&
 	      s->eff_mem > 0 && s->eff_mem <= 1))
