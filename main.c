@@ -43,6 +43,8 @@ enum {
 	OPT_DEP_FILE,   /* -MF */
 	OPT_DEP_TARGET, /* -MT */
 	OPT_DEP_PHONY,  /* -MP */
+	OPT_PROFILE,
+	OPT_SWEEP,
 };
 
 /* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
@@ -76,6 +78,8 @@ typedef struct Options {
 	const char *dep_file, *dep_target; /* -MF, -MT */
 	int64_t grid_gpus;      /* --grid: the product of its dimensions */
 	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
+	const char *profile;    /* --profile: measured layer times (CSV) */
+	bool sweep;             /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
 } Options;
 
 static const struct option longopts[] = {
@@ -104,6 +108,8 @@ static const struct option longopts[] = {
 	{ "dep-file",     required_argument, NULL, OPT_DEP_FILE },
 	{ "dep-target",   required_argument, NULL, OPT_DEP_TARGET },
 	{ "dep-phony",    no_argument,       NULL, OPT_DEP_PHONY },
+	{ "profile",      required_argument, NULL, OPT_PROFILE },
+	{ "sweep",        no_argument,       NULL, OPT_SWEEP },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -120,11 +126,12 @@ usage(FILE *f)
 		"       %s calibrate [options] MEASURED.csv -o SYSTEM.odl\n"
 		"\n"
 		"Analyse a neural network for distributed training: layers, parameters,\n"
-		"FLOPs and activation memory per sample.  MODEL is an ONNX file (.onnx)\n"
-		"or an ODL file (.odl).\n"
+		"FLOPs and activation memory per sample.  MODEL is an ONNX file (.onnx),\n"
+		"an ODL file (.odl) or a ParaDL model table (.net, .net_sc).\n"
 		"\n"
 		"Options:\n"
 		"  -g, --gpus N             GPUs to plan for (default 1)\n"
+		"      --sweep              also analyse 1, 2, 4, ... GPUs up to N\n"
 		"  -f, --format FMT         report format: text, json, csv (default text)\n"
 		"  -o, --output FILE        write the report to FILE (atomically)\n"
 		"      --layers             include the per-layer table\n"
@@ -145,6 +152,9 @@ usage(FILE *f)
 		"                           formulas exactly\n"
 		"      --spatial-split S    auto (the best split point) or all (every layer\n"
 		"                           with spatial extent, as ParaDL's runs)\n"
+		"      --profile FILE.csv   measured layer times (columns layer,forward_s,\n"
+		"                           backward_s: seconds per sample) replace the\n"
+		"                           estimate for the layers the file names\n"
 		"      --sample-bytes N     stored bytes of one training sample (default:\n"
 		"                           110000 for images, else the input's size)\n"
 		"      --input-shape DIMS   per-sample input shape where the model leaves it\n"
@@ -411,6 +421,8 @@ parse_options(int argc, char **argv, Options *o)
 			else
 				usage_error("unknown cost model '%s' (default, paper)", optarg);
 			break;
+		case OPT_PROFILE: o->profile = optarg; break;
+		case OPT_SWEEP: o->sweep = true; break;
 		case OPT_SAMPLE_BYTES:
 			o->sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;
@@ -429,6 +441,10 @@ parse_options(int argc, char **argv, Options *o)
 	if (optind + 1 < argc)
 		usage_error("more than one model file given ('%s')", argv[optind + 1]);
 	o->model = argv[optind];
+	if (o->sweep && (o->strat.forced || o->validate))
+		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->profile && o->validate)
+		usage_error("--profile names the layers of one model, not %s", "validate");
 	if (o->strat.forced)
 		o->gpus = o->grid_gpus; /* the grid says how many */
 	if (o->calibrate && !o->output)
@@ -503,6 +519,30 @@ write_deps(const Options *o, const FileList *files, const char *path)
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
 }
 
+/* --sweep: the analysis again on 1, 2, 4, ... GPUs up to an->gpus, and
+ * on an->gpus itself when it is not a power of two. */
+static bool
+sweep(const Options *o, const Graph *g, Analysis *an, Arena *a)
+{
+	bool pow2 = (an->gpus & (an->gpus - 1)) == 0;
+	int n = pow2 ? 0 : 1;
+
+	for (int64_t p = 1; p <= an->gpus; p *= 2)
+		n++;
+	an->sweep = arena_array(a, n, sizeof *an->sweep);
+	for (int i = 0; i < n; i++) {
+		Analysis *s = &an->sweep[i];
+		*s = *an;
+		s->sweep = NULL;
+		s->nsweep = 0;
+		s->gpus = i == n - 1 ? an->gpus : (int64_t)1 << i;
+		if (!strategies_run(g, s, &o->strat))
+			return false;
+	}
+	an->nsweep = n;
+	return true;
+}
+
 static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
@@ -511,7 +551,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 	Analysis an = { 0 };
 	bool ok;
 
-	if (!g)
+	if (!g || (o->profile && !profile_load(o->profile, g, files)))
 		return EXIT_INPUT;
 	g->elem_bytes = o->elem_bytes;
 	if (o->dataset_size)
@@ -522,7 +562,8 @@ analyse(const Options *o, Arena *a, FileList *files)
 	if (o->dump_after)
 		return flush_stdout();
 	if (!setup_analysis(o, g, &an, system_load(o->system, a, files)) ||
-	    !strategies_run(g, &an, &o->strat))
+	    !timing_spread(g, an.sys, an.prec) || !strategies_run(g, &an, &o->strat) ||
+	    (o->sweep && !sweep(o, g, &an, a)))
 		return EXIT_INPUT;
 	if (o->deps_only)
 		return write_deps(o, files, o->dep_file);
@@ -595,7 +636,7 @@ measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileLi
 		ro.gpus = r->gpus;
 		ro.global_batch = r->global_batch;
 		g->dataset_size = r->dataset_size;
-		if (!setup_analysis(&ro, g, &cr[i].an, s))
+		if (!setup_analysis(&ro, g, &cr[i].an, s) || !timing_spread(g, s, ro.prec))
 			return NULL;
 		cr[i].g = g;
 		cr[i].kind = r->kind;

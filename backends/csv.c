@@ -1,4 +1,5 @@
-/* csv.c -- the report as CSV: a stable header, one row per strategy, for
+/* csv.c -- the report as CSV: a stable header, one row per strategy (per
+ * GPU count and strategy with --sweep, whose last count is --gpus), for
  * spreadsheets and Makefile-driven batch analysis.  Times in seconds,
  * memory in bytes; an empty field where a value cannot be computed. */
 #include "backends/backends.h"
@@ -14,12 +15,9 @@ field(FILE *f, bool ok, double v)
 		fputc(',', f);
 }
 
-bool
-csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
+static void
+rows(const Graph *g, const Analysis *an, FILE *f)
 {
-	(void)o;
-	fprintf(f, "model,system,gpus,strategy,grid,feasible,reason,global_batch,compute_s,"
-		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck\n");
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		const Candidate *k = &an->cand[i];
 		bool c = k->computable;
@@ -43,5 +41,17 @@ csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 			fputc(',', f);
 		fprintf(f, ",%" PRId64 ",%s\n", k->max_gpus, k->bottleneck ? k->bottleneck : "");
 	}
+}
+
+bool
+csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
+{
+	(void)o;
+	fprintf(f, "model,system,gpus,strategy,grid,feasible,reason,global_batch,compute_s,"
+		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck\n");
+	if (!an->nsweep)
+		rows(g, an, f);
+	for (int i = 0; i < an->nsweep; i++)
+		rows(g, &an->sweep[i], f);
 	return !ferror(f);
 }

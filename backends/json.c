@@ -20,6 +20,36 @@ set(json_t *o, const char *key, json_t *v)
 	json_object_set_new(o, key, v);
 }
 
+/* The measured times used (present only when the model has some). */
+static json_t *
+profile_json(const Graph *g)
+{
+	json_t *o = json_object(), *ts = json_array();
+	int timed = 0;
+	double sum = 0;
+
+	for (int i = 0; i < g->nlayer; i++)
+		if (g->layer[i].timed)
+			timed++, sum += g->layer[i].fwd_s + g->layer[i].bwd_s;
+	set(o, "timed_layers", json_integer(timed));
+	set(o, "seconds_per_sample", json_real(sum));
+	for (int i = 0; i < g->ntiming; i++) {
+		const Timing *t = &g->timing[i];
+		json_t *e = json_object();
+		set(e, "file", json_string(t->loc.file));
+		set(e, "line", json_integer(t->loc.line));
+		set(e, "first", json_string(g->layer[t->first].name));
+		set(e, "last", json_string(g->layer[t->last].name));
+		set(e, "layers", json_integer(t->last - t->first + 1));
+		set(e, "forward_s", json_real(t->fwd));
+		set(e, "backward_s", json_real(t->bwd));
+		set(e, "split_measured", json_boolean(t->split));
+		json_array_append_new(ts, e);
+	}
+	set(o, "timings", ts);
+	return o;
+}
+
 static json_t *
 model_json(const Graph *g)
 {
@@ -58,6 +88,8 @@ model_json(const Graph *g)
 		json_array_append_new(unk, u);
 	}
 	set(m, "unknown_ops", unk);
+	if (g->ntiming)
+		set(m, "profile", profile_json(g));
 	return m;
 }
 
@@ -83,6 +115,10 @@ layer_json(const Graph *g, const Layer *l)
 	set(o, "flops_bwd_data", json_integer(l->cost.flops_bwd_data));
 	set(o, "flops_bwd_weight", json_integer(l->cost.flops_bwd_weight));
 	set(o, "activation_bytes", json_integer(l->cost.act_bytes));
+	if (g->ntiming) {
+		set(o, "measured_fwd_s", l->timed ? json_real(l->fwd_s) : json_null());
+		set(o, "measured_bwd_s", l->timed ? json_real(l->bwd_s) : json_null());
+	}
 	return o;
 }
 
@@ -187,10 +223,21 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	return o;
 }
 
+static json_t *
+strategies_json(const Graph *g, const Analysis *an)
+{
+	json_t *st = json_array();
+
+	for (int k = 0; k < STRAT_COUNT; k++)
+		if (an->cand[k].analysed)
+			json_array_append_new(st, strategy_json(g, an, &an->cand[k]));
+	return st;
+}
+
 bool
 json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
-	json_t *root = json_object(), *batch = json_object(), *st = json_array();
+	json_t *root = json_object(), *batch = json_object();
 	int rc;
 
 	set(root, "model", model_json(g));
@@ -204,11 +251,21 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(batch, "dataset_size", json_integer(an->dataset_size));
 	set(batch, "sample_bytes", json_real(an->sample_bytes));
 	set(root, "batch", batch);
-	for (int k = 0; k < STRAT_COUNT; k++)
-		if (an->cand[k].analysed)
-			json_array_append_new(st, strategy_json(g, an, &an->cand[k]));
-	set(root, "strategies", st);
+	set(root, "strategies", strategies_json(g, an));
 	set(root, "best", an->best >= 0 ? json_string(strategy_name[an->best]) : json_null());
+	if (an->nsweep) {
+		json_t *sw = json_array();
+		for (int i = 0; i < an->nsweep; i++) {
+			const Analysis *s = &an->sweep[i];
+			json_t *e = json_object();
+			set(e, "gpus", json_integer(s->gpus));
+			set(e, "strategies", strategies_json(g, s));
+			set(e, "best", s->best >= 0 ? json_string(strategy_name[s->best])
+						    : json_null());
+			json_array_append_new(sw, e);
+		}
+		set(root, "sweep", sw);
+	}
 	if (o->layers) {
 		json_t *ls = json_array();
 		for (int i = 0; i < g->nlayer; i++)

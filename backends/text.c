@@ -147,6 +147,87 @@ strategy_table(const Analysis *an, FILE *f)
 	}
 }
 
+/* seconds per sample: "3.1195 ms", "2.1081 s" */
+static const char *
+per_sample(double v, char *buf)
+{
+	if (v < 1)
+		snprintf(buf, 32, "%.4f ms", v * 1e3);
+	else
+		snprintf(buf, 32, "%.4f s", v);
+	return buf;
+}
+
+/* The measured times the report used: how many layers, the total, each
+ * span shared out over several layers, and the 1:2 assumption. */
+static void
+profile_lines(const Graph *g, FILE *f)
+{
+	int timed = 0;
+	double sum = 0;
+	bool guessed = false;
+	char b1[32];
+
+	for (int i = 0; i < g->nlayer; i++)
+		if (g->layer[i].timed)
+			timed++, sum += g->layer[i].fwd_s + g->layer[i].bwd_s;
+	for (int i = 0; i < g->ntiming; i++)
+		guessed |= !g->timing[i].split;
+	fprintf(f, "profile      %d of %d layers measured: %s per sample, forward and backward\n",
+		timed, g->nlayer, per_sample(sum, b1));
+	for (int i = 0; i < g->ntiming; i++) {
+		const Timing *t = &g->timing[i];
+		int n = t->last - t->first + 1;
+		if (n == 1)
+			continue;
+		fprintf(f, "             %s:%d: %s for %s%d layers (%s to %s), shared out in "
+			   "proportion to their estimates\n", t->loc.file, t->loc.line,
+			per_sample(t->fwd + t->bwd, b1), n == g->nlayer ? "all " : "", n,
+			g->layer[t->first].name, g->layer[t->last].name);
+	}
+	if (guessed)
+		fprintf(f, "             forward:backward taken as 1:2 where only a total was "
+			   "measured\n");
+}
+
+/* an epoch time in a narrow column: about 3 significant digits */
+static const char *
+epoch(double v, char *buf)
+{
+	snprintf(buf, 32, "%.*f s", v >= 100 ? 0 : v >= 10 ? 1 : v >= 1 ? 2 : 3, v);
+	return buf;
+}
+
+/* --sweep: one row per GPU count, the epoch time of every strategy asked
+ * for, and the best. */
+static void
+sweep_table(const Analysis *an, FILE *f)
+{
+	char b[32], grid[96];
+
+	fprintf(f, "\nsweep: epoch time by GPU count (\"-\": beyond the strategy's limit, "
+		   "\"oom\": does not fit)\n%7s", "gpus");
+	for (int k = 0; k < STRAT_COUNT; k++)
+		if (an->cand[k].analysed)
+			fprintf(f, " %10s", strategy_name[k]);
+	fprintf(f, "  best\n");
+	for (int i = 0; i < an->nsweep; i++) {
+		const Analysis *s = &an->sweep[i];
+		fprintf(f, "%7" PRId64, s->gpus);
+		for (int k = 0; k < STRAT_COUNT; k++) {
+			const Candidate *c = &s->cand[k];
+			if (c->analysed)
+				fprintf(f, " %10s", !c->computable ? "-" : !c->feasible ? "oom"
+								  : epoch(c->epoch, b));
+		}
+		if (s->best < 0)
+			fprintf(f, "  none fits\n");
+		else
+			fprintf(f, "  %s (%s)\n", strategy_name[s->best],
+				grid_str(&s->cand[s->best], grid, sizeof grid));
+	}
+}
+
 static void
 recommendation(const Analysis *an, FILE *f)
 {
@@ -198,9 +279,13 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 			g->nlayer);
 	if (g->dataset_size)
 		fprintf(f, "dataset      %s samples\n", grouped(g->dataset_size, b1));
+	if (g->ntiming)
+		profile_lines(g, f);
 	system_lines(an, f);
 	strategy_table(an, f);
 	recommendation(an, f);
+	if (an->nsweep)
+		sweep_table(an, f);
 	if (o->layers)
 		layer_table(g, f);
 	return !ferror(f);

@@ -43,14 +43,26 @@ const char *builtin_system_name(int i);
 System *system_load(const char *name, Arena *a, FileList *files);
 void system_list(FILE *f);  /* --list-systems */
 
-/* paradl.c: ParaDL's platform files (.plat) and model tables (.net). */
+/* paradl.c: ParaDL's platform files (.plat) and model tables (.net,
+ * .net_sc).  paradl_load_net returns the table's rows as a chain of
+ * layers, every shape a row declares checked against the inferred one,
+ * the dataset size set, and the time column as Graph.timing; NULL after
+ * reporting errors.  The file is added to `files`. */
 System *paradl_load_plat(const char *path, Arena *a, FileList *files);
+Graph *paradl_load_net(const char *path, Arena *a, FileList *files);
+
+/* profile.c: --profile, a CSV of measured layer times (header
+ * `layer,forward_s,backward_s`, seconds per sample).  Appends one Timing
+ * per row to g, after the model's own; false after reporting errors, and
+ * then g is unchanged.  The file is added to `files`. */
+bool profile_load(const char *path, Graph *g, FileList *files);
 
 /* measured.c: the rows of a measured-runs CSV (oraclec validate); NULL
  * after reporting errors, *n rows otherwise. */
 Measured *measured_load(const char *path, Arena *a, FileList *files, int *n);
 
-/* load.c: pick the frontend from the file name (or content) and run it. */
+/* load.c: pick the frontend from the file name (or content) and run it:
+ * ONNX, ODL or a ParaDL table. */
 Graph *frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt);
 
 #endif

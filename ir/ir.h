@@ -123,7 +123,24 @@ typedef struct Layer {
 	Weight w[4];       /* pass shape */
 	int nw;
 	Cost cost;
+	bool timed;        /* measured: fwd_s and bwd_s replace the roofline;
+	                      pass timing_spread */
+	double fwd_s, bwd_s; /* measured seconds per sample, forward and
+	                      backward; pass timing_spread */
 } Layer;
+
+/* A measured time: the seconds per sample that layers [first, last] took
+ * together on the profiled GPU.  Frontends fill it from a ParaDL table's
+ * time column (one row, or a row and the rows after it that give 0) and
+ * from --profile (one layer each); passes/compute.c shares a span's time
+ * out over its layers. */
+typedef struct Timing {
+	int first, last;      /* layer indices, first <= last */
+	double fwd, bwd;      /* seconds per sample */
+	bool split;           /* fwd and bwd were measured apart; false: only
+	                         their total was, and fwd:bwd is taken as 1:2 */
+	Loc loc;              /* where the time was given */
+} Timing;
 
 /* Whole-model sums; pass cost, act_* pass memory. */
 typedef struct Totals {
@@ -159,6 +176,9 @@ typedef struct Graph {
 	OpCount *unknown;     /* ONNX: unsupported operators kept as opaque layers */
 	int nunknown;
 	bool bn_folded;       /* ONNX: BatchNormalization looks folded into Conv */
+	Timing *timing;       /* measured times in the order given; a later one
+	                         wins for a layer two cover; frontend, --profile */
+	int ntiming;
 	Totals total;
 	unsigned done;        /* PASS_* bits of the passes that ran */
 } Graph;
@@ -279,6 +299,9 @@ typedef struct Analysis {
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */
 	double runner_up_ratio;   /* second best / best epoch time */
+	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
+	                             GPUs up to gpus (and gpus itself); main.c */
+	int nsweep;
 } Analysis;
 
 /* One measured run (oraclec validate), and what oraclec predicts for it. */

@@ -120,5 +120,11 @@ ir_verify(const Graph *g)
 		unique_names(g);
 	if (g->done & PASS_COST)
 		check_totals(g);
+	for (int i = 0; i < g->ntiming; i++) {
+		const Timing *t = &g->timing[i];
+		if (t->first < 0 || t->first > t->last || t->last >= g->nlayer ||
+		    !(t->fwd >= 0) || !(t->bwd >= 0))
+			bad(g, "timing %s%d covers no layers or has a bad time", "", i);
+	}
 	return nbad;
 }

@@ -9,8 +9,15 @@
  * scaling).  Eager frameworks dispatch every layer from the CPU while the
  * GPU runs earlier ones, so a layer takes the larger of the GPU time and
  * the CPU dispatch time.  Backward moves twice the forward's activation
- * bytes (it reads the saved activations and the incoming gradient). */
+ * bytes (it reads the saved activations and the incoming gradient).
+ *
+ * A layer with a measured time (Layer.timed: a ParaDL table's time column,
+ * --profile) takes that time per sample instead of the roofline, scaled
+ * by the samples it works on; the CPU dispatch still bounds it below.  A
+ * time measured for a span of layers (ParaDL's whole-network time) is
+ * shared out over them in proportion to their estimates. */
 #include "passes/model.h"
+#include "passes/passes.h"
 
 static double
 efficiency(const System *s, const Layer *l)
@@ -23,9 +30,11 @@ efficiency(const System *s, const Layer *l)
 	}
 }
 
-double
-layer_time(const System *s, Precision prec, const Graph *g, const Layer *l, double n,
-	   double share, bool bwd)
+/* The roofline of one pass: the larger of compute and memory time, for n
+ * samples at a share; `weights` counts the weights' read. */
+static double
+roofline(const System *s, Precision prec, const Graph *g, const Layer *l, double n,
+	 double share, bool bwd, bool weights)
 {
 	const Cost *c = &l->cost;
 	double peak = s->peak[prec] > 0 ? s->peak[prec] : s->peak[PREC_FP32];
@@ -33,15 +42,60 @@ layer_time(const System *s, Precision prec, const Graph *g, const Layer *l, doub
 	/* bytes_fwd counts the weights once per sample; they are read once */
 	double wbytes = (double)c->params * g->elem_bytes;
 	double act = ((double)c->bytes_fwd - wbytes) * n * share * (bwd ? 2 : 1);
-	double bytes = (act > 0 ? act : 0) + wbytes * share;
+	double bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = flops / (peak * efficiency(s, l));
 	double tm = bytes / (s->mem_bw * s->eff_mem);
-	int kernels = bwd && c->params > 0 ? 2 : 1; /* data and weight gradients */
-	double gpu = (tc > tm ? tc : tm) + kernels * s->kernel_lat;
 
 	if (op_info[l->op].save & S_VIEW)
+		return 0; /* a view launches nothing */
+	return tc > tm ? tc : tm;
+}
+
+double
+layer_time(const System *s, Precision prec, const Graph *g, const Layer *l, double n,
+	   double share, bool bwd)
+{
+	int kernels = bwd && l->cost.params > 0 ? 2 : 1; /* data and weight gradients */
+	double gpu = roofline(s, prec, g, l, n, share, bwd, true) + kernels * s->kernel_lat;
+
+	if (l->timed) /* measured, launches and all */
+		gpu = (bwd ? l->bwd_s : l->fwd_s) * n * share;
+	else if (op_info[l->op].save & S_VIEW)
 		gpu = 0; /* a view launches nothing */
 	return gpu > s->dispatch ? gpu : s->dispatch;
+}
+
+/* The weight of each layer in its span: the roofline per sample at a
+ * large batch (no fixed costs, the weights' read spread thin), so the
+ * shares do not depend on the batch.  Spans of layers the roofline gives
+ * no time (views only) share equally. */
+static void
+spread(const System *s, Precision prec, Graph *g, const Timing *t)
+{
+	double est[2] = { 0, 0 };
+	int n = t->last - t->first + 1;
+
+	for (int i = t->first; i <= t->last; i++)
+		for (int b = 0; b < 2; b++)
+			est[b] += roofline(s, prec, g, &g->layer[i], 1, 1, b, false);
+	for (int i = t->first; i <= t->last; i++) {
+		Layer *l = &g->layer[i];
+		double f = roofline(s, prec, g, l, 1, 1, false, false);
+		double b = roofline(s, prec, g, l, 1, 1, true, false);
+		l->timed = true;
+		l->fwd_s = t->fwd * (est[0] > 0 ? f / est[0] : 1.0 / n);
+		l->bwd_s = t->bwd * (est[1] > 0 ? b / est[1] : 1.0 / n);
+	}
+}
+
+bool
+timing_spread(Graph *g, const System *s, Precision prec)
+{
+	for (int i = 0; i < g->nlayer; i++)
+		g->layer[i].timed = false;
+	for (int i = 0; i < g->ntiming; i++)
+		spread(s, prec, g, &g->timing[i]);
+	return true;
 }
 
 double

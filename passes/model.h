@@ -10,9 +10,11 @@
 
 /* Seconds for layer l's forward (bwd false) or backward pass over n
  * samples, of which this GPU does the fraction `share` (1/p when the layer
- * is split p ways).  Roofline per op class, a fixed GPU cost per kernel,
- * and the framework's CPU dispatch, which overlaps the GPU's work: the
- * slower of the two sets the pace. */
+ * is split p ways).  Roofline per op class and a fixed GPU cost per
+ * kernel, or, for a layer with a measured time (Layer.timed, see
+ * timing_spread), that time per sample times n x share; then the
+ * framework's CPU dispatch, which overlaps the GPU's work: the slower of
+ * the two sets the pace. */
 double layer_time(const System *s, Precision prec, const Graph *g, const Layer *l, double n,
 		  double share, bool bwd);
 

@@ -27,6 +27,15 @@ bool cost_annotate(Graph *g);
  *           forward pass for the backward pass, per sample. */
 bool memory_annotate(Graph *g);
 
+/* compute.c
+ * requires: PASS_COST, the system and precision of the analysis.
+ * provides: Layer.timed, fwd_s and bwd_s from Graph.timing: a span's
+ *           measured time shared out over its layers in proportion to their
+ *           roofline estimates (so one time for the whole network keeps the
+ *           estimate's shape); a later timing wins for a layer two cover.
+ *           Without timings every layer is left to the roofline. */
+bool timing_spread(Graph *g, const System *s, Precision prec);
+
 /* strategy.c
  * requires: PASS_COST, PASS_MEMORY, and an Analysis with its system,
  *           precision, optimizer, GPU count, batch and dataset set.

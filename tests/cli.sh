@@ -358,6 +358,111 @@ want_status 0
 head -n 1 "$tmp/r.json.d" | grep -q "^$tmp/r.json: " || fail "no $tmp/r.json.d rule"
 check "-MD writes the report and FILE.d beside it"
 
+# ---- ParaDL model tables, --profile, --sweep ---------------------------
+
+paradl=$srcdir/tests/data/paradl
+resnet_net=$paradl/RESNET50_ImageNet_profall.net_sc
+
+run "$resnet_net"
+want_status 0
+empty err
+has out "model        ResNet50 ($resnet_net, paradl)"
+has out "parameters   22,780,456 "
+has out "dataset      1,280,000 samples"
+has out "profile      167 of 167 layers measured: 3.1195 ms per sample, forward and backward"
+has out "$resnet_net:4: 3.1195 ms for all 167 layers (CONV_1 to FC6), shared out in proportion"
+has out "forward:backward taken as 1:2 where only a total was measured"
+check "a ParaDL .net_sc table is a model; its first row's time is the whole network's"
+
+run "$resnet_net" -f json -b 64 --strategies data
+want_status 0
+has out '"seconds_per_sample": 0.003119502'
+has out '"split_measured": false'
+# 64 samples at 3.1195 ms each, plus the dispatch floor of the views and
+# the smallest layers (30 us per call on abci): a little above 0.19965 s
+awk -F': ' '/"compute_s"/ { v = $2 + 0; exit } END {
+	if (v < 0.19965 || v > 0.2015) { print "compute_s " v; exit 1 } }' "$tmp/out" ||
+	fail "data compute_s is not 64 x the profiled 3.1195 ms per sample"
+check "the profiled time per sample sets the compute time (-f json)"
+
+run "$paradl/COSMOFLOW.net_256" -o "$tmp/c256.txt"
+want_status 1
+empty out
+printf '%s\n' "$paradl/COSMOFLOW.net_256:8:6: error: row 'RELU': x 32x2128x128x128 does not match 32x128x128x128, the output of the row before" |
+	cmp -s - "$tmp/err" || fail "stderr is not the one diagnostic of the typo row"
+[ -e "$tmp/c256.txt" ] && fail "-o file written on error"
+leftovers "$tmp"
+check "COSMOFLOW.net_256's typo row is an error at its line and column, nothing written"
+
+sed 's/32x2128x128x128/32x128x128x128/' "$paradl/COSMOFLOW.net_256" >"$tmp/cosmo.txt"
+run "$tmp/cosmo.txt" -f csv
+want_status 0
+has out 'CosmoFlow,abci,1,data,"data=1",false,"does not fit in GPU memory",32,'
+check "a table with another extension is recognised by its 'Dataset|' line"
+
+printf 'Dataset|t\r\nInput|1x3x8x8\r\nModel|t\r\nRELU|3x8x8|3x3x0x0|3x8x8|x\0y\r\n' >"$tmp/nul.net"
+run "$tmp/nul.net"
+want_status 1
+has err "nul.net:4:27: error: a NUL byte (not a text file?)"
+check "a NUL byte in a table is an error, not a truncated line"
+
+run "$paradl/ALEXNET_ImageNet.net"
+want_status 0
+has err "ALEXNET_ImageNet.net:16:33: warning: row 'MPOOL': time 0 with no timed row above it"
+check "ALEXNET_ImageNet.net's lone zero times are estimated, with a warning"
+
+printf 'layer,forward_s,backward_s\nconv1,0.001,0.002\n"fc",1e-4,2e-4\n' >"$tmp/prof.csv"
+run "$model" --profile "$tmp/prof.csv" -f json --layers
+want_status 0
+has out '"timed_layers": 2'
+has out '"measured_fwd_s": 0.001,'
+has out '"measured_bwd_s": 0.0002'
+check "--profile replaces the estimate of the layers it names (-f json --layers)"
+
+run "$model" --profile "$tmp/prof.csv"
+want_status 0
+has out "profile      2 of "
+check "--profile is reported in the text summary"
+
+printf 'layer,forward_s,backward_s\nconv1,0.001,0.002\nconv99,1,2\nfc,-1,0\n' >"$tmp/bad.csv"
+run "$model" --profile "$tmp/bad.csv" -o "$tmp/p.txt"
+want_status 1
+empty out
+has err "bad.csv:3:1: error: unknown layer 'conv99' (model 'resnet50' has no layer of that name; --layers lists them)"
+has err "bad.csv:4:4: error: forward_s -1 is negative"
+[ -e "$tmp/p.txt" ] && fail "-o file written on error"
+check "--profile: an unknown layer and a negative time are errors naming the line"
+
+run "$model" --profile "$tmp/none.csv"
+want_status 1
+has err "none.csv: error: cannot read file"
+check "--profile with a missing file is an input error"
+
+usage_error "--profile with validate" validate "$tmp/m.csv" --profile "$tmp/prof.csv"
+usage_error "--sweep with --grid" "$model" --sweep --grid data=4
+usage_error "--profile without its file" "$model" --profile
+
+run "$model" -g 8 --sweep
+want_status 0
+has out 'sweep: epoch time by GPU count'
+sed -n '/^sweep:/,$p' "$tmp/out" | awk 'NR > 2 { print $1 }' | tr '\n' ' ' >"$tmp/counts"
+[ "$(cat "$tmp/counts")" = "1 2 4 8 " ] || fail "sweep rows are for $(cat "$tmp/counts")"
+check "--sweep adds a table with a row per power of two up to --gpus"
+
+run "$model" -g 6 --sweep -f csv --strategies data,pipeline
+want_status 0
+[ "$(wc -l <"$tmp/out")" -eq 9 ] || fail "expected a header and 4 x 2 rows"
+has out 'resnet50,abci,6,pipeline,'
+has out 'resnet50,abci,4,data,"data=4",'
+check "--sweep -f csv: one row per GPU count (1, 2, 4 and 6) and strategy"
+
+run "$model" -g 4 --sweep -f json
+want_status 0
+tr -d ' \n' <"$tmp/out" | grep -q '"sweep":\[{"gpus":1,"strategies":\[' ||
+	fail "no \"sweep\": [ { \"gpus\": 1, \"strategies\": [ in the JSON"
+[ "$(grep -c '"gpus": ' "$tmp/out")" -eq 4 ] || fail "expected the top-level gpus and 3 sweep entries"
+check "--sweep -f json carries one entry per GPU count"
+
 echo "1..$n"
 [ "$failed" -eq 0 ] || exit 1
 exit 0
