@@ -231,14 +231,64 @@ halo(const Ctx *c, const Layer *l, double n, bool bwd)
 	return k * row * n * c->delta;
 }
 
+/* Halo exchange of one layer, forward and backward: a strip with
+ * neighbours on both sides sends one halo to each, one after the other
+ * (the paper's 2 alpha per layer and pass). */
+static double
+halo_time(const Ctx *c, const Layer *l, double n, int64_t ways)
+{
+	bool across = ways > c->s->gpus_per_node;
+	double h;
+
+	if (ways <= 1 || (h = halo(c, l, n, false)) < 0)
+		return 0;
+	return (ways > 2 ? 2 : 1) *
+	       (p2p_time(c->s, h, across) + p2p_time(c->s, halo(c, l, n, true), across));
+}
+
+/* The gather of the split layer's output forward and the scatter of its
+ * gradient backward. */
+static double
+split_gather(const Ctx *c, int split, double n, int64_t ways)
+{
+	int64_t gpn = c->s->gpus_per_node;
+
+	return 2 * allgather_time(c->s, (Group){ ways, ways < gpn ? ways : gpn, 1 },
+				  (double)c->g->tensor[c->g->layer[split].out[0]].elems * n *
+					  c->delta);
+}
+
+/* The split point with the least time, in one pass: prefix sums of the
+ * split layers' compute and halos, suffix sums of the data-parallel rest
+ * (grad, update and input do not depend on the split). */
+static int
+best_split(const Ctx *c, double n, int64_t ways, int last)
+{
+	const Graph *g = c->g;
+	int L = g->nlayer, best = 0;
+	double *rest = xcalloc(L + 1, sizeof *rest), head = 0, best_t = INFINITY;
+
+	for (int i = L - 1; i >= 0; i--)
+		rest[i] = rest[i + 1] + span_time(c->s, c->an->prec, g, i, i, n / ways, 1);
+	for (int i = 0; i <= last; i++) {
+		double t;
+		head += span_time(c->s, c->an->prec, g, i, i, n, 1.0 / ways) +
+			halo_time(c, &g->layer[i], n, ways);
+		t = head + rest[i + 1] + split_gather(c, i, n, ways);
+		if (t < best_t * (1 - 1e-12)) /* ties (rounding apart): the earliest */
+			best_t = t, best = i;
+	}
+	free(rest);
+	return best;
+}
+
 /* Spatial over `ways` GPUs inside data groups of p1 (ds when p1 > 1),
  * split after layer `split`. */
 static void
 spatial_at(const Ctx *c, Candidate *k, int64_t p1, int64_t ways, int split)
 {
 	int64_t B = batch_for(c, p1), gpn = c->s->gpus_per_node;
-	double n = (double)B / p1, h;
-	bool across = ways > gpn;
+	double n = (double)B / p1;
 
 	k->split = split;
 	k->per_gpu_batch = n / ways;
@@ -246,18 +296,9 @@ spatial_at(const Ctx *c, Candidate *k, int64_t p1, int64_t ways, int split)
 		       span_time(c->s, c->an->prec, c->g, split + 1, c->g->nlayer - 1,
 				 n / ways, 1);
 	k->t.p2p = 0;
-	for (int i = 0; i <= split; i++) {
-		const Layer *l = &c->g->layer[i];
-		/* a strip with neighbours on both sides sends one halo to each,
-		 * one after the other (the paper's 2 alpha per layer and pass) */
-		if (ways > 1 && (h = halo(c, l, n, false)) >= 0)
-			k->t.p2p += (ways > 2 ? 2 : 1) * (p2p_time(c->s, h, across) +
-							  p2p_time(c->s, halo(c, l, n, true), across));
-	}
-	/* gather at the split, and scatter of its gradient backward */
-	k->t.layer = 2 * allgather_time(c->s, (Group){ ways, ways < gpn ? ways : gpn, 1 },
-					(double)c->g->tensor[c->g->layer[split].out[0]].elems *
-						n * c->delta);
+	for (int i = 0; i <= split; i++)
+		k->t.p2p += halo_time(c, &c->g->layer[i], n, ways);
+	k->t.layer = split_gather(c, split, n, ways);
 	k->t.grad = allreduce_time(c->s,
 				   (Group){ p1 * ways, p1 * ways < gpn ? p1 * ways : gpn, 1 },
 				   c->W * c->delta);
@@ -280,9 +321,7 @@ static void
 spatial(const Ctx *c, Candidate *k, int64_t p1, int64_t ways)
 {
 	int64_t B = batch_for(c, p1);
-	int last = spatial_limit(c->g, ways), best = -1;
-	double best_t = INFINITY;
-	Candidate tmp;
+	int last = spatial_limit(c->g, ways);
 
 	k->grid[DIM_SPATIAL] = ways;
 	if (p1 > 1)
@@ -293,18 +332,9 @@ spatial(const Ctx *c, Candidate *k, int64_t p1, int64_t ways)
 		return beyond(k, "more data groups than samples in the batch");
 	if (last < 0)
 		return beyond(k, "more GPUs than rows in the first layer's output");
-	if (c->o->spatial_split == SPLIT_ALL) {
-		best = last;
-	} else {
-		/* the partition pass chooses: the split point with the least time */
-		for (int i = 0; i <= last; i++) {
-			tmp = *k;
-			spatial_at(c, &tmp, p1, ways, i);
-			if (partial_total(&tmp) < best_t)
-				best_t = partial_total(&tmp), best = i;
-		}
-	}
-	spatial_at(c, k, p1, ways, best);
+	spatial_at(c, k, p1, ways,
+		   c->o->spatial_split == SPLIT_ALL ? last
+						    : best_split(c, (double)B / p1, ways, last));
 }
 
 /* ---- common ------------------------------------------------------------- */
