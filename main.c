@@ -45,6 +45,7 @@ enum {
 	OPT_DEP_PHONY,  /* -MP */
 	OPT_PROFILE,
 	OPT_SWEEP,
+	OPT_PLAN,
 };
 
 /* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
@@ -59,6 +60,8 @@ typedef struct Options {
 	const char *model;
 	const char *output;
 	const Backend *backend;
+	const PlanKind *plan;   /* --plan: a plan instead of a report */
+	bool format_given;
 	const char *dump_after; /* a pass name, or NULL */
 	int64_t gpus;
 	int64_t dataset_size;   /* 0: the model's, if any */
@@ -110,6 +113,7 @@ static const struct option longopts[] = {
 	{ "dep-phony",    no_argument,       NULL, OPT_DEP_PHONY },
 	{ "profile",      required_argument, NULL, OPT_PROFILE },
 	{ "sweep",        no_argument,       NULL, OPT_SWEEP },
+	{ "plan",         required_argument, NULL, OPT_PLAN },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -134,6 +138,9 @@ usage(FILE *f)
 		"      --sweep              also analyse 1, 2, 4, ... GPUs up to N\n"
 		"  -f, --format FMT         report format: text, json, csv (default text)\n"
 		"  -o, --output FILE        write the report to FILE (atomically)\n"
+		"      --plan KIND          write, for the recommended strategy, a plan instead\n"
+		"                           of a report: generic, pytorch, deepspeed, megatron,\n"
+		"                           slurm (docs/plans.md)\n"
 		"      --layers             include the per-layer table\n"
 		"      --precision P        fp32, fp16 or bf16: bytes per item (default fp32)\n"
 		"      --dataset-size D     samples per epoch (default: the model's)\n"
@@ -354,6 +361,12 @@ parse_options(int argc, char **argv, Options *o)
 		case 'f':
 			if (!(o->backend = backend_find(optarg)))
 				usage_error("unknown format '%s' (text, json, csv)", optarg);
+			o->format_given = true;
+			break;
+		case OPT_PLAN:
+			if (!(o->plan = plan_find(optarg)))
+				usage_error("unknown plan '%s' (generic, pytorch, deepspeed, megatron, "
+					    "slurm)", optarg);
 			break;
 		case 'o': o->output = optarg; break;
 		case OPT_LAYERS: o->report.layers = true; break;
@@ -447,6 +460,9 @@ parse_options(int argc, char **argv, Options *o)
 		usage_error("--profile names the layers of one model, not %s", "validate");
 	if (o->strat.forced)
 		o->gpus = o->grid_gpus; /* the grid says how many */
+	if (o->plan && (o->validate || o->format_given))
+		usage_error("%s", o->validate ? "--plan applies to a model, not to measured runs"
+					      : "--plan writes a plan, not a report: drop --format");
 	if (o->calibrate && !o->output)
 		usage_error("%s", "calibrate writes the calibrated system: give -o FILE.odl");
 }
@@ -549,6 +565,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 	OutFile out;
 	Graph *g = frontend_load(o->model, a, files, &o->onnx);
 	Analysis an = { 0 };
+	Placement pl;
 	bool ok;
 
 	if (!g || (o->profile && !profile_load(o->profile, g, files)))
@@ -567,9 +584,11 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->deps_only)
 		return write_deps(o, files, o->dep_file);
+	if (o->plan && !placement_run(g, &an, &o->strat, &pl))
+		return EXIT_INPUT;
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
-	ok = o->backend->emit(g, &an, &o->report, out.f);
+	ok = o->plan ? o->plan->emit(g, &an, &pl, out.f) : o->backend->emit(g, &an, &o->report, out.f);
 	if (!ok) {
 		out_abort(&out);
 		diag_error((Loc){ o->output ? o->output : "<stdout>", 0, 0 }, "write failed");

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
+#include "passes/passes.h"
 #include "util/files.h"
 
 typedef struct ReportOpts {
@@ -38,5 +39,26 @@ bool system_emit(const System *s, const char *name, const char *comment, FILE *f
 
 /* validation.c: the `oraclec validate` report, "text" or "csv" */
 bool validation_emit(const Validation *v, const char *format, FILE *f);
+
+/* plan.c: the kinds of plan (--plan), each formatting a Placement */
+typedef struct PlanKind {
+	const char *name;  /* the --plan value */
+	/* false on an I/O error (the caller reports it) */
+	bool (*emit)(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
+} PlanKind;
+const PlanKind *plan_find(const char *name); /* NULL if unknown */
+/* "data=4,spatial=4": the grid, outer to inner */
+const char *plan_grid(const Graph *g, const Placement *pl);
+/* Writes a JSON plan (and releases root) in the reports' number format. */
+struct json_t;
+bool plan_dump(struct json_t *root, FILE *f);
+
+/* plan_generic.c, plan_pytorch.c, plan_deepspeed.c, plan_megatron.c,
+ * plan_slurm.c: the formats of docs/plans.md */
+bool plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
+bool plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
+bool plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
+bool plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
+bool plan_slurm_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
 
 #endif

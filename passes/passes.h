@@ -50,6 +50,8 @@ typedef struct StrategyOpts {
 	bool forced;         /* --grid: only `kind` on exactly `grid` */
 	StrategyKind kind;
 	int64_t grid[DIM_COUNT];
+	const bool *cut_after; /* pipeline: stages may end only after these layers
+	                          (NULL: after any); see placement.c */
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 
@@ -63,8 +65,14 @@ bool strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, Strat
  * provides: every row's accuracies and the means per strategy and overall. */
 void validation_score(Validation *v);
 
-/* pipeline.c: the pipeline strategy over S stages (used by strategy.c) */
-void pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S);
+/* pipeline.c: the pipeline strategy over S stages (used by strategy.c);
+ * cut_after as in StrategyOpts. */
+void pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S, const bool *cut_after);
+/* Per stage of the pipeline candidate k: the forward and backward time of
+ * one micro-batch (time[i], seconds) and the memory the stage's GPU holds
+ * (mem[i], bytes; the largest is k->mem.total). */
+void pipeline_stage_costs(const Graph *g, const Analysis *an, const Candidate *k, double *time,
+			  double *mem);
 /* The optimal min-max partition of L layers with times t and memory m
  * (cap per stage) into S contiguous stages: fills end[] (room for L + 1)
  * and *n, returns the slowest stage's time, -1 when memory forbids. */
@@ -96,5 +104,90 @@ double calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o);
  * formulas exactly (--cost-model paper; docs/model.md). */
 void paper_predict(const Graph *g, const Analysis *an, StrategyKind kind,
 		   const int64_t grid[DIM_COUNT], Candidate *k);
+
+/* modules.c
+ * requires: layer names: ONNX as PyTorch's exporter writes them
+ *           ("/layer2/layer2.0/conv1/Conv"), ODL as the frontend makes them
+ *           ("layer1/y/conv1").
+ * provides: each layer's module (fully-qualified name), the units a
+ *           pipeline may be cut between, and whether the model is a stack
+ *           of alike blocks (Megatron's layout).  docs/plans.md. */
+typedef struct ModUnit {
+	const char *name;  /* module FQN ("layer2.0"); root code: the layer's name */
+	int first, last;   /* its layers */
+	bool module;       /* a module's call (false: code of the root forward) */
+	bool cut;          /* a pipeline stage may begin here */
+	bool block;        /* an element of a repeated container ("layer2.0") */
+	char role;         /* stack: 'E' before the blocks, 't' a block, 'L' after */
+} ModUnit;
+
+typedef struct Modules {
+	const char *names;      /* "pytorch-scopes" or "layer-names" */
+	const char **fqn;       /* per layer; "" for code of the root forward */
+	int *unit_of;           /* per layer: its unit */
+	ModUnit *unit;
+	int nunit;
+	bool *cut_after;        /* per layer: a stage may end after it */
+	bool stack;             /* pre units, blocks alike in one container, post units */
+	const char *stack_why;  /* why not */
+	void *priv;             /* modules.c's own: each module's span of layers */
+} Modules;
+void modules_derive(const Graph *g, Modules *m);
+/* The largest modules whose layers all lie in [first, last], in order of
+ * their first layer; returns how many, the names in *out (arena). */
+int modules_within(const Graph *g, const Modules *m, int first, int last, const char ***out);
+
+/* placement.c
+ * requires: the analysis (strategies_run) with a recommended strategy.
+ * provides: the plan of that strategy: the process grid's dimensions in
+ *           order, the rank table (rank -> node, GPU, coordinates), the
+ *           batch split, and for pipelines the stages at block boundaries
+ *           with their time and memory.  Reports (and returns false) when
+ *           nothing is feasible or the plan cannot be made. */
+enum { MAX_PLAN_RANKS = 1 << 16 };
+
+typedef struct PlaceRank {
+	int64_t node;              /* index into the job's nodes */
+	int gpu;                   /* GPU within the node */
+	int64_t coord[DIM_COUNT];  /* along each dimension of the grid */
+} PlaceRank;
+
+typedef struct PlaceStage {
+	int first, last;           /* layers */
+	int ufirst, ulast;         /* units */
+	double time;               /* forward + backward of one micro-batch, s */
+	double mem;                /* bytes on its GPU */
+	const char **modules;      /* the largest modules wholly inside */
+	int nmodules;
+	int blocks;                /* stack: blocks in the stage */
+	bool pre, post;            /* stack: it holds units before / after them */
+} PlaceStage;
+
+typedef struct Placement {
+	const Candidate *k;        /* the strategy planned */
+	Candidate cut;             /* a pipeline re-partitioned at block boundaries */
+	bool recut;                /* k is `cut`: the report's stages split a block */
+	GridDim dim[DIM_COUNT];    /* the grid's dimensions, outer to inner: the
+	                              last varies fastest with the rank */
+	int ndim;
+	int64_t gpus, nodes;       /* ranks; nodes they take */
+	int gpus_per_node;
+	int per_node;              /* most ranks on one node */
+	int span;                  /* network level the nodes span (system_span):
+	                              -1 one node, 0 one leaf switch, ... */
+	PlaceRank *rank;
+	int64_t replicas;          /* data-parallel width */
+	double replica_batch;      /* samples per replica and iteration */
+	double micro_batch;        /* samples per micro-batch (pipeline), else
+	                              replica_batch */
+	int64_t micro_batches;     /* per iteration: pipeline M, else 1 */
+	Modules mod;
+	PlaceStage *stage;         /* pipeline */
+	int nstage;
+	int split;                 /* spatial: the last split layer, else -1 */
+	bool layout;               /* stages fit Megatron's layout (E.. t.. L) */
+	const char *layout_why;    /* why not */
+} Placement;
+bool placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl);
 
 #endif

@@ -9,7 +9,11 @@
  * exactly: the least bound T for which packing layers greedily into stages
  * of time <= T and memory <= the limit needs at most S stages (greedy
  * packing is optimal for contiguous partitions under additive limits, so
- * bisection on T finds the optimum).  The best M is kept. */
+ * bisection on T finds the optimum).  The best M is kept.
+ *
+ * A plan (--plan) may allow cuts only after some layers, at the
+ * boundaries of the blocks a framework can split at: the layers between
+ * two allowed cuts are then packed as one item. */
 #include "passes/model.h"
 #include "passes/passes.h"
 
@@ -108,18 +112,17 @@ partition(const double *t, const double *m, int L, double cap, int S, Stages *st
 	return stage_max(t, st);
 }
 
-/* Evaluates M micro-batches; fills k and returns false when no partition
- * fits in memory. */
-static bool
-with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t B, int64_t M,
-	   double cap, double *t, double *m, double *w, Stages *st)
+/* Time of forward and backward of one micro-batch of n samples (t), the
+ * parameters (w) and the memory a stage holds for it (m), per layer. */
+static void
+layer_costs(const Graph *g, const Analysis *an, double n, int64_t M, double *t, double *m,
+	    double *w)
 {
 	const System *s = an->sys;
-	double n = (double)B / M, delta = g->elem_bytes, per_w = 2 * delta + optimizer_bytes(an->opt);
-	double T, edge = 0, upd = 0, in_act = (double)g->total.act_bytes;
-	int L = g->nlayer;
+	double delta = g->elem_bytes, per_w = 2 * delta + optimizer_bytes(an->opt);
+	double in_act = (double)g->total.act_bytes;
 
-	for (int i = 0; i < L; i++) {
+	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
 		t[i] = layer_time(s, an->prec, g, l, n, 1, false) +
 		       layer_time(s, an->prec, g, l, n, 1, true);
@@ -128,7 +131,50 @@ with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t 
 		in_act -= (double)l->cost.act_bytes;
 	}
 	m[0] += in_act * n * M; /* the kept graph input lives on the first stage */
-	if ((T = partition(t, m, L, cap, (int)S, st)) < 0)
+}
+
+/* Where the layers may be cut: G items, item j ending at layer end[j]
+ * (NULL: every layer is an item). */
+typedef struct Items {
+	const int *end;
+	int n;
+	double *t, *m;  /* the items' sums */
+} Items;
+
+/* The optimal partition of the items; st->end[] are layer indices. */
+static double
+partition_items(const double *t, const double *m, int L, const Items *it, double cap, int S,
+		Stages *st)
+{
+	double T;
+
+	if (!it->end)
+		return partition(t, m, L, cap, S, st);
+	for (int j = 0, i = 0; j < it->n; j++) {
+		it->t[j] = it->m[j] = 0;
+		for (; i <= it->end[j]; i++)
+			it->t[j] += t[i], it->m[j] += m[i];
+	}
+	if ((T = partition(it->t, it->m, it->n, cap, S, st)) < 0)
+		return T;
+	for (int i = 0; i < st->n; i++)
+		st->end[i] = it->end[st->end[i]];
+	return stage_max(t, st);
+}
+
+/* Evaluates M micro-batches; fills k and returns false when no partition
+ * fits in memory. */
+static bool
+with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t B, int64_t M,
+	   double cap, double *t, double *m, double *w, const Items *it, Stages *st)
+{
+	const System *s = an->sys;
+	double n = (double)B / M, delta = g->elem_bytes;
+	double T, edge = 0, upd = 0;
+	int L = g->nlayer;
+
+	layer_costs(g, an, n, M, t, m, w);
+	if ((T = partition_items(t, m, L, it, cap, (int)S, st)) < 0)
 		return false;
 	/* the largest activation crossing a stage boundary, each way */
 	for (int i = 0; i + 1 < st->n; i++) {
@@ -162,30 +208,39 @@ with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t 
 }
 
 void
-pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S)
+pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S, const bool *cut_after)
 {
 	int L = g->nlayer;
 	int64_t B = an->global_batch ? an->global_batch : an->batch_per_gpu;
 	double *t = xcalloc(L, sizeof *t), *m = xcalloc(L, sizeof *m), *w = xcalloc(L, sizeof *w);
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
+	Items it = { NULL, L, NULL, NULL };
+	int *ends = NULL;
 	Candidate best = *k, tmp;
 	bool any = false;
 	double cap = an->sys->mem - an->sys->reserved;
 
+	if (cut_after) {
+		ends = xcalloc(L, sizeof *ends);
+		it = (Items){ ends, 0, xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)) };
+		for (int i = 0; i < L; i++)
+			if (cut_after[i] || i == L - 1)
+				ends[it.n++] = i;
+	}
 	k->grid[DIM_PIPELINE] = S;
 	k->global_batch = B;
-	k->max_gpus = L;
-	if (S > L) {
+	k->max_gpus = it.n;
+	if (S > it.n) {
 		k->computable = false;
 		k->feasible = false;
-		k->reason = "more stages than layers";
+		k->reason = cut_after ? "more stages than blocks to cut between" : "more stages than layers";
 		k->bottleneck = "scaling limit";
 		goto out;
 	}
 again:
 	for (int64_t M = 1; M <= B; M = M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
-		if (with_micro(g, an, &tmp, S, B, M, cap, t, m, w, &st)) {
+		if (with_micro(g, an, &tmp, S, B, M, cap, t, m, w, &it, &st)) {
 			double total = tmp.t.compute + tmp.t.bubble + tmp.t.p2p + tmp.t.update;
 			double bt = best.t.compute + best.t.bubble + best.t.p2p + best.t.update;
 			if (!any || total < bt) {
@@ -212,6 +267,29 @@ out:
 	free(m);
 	free(w);
 	free(st.end);
+	free(ends);
+	free(it.t);
+	free(it.m);
+}
+
+void
+pipeline_stage_costs(const Graph *g, const Analysis *an, const Candidate *k, double *time,
+		     double *mem)
+{
+	int L = g->nlayer;
+	double *t = xcalloc(L, sizeof *t), *m = xcalloc(L, sizeof *m), *w = xcalloc(L, sizeof *w);
+	int64_t M = k->micro_batches;
+
+	layer_costs(g, an, (double)k->global_batch / M, M, t, m, w);
+	for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
+		time[i] = mem[i] = 0;
+		for (int j = first; j <= k->stage_end[i]; j++)
+			time[i] += t[j], mem[i] += m[j];
+		mem[i] += an->sys->reserved; /* as the candidate's total */
+	}
+	free(t);
+	free(m);
+	free(w);
 }
 
 double

@@ -441,7 +441,7 @@ analyse_one(const Ctx *c, Candidate *cd, StrategyKind k)
 	case STRAT_FILTER: model_split(c, cd, 1, p, false); break;
 	case STRAT_CHANNEL: model_split(c, cd, 1, p, true); break;
 	case STRAT_SPATIAL: spatial(c, cd, 1, p); break;
-	case STRAT_PIPELINE: pipeline(c->g, c->an, cd, p); break;
+	case STRAT_PIPELINE: pipeline(c->g, c->an, cd, p, c->o->cut_after); break;
 	case STRAT_DF: hybrid(c, cd, p, false); break;
 	case STRAT_DS: hybrid(c, cd, p, true); break;
 	case STRAT_COUNT: break;
@@ -470,7 +470,7 @@ strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKi
 	case STRAT_CHANNEL: model_split(&c, k, p1, grid[DIM_CHANNEL], true); break;
 	case STRAT_SPATIAL:
 	case STRAT_DS: spatial(&c, k, p1, grid[DIM_SPATIAL]); break;
-	case STRAT_PIPELINE: pipeline(g, an, k, grid[DIM_PIPELINE]); break;
+	case STRAT_PIPELINE: pipeline(g, an, k, grid[DIM_PIPELINE], o->cut_after); break;
 	case STRAT_COUNT: return false;
 	}
 	finish(&c, k);

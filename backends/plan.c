@@ -1,0 +1,43 @@
+/* plan.c -- the kinds of plan, chosen by --plan, and what they share. */
+#include "backends/backends.h"
+
+#include <jansson.h>
+#include <string.h>
+
+static const PlanKind kinds[] = {
+	{ "generic", plan_generic_emit },
+	{ "pytorch", plan_pytorch_emit },
+	{ "deepspeed", plan_deepspeed_emit },
+	{ "megatron", plan_megatron_emit },
+	{ "slurm", plan_slurm_emit },
+};
+
+const PlanKind *
+plan_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(kinds[i].name, name) == 0)
+			return &kinds[i];
+	return NULL;
+}
+
+const char *
+plan_grid(const Graph *g, const Placement *pl)
+{
+	const char *s = "";
+
+	for (int d = 0; d < pl->ndim; d++)
+		s = arena_printf(g->arena, "%s%s%s=%lld", s, d ? "," : "", grid_dim_name[pl->dim[d]],
+				 (long long)pl->k->grid[pl->dim[d]]);
+	return s;
+}
+
+bool
+plan_dump(json_t *root, FILE *f)
+{
+	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+
+	json_decref(root);
+	fputc('\n', f);
+	return rc == 0 && !ferror(f);
+}

@@ -1,0 +1,70 @@
+/* plan_deepspeed.c -- a ds_config.json: batch sizes, gradient
+ * accumulation, precision; oraclec's own key "oraclec" holds the grid and,
+ * for pipelines, PipelineModule's layer list and stage boundaries
+ * (docs/plans.md: the script pops it before deepspeed.initialize). */
+#include "backends/backends.h"
+
+#include <jansson.h>
+#include <math.h>
+
+static void
+set(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v);
+}
+
+static json_t *
+count(double v)
+{
+	return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
+}
+
+static json_t *
+enabled(bool on)
+{
+	json_t *o = json_object();
+
+	set(o, "enabled", json_boolean(on));
+	return o;
+}
+
+/* PipelineModule: the layer list (one entry per unit) and its parts. */
+static json_t *
+pipeline_json(const Placement *pl)
+{
+	json_t *o = json_object(), *parts = json_array(), *layers = json_array();
+
+	set(o, "num_stages", json_integer(pl->nstage));
+	for (int i = 0; i < pl->nstage; i++)
+		json_array_append_new(parts, json_integer(pl->stage[i].ufirst));
+	json_array_append_new(parts, json_integer(pl->mod.nunit));
+	set(o, "parts", parts);
+	for (int u = 0; u < pl->mod.nunit; u++)
+		json_array_append_new(layers, json_string(pl->mod.unit[u].name));
+	set(o, "layers", layers);
+	set(o, "module_names", json_string(pl->mod.names));
+	return o;
+}
+
+bool
+plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
+{
+	const Candidate *k = pl->k;
+	json_t *root = json_object(), *own = json_object(), *grid = json_object();
+
+	set(root, "train_batch_size", json_integer(k->global_batch));
+	set(root, "train_micro_batch_size_per_gpu", count(pl->micro_batch));
+	set(root, "gradient_accumulation_steps", json_integer(pl->micro_batches));
+	set(root, "fp16", enabled(an->prec == PREC_FP16));
+	set(root, "bf16", enabled(an->prec == PREC_BF16));
+	set(own, "model", json_string(g->name));
+	set(own, "strategy", json_string(strategy_name[k->kind]));
+	for (int d = 0; d < pl->ndim; d++)
+		set(grid, grid_dim_name[pl->dim[d]], json_integer(k->grid[pl->dim[d]]));
+	set(own, "grid", grid);
+	set(own, "world_size", json_integer(pl->gpus));
+	set(own, "data_parallel_size", json_integer(pl->replicas));
+	set(own, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
+	set(root, "oraclec", own);
+	return plan_dump(root, f);
+}

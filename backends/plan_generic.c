@@ -1,0 +1,148 @@
+/* plan_generic.c -- the generic plan: JSON, schema in docs/plans.md.
+ * Everything the framework plans are made of: the grid, the rank table,
+ * the batch split, the pipeline stages and the prediction. */
+#include "backends/backends.h"
+
+#include <jansson.h>
+#include <math.h>
+
+static void
+set(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v);
+}
+
+/* A sample count: an integer when whole. */
+static json_t *
+count(double v)
+{
+	return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
+}
+
+static json_t *
+ranks_json(const Placement *pl)
+{
+	json_t *a = json_array();
+
+	for (int64_t r = 0; r < pl->gpus; r++) {
+		const PlaceRank *k = &pl->rank[r];
+		json_t *o = json_object(), *c = json_object();
+		set(o, "rank", json_integer(r));
+		set(o, "node", json_integer(k->node));
+		set(o, "gpu", json_integer(k->gpu));
+		for (int d = 0; d < pl->ndim; d++)
+			set(c, grid_dim_name[pl->dim[d]], json_integer(k->coord[pl->dim[d]]));
+		set(o, "coord", c);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *
+stage_json(const Graph *g, const Placement *pl, int i)
+{
+	const PlaceStage *st = &pl->stage[i];
+	const ModUnit *u = &pl->mod.unit[st->ufirst];
+	json_t *o = json_object(), *mods = json_array();
+
+	set(o, "stage", json_integer(i));
+	set(o, "first", json_string(g->layer[st->first].name));
+	set(o, "last", json_string(g->layer[st->last].name));
+	set(o, "first_index", json_integer(st->first));
+	set(o, "last_index", json_integer(st->last));
+	set(o, "begins_at", i ? json_string(u->name) : json_null());
+	for (int m = 0; m < st->nmodules; m++)
+		json_array_append_new(mods, json_string(st->modules[m]));
+	set(o, "modules", mods);
+	set(o, "time_s", json_real(st->time));
+	set(o, "memory_bytes", json_integer((json_int_t)st->mem));
+	return o;
+}
+
+static json_t *
+pipeline_json(const Graph *g, const Placement *pl)
+{
+	json_t *o = json_object(), *st = json_array();
+
+	set(o, "schedule", json_string("gpipe"));
+	set(o, "micro_batches", json_integer(pl->micro_batches));
+	set(o, "micro_batch", count(pl->micro_batch));
+	set(o, "boundaries", json_string(pl->recut ? "blocks" : "report"));
+	set(o, "names", json_string(pl->mod.names));
+	for (int i = 0; i < pl->nstage; i++)
+		json_array_append_new(st, stage_json(g, pl, i));
+	set(o, "stages", st);
+	return o;
+}
+
+static json_t *
+predicted_json(const Candidate *k)
+{
+	json_t *o = json_object(), *mem = json_object();
+
+	set(o, "iteration_s", json_real(k->t.total));
+	set(o, "epoch_s", json_real(k->epoch));
+	set(o, "memory_per_gpu_bytes", json_integer((json_int_t)k->mem.total));
+	set(mem, "weights", json_real(k->mem.weights));
+	set(mem, "gradients", json_real(k->mem.grads));
+	set(mem, "optimizer", json_real(k->mem.optimizer));
+	set(mem, "activations", json_real(k->mem.activations));
+	set(mem, "buffers", json_real(k->mem.buffers));
+	set(o, "memory", mem);
+	set(o, "bottleneck", json_string(k->bottleneck));
+	return o;
+}
+
+bool
+plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
+{
+	const Candidate *k = pl->k;
+	json_t *root = json_object(), *model = json_object(), *sys = json_object();
+	json_t *grid = json_array(), *batch = json_object();
+
+	set(root, "plan", json_string("generic"));
+	set(root, "schema", json_integer(1));
+	set(model, "name", json_string(g->name));
+	set(model, "source", json_string(g->source));
+	set(model, "format", json_string(g->format));
+	set(model, "layers", json_integer(g->nlayer));
+	set(root, "model", model);
+	set(sys, "name", json_string(an->sys->name));
+	set(sys, "gpu", json_string(an->sys->gpu));
+	set(sys, "gpus_per_node", json_integer(pl->gpus_per_node));
+	set(root, "system", sys);
+	set(root, "precision", json_string(precision_name(an->prec)));
+	set(root, "optimizer", json_string(an->opt == OPT_ADAM ? "adam"
+					   : an->opt == OPT_SGD ? "sgd" : "momentum"));
+	set(root, "strategy", json_string(strategy_name[k->kind]));
+	for (int d = 0; d < pl->ndim; d++) {
+		json_t *o = json_object();
+		set(o, "name", json_string(grid_dim_name[pl->dim[d]]));
+		set(o, "size", json_integer(k->grid[pl->dim[d]]));
+		json_array_append_new(grid, o);
+	}
+	set(root, "grid", grid);
+	set(root, "gpus", json_integer(pl->gpus));
+	set(root, "nodes", json_integer(pl->nodes));
+	set(root, "ranks_per_node", json_integer(pl->per_node));
+	set(root, "ranks", ranks_json(pl));
+	set(batch, "global", json_integer(k->global_batch));
+	set(batch, "replicas", json_integer(pl->replicas));
+	set(batch, "per_replica", count(pl->replica_batch));
+	set(batch, "per_gpu", count(k->per_gpu_batch));
+	set(batch, "micro_batch", count(pl->micro_batch));
+	set(batch, "micro_batches", json_integer(pl->micro_batches));
+	set(root, "batch", batch);
+	set(root, "pipeline", pl->nstage ? pipeline_json(g, pl) : json_null());
+	if (pl->split >= 0) {
+		json_t *sp = json_object();
+		set(sp, "layer", json_string(g->layer[pl->split].name));
+		set(sp, "module", *pl->mod.fqn[pl->split] ? json_string(pl->mod.fqn[pl->split])
+							    : json_null());
+		set(root, "split_after", sp);
+	} else {
+		set(root, "split_after", json_null());
+	}
+	set(root, "predicted", predicted_json(k));
+	return plan_dump(root, f);
+}

@@ -1,0 +1,63 @@
+/* plan_megatron.c -- Megatron-LM's parallel sizes and batch flags as a
+ * bash array to splice into its command line (docs/plans.md):
+ *
+ *     source plan.sh; torchrun ... pretrain_gpt.py "${ORACLEC_MEGATRON_ARGS[@]}" ...
+ *
+ * filter and channel splits are Megatron's tensor parallelism, the spatial
+ * split its context parallelism; the data-parallel size is what remains
+ * of the world. */
+#include "backends/backends.h"
+
+static int64_t
+size(const Placement *pl, GridDim d)
+{
+	return pl->k->grid[d] > 0 ? pl->k->grid[d] : 1;
+}
+
+/* E for the units before the blocks, t per block, L for those after. */
+static void
+layout(const Placement *pl, FILE *f)
+{
+	fputs("\t--pipeline-model-parallel-layout '", f);
+	for (int i = 0; i < pl->nstage; i++) {
+		const PlaceStage *st = &pl->stage[i];
+		fputs(i ? "|" : "", f);
+		fputs(st->pre ? "E" : "", f);
+		for (int b = 0; b < st->blocks; b++)
+			fputc('t', f);
+		fputs(st->post ? "L" : "", f);
+	}
+	fputs("'\n", f);
+}
+
+bool
+plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
+{
+	const Candidate *k = pl->k;
+
+	fprintf(f, "# oraclec plan (megatron): %s, %s (%s) on %lld GPUs of %s\n", g->name,
+		strategy_name[k->kind], plan_grid(g, pl), (long long)pl->gpus, an->sys->name);
+	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
+		k->mem.total);
+	fprintf(f, "# data-parallel size: %lld\n", (long long)pl->replicas);
+	if (pl->nstage && !pl->layout)
+		fprintf(f, "# no --pipeline-model-parallel-layout: %s\n", pl->layout_why);
+	fputs("ORACLEC_MEGATRON_ARGS=(\n", f);
+	fprintf(f, "\t--tensor-model-parallel-size %lld\n",
+		(long long)(k->grid[DIM_FILTER] > 0 ? k->grid[DIM_FILTER] : size(pl, DIM_CHANNEL)));
+	fprintf(f, "\t--pipeline-model-parallel-size %lld\n", (long long)size(pl, DIM_PIPELINE));
+	fprintf(f, "\t--context-parallel-size %lld\n", (long long)size(pl, DIM_SPATIAL));
+	if (pl->micro_batch == (double)(int64_t)pl->micro_batch)
+		fprintf(f, "\t--micro-batch-size %lld\n", (long long)pl->micro_batch);
+	else
+		fprintf(f, "\t--micro-batch-size %g\n", pl->micro_batch);
+	fprintf(f, "\t--global-batch-size %lld\n", (long long)k->global_batch);
+	if (an->prec == PREC_FP16)
+		fputs("\t--fp16\n", f);
+	if (an->prec == PREC_BF16)
+		fputs("\t--bf16\n", f);
+	if (pl->nstage && pl->layout)
+		layout(pl, f);
+	fputs(")\n", f);
+	return !ferror(f);
+}

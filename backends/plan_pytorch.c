@@ -1,0 +1,89 @@
+/* plan_pytorch.c -- what a torch.distributed training script needs: the
+ * DeviceMesh, and for pipelines torch.distributed.pipelining's split
+ * points, the modules of each stage and the schedule (docs/plans.md). */
+#include "backends/backends.h"
+
+#include <jansson.h>
+#include <math.h>
+
+static void
+set(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v);
+}
+
+static json_t *
+count(double v)
+{
+	return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
+}
+
+/* What each mesh dimension does, in PyTorch's terms. */
+static const char *const use[DIM_COUNT] = {
+	[DIM_DATA] = "replicas: DistributedDataParallel (or fully_shard) over this dimension",
+	[DIM_SPATIAL] = "activations Shard(2) (height) up to split_after, halos exchanged "
+			"with the neighbours; data parallel after it",
+	[DIM_PIPELINE] = "torch.distributed.pipelining: one stage per rank",
+	[DIM_FILTER] = "conv and linear weights Shard(0) (output channels; ColwiseParallel "
+		       "for nn.Linear), outputs all-gathered",
+	[DIM_CHANNEL] = "conv and linear weights Shard(1) (input channels; RowwiseParallel "
+			"for nn.Linear), outputs all-reduced",
+};
+
+static json_t *
+pipeline_json(const Placement *pl)
+{
+	json_t *o = json_object(), *split = json_object(), *stages = json_array();
+
+	set(o, "schedule", json_string("ScheduleGPipe"));
+	set(o, "n_microbatches", json_integer(pl->micro_batches));
+	set(o, "microbatch_size", count(pl->micro_batch));
+	for (int i = 1; i < pl->nstage; i++)
+		set(split, pl->mod.unit[pl->stage[i].ufirst].name, json_string("BEGINNING"));
+	set(o, "split_spec", split);
+	for (int i = 0; i < pl->nstage; i++) {
+		json_t *mods = json_array();
+		for (int m = 0; m < pl->stage[i].nmodules; m++)
+			json_array_append_new(mods, json_string(pl->stage[i].modules[m]));
+		json_array_append_new(stages, mods);
+	}
+	set(o, "module_names_per_stage", stages);
+	return o;
+}
+
+bool
+plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
+{
+	const Candidate *k = pl->k;
+	json_t *root = json_object(), *mesh = json_object(), *shape = json_array();
+	json_t *names = json_array(), *dims = json_object(), *batch = json_object();
+
+	set(root, "plan", json_string("pytorch"));
+	set(root, "model", json_string(g->name));
+	set(root, "strategy", json_string(strategy_name[k->kind]));
+	set(root, "world_size", json_integer(pl->gpus));
+	set(root, "nnodes", json_integer(pl->nodes));
+	set(root, "nproc_per_node", json_integer(pl->per_node));
+	set(mesh, "device_type", json_string("cuda"));
+	for (int d = 0; d < pl->ndim; d++) {
+		json_array_append_new(shape, json_integer(k->grid[pl->dim[d]]));
+		json_array_append_new(names, json_string(grid_dim_name[pl->dim[d]]));
+		set(dims, grid_dim_name[pl->dim[d]], json_string(use[pl->dim[d]]));
+	}
+	set(mesh, "mesh_shape", shape);
+	set(mesh, "mesh_dim_names", names);
+	set(root, "device_mesh", mesh);
+	set(root, "dims", dims);
+	set(batch, "global", json_integer(k->global_batch));
+	set(batch, "per_replica", count(pl->replica_batch));
+	set(root, "batch", batch);
+	set(root, "precision", json_string(an->prec == PREC_FP16   ? "float16"
+					   : an->prec == PREC_BF16 ? "bfloat16"
+								   : "float32"));
+	set(root, "module_names", json_string(pl->mod.names));
+	set(root, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
+	set(root, "split_after", pl->split >= 0 && *pl->mod.fqn[pl->split]
+					 ? json_string(pl->mod.fqn[pl->split])
+					 : json_null());
+	return plan_dump(root, f);
+}

@@ -1,0 +1,273 @@
+#!/bin/sh
+# plans.sh -- --plan KIND (docs/plans.md).  For every kind, on the grids
+# data=16, data=4,spatial=4 and pipeline=16 of an ONNX and an ODL model:
+# two runs are byte-identical; the rank table covers 0..p-1 once, row-major
+# in the grid, on nodes of gpus_per_node with a fitting inner group inside
+# one node; pipeline stages cover every layer once, contiguously, in order;
+# PyTorch's module names are modules of the model (derived from the node
+# names, independently, by tests/plancheck); the framework plans agree with
+# the generic one.  Then the acceptance case (resnet50.onnx, 16-stage
+# pipeline: every name a module of torchvision's resnet50), a stack of
+# blocks (Megatron's layout), and the errors.  TAP.
+: "${ORACLEC:=./oraclec}" "${PLANCHECK:=./tests/plancheck}" "${STACKGEN:=./tests/stackgen}"
+: "${srcdir:=.}"
+LC_ALL=C
+export LC_ALL
+for v in ORACLEC PLANCHECK STACKGEN; do
+	eval "p=\$$v"
+	case $p in /*) ;; */*) eval "$v=\$(pwd)/\$p" ;; esac
+done
+case $srcdir in /*) ;; *) srcdir=$(pwd)/$srcdir ;; esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/plans.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+n=0 failed=0 why=
+fail()
+{
+	why="${why:+$why
+}$*"
+}
+check()
+{
+	n=$((n + 1))
+	if [ -z "$why" ]; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		printf '%s\n' "$why" | sed 's/^/# /'
+		[ -s "$tmp/err" ] && head -n 10 "$tmp/err" | sed 's/^/#   /'
+		failed=$((failed + 1))
+	fi
+	why=
+}
+
+# plan MODEL KIND OUT ARGS...: writes the plan twice; they must match.
+plan()
+{
+	m=$1 kind=$2 out=$3
+	shift 3
+	"$ORACLEC" "$m" --plan "$kind" -q -o "$out" "$@" 2>"$tmp/err"
+	s=$?
+	"$ORACLEC" "$m" --plan "$kind" -q -o "$out.2" "$@" 2>>"$tmp/err"
+	[ $s -eq 0 ] && [ $? -eq 0 ] || { fail "exit status $s"; return 1; }
+	cmp -s "$out" "$out.2" || fail "two runs differ"
+	return 0
+}
+
+get()
+{
+	"$PLANCHECK" get "$1" "$2"
+}
+
+# flag FILE NAME: the value of "--NAME V" in a Megatron plan
+flag()
+{
+	awk -v f="--$2" '$1 == f { print $2 }' "$1"
+}
+
+# sbatch FILE NAME: the value of "#SBATCH --NAME=V"
+sbatch()
+{
+	sed -n "s/^#SBATCH --$2=//p" "$1"
+}
+
+syntax()
+{
+	if command -v bash >/dev/null 2>&1; then
+		bash -n "$1" 2>>"$tmp/err" || fail "$2 is not valid bash"
+	fi
+}
+
+layers()
+{
+	"$ORACLEC" "$1" --dump-after=parse | awk '$1 ~ /^[0-9]+$/ { print $2 }' >"$2"
+}
+
+models="$srcdir/examples/resnet50.onnx $srcdir/examples/resnet50.odl"
+grids="data=16 data=4,spatial=4 pipeline=16"
+kinds="generic pytorch deepspeed megatron slurm"
+echo "1..$((2 * 3 * 5 + 7))"
+
+for m in $models; do
+	b=$(basename "$m")
+	layers "$m" "$tmp/$b.layers"
+	for grid in $grids; do
+		g=$tmp/$b.$grid.generic
+		"$ORACLEC" "$m" --grid "$grid" --plan generic -q -o "$g" 2>"$tmp/err" ||
+			echo "# no generic plan for $b $grid"
+		case $grid in
+		data=16) strategy=data pp=1 cp=1 ;;
+		data=4,spatial=4) strategy=ds pp=1 cp=4 ;;
+		pipeline=16) strategy=pipeline pp=16 cp=1 ;;
+		esac
+		for kind in $kinds; do
+			f=$tmp/$b.$grid.$kind
+			if plan "$m" "$kind" "$f" --grid "$grid"; then
+				case $kind in
+				generic)
+					"$PLANCHECK" generic "$f" "$tmp/$b.layers" 2>>"$tmp/err" ||
+						fail "inconsistent"
+					[ "$(get "$f" strategy)" = $strategy ] || fail "not $strategy"
+					[ "$(get "$f" system.gpus_per_node)" = 4 ] || fail "abci has 4 GPUs per node"
+					;;
+				pytorch)
+					"$PLANCHECK" pytorch "$f" "$tmp/$b.layers" 2>>"$tmp/err" ||
+						fail "inconsistent"
+					[ "$(get "$f" world_size)" = 16 ] || fail "world size"
+					[ "$(get "$f" nnodes)" = "$(get "$g" nodes)" ] || fail "nnodes"
+					;;
+				deepspeed)
+					"$PLANCHECK" deepspeed "$f" 2>>"$tmp/err" || fail "inconsistent"
+					[ "$(get "$f" train_batch_size)" = "$(get "$g" batch.global)" ] ||
+						fail "train_batch_size is not the global batch"
+					[ "$(get "$f" gradient_accumulation_steps)" = \
+					  "$(get "$g" batch.micro_batches)" ] || fail "accumulation"
+					[ $pp = 1 ] || [ "$(get "$f" oraclec.pipeline.num_stages)" = 16 ] ||
+						fail "not 16 stages"
+					;;
+				megatron)
+					syntax "$f" megatron
+					[ "$(flag "$f" pipeline-model-parallel-size)" = $pp ] || fail "pp"
+					[ "$(flag "$f" context-parallel-size)" = $cp ] || fail "cp"
+					[ "$(flag "$f" tensor-model-parallel-size)" = 1 ] || fail "tp"
+					[ "$(flag "$f" global-batch-size)" = "$(get "$g" batch.global)" ] ||
+						fail "global batch"
+					[ "$(flag "$f" micro-batch-size)" = "$(get "$g" batch.micro_batch)" ] ||
+						fail "micro batch"
+					;;
+				slurm)
+					syntax "$f" slurm
+					sed -n '/<<.RANKS.$/,/^RANKS$/p' "$f" | sed '1d;$d' >"$tmp/ranks"
+					"$PLANCHECK" ranks "$g" | cmp -s - "$tmp/ranks" ||
+						fail "the rank file is not the generic plan's rank table"
+					[ "$(wc -l <"$tmp/ranks")" -eq 16 ] || fail "not 16 ranks"
+					[ "$(sbatch "$f" nodes)" = "$(get "$g" nodes)" ] || fail "--nodes"
+					[ "$(sbatch "$f" ntasks)" = 16 ] || fail "--ntasks"
+					[ "$(sbatch "$f" ntasks-per-node)" = "$(get "$g" ranks_per_node)" ] ||
+						fail "--ntasks-per-node"
+					[ "$(sbatch "$f" gpus-per-node)" = 4 ] || fail "--gpus-per-node"
+					;;
+				esac
+			fi
+			check "$b $grid: the $kind plan is deterministic and consistent"
+		done
+	done
+done
+
+# The acceptance case: the recommended pipeline of resnet50.onnx on 16 GPUs.
+# torchvision's resnet50 modules (named_modules, bn folded away or not):
+m=$srcdir/examples/resnet50.onnx
+{
+	for t in conv1 bn1 relu maxpool avgpool fc; do echo $t; done
+	for l in 1:3 2:4 3:6 4:3; do
+		i=${l%:*} blocks=${l#*:}
+		echo "layer$i"
+		k=0
+		while [ $k -lt "$blocks" ]; do
+			for t in "" .conv1 .bn1 .conv2 .bn2 .conv3 .bn3 .relu; do echo "layer$i.$k$t"; done
+			[ $k -eq 0 ] && for t in "" .0 .1; do echo "layer$i.0.downsample$t"; done
+			k=$((k + 1))
+		done
+	done
+} >"$tmp/torchvision"
+f=$tmp/accept.json
+if plan "$m" pytorch "$f" --gpus 16 --strategies pipeline; then
+	"$PLANCHECK" pytorch "$f" "$tmp/resnet50.onnx.layers" 2>>"$tmp/err" || fail "inconsistent"
+	"$PLANCHECK" modules "$f" >"$tmp/modules"
+	[ "$(wc -l <"$tmp/modules")" -ge 16 ] || fail "fewer modules than stages"
+	while read -r mod; do
+		grep -Fqx "$mod" "$tmp/torchvision" || fail "'$mod' is not a module of torchvision's resnet50"
+	done <"$tmp/modules"
+	[ "$(get "$f" pipeline.n_microbatches)" -ge 1 ] || fail "no micro-batches"
+	[ "$(get "$f" pipeline.schedule)" = ScheduleGPipe ] || fail "schedule"
+	for i in 0 15; do
+		[ "$(get "$f" pipeline.module_names_per_stage.$i.0)" != null ] || fail "stage $i empty"
+	done
+fi
+check "resnet50.onnx --gpus 16 --strategies pipeline --plan pytorch: torchvision's module names, every layer in one stage"
+
+# Without --strategies or --grid, the plan is the report's recommendation;
+# an ODL pipeline plan keeps the report's stages.
+m=$srcdir/examples/resnet50.odl
+"$ORACLEC" "$m" -g 16 -f json >"$tmp/report.json" 2>"$tmp/err" || fail "no report"
+if plan "$m" generic "$tmp/best.json" -g 16; then
+	[ "$(get "$tmp/best.json" strategy)" = "$(get "$tmp/report.json" best)" ] ||
+		fail "the plan is not of the recommended strategy"
+fi
+"$ORACLEC" "$m" --grid pipeline=16 -f json >"$tmp/report.json" 2>>"$tmp/err"
+if plan "$m" generic "$tmp/pipe.json" --grid pipeline=16; then
+	[ "$(get "$tmp/pipe.json" pipeline.boundaries)" = report ] || fail "ODL stages were recut"
+	i=0
+	while [ $i -lt 16 ]; do
+		for e in first last; do
+			[ "$(get "$tmp/pipe.json" pipeline.stages.$i.$e)" = \
+			  "$(get "$tmp/report.json" strategies.0.stages.$i.$e)" ] ||
+				fail "stage $i's $e layer is not the report's"
+		done
+		i=$((i + 1))
+	done
+	[ "$(get "$tmp/pipe.json" predicted.iteration_s)" = \
+	  "$(get "$tmp/report.json" strategies.0.iteration.total_s)" ] ||
+		fail "the prediction is not the report's"
+fi
+check "the plan is of the recommended strategy; ODL pipeline stages are the report's"
+
+# A stack of alike blocks, named as PyTorch's exporter names them.
+"$STACKGEN" 8 "$tmp/stack.onnx" || fail "stackgen failed"
+layers "$tmp/stack.onnx" "$tmp/stack.layers"
+if plan "$tmp/stack.onnx" megatron "$tmp/stack.sh" --grid pipeline=4; then
+	grep -Fqx "	--pipeline-model-parallel-layout 'Ett|tt|tt|ttL'" "$tmp/stack.sh" ||
+		fail "no layout 'Ett|tt|tt|ttL'"
+	syntax "$tmp/stack.sh" megatron
+fi
+if plan "$tmp/stack.onnx" pytorch "$tmp/stack.json" --grid pipeline=4; then
+	"$PLANCHECK" pytorch "$tmp/stack.json" "$tmp/stack.layers" 2>>"$tmp/err" || fail "inconsistent"
+	for i in 2 4 6; do
+		grep -Fq "\"body.layers.$i\": \"BEGINNING\"" "$tmp/stack.json" ||
+			fail "no split point body.layers.$i"
+	done
+fi
+check "a stack of 8 blocks: Megatron's layout, ModuleList names as split points"
+
+# resnet50.onnx's blocks differ: no layout, and why.
+"$ORACLEC" "$srcdir/examples/resnet50.onnx" --grid pipeline=16 --plan megatron -q >"$tmp/out" 2>"$tmp/err" ||
+	fail "exit status $?"
+grep -q '^# no --pipeline-model-parallel-layout: ' "$tmp/out" || fail "no reason for the missing layout"
+grep -q -- '--pipeline-model-parallel-layout ' "$tmp/out" && fail "a layout for unlike blocks"
+check "no Megatron layout for unlike blocks, with the reason"
+
+# Nothing feasible: exit 1, a diagnostic, no file.
+"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 1 -b 4096 --plan generic -o "$tmp/none.json" \
+	>"$tmp/out" 2>"$tmp/err"
+s=$?
+[ $s -eq 1 ] || fail "exit status $s, expected 1"
+grep -q 'vgg16.odl: error: no strategy fits on 1 GPU of abci' "$tmp/err" || fail "no diagnostic"
+[ -e "$tmp/none.json" ] && fail "a plan was written"
+[ -s "$tmp/out" ] && fail "stdout is not empty"
+ls -a "$tmp" | grep -q 'none.json.*tmp\|\.tmp' && fail "a temporary file was left"
+check "no feasible strategy: exit 1, a diagnostic, nothing written"
+
+# More stages than blocks: exit 1, a diagnostic.
+"$ORACLEC" "$srcdir/examples/resnet50.onnx" --grid pipeline=64 --plan pytorch >"$tmp/out" 2>"$tmp/err"
+s=$?
+[ $s -eq 1 ] || fail "exit status $s, expected 1"
+grep -q 'resnet50.onnx: error: pipeline=64 with stages at block boundaries: more stages than blocks' \
+	"$tmp/err" || fail "no diagnostic"
+[ -s "$tmp/out" ] && fail "stdout is not empty"
+check "more pipeline stages than blocks: exit 1, a diagnostic"
+
+# Usage errors: exit 2.
+for args in "--plan bogus" "--plan generic -f json"; do
+	# shellcheck disable=SC2086 # split on purpose
+	"$ORACLEC" "$srcdir/examples/resnet50.odl" $args >"$tmp/out" 2>"$tmp/err"
+	s=$?
+	[ $s -eq 2 ] || fail "'$args': exit status $s, expected 2"
+	grep -q "Try 'oraclec --help'" "$tmp/err" || fail "'$args': no hint"
+done
+"$ORACLEC" "$srcdir/examples/resnet50.odl" --plan bogus 2>&1 | grep -q "unknown plan 'bogus' (generic, pytorch, deepspeed, megatron, slurm)" ||
+	fail "no list of the kinds"
+check "--plan usage errors: an unknown kind, with --format"
+
+[ $failed -eq 0 ]
