@@ -26,26 +26,32 @@ typedef struct Stages {
 } Stages;
 
 /* Greedy packing under time bound T and memory cap; false if more than
- * S stages would be needed (or a single layer breaks a limit). */
+ * S stages would be needed (or a single layer breaks a limit).  pt and pm
+ * are prefix sums (pt[i] = t[0] + ... + t[i-1]): each stage's last layer
+ * is found by binary search, so a check costs O(S log L), not O(L). */
 static bool
-pack(const double *t, const double *m, int L, double T, double cap, int S, Stages *st)
+pack(const double *pt, const double *pm, int L, double T, double cap, int S, Stages *st)
 {
-	double tt = 0, mm = 0;
+	int first = 0;
 
 	st->n = 0;
-	for (int i = 0; i < L; i++) {
-		if (t[i] > T || m[i] > cap)
+	while (first < L) {
+		int lo = first, hi = L - 1;
+		if (st->n == S)
 			return false;
-		if (tt + t[i] > T || mm + m[i] > cap) {
-			if (st->n + 1 >= S)
-				return false;
-			st->end[st->n++] = i - 1;
-			tt = mm = 0;
+		/* the last layer e with both sums of [first, e] within the limits */
+		if (pt[first + 1] - pt[first] > T || pm[first + 1] - pm[first] > cap)
+			return false;
+		while (lo < hi) {
+			int mid = lo + (hi - lo + 1) / 2;
+			if (pt[mid + 1] - pt[first] <= T && pm[mid + 1] - pm[first] <= cap)
+				lo = mid;
+			else
+				hi = mid - 1;
 		}
-		tt += t[i];
-		mm += m[i];
+		st->end[st->n++] = lo;
+		first = lo + 1;
 	}
-	st->end[st->n++] = L - 1;
 	return true;
 }
 
@@ -91,25 +97,31 @@ stage_max(const double *v, const Stages *st)
 static double
 partition(const double *t, const double *m, int L, double cap, int S, Stages *st)
 {
-	double lo = 0, hi = 0;
+	double lo = 0, hi, T = -1;
+	double *pt = xcalloc(L + 1, sizeof *pt), *pm = xcalloc(L + 1, sizeof *pm);
 
 	for (int i = 0; i < L; i++) {
-		hi += t[i];
+		pt[i + 1] = pt[i] + t[i];
+		pm[i + 1] = pm[i] + m[i];
 		if (t[i] > lo)
 			lo = t[i];
 	}
-	if (!pack(t, m, L, hi * (1 + 1e-12), cap, S, st))
-		return -1;
-	for (int it = 0; it < 64 && hi - lo > 1e-12 * hi; it++) {
-		double mid = (lo + hi) / 2;
-		if (pack(t, m, L, mid, cap, S, st))
-			hi = mid;
-		else
-			lo = mid;
+	hi = pt[L];
+	if (pack(pt, pm, L, hi * (1 + 1e-12), cap, S, st)) {
+		for (int it = 0; it < 64 && hi - lo > 1e-12 * hi; it++) {
+			double mid = (lo + hi) / 2;
+			if (pack(pt, pm, L, mid, cap, S, st))
+				hi = mid;
+			else
+				lo = mid;
+		}
+		pack(pt, pm, L, hi, cap, S, st);
+		spread(st, S);
+		T = stage_max(t, st);
 	}
-	pack(t, m, L, hi, cap, S, st);
-	spread(st, S);
-	return stage_max(t, st);
+	free(pt);
+	free(pm);
+	return T;
 }
 
 /* Time of forward and backward of one micro-batch of n samples (t), the
