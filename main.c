@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends/backends.h"
 #include "frontend/frontend.h"
@@ -535,6 +536,35 @@ write_deps(const Options *o, const FileList *files, const char *path)
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
 }
 
+/* Grids a sweep evaluates: five single strategies per GPU count and two
+ * hybrids over every factorization p1 x p2 of a power of two. */
+static int64_t
+configurations(int counts)
+{
+	int64_t c = 0;
+
+	for (int i = 0; i < counts; i++)
+		c += 5 + 2 * (i > 1 ? i - 1 : 0);
+	return c;
+}
+
+/* A progress bar on stderr for sweeps of more than a few hundred grids,
+ * only when stderr is a terminal (logs and pipes stay clean). */
+static void
+progress(int done, int total, int64_t grids)
+{
+	enum { WIDTH = 40 };
+	int fill = total ? done * WIDTH / total : WIDTH;
+
+	if (grids < 300 || !isatty(STDERR_FILENO) || diag_quiet)
+		return;
+	fprintf(stderr, "\r%s: sweep [%.*s%*s] %d/%d GPU counts", progname, fill,
+		"########################################", WIDTH - fill, "", done, total);
+	if (done == total)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
 /* --sweep: the analysis again on 1, 2, 4, ... GPUs up to an->gpus, and
  * on an->gpus itself when it is not a power of two. */
 static bool
@@ -552,9 +582,11 @@ sweep(const Options *o, const Graph *g, Analysis *an, Arena *a)
 		s->sweep = NULL;
 		s->nsweep = 0;
 		s->gpus = i == n - 1 ? an->gpus : (int64_t)1 << i;
+		progress(i, n, configurations(n));
 		if (!strategies_run(g, s, &o->strat))
 			return false;
 	}
+	progress(n, n, configurations(n));
 	an->nsweep = n;
 	return true;
 }

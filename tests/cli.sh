@@ -463,6 +463,11 @@ tr -d ' \n' <"$tmp/out" | grep -q '"sweep":\[{"gpus":1,"strategies":\[' ||
 [ "$(grep -c '"gpus": ' "$tmp/out")" -eq 4 ] || fail "expected the top-level gpus and 3 sweep entries"
 check "--sweep -f json carries one entry per GPU count"
 
+run "$model" -g 16777216 --sweep -f csv
+want_status 0
+empty err
+check "a long --sweep shows no progress bar when stderr is not a terminal"
+
 echo "1..$n"
 [ "$failed" -eq 0 ] || exit 1
 exit 0
