@@ -317,8 +317,12 @@ input_shape(Onnx *o, const Onnx__ValueInfoProto *vi, const Shape *override, Shap
 	const Onnx__TypeProto__Tensor *tt;
 	int skip = o->nobatch ? 0 : 1;
 
-	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-	    !(tt = vi->type->tensor_type) || !tt->shape) {
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+		diag_error(floc(o), "graph input '%s' is not a tensor (sequences, maps and "
+			   "optionals are not supported)", vi->name);
+		return false;
+	}
+	if (!(tt = vi->type->tensor_type) || !tt->shape) {
 		diag_error(floc(o), "graph input '%s' has no tensor shape", vi->name);
 		return false;
 	}
@@ -376,9 +380,10 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 		v->d[0] = 1;
 		memcpy(v->d + !o->nobatch, s.d, s.rank * sizeof s.d[0]);
 		v->tensor = graph_add_input(o->g, arena_strdup(o->a, vi->name), &s);
+		shape_elems(&s, &o->g->tensor[v->tensor].elems); /* bounded by MAX_DIM^8 */
 		map_put(&o->vals, o->g->tensor[v->tensor].name, v);
 	}
-	if (o->g->ninput == 0) {
+	if (o->g->ninput == 0 && !o->nobatch) {
 		diag_error(floc(o), "the graph has no input besides its initializers");
 		return false;
 	}
@@ -401,11 +406,9 @@ ps_shape(const Val *v)
 int
 ps_axis(const Val *v, int axis)
 {
-	if (v->bax < 0 || axis < v->bax)
+	if (v->bax < 0 || axis < v->bax || v->d[v->bax] != 1)
 		return axis;
-	if (axis == v->bax)
-		return -1;
-	return v->d[v->bax] == 1 ? axis - 1 : axis;
+	return axis == v->bax ? -1 : axis - 1;
 }
 
 /* The per-sample shape of a constant operand of an element-wise op whose
@@ -594,7 +597,8 @@ node(Onnx *o, const Onnx__GraphProto *gp)
 		return false;
 	}
 	if (n->n_output < 1 || !n->output[0] || !*n->output[0]) {
-		NERR(o, "node has no output");
+		/* only optional outputs, as recurrent layers may have */
+		NERR(o, "a node without its first output is not supported");
 		return false;
 	}
 	for (size_t i = 0; i < n->n_output; i++)

@@ -84,7 +84,8 @@ Val *lookup(Onnx *o, const char *name);
 Src *src_union(Onnx *o, Src *a, const Src *b);
 
 Shape ps_shape(const Val *v);                /* an activation's per-sample shape */
-int ps_axis(const Val *v, int axis);         /* full axis -> per sample; -1: batch */
+int ps_axis(const Val *v, int axis);         /* full axis -> per sample; -1: the
+                                                batch alone, not in the sample */
 bool ps_const(Onnx *o, const Val *c, const Val *ref, Shape *out);
 Layer *onnx_layer(Onnx *o, OpKind op, const Val **in, int nin);
 Layer *onnx_layer_out(Onnx *o, OpKind op, const Val **in, int nin, int out);

@@ -165,11 +165,11 @@ weight(Onnx *o, int i, int rank)
 {
 	const Val *w = i < (int)o->np->n_input ? lookup(o, o->np->input[i]) : NULL;
 
-	if (!w || w->act || !w->shaped || (rank && w->rank != rank)) {
-		NERR(o, "input %d must be a constant of rank %d", i + 1, rank);
+	if (!w || !w->shaped || (w->act && w->bax >= 0) || (rank && w->rank != rank)) {
+		NERR(o, "input %d must be a constant%s", i + 1, rank ? " matrix" : "");
 		return NULL;
 	}
-	return w;
+	return w; /* a graph input of its own with --no-batch: its shape */
 }
 
 /* Checks that a weight the file declares has the shape the layer implies. */
@@ -630,7 +630,7 @@ lower_reshape(Onnx *o, const Val *x, const Val *s)
 	bool allowzero = attr_i(o->np, "allowzero", 0);
 
 	if (!s || s->act || s->n < 0 || s->n > MAX_RANK + 1 || s->rank != 1) {
-		NERR(o, "the target shape is not a known constant");
+		NERR(o, "the target shape is not a known constant (shapes computed from data are not supported)");
 		return false;
 	}
 	n = s->n;
@@ -717,7 +717,7 @@ axes_of(Onnx *o, int64_t *ax, int max)
 	if (!a)
 		return -1;
 	if (a->act || a->n < 0 || a->n > max) {
-		NERR(o, "axes are not a known constant");
+		NERR(o, "axes are not a known constant (data-dependent axes are not supported)");
 		return -2;
 	}
 	for (int64_t i = 0; i < a->n; i++)
@@ -858,7 +858,7 @@ lower_pad(Onnx *o, const Val *x)
 	if (n == -1) {
 		pv = o->np->n_input > 1 ? lookup(o, o->np->input[1]) : NULL;
 		if (!pv || pv->act || pv->n < 0 || pv->n > 2 * (MAX_RANK + 1)) {
-			NERR(o, "pads are not a known constant");
+			NERR(o, "pads are not a known constant (data-dependent pads are not supported)");
 			return false;
 		}
 		n = (int)pv->n;
@@ -911,13 +911,11 @@ lower_gather(Onnx *o, const Val *x, const Val *ix)
 
 	if (!x->act) { /* a table indexed by an activation (an embedding) */
 		int a = full_axis(o, attr_i(o->np, "axis", 0), x->shaped ? x->rank : 1);
-		const Val *in[2];
-		if (a < 0 || !(in[0] = const_operand(o, x)))
+		const Val *in[2] = { NULL, ix };
+		if (a < 0 || !(in[0] = const_operand(o, x)) || !(l = onnx_layer(o, OP_GATHER, in, 2)))
 			return false;
-		in[1] = ix;
-		return finish_like(o, onnx_layer(o, OP_GATHER, in, 2),
-				   &(Val){ .rank = x->rank - 1 + ix->rank,
-					   .bax = ix->bax < 0 ? -1 : a + ix->bax });
+		l->attr.axis = a;
+		return onnx_finish(o, l, x->rank - 1 + ix->rank, ix->bax < 0 ? -1 : a + ix->bax);
 	}
 	if ((ax = sample_axis(o, x, attr_i(o->np, "axis", 0))) < -1)
 		return false;
@@ -928,7 +926,10 @@ lower_gather(Onnx *o, const Val *x, const Val *ix)
 			NERR(o, "indices that are activations are not supported with a batch");
 			return false;
 		}
-		return finish_like(o, onnx_layer(o, OP_GATHER, in, 2), &(Val){ .rank = rank, .bax = -1 });
+		if (!(l = onnx_layer(o, OP_GATHER, in, 2)))
+			return false;
+		l->attr.axis = ax;
+		return onnx_finish(o, l, rank, -1);
 	}
 	if (!ix->shaped || !(l = onnx_layer(o, OP_GATHER, &x, 1)))
 		return false;
@@ -966,7 +967,7 @@ lower_slice(Onnx *o, const Val **in, int nin)
 	Range3 r;
 
 	if (!slice_ranges(o, in, nin, in[0], &r)) {
-		NERR(o, "starts, ends, axes and steps must be known constants");
+		NERR(o, "starts, ends, axes and steps are not known constants (data-dependent slices are not supported)");
 		return false;
 	}
 	return slice_to(o, in[0], r.len, 0);
@@ -982,7 +983,12 @@ lower_split(Onnx *o, const Val *x)
 
 	if (a < 0 || n == -2 || nout > 64)
 		return false;
-	if (n < 0 && s && s->n >= 0 && s->n <= 64)
+	if (n < 0 && s && (s->act || s->n < 0 || s->n > 64)) {
+		NERR(o, "split sizes are not known constants (data-dependent splits are not "
+			"supported)");
+		return false;
+	}
+	if (n < 0 && s)
 		for (n = 0; n < s->n; n++)
 			sz[n] = s->iv[n].k;
 	if (n < 0) { /* equal parts, the last one smaller */
@@ -1018,7 +1024,7 @@ lower_expand(Onnx *o, const Val *x, const Val *t)
 	int r, bax;
 
 	if (!t || t->act || t->n < 0 || t->n > MAX_RANK + 1) {
-		NERR(o, "the target shape is not a known constant");
+		NERR(o, "the target shape is not a known constant (shapes computed from data are not supported)");
 		return false;
 	}
 	tv.rank = (int)t->n;
@@ -1072,7 +1078,7 @@ lower_resize(Onnx *o, const Val **in, int nin)
 		else if (sc && !sc->act && sc->n == nax)
 			len[a] = a == x->bax ? x->d[a] : (int64_t)floor((double)x->d[a] * sc->fv[i]);
 		else {
-			NERR(o, "scales or sizes must be known constants");
+			NERR(o, "scales or sizes are not known constants (data-dependent sizes are not supported)");
 			return false;
 		}
 		if (a == x->bax && (sz ? !sz->iv[i].batch : sc->fv[i] != 1.0)) {
