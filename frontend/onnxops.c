@@ -317,15 +317,26 @@ lower_layernorm(Onnx *o, const Val *x)
 		NERR(o, "normalizing over the batch axis is not supported");
 		return false;
 	}
-	for (size_t i = 1; i < o->np->n_output; i++)
-		if (*o->np->output[i]) {
-			NERR(o, "the mean and inverse deviation outputs are not supported");
-			return false;
-		}
 	if (!(l = onnx_layer(o, OP_LAYERNORM, &x, 1)))
 		return false;
 	l->attr.axis = ax;
-	return finish_like(o, l, x);
+	if (!finish_like(o, l, x))
+		return false;
+	/* the mean and inverse deviation (training): the normalized axes
+	 * reduced, kept as 1, as a reduction each */
+	for (int k = 1; k < 3 && k < (int)o->np->n_output; k++) {
+		Shape ps = ps_shape(x);
+		if (!*o->np->output[k])
+			continue;
+		if (!(l = onnx_layer_out(o, OP_REDUCEMEAN, &x, 1, k)))
+			return false;
+		l->attr.keepdims = true;
+		for (int i = ax < 0 ? 0 : ax; i < ps.rank; i++)
+			l->attr.target.d[l->attr.target.rank++] = i;
+		if (!finish_like(o, l, x))
+			return false;
+	}
+	return true;
 }
 
 /* ---- matrix products ---------------------------------------------------- */
@@ -361,7 +372,7 @@ const_operand(Onnx *o, const Val *c)
 /* Two activations: NumPy matmul, batch dimensions aligned on the right.
  * The batch may sit in the broadcast dimensions, never in the matrices. */
 static bool
-matmul2(Onnx *o, const Val *a, const Val *b)
+matmul2(Onnx *o, const Val *a, const Val *b, int out)
 {
 	const Val *in[2] = { a, b };
 	int r = a->rank > b->rank ? a->rank : b->rank, bax = -1;
@@ -388,7 +399,7 @@ matmul2(Onnx *o, const Val *a, const Val *b)
 	}
 	if (a->rank == 1 || b->rank == 1)
 		r = a->rank == 1 && b->rank == 1 ? 0 : r - 1;
-	return finish_like(o, onnx_layer(o, OP_MATMUL, in, 2), &(Val){ .rank = r, .bax = bax });
+	return finish_like(o, onnx_layer_out(o, OP_MATMUL, in, 2, out), &(Val){ .rank = r, .bax = bax });
 }
 
 /* x times a constant [K, F] matrix: a fully connected layer. */
@@ -422,7 +433,7 @@ lower_matmul(Onnx *o, const Val *a, const Val *b)
 		return false;
 	if (!b->act && !(b = const_operand(o, b)))
 		return false;
-	return matmul2(o, a, b);
+	return matmul2(o, a, b, 0);
 }
 
 /* Gemm: A' B' + C with A' = A or its transpose, likewise B'. */
@@ -444,11 +455,24 @@ lower_gemm(Onnx *o, const Val *a, const Val *b, const Val *c)
 		return false;
 	if ((ta && !transpose_by(o, a, swap, &a)) || (tb && !transpose_by(o, b, swap, &b)))
 		return false;
-	if (c) {
-		NERR(o, "Gemm of two activations with a bias is not supported");
+	if (!c)
+		return matmul2(o, a, b, 0);
+	/* the product, then the bias added: a scale layer, or an add */
+	if (!matmul2(o, a, b, -1))
 		return false;
+	a = lookup(o, o->g->tensor[o->g->layer[o->g->nlayer - 1].out[0]].name);
+	if (!c->act) {
+		Layer *l;
+		Shape cs;
+		if (!ps_const(o, c, a, &cs) || !(l = onnx_layer(o, OP_SCALE, &a, 1)))
+			return false;
+		l->attr.target = cs;
+		return finish_like(o, l, a);
 	}
-	return matmul2(o, a, b);
+	{
+		const Val *in[2] = { a, c };
+		return finish_like(o, onnx_layer(o, OP_ADD, in, 2), a);
+	}
 }
 
 /* ---- element-wise ------------------------------------------------------- */
@@ -472,6 +496,15 @@ static const Simple unary[] = {
 	{ "Selu", OP_SELU },           { "Celu", OP_CELU },           { "ThresholdedRelu", OP_THRELU },
 	{ "Sin", OP_SIN },             { "Cos", OP_COS },             { "CastLike", OP_CAST },
 	{ "Mish", OP_SILU },           { "ScatterND", OP_SCATTER },   { "ScatterElements", OP_SCATTER },
+	{ "Tan", OP_TRIG },            { "Asin", OP_TRIG },           { "Acos", OP_TRIG },
+	{ "Atan", OP_TRIG },           { "Sinh", OP_TRIG },           { "Cosh", OP_TRIG },
+	{ "Asinh", OP_TRIG },          { "Acosh", OP_TRIG },          { "Atanh", OP_TRIG },
+};
+
+/* Operators whose output shape depends on input values. */
+static const char *const data_shaped[] = {
+	"Range", "ConstantOfShape", "NonZero", "Unique", "Compress", "TopK", "OneHot",
+	"NonMaxSuppression", "StringSplit",
 };
 
 /* Two or more operands, broadcast. */
@@ -901,6 +934,25 @@ lower_softmax(Onnx *o, const Val *x, OpKind op)
 	return finish_like(o, l, x);
 }
 
+/* DepthToSpace and SpaceToDepth move blocks of b x b between channels
+ * and space: a reshape of [N, C, H, W], counted as data movement. */
+static bool
+lower_depth(Onnx *o, const Val *x, bool to_space)
+{
+	int64_t b = attr_i(o->np, "blocksize", 0), full[4];
+
+	if (x->rank != 4 || b < 1 || b > MAX_DIM || (x->bax > 0) ||
+	    (to_space ? x->d[1] % (b * b) : x->d[2] % b || x->d[3] % b)) {
+		NERR(o, "blocksize %" PRId64 " does not fit the input", b);
+		return false;
+	}
+	full[0] = x->d[0];
+	full[1] = to_space ? x->d[1] / (b * b) : x->d[1] * b * b;
+	full[2] = to_space ? x->d[2] * b : x->d[2] / b;
+	full[3] = to_space ? x->d[3] * b : x->d[3] / b;
+	return reshape_to(o, x, full, 4, x->bax);
+}
+
 /* ---- indexing ----------------------------------------------------------- */
 
 static bool
@@ -1253,6 +1305,11 @@ onnx_lower(Onnx *o, const Onnx__GraphProto *gp, const Val **in, int nin)
 	for (int i = 0; !x && i < nin; i++)
 		if (in[i] && in[i]->act)
 			x = in[i];
+	for (size_t i = 0; i < NELEM(data_shaped); i++)
+		if (strcmp(op, data_shaped[i]) == 0) {
+			NERR(o, "an output shape computed from data is not supported");
+			return false;
+		}
 	if ((k = find(nary, NELEM(nary), op)) >= 0)
 		return lower_elementwise(o, in, nin, nary[k].op);
 	if (strcmp(op, "MatMul") == 0 && in[0] && y)
@@ -1297,6 +1354,10 @@ onnx_lower(Onnx *o, const Onnx__GraphProto *gp, const Val **in, int nin)
 		return lower_softmax(o, x, OP_SOFTMAX);
 	if (strcmp(op, "LogSoftmax") == 0)
 		return lower_softmax(o, x, OP_LOGSOFTMAX);
+	if (strcmp(op, "Hardmax") == 0)
+		return lower_softmax(o, x, OP_HARDMAX);
+	if (strcmp(op, "DepthToSpace") == 0 || strcmp(op, "SpaceToDepth") == 0)
+		return lower_depth(o, x, op[0] == 'D');
 	if (strcmp(op, "Slice") == 0)
 		return lower_slice(o, in, nin);
 	if (strcmp(op, "Split") == 0)
