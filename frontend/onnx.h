@@ -94,6 +94,24 @@ bool onnx_finish(Onnx *o, Layer *l, int rank, int bax);
 /* onnxops.c: lower the node o->np, which reads an activation; in[i] are
  * its inputs (NULL for one left out).  False after an error. */
 bool onnx_lower(Onnx *o, const Onnx__GraphProto *gp, const Val **in, int nin);
+/* helpers onnxshape.c shares: an axis attribute normalised (-1 after an
+ * error); the per-sample axis of one that must not be the batch's (-2
+ * after an error); a constant operand as a const layer; a layer's outputs
+ * bound with x's rank and batch axis; a one-input layer of kind op */
+int onnx_full_axis(Onnx *o, int64_t axis, int rank);
+int onnx_sample_axis(Onnx *o, const Val *x, int64_t axis);
+const Val *onnx_const_operand(Onnx *o, const Val *c);
+bool onnx_finish_like(Onnx *o, Layer *l, const Val *x);
+bool onnx_lower_unary(Onnx *o, const Val *x, OpKind op);
+
+/* onnxshape.c: lower the node if it is a data-movement or reduction op
+ * (*done true), as onnx_lower does; *done false for any other op. */
+bool onnx_lower_shape(Onnx *o, const Val **in, int nin, bool *done);
+/* Gather, whose data may be a constant table indexed by an activation */
+bool onnx_lower_gather(Onnx *o, const Val *data, const Val *indices);
+/* a transpose of x by the full permutation p; *out, when given, is the
+ * result, a tensor of the lowering's own (else the node's output) */
+bool onnx_transpose(Onnx *o, const Val *x, const int64_t *p, const Val **out);
 /* Expand or ConstantOfShape to a shape that holds the batch: a const
  * layer, the tensor repeated for every sample (a class token).  False
  * when it is not such a node (*done false) or after an error. */
