@@ -428,6 +428,14 @@ ps_const(Onnx *o, const Val *c, const Val *ref, Shape *out)
 	}
 	out->rank = 0;
 	for (int i = 0; i < c->rank; i++) {
+		/* a file that fixes the batch B may hold B copies of a constant */
+		bool batch = i == j && o->batch != BATCH && o->batch > 1 &&
+			     c->d[i] == o->batch * ref->d[ref->bax];
+		if (batch) {
+			if (ref->d[ref->bax] != 1)
+				out->d[out->rank++] = ref->d[ref->bax];
+			continue;
+		}
 		if (i == j && c->d[i] != 1) {
 			NERR(o, "a constant operand spans the batch axis (dimension %d is %" PRId64
 				")", i, c->d[i]);

@@ -101,6 +101,7 @@ bool onnx_lower(Onnx *o, const Onnx__GraphProto *gp, const Val **in, int nin);
 int onnx_full_axis(Onnx *o, int64_t axis, int rank);
 int onnx_sample_axis(Onnx *o, const Val *x, int64_t axis);
 const Val *onnx_const_operand(Onnx *o, const Val *c);
+const Val *onnx_const_layer(Onnx *o, const Shape *per_sample);
 bool onnx_finish_like(Onnx *o, Layer *l, const Val *x);
 bool onnx_lower_unary(Onnx *o, const Val *x, OpKind op);
 

@@ -55,8 +55,8 @@ onnx_sample_axis(Onnx *o, const Val *x, int64_t axis)
 }
 
 /* A const layer holding a constant operand, with per-sample shape s. */
-static const Val *
-const_layer(Onnx *o, const Shape *s)
+const Val *
+onnx_const_layer(Onnx *o, const Shape *s)
 {
 	Layer *l = onnx_layer_out(o, OP_CONST, NULL, 0, -1);
 	Val *v;
@@ -357,7 +357,7 @@ onnx_const_operand(Onnx *o, const Val *c)
 		return NULL;
 	}
 	memcpy(s.d, c->d, c->rank * sizeof c->d[0]);
-	if (!(v = const_layer(o, &s)))
+	if (!(v = onnx_const_layer(o, &s)))
 		return NULL;
 	full = (Val *)v;
 	full->shaped = true;
@@ -600,7 +600,7 @@ lower_elementwise(Onnx *o, const Val **in, int nin, OpKind op)
 		if (!in[i])
 			continue;
 		if (!in[i]->act) {
-			if (!ps_const(o, in[i], ref, &cs) || !(ops[n] = const_layer(o, &cs)))
+			if (!ps_const(o, in[i], ref, &cs) || !(ops[n] = onnx_const_layer(o, &cs)))
 				return false;
 			n++;
 		} else {
@@ -680,6 +680,8 @@ onnx_lower(Onnx *o, const Onnx__GraphProto *gp, const Val **in, int nin)
 		return lower_matmul(o, in[0], y);
 	if (strcmp(op, "Gemm") == 0 && in[0] && y)
 		return lower_gemm(o, in[0], y, nin > 2 ? in[2] : NULL);
+	if (strcmp(op, "Concat") == 0)
+		return onnx_lower_shape(o, in, nin, &done);
 	if (strcmp(op, "Gather") == 0 && in[0] && y)
 		return onnx_lower_gather(o, in[0], y);
 	if (x != in[0]) {

@@ -41,19 +41,45 @@ reshape_to(Onnx *o, const Val *x, const int64_t *full, int rank, int bax)
 	return onnx_finish(o, l, rank, bax);
 }
 
-/* Where the batch goes in a literal target shape of a model whose file
- * fixes the batch B: the dimension on the input's batch axis when B
- * divides it, else none (a -1 takes it, or the first multiple of B). */
+/* Where the batch goes in a literal target shape t of a model whose file
+ * fixes the batch B.  Row-major order puts the batch, which follows the
+ * input dimensions before it (Pb elements), in the first target
+ * dimension whose running product reaches Pb * B: [197, B, 768] ->
+ * [197 * B, 768] puts it on axis 0.  A -1 is resolved first, from the
+ * B * e elements.  When the input merged the batch with others (its order
+ * there is not kept), a dimension of exactly B, or else the first multiple
+ * of B, takes it.  Divides that dimension by B; -1 when none fits. */
 static int
-fixed_batch_axis(Onnx *o, const Val *x, const int64_t *t, int n, bool minus)
+fixed_batch_axis(Onnx *o, const Val *x, int64_t *t, int n, int64_t *minus, int64_t e)
 {
-	if (o->batch == BATCH || o->batch < 1)
+	int64_t pb = 1, run = 1, prod = 1, total;
+
+	if (o->batch == BATCH || o->batch < 1 || !ck_mul(e, o->batch, &total))
 		return -1;
-	if (x->bax >= 0 && x->bax < n && t[x->bax] > 0 && t[x->bax] % o->batch == 0)
-		return x->bax;
-	for (int i = 0; !minus && i < n; i++)
-		if (t[i] > 0 && t[i] % o->batch == 0)
+	for (int i = 0; i < n; i++)
+		if (i != *minus && !ck_mul(prod, t[i], &prod))
+			return -1;
+	if (*minus >= 0) {
+		if (total % prod)
+			return -1;
+		t[*minus] = total / prod;
+		*minus = -1;
+	}
+	for (int i = 0; i < x->bax; i++)
+		pb *= x->d[i];
+	for (int i = 0; i < n && run <= pb && ck_mul(run, t[i], &run); i++)
+		if (run >= pb * o->batch) {
+			if (t[i] % o->batch || pb % (run / t[i]))
+				break;
+			t[i] /= o->batch;
 			return i;
+		}
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++)
+			if (pass ? t[i] % o->batch == 0 : t[i] == o->batch) {
+				t[i] /= o->batch;
+				return i;
+			}
 	return -1;
 }
 
@@ -94,9 +120,8 @@ lower_reshape(Onnx *o, const Val *x, const Val *s)
 			return false;
 		}
 	}
-	if (bax < 0 && !o->nobatch && x->bax >= 0 &&
-	    (bax = fixed_batch_axis(o, x, full, (int)n, minus >= 0)) >= 0)
-		full[bax] /= o->batch;
+	if (bax < 0 && !o->nobatch && x->bax >= 0)
+		bax = fixed_batch_axis(o, x, full, (int)n, &minus, e);
 	if (bax < 0 && !o->nobatch && x->bax >= 0 && (bax = minus) < 0) {
 		NERR(o, "the target shape leaves no dimension for the batch");
 		return false;
@@ -271,8 +296,11 @@ lower_concat(Onnx *o, const Val **in, int nin)
 			}
 			ops[n++] = in[i];
 		} else if (x0->bax >= 0) {
-			NERR(o, "concatenating a constant with activations is not supported");
-			return false;
+			/* B copies of a constant in a file that fixes the batch B */
+			Shape ps;
+			if (in[i]->rank != x0->rank || !ps_const(o, in[i], x0, &ps) ||
+			    !(ops[n++] = onnx_const_layer(o, &ps)))
+				return false;
 		} else if (!(ops[n++] = onnx_const_operand(o, in[i]))) {
 			return false;
 		}
