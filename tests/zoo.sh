@@ -4,7 +4,9 @@
 # shape inference.  Per model, three TAP cases:
 #   counts  params == file_params (the float initializers, BN running
 #           statistics left out) and MACs == macs_aten (every convolution
-#           and matrix product PyTorch ran, attention included);
+#           and matrix product PyTorch ran, attention included); for the
+#           files that fix the batch (NAME_bB), the same per-sample counts
+#           and the batch B reported;
 #   shapes  every activation shape ONNX's inference found equals oraclec's
 #           per-sample shape (the N left out);
 #   all     every activation of the graph (NAME.shapes.tsv, kind "act")
@@ -39,11 +41,14 @@ for name in $models; do
 	fi
 	got_p=$(sed -n 's/^    "params": \([0-9]*\),$/\1/p' "$tmp/json")
 	got_m=$(sed -n 's/^    "macs_fwd_per_sample": \([0-9]*\),$/\1/p' "$tmp/json")
-	want_p=$(ref file_params) want_m=$(ref macs_aten)
-	if [ "$got_p" = "$want_p" ] && [ "$got_m" = "$want_m" ]; then
-		ok "$name counts: params $want_p, MACs $want_m"
+	got_b=$(sed -n 's/^    "file_batch": \([0-9a-z]*\),$/\1/p' "$tmp/json")
+	want_p=$(ref file_params) want_m=$(ref macs_aten) want_b=$(ref batch)
+	[ "${want_b:-N}" = N ] && want_b=null
+	if [ "$got_p" = "$want_p" ] && [ "$got_m" = "$want_m" ] && [ "$got_b" = "$want_b" ]; then
+		ok "$name counts: params $want_p, MACs $want_m, batch $want_b"
 	else
-		echo "params $got_p (want $want_p), MACs $got_m (want $want_m)" >"$tmp/why"
+		echo "params $got_p (want $want_p), MACs $got_m (want $want_m)," \
+			"batch $got_b (want $want_b)" >"$tmp/why"
 		notok "$name counts"
 	fi
 

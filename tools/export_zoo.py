@@ -4,7 +4,7 @@ independent reference counts, for oraclec's zoo test (tests/zoo.sh).
 
 Run with Debian's python (torch 1.13, torchvision 0.14, onnx 1.12):
 
-    /usr/bin/python3 tools/export_zoo.py [-o tests/data/zoo] [MODEL ...]
+    /usr/bin/python3 tools/export_zoo.py [-o tests/data/zoo] [--batch B] [MODEL ...]
 
 For each model (weights=None, eval mode) it writes, into the output folder:
 
@@ -305,7 +305,9 @@ def gzip_file(path):
     os.remove(path)
 
 
-def export(name, ctor, shape, outdir, opset):
+def export(name, ctor, shape, outdir, opset, batch=0):
+    """batch > 0: a file that fixes the batch (no dynamic axis), named
+    NAME_bBATCH; the reference counts stay per sample."""
     torch.manual_seed(0)
     model = ctor(weights=None).eval()
     # Distinct values everywhere: the exporter merges initializers with
@@ -317,12 +319,15 @@ def export(name, ctor, shape, outdir, opset):
     x = torch.randn(*shape)
     ref = count_macs(model, x)
     ref["params"] = sum(p.numel() for p in model.parameters())
+    if batch:
+        name = "%s_b%d" % (name, batch)
+        x = torch.randn(batch, *shape[1:])
     path = os.path.join(outdir, name + ".onnx")
     # with gradients enabled: MultiheadAttention's fused fast path has no
     # ONNX export
     torch.onnx.export(model, x, path, opset_version=opset,
                       input_names=["input"], output_names=["output"],
-                      dynamic_axes={"input": {0: "N"}, "output": {0: "N"}},
+                      dynamic_axes=None if batch else {"input": {0: "N"}, "output": {0: "N"}},
                       do_constant_folding=True)
     m = onnx.load(path)
     strip_weights(m, os.path.join(outdir, name + ".weights"))
@@ -334,6 +339,7 @@ def export(name, ctor, shape, outdir, opset):
     with open(os.path.join(outdir, name + ".ref.txt"), "w") as f:
         f.write("model %s\n" % name)
         f.write("input %s\n" % "x".join(str(d) for d in shape))
+        f.write("batch %s\n" % (batch or "N"))
         f.write("opset %d\n" % opset)
         for k in ("params", "file_params", "macs_hooks", "macs_weight", "macs_attn",
                   "macs_aten", "onnx_unknown_shapes"):
@@ -354,6 +360,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-o", "--outdir", default="tests/data/zoo")
     ap.add_argument("--opset", type=int, default=13)
+    ap.add_argument("--batch", type=int, default=0,
+                    help="fix the batch in the file (default: dynamic N)")
     ap.add_argument("models", nargs="*", default=list(MODELS))
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
@@ -366,7 +374,7 @@ def main():
             ctor, shape = getattr(tvv, name), VIDEO
         else:
             sys.exit("export_zoo: unknown model '%s'" % name)
-        export(name, ctor, shape, args.outdir, args.opset)
+        export(name, ctor, shape, args.outdir, args.opset, args.batch)
 
 
 if __name__ == "__main__":
