@@ -56,8 +56,10 @@ for name in $models; do
 	"$ORACLEC" "$model" --dump-after=shape 2>/dev/null |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "->") { split($(i+1), a, ":"); print a[1], a[2] } }' \
 		>"$tmp/ours"
-	# ONNX's fully known activation shapes with one N, as 64x112x112
-	awk -F'\t' 'NR > 1 && $9 == "act" && $7 !~ /\?/ && gsub(/N/, "N", $7) == 1 {
+	# ONNX's fully known activation shapes with one N, as 64x112x112 (in
+	# a file that fixes the batch B, a first dimension of B is the N)
+	awk -F'\t' -v b="$want_b" 'NR > 1 && b != "null" { sub("^\\[" b ",", "[N,", $7) }
+	    NR > 1 && $9 == "act" && $7 !~ /\?/ && gsub(/N/, "N", $7) == 1 {
 			s = $7; gsub(/^\[|\]$/, "", s); k = split(s, d, ",")
 			out = ""
 			for (i = 1; i <= k; i++) if (d[i] != "N") out = out (out == "" ? "" : "x") d[i]
