@@ -27,6 +27,14 @@ plain(int64_t k)
 	return (Int){ k, false };
 }
 
+/* a float as an integer, 0 when it has none (C's conversion of NaN or
+ * of a value out of int64_t's range is undefined) */
+static int64_t
+trunc_int(double f)
+{
+	return isfinite(f) && fabs(f) < 9e18 ? (int64_t)f : 0;
+}
+
 static void
 shape_of(Val *out, int rank, const int64_t *d)
 {
@@ -86,9 +94,11 @@ plain_op(char op, int64_t x, int64_t y, int64_t *r)
 		*r = x / y;
 		return true;
 	case '%': /* Mod with fmod=0: the result takes the divisor's sign */
-		if (y == 0 || (x == INT64_MIN && y == -1))
+		if (y == 0)
 			return false;
-		*r = ((x % y) + y) % y;
+		*r = y == -1 ? 0 : x % y; /* INT64_MIN % -1 overflows */
+		if (*r && (*r < 0) != (y < 0))
+			*r += y; /* |*r| < |y|: no overflow, as (x % y) + y had */
 		return true;
 	case '=': *r = x == y; return true;
 	case '<': *r = x < y; return true;
@@ -269,7 +279,7 @@ binary(Onnx *o, char op, const Val *a, const Val *b, Val *out)
 		}
 		double f = fop(op, a->fv[ia], b->fv[ib]);
 		if (!integral)
-			r = plain(isfinite(f) && fabs(f) < 9e18 ? (int64_t)f : 0);
+			r = plain(trunc_int(f));
 		put(out, i, r, f);
 	}
 }
@@ -430,8 +440,9 @@ fold_flatten(Onnx *o, const Val *x, Val *out)
 		axis += x->rank;
 	if (axis < 0 || axis > x->rank)
 		return;
-	for (int i = 0; i < x->rank; i++)
-		d[i >= axis] *= x->d[i];
+	for (int i = 0; i < x->rank; i++) /* [0, 2^40, 2^40] has 0 elements */
+		if (!ck_mul(d[i >= axis], x->d[i], &d[i >= axis]))
+			return;
 	same_values(o, x, 2, d, out);
 }
 
@@ -440,6 +451,7 @@ fold_transpose(Onnx *o, const Val *x, Val *out)
 {
 	int64_t p[MAX_RANK + 1], d[MAX_RANK + 1], st[MAX_RANK + 1], idx[MAX_RANK + 1] = { 0 };
 	int n = attr_ints(o, "perm", p, MAX_RANK + 1);
+	unsigned used = 0;
 
 	if (!x->shaped || n == -2)
 		return;
@@ -449,14 +461,20 @@ fold_transpose(Onnx *o, const Val *x, Val *out)
 	if (n != x->rank)
 		return;
 	for (int i = 0; i < n; i++) {
-		if (p[i] < 0 || p[i] >= n)
+		/* a repeated axis read past the values */
+		if (p[i] < 0 || p[i] >= n || (used & (1u << p[i]))) {
+			NERR(o, "bad permutation");
 			return;
+		}
+		used |= 1u << p[i];
 		d[i] = x->d[p[i]];
 	}
 	if (!alloc(o, out, n, d) || !known(x)) {
 		out->n = -1;
 		return;
 	}
+	if (out->n == 0) /* the strides below are bounded by a nonzero count */
+		return;
 	for (int i = n - 1, s = 1; i >= 0; i--)
 		st[i] = s, s *= (int)x->d[i];
 	for (int64_t k = 0; k < out->n; k++) {
@@ -481,6 +499,12 @@ fold_concat(Onnx *o, const Val **in, int nin, Val *out)
 			continue;
 		if (!in[i]->shaped || (x0 && in[i]->rank != x0->rank))
 			return;
+		for (int k = 0; x0 && k < x0->rank; k++)
+			if (k != axis && in[i]->d[k] != x0->d[k]) { /* the copy relies on it */
+				NERR(o, "input %d has dimension %" PRId64 " on axis %d, input 1 %"
+					PRId64, i + 1, in[i]->d[k], k, x0->d[k]);
+				return;
+			}
 		if (!x0) {
 			x0 = in[i];
 			memcpy(d, x0->d, x0->rank * sizeof *d);
@@ -527,7 +551,9 @@ slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, Range3 *r, int
 		start += dim;
 	if (end < 0)
 		end += dim;
-	if (step > 0) {
+	if (dim == 0) { /* nothing to take, whichever the direction */
+		n = 0, start = 0;
+	} else if (step > 0) {
 		start = clampi(start, 0, dim);
 		end = clampi(end, 0, dim);
 		n = end > start ? (end - start + step - 1) / step : 0;
@@ -706,6 +732,8 @@ fold_scatternd(Onnx *o, const Val **in, int nin, Val *out)
 		out->n = -1;
 		return;
 	}
+	if (x->n == 0) /* empty: the product below is not bounded */
+		return;
 	memcpy(out->iv, x->iv, x->n * sizeof *x->iv);
 	memcpy(out->fv, x->fv, x->n * sizeof *x->fv);
 	for (int i = (int)q; i < x->rank; i++)
@@ -741,17 +769,18 @@ fold_unary(Onnx *o, const Val *x, char op, Val *out)
 	for (int64_t i = 0; i < x->n; i++) {
 		Int v = x->iv[i];
 		double f = x->fv[i];
-		if (v.batch && op != 'i' && op != 'a') {
+		if ((v.batch && op != 'i' && op != 'a') ||
+		    (v.k == INT64_MIN && (op == 'n' || op == 'a'))) { /* -v.k overflows */
 			out->n = -1;
 			return;
 		}
 		switch (op) {
 		case 'n': put(out, i, plain(-v.k), -f); break;
 		case '!': put(out, i, plain(!v.k), !v.k); break;
-		case 's': put(out, i, plain((int64_t)sqrt(f)), sqrt(f)); break;
+		case 's': put(out, i, plain(trunc_int(sqrt(f))), sqrt(f)); break;
 		case 'r': put(out, i, plain(v.k > 0 ? v.k : 0), f > 0 ? f : 0); break;
-		case 'f': put(out, i, plain((int64_t)floor(f)), floor(f)); break;
-		case 'c': put(out, i, plain((int64_t)ceil(f)), ceil(f)); break;
+		case 'f': put(out, i, plain(trunc_int(floor(f))), floor(f)); break;
+		case 'c': put(out, i, plain(trunc_int(ceil(f))), ceil(f)); break;
 		case 'a': put(out, i, v.batch ? v : plain(v.k < 0 ? -v.k : v.k), fabs(f)); break;
 		default: put(out, i, v, f); break;
 		}
@@ -772,7 +801,7 @@ fold_cast(Onnx *o, const Val *x, Val *out)
 	for (int64_t i = 0; integral && i < out->n; i++)
 		if (!out->iv[i].batch) {
 			double f = out->fv[i];
-			out->iv[i].k = isfinite(f) && fabs(f) < 9e18 ? (int64_t)f : 0;
+			out->iv[i].k = trunc_int(f);
 			out->fv[i] = (double)out->iv[i].k;
 		}
 }
@@ -795,11 +824,11 @@ fold_constant(Onnx *o, Val *out)
 		int64_t n = (int64_t)a->n_floats;
 		if (alloc(o, out, 1, &n))
 			for (int64_t i = 0; i < n; i++)
-				put(out, i, plain((int64_t)a->floats[i]), a->floats[i]);
+				put(out, i, plain(trunc_int(a->floats[i])), a->floats[i]);
 	} else if ((a = attr(o->np, "value_int")) && alloc(o, out, 0, NULL)) {
 		put(out, 0, plain(a->i), (double)a->i);
 	} else if ((a = attr(o->np, "value_float")) && alloc(o, out, 0, NULL)) {
-		put(out, 0, plain((int64_t)a->f), a->f);
+		put(out, 0, plain(trunc_int(a->f)), a->f);
 	}
 }
 
@@ -926,5 +955,9 @@ onnx_fold(Onnx *o, const Val **in, int nin, Val *out)
 		fold_transpose(o, x, out);
 	else if (strncmp(op, "Reduce", 6) == 0)
 		fold_reduce(o, in, nin, out);
+	/* a shape of more elements than 64 bits count (Expand of [1, 2^40]
+	 * to [2^40, 1]) is not one: the rules multiply its dimensions */
+	if (out->shaped && count(out) < 0)
+		out->shaped = false, out->n = -1;
 	return true;
 }

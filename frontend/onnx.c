@@ -763,10 +763,16 @@ build(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *overrid
 	if (!add_initializers(o, gp) || !add_inputs(o, gp, override))
 		return NULL;
 	for (size_t i = 0; i < gp->n_node; i++) {
+		int errors = diag_errors();
 		o->node = (int)i;
 		o->np = gp->node[i];
-		if (!node(o, gp))
+		if (!node(o, gp)) {
+			/* every failure must say why: a rule that gives up without
+			 * a message is reported here rather than exiting silently */
+			if (diag_errors() == errors)
+				NERR(o, "this use of the operator is not supported");
 			return NULL;
+		}
 	}
 	mark_outputs(o, gp);
 	o->g->bn_folded = o->folded > 0 && o->batchnorms == 0;
@@ -828,11 +834,12 @@ static void
 print_outputs(Onnx *o, const Onnx__GraphProto *gp, FILE *f)
 {
 	for (size_t i = 0; i < gp->n_output; i++) {
-		const Val *v = lookup(o, gp->output[i]->name);
+		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+		const Val *v = lookup(o, name);
 		if (!v || !v->shaped)
-			fprintf(f, "%s ?\n", gp->output[i]->name);
+			fprintf(f, "%s ?\n", name);
 		else
-			print_dims(f, gp->output[i]->name, v->d, v->rank, v->act ? v->bax : -1);
+			print_dims(f, name, v->d, v->rank, v->act ? v->bax : -1);
 	}
 }
 

@@ -420,7 +420,11 @@ onnx_lower_gather(Onnx *o, const Val *x, const Val *ix)
 		l->attr.axis = ax;
 		return onnx_finish(o, l, rank, -1);
 	}
-	if (!ix->shaped || !(l = onnx_layer(o, OP_GATHER, &x, 1)))
+	if (!ix->shaped) {
+		NERR(o, "the shape of the indices is not known");
+		return false;
+	}
+	if (!(l = onnx_layer(o, OP_GATHER, &x, 1)))
 		return false;
 	l->attr.axis = ax;
 	l->attr.target.rank = ix->rank;
@@ -470,8 +474,12 @@ lower_split(Onnx *o, const Val *x)
 	int a = onnx_full_axis(o, attr_i(o->np, "axis", 0), x->rank);
 	const Val *s = o->np->n_input > 1 ? lookup(o, o->np->input[1]) : NULL;
 
-	if (a < 0 || n == -2 || nout > 64)
+	if (a < 0 || n == -2)
 		return false;
+	if (nout > 64) {
+		NERR(o, "%d outputs are not supported (at most 64)", nout);
+		return false;
+	}
 	if (n < 0 && s && (s->act || s->n < 0 || s->n > 64)) {
 		NERR(o, "split sizes are not known constants (data-dependent splits are not "
 			"supported)");
@@ -554,26 +562,34 @@ lower_resize(Onnx *o, const Val **in, int nin)
 		NERR(o, "keep_aspect_ratio_policy is not supported");
 		return false;
 	}
+	if (nax == -2)
+		return false;
 	if (nax < 0)
 		for (nax = 0; nax < x->rank; nax++)
 			ax[nax] = nax;
 	memcpy(len, x->d, x->rank * sizeof *len);
 	for (int i = 0; i < nax; i++) {
 		int a = onnx_full_axis(o, ax[i], x->rank);
+		/* sizes when known, else scales (sz may be given and unknown) */
+		bool sizes = sz && !sz->act && sz->n == nax;
+		double f;
 		if (a < 0)
 			return false;
-		if (sz && !sz->act && sz->n == nax)
-			len[a] = sz->iv[i].batch ? x->d[a] : sz->iv[i].k;
-		else if (sc && !sc->act && sc->n == nax)
-			len[a] = a == x->bax ? x->d[a] : (int64_t)floor((double)x->d[a] * sc->fv[i]);
-		else {
+		if (!sizes && !(sc && !sc->act && sc->n == nax)) {
 			NERR(o, "scales or sizes are not known constants (data-dependent sizes are not supported)");
 			return false;
 		}
-		if (a == x->bax && (sz ? !sz->iv[i].batch : sc->fv[i] != 1.0)) {
+		if (a == x->bax && (sizes ? !sz->iv[i].batch : sc->fv[i] != 1.0)) {
 			NERR(o, "resizing the batch axis is not supported");
 			return false;
 		}
+		/* a scaled extent that is NaN or past 2^40 becomes 0, which the
+		 * layer's inference rejects (converting it is undefined) */
+		f = sizes ? 0 : floor((double)x->d[a] * sc->fv[i]);
+		if (a == x->bax || (sizes && sz->iv[i].batch))
+			len[a] = x->d[a];
+		else
+			len[a] = sizes ? sz->iv[i].k : f >= 1 && f <= MAX_DIM ? (int64_t)f : 0;
 	}
 	memcpy(y.d, len, x->rank * sizeof *len);
 	if (!(l = onnx_layer(o, OP_RESIZE, &x, 1)))
