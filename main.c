@@ -47,6 +47,9 @@ enum {
 	OPT_PROFILE,
 	OPT_SWEEP,
 	OPT_PLAN,
+	OPT_NO_BATCH,      /* hidden: for the ONNX conformance test */
+	OPT_PRINT_OUTPUTS, /* hidden */
+	OPT_TENSOR_DIMS,   /* hidden */
 };
 
 /* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
@@ -64,6 +67,7 @@ typedef struct Options {
 	const PlanKind *plan;   /* --plan: a plan instead of a report */
 	bool format_given;
 	const char *dump_after; /* a pass name, or NULL */
+	const char *tensor_dims;/* --print-tensor-dims FILE, or NULL */
 	int64_t gpus;
 	int64_t dataset_size;   /* 0: the model's, if any */
 	int elem_bytes;
@@ -115,6 +119,13 @@ static const struct option longopts[] = {
 	{ "profile",      required_argument, NULL, OPT_PROFILE },
 	{ "sweep",        no_argument,       NULL, OPT_SWEEP },
 	{ "plan",         required_argument, NULL, OPT_PLAN },
+	/* Hidden options for tests/onnx-conformance.sh: each graph input is
+	 * one whole sample (an implicit batch of 1 outside it); print the
+	 * graph outputs' full shapes instead of a report; print a serialized
+	 * TensorProto's dims. */
+	{ "no-batch",     no_argument,       NULL, OPT_NO_BATCH },
+	{ "print-outputs", no_argument,      NULL, OPT_PRINT_OUTPUTS },
+	{ "print-tensor-dims", required_argument, NULL, OPT_TENSOR_DIMS },
 	{ "quiet",        no_argument,       NULL, 'q' },
 	{ "verbose",      no_argument,       NULL, 'v' },
 	{ "help",         no_argument,       NULL, 'h' },
@@ -440,6 +451,9 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_SAMPLE_BYTES:
 			o->sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;
+		case OPT_NO_BATCH: o->onnx.nobatch = true; break;
+		case OPT_PRINT_OUTPUTS: o->onnx.print_outputs = stdout; break;
+		case OPT_TENSOR_DIMS: o->tensor_dims = optarg; return;
 		case 'q': diag_quiet = 1; break;
 		case 'v': break;
 		case 'h': usage(stdout); exit(flush_stdout());
@@ -602,6 +616,8 @@ analyse(const Options *o, Arena *a, FileList *files)
 
 	if (!g || (o->profile && !profile_load(o->profile, g, files)))
 		return EXIT_INPUT;
+	if (o->onnx.print_outputs)
+		return flush_stdout();
 	g->elem_bytes = o->elem_bytes;
 	if (o->dataset_size)
 		g->dataset_size = o->dataset_size;
@@ -783,6 +799,8 @@ main(int argc, char **argv)
 
 	progname = slash ? slash + 1 : (argv[0] && *argv[0] ? argv[0] : "oraclec");
 	parse_options(argc, argv, &o);
+	if (o.tensor_dims)
+		return onnx_print_tensor_dims(o.tensor_dims, stdout) ? flush_stdout() : EXIT_INPUT;
 	arena_init(&arena);
 	status = o.calibrate ? calibrate(&o, &arena, &files)
 		 : o.validate ? validate(&o, &arena, &files)

@@ -2,13 +2,18 @@
  *
  * Exporters compute shapes at run time when the batch is dynamic: PyTorch
  * writes Shape -> Gather -> Unsqueeze -> Concat -> Reshape for x.view(N, -1)
- * and similar chains for attention heads and window partitions.  oraclec
- * evaluates them here, on small integer tensors, with the batch kept as the
- * symbolic value BATCH: N * 1, N + 0, N / 1 stay N; N against a number
- * <= 0 compares as a positive number; any other use of N makes the value
- * unknown, which is only an error if a layer needs it (the node that
- * needs it says so).  Float constants are carried for Clip, Pow and the
- * like.  Tensors over MAX_FOLD elements are never materialised. */
+ * and long chains for attention heads, window partitions and Swin's
+ * attention masks.  oraclec evaluates them here with the batch N kept
+ * symbolic: an integer is k or k * N (Int), so N * 49, (N * 49) / 49 and
+ * Shape of a [N*nW, 49, C] tensor are exact, and anything else that
+ * depends on N (N * N, N / 7, N == 5) is unknown, which is only an error
+ * if a layer needs it (the node that needs it says so).
+ *
+ * Every rule computes the output's shape first, from the inputs' shapes,
+ * and then its values when the inputs' values are known: float tensors
+ * whose data stayed in the deleted weight file still get a shape, which
+ * is all a constant operand of a layer needs.  Tensors over MAX_FOLD
+ * elements are never materialised. */
 #include "frontend/onnx.h"
 #include "util/checked.h"
 
@@ -16,10 +21,18 @@
 #include <math.h>
 #include <string.h>
 
-static bool
-sym(int64_t v)
+static Int
+plain(int64_t k)
 {
-	return v == BATCH;
+	return (Int){ k, false };
+}
+
+/* a float as an integer, 0 when it has none (C's conversion of NaN or
+ * of a value out of int64_t's range is undefined) */
+static int64_t
+trunc_int(double f)
+{
+	return isfinite(f) && fabs(f) < 9e18 ? (int64_t)f : 0;
 }
 
 static void
@@ -37,7 +50,8 @@ known(const Val *v)
 	return v && v->n >= 0 && v->shaped;
 }
 
-/* a value with the given shape and room for its elements; false if large */
+/* Sets the shape; makes room for the values when small.  False when the
+ * values cannot be kept (the shape stays). */
 static bool
 alloc(Onnx *o, Val *out, int rank, const int64_t *d)
 {
@@ -52,10 +66,148 @@ alloc(Onnx *o, Val *out, int rank, const int64_t *d)
 }
 
 static void
-put(Val *v, int64_t i, int64_t x, double f)
+put(Val *v, int64_t i, Int x, double f)
 {
 	v->iv[i] = x;
-	v->fv[i] = sym(x) ? NAN : f;
+	v->fv[i] = x.batch ? NAN : f;
+}
+
+static void
+copy(Val *out, int64_t i, const Val *in, int64_t j)
+{
+	out->iv[i] = in->iv[j];
+	out->fv[i] = in->fv[j];
+}
+
+/* ---- integers with a symbolic batch ------------------------------------ */
+
+static bool
+plain_op(char op, int64_t x, int64_t y, int64_t *r)
+{
+	switch (op) {
+	case '+': return ck_add(x, y, r);
+	case '-': return !__builtin_sub_overflow(x, y, r);
+	case '*': return ck_mul(x, y, r);
+	case '/': /* ONNX integer Div truncates toward zero, as C does */
+		if (y == 0 || (x == INT64_MIN && y == -1))
+			return false;
+		*r = x / y;
+		return true;
+	case '%': /* Mod with fmod=0: the result takes the divisor's sign */
+		if (y == 0)
+			return false;
+		*r = y == -1 ? 0 : x % y; /* INT64_MIN % -1 overflows */
+		if (*r && (*r < 0) != (y < 0))
+			*r += y; /* |*r| < |y|: no overflow, as (x % y) + y had */
+		return true;
+	case '=': *r = x == y; return true;
+	case '<': *r = x < y; return true;
+	case '>': *r = x > y; return true;
+	case 'm': *r = x < y ? x : y; return true;
+	case 'M': *r = x > y ? x : y; return true;
+	}
+	return false;
+}
+
+/* k * N against a plain c, N >= 1: what is known without N */
+static bool
+mixed(char op, int64_t k, int64_t c, bool batch_left, Int *r)
+{
+	bool small = c < k; /* then c < k * N for every N */
+
+	switch (op) {
+	case '=':
+		*r = plain(0);
+		return small;
+	case '<':
+	case '>':
+		if ((op == '<') == batch_left) /* kN < c or c > kN */
+			*r = plain(0);
+		else
+			*r = plain(1);
+		return small || (c == k && (op == '<') == batch_left);
+	case 'm':
+		*r = plain(c);
+		return c <= k;
+	case 'M':
+		*r = (Int){ k, true };
+		return c <= k;
+	}
+	return false;
+}
+
+bool
+int_binary(char op, Int x, Int y, Int *r)
+{
+	int64_t k;
+
+	if (!x.batch && !y.batch) {
+		r->batch = false;
+		return plain_op(op, x.k, y.k, &r->k);
+	}
+	if (x.batch && y.batch) {
+		if (op == '+' || op == '-') {
+			if (!plain_op(op, x.k, y.k, &k) || k < 0)
+				return false;
+			*r = k ? (Int){ k, true } : plain(0);
+			return true;
+		}
+		if (op == '/' || op == '=' || op == '<' || op == '>') {
+			*r = plain(0);
+			return plain_op(op, x.k, y.k, &r->k);
+		}
+		if (op == 'm' || op == 'M') {
+			*r = (op == 'm') == (x.k < y.k) ? x : y;
+			return true;
+		}
+		return false;
+	}
+	if (op == '*') {
+		Int b = x.batch ? x : y, c = x.batch ? y : x;
+		if (c.k == 0) {
+			*r = plain(0);
+			return true;
+		}
+		return c.k > 0 && ck_mul(b.k, c.k, &r->k) && (r->batch = true);
+	}
+	if ((op == '+' || (op == '-' && x.batch)) && (x.batch ? y : x).k == 0) {
+		*r = x.batch ? x : y;
+		return true;
+	}
+	if (op == '/' && x.batch && y.k > 0 && x.k % y.k == 0) {
+		*r = (Int){ x.k / y.k, true };
+		return true;
+	}
+	if (op == '/' && y.batch && x.k == 0) {
+		*r = plain(0);
+		return true;
+	}
+	if (op == '%' && x.batch && y.k > 0 && x.k % y.k == 0) {
+		*r = plain(0);
+		return true;
+	}
+	return mixed(op, x.batch ? x.k : y.k, x.batch ? y.k : x.k, x.batch, r);
+}
+
+static double
+fop(char op, double x, double y)
+{
+	switch (op) {
+	case '+': return x + y;
+	case '-': return x - y;
+	case '*': return x * y;
+	case '/': return x / y;
+	case '%': return fmod(x, y);
+	case '=': return x == y;
+	case '<': return x < y;
+	case '>': return x > y;
+	case 'm': return fmin(x, y);
+	case 'M': return fmax(x, y);
+	case '&': return x && y;
+	case '|': return x || y;
+	case 'p': return pow(x, y);
+	}
+	return NAN;
 }
 
 /* ---- element-wise with broadcasting ------------------------------------- */
@@ -92,87 +244,43 @@ bshape(const Val *a, const Val *b, int *rank, int64_t *d)
 	return true;
 }
 
-/* one binary integer op with the symbolic batch; *ok false: unknown */
-static int64_t
-iop(char op, int64_t x, int64_t y, bool *ok)
+/* The broadcast shape of every input given; false if one is unshaped. */
+static bool
+bshape_all(const Val **in, int nin, Val *out)
 {
-	int64_t r = 0;
+	Val acc = { .shaped = true };
 
-	if (sym(x) || sym(y)) {
-		int64_t c = sym(x) ? y : x;
-		if (sym(x) && sym(y))
-			*ok = op == '=' ;
-		else if (op == '*' && c == 1)
-			return BATCH;
-		else if (op == '/' && sym(x) && c == 1)
-			return BATCH;
-		else if ((op == '+' || op == '-') && c == 0 && (op == '+' || sym(x)))
-			return BATCH;
-		else if (op == '=' && c <= 0)
-			return 0; /* the batch is positive */
-		else
-			*ok = false;
-		return op == '=' ? 1 : 0;
+	for (int i = 0; i < nin; i++) {
+		int rank;
+		int64_t d[MAX_RANK + 1];
+		if (!in[i] || !in[i]->shaped || !bshape(&acc, in[i], &rank, d))
+			return false;
+		shape_of(&acc, rank, d);
 	}
-	switch (op) {
-	case '+': *ok &= ck_add(x, y, &r); break;
-	case '-': *ok &= !__builtin_sub_overflow(x, y, &r); break;
-	case '*': *ok &= ck_mul(x, y, &r); break;
-	case '/':
-		if (y == 0 || (x == INT64_MIN && y == -1))
-			*ok = false;
-		else /* ONNX integer Div truncates toward zero, as C does */
-			r = x / y;
-		break;
-	case '%':
-		if (y == 0 || (x == INT64_MIN && y == -1))
-			*ok = false;
-		else
-			r = ((x % y) + y) % y; /* Mod with fmod=0: the divisor's sign */
-		break;
-	case '=': r = x == y; break;
-	case '<': r = x < y; break;
-	case '>': r = x > y; break;
-	case 'm': r = x < y ? x : y; break;
-	case 'M': r = x > y ? x : y; break;
-	}
-	return r;
-}
-
-static double
-fop(char op, double x, double y)
-{
-	switch (op) {
-	case '+': return x + y;
-	case '-': return x - y;
-	case '*': return x * y;
-	case '/': return x / y;
-	case '%': return fmod(x, y);
-	case '=': return x == y;
-	case '<': return x < y;
-	case '>': return x > y;
-	case 'm': return fmin(x, y);
-	default: return fmax(x, y);
-	}
+	shape_of(out, acc.rank, acc.d);
+	return true;
 }
 
 static void
 binary(Onnx *o, char op, const Val *a, const Val *b, Val *out)
 {
-	int rank;
-	int64_t d[MAX_RANK + 1];
+	const Val *in[2] = { a, b };
 
-	if (!known(a) || !known(b) || !bshape(a, b, &rank, d) || !alloc(o, out, rank, d))
+	if (!bshape_all(in, 2, out) || !known(a) || !known(b) ||
+	    !alloc(o, out, out->rank, out->d))
 		return;
 	for (int64_t i = 0; i < out->n; i++) {
 		int64_t ia = bindex(a, out, i), ib = bindex(b, out, i);
-		bool ok = true;
-		int64_t r = iop(op, a->iv[ia], b->iv[ib], &ok);
-		if (!ok) {
+		Int r = plain(0);
+		bool integral = op != 'p' && op != '&' && op != '|';
+		if (integral && !int_binary(op, a->iv[ia], b->iv[ib], &r)) {
 			out->n = -1; /* depends on the batch in a way not modelled */
 			return;
 		}
-		put(out, i, r, fop(op, a->fv[ia], b->fv[ib]));
+		double f = fop(op, a->fv[ia], b->fv[ib]);
+		if (!integral)
+			r = plain(trunc_int(f));
+		put(out, i, r, f);
 	}
 }
 
@@ -195,9 +303,8 @@ fold_shape(Onnx *o, const Val *x, Val *out)
 		return;
 	for (int64_t i = 0; i < n; i++) {
 		int64_t v = x->d[start + i];
-		if (x->act && start + i == 0)
-			v = o->batch; /* BATCH, or the batch the file fixes */
-		put(out, i, v, (double)v);
+		bool b = x->act && start + i == x->bax;
+		put(out, i, (Int){ v, b }, (double)v); /* N * factor on the batch axis */
 	}
 }
 
@@ -207,7 +314,7 @@ fold_gather(Onnx *o, const Val *data, const Val *idx, Val *out)
 	int64_t axis = attr_i(o->np, "axis", 0), d[MAX_RANK + 1], outer = 1, inner = 1;
 	int rank = 0;
 
-	if (!known(data) || !known(idx) || data->rank < 1)
+	if (!data->shaped || !idx->shaped || data->rank < 1)
 		return;
 	if (axis < 0)
 		axis += data->rank;
@@ -219,9 +326,13 @@ fold_gather(Onnx *o, const Val *data, const Val *idx, Val *out)
 		d[rank++] = idx->d[i];
 	for (int i = (int)axis + 1; i < data->rank; i++)
 		d[rank++] = data->d[i];
+	if (!alloc(o, out, rank, d) || !known(data) || !known(idx)) {
+		out->n = -1;
+		return;
+	}
 	/* an empty result is done: with a zero among the dims, the others
-	 * are not bounded by MAX_FOLD, nor their products by 64 bits */
-	if (!alloc(o, out, rank, d) || out->n == 0)
+	 * are not bounded by MAX_FOLD (2^40 empty rows would loop) */
+	if (out->n == 0)
 		return;
 	for (int i = 0; i < axis; i++)
 		outer *= data->d[i];
@@ -229,26 +340,28 @@ fold_gather(Onnx *o, const Val *data, const Val *idx, Val *out)
 		inner *= data->d[i];
 	for (int64_t a = 0, k = 0; a < outer; a++)
 		for (int64_t j = 0; j < idx->n; j++) {
-			int64_t ix = idx->iv[j];
-			if (ix < 0)
-				ix += data->d[axis];
-			if (ix < 0 || ix >= data->d[axis]) {
-				NERR(o, "index %" PRId64 " is out of range", idx->iv[j]);
+			int64_t ix = idx->iv[j].k;
+			if (idx->iv[j].batch) { /* k * N: not known */
 				out->n = -1;
 				return;
 			}
-			for (int64_t b = 0; b < inner; b++, k++) {
-				int64_t src = (a * data->d[axis] + ix) * inner + b;
-				put(out, k, data->iv[src], data->fv[src]);
+			if (ix < 0)
+				ix += data->d[axis];
+			if (ix < 0 || ix >= data->d[axis]) {
+				NERR(o, "index %" PRId64 " is out of range", idx->iv[j].k);
+				out->n = -1;
+				return;
 			}
+			for (int64_t b = 0; b < inner; b++, k++)
+				copy(out, k, data, (a * data->d[axis] + ix) * inner + b);
 		}
 }
 
-/* Unsqueeze, Squeeze, Reshape, Flatten, Identity, Cast: same values. */
+/* Unsqueeze, Squeeze, Reshape, Flatten, Identity: the same values. */
 static void
 same_values(Onnx *o, const Val *x, int rank, const int64_t *d, Val *out)
 {
-	if (!known(x) || !alloc(o, out, rank, d) || out->n != x->n) {
+	if (!alloc(o, out, rank, d) || !known(x) || out->n != x->n) {
 		out->n = -1;
 		return;
 	}
@@ -266,9 +379,10 @@ fold_unsqueeze(Onnx *o, const Val **in, int nin, Val *out, bool un)
 
 	if (n == -1 && nin > 1 && known(in[1]) && in[1]->n <= MAX_RANK + 1) {
 		n = (int)in[1]->n;
-		memcpy(ax, in[1]->iv, n * sizeof *ax);
+		for (int i = 0; i < n; i++)
+			ax[i] = in[1]->iv[i].k;
 	}
-	if (!known(x) || n < 0 || (un && n == 0))
+	if (!x->shaped || n < 0 || (un && n == 0))
 		return;
 	rank = un ? x->rank + n : x->rank;
 	if (rank > MAX_RANK + 1)
@@ -289,86 +403,274 @@ fold_unsqueeze(Onnx *o, const Val **in, int nin, Val *out, bool un)
 }
 
 static void
+fold_reshape(Onnx *o, const Val *x, const Val *s, Val *out)
+{
+	int64_t d[MAX_RANK + 1], infer = -1, prod = 1, n = count(x);
+
+	if (!x->shaped || !known(s) || s->rank != 1 || s->n > MAX_RANK + 1)
+		return;
+	for (int64_t i = 0; i < s->n; i++) {
+		if (s->iv[i].batch)
+			return;
+		d[i] = s->iv[i].k == 0 && i < x->rank && !attr_i(o->np, "allowzero", 0)
+			       ? x->d[i] : s->iv[i].k;
+		if (d[i] == -1 && infer < 0)
+			infer = i;
+		else if (d[i] < 0 || !ck_mul(prod, d[i], &prod))
+			return;
+	}
+	if (infer >= 0) {
+		if (prod == 0 || n % prod)
+			return;
+		d[infer] = n / prod;
+	} else if (prod != n) {
+		return;
+	}
+	same_values(o, x, (int)s->n, d, out);
+}
+
+static void
+fold_flatten(Onnx *o, const Val *x, Val *out)
+{
+	int64_t axis = attr_i(o->np, "axis", 1), d[2] = { 1, 1 };
+
+	if (!x->shaped)
+		return;
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis > x->rank)
+		return;
+	for (int i = 0; i < x->rank; i++) /* [0, 2^40, 2^40] has 0 elements */
+		if (!ck_mul(d[i >= axis], x->d[i], &d[i >= axis]))
+			return;
+	same_values(o, x, 2, d, out);
+}
+
+static void
+fold_transpose(Onnx *o, const Val *x, Val *out)
+{
+	int64_t p[MAX_RANK + 1], d[MAX_RANK + 1], st[MAX_RANK + 1], idx[MAX_RANK + 1] = { 0 };
+	int n = attr_ints(o, "perm", p, MAX_RANK + 1);
+	unsigned used = 0;
+
+	if (!x->shaped || n == -2)
+		return;
+	if (n == -1)
+		for (n = 0; n < x->rank; n++)
+			p[n] = x->rank - 1 - n;
+	if (n != x->rank)
+		return;
+	for (int i = 0; i < n; i++) {
+		/* a repeated axis read past the values */
+		if (p[i] < 0 || p[i] >= n || (used & (1u << p[i]))) {
+			NERR(o, "bad permutation");
+			return;
+		}
+		used |= 1u << p[i];
+		d[i] = x->d[p[i]];
+	}
+	if (!alloc(o, out, n, d) || !known(x)) {
+		out->n = -1;
+		return;
+	}
+	if (out->n == 0) /* the strides below are bounded by a nonzero count */
+		return;
+	for (int i = n - 1, s = 1; i >= 0; i--)
+		st[i] = s, s *= (int)x->d[i];
+	for (int64_t k = 0; k < out->n; k++) {
+		int64_t src = 0;
+		for (int i = 0; i < n; i++)
+			src += idx[i] * st[p[i]];
+		copy(out, k, x, src);
+		for (int i = n - 1; i >= 0 && ++idx[i] == d[i]; i--)
+			idx[i] = 0;
+	}
+}
+
+static void
 fold_concat(Onnx *o, const Val **in, int nin, Val *out)
 {
-	int64_t n = 0, at = 0;
+	int64_t axis = attr_i(o->np, "axis", 0), d[MAX_RANK + 1], outer = 1;
+	const Val *x0 = NULL;
+	bool vals = true;
 
-	/* shape vectors: 1-D (or scalars), joined along axis 0 */
 	for (int i = 0; i < nin; i++) {
 		if (!in[i])
 			continue;
-		if (!known(in[i]) || in[i]->rank > 1)
+		if (!in[i]->shaped || (x0 && in[i]->rank != x0->rank))
 			return;
-		n += in[i]->n;
+		for (int k = 0; x0 && k < x0->rank; k++)
+			if (k != axis && in[i]->d[k] != x0->d[k]) { /* the copy relies on it */
+				NERR(o, "input %d has dimension %" PRId64 " on axis %d, input 1 %"
+					PRId64, i + 1, in[i]->d[k], k, x0->d[k]);
+				return;
+			}
+		if (!x0) {
+			x0 = in[i];
+			memcpy(d, x0->d, x0->rank * sizeof *d);
+			if (axis < 0)
+				axis += x0->rank;
+			if (axis < 0 || axis >= x0->rank)
+				return;
+			d[axis] = 0;
+		}
+		d[axis] += in[i]->d[axis];
+		vals &= known(in[i]);
 	}
-	if (!alloc(o, out, 1, &n))
+	if (!x0 || !alloc(o, out, x0->rank, d) || !vals) {
+		out->n = -1;
 		return;
-	for (int i = 0; i < nin; i++)
-		for (int64_t j = 0; in[i] && j < in[i]->n; j++, at++)
-			put(out, at, in[i]->iv[j], in[i]->fv[j]);
+	}
+	for (int i = 0; i < axis; i++)
+		outer *= d[i];
+	for (int64_t a = 0, k = 0; a < outer; a++)
+		for (int i = 0; i < nin; i++) {
+			int64_t chunk = in[i] ? in[i]->n / (outer ? outer : 1) : 0;
+			for (int64_t j = 0; j < chunk; j++)
+				copy(out, k++, in[i], a * chunk + j);
+		}
+}
+
+static int64_t
+clampi(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ONNX Slice semantics for one axis of extent dim. */
+static void
+slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, Range3 *r, int ax)
+{
+	int64_t n;
+
+	/* a step past the extent takes at most one element, as one of
+	 * dim + 1 does: (end - start + step - 1) stays in 64 bits */
+	if (step > dim + 1 || step < -dim - 1)
+		step = step > 0 ? dim + 1 : -dim - 1;
+	if (start < 0)
+		start += dim;
+	if (end < 0)
+		end += dim;
+	if (dim == 0) { /* nothing to take, whichever the direction */
+		n = 0, start = 0;
+	} else if (step > 0) {
+		start = clampi(start, 0, dim);
+		end = clampi(end, 0, dim);
+		n = end > start ? (end - start + step - 1) / step : 0;
+	} else {
+		start = clampi(start, 0, dim - 1);
+		end = clampi(end, -1, dim - 1);
+		n = start > end ? (start - end - step - 1) / -step : 0;
+	}
+	r->start[ax] = start;
+	r->step[ax] = step;
+	r->len[ax] = n;
+}
+
+bool
+slice_ranges(Onnx *o, const Val **in, int nin, const Val *x, Range3 *r)
+{
+	int64_t st[MAX_RANK + 1], en[MAX_RANK + 1], ax[MAX_RANK + 1], sp[MAX_RANK + 1];
+	int n = attr_ints(o, "starts", st, MAX_RANK + 1), na;
+
+	for (int i = 0; i < x->rank; i++)
+		r->start[i] = 0, r->step[i] = 1, r->len[i] = x->d[i];
+	if (n >= 0) { /* opset < 10 */
+		if (attr_ints(o, "ends", en, MAX_RANK + 1) != n)
+			return false;
+		na = attr_ints(o, "axes", ax, MAX_RANK + 1);
+		for (int i = 0; i < n; i++)
+			sp[i] = 1;
+	} else {
+		const Val *v[4] = { nin > 1 ? in[1] : NULL, nin > 2 ? in[2] : NULL,
+				    nin > 3 ? in[3] : NULL, nin > 4 ? in[4] : NULL };
+		if (!known(v[0]) || !known(v[1]) || v[0]->n != v[1]->n || v[0]->n > MAX_RANK + 1)
+			return false;
+		n = (int)v[0]->n;
+		na = v[2] ? (known(v[2]) && v[2]->n == n ? n : -2) : -1;
+		if (na == -2 || (v[3] && (!known(v[3]) || v[3]->n != n)))
+			return false;
+		for (int i = 0; i < n; i++) {
+			/* a batch multiple as a bound: past the end (x[:, :N]) */
+			st[i] = v[0]->iv[i].batch ? INT64_MAX : v[0]->iv[i].k;
+			en[i] = v[1]->iv[i].batch ? INT64_MAX : v[1]->iv[i].k;
+			ax[i] = na > 0 ? v[2]->iv[i].k : i;
+			sp[i] = v[3] ? v[3]->iv[i].k : 1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		int64_t a = na >= 0 ? ax[i] : i;
+		if (a < 0)
+			a += x->rank;
+		if (a < 0 || a >= x->rank || sp[i] == 0)
+			return false;
+		slice_axis(x->d[a], st[i], en[i], sp[i], r, (int)a);
+	}
+	return true;
 }
 
 static void
 fold_slice(Onnx *o, const Val **in, int nin, Val *out)
 {
 	const Val *x = in[0];
-	int64_t start, end, step = 1, len, n = 0;
+	Range3 r;
+	int64_t idx[MAX_RANK + 1] = { 0 }, st[MAX_RANK + 1];
 
-	/* 1-D data, one axis (what shape computations use) */
-	if (!known(x) || x->rank != 1 || nin < 3 || !known(in[1]) || !known(in[2]) ||
-	    in[1]->n != 1 || in[2]->n != 1)
+	if (!x->shaped || !slice_ranges(o, in, nin, x, &r))
 		return;
-	if (nin > 3 && in[3] && (!known(in[3]) || in[3]->n != 1 || (in[3]->iv[0] != 0 &&
-								  in[3]->iv[0] != -1)))
+	if (!alloc(o, out, x->rank, r.len) || !known(x)) {
+		out->n = -1;
 		return;
-	if (nin > 4 && in[4]) {
-		if (!known(in[4]) || in[4]->n != 1 || in[4]->iv[0] == 0)
-			return;
-		step = in[4]->iv[0];
 	}
-	len = x->d[0];
-	if (step > len + 1 || step < -len - 1) /* at most one element: same result */
-		step = step > 0 ? len + 1 : -len - 1;
-	start = in[1]->iv[0], end = in[2]->iv[0];
-	start = start < 0 ? start + len : start;
-	end = end < 0 && end > INT64_MIN + len ? end + len : end;
-	if (step > 0) {
-		start = start < 0 ? 0 : start > len ? len : start;
-		end = end < 0 ? 0 : end > len ? len : end;
-		n = end > start ? (end - start + step - 1) / step : 0;
-	} else {
-		start = start < 0 ? -1 : start >= len ? len - 1 : start;
-		end = end < -1 ? -1 : end >= len ? len - 1 : end;
-		n = start > end ? (start - end - step - 1) / -step : 0;
+	for (int i = x->rank - 1, s = 1; i >= 0; i--)
+		st[i] = s, s *= (int)x->d[i];
+	for (int64_t k = 0; k < out->n; k++) {
+		int64_t src = 0;
+		for (int i = 0; i < x->rank; i++)
+			src += (r.start[i] + idx[i] * r.step[i]) * st[i];
+		copy(out, k, x, src);
+		for (int i = x->rank - 1; i >= 0 && ++idx[i] == r.len[i]; i--)
+			idx[i] = 0;
 	}
-	if (!alloc(o, out, 1, &n))
-		return;
-	for (int64_t i = 0; i < n; i++)
-		put(out, i, x->iv[start + i * step], x->fv[start + i * step]);
 }
 
 static void
 fold_range(Onnx *o, const Val **in, int nin, Val *out)
 {
 	int64_t n;
+	const Val *s = in[0], *l = nin > 1 ? in[1] : NULL, *d = nin > 2 ? in[2] : NULL;
 
-	if (nin < 3 || !known(in[0]) || !known(in[1]) || !known(in[2]) || in[2]->iv[0] == 0 ||
-	    sym(in[0]->iv[0]) || sym(in[1]->iv[0]) || sym(in[2]->iv[0]))
+	if (!known(s) || !known(l) || !known(d) || !s->n || !l->n || !d->n ||
+	    d->iv[0].k == 0 || s->iv[0].batch || l->iv[0].batch || d->iv[0].batch)
 		return;
 	/* n = ceil((limit - start) / delta), or 0; unknown if it overflows */
-	if (__builtin_sub_overflow(in[1]->iv[0], in[0]->iv[0], &n) ||
-	    __builtin_add_overflow(n, in[2]->iv[0] - (in[2]->iv[0] > 0 ? 1 : -1), &n) ||
-	    (n == INT64_MIN && in[2]->iv[0] == -1))
+	if (__builtin_sub_overflow(l->iv[0].k, s->iv[0].k, &n) ||
+	    __builtin_add_overflow(n, d->iv[0].k - (d->iv[0].k > 0 ? 1 : -1), &n) ||
+	    (n == INT64_MIN && d->iv[0].k == -1))
 		return;
-	n /= in[2]->iv[0];
+	n /= d->iv[0].k;
 	if (n < 0)
 		n = 0;
 	if (!alloc(o, out, 1, &n))
 		return;
 	for (int64_t i = 0; i < n; i++) {
-		int64_t v = in[0]->iv[0] + i * in[2]->iv[0];
-		put(out, i, v, (double)v);
+		int64_t v = s->iv[0].k + i * d->iv[0].k;
+		put(out, i, plain(v), s->fv[0] + (double)i * d->fv[0]);
 	}
+}
+
+/* a shape tensor's values as dims; false if unknown or symbolic */
+static bool
+dims_of(const Val *s, int64_t *d, int max)
+{
+	if (!known(s) || s->n > max)
+		return false;
+	for (int64_t i = 0; i < s->n; i++) {
+		if (s->iv[i].batch || s->iv[i].k < 0)
+			return false;
+		d[i] = s->iv[i].k;
+	}
+	return true;
 }
 
 static void
@@ -378,59 +680,184 @@ fold_constant_of_shape(Onnx *o, const Val *shape, Val *out)
 	const Val *fill = a && a->t ? tensor_val(o, a->t, "value") : NULL;
 	int64_t d[MAX_RANK + 1];
 
-	if (!known(shape) || shape->n > MAX_RANK + 1)
-		return;
-	for (int64_t i = 0; i < shape->n; i++) {
-		if (sym(shape->iv[i]) || shape->iv[i] < 0)
-			return;
-		d[i] = shape->iv[i];
-	}
-	if (!alloc(o, out, (int)shape->n, d))
+	if (!dims_of(shape, d, MAX_RANK + 1) || !alloc(o, out, (int)shape->n, d))
 		return;
 	for (int64_t i = 0; i < out->n; i++)
-		put(out, i, known(fill) && fill->n ? fill->iv[0] : 0,
+		put(out, i, known(fill) && fill->n ? fill->iv[0] : plain(0),
 		    known(fill) && fill->n ? fill->fv[0] : 0);
+}
+
+static void
+fold_expand(Onnx *o, const Val *x, const Val *shape, Val *out)
+{
+	Val t = { 0 };
+	int rank;
+	int64_t d[MAX_RANK + 1];
+
+	if (!x->shaped || !dims_of(shape, t.d, MAX_RANK + 1))
+		return;
+	t.rank = (int)shape->n;
+	if (!bshape(x, &t, &rank, d) || !alloc(o, out, rank, d) || !known(x)) {
+		out->n = -1;
+		return;
+	}
+	for (int64_t i = 0; i < out->n; i++)
+		copy(out, i, x, bindex(x, out, i));
 }
 
 static void
 fold_where(Onnx *o, const Val **in, int nin, Val *out)
 {
-	Val tmp = { 0 };
-	int rank;
-	int64_t d[MAX_RANK + 1];
-
-	if (nin < 3 || !known(in[0]) || !known(in[1]) || !known(in[2]) ||
-	    !bshape(in[1], in[2], &rank, d))
+	if (nin < 3 || !bshape_all(in, 3, out) || !alloc(o, out, out->rank, out->d) ||
+	    !known(in[0]) || !known(in[1]) || !known(in[2])) {
+		out->n = -1;
 		return;
-	shape_of(&tmp, rank, d);
-	if (!bshape(in[0], &tmp, &rank, d) || !alloc(o, out, rank, d))
-		return;
+	}
 	for (int64_t i = 0; i < out->n; i++) {
-		const Val *pick = in[0]->iv[bindex(in[0], out, i)] ? in[1] : in[2];
-		int64_t j = bindex(pick, out, i);
-		put(out, i, pick->iv[j], pick->fv[j]);
+		const Int c = in[0]->iv[bindex(in[0], out, i)];
+		const Val *pick = c.k || c.batch ? in[1] : in[2];
+		copy(out, i, pick, bindex(pick, out, i));
+	}
+}
+
+/* ScatterND: data with updates written at indices (both constants). */
+static void
+fold_scatternd(Onnx *o, const Val **in, int nin, Val *out)
+{
+	const Val *x = in[0], *ix = nin > 1 ? in[1] : NULL, *up = nin > 2 ? in[2] : NULL;
+	int64_t q, inner = 1, slices;
+
+	if (!x->shaped || !alloc(o, out, x->rank, x->d) || !known(x) || !known(ix) ||
+	    !known(up) || ix->rank < 1 || (q = ix->d[ix->rank - 1]) > x->rank) {
+		out->n = -1;
+		return;
+	}
+	if (x->n == 0) /* empty: the product below is not bounded */
+		return;
+	memcpy(out->iv, x->iv, x->n * sizeof *x->iv);
+	memcpy(out->fv, x->fv, x->n * sizeof *x->fv);
+	for (int i = (int)q; i < x->rank; i++)
+		inner *= x->d[i];
+	slices = q ? ix->n / q : 0;
+	if (slices * inner != up->n) {
+		out->n = -1;
+		return;
+	}
+	for (int64_t s = 0; s < slices; s++) {
+		int64_t off = 0;
+		for (int64_t j = 0; j < q; j++) {
+			int64_t v = ix->iv[s * q + j].k;
+			v = v < 0 ? v + x->d[j] : v;
+			if (v < 0 || v >= x->d[j]) {
+				out->n = -1;
+				return;
+			}
+			off = off * x->d[j] + v;
+		}
+		for (int64_t b = 0; b < inner; b++)
+			copy(out, off * inner + b, up, s * inner + b);
 	}
 }
 
 static void
 fold_unary(Onnx *o, const Val *x, char op, Val *out)
 {
-	if (!known(x) || !alloc(o, out, x->rank, x->d))
+	if (!x->shaped || !alloc(o, out, x->rank, x->d) || !known(x)) {
+		out->n = -1;
 		return;
+	}
 	for (int64_t i = 0; i < x->n; i++) {
-		int64_t v = x->iv[i];
-		if (sym(v) && op != 'i') {
+		Int v = x->iv[i];
+		double f = x->fv[i];
+		if ((v.batch && op != 'i' && op != 'a') ||
+		    (v.k == INT64_MIN && (op == 'n' || op == 'a'))) { /* -v.k overflows */
 			out->n = -1;
 			return;
 		}
 		switch (op) {
-		case 'n': put(out, i, -v, -x->fv[i]); break;
-		case 'a': put(out, i, v < 0 ? -v : v, fabs(x->fv[i])); break;
-		case '!': put(out, i, !v, !v); break;
-		case 's': put(out, i, (int64_t)sqrt(x->fv[i]), sqrt(x->fv[i])); break;
-		default: put(out, i, v, x->fv[i]); break;
+		case 'n': put(out, i, plain(-v.k), -f); break;
+		case '!': put(out, i, plain(!v.k), !v.k); break;
+		case 's': put(out, i, plain(trunc_int(sqrt(f))), sqrt(f)); break;
+		case 'r': put(out, i, plain(v.k > 0 ? v.k : 0), f > 0 ? f : 0); break;
+		case 'f': put(out, i, plain(trunc_int(floor(f))), floor(f)); break;
+		case 'c': put(out, i, plain(trunc_int(ceil(f))), ceil(f)); break;
+		case 'a': put(out, i, v.batch ? v : plain(v.k < 0 ? -v.k : v.k), fabs(f)); break;
+		default: put(out, i, v, f); break;
 		}
 	}
+}
+
+/* Cast: integer types truncate the float values. */
+static void
+fold_cast(Onnx *o, const Val *x, Val *out)
+{
+	int64_t to = attr_i(o->np, "to", 0);
+	bool integral = to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+			to != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE &&
+			to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
+			to != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
+
+	fold_unary(o, x, 'i', out);
+	for (int64_t i = 0; integral && i < out->n; i++)
+		if (!out->iv[i].batch) {
+			double f = out->fv[i];
+			out->iv[i].k = trunc_int(f);
+			out->fv[i] = (double)out->iv[i].k;
+		}
+}
+
+static void
+fold_constant(Onnx *o, Val *out)
+{
+	const Onnx__AttributeProto *a;
+
+	if ((a = attr(o->np, "value")) && a->t) {
+		Val *v = tensor_val(o, a->t, "constant");
+		if (v)
+			*out = *v;
+	} else if ((a = attr(o->np, "value_ints"))) {
+		int64_t n = (int64_t)a->n_ints;
+		if (alloc(o, out, 1, &n))
+			for (int64_t i = 0; i < n; i++)
+				put(out, i, plain(a->ints[i]), (double)a->ints[i]);
+	} else if ((a = attr(o->np, "value_floats"))) {
+		int64_t n = (int64_t)a->n_floats;
+		if (alloc(o, out, 1, &n))
+			for (int64_t i = 0; i < n; i++)
+				put(out, i, plain(trunc_int(a->floats[i])), a->floats[i]);
+	} else if ((a = attr(o->np, "value_int")) && alloc(o, out, 0, NULL)) {
+		put(out, 0, plain(a->i), (double)a->i);
+	} else if ((a = attr(o->np, "value_float")) && alloc(o, out, 0, NULL)) {
+		put(out, 0, plain(trunc_int(a->f)), a->f);
+	}
+}
+
+/* Reductions of constants: the shape only. */
+static void
+fold_reduce(Onnx *o, const Val **in, int nin, Val *out)
+{
+	int64_t ax[MAX_RANK + 1], d[MAX_RANK + 1];
+	int n = attr_ints(o, "axes", ax, MAX_RANK + 1), k = 0;
+	bool keep = attr_i(o->np, "keepdims", 1), mark[MAX_RANK + 1] = { false };
+	const Val *x = in[0];
+
+	if (n == -1 && nin > 1 && known(in[1]) && in[1]->n <= MAX_RANK + 1)
+		for (n = 0; n < in[1]->n; n++)
+			ax[n] = in[1]->iv[n].k;
+	if (!x->shaped || n < -1)
+		return;
+	for (int i = 0; i < n; i++) {
+		int64_t a = ax[i] < 0 ? ax[i] + x->rank : ax[i];
+		if (a < 0 || a >= x->rank)
+			return;
+		mark[a] = true;
+	}
+	for (int i = 0; i < x->rank; i++)
+		if (n > 0 && !mark[i])
+			d[k++] = x->d[i];
+		else if (keep)
+			d[k++] = 1;
+	shape_of(out, k, d);
 }
 
 typedef struct Bin {
@@ -441,47 +868,66 @@ typedef struct Bin {
 static const Bin bins[] = {
 	{ "Add", '+' }, { "Sub", '-' },     { "Mul", '*' },     { "Div", '/' },
 	{ "Mod", '%' }, { "Equal", '=' },   { "Less", '<' },    { "Greater", '>' },
-	{ "Min", 'm' }, { "Max", 'M' },
+	{ "Min", 'm' }, { "Max", 'M' },     { "And", '&' },     { "Or", '|' },
+	{ "Pow", 'p' },
 };
+
+typedef struct Un {
+	const char *op;
+	char code;
+} Un;
+
+/* 'i': values unchanged; '-': the shape only (values not needed) */
+static const Un uns[] = {
+	{ "Neg", 'n' },     { "Abs", 'a' },      { "Not", '!' },     { "Sqrt", 's' },
+	{ "Relu", 'r' },    { "Floor", 'f' },    { "Ceil", 'c' },    { "Identity", 'i' },
+	{ "Dropout", 'i' }, { "Round", '-' },    { "Sigmoid", '-' }, { "Tanh", '-' },
+	{ "Exp", '-' },     { "Log", '-' },      { "Erf", '-' },     { "Reciprocal", '-' },
+	{ "Softmax", '-' }, { "Clip", '-' },     { "Sign", '-' },    { "LeakyRelu", '-' },
+};
+
+static bool
+fold_table(Onnx *o, const Val **in, int nin, Val *out)
+{
+	const char *op = o->np->op_type;
+
+	for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++)
+		if (strcmp(op, bins[i].op) == 0) {
+			if (nin >= 2 && in[0] && in[1])
+				binary(o, bins[i].code, in[0], in[1], out);
+			return true;
+		}
+	for (size_t i = 0; i < sizeof uns / sizeof uns[0]; i++)
+		if (strcmp(op, uns[i].op) == 0) {
+			if (uns[i].code == '-') {
+				if (in[0]->shaped)
+					shape_of(out, in[0]->rank, in[0]->d);
+			} else {
+				fold_unary(o, in[0], uns[i].code, out);
+			}
+			return true;
+		}
+	return false;
+}
 
 bool
 onnx_fold(Onnx *o, const Val **in, int nin, Val *out)
 {
 	const char *op = o->np->op_type;
-	const Onnx__AttributeProto *a;
 	const Val *x = nin > 0 ? in[0] : NULL;
 
-	for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++)
-		if (strcmp(op, bins[i].op) == 0) {
-			if (nin >= 2)
-				binary(o, bins[i].code, in[0], in[1], out);
-			return true;
-		}
 	if (strcmp(op, "Constant") == 0) {
-		if ((a = attr(o->np, "value")) && a->t) {
-			Val *v = tensor_val(o, a->t, "constant");
-			if (!v)
-				return false;
-			*out = *v;
-		} else if ((a = attr(o->np, "value_ints"))) {
-			int64_t n = (int64_t)a->n_ints;
-			if (alloc(o, out, 1, &n))
-				for (int64_t i = 0; i < n; i++)
-					put(out, i, a->ints[i], (double)a->ints[i]);
-		} else if ((a = attr(o->np, "value_int")) && alloc(o, out, 0, NULL)) {
-			put(out, 0, a->i, (double)a->i);
-		} else if ((a = attr(o->np, "value_float")) && alloc(o, out, 0, NULL)) {
-			put(out, 0, (int64_t)a->f, a->f);
-		}
-		return true;
+		fold_constant(o, out);
+		return out->shaped || attr(o->np, "value") == NULL || !diag_errors();
 	}
-	if (!x)
+	if (!x || fold_table(o, in, nin, out))
 		return true;
 	if (strcmp(op, "Shape") == 0)
 		fold_shape(o, x, out);
 	else if (strcmp(op, "Size") == 0 && x->shaped && alloc(o, out, 0, NULL))
-		put(out, 0, x->act && o->batch == BATCH ? BATCH : count(x), (double)count(x));
-	else if (strcmp(op, "Gather") == 0 && nin > 1)
+		put(out, 0, x->act && x->bax >= 0 ? (Int){ count(x), true } : plain(count(x)),
+		    (double)count(x));
+	else if (strcmp(op, "Gather") == 0 && nin > 1 && in[1])
 		fold_gather(o, x, in[1], out);
 	else if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0)
 		fold_unsqueeze(o, in, nin, out, op[0] == 'U');
@@ -493,32 +939,25 @@ onnx_fold(Onnx *o, const Val **in, int nin, Val *out)
 		fold_range(o, in, nin, out);
 	else if (strcmp(op, "ConstantOfShape") == 0)
 		fold_constant_of_shape(o, x, out);
+	else if (strcmp(op, "Expand") == 0 && nin > 1)
+		fold_expand(o, x, in[1], out);
 	else if (strcmp(op, "Where") == 0)
 		fold_where(o, in, nin, out);
-	else if (strcmp(op, "Neg") == 0)
-		fold_unary(o, x, 'n', out);
-	else if (strcmp(op, "Abs") == 0)
-		fold_unary(o, x, 'a', out);
-	else if (strcmp(op, "Not") == 0)
-		fold_unary(o, x, '!', out);
-	else if (strcmp(op, "Sqrt") == 0)
-		fold_unary(o, x, 's', out);
-	else if (strcmp(op, "Identity") == 0 || strcmp(op, "Cast") == 0 ||
-		 strcmp(op, "Floor") == 0 || strcmp(op, "Ceil") == 0)
-		fold_unary(o, x, 'i', out);
-	else if (strcmp(op, "Reshape") == 0 && x->shaped && known(x) && nin > 1 &&
-		 known(in[1]) && in[1]->n <= MAX_RANK + 1) {
-		int64_t d[MAX_RANK + 1], infer = -1, prod = 1;
-		for (int64_t i = 0; i < in[1]->n; i++) {
-			d[i] = in[1]->iv[i] == 0 && i < x->rank ? x->d[i] : in[1]->iv[i];
-			if (d[i] == -1)
-				infer = i;
-			else if (d[i] > 0)
-				prod *= d[i];
-		}
-		if (infer >= 0 && prod > 0)
-			d[infer] = x->n / prod;
-		same_values(o, x, (int)in[1]->n, d, out);
-	}
+	else if (strcmp(op, "ScatterND") == 0)
+		fold_scatternd(o, in, nin, out);
+	else if (strcmp(op, "Cast") == 0)
+		fold_cast(o, x, out);
+	else if (strcmp(op, "Reshape") == 0 && nin > 1)
+		fold_reshape(o, x, in[1], out);
+	else if (strcmp(op, "Flatten") == 0)
+		fold_flatten(o, x, out);
+	else if (strcmp(op, "Transpose") == 0)
+		fold_transpose(o, x, out);
+	else if (strncmp(op, "Reduce", 6) == 0)
+		fold_reduce(o, in, nin, out);
+	/* a shape of more elements than 64 bits count (Expand of [1, 2^40]
+	 * to [2^40, 1]) is not one: the rules multiply its dimensions */
+	if (out->shaped && count(out) < 0)
+		out->shaped = false, out->n = -1;
 	return true;
 }

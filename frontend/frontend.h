@@ -4,6 +4,7 @@
 #define ORACLEC_FRONTEND_FRONTEND_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ir/ir.h"
 #include "util/files.h"
@@ -22,11 +23,17 @@ Graph *dsl_load(const char *path, Arena *a, FileList *files);
 typedef struct OnnxOptions {
 	const Shape *input_shape; /* per-sample shape of the first input, or NULL */
 	bool strict;              /* an unsupported operator is an error */
+	bool nobatch;             /* every graph input is one whole sample */
+	FILE *print_outputs;      /* print the graph outputs' shapes here */
 } OnnxOptions;
 
 /* onnx.c: read an ONNX ModelProto (weights never opened), fold shape
  * computations, return the layers as a Graph.  NULL after errors. */
 Graph *onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt);
+
+/* onnx.c: print a serialized TensorProto's dims as "name [d0,d1,...]"
+ * (the conformance test reads ONNX's expected outputs with it). */
+bool onnx_print_tensor_dims(const char *path, FILE *f);
 
 /* pbstrip.c: the ModelProto in buf without its large weight payloads, as
  * a malloc'd buffer; NULL with *err set when the wire format is broken. */

@@ -14,7 +14,18 @@
  * become IR layers, with per-sample shapes inferred at once (ir/infer.c)
  * so later shape computations can read them.  Layers keep the node's name
  * (PyTorch writes module paths such as /layer1/layer1.0/conv1/Conv);
- * nameless nodes are named "<op_type>_<index>". */
+ * nameless nodes are named "<op_type>_<index>".  The lowering rules of
+ * the operators are in onnxops.c, the folding rules in fold.c.
+ *
+ * The batch is the first dimension of the graph inputs.  With --no-batch
+ * (a hidden option for ONNX's single-operator conformance models, whose
+ * inputs are plain tensors) every graph input is one whole sample: an
+ * implicit batch of 1 sits outside it, so per-sample shapes are the full
+ * ONNX shapes and no axis is the batch.
+ *
+ * Parameters: every float initializer counts once, on the first layer
+ * that reads it directly or through folded constants (Layer.fparams),
+ * except BatchNormalization's running mean and variance (buffers). */
 #include "frontend/onnx.h"
 #include "util/checked.h"
 
@@ -106,6 +117,7 @@ newval(Onnx *o)
 	Val *v = arena_alloc(o->a, sizeof *v);
 
 	v->tensor = -1;
+	v->bax = -1;
 	v->n = -1;
 	return v;
 }
@@ -137,6 +149,20 @@ little_endian(void)
 	return *(const uint8_t *)&one == 1;
 }
 
+static void
+set_int(Val *v, int64_t i, int64_t x)
+{
+	v->iv[i] = (Int){ x, false };
+	v->fv[i] = (double)x;
+}
+
+static void
+set_float(Val *v, int64_t i, double x)
+{
+	v->fv[i] = x;
+	v->iv[i] = (Int){ isfinite(x) && fabs(x) < 9e18 ? (int64_t)x : 0, false };
+}
+
 /* Copies a small tensor's values (int or float types) when present. */
 static void
 tensor_values(Onnx *o, Val *v, const Onnx__TensorProto *t)
@@ -164,38 +190,39 @@ tensor_values(Onnx *o, Val *v, const Onnx__TensorProto *t)
 			if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
 				int64_t x;
 				memcpy(&x, p, 8);
-				v->iv[i] = x, v->fv[i] = (double)x;
+				set_int(v, i, x);
 			} else if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
 				double x;
 				memcpy(&x, p, 8);
-				v->fv[i] = x, v->iv[i] = isfinite(x) ? (int64_t)x : 0;
+				set_float(v, i, x);
 			} else if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
 				float x;
 				memcpy(&x, p, 4);
-				v->fv[i] = x, v->iv[i] = isfinite(x) && fabs(x) < 9e18 ? (int64_t)x : 0;
+				set_float(v, i, x);
 			} else if (dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT32) {
 				int32_t x;
 				memcpy(&x, p, 4);
-				v->iv[i] = x, v->fv[i] = x;
+				set_int(v, i, x);
 			} else {
-				v->iv[i] = dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ? (int8_t)*p : *p;
-				v->fv[i] = (double)v->iv[i];
+				set_int(v, i, dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ? (int8_t)*p : *p);
 			}
 		}
 	} else if (t->n_int64_data == (size_t)n) {
 		set_values(o, v, n);
 		for (int64_t i = 0; i < n; i++)
-			v->iv[i] = t->int64_data[i], v->fv[i] = (double)t->int64_data[i];
+			set_int(v, i, t->int64_data[i]);
 	} else if (t->n_int32_data == (size_t)n) {
 		set_values(o, v, n);
 		for (int64_t i = 0; i < n; i++)
-			v->iv[i] = t->int32_data[i], v->fv[i] = t->int32_data[i];
+			set_int(v, i, t->int32_data[i]);
 	} else if (t->n_float_data == (size_t)n) {
 		set_values(o, v, n);
-		for (int64_t i = 0; i < n; i++) {
-			float x = t->float_data[i];
-			v->fv[i] = x, v->iv[i] = isfinite(x) && fabs(x) < 9e18 ? (int64_t)x : 0;
-		}
+		for (int64_t i = 0; i < n; i++)
+			set_float(v, i, t->float_data[i]);
+	} else if (t->n_double_data == (size_t)n) {
+		set_values(o, v, n);
+		for (int64_t i = 0; i < n; i++)
+			set_float(v, i, t->double_data[i]);
 	}
 }
 
@@ -239,6 +266,33 @@ lookup(Onnx *o, const char *name)
 	return name && *name ? map_get(&o->vals, name) : NULL;
 }
 
+/* a's sources then b's; shares a's list when b adds nothing */
+Src *
+src_union(Onnx *o, Src *a, const Src *b)
+{
+	for (; b; b = b->next) {
+		const Src *s = a;
+		while (s && s->init != b->init)
+			s = s->next;
+		if (!s) {
+			Src *n = arena_alloc(o->a, sizeof *n);
+			n->init = b->init;
+			n->next = a;
+			a = n;
+		}
+	}
+	return a;
+}
+
+static bool
+is_float(int dt)
+{
+	return dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+	       dt == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ||
+	       dt == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
+	       dt == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
+}
+
 /* ---- inputs and initializers ------------------------------------------- */
 
 static bool
@@ -254,7 +308,80 @@ add_initializers(Onnx *o, const Onnx__GraphProto *gp)
 		if (!(v = tensor_val(o, t, "initializer")))
 			return false;
 		v->init = true;
+		if (is_float(t->data_type)) { /* a trained tensor: its own source */
+			v->src = arena_alloc(o->a, sizeof *v->src);
+			v->src->init = v;
+		}
 		map_put(&o->vals, arena_strdup(o->a, t->name), v);
+	}
+	return true;
+}
+
+/* One graph input's per-sample shape (the full shape with --no-batch);
+ * its batch into *batch. */
+static bool
+input_shape(Onnx *o, const Onnx__ValueInfoProto *vi, const Shape *override, Shape *s,
+	    int64_t *batch)
+{
+	const Onnx__TypeProto__Tensor *tt;
+	int skip = o->nobatch ? 0 : 1;
+
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+		diag_error(floc(o), "graph input '%s' is not a tensor (sequences, maps and "
+			   "optionals are not supported)", vi->name);
+		return false;
+	}
+	if (!(tt = vi->type->tensor_type) || !tt->shape) {
+		diag_error(floc(o), "graph input '%s' has no tensor shape", vi->name);
+		return false;
+	}
+	if (tt->shape->n_dim < (size_t)skip || tt->shape->n_dim > (size_t)MAX_RANK + skip) {
+		diag_error(floc(o), "graph input '%s' has %zu dimensions (%d to %d supported)",
+			   vi->name, tt->shape->n_dim, skip, MAX_RANK + skip);
+		return false;
+	}
+	/* the first dimension is the batch, symbolic or fixed (a value below
+	 * 1, as some exporters write for "dynamic", is symbolic) */
+	*batch = BATCH;
+	if (skip && tt->shape->dim[0]->value_case ==
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+	    tt->shape->dim[0]->dim_value > 0)
+		*batch = tt->shape->dim[0]->dim_value;
+	if (*batch != BATCH && *batch > MAX_DIM) {
+		diag_error(floc(o), "graph input '%s': batch dimension %" PRId64
+			   " is out of range (1 to 2^40)", vi->name, *batch);
+		return false;
+	}
+	s->rank = (int)tt->shape->n_dim - skip;
+	for (int k = 0; k < s->rank; k++) {
+		const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k + skip];
+		s->d[k] = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+				  ? d->dim_value
+				  : BATCH; /* symbolic: any value a file may hold is a dim */
+	}
+	if (override && o->g->ninput == 0)
+		*s = *override;
+	for (int k = 0; k < s->rank; k++) {
+		if (s->d[k] == BATCH) {
+			diag_error(floc(o), "graph input '%s': dimension %d is symbolic; give the "
+				   "per-sample shape with --input-shape", vi->name, k + skip);
+			return false;
+		}
+		if (s->d[k] == 0) {
+			diag_error(floc(o), "graph input '%s': dimension %d is 0 (empty tensors "
+				   "are not supported)", vi->name, k + skip);
+			return false;
+		}
+		if (s->d[k] < 1 || s->d[k] > MAX_DIM) {
+			diag_error(floc(o), "graph input '%s': dimension %d is %" PRId64 ", out of "
+				   "range (1 to 2^40)", vi->name, k + skip, s->d[k]);
+			return false;
+		}
+	}
+	if (!shape_elems(s, &(int64_t){ 0 })) {
+		diag_error(floc(o), "graph input '%s' has more elements than 64 bits can count",
+			   vi->name);
+		return false;
 	}
 	return true;
 }
@@ -265,76 +392,94 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 {
 	for (size_t i = 0; i < gp->n_input; i++) {
 		const Onnx__ValueInfoProto *vi = gp->input[i];
-		const Onnx__TypeProto__Tensor *tt;
 		Shape s = { 0 };
+		int64_t batch;
 		Val *v;
 
 		if (!vi->name || map_get(&o->vals, vi->name))
 			continue;
-		if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-		    !(tt = vi->type->tensor_type) || !tt->shape) {
-			diag_error(floc(o), "graph input '%s' has no tensor shape", vi->name);
+		if (!input_shape(o, vi, override, &s, &batch))
 			return false;
-		}
-		if (tt->shape->n_dim < 1 || tt->shape->n_dim > MAX_RANK + 1) {
-			diag_error(floc(o), "graph input '%s' has %zu dimensions (1 to %d supported)",
-				   vi->name, tt->shape->n_dim, MAX_RANK + 1);
-			return false;
-		}
-		/* the first dimension is the batch, symbolic or fixed (a value
-		 * below 1, as some exporters write for "dynamic", is symbolic) */
-		const Onnx__TensorShapeProto__Dimension *b = tt->shape->dim[0];
-		bool fixed = b->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-		int64_t batch = fixed && b->dim_value > 0 ? b->dim_value : BATCH;
-		if (batch != BATCH && batch > MAX_DIM) {
-			diag_error(floc(o), "graph input '%s': batch dimension %" PRId64
-				   " is out of range (1 to 2^40)", vi->name, batch);
-			return false;
-		}
 		if (o->g->ninput == 0)
 			o->batch = batch;
-		s.rank = (int)tt->shape->n_dim - 1;
-		for (int k = 0; k < s.rank; k++) {
-			const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k + 1];
-			s.d[k] = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-					 ? d->dim_value
-					 : BATCH;
-		}
-		if (override && o->g->ninput == 0)
-			s = *override;
-		for (int k = 0; k < s.rank; k++)
-			if (s.d[k] == BATCH) {
-				diag_error(floc(o), "graph input '%s': dimension %d is symbolic; "
-					   "give the per-sample shape with --input-shape",
-					   vi->name, k + 1);
-				return false;
-			} else if (s.d[k] < 1 || s.d[k] > MAX_DIM) {
-				diag_error(floc(o), "graph input '%s': dimension %d is %" PRId64
-					   ", out of range (1 to 2^40)", vi->name, k + 1, s.d[k]);
-				return false;
-			}
-		if (!shape_elems(&s, &(int64_t){ 0 })) {
-			diag_error(floc(o), "graph input '%s' has more elements than 64 bits can "
-				   "count", vi->name);
-			return false;
-		}
 		v = newval(o);
 		v->act = true;
 		v->shaped = true;
-		v->rank = s.rank + 1;
+		v->rank = s.rank + !o->nobatch;
+		v->bax = o->nobatch ? -1 : 0;
 		v->d[0] = 1;
-		memcpy(v->d + 1, s.d, s.rank * sizeof s.d[0]);
+		memcpy(v->d + !o->nobatch, s.d, s.rank * sizeof s.d[0]);
 		v->tensor = graph_add_input(o->g, arena_strdup(o->a, vi->name), &s);
+		shape_elems(&s, &o->g->tensor[v->tensor].elems); /* input_shape checked it */
 		map_put(&o->vals, o->g->tensor[v->tensor].name, v);
 	}
-	if (o->g->ninput == 0) {
+	if (o->g->ninput == 0 && !o->nobatch) {
 		diag_error(floc(o), "the graph has no input besides its initializers");
 		return false;
 	}
 	return true;
 }
 
-/* ---- layers ------------------------------------------------------------- */
+/* ---- per-sample shapes and layers --------------------------------------- */
+
+Shape
+ps_shape(const Val *v)
+{
+	Shape s = { 0 };
+
+	for (int i = 0; i < v->rank; i++)
+		if (i != v->bax || v->d[i] != 1)
+			s.d[s.rank++] = v->d[i];
+	return s;
+}
+
+int
+ps_axis(const Val *v, int axis)
+{
+	if (v->bax < 0 || axis < v->bax || v->d[v->bax] != 1)
+		return axis;
+	return axis == v->bax ? -1 : axis - 1;
+}
+
+/* The per-sample shape of a constant operand of an element-wise op whose
+ * activation operand is ref: broadcasting aligns the full shapes on the
+ * right, so the constant's dimension on ref's batch axis must be 1, and
+ * is left out with the batch. */
+bool
+ps_const(Onnx *o, const Val *c, const Val *ref, Shape *out)
+{
+	int r = c->rank > ref->rank ? c->rank : ref->rank;
+	int j = ref->bax < 0 ? -1 : ref->bax + (r - ref->rank) - (r - c->rank);
+	char b[96];
+
+	if (!c->shaped) {
+		NERR(o, "the shape of a constant operand is not known");
+		return false;
+	}
+	out->rank = 0;
+	for (int i = 0; i < c->rank; i++) {
+		/* a file that fixes the batch B may hold B copies of a constant */
+		bool batch = i == j && o->batch != BATCH && o->batch > 1 &&
+			     c->d[i] == o->batch * ref->d[ref->bax];
+		if (batch) {
+			if (ref->d[ref->bax] != 1)
+				out->d[out->rank++] = ref->d[ref->bax];
+			continue;
+		}
+		if (i == j && c->d[i] != 1) {
+			NERR(o, "a constant operand spans the batch axis (dimension %d is %" PRId64
+				")", i, c->d[i]);
+			return false;
+		}
+		if (i != j || ref->d[ref->bax] != 1)
+			out->d[out->rank++] = c->d[i];
+	}
+	if (out->rank > MAX_RANK) {
+		NERR(o, "constant operand %s has too many dimensions", shape_str(out, b, sizeof b));
+		return false;
+	}
+	return true;
+}
 
 static const char *
 node_name(Onnx *o)
@@ -344,13 +489,34 @@ node_name(Onnx *o)
 	return arena_printf(o->a, "%s_%d", o->np->op_type, o->node);
 }
 
-/* Adds a layer reading the activations `in`; its output is the node's
- * first output.  The layer's shapes are inferred at once. */
-static Layer *
-layer(Onnx *o, OpKind op, const Val **in, int nin)
+/* The float initializers the node reads, directly or through folded
+ * constants, that no earlier layer counted: they are the layer's. */
+static int64_t
+new_params(Onnx *o)
 {
-	int ins[8], l;
+	int64_t n = 0;
+
+	for (size_t i = 0; i < o->np->n_input; i++) {
+		const Val *v = lookup(o, o->np->input[i]);
+		for (const Src *s = v && !v->act ? v->src : NULL; s; s = s->next)
+			if (!s->init->counted) {
+				s->init->counted = true;
+				n += count(s->init);
+			}
+	}
+	return n;
+}
+
+/* Adds a layer reading the activations `in`; its output is the node's
+ * output `out`, or for out = -1 a tensor of the lowering's own named
+ * "<layer>:out".  A node lowered to several layers gives them its name
+ * with a ":k" suffix after the first. */
+Layer *
+onnx_layer_out(Onnx *o, OpKind op, const Val **in, int nin, int out)
+{
+	int *ins = arena_array(o->a, nin ? nin : 1, sizeof *ins), l;
 	Graph *g = o->g;
+	const char *name = node_name(o);
 
 	if (g->nlayer >= MAX_LAYERS) {
 		diag_error(floc(o), "model has more than %d layers", MAX_LAYERS);
@@ -358,651 +524,103 @@ layer(Onnx *o, OpKind op, const Val **in, int nin)
 	}
 	for (int i = 0; i < nin; i++)
 		ins[i] = in[i]->tensor;
-	l = graph_add_layer(g, op, node_name(o), floc(o));
+	if (g->nlayer && g->layer[g->nlayer - 1].srcidx == o->node &&
+	    g->layer[g->nlayer - 1].srcop)
+		name = arena_printf(o->a, "%s:%d", name, g->nlayer - o->first);
+	else
+		o->first = g->nlayer;
+	l = graph_add_layer(g, op, name, floc(o));
 	g->layer[l].srcop = arena_strdup(o->a, o->np->op_type);
 	g->layer[l].srcidx = o->node;
+	g->layer[l].fparams = new_params(o);
 	layer_set_inputs(g, l, ins, nin);
-	layer_add_output(g, l, arena_strdup(o->a, o->np->output[0]));
+	layer_add_output(g, l, out < 0 ? arena_printf(o->a, "%s:out", name)
+					: arena_strdup(o->a, o->np->output[out]));
 	return &g->layer[l];
 }
 
-/* Infers the new layer's shapes and binds the node's first output. */
+Layer *
+onnx_layer(Onnx *o, OpKind op, const Val **in, int nin)
+{
+	return onnx_layer_out(o, op, in, nin, 0);
+}
+
+/* The full shape of an activation from its per-sample shape: the batch
+ * axis comes back, as 1 when the per-sample shape left it out. */
 static bool
-finish(Onnx *o, Layer *ly)
+full_shape(Onnx *o, const Shape *ps, int rank, int bax, Val *v)
 {
-	Graph *g = o->g;
-	int l = (int)(ly - g->layer);
-	const Tensor *t;
-	Val *v;
+	char b[96];
 
-	if (!layer_infer(g, l, NULL))
-		return false;
-	t = &g->tensor[ly->out[0]];
-	v = newval(o);
-	v->act = true;
-	v->shaped = true;
-	v->tensor = ly->out[0];
-	v->rank = t->shape.rank + 1;
-	v->d[0] = 1;
-	memcpy(v->d + 1, t->shape.d, t->shape.rank * sizeof t->shape.d[0]);
-	map_put(&o->vals, t->name, v);
-	return true;
-}
-
-static int
-per_sample_axis(Onnx *o, int64_t axis, int rank)
-{
-	if (axis < -rank || axis >= rank) {
-		NERR(o, "axis %" PRId64 " is out of range for rank %d", axis, rank);
-		return -2;
-	}
-	if (axis < 0)
-		axis += rank;
-	if (axis == 0) {
-		NERR(o, "operating along the batch axis is not supported");
-		return -2;
-	}
-	return (int)axis - 1;
-}
-
-/* kernel, strides, pads, dilations of Conv and the pools */
-static bool
-window_attrs(Onnx *o, Layer *l, int nsp, const int64_t *wkernel)
-{
-	Attr *a = &l->attr;
-	int64_t v[2 * MAX_SPATIAL + 2];
-	int n;
-	const char *autopad = attr_s(o, "auto_pad", "NOTSET");
-
-	if (nsp < 1 || nsp > MAX_SPATIAL) {
-		NERR(o, "%d spatial dimensions (1 to %d supported)", nsp, MAX_SPATIAL);
-		return false;
-	}
-	a->nspatial = nsp;
-	n = attr_ints(o, "kernel_shape", v, MAX_SPATIAL);
-	if (n == -2 || (n < 0 && !wkernel) || (n >= 0 && n != nsp)) {
-		if (n != -2)
-			NERR(o, "missing or wrong 'kernel_shape'");
-		return false;
-	}
-	for (int i = 0; i < nsp; i++) {
-		a->kernel[i] = n >= 0 ? v[i] : wkernel[i];
-		a->stride[i] = a->dilation[i] = 1;
-	}
-	for (int k = 0; k < 2; k++) { /* one value per spatial dimension, if any */
-		const char *name = k ? "dilations" : "strides";
-		if ((n = attr_ints(o, name, v, MAX_SPATIAL)) == -2)
-			return false;
-		if (n >= 0 && n != nsp) {
-			NERR(o, "'%s' has %d values for %d spatial dimensions", name, n, nsp);
-			return false;
-		}
-		if (n >= 0)
-			memcpy(k ? a->dilation : a->stride, v, nsp * sizeof *v);
-	}
-	for (int i = 0; i < nsp; i++)
-		if (a->kernel[i] < 1 || a->kernel[i] > MAX_DIM || a->stride[i] < 1 ||
-		    a->stride[i] > MAX_DIM || a->dilation[i] < 1 || a->dilation[i] > MAX_DIM) {
-			NERR(o, "kernel, stride and dilation must be positive");
-			return false;
-		}
-	n = attr_ints(o, "pads", v, 2 * MAX_SPATIAL);
-	if (n == -2 || (n >= 0 && n != 2 * nsp)) {
-		if (n != -2)
-			NERR(o, "'pads' has %d values for %d spatial dimensions", n, nsp);
-		return false;
-	}
-	for (int i = 0; n > 0 && i < nsp; i++) {
-		if (v[i] < 0 || v[nsp + i] < 0 || v[i] > MAX_DIM || v[nsp + i] > MAX_DIM) {
-			NERR(o, "negative or huge pads");
-			return false;
-		}
-		a->pad[i] = v[i];
-		a->pad[MAX_SPATIAL + i] = v[nsp + i];
-	}
-	if (strcmp(autopad, "SAME_UPPER") == 0 || strcmp(autopad, "SAME_LOWER") == 0) {
-		/* output = ceil(input / stride): pad the difference */
-		const Shape *x = &o->g->tensor[l->in[0]].shape;
-		for (int i = 0; i < nsp; i++) {
-			int64_t in = x->d[i + 1], out = (in + a->stride[i] - 1) / a->stride[i];
-			int64_t eff = a->dilation[i] * (a->kernel[i] - 1) + 1;
-			int64_t total = (out - 1) * a->stride[i] + eff - in;
-			if (total < 0)
-				total = 0;
-			a->pad[i] = autopad[5] == 'U' ? total / 2 : total - total / 2;
-			a->pad[MAX_SPATIAL + i] = total - a->pad[i];
-		}
-	} else if (strcmp(autopad, "VALID") == 0) {
-		memset(a->pad, 0, sizeof a->pad);
-	}
-	return true;
-}
-
-static const Val *
-weight(Onnx *o, int i, int rank)
-{
-	const Val *w = i < (int)o->np->n_input ? lookup(o, o->np->input[i]) : NULL;
-
-	if (!w)
-		NERR(o, "input %d (the weight) is missing", i + 1);
-	else if (w->act || !w->shaped)
-		NERR(o, "input %d (the weight) must be a constant, not an activation", i + 1);
-	else if (rank && w->rank != rank)
-		NERR(o, "input %d (the weight) has rank %d, expected %d", i + 1, w->rank, rank);
-	else
-		return w;
-	return NULL;
-}
-
-/* Checks that a weight the file declares has the shape the layer implies. */
-static bool
-check_weight(Onnx *o, const Layer *l, int k, const Val *w)
-{
-	const Shape *s = &l->w[k].shape;
-	bool same = w->rank == s->rank;
-
-	for (int i = 0; same && i < s->rank; i++)
-		same = w->d[i] == s->d[i];
-	if (!same) {
-		char b[96];
-		NERR(o, "weight %d does not have the expected shape %s", k + 1,
-		     shape_str(s, b, sizeof b));
-	}
-	return same;
-}
-
-static bool
-lower_conv(Onnx *o, const Val *x)
-{
-	const Val *w = weight(o, 1, 0), *b;
-	Layer *l;
-	bool tr = strcmp(o->np->op_type, "ConvTranspose") == 0;
-	int64_t g = attr_i(o->np, "group", 1), v[MAX_SPATIAL];
-
-	if (!w)
-		return false;
-	if (w->rank != x->rank || w->rank < 3) {
-		NERR(o, "weight rank %d does not match input rank %d", w->rank, x->rank);
-		return false;
-	}
-	if (g < 1 || g > MAX_DIM) {
-		NERR(o, "bad group %" PRId64, g);
-		return false;
-	}
-	if (!(l = layer(o, tr ? OP_CONVT : OP_CONV, &x, 1)))
-		return false;
-	/* PyTorch names weights after module parameters (layer1.0.conv1.weight);
-	 * a weight it computed while exporting, as BN folding does, gets a
-	 * generated name */
-	if (strncmp(o->np->input[1], "onnx::Conv_", 11) == 0)
-		o->folded++;
-	l->attr.groups = g;
-	l->attr.filters = tr ? w->d[1] * g : w->d[0];
-	b = o->np->n_input > 2 ? lookup(o, o->np->input[2]) : NULL;
-	l->attr.bias = b != NULL;
-	if (!window_attrs(o, l, x->rank - 2, w->d + 2))
-		return false;
-	if (tr && attr_ints(o, "output_padding", v, MAX_SPATIAL) == x->rank - 2)
-		memcpy(l->attr.out_pad, v, (x->rank - 2) * sizeof *v);
-	return finish(o, l) && check_weight(o, l, 0, w) &&
-	       (!b || check_weight(o, l, 1, b));
-}
-
-static bool
-lower_pool(Onnx *o, const Val *x, OpKind op)
-{
-	Layer *l = layer(o, op, &x, 1);
-
-	if (!l || !window_attrs(o, l, x->rank - 2, NULL))
-		return false;
-	l->attr.ceil_mode = attr_i(o->np, "ceil_mode", 0) != 0;
-	return finish(o, l);
-}
-
-/* Gemm with a constant B: a fully connected layer. */
-static bool
-lower_gemm(Onnx *o, const Val *x)
-{
-	const Val *w = weight(o, 1, 2), *c;
-	Layer *l;
-	bool tb = attr_i(o->np, "transB", 0) != 0;
-
-	if (!w)
-		return false;
-	if (attr_i(o->np, "transA", 0) || x->rank != 2) {
-		NERR(o, "only Gemm of a [batch, features] input without transA is supported");
-		return false;
-	}
-	if (!(l = layer(o, OP_FC, &x, 1)))
-		return false;
-	l->attr.filters = tb ? w->d[0] : w->d[1];
-	c = o->np->n_input > 2 ? lookup(o, o->np->input[2]) : NULL;
-	l->attr.bias = c != NULL;
-	if (!finish(o, l))
-		return false;
-	if (w->d[tb ? 1 : 0] != x->d[1]) {
-		NERR(o, "weight has %" PRId64 " input features, the input %" PRId64,
-		     w->d[tb ? 1 : 0], x->d[1]);
-		return false;
-	}
-	return true;
-}
-
-static bool
-lower_matmul(Onnx *o, const Val *a, const Val *b)
-{
-	Layer *l;
-
-	if (b && b->act) {
-		const Val *in[2] = { a, b };
-		return (l = layer(o, OP_MATMUL, in, 2)) && finish(o, l);
-	}
-	b = weight(o, 1, 2);
-	if (!b || !(l = layer(o, OP_FC, &a, 1)))
-		return false;
-	l->attr.filters = b->d[1];
-	if (!finish(o, l))
-		return false;
-	if (b->d[0] != a->d[a->rank - 1]) {
-		NERR(o, "weight has %" PRId64 " rows, the input %" PRId64 " features", b->d[0],
-		     a->d[a->rank - 1]);
-		return false;
-	}
-	return true;
-}
-
-/* Element-wise binary op: two activations broadcast, or one activation
- * and a constant (a "scale" layer). */
-static bool
-lower_binary(Onnx *o, const Val *x, const Val *y, OpKind op)
-{
-	Layer *l;
-
-	if (x->act && y && y->act) {
-		const Val *in[2] = { x, y };
-		return (l = layer(o, op, in, 2)) && finish(o, l);
-	}
-	if (!x->act)
-		x = y;
-	return (l = layer(o, OP_SCALE, &x, 1)) && finish(o, l);
-}
-
-/* A reshape to a known full shape [batch, ...]. */
-static bool
-reshape_to(Onnx *o, const Val *x, const int64_t *full, int rank)
-{
-	Layer *l;
-
-	if (rank < 1 || rank > MAX_RANK + 1) {
-		NERR(o, "target rank %d is not supported", rank);
-		return false;
-	}
-	if (!(l = layer(o, OP_RESHAPE, &x, 1)))
-		return false;
-	l->attr.target.rank = rank - 1;
-	memcpy(l->attr.target.d, full + 1, (rank - 1) * sizeof *full);
-	return finish(o, l);
-}
-
-static bool
-lower_reshape(Onnx *o, const Val *x)
-{
-	const Val *s = o->np->n_input > 1 ? lookup(o, o->np->input[1]) : NULL;
-	int64_t full[MAX_RANK + 1];
-
-	if (!s || s->act || s->n < 1 || s->n > MAX_RANK + 1) {
-		NERR(o, "the target shape is not a known constant");
-		return false;
-	}
-	for (int64_t i = 0; i < s->n; i++) {
-		int64_t v = s->iv[i];
-		if (i == 0 && (v == 0 || v == BATCH || v == -1 || (o->batch != BATCH && v == o->batch)))
-			v = 1; /* the batch stays first */
-		else if (v == BATCH) {
-			NERR(o, "the batch moves out of the first dimension");
-			return false;
-		} else if (i == 0) {
-			NERR(o, "the first dimension %" PRId64 " is not the batch", v);
-			return false;
-		}
-		full[i] = v == 0 && i < x->rank ? x->d[i] : v;
-	}
-	return reshape_to(o, x, full, (int)s->n);
-}
-
-static bool
-lower_flatten(Onnx *o, const Val *x)
-{
-	int64_t axis = attr_i(o->np, "axis", 1);
-	Layer *l;
-
-	if (axis < 0)
-		axis += x->rank;
-	if (axis < 1 || axis > x->rank) {
-		NERR(o, "flattening into the batch axis is not supported");
-		return false;
-	}
-	if (!(l = layer(o, OP_FLATTEN, &x, 1)))
-		return false;
-	l->attr.axis = (int)axis - 1;
-	return finish(o, l);
-}
-
-/* the axes of Squeeze/Unsqueeze: an attribute before opset 13, an input after */
-static int
-axes_of(Onnx *o, int64_t *ax, int max)
-{
-	const Val *a;
-	int n = attr_ints(o, "axes", ax, max);
-
-	if (n != -1)
-		return n;
-	a = o->np->n_input > 1 ? lookup(o, o->np->input[1]) : NULL;
-	if (!a)
-		return 0;
-	if (a->act || a->n < 0 || a->n > max) {
-		NERR(o, "axes are not a known constant");
-		return -2;
-	}
-	memcpy(ax, a->iv, a->n * sizeof *ax);
-	return (int)a->n;
-}
-
-static bool
-lower_squeeze(Onnx *o, const Val *x, bool un)
-{
-	int64_t ax[MAX_RANK + 1], full[MAX_RANK + 1];
-	int n = axes_of(o, ax, MAX_RANK + 1), rank = un ? x->rank + n : x->rank, k = 0;
-	bool mark[MAX_RANK + 2] = { false };
-
-	if (n < 0 || rank > MAX_RANK + 1)
-		return n == -2 ? false : (NERR(o, "bad axes"), false);
-	for (int i = 0; i < n; i++) {
-		int64_t a = ax[i] < 0 ? ax[i] + rank : ax[i];
-		if (a <= 0 || a >= rank || mark[a]) {
-			NERR(o, "axis %" PRId64 " is out of range or touches the batch", ax[i]);
-			return false;
-		}
-		mark[a] = true;
-	}
-	if (un) {
-		for (int i = 0, j = 0; i < rank; i++)
-			full[i] = mark[i] ? 1 : x->d[j++];
+	v->rank = rank;
+	v->bax = bax;
+	if (bax < 0 && ps->rank == rank) {
+		memcpy(v->d, ps->d, rank * sizeof ps->d[0]);
+	} else if (bax >= 0 && bax < rank && ps->rank == rank && ps->d[bax] > 1) {
+		memcpy(v->d, ps->d, rank * sizeof ps->d[0]);
+	} else if (bax >= 0 && bax < rank && ps->rank == rank - 1) {
+		memcpy(v->d, ps->d, bax * sizeof ps->d[0]);
+		v->d[bax] = 1;
+		memcpy(v->d + bax + 1, ps->d + bax, (rank - 1 - bax) * sizeof ps->d[0]);
 	} else {
-		for (int i = 0; i < x->rank; i++)
-			if (!(n ? mark[i] : (i > 0 && x->d[i] == 1)))
-				full[k++] = x->d[i];
-			else if (x->d[i] != 1) {
-				NERR(o, "cannot squeeze dimension %d of size %" PRId64, i, x->d[i]);
-				return false;
-			}
-		rank = k;
-	}
-	return reshape_to(o, x, full, rank);
-}
-
-static bool
-lower_transpose(Onnx *o, const Val *x)
-{
-	int64_t p[MAX_RANK + 1];
-	int n = attr_ints(o, "perm", p, MAX_RANK + 1);
-	Layer *l;
-
-	if (n == -2)
+		NERR(o, "internal: per-sample shape %s does not fit rank %d with the batch "
+			"on axis %d", shape_str(ps, b, sizeof b), rank, bax);
 		return false;
-	if (n < 0) /* default: reverse, which moves the batch */
-		n = 0;
-	if (n != x->rank || p[0] != 0) {
-		NERR(o, "only permutations that keep the batch first are supported");
-		return false;
-	}
-	if (!(l = layer(o, OP_TRANSPOSE, &x, 1)))
-		return false;
-	l->attr.target.rank = n - 1;
-	for (int i = 1; i < n; i++)
-		l->attr.target.d[i - 1] = p[i] - 1;
-	return finish(o, l);
-}
-
-static bool
-lower_concat(Onnx *o)
-{
-	const Val *in[8];
-	int n = 0, ax;
-	Layer *l;
-	const Val *x0 = NULL;
-
-	for (size_t i = 0; i < o->np->n_input; i++) {
-		const Val *v = lookup(o, o->np->input[i]);
-		if (!v)
-			continue;
-		if (!v->act) {
-			NERR(o, "concatenating a constant with activations is not supported");
-			return false;
-		}
-		if (n == 8) {
-			NERR(o, "more than 8 inputs are not supported");
-			return false;
-		}
-		in[n++] = x0 = v;
-	}
-	if ((ax = per_sample_axis(o, attr_i(o->np, "axis", 0), x0->rank)) < -1)
-		return false;
-	if (!(l = layer(o, OP_CONCAT, in, n)))
-		return false;
-	l->attr.axis = ax;
-	return finish(o, l);
-}
-
-static bool
-lower_pad(Onnx *o, const Val *x)
-{
-	int64_t p[2 * (MAX_RANK + 1)];
-	int n = attr_ints(o, "pads", p, 2 * (MAX_RANK + 1)); /* opset < 11 */
-	const Val *pv;
-	Layer *l;
-
-	if (n == -1) {
-		pv = o->np->n_input > 1 ? lookup(o, o->np->input[1]) : NULL;
-		if (!pv || pv->act || pv->n < 0 || pv->n > 2 * (MAX_RANK + 1)) {
-			NERR(o, "pads are not a known constant");
-			return false;
-		}
-		n = (int)pv->n;
-		memcpy(p, pv->iv, n * sizeof *p);
-	}
-	if (n != 2 * x->rank || p[0] || p[x->rank]) {
-		NERR(o, "pads must have 2 values per dimension and leave the batch alone");
-		return false;
-	}
-	/* reflect and edge modes pad to the same sizes */
-	if (!(l = layer(o, OP_PAD, &x, 1)))
-		return false;
-	l->attr.target.rank = l->attr.pad_hi.rank = x->rank - 1;
-	for (int i = 1; i < x->rank; i++) {
-		if (p[i] < 0 || p[x->rank + i] < 0 || p[i] > MAX_DIM || p[x->rank + i] > MAX_DIM) {
-			NERR(o, "negative pads (cropping) are not supported");
-			return false;
-		}
-		l->attr.target.d[i - 1] = p[i];
-		l->attr.pad_hi.d[i - 1] = p[x->rank + i];
-	}
-	return finish(o, l);
-}
-
-static bool
-lower_norm(Onnx *o, const Val *x, OpKind op)
-{
-	Layer *l = layer(o, op, &x, 1);
-	int ax;
-
-	if (!l)
-		return false;
-	if (op == OP_LAYERNORM) {
-		if ((ax = per_sample_axis(o, attr_i(o->np, "axis", -1), x->rank)) < -1)
-			return false;
-		l->attr.axis = ax;
-	}
-	if (!finish(o, l))
-		return false;
-	/* scale and shift as the file declares them */
-	for (int i = 1; i < 3 && i < (int)o->np->n_input; i++) {
-		const Val *w = lookup(o, o->np->input[i]);
-		if (w && !w->act && count(w) != l->w[i - 1].elems) {
-			NERR(o, "input %d has %" PRId64 " elements, expected %" PRId64, i + 1,
-			     count(w), l->w[i - 1].elems);
-			return false;
-		}
 	}
 	return true;
 }
 
-typedef struct Simple {
-	const char *onnx;
-	OpKind op;
-} Simple;
-
-/* One activation in, one out, no attributes that change counts. */
-static const Simple unary[] = {
-	{ "Relu", OP_RELU },           { "LeakyRelu", OP_LEAKYRELU }, { "Elu", OP_ELU },
-	{ "Sigmoid", OP_SIGMOID },     { "Tanh", OP_TANH },           { "HardSigmoid", OP_HARDSIGMOID },
-	{ "HardSwish", OP_HARDSWISH }, { "Clip", OP_CLIP },           { "Dropout", OP_DROPOUT },
-	{ "Identity", OP_IDENTITY },   { "Erf", OP_ERF },             { "Exp", OP_EXP },
-	{ "Log", OP_LOG },             { "Sqrt", OP_SQRT },           { "Reciprocal", OP_RECIPROCAL },
-	{ "Neg", OP_NEG },             { "Abs", OP_ABS },             { "Cast", OP_CAST },
-	{ "Gelu", OP_GELU },           { "Pow", OP_POW },             { "LRN", OP_LRN },
-};
-
-static const Simple binary[] = {
-	{ "Add", OP_ADD }, { "Sub", OP_SUB }, { "Mul", OP_MUL }, { "Div", OP_DIV },
-};
-
-static int
-find(const Simple *t, size_t n, const char *name)
+/* Infers the new layer's shapes and binds its outputs (the node's first
+ * ones) as activations of full rank `rank`, batch on axis `bax`. */
+bool
+onnx_finish(Onnx *o, Layer *ly, int rank, int bax)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(t[i].onnx, name) == 0)
-			return (int)i;
-	return -1;
-}
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-/* An operator with no rule: an opaque layer with the output shape the
- * file's value_info declares, or an error when it declares none.  Unknown
- * operators and value_info are looked up by name (o->unknown, o->vinfo):
- * a model of many custom operators stays linear. */
-static bool
-lower_unknown(Onnx *o, const Val *x)
-{
-	const char *out = o->np->output[0]; /* node() checked it */
-	const Onnx__ValueInfoProto *vi = map_get(&o->vinfo, out);
-	const Onnx__TensorShapeProto *sp;
 	Graph *g = o->g;
-	Layer *l;
-	Shape s = { 0 };
-	intptr_t k = (intptr_t)map_get(&o->unknown, o->np->op_type);
 
-	if (!k) { /* a new one: the array doubles */
-		int n = g->nunknown;
-		if ((n & (n - 1)) == 0)
-			g->unknown = arena_grow(o->a, g->unknown, n, n ? 2 * n : 1,
-						sizeof *g->unknown);
-		g->unknown[n].op = arena_strdup(o->a, o->np->op_type);
-		k = ++g->nunknown;
-		map_put(&o->unknown, g->unknown[n].op, (void *)k);
-	}
-	g->unknown[k - 1].count++;
-	if (o->strict) {
-		NERR(o, "unknown operator (--strict)");
+	if (!layer_infer(g, (int)(ly - g->layer), NULL))
 		return false;
-	}
-	if (!vi || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-	    !vi->type->tensor_type || !(sp = vi->type->tensor_type->shape) || sp->n_dim < 1 ||
-	    sp->n_dim > MAX_RANK + 1)
-		goto noshape;
-	s.rank = (int)sp->n_dim - 1;
-	for (int d = 0; d < s.rank; d++) {
-		if (sp->dim[d + 1]->value_case !=
-		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-			goto noshape;
-		s.d[d] = sp->dim[d + 1]->dim_value;
-		if (s.d[d] < 1 || s.d[d] > MAX_DIM)
-			goto noshape;
-	}
-	if (!(l = layer(o, OP_OPAQUE, &x, 1)))
-		return false;
-	o->g->tensor[l->out[0]].shape = s;
-	if (!shape_elems(&s, &o->g->tensor[l->out[0]].elems)) {
-		NERR(o, "the shape declared for output '%s' has more elements than 64 bits can "
-			"count", out);
-		return false;
-	}
-	return finish(o, l);
-noshape:
-	NERR(o, "unsupported operator, and the file declares no shape for its output '%s'", out);
-	return false;
-}
-
-static bool
-lower(Onnx *o, const Onnx__GraphProto *gp, const Val *x)
-{
-	const char *op = o->np->op_type;
-	const Val *y = o->np->n_input > 1 ? lookup(o, o->np->input[1]) : NULL;
-	int k;
-	Layer *l;
-
-	/* x is the activation node() picked; y the other operand of a binary
-	 * op, also when x is the second input (2 * x) */
-	if (y == x && !(o->np->n_input > 0 && lookup(o, o->np->input[0]) == x))
-		y = lookup(o, o->np->input[0]);
-	if (strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0)
-		return lower_conv(o, x);
-	if (strcmp(op, "MaxPool") == 0)
-		return lower_pool(o, x, OP_MAXPOOL);
-	if (strcmp(op, "AveragePool") == 0)
-		return lower_pool(o, x, OP_AVGPOOL);
-	if (strcmp(op, "GlobalAveragePool") == 0)
-		return (l = layer(o, OP_GAVGPOOL, &x, 1)) && finish(o, l);
-	if (strcmp(op, "GlobalMaxPool") == 0)
-		return (l = layer(o, OP_GMAXPOOL, &x, 1)) && finish(o, l);
-	if (strcmp(op, "BatchNormalization") == 0)
-		return o->batchnorms++, lower_norm(o, x, OP_BATCHNORM);
-	if (strcmp(op, "InstanceNormalization") == 0)
-		return lower_norm(o, x, OP_INSTNORM);
-	if (strcmp(op, "LayerNormalization") == 0)
-		return lower_norm(o, x, OP_LAYERNORM);
-	if (strcmp(op, "Gemm") == 0)
-		return lower_gemm(o, x);
-	if (strcmp(op, "MatMul") == 0)
-		return lower_matmul(o, x, y);
-	if (strcmp(op, "Reshape") == 0)
-		return lower_reshape(o, x);
-	if (strcmp(op, "Flatten") == 0)
-		return lower_flatten(o, x);
-	if (strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0)
-		return lower_squeeze(o, x, op[0] == 'U');
-	if (strcmp(op, "Transpose") == 0)
-		return lower_transpose(o, x);
-	if (strcmp(op, "Concat") == 0)
-		return lower_concat(o);
-	if (strcmp(op, "Pad") == 0)
-		return lower_pad(o, x);
-	if (strcmp(op, "Softmax") == 0) {
-		int ax = per_sample_axis(o, attr_i(o->np, "axis", o->opset >= 13 ? -1 : 1), x->rank);
-		if (ax < -1 || !(l = layer(o, OP_SOFTMAX, &x, 1)))
+	for (int k = 0; k < ly->nout; k++) {
+		const Tensor *t = &g->tensor[ly->out[k]];
+		Val *v = newval(o);
+		v->act = true;
+		v->shaped = true;
+		v->tensor = ly->out[k];
+		if (!full_shape(o, &t->shape, rank, bax, v))
 			return false;
-		l->attr.axis = ax;
-		return finish(o, l);
+		map_put(&o->vals, t->name, v);
 	}
-	if ((k = find(binary, NELEM(binary), op)) >= 0)
-		return lower_binary(o, x, y, binary[k].op);
-	if ((k = find(unary, NELEM(unary), op)) >= 0)
-		return (l = layer(o, unary[k].op, &x, 1)) && finish(o, l);
-	return lower_unknown(o, x);
+	return true;
 }
 
 /* ---- nodes -------------------------------------------------------------- */
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A node whose inputs are all constants: folded. */
+static bool
+fold_node(Onnx *o, const Val **in, int nin)
+{
+	const Onnx__NodeProto *n = o->np;
+	Val *v = newval(o);
+	Src *src = NULL;
+	int errors = diag_errors();
+
+	for (int i = 0; i < nin; i++)
+		if (in[i])
+			src = src_union(o, src, in[i]->src);
+	/* folding reports some errors (an index out of range) and goes on */
+	if (!onnx_fold(o, in, nin, v) || diag_errors() > errors)
+		return false;
+	v->src = src;
+	map_put(&o->vals, arena_strdup(o->a, n->output[0]), v);
+	for (size_t i = 1; i < n->n_output; i++)
+		if (n->output[i] && *n->output[i]) {
+			Val *w = newval(o);
+			w->src = src;
+			map_put(&o->vals, arena_strdup(o->a, n->output[i]), w);
+		}
+	return true;
+}
 
 /* The node listing `name` as an output (its *slot), -1 if none; only
  * looked for when an input is missing, to say why. */
@@ -1011,7 +629,7 @@ producer(const Onnx__GraphProto *gp, const char *name, size_t *slot)
 {
 	for (size_t i = 0; i < gp->n_node; i++)
 		for (size_t k = 0; k < gp->node[i]->n_output; k++)
-			if (strcmp(gp->node[i]->output[k], name) == 0)
+			if (gp->node[i]->output[k] && strcmp(gp->node[i]->output[k], name) == 0)
 				return *slot = k, (int)i;
 	return -1;
 }
@@ -1037,7 +655,7 @@ static bool
 node(Onnx *o, const Onnx__GraphProto *gp)
 {
 	const Onnx__NodeProto *n = o->np;
-	const Val *in[16] = { 0 }, *act = NULL;
+	const Val *in[MAX_NODE_INPUTS] = { 0 }, *act = NULL;
 	int nin = 0;
 
 	if (!n->op_type || !*n->op_type) {
@@ -1049,7 +667,12 @@ node(Onnx *o, const Onnx__GraphProto *gp)
 		return false;
 	}
 	if (n->n_output < 1 || !n->output[0] || !*n->output[0]) {
-		NERR(o, "node has no output");
+		bool any = false;
+		for (size_t i = 1; i < n->n_output; i++)
+			any |= n->output[i] && *n->output[i];
+		/* only optional outputs, as recurrent layers may have */
+		NERR(o, any ? "a node without its first output is not supported"
+			    : "node has no output");
 		return false;
 	}
 	for (size_t i = 0; i < n->n_attribute; i++)
@@ -1072,22 +695,25 @@ node(Onnx *o, const Onnx__GraphProto *gp)
 			missing_input(o, gp, n->input[i]);
 			return false;
 		}
-		if (i < NELEM(in))
-			in[i] = v, nin = (int)i + 1;
+		if (i >= NELEM(in)) {
+			NERR(o, "more than %zu inputs are not supported", NELEM(in));
+			return false;
+		}
+		in[i] = v, nin = (int)i + 1;
 		if (v->act && !act)
 			act = v;
 	}
 	/* Shape and Size read only an activation's shape: they fold */
 	if (act && strcmp(n->op_type, "Shape") != 0 && strcmp(n->op_type, "Size") != 0)
-		return lower(o, gp, in[0] && in[0]->act ? in[0] : act);
-	for (size_t i = 0; i < n->n_output; i++) {
-		Val *v = newval(o);
-		if (i == 0 && !onnx_fold(o, in, nin, v))
+		return onnx_lower(o, in, nin);
+	if (!act) {
+		bool done = false;
+		if (!onnx_batch_const(o, in, nin, &done))
 			return false;
-		if (n->output[i] && *n->output[i])
-			map_put(&o->vals, arena_strdup(o->a, n->output[i]), v);
+		if (done)
+			return true;
 	}
-	return true;
+	return fold_node(o, in, nin);
 }
 
 /* ---- the model ---------------------------------------------------------- */
@@ -1137,10 +763,16 @@ build(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *overrid
 	if (!add_initializers(o, gp) || !add_inputs(o, gp, override))
 		return NULL;
 	for (size_t i = 0; i < gp->n_node; i++) {
+		int errors = diag_errors();
 		o->node = (int)i;
 		o->np = gp->node[i];
-		if (!node(o, gp))
+		if (!node(o, gp)) {
+			/* every failure must say why: a rule that gives up without
+			 * a message is reported here rather than exiting silently */
+			if (diag_errors() == errors)
+				NERR(o, "this use of the operator is not supported");
 			return NULL;
+		}
 	}
 	mark_outputs(o, gp);
 	o->g->bn_folded = o->folded > 0 && o->batchnorms == 0;
@@ -1148,19 +780,13 @@ build(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *overrid
 	return o->g;
 }
 
-Graph *
-onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
+/* Maps a regular file of 1 byte to MAX_ONNX_BYTES; NULL after an error. */
+static void *
+map_file(const char *path, FileList *files, size_t *size)
 {
-	Onnx o = { .a = a, .file = path, .batch = BATCH, .strict = opt && opt->strict };
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block */
 	void *map;
-	uint8_t *small;
-	size_t len;
-	const char *err;
-	Onnx__ModelProto *m;
-	Graph *g;
-	int errors;
 
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		diag_error((Loc){ path, 0, 0 }, "cannot read file: %s",
@@ -1169,7 +795,8 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 			close(fd);
 		return NULL;
 	}
-	files_add(files, path);
+	if (files)
+		files_add(files, path);
 	if (st.st_size == 0 || (uint64_t)st.st_size > MAX_ONNX_BYTES) {
 		if (st.st_size)
 			diag_error((Loc){ path, 0, 0 }, "file is larger than %zu bytes",
@@ -1185,8 +812,79 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 		diag_error((Loc){ path, 0, 0 }, "cannot map file: %s", strerror(errno));
 		return NULL;
 	}
-	small = onnx_strip(map, (size_t)st.st_size, &len, &err);
-	munmap(map, (size_t)st.st_size);
+	*size = (size_t)st.st_size;
+	return map;
+}
+
+static void
+print_dims(FILE *f, const char *name, const int64_t *d, int rank, int bax)
+{
+	fprintf(f, "%s [", name);
+	for (int i = 0; i < rank; i++) {
+		if (i == bax)
+			fprintf(f, d[i] == 1 ? "%sN" : "%sN*%" PRId64, i ? "," : "", d[i]);
+		else
+			fprintf(f, "%s%" PRId64, i ? "," : "", d[i]);
+	}
+	fprintf(f, "]\n");
+}
+
+/* --print-outputs: each graph output's full shape, "?" when unknown. */
+static void
+print_outputs(Onnx *o, const Onnx__GraphProto *gp, FILE *f)
+{
+	for (size_t i = 0; i < gp->n_output; i++) {
+		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+		const Val *v = lookup(o, name);
+		if (!v || !v->shaped)
+			fprintf(f, "%s ?\n", name);
+		else
+			print_dims(f, name, v->d, v->rank, v->act ? v->bax : -1);
+	}
+}
+
+bool
+onnx_print_tensor_dims(const char *path, FILE *f)
+{
+	size_t size;
+	void *map = map_file(path, NULL, &size);
+	Onnx__TensorProto *t;
+	int64_t d[64];
+
+	if (!map)
+		return false;
+	t = onnx__tensor_proto__unpack(NULL, size, map);
+	munmap(map, size);
+	if (!t || t->n_dims > 64) {
+		diag_error((Loc){ path, 0, 0 }, "not a TensorProto with at most 64 dimensions");
+		if (t)
+			onnx__tensor_proto__free_unpacked(t, NULL);
+		return false;
+	}
+	for (size_t i = 0; i < t->n_dims; i++)
+		d[i] = t->dims[i];
+	print_dims(f, t->name && *t->name ? t->name : "tensor", d, (int)t->n_dims, -1);
+	onnx__tensor_proto__free_unpacked(t, NULL);
+	return true;
+}
+
+Graph *
+onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
+{
+	Onnx o = { .a = a, .file = path, .batch = BATCH, .strict = opt && opt->strict,
+		   .nobatch = opt && opt->nobatch };
+	void *map;
+	uint8_t *small;
+	size_t len, size;
+	const char *err;
+	Onnx__ModelProto *m;
+	Graph *g;
+	int errors;
+
+	if (!(map = map_file(path, files, &size)))
+		return NULL;
+	small = onnx_strip(map, size, &len, &err);
+	munmap(map, size);
 	if (!small) {
 		diag_error((Loc){ path, 0, 0 }, "not a valid ONNX model (%s)", err);
 		return NULL;
@@ -1202,8 +900,12 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 	map_init(&o.unknown, a);
 	errors = diag_errors();
 	g = build(&o, m, path, opt ? opt->input_shape : NULL);
-	onnx__model_proto__free_unpacked(m, NULL);
 	/* some checks report and go on (fold.c's index checks): any error
 	 * fails the model */
-	return diag_errors() > errors ? NULL : g;
+	if (diag_errors() > errors)
+		g = NULL;
+	if (g && opt && opt->print_outputs)
+		print_outputs(&o, m->graph, opt->print_outputs);
+	onnx__model_proto__free_unpacked(m, NULL);
+	return g;
 }

@@ -66,6 +66,7 @@ graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc)
 	l->name = name;
 	l->loc = loc;
 	l->site = loc;
+	l->fparams = -1;
 	return g->nlayer++;
 }
 

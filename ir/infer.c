@@ -48,14 +48,16 @@ fmt(const Shape *s, char *buf)
 	return shape_str(s, buf, 96);
 }
 
-/* The spatial rank of a conv or pool: the input's rank minus channels. */
+/* The spatial rank of a conv or pool: the input's rank minus channels
+ * and the leading dimensions (attr.lead). */
 static bool
 spatial(Ctx *c, const Shape *x, int *n)
 {
 	char b[96];
+	int lead = c->l->attr.lead;
 
-	*n = x->rank - 1;
-	if (*n < 1 || *n > MAX_SPATIAL) {
+	*n = x->rank - 1 - lead;
+	if (lead < 0 || *n < 1 || *n > MAX_SPATIAL) {
 		ERR(c, "input %s must be channels plus 1 to %d spatial dimensions", fmt(x, b),
 		    MAX_SPATIAL);
 		return false;
@@ -108,24 +110,25 @@ conv(Ctx *c, Shape *y)
 {
 	const Shape *x = in(c, 0);
 	Attr *a = &c->l->attr;
-	int64_t cin = x->d[0], f = a->filters, g = a->groups ? a->groups : 1;
+	int64_t cin, f = a->filters, g = a->groups ? a->groups : 1;
 	int64_t wd[2 + MAX_SPATIAL];
-	int n;
+	int n, k = a->lead;
 
 	if (!spatial(c, x, &n))
 		return false;
+	cin = x->d[k];
 	if (cin % g || f % g) {
 		ERR(c, "groups %" PRId64 " must divide the input channels %" PRId64
 		       " and the filters %" PRId64, g, cin, f);
 		return false;
 	}
-	y->rank = x->rank;
-	y->d[0] = f;
+	*y = *x;
+	y->d[k] = f;
 	for (int i = 0; i < n; i++) {
 		if (c->l->op == OP_CONVT) {
 			/* (in - 1) s - pads + d (k - 1) + out_pad + 1, every term <= 2^40 */
 			int64_t o, grow;
-			bool ok = ck_mul(x->d[i + 1] - 1, a->stride[i], &o) &&
+			bool ok = ck_mul(x->d[k + i + 1] - 1, a->stride[i], &o) &&
 				  ck_mul(a->dilation[i], a->kernel[i] - 1, &grow) &&
 				  ck_add(o, grow, &o) && o <= 4 * MAX_DIM;
 			if (ok)
@@ -135,8 +138,8 @@ conv(Ctx *c, Shape *y)
 				       "(1 to 2^40)", i + 1);
 				return false;
 			}
-			y->d[i + 1] = o;
-		} else if (!window(c, i, x->d[i + 1], false, &y->d[i + 1])) {
+			y->d[k + i + 1] = o;
+		} else if (!window(c, i, x->d[k + i + 1], false, &y->d[k + i + 1])) {
 			return false;
 		}
 		wd[2 + i] = a->kernel[i];
@@ -159,8 +162,8 @@ pool(Ctx *c, Shape *y)
 	if (!spatial(c, x, &n))
 		return false;
 	*y = *x;
-	for (int i = 0; i < n; i++)
-		if (!window(c, i, x->d[i + 1], c->l->attr.ceil_mode, &y->d[i + 1]))
+	for (int i = 0, k = c->l->attr.lead + 1; i < n; i++)
+		if (!window(c, i, x->d[k + i], c->l->attr.ceil_mode, &y->d[k + i]))
 			return false;
 	return true;
 }
@@ -171,12 +174,12 @@ global_pool(Ctx *c, Shape *y)
 	const Shape *x = in(c, 0);
 	char b[96];
 
-	if (x->rank < 2) {
+	if (x->rank < 2 + c->l->attr.lead) {
 		ERR(c, "input %s has no spatial dimensions", fmt(x, b));
 		return false;
 	}
 	*y = *x;
-	for (int i = 1; i < y->rank; i++)
+	for (int i = c->l->attr.lead + 1; i < y->rank; i++)
 		y->d[i] = 1;
 	return true;
 }
@@ -229,8 +232,12 @@ norm(Ctx *c, Shape *y)
 
 	*y = *x;
 	if (l->op != OP_LAYERNORM) {
-		add_vector(l, W_SCALE, x->d[0]);
-		add_vector(l, W_SHIFT, x->d[0]);
+		if (l->attr.lead < 0 || l->attr.lead >= x->rank) {
+			ERR(c, "input has no channel dimension %d", l->attr.lead);
+			return false;
+		}
+		add_vector(l, W_SCALE, x->d[l->attr.lead]);
+		add_vector(l, W_SHIFT, x->d[l->attr.lead]);
 		return true;
 	}
 	if (!axis(c, l->attr.axis, x->rank, &ax))
@@ -446,6 +453,117 @@ matmul(Ctx *c, Shape *y)
 	return true;
 }
 
+/* Element-wise with one activation: the input broadcast with the
+ * constant operand's shape (attr.target; rank 0, a scalar, for ODL). */
+static bool
+unary(Ctx *c, Shape *y)
+{
+	char b1[96], b2[96];
+
+	if (!bcast2(in(c, 0), &c->l->attr.target, y)) {
+		ERR(c, "shapes %s and %s do not broadcast", fmt(in(c, 0), b1),
+		    fmt(&c->l->attr.target, b2));
+		return false;
+	}
+	return true;
+}
+
+/* Reductions: attr.target lists the reduced axes (rank 0: all). */
+static bool
+reduce(Ctx *c, Shape *y)
+{
+	const Shape *x = in(c, 0), *ax = &c->l->attr.target;
+	bool red[MAX_RANK] = { false };
+
+	for (int i = 0; i < ax->rank; i++) {
+		if (ax->d[i] < 0 || ax->d[i] >= x->rank) {
+			ERR(c, "axis %" PRId64 " is out of range for a rank-%d tensor", ax->d[i],
+			    x->rank);
+			return false;
+		}
+		red[ax->d[i]] = true;
+	}
+	y->rank = 0;
+	for (int i = 0; i < x->rank; i++) {
+		bool r = ax->rank == 0 || red[i];
+		if (!r)
+			y->d[y->rank++] = x->d[i];
+		else if (c->l->attr.keepdims)
+			y->d[y->rank++] = 1;
+	}
+	return true;
+}
+
+/* Gather along attr.axis: the indices' shape (a second input, or
+ * attr.target for constant indices) replaces that dimension. */
+static bool
+gather(Ctx *c, Shape *y)
+{
+	const Shape *x = in(c, 0), *ix = c->l->nin > 1 ? in(c, 1) : &c->l->attr.target;
+	int ax;
+
+	if (!axis(c, c->l->attr.axis, x->rank, &ax))
+		return false;
+	if (x->rank - 1 + ix->rank > MAX_RANK) {
+		ERR(c, "the result has more than %d dimensions", MAX_RANK);
+		return false;
+	}
+	y->rank = 0;
+	for (int i = 0; i < ax; i++)
+		y->d[y->rank++] = x->d[i];
+	for (int i = 0; i < ix->rank; i++)
+		y->d[y->rank++] = ix->d[i];
+	for (int i = ax + 1; i < x->rank; i++)
+		y->d[y->rank++] = x->d[i];
+	return true;
+}
+
+/* Slice: the frontend computed the extents (attr.target); each fits. */
+static bool
+slice(Ctx *c, Shape *y)
+{
+	const Shape *x = in(c, 0), *t = &c->l->attr.target;
+	char b1[96], b2[96];
+
+	for (int i = 0; i < t->rank && t->rank == x->rank; i++)
+		if (t->d[i] > x->d[i])
+			goto bad;
+	if (t->rank != x->rank)
+		goto bad;
+	*y = *t;
+	return true;
+bad:
+	ERR(c, "slice %s does not fit in the input %s", fmt(t, b2), fmt(x, b1));
+	return false;
+}
+
+static bool
+expand(Ctx *c, Shape *y)
+{
+	char b1[96], b2[96];
+
+	if (!bcast2(in(c, 0), &c->l->attr.target, y)) {
+		ERR(c, "cannot expand %s to %s", fmt(in(c, 0), b1), fmt(&c->l->attr.target, b2));
+		return false;
+	}
+	return true;
+}
+
+/* Resize: the frontend computed the output extents; the rank stays. */
+static bool
+resize(Ctx *c, Shape *y)
+{
+	char b1[96], b2[96];
+
+	if (c->l->attr.target.rank != in(c, 0)->rank) {
+		ERR(c, "output size %s does not match the input %s", fmt(&c->l->attr.target, b2),
+		    fmt(in(c, 0), b1));
+		return false;
+	}
+	*y = c->l->attr.target;
+	return true;
+}
+
 static bool
 infer(Ctx *c, Shape *y)
 {
@@ -457,7 +575,7 @@ infer(Ctx *c, Shape *y)
 	case OPC_GPOOL: return global_pool(c, y);
 	case OPC_ADAPTPOOL: return adaptive_pool(c, y);
 	case OPC_NORM: return norm(c, y);
-	case OPC_UNARY: *y = *in(c, 0); return true;
+	case OPC_UNARY: return unary(c, y);
 	case OPC_SOFTMAX: {
 		int ax;
 		*y = *in(c, 0);
@@ -469,6 +587,12 @@ infer(Ctx *c, Shape *y)
 	case OPC_RESHAPE: return reshape(c, y);
 	case OPC_TRANSPOSE: return transpose(c, y);
 	case OPC_PAD: return pad(c, y);
+	case OPC_CONST: *y = c->l->attr.target; return true;
+	case OPC_REDUCE: return reduce(c, y);
+	case OPC_GATHER: return gather(c, y);
+	case OPC_SLICE: return slice(c, y);
+	case OPC_EXPAND: return expand(c, y);
+	case OPC_RESIZE: return resize(c, y);
 	case OPC_OPAQUE:
 		break; /* layer_infer does not get here */
 	}

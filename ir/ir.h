@@ -31,6 +31,7 @@ typedef enum OpClass {
 	OPC_CONV, OPC_FC, OPC_MATMUL, OPC_POOL, OPC_GPOOL, OPC_ADAPTPOOL,
 	OPC_NORM, OPC_UNARY, OPC_SOFTMAX, OPC_BINARY, OPC_CONCAT,
 	OPC_FLATTEN, OPC_RESHAPE, OPC_TRANSPOSE, OPC_PAD, OPC_OPAQUE,
+	OPC_CONST, OPC_REDUCE, OPC_GATHER, OPC_SLICE, OPC_EXPAND, OPC_RESIZE,
 } OpClass;
 
 enum { S_IN = 1, S_OUT = 2, S_VIEW = 4 }; /* OpInfo.save */
@@ -70,6 +71,11 @@ typedef struct Tensor {
  * uses a few fields, the comment says which. */
 typedef struct Attr {
 	int nspatial;                 /* conv, pool: 1..3; pass shape */
+	int lead;                     /* conv, pool, global pool, batchnorm,
+	                                 instancenorm: dimensions before the
+	                                 channels, each an independent image
+	                                 (ONNX: the batch merged with frames or
+	                                 windows); 0 for ODL; frontend */
 	int64_t kernel[MAX_SPATIAL];  /* conv, pool; conv: 0 = unset */
 	int64_t stride[MAX_SPATIAL];  /* conv, pool; 0 = default 1 (pool: kernel) */
 	int64_t dilation[MAX_SPATIAL];/* conv, pool; 0 = default 1 */
@@ -79,12 +85,21 @@ typedef struct Attr {
 	int64_t groups;               /* conv; 0 = default 1 */
 	bool bias;                    /* conv, fc */
 	bool ceil_mode;               /* pool */
-	int axis;                     /* concat, softmax, flatten; layernorm:
-	                                 first normalized axis; per sample */
+	bool keepdims;                /* reduce: reduced axes stay, as 1 */
+	int axis;                     /* concat, softmax, flatten, gather;
+	                                 layernorm: first normalized axis;
+	                                 per sample */
 	Shape target;                 /* reshape: shape (-1 allowed);
 	                                 adaptiveavgpool: output size;
 	                                 transpose: permutation;
-	                                 pad: begins (ends in pad_hi) */
+	                                 pad: begins (ends in pad_hi);
+	                                 unary: shape of the constant operand
+	                                 (scale's bias or factor, rank 0 for a
+	                                 scalar), broadcast with the input;
+	                                 const, slice, resize: output shape;
+	                                 expand: shape to broadcast to;
+	                                 gather: shape of constant indices;
+	                                 reduce: the reduced axes, rank 0 = all */
 	Shape pad_hi;                 /* pad: ends */
 } Attr;
 
@@ -122,6 +137,10 @@ typedef struct Layer {
 	Attr attr;
 	Weight w[4];       /* pass shape */
 	int nw;
+	int64_t fparams;   /* ONNX: elements of the file's trained tensors
+	                      (float initializers) this layer is the first
+	                      to read, counted as its params instead of w;
+	                      -1 (ODL): the weights w count; frontend */
 	Cost cost;
 	bool timed;        /* measured: fwd_s and bwd_s replace the roofline;
 	                      pass timing_spread */

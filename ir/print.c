@@ -33,6 +33,8 @@ attrs(FILE *f, const Layer *l)
 			fprintf(f, " g=%" PRId64 "%s", a->groups, a->bias ? " bias" : "");
 		if (a->ceil_mode)
 			fprintf(f, " ceil");
+		if (a->lead)
+			fprintf(f, " lead=%d", a->lead);
 		break;
 	case OPC_FC:
 		fprintf(f, " out=%" PRId64 "%s", a->filters, a->bias ? " bias" : "");
@@ -41,7 +43,13 @@ attrs(FILE *f, const Layer *l)
 	case OPC_SOFTMAX:
 	case OPC_FLATTEN:
 	case OPC_NORM:
+	case OPC_GATHER:
 		fprintf(f, " axis=%d", a->axis);
+		break;
+	case OPC_REDUCE:
+		ints(f, "axes", a->target.d, a->target.rank);
+		if (a->keepdims)
+			fprintf(f, " keep");
 		break;
 	default:
 		break;

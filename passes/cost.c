@@ -16,8 +16,20 @@
  *   norm        fwd = c_fwd * E, bwd_data = c_bwd * E, bwd_weight = c_w * E
  *   unary, softmax: fwd = c_fwd * E, bwd_data = c_bwd * E
  *   binary      fwd = (inputs - 1) * E, bwd_data = c_bwd * E
- *   concat, flatten, reshape, transpose, pad: 0 (data movement only)
+ *   reduce      fwd = c_fwd * E_in, bwd_data = c_bwd * E_in
+ *   resize      fwd = c_fwd * E, bwd_data = c_bwd * E
+ *   concat, flatten, reshape, transpose, pad, gather, slice, expand,
+ *   const:      0 (data movement only)
  *   opaque      0: no rule is known; reports list these layers
+ *
+ * Conv, pools and norms may have leading dimensions before the channels
+ * (Attr.lead): E then counts every leading image, so the MACs follow.
+ *
+ * Parameters are the elements of the layer's weights (Layer.w), except
+ * for ONNX layers, which count the file's trained tensors they are the
+ * first to read (Layer.fparams): an initializer shared by two layers
+ * counts once, and a constant operand such as a position embedding or a
+ * class token counts where it is used.
  *
  * Backward-data FLOPs are counted only for layers with an input that needs
  * a gradient, i.e. one downstream of a trained parameter: autograd computes
@@ -69,7 +81,7 @@ mac_layer(Acc *acc, const Graph *g, const Layer *l, Cost *c, int64_t e)
 
 	switch (l->op) {
 	case OP_CONV:
-		c->macs = mul3(acc, e, x->d[0] / groups, kvol(acc, l));
+		c->macs = mul3(acc, e, x->d[l->attr.lead] / groups, kvol(acc, l));
 		break;
 	case OP_CONVT:
 		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters / groups, kvol(acc, l));
@@ -92,7 +104,7 @@ static void
 layer_cost(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 {
 	const OpInfo *op = &op_info[l->op];
-	int64_t e = g->tensor[l->out[0]].elems, ein = g->tensor[l->in[0]].elems;
+	int64_t e = g->tensor[l->out[0]].elems, ein = l->nin ? g->tensor[l->in[0]].elems : 0;
 
 	switch (op->cls) {
 	case OPC_CONV:
@@ -120,12 +132,24 @@ layer_cost(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 		c->flops_fwd = mul3(acc, op->fwd, l->nin - 1, e);
 		c->flops_bwd_data = mul3(acc, op->bwd_data, e, 1);
 		break;
+	case OPC_REDUCE:
+		c->flops_fwd = mul3(acc, op->fwd, ein, 1);
+		c->flops_bwd_data = mul3(acc, op->bwd_data, ein, 1);
+		break;
+	case OPC_RESIZE:
+		c->flops_fwd = mul3(acc, op->fwd, e, 1);
+		c->flops_bwd_data = mul3(acc, op->bwd_data, e, 1);
+		break;
 	case OPC_CONCAT:
 	case OPC_FLATTEN:
 	case OPC_RESHAPE:
 	case OPC_TRANSPOSE:
 	case OPC_PAD:
 	case OPC_OPAQUE:
+	case OPC_CONST:
+	case OPC_GATHER:
+	case OPC_SLICE:
+	case OPC_EXPAND:
 		break;
 	}
 }
@@ -137,11 +161,13 @@ layer_sizes(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 {
 	int64_t moved = 0;
 
-	for (int i = 0; i < l->nw; i++)
+	for (int i = 0; i < l->nw && l->fparams < 0; i++)
 		if (!ck_add(c->params, l->w[i].elems, &c->params))
 			acc->ok = false;
-	if (l->op == OP_BATCHNORM)
-		c->buffers = 2 * g->tensor[l->out[0]].shape.d[0]; /* running mean, var */
+	if (l->fparams >= 0)
+		c->params = l->fparams;
+	if (l->op == OP_BATCHNORM) /* running mean, var */
+		c->buffers = 2 * g->tensor[l->out[0]].shape.d[l->attr.lead];
 	if (op_info[l->op].save & S_VIEW)
 		return;
 	for (int i = 0; i < l->nin; i++)
