@@ -23,9 +23,10 @@
  * implicit batch of 1 sits outside it, so per-sample shapes are the full
  * ONNX shapes and no axis is the batch.
  *
- * Parameters: every float initializer counts once, on the first layer
- * that reads it directly or through folded constants (Layer.fparams),
- * except BatchNormalization's running mean and variance (buffers). */
+ * Parameters: every float initializer, and every float tensor of a
+ * Constant node but scalars, counts once, on the first layer that reads it
+ * directly or through folded constants (Layer.fparams), except
+ * BatchNormalization's running mean and variance (buffers). */
 #include "frontend/onnx.h"
 #include "util/checked.h"
 
@@ -603,6 +604,7 @@ fold_node(Onnx *o, const Val **in, int nin)
 	const Onnx__NodeProto *n = o->np;
 	Val *v = newval(o);
 	Src *src = NULL;
+	const Onnx__AttributeProto *a;
 	int errors = diag_errors();
 
 	for (int i = 0; i < nin; i++)
@@ -611,6 +613,14 @@ fold_node(Onnx *o, const Val **in, int nin)
 	/* folding reports some errors (an index out of range) and goes on */
 	if (!onnx_fold(o, in, nin, v) || diag_errors() > errors)
 		return false;
+	if (strcmp(n->op_type, "Constant") == 0 && v->shaped && v->rank > 0 &&
+	    (a = attr(n, "value")) && a->t && is_float(a->t->data_type)) {
+		/* a trained tensor, as a float initializer is (some exporters
+		 * write weights as Constant nodes); a scalar (an epsilon, a
+		 * factor) is not */
+		src = arena_alloc(o->a, sizeof *src);
+		src->init = v;
+	}
 	v->src = src;
 	map_put(&o->vals, arena_strdup(o->a, n->output[0]), v);
 	for (size_t i = 1; i < n->n_output; i++)

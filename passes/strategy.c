@@ -145,7 +145,10 @@ layer_collectives(const Ctx *c, double n, Group grp, bool channel, double *split
 		if (!split_layer(l) || (channel && first))
 			continue;
 		*split_w += (double)l->cost.params;
-		ways = channel ? (op_info[l->op].cls == OPC_CONV ? in->d[0] : in->d[in->rank - 1])
+		/* a convolution's channels follow its leading dimensions (ONNX:
+		 * frames or windows merged with the batch) */
+		ways = channel ? (op_info[l->op].cls == OPC_CONV ? in->d[l->attr.lead]
+								 : in->d[in->rank - 1])
 			       : l->attr.filters;
 		if (ways < *limit)
 			*limit = ways;
@@ -330,6 +333,15 @@ spatial(const Ctx *c, Candidate *k, int64_t p1, int64_t ways)
 	k->max_gpus = c->g->nlayer ? c->g->tensor[c->g->layer[0].out[0]].shape.d[1] : 1;
 	if (p1 > B)
 		return beyond(k, "more data groups than samples in the batch");
+	/* rows are the second dimension of [C, H, W]: a model whose layers
+	 * have dimensions before the channels (an ONNX file that merges
+	 * frames or windows with the batch) has them elsewhere */
+	for (int i = 0; i < c->g->nlayer; i++)
+		if (c->g->layer[i].attr.lead > 0) {
+			k->max_gpus = 1;
+			return beyond(k, "layers with dimensions before the channels are not "
+					 "split spatially");
+		}
 	if (last < 0)
 		return beyond(k, "more GPUs than rows in the first layer's output");
 	spatial_at(c, k, p1, ways,

@@ -2,6 +2,7 @@
  * performance model (passes/comm.c, compute.c, strategy.c, pipeline.c,
  * validate.c), on numbers worked out by hand in the comments. */
 #include "harness.h"
+#include "onnxbuild.h"
 #include "passes/model.h"
 
 #include <math.h>
@@ -167,6 +168,53 @@ filter_and_channel_are_limited_by_the_narrowest_layer(void **state)
 	assert_int_equal(an.best, -1);
 }
 
+/* An ONNX file that merges 8 frames with the batch ([N, 8, 16, 32, 32] to
+ * [N*8, 16, 32, 32]): the convolutions' per-sample inputs are 8 x C x H x W
+ * (attr.lead 1).  Channel parallelism counts C, not the frames; spatial
+ * parallelism, which splits the rows of [C, H, W], is not modelled. */
+static void
+layers_with_leading_dimensions_are_split_by_their_channels(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *og = ob_graph(a);
+	Analysis an = { .sys = abci(fx), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
+			.sample_bytes = 1000 };
+	StrategyOpts o = { .mask = (1u << STRAT_SPATIAL) | (1u << STRAT_CHANNEL) };
+	const char *path = fx_write(fx, "frames.onnx", "");
+	uint8_t *buf;
+	size_t len;
+	FILE *f;
+	Graph *g;
+
+	ob_input(a, og, ob_vinfo(a, "x", DIMS(SYM, 8, 16, 32, 32)));
+	ob_init(a, og, ob_ints(a, "shape", DIMS(-1, 16, 32, 32)));
+	ob_init(a, og, ob_tensor(a, "w1", FLOAT, DIMS(32, 16, 3, 3)));
+	ob_init(a, og, ob_tensor(a, "w2", FLOAT, DIMS(64, 32, 3, 3)));
+	ob_add(a, og, ob_node(a, "Reshape", "frames", "x,shape", "f"));
+	ob_attr_ints(a, ob_add(a, og, ob_node(a, "Conv", "a", "f,w1", "y1")), "pads",
+		     DIMS(1, 1, 1, 1));
+	ob_attr_ints(a, ob_add(a, og, ob_node(a, "Conv", "b", "y1,w2", "y2")), "pads",
+		     DIMS(1, 1, 1, 1));
+	len = ob_pack(a, ob_model(a, og), &buf);
+	assert_non_null(f = fopen(path, "wb"));
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(g = onnx_load(path, a, &fx->files, NULL));
+	assert_true(shape_infer(g) && cost_annotate(g) && memory_annotate(g));
+	assert_int_equal(g->layer[1].attr.lead, 1);
+
+	assert_true(strategies_run(g, &an, &o));
+	assert_int_equal(an.cand[STRAT_CHANNEL].max_gpus, 16);
+	assert_string_equal(an.cand[STRAT_CHANNEL].reason,
+			    "more GPUs than the fewest input channels of a layer");
+	assert_false(an.cand[STRAT_SPATIAL].computable);
+	assert_int_equal(an.cand[STRAT_SPATIAL].max_gpus, 1);
+	assert_string_equal(an.cand[STRAT_SPATIAL].reason,
+			    "layers with dimensions before the channels are not split spatially");
+	assert_string_equal(fx_diags(fx), "");
+}
+
 /* Four equal layers on two stages: the partitioner splits them 2 + 2. */
 static void
 pipeline_partition_balances_equal_layers(void **state)
@@ -258,6 +306,7 @@ main(void)
 		FX_TEST(filter_and_channel_are_limited_by_the_narrowest_layer),
 		FX_TEST(pipeline_partition_balances_equal_layers),
 		FX_TEST(paper_mode_is_table_iii),
+		FX_TEST(layers_with_leading_dimensions_are_split_by_their_channels),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 	};
 

@@ -943,6 +943,31 @@ constant_times_activation_is_a_scale(void **state)
 	assert_int_equal(fx_layer(ir, "square")->nin, 2);
 }
 
+/* Weights written as Constant nodes (as some exporters do) are parameters
+ * as initializers are; a scalar Constant (a factor) is not. */
+static void
+weights_in_constant_nodes_are_parameters(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *g = base(fx);
+	Onnx__TensorProto *half = ob_tensor(a, "h", FLOAT, 0, NULL);
+	Graph *ir;
+
+	ob_attr_t(a, ob_add(a, g, ob_node(a, "Constant", "w", "", "w")), "value",
+		  ob_tensor(a, "w", FLOAT, DIMS(4, 3, 3, 3)));
+	ob_attr_t(a, ob_add(a, g, ob_node(a, "Constant", "b", "", "b")), "value",
+		  ob_tensor(a, "b", FLOAT, DIMS(4)));
+	half->n_float_data = 1;
+	half->float_data = (float[]){ 0.5f };
+	ob_attr_t(a, ob_add(a, g, ob_node(a, "Constant", "h", "", "h")), "value", half);
+	ob_add(a, g, ob_node(a, "Conv", "conv", "x,w,b", "c"));
+	ob_add(a, g, ob_node(a, "Mul", "half", "c,h", "y"));
+	assert_non_null(ir = run(fx, g));
+	assert_string_equal(fx_diags(fx), "");
+	assert_int_equal(ir->total.params, 4 * 3 * 3 * 3 + 4);
+}
+
 /* ---- constant folding --------------------------------------------------- */
 
 static Onnx__GraphProto *
@@ -1407,6 +1432,7 @@ main(void)
 		FX_TEST(strict_makes_an_unknown_operator_an_error),
 		FX_TEST(string_attributes_are_read_by_their_length),
 		FX_TEST(constant_times_activation_is_a_scale),
+		FX_TEST(weights_in_constant_nodes_are_parameters),
 		FX_TEST(errors_while_folding_fail_the_model),
 		FX_TEST(folding_extreme_values_neither_hangs_nor_overflows),
 		FX_TEST(folding_malformed_constants_is_exact_or_an_error),
