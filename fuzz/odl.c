@@ -19,7 +19,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Arena a;
 	Graph *g;
 
+	static const char model[] =
+		"model m { input x: 3x32x32; c = conv(x, 8, kernel=3, pad=1);"
+		" r = relu(c); f = flatten(r); o = fc(f, 10); }\n";
+	static const char *mpath;
+
 	fuzz_init();
+	/* written once, before any input: an input may include it */
+	if (!mpath)
+		mpath = strdup(fuzz_file("model.odl", (const uint8_t *)model, sizeof model - 1));
 	arena_init(&a);
 	path = fuzz_file("in.odl", data, size);
 	g = dsl_load(path, &a, &files);
@@ -31,9 +39,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	arena_init(&a);
 	s = system_load(path, &a, &files);
 	if (s) {
-		const char *m = "model m { input x: 3x32x32; c = conv(x, 8, kernel=3, pad=1);"
-				" r = relu(c); f = flatten(r); o = fc(f, 10); }\n";
-		g = dsl_load(fuzz_file("model.odl", (const uint8_t *)m, strlen(m)), &a, &files);
+		g = dsl_load(mpath, &a, &files);
 		if (g && fuzz_passes(g))
 			fuzz_analyse(g, s, 512, &a, &files);
 	}
