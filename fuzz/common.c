@@ -1,0 +1,148 @@
+/* common.c -- the harnesses' shared set-up and analysis (common.h). */
+#include "fuzz/common.h"
+
+#include "backends/backends.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+#include "util/diag.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+static FILE *devnull;
+
+static void
+cleanup(void)
+{
+	/* the harness files are the only ones ever made there */
+	static const char *const names[] = { "in.onnx", "in.odl", "in.plat", "in.csv",
+					     "model.odl" };
+	char path[128];
+
+	if (!dir[0])
+		return;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+void
+fuzz_init(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (devnull)
+		return;
+	if (!(devnull = fopen("/dev/null", "w"))) {
+		perror("fuzz: /dev/null");
+		abort();
+	}
+	diag_out = devnull;
+	snprintf(dir, sizeof dir, "%s/oraclec-fuzz.XXXXXX",
+		 tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("fuzz: mkdtemp");
+		abort();
+	}
+	atexit(cleanup);
+}
+
+const char *
+fuzz_file(const char *name, const uint8_t *data, size_t size)
+{
+	static char path[128];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0) {
+		perror(path);
+		abort();
+	}
+	while (size > 0) {
+		ssize_t n = write(fd, data, size);
+		if (n <= 0) {
+			perror(path);
+			abort();
+		}
+		data += n;
+		size -= (size_t)n;
+	}
+	close(fd);
+	return path;
+}
+
+static bool
+verified(Graph *g, bool (*pass)(Graph *), const char *name)
+{
+	if (pass && !pass(g))
+		return false;
+#ifdef ORACLEC_CHECKING
+	if (ir_verify(g)) {
+		fprintf(stderr, "fuzz: IR invariants broken after pass '%s'\n", name);
+		abort();
+	}
+#endif
+	return true;
+}
+
+bool
+fuzz_passes(Graph *g)
+{
+	g->elem_bytes = 4;
+	return verified(g, NULL, "parse") && verified(g, shape_infer, "shape") &&
+	       verified(g, cost_annotate, "cost") && verified(g, memory_annotate, "memory");
+}
+
+/* main.c's setup_analysis, with its defaults */
+static bool
+setup(const Graph *g, Analysis *an, const System *s, int64_t gpus)
+{
+	const Tensor *in;
+
+	if (!s || s->peak[PREC_FP32] <= 0 || g->ninput < 1)
+		return false;
+	in = &g->tensor[g->input[0]];
+	*an = (Analysis){ .sys = s, .prec = PREC_FP32, .opt = OPT_MOMENTUM, .gpus = gpus,
+			  .batch_per_gpu = 32,
+			  .dataset_size = g->dataset_size ? g->dataset_size : 1281167 };
+	an->decode = in->shape.rank == 3 && in->shape.d[0] == 3 && in->shape.d[1] >= 32;
+	an->sample_bytes = an->decode ? 110e3 : (double)in->elems * 4;
+	return true;
+}
+
+void
+fuzz_analyse(const Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
+{
+	static const ReportOpts layers = { .layers = true };
+	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO };
+	Analysis an;
+
+	if (!s)
+		s = system_load("abci", a, files);
+	if (!setup(g, &an, s, gpus))
+		return;
+	if (strategies_run(g, &an, &o)) {
+		text_emit(g, &an, &layers, devnull);
+		json_emit(g, &an, &layers, devnull);
+		csv_emit(g, &an, &layers, devnull);
+	}
+	o.paper = true;
+	o.spatial_split = SPLIT_ALL;
+	if (setup(g, &an, s, gpus) && strategies_run(g, &an, &o))
+		csv_emit(g, &an, &layers, devnull);
+}
+
+void
+fuzz_done(Arena *a, FileList *files)
+{
+	arena_free(a);
+	files_free(files);
+	diag_reset();
+}

@@ -1,0 +1,38 @@
+/* common.h -- what the libFuzzer harnesses share (fuzz/README.md).
+ *
+ * Each harness writes its input to a file in a private temporary
+ * directory (the readers take paths), loads it, runs the passes and the
+ * strategy analysis as oraclec does, writes every report to /dev/null,
+ * then frees the arena and resets the diagnostics.  An internal error
+ * (die(), an IR invariant broken after a pass) aborts, so the fuzzer
+ * reports it as a crash. */
+#ifndef ORACLEC_FUZZ_COMMON_H
+#define ORACLEC_FUZZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+#include "util/arena.h"
+#include "util/files.h"
+
+/* Once per process: diag_out to /dev/null, the temporary directory. */
+void fuzz_init(void);
+
+/* Writes data to NAME inside the temporary directory (replacing what was
+ * there); returns its path, or aborts. */
+const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
+
+/* The passes on a loaded graph (shape, cost, memory, each verified); false
+ * when one reported an input error. */
+bool fuzz_passes(Graph *g);
+
+/* The analysis of an annotated graph on system s (the built-in abci when
+ * NULL) with `gpus` GPUs, both cost models, every report written to
+ * /dev/null. */
+void fuzz_analyse(const Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files);
+
+/* After each input: the arena and file list freed, the diagnostics reset. */
+void fuzz_done(Arena *a, FileList *files);
+
+#endif
