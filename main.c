@@ -618,6 +618,12 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->onnx.print_outputs)
 		return flush_stdout();
+	if (g->nlayer == 0) {
+		/* an ONNX graph whose nodes all fold away, an ODL model that only
+		 * declares its input: nothing to analyse, rather than zeros */
+		diag_error((Loc){ o->model, 0, 0 }, "the model has no layers");
+		return EXIT_INPUT;
+	}
 	g->elem_bytes = o->elem_bytes;
 	if (o->dataset_size)
 		g->dataset_size = o->dataset_size;
