@@ -20,13 +20,13 @@ static const char *const colname[NCOL] = { "model", "strategy", "gpus", "grid", 
 /* Splits one record at p into fields (unquoting in place); returns the
  * start of the next record, or NULL at a broken quote. */
 static char *
-record(char *p, char **field, int *nf, int *col, int ncolmax)
+record(char *p, char **field, int *nf, int ncolmax)
 {
 	*nf = 0;
 	for (;;) {
 		char *out = p;
 		if (*nf < ncolmax)
-			field[*nf] = p, col[*nf] = 0;
+			field[*nf] = p;
 		if (*p == '"') {
 			char *w = p;
 			for (p++;; p++) {
@@ -174,7 +174,7 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 {
 	size_t len;
 	char *text = file_read(path, &len, 64u << 20, LOC_NONE), *p, *field[MAX_FIELDS];
-	int nf, col[MAX_FIELDS], idx[NCOL], line = 1, cap = 0;
+	int nf, idx[NCOL], line = 1, cap = 0;
 	Measured *rows = NULL;
 	int errors = diag_errors();
 
@@ -182,7 +182,7 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 	if (!text)
 		return NULL;
 	files_add(files, path);
-	if (!(p = record(text, field, &nf, col, MAX_FIELDS)) || nf > MAX_FIELDS) {
+	if (!(p = record(text, field, &nf, MAX_FIELDS)) || nf > MAX_FIELDS) {
 		diag_error((Loc){ path, 1, 1 }, "bad header");
 		free(text);
 		return NULL;
@@ -197,7 +197,7 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 	}
 	while (diag_errors() == errors && *p) {
 		line++;
-		if (!(p = record(p, field, &nf, col, MAX_FIELDS))) {
+		if (!(p = record(p, field, &nf, MAX_FIELDS))) {
 			diag_error((Loc){ path, line, 1 }, "unterminated quoted field");
 			break;
 		}
