@@ -8,7 +8,13 @@
  * (its layers are named "t/inner"), `repeat` runs a body n times.  Names
  * may be rebound (`x = relu(x);`); a layer whose name is taken gets the
  * first free "name_K".  Shapes are not looked at here: passes/shape.c
- * infers them and reports mismatches at the layer's statement. */
+ * infers them and reports mismatches at the layer's statement.
+ *
+ * Memory: expressions are evaluated into values on the C stack, a name's
+ * value is copied into its scope (rebinding overwrites it), and a block's
+ * scope lives in scratch memory taken back when the call returns, so only
+ * layers and the names bound at model level stay: elaborating a loop of
+ * MAX_STEPS statements that make no layer costs no memory. */
 #include "frontend/frontend.h"
 #include "grammar/ast.h"
 #include "util/checked.h"
@@ -24,8 +30,8 @@ enum {
 	MAX_INCLUDE_DEPTH = 32,
 	MAX_LIST = 2 * MAX_SPATIAL + 2,  /* items in a list value */
 };
-/* statements executed while expanding: bounds time and the arena (each
- * evaluation allocates) to about 1 GB however repeats are nested */
+/* statements executed while expanding: bounds the time however repeats
+ * are nested (a few seconds at most) */
 #define MAX_STEPS ((int64_t)1 << 23)
 
 /* V_POISON: a name whose definition failed; using it fails quietly, so one
@@ -44,14 +50,21 @@ static const char *const kind_name[] = { "a tensor", "an integer", "a number", "
 					  "a list", "an error" };
 
 typedef struct Scope {
-	Map vars;           /* name -> Value* */
-	const char *prefix; /* "" at model level, "a/b" inside blocks */
+	Map vars;           /* name -> Value*, a copy the scope owns */
+	Arena *arena;       /* where those live: the model's arena at model
+			       level, inside blocks scratch the call takes back */
+	const char *prefix; /* "" at model level, "a/b" inside blocks: NULL
+			       until the block makes its first layer */
+	struct Scope *caller; /* inside blocks: the caller's scope and the */
+	const char *lhs;      /* name it binds, which the prefix is made from */
 	const Decl *block;  /* NULL at model level */
-	const Value *ret;   /* set by `return` */
+	bool returned;      /* `return` ran, and gave ret */
+	Value ret;
 } Scope;
 
 typedef struct Elab {
 	Arena *a;
+	Arena scratch;      /* block scopes, used as a stack */
 	Graph *g;
 	Map blocks;         /* name -> Decl* */
 	Map names;          /* layer and scope names taken -> counter */
@@ -162,36 +175,28 @@ ell(const char *s)
 	return strlen(s) > 64 ? "..." : "";
 }
 
-static Value *
-newval(Elab *E, ValKind k)
-{
-	Value *v = arena_alloc(E->a, sizeof *v);
-
-	v->kind = k;
-	return v;
-}
-
-static const Value *eval(Elab *E, Scope *S, const Expr *e);
+/* Every evaluation writes its value to *v and returns v, or NULL after a
+ * diagnostic. */
+static const Value *eval(Elab *E, Scope *S, const Expr *e, Value *v);
 
 static const Value *
-eval_list(Elab *E, Scope *S, const Expr *e)
+eval_list(Elab *E, Scope *S, const Expr *e, Value *v)
 {
-	Value *v = newval(E, V_LIST);
-
+	*v = (Value){ .kind = V_LIST };
 	for (const Expr *it = e->list; it; it = it->next) {
-		const Value *x = eval(E, S, it);
-		if (!x)
+		Value x;
+		if (!eval(E, S, it, &x))
 			return NULL;
-		if (x->kind != V_INT) {
+		if (x.kind != V_INT) {
 			diag_error(it->loc, "list items must be integers, not %s",
-				   kind_name[x->kind]);
+				   kind_name[x.kind]);
 			return NULL;
 		}
 		if (v->n == MAX_LIST) {
 			diag_error(it->loc, "list longer than %d items", MAX_LIST);
 			return NULL;
 		}
-		v->item[v->n++] = x->i;
+		v->item[v->n++] = x.i;
 	}
 	return v;
 }
@@ -215,10 +220,9 @@ opname(int op)
 }
 
 static const Value *
-compare(Elab *E, const Expr *e, int64_t x, int64_t y)
+compare(const Expr *e, int64_t x, int64_t y, Value *v)
 {
-	Value *v = newval(E, V_BOOL);
-
+	*v = (Value){ .kind = V_BOOL };
 	switch (e->op) {
 	case 'e': v->i = x == y; break;
 	case 'n': v->i = x != y; break;
@@ -231,13 +235,13 @@ compare(Elab *E, const Expr *e, int64_t x, int64_t y)
 }
 
 static const Value *
-arith(Elab *E, const Expr *e, int64_t x, int64_t y)
+arith(const Expr *e, int64_t x, int64_t y, Value *v)
 {
-	Value *v = newval(E, V_INT);
 	bool ok = true;
 
 	if (strchr("enlg<>", e->op))
-		return compare(E, e, x, y);
+		return compare(e, x, y, v);
+	*v = (Value){ .kind = V_INT };
 	switch (e->op) {
 	case '+': ok = ck_add(x, y, &v->i); break;
 	case '-': ok = !__builtin_sub_overflow(x, y, &v->i); break;
@@ -262,15 +266,14 @@ arith(Elab *E, const Expr *e, int64_t x, int64_t y)
 }
 
 static const Value *
-eval(Elab *E, Scope *S, const Expr *e)
+eval(Elab *E, Scope *S, const Expr *e, Value *v)
 {
-	const Value *x, *y;
-	Value *v;
+	const Value *x;
+	Value y;
 
 	switch (e->kind) {
 	case E_INT:
-		v = newval(E, V_INT);
-		v->i = e->ival;
+		*v = (Value){ .kind = V_INT, .i = e->ival };
 		return v;
 	case E_FLOAT:
 		if (e->unit) {
@@ -278,60 +281,72 @@ eval(Elab *E, Scope *S, const Expr *e)
 				   "descriptions");
 			return NULL;
 		}
-		v = newval(E, V_FLOAT);
-		v->f = e->fval;
+		*v = (Value){ .kind = V_FLOAT, .f = e->fval };
 		return v;
 	case E_BOOL:
-		v = newval(E, V_BOOL);
-		v->i = e->ival;
+		*v = (Value){ .kind = V_BOOL, .i = e->ival };
 		return v;
 	case E_NAME:
 		x = map_get(&S->vars, e->name);
 		if (!x)
 			diag_error(e->loc, "unknown name '%.64s'%s", e->name, ell(e->name));
-		return x && x->kind == V_POISON ? NULL : x;
+		if (!x || x->kind == V_POISON)
+			return NULL;
+		*v = *x;
+		return v;
 	case E_LIST:
-		return eval_list(E, S, e);
+		return eval_list(E, S, e, v);
 	case E_STRING:
 		diag_error(e->loc, "strings are only used in system descriptions");
 		return NULL;
 	case E_NEG:
-		if (!(x = eval(E, S, e->a)))
+		if (!eval(E, S, e->a, v))
 			return NULL;
-		if (x->kind == V_FLOAT) {
-			v = newval(E, V_FLOAT);
-			v->f = -x->f;
+		if (v->kind == V_FLOAT) {
+			v->f = -v->f;
 			return v;
 		}
-		if (x->kind != V_INT || x->i == INT64_MIN) {
-			diag_error(e->loc, "cannot negate %s", kind_name[x->kind]);
+		if (v->kind != V_INT || v->i == INT64_MIN) {
+			diag_error(e->loc, "cannot negate %s", kind_name[v->kind]);
 			return NULL;
 		}
-		v = newval(E, V_INT);
-		v->i = -x->i;
+		v->i = -v->i;
 		return v;
 	case E_BINOP:
-		if (!(x = eval(E, S, e->a)) || !(y = eval(E, S, e->b)))
+		if (!eval(E, S, e->a, v) || !eval(E, S, e->b, &y))
 			return NULL;
-		if ((e->op == 'e' || e->op == 'n') && x->kind == V_BOOL && y->kind == V_BOOL)
-			return compare(E, e, x->i, y->i);
-		if (x->kind != V_INT || y->kind != V_INT) {
+		if ((e->op == 'e' || e->op == 'n') && v->kind == V_BOOL && y.kind == V_BOOL)
+			return compare(e, v->i, y.i, v);
+		if (v->kind != V_INT || y.kind != V_INT) {
 			diag_error(e->loc, "'%s' needs integers, not %s and %s", opname(e->op),
-				   kind_name[x->kind], kind_name[y->kind]);
+				   kind_name[v->kind], kind_name[y.kind]);
 			return NULL;
 		}
-		return arith(E, e, x->i, y->i);
+		return arith(e, v->i, y.i, v);
 	}
 	die("bad expression kind %d", e->kind);
 }
 
 /* ---- names -------------------------------------------------------------- */
 
+static const char *fresh_name(Elab *E, Scope *S, const char *lhs);
+
+/* A block's prefix is its call's name, taken when its first layer needs it,
+ * so a call that makes no layer uses up no name. */
+static const char *
+scope_prefix(Elab *E, Scope *S)
+{
+	if (!S->prefix)
+		S->prefix = fresh_name(E, S->caller, S->lhs);
+	return S->prefix;
+}
+
 /* A unique name under the scope's prefix: "lhs", else "lhs_1", "lhs_2"... */
 static const char *
 fresh_name(Elab *E, Scope *S, const char *lhs)
 {
-	const char *base = *S->prefix ? arena_printf(E->a, "%s/%s", S->prefix, lhs) : lhs;
+	const char *prefix = scope_prefix(E, S);
+	const char *base = *prefix ? arena_printf(E->a, "%s/%s", prefix, lhs) : lhs;
 	intptr_t k = (intptr_t)map_get(&E->names, base);
 	const char *name = base;
 
@@ -344,9 +359,15 @@ fresh_name(Elab *E, Scope *S, const char *lhs)
 }
 
 static void
-bind(Elab *E, Scope *S, const char *name, const Value *v)
+bind(Scope *S, const char *name, const Value *v)
 {
-	map_put(&S->vars, name, (void *)v);
+	Value *slot = map_get(&S->vars, name);
+
+	if (!slot) {
+		slot = arena_alloc(S->arena, sizeof *slot);
+		map_put(&S->vars, name, slot);
+	}
+	*slot = *v;
 }
 
 /* ---- layers ------------------------------------------------------------- */
@@ -620,14 +641,14 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 	unsigned seen = 0;
 	bool ok = true;
 	Layer tmp = { .op = op };
-	Value *out;
+	Value val;
 
 	arity(op, &min, &max, &posk);
 	tmp.attr.bias = default_bias(op);
 	if (op == OP_LAYERNORM || op == OP_SOFTMAX)
 		tmp.attr.axis = -1; /* the last dimension, as PyTorch's defaults */
 	for (const Arg *g = st->args; g; g = g->next) {
-		const Value *v = eval(E, S, g->value);
+		const Value *v = eval(E, S, g->value, &val);
 		if (!v) {
 			ok = false;
 			continue;
@@ -689,9 +710,7 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 	E->g->layer[l].attr = tmp.attr;
 	layer_set_inputs(E->g, l, in, nin);
 	t = layer_add_output(E->g, l, E->g->layer[l].name);
-	out = newval(E, V_TENSOR);
-	out->i = t;
-	bind(E, S, st->lhs, out);
+	bind(S, st->lhs, &(Value){ .kind = V_TENSOR, .i = t });
 }
 
 /* ---- blocks ------------------------------------------------------------- */
@@ -716,9 +735,10 @@ bind_params(Elab *E, Scope *caller, Scope *in, const Stmt *st, const Decl *b)
 	const Arg *g;
 	bool ok = true;
 	int npos = 0;
+	Value val;
 
 	for (g = st->args; g && !g->key; g = g->next, p = p ? p->next : NULL) {
-		const Value *v = eval(E, caller, g->value);
+		const Value *v = eval(E, caller, g->value, &val);
 		npos++;
 		if (!p) {
 			for (const Arg *r = g->next; r && !r->key; r = r->next)
@@ -730,7 +750,7 @@ bind_params(Elab *E, Scope *caller, Scope *in, const Stmt *st, const Decl *b)
 		if (!v)
 			ok = false;
 		else
-			bind(E, in, p->name, v);
+			bind(in, p->name, v);
 	}
 	for (; g; g = g->next) {
 		const Param *q = b->params;
@@ -748,10 +768,10 @@ bind_params(Elab *E, Scope *caller, Scope *in, const Stmt *st, const Decl *b)
 		} else if (map_get(&in->vars, q->name)) {
 			diag_error(g->loc, "parameter '%s' given twice", g->key);
 			ok = false;
-		} else if (!(v = eval(E, caller, g->value))) {
+		} else if (!(v = eval(E, caller, g->value, &val))) {
 			ok = false;
 		} else {
-			bind(E, in, q->name, v);
+			bind(in, q->name, v);
 		}
 	}
 	for (p = b->params; p && ok; p = p->next) {
@@ -763,10 +783,10 @@ bind_params(Elab *E, Scope *caller, Scope *in, const Stmt *st, const Decl *b)
 				   p->name);
 			diag_note(b->loc, "'%s' is declared here", b->name);
 			ok = false;
-		} else if (!(v = eval(E, in, p->deflt))) {
+		} else if (!(v = eval(E, in, p->deflt, &val))) {
 			ok = false;
 		} else {
-			bind(E, in, p->name, v);
+			bind(in, p->name, v);
 		}
 	}
 	return ok;
@@ -775,7 +795,9 @@ bind_params(Elab *E, Scope *caller, Scope *in, const Stmt *st, const Decl *b)
 static void
 call_block(Elab *E, Scope *S, const Stmt *st, const Decl *b)
 {
-	Scope in = { .block = b };
+	Scope in = { .arena = &E->scratch, .caller = S, .lhs = st->lhs, .block = b };
+	ArenaMark mark;
+	bool ok;
 
 	for (int i = 0; i < E->depth; i++)
 		if (E->stack[i] == b) {
@@ -789,22 +811,23 @@ call_block(Elab *E, Scope *S, const Stmt *st, const Decl *b)
 		E->stop = 1;
 		return;
 	}
-	map_init(&in.vars, E->a);
-	if (!bind_params(E, S, &in, st, b))
+	mark = arena_mark(&E->scratch);
+	map_init(&in.vars, &E->scratch);
+	if ((ok = bind_params(E, S, &in, st, b))) {
+		E->stack[E->depth++] = b;
+		exec(E, &in, b->body);
+		E->depth--;
+	}
+	arena_release(&E->scratch, mark); /* in.ret is a copy */
+	if (!ok || E->stop || diag_errors())
 		return;
-	in.prefix = fresh_name(E, S, st->lhs);
-	E->stack[E->depth++] = b;
-	exec(E, &in, b->body);
-	E->depth--;
-	if (E->stop || diag_errors())
-		return;
-	if (!in.ret) {
+	if (!in.returned) {
 		diag_error(b->loc, "block '%s' ends without 'return'", b->name);
 		diag_note(st->loc, "called from here");
 		E->stop = 1;
 		return;
 	}
-	bind(E, S, st->lhs, in.ret);
+	bind(S, st->lhs, &in.ret);
 }
 
 /* ---- statements --------------------------------------------------------- */
@@ -812,16 +835,17 @@ call_block(Elab *E, Scope *S, const Stmt *st, const Decl *b)
 static void
 input_stmt(Elab *E, Scope *S, const Stmt *st)
 {
+	static const Value poison = { .kind = V_POISON };
 	const Value *v;
+	Value val;
 	Shape s = { 0 };
-	Value *t;
 	int64_t n;
 
 	if (S->block) {
 		diag_error(st->loc, "'input' is only allowed in a model");
 		return;
 	}
-	if (!(v = eval(E, S, st->expr)))
+	if (!(v = eval(E, S, st->expr, &val)))
 		return;
 	if (v->kind != V_INT && !(v->kind == V_LIST && v->n >= 1)) {
 		diag_error(st->expr->loc, "input shape must be dimensions such as 3x224x224");
@@ -838,31 +862,32 @@ input_stmt(Elab *E, Scope *S, const Stmt *st)
 		if (s.d[i] < 1 || s.d[i] > MAX_DIM) {
 			diag_error(st->expr->loc, "input dimension %" PRId64 " is out of range "
 				   "(1 to 2^40)", s.d[i]);
-			bind(E, S, st->lhs, newval(E, V_POISON));
+			bind(S, st->lhs, &poison);
 			return;
 		}
 	}
 	if (!shape_elems(&s, &n)) {
 		diag_error(st->expr->loc, "input '%s' has more elements than 64 bits can count",
 			   st->lhs);
-		bind(E, S, st->lhs, newval(E, V_POISON));
+		bind(S, st->lhs, &poison);
 		return;
 	}
 	if (map_get(&S->vars, st->lhs)) {
 		diag_error(st->loc, "'%s' is already defined", st->lhs);
 		return;
 	}
-	t = newval(E, V_TENSOR);
-	t->i = graph_add_input(E->g, st->lhs, &s);
+	val = (Value){ .kind = V_TENSOR, .i = graph_add_input(E->g, st->lhs, &s) };
 	map_put(&E->names, st->lhs, (void *)1);
-	bind(E, S, st->lhs, t);
+	bind(S, st->lhs, &val);
 }
 
 static void
 output_stmt(Elab *E, Scope *S, const Stmt *st)
 {
+	Value val;
+
 	for (const Arg *g = st->args; g; g = g->next) {
-		const Value *v = eval(E, S, g->value);
+		const Value *v = eval(E, S, g->value, &val);
 		if (!v)
 			continue;
 		if (v->kind != V_TENSOR)
@@ -875,7 +900,8 @@ output_stmt(Elab *E, Scope *S, const Stmt *st)
 static void
 repeat_stmt(Elab *E, Scope *S, const Stmt *st)
 {
-	const Value *v = eval(E, S, st->expr);
+	Value val;
+	const Value *v = eval(E, S, st->expr, &val);
 
 	if (!v)
 		return;
@@ -884,7 +910,7 @@ repeat_stmt(Elab *E, Scope *S, const Stmt *st)
 			   MAX_LAYERS);
 		return;
 	}
-	for (int64_t i = 0; i < v->i && !E->stop && !S->ret; i++) {
+	for (int64_t i = 0; i < v->i && !E->stop && !S->returned; i++) {
 		/* every iteration is a step, so empty bodies are bounded too */
 		if (++E->steps > MAX_STEPS) {
 			diag_error(st->loc, "model expands to more than %" PRId64 " statements",
@@ -892,11 +918,8 @@ repeat_stmt(Elab *E, Scope *S, const Stmt *st)
 			E->stop = 1;
 			return;
 		}
-		if (st->var) {
-			Value *iv = newval(E, V_INT);
-			iv->i = i;
-			bind(E, S, st->var, iv);
-		}
+		if (st->var)
+			bind(S, st->var, &(Value){ .kind = V_INT, .i = i });
 		exec(E, S, st->body);
 		if (diag_errors())
 			break; /* the same error would repeat n times */
@@ -906,7 +929,8 @@ repeat_stmt(Elab *E, Scope *S, const Stmt *st)
 static void
 if_stmt(Elab *E, Scope *S, const Stmt *st)
 {
-	const Value *v = eval(E, S, st->expr);
+	Value val;
+	const Value *v = eval(E, S, st->expr, &val);
 
 	if (!v)
 		return;
@@ -940,8 +964,9 @@ static void
 exec(Elab *E, Scope *S, const Stmt *st)
 {
 	const Value *v;
+	Value val;
 
-	for (; st && !E->stop && !S->ret; st = st->next) {
+	for (; st && !E->stop && !S->returned; st = st->next) {
 		if (++E->steps > MAX_STEPS) {
 			diag_error(st->loc, "model expands to more than %" PRId64 " statements",
 				   MAX_STEPS);
@@ -960,13 +985,13 @@ exec(Elab *E, Scope *S, const Stmt *st)
 			diag_error(st->loc, "'level' is only allowed in a system");
 			break;
 		case ST_LET:
-			if ((v = eval(E, S, st->expr)))
-				bind(E, S, st->lhs, v);
+			if ((v = eval(E, S, st->expr, &val)))
+				bind(S, st->lhs, v);
 			break;
 		case ST_DATASET:
 			if (S->block) {
 				diag_error(st->loc, "'dataset' is only allowed in a model");
-			} else if ((v = eval(E, S, st->expr))) {
+			} else if ((v = eval(E, S, st->expr, &val))) {
 				if (v->kind != V_INT || v->i < 1)
 					diag_error(st->expr->loc, "dataset size must be a positive "
 						   "integer");
@@ -977,12 +1002,14 @@ exec(Elab *E, Scope *S, const Stmt *st)
 		case ST_RETURN:
 			if (!S->block) {
 				diag_error(st->loc, "'return' is only allowed in a block");
-			} else if ((v = eval(E, S, st->expr))) {
-				if (v->kind != V_TENSOR)
+			} else if ((v = eval(E, S, st->expr, &val))) {
+				if (v->kind != V_TENSOR) {
 					diag_error(st->expr->loc, "a block must return a tensor, "
 						   "not %s", kind_name[v->kind]);
-				else
-					S->ret = v;
+				} else {
+					S->ret = *v;
+					S->returned = true;
+				}
 			}
 			break;
 		}
@@ -1057,7 +1084,7 @@ dsl_load(const char *path, Arena *a, FileList *files)
 {
 	Loader ld = { .a = a, .files = files };
 	Elab E = { .a = a };
-	Scope top = { .prefix = "" };
+	Scope top = { .arena = a, .prefix = "" };
 	const Decl *own, *model;
 	int errors0 = diag_errors();
 
@@ -1072,7 +1099,9 @@ dsl_load(const char *path, Arena *a, FileList *files)
 		return NULL;
 	E.g = graph_new(a, model->name, path, "odl");
 	E.g->loc = model->loc;
+	arena_init(&E.scratch);
 	exec(&E, &top, model->body);
+	arena_free(&E.scratch);
 	if (diag_errors() > errors0)
 		return NULL;
 	if (E.g->ninput == 0) {

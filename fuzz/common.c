@@ -78,6 +78,18 @@ fuzz_file(const char *name, const uint8_t *data, size_t size)
 	return path;
 }
 
+const char *
+fuzz_model(const char *src)
+{
+	static char *path;
+
+	if (!path)
+		path = strdup(fuzz_file("model.odl", (const uint8_t *)src, strlen(src)));
+	if (!path)
+		abort();
+	return path;
+}
+
 static bool
 verified(Graph *g, bool (*pass)(Graph *), const char *name)
 {

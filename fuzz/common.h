@@ -23,6 +23,11 @@ void fuzz_init(void);
  * there); returns its path, or aborts. */
 const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
 
+/* The harness's fixed model: src (the same text at every call) written to
+ * model.odl in the temporary directory the first time, so that an ODL
+ * input can include it too; returns its path. */
+const char *fuzz_model(const char *src);
+
 /* The passes on a loaded graph (shape, cost, memory, each verified); false
  * when one reported an input error. */
 bool fuzz_passes(Graph *g);

@@ -6,7 +6,6 @@
 
 #include "frontend/frontend.h"
 
-#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,12 +21,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char model[] =
 		"model m { input x: 3x32x32; c = conv(x, 8, kernel=3, pad=1);"
 		" r = relu(c); f = flatten(r); o = fc(f, 10); }\n";
-	static const char *mpath;
+	const char *mpath;
 
 	fuzz_init();
-	/* written once, before any input: an input may include it */
-	if (!mpath)
-		mpath = strdup(fuzz_file("model.odl", (const uint8_t *)model, sizeof model - 1));
+	mpath = fuzz_model(model); /* before the input, which may include it */
 	arena_init(&a);
 	path = fuzz_file("in.odl", data, size);
 	g = dsl_load(path, &a, &files);

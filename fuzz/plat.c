@@ -7,8 +7,6 @@
 
 #include <stdlib.h>
 
-#include <string.h>
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -18,19 +16,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"model m { input x: 3x64x64; c = conv(x, 16, kernel=3, pad=1); r = relu(c);"
 		" p = maxpool(r, kernel=2, stride=2); d = conv(p, 32, kernel=3, pad=1);"
 		" f = flatten(d); o = fc(f, 10); }\n";
-	static const char *mpath;
 	FileList files = { 0 };
 	const System *s;
 	Arena a;
 	Graph *g;
 
 	fuzz_init();
-	if (!mpath)
-		mpath = strdup(fuzz_file("model.odl", (const uint8_t *)model, sizeof model - 1));
 	arena_init(&a);
 	s = system_load(fuzz_file("in.plat", data, size), &a, &files);
 	if (s) {
-		g = dsl_load(mpath, &a, &files);
+		g = dsl_load(fuzz_model(model), &a, &files);
 		if (!g || !fuzz_passes(g))
 			abort(); /* the fixed model must load */
 		fuzz_analyse(g, s, 64, &a, &files);

@@ -5,7 +5,6 @@
 #include "frontend/frontend.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -15,17 +14,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char model[] =
 		"model m { input x: 3x32x32; conv1 = conv(x, 8, kernel=3, pad=1);"
 		" relu = relu(conv1); f = flatten(relu); fc = fc(f, 10); }\n";
-	static const char *mpath;
 	FileList files = { 0 };
 	const System *s;
 	Arena a;
 	Graph *g;
 
 	fuzz_init();
-	if (!mpath)
-		mpath = strdup(fuzz_file("model.odl", (const uint8_t *)model, sizeof model - 1));
 	arena_init(&a);
-	g = dsl_load(mpath, &a, &files);
+	g = dsl_load(fuzz_model(model), &a, &files);
 	if (!g)
 		abort(); /* the fixed model must load */
 	if (profile_load(fuzz_file("in.csv", data, size), g, &files) && fuzz_passes(g) &&

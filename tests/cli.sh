@@ -25,38 +25,13 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 
-n=0 failed=0 why=
+. "$srcdir/tests/tap.sh"
 
 # run ARGS...: runs oraclec; sets `status`, leaves $tmp/out and $tmp/err.
 run()
 {
 	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
 	status=$?
-}
-
-# Collects the reasons a test fails; `check DESCRIPTION` reports it.
-fail()
-{
-	why="${why:+$why
-}$*"
-}
-
-check()
-{
-	n=$((n + 1))
-	if [ -z "$why" ]; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		printf '%s\n' "$why" | sed 's/^/# /'
-		for f in out err; do
-			[ -s "$tmp/$f" ] || continue
-			echo "# std$f:"
-			head -n 10 "$tmp/$f" | cut -c 1-200 | sed 's/^/#   /'
-		done
-		failed=$((failed + 1))
-	fi
-	why=
 }
 
 want_status()
@@ -468,6 +443,4 @@ want_status 0
 empty err
 check "a long --sweep shows no progress bar when stderr is not a terminal"
 
-echo "1..$n"
-[ "$failed" -eq 0 ] || exit 1
-exit 0
+finish

@@ -23,25 +23,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/plans.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 
-n=0 failed=0 why=
-fail()
-{
-	why="${why:+$why
-}$*"
-}
-check()
-{
-	n=$((n + 1))
-	if [ -z "$why" ]; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		printf '%s\n' "$why" | sed 's/^/# /'
-		[ -s "$tmp/err" ] && head -n 10 "$tmp/err" | sed 's/^/#   /'
-		failed=$((failed + 1))
-	fi
-	why=
-}
+. "$srcdir/tests/tap.sh"
 
 # plan MODEL KIND OUT ARGS...: writes the plan twice; they must match.
 plan()
@@ -88,7 +70,6 @@ layers()
 models="$srcdir/examples/resnet50.onnx $srcdir/examples/resnet50.odl"
 grids="data=16 data=4,spatial=4 pipeline=16"
 kinds="generic pytorch deepspeed megatron slurm"
-echo "1..$((2 * 3 * 5 + 7))"
 
 for m in $models; do
 	b=$(basename "$m")
@@ -270,4 +251,4 @@ done
 	fail "no list of the kinds"
 check "--plan usage errors: an unknown kind, with --format"
 
-[ $failed -eq 0 ]
+finish

@@ -205,6 +205,57 @@ arena_array_of_zero_items_is_a_valid_pointer(void **state)
 	arena_free(&a);
 }
 
+static void
+release_takes_back_what_came_after_the_mark_and_clears_it(void **state)
+{
+	Arena a;
+	ArenaMark m;
+	char *keep, *p, *q;
+
+	(void)state;
+	arena_init(&a);
+	keep = arena_strdup(&a, "kept");
+	m = arena_mark(&a);
+	p = arena_alloc(&a, 100);
+	memset(p, 0xAB, 100);
+	arena_release(&a, m);
+	q = arena_alloc(&a, 100);
+	assert_ptr_equal(q, p); /* the same memory again */
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(q[i], 0);
+	assert_string_equal(keep, "kept");
+	arena_free(&a);
+}
+
+static void
+release_across_chunks_keeps_one_spare_so_loops_stop_allocating(void **state)
+{
+	Arena a;
+	ArenaMark m;
+	size_t total = 0;
+
+	(void)state;
+	arena_init(&a);
+	m = arena_mark(&a); /* before the first chunk */
+	for (int round = 0; round < 100; round++) {
+		/* two chunks' worth each round: the first chunk and a bigger one */
+		for (int i = 0; i < 3; i++) {
+			unsigned char *p = arena_alloc(&a, 40000);
+			for (int j = 0; j < 40000; j += 997)
+				assert_int_equal(p[j], 0);
+			memset(p, 0xCD, 40000);
+		}
+		arena_release(&a, m);
+		if (round == 1)
+			total = a.total;
+		if (round > 1)
+			assert_int_equal(a.total, total);
+	}
+	/* at most the first chunk (as the spare) and one more are held */
+	assert_true(total <= 3 * 64 * 1024 + 4096);
+	arena_free(&a);
+}
+
 int
 main(void)
 {
@@ -219,6 +270,8 @@ main(void)
 		cmocka_unit_test(arena_strdup_and_strndup_copy_into_the_arena),
 		cmocka_unit_test(arena_printf_formats_into_an_exact_buffer),
 		cmocka_unit_test(arena_array_of_zero_items_is_a_valid_pointer),
+		cmocka_unit_test(release_takes_back_what_came_after_the_mark_and_clears_it),
+		cmocka_unit_test(release_across_chunks_keeps_one_spare_so_loops_stop_allocating),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * Chunks grow geometrically so a 100,000-layer model costs a few dozen
  * mallocs; a request bigger than a chunk gets a chunk of its own.  Memory is
  * never returned piecemeal: arena_grow() copies into fresh space, which
- * wastes at most the geometric series of old sizes, i.e. stays linear. */
+ * wastes at most the geometric series of old sizes, i.e. stays linear.  The
+ * exception is scratch memory used as a stack (arena_mark/arena_release). */
 #include "util/arena.h"
 #include "util/diag.h"
 
@@ -44,6 +45,7 @@ void
 arena_init(Arena *a)
 {
 	a->head = NULL;
+	a->spare = NULL;
 	a->total = 0;
 	a->owned = NULL;
 	a->nowned = 0;
@@ -58,10 +60,12 @@ arena_free(Arena *a)
 		prev = c->prev;
 		free(c);
 	}
+	free(a->spare);
 	for (size_t i = 0; i < a->nowned; i++)
 		free(a->owned[i]);
 	free(a->owned);
 	a->head = NULL;
+	a->spare = NULL;
 	a->total = 0;
 	a->owned = NULL;
 	a->nowned = 0;
@@ -71,8 +75,14 @@ static Chunk *
 newchunk(Arena *a, size_t need)
 {
 	size_t cap = a->head ? a->head->cap * 2 : FIRST_CHUNK;
-	Chunk *c;
+	Chunk *c = a->spare;
 
+	if (c && c->cap >= need) {
+		a->spare = NULL;
+		c->prev = a->head;
+		a->head = c;
+		return c;
+	}
 	if (cap > 64u << 20)
 		cap = 64u << 20;
 	if (cap < need)
@@ -80,8 +90,8 @@ newchunk(Arena *a, size_t need)
 	if (cap > SIZE_MAX - sizeof(Chunk))
 		die("out of memory");
 	/* calloc: fresh memory is zero (large chunks come zeroed from the
-	 * kernel), and a bump allocator never hands out memory twice, so
-	 * arena_alloc need not clear anything */
+	 * kernel), and memory is handed out twice only after arena_release
+	 * cleared it, so arena_alloc need not clear anything */
 	c = calloc(1, sizeof(Chunk) + cap);
 	if (!c)
 		die("out of memory");
@@ -111,6 +121,44 @@ arena_alloc(Arena *a, size_t size)
 	c->used += size;
 	p = c->data + off;
 	return p;
+}
+
+ArenaMark
+arena_mark(const Arena *a)
+{
+	return (ArenaMark){ a->head, a->head ? a->head->used : 0 };
+}
+
+static void
+drop_chunk(Arena *a, Chunk *c)
+{
+	a->total -= sizeof(Chunk) + c->cap;
+	free(c);
+}
+
+void
+arena_release(Arena *a, ArenaMark m)
+{
+	while (a->head != m.head) {
+		Chunk *c = a->head;
+
+		if (!c)
+			die("arena_release: the mark is not from this arena");
+		a->head = c->prev;
+		memset(c->data, 0, c->used); /* arena_alloc hands out zeroed memory */
+		c->used = 0;
+		if (a->spare && a->spare->cap >= c->cap) {
+			drop_chunk(a, c);
+		} else {
+			if (a->spare)
+				drop_chunk(a, a->spare);
+			a->spare = c;
+		}
+	}
+	if (m.head) {
+		memset(m.head->data + m.used, 0, m.head->used - m.used);
+		m.head->used = m.used;
+	}
 }
 
 void *
