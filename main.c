@@ -757,10 +757,12 @@ calibrate(const Options *o, Arena *a, FileList *files)
 	}
 	validation_score(&v);
 	snprintf(comment, sizeof comment,
-		 "%s calibrated on %s (%d runs): compute efficiency x%.3f, nic_bw x%.3f, "
+		 "%s calibrated on %s (%d run%s): compute efficiency x%.3f, nic_bw x%.3f, "
 		 "nic_latency x%.3f, p2p_latency x%.3f; mean accuracy %.3f before, %.3f after, "
-		 "%.3f leave-one-out", orig->name, o->model, v.nrow, cal.factor[0], cal.factor[1],
-		 cal.factor[2], cal.factor[3], cal.before, cal.after, cal.loo);
+		 "%s", orig->name, o->model, v.nrow, v.nrow == 1 ? "" : "s",
+		 cal.factor[0], cal.factor[1], cal.factor[2], cal.factor[3], cal.before, cal.after,
+		 isnan(cal.loo) ? "no leave-one-out with one run"
+				: arena_printf(a, "%.3f leave-one-out", cal.loo));
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
 	if (!system_emit(s, arena_printf(a, "%s_calibrated", orig->name), comment, out.f)) {

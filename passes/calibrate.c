@@ -175,5 +175,8 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 	}
 	for (int j = 0; j < NP; j++)
 		out->factor[j] = exp(lp[j]);
+	out->factor[0] = s->eff_conv / f.base.eff_conv; /* as applied: capped */
+	if (n < 2)
+		out->loo = NAN; /* nothing is left to fit without the one run */
 	return true;
 }

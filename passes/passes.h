@@ -95,7 +95,8 @@ typedef struct CalibRow {
 typedef struct Calibration {
 	double factor[CALIB_PARAMS]; /* fitted / original: compute efficiency,
 	                                nic_bw, nic_latency, p2p_latency */
-	double before, after, loo;   /* mean accuracies: before, after, leave-one-out */
+	double before, after, loo;   /* mean accuracies: before, after, leave-one-out
+					(NAN for a single run) */
 } Calibration;
 bool calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibration *out);
 double calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o);

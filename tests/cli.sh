@@ -300,7 +300,8 @@ check "validate names a missing column"
 
 run calibrate "$tmp/m.csv" --models "$srcdir/examples" -o "$tmp/cal.odl"
 want_status 0
-has out "calibrated on $tmp/m.csv (1 runs)"
+has out "calibrated on $tmp/m.csv (1 run): "
+has out "no leave-one-out with one run"
 grep -q '^system abci_calibrated {' "$tmp/cal.odl" || fail "no calibrated system written"
 check "calibrate fits the system and writes it as ODL"
 
@@ -308,6 +309,12 @@ run "$model" --system "$tmp/cal.odl" -g 8
 want_status 0
 has out "system       abci_calibrated ($tmp/cal.odl)"
 check "a calibrated system reads back with --system"
+
+run calibrate "$srcdir/validation/abci-measured.csv" --models "$srcdir/validation/models" \
+	--optimizer adam -o "$tmp/cal.odl"
+want_status 0
+has out "(21 runs): compute efficiency x1.041, nic_bw x0.592, nic_latency x0.980, p2p_latency x0.677; mean accuracy 0.827 before, 0.909 after, 0.894 leave-one-out"
+check "calibrate on the shared ABCI runs: the fitted factors and the accuracies"
 
 run calibrate "$tmp/m.csv"
 want_status 2
