@@ -642,10 +642,13 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
+	errno = 0;
 	ok = o->plan ? o->plan->emit(g, &an, &pl, out.f) : o->backend->emit(g, &an, &o->report, out.f);
 	if (!ok) {
+		int err = errno;
 		out_abort(&out);
-		diag_error((Loc){ o->output ? o->output : "<stdout>", 0, 0 }, "write failed");
+		diag_error((Loc){ o->output ? o->output : "<stdout>", 0, 0 }, "write failed: %s",
+			   strerror(err ? err : EIO));
 		return EXIT_INPUT;
 	}
 	if (!out_commit(&out))

@@ -204,15 +204,22 @@ if [ -w /dev/full ] && [ -c /dev/full ]; then
 		status=$?
 		: >"$tmp/out"
 		want_status 1
-		has err "write failed"
+		has err "write failed: No space left on device"
 		check "stdout on a full disk${args:+ ($args)}: exit 1, 'write failed'"
+	done
+	for args in "-f json" "-f csv" "--plan generic" "--plan slurm"; do
+		run "$model" -g 16 $args -o /dev/full
+		want_status 1
+		empty out
+		has err "/dev/full: error: write failed: No space left on device"
+		check "-o /dev/full ($args): exit 1, the file and the reason named"
 	done
 	for opt in --help --version; do
 		"$ORACLEC" $opt >/dev/full 2>"$tmp/err"
 		status=$?
 		: >"$tmp/out"
 		want_status 1
-		has err "write failed"
+		has err "write failed: No space left on device"
 		check "$opt on a full disk: exit 1, 'write failed'"
 	done
 else
