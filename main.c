@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/backends.h"
@@ -188,7 +189,7 @@ usage(FILE *f)
 		"  -MT, --dep-target T      the rule's target (default: the -o file)\n"
 		"  -MP, --dep-phony         add an empty rule for every file but the model\n"
 		"  -q, --quiet              no warnings or notes\n"
-		"  -v, --verbose            more diagnostics\n"
+		"  -v, --verbose            say what is read, run (with timings) and written\n"
 		"  -h, --help               display this help and exit\n"
 		"  -V, --version            output version information and exit\n"
 		"\n"
@@ -455,7 +456,7 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_PRINT_OUTPUTS: o->onnx.print_outputs = stdout; break;
 		case OPT_TENSOR_DIMS: o->tensor_dims = optarg; return;
 		case 'q': diag_quiet = 1; break;
-		case 'v': break;
+		case 'v': diag_verbose = 1; break;
 		case 'h': usage(stdout); exit(flush_stdout());
 		case 'V':
 			printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
@@ -483,11 +484,25 @@ parse_options(int argc, char **argv, Options *o)
 }
 
 /* Runs one pass, then (in checking builds) the IR verifier. */
+/* Milliseconds on a monotonic clock, for -v. */
+static double
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 static bool
 run(Graph *g, bool (*pass)(Graph *), const char *name, const Options *o)
 {
+	double t0 = now_ms();
+
 	if (pass && !pass(g))
 		return false;
+	if (pass)
+		diag_verbose_note("pass %s: %.2f ms", name, now_ms() - t0);
 #ifdef ORACLEC_CHECKING
 	if (ir_verify(g))
 		die("IR invariants broken after pass '%s'", name);
@@ -609,12 +624,18 @@ static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
 	OutFile out;
+	double t0 = now_ms();
 	Graph *g = frontend_load(o->model, a, files, &o->onnx);
 	Analysis an = { 0 };
 	Placement pl;
 	bool ok;
 
-	if (!g || (o->profile && !profile_load(o->profile, g, files)))
+	if (!g)
+		return EXIT_INPUT;
+	diag_verbose_note("read %s: %s model '%s', %d layers, %d tensors, %d file%s (%.2f ms)",
+			  o->model, g->format, g->name, g->nlayer, g->ntensor, files->n,
+			  files->n == 1 ? "" : "s", now_ms() - t0);
+	if (o->profile && !profile_load(o->profile, g, files))
 		return EXIT_INPUT;
 	if (o->onnx.print_outputs)
 		return flush_stdout();
@@ -632,10 +653,21 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->dump_after)
 		return flush_stdout();
-	if (!setup_analysis(o, g, &an, system_load(o->system, a, files)) ||
-	    !timing_spread(g, an.sys, an.prec) || !strategies_run(g, &an, &o->strat) ||
-	    (o->sweep && !sweep(o, g, &an, a)))
+	if (!setup_analysis(o, g, &an, system_load(o->system, a, files)))
 		return EXIT_INPUT;
+	diag_verbose_note("system %s (%s): %d GPUs per node", an.sys->name, an.sys->source,
+			  an.sys->gpus_per_node);
+	t0 = now_ms();
+	if (!timing_spread(g, an.sys, an.prec) || !strategies_run(g, &an, &o->strat))
+		return EXIT_INPUT;
+	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an.gpus,
+			  an.best >= 0 ? strategy_name[an.cand[an.best].kind] : "none",
+			  now_ms() - t0);
+	t0 = now_ms();
+	if (o->sweep && !sweep(o, g, &an, a))
+		return EXIT_INPUT;
+	if (o->sweep)
+		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an.nsweep, now_ms() - t0);
 	if (o->deps_only)
 		return write_deps(o, files, o->dep_file);
 	if (o->plan && !placement_run(g, &an, &o->strat, &pl))
@@ -653,6 +685,8 @@ analyse(const Options *o, Arena *a, FileList *files)
 	}
 	if (!out_commit(&out))
 		return EXIT_INPUT;
+	diag_verbose_note("wrote %s: %s", o->output ? o->output : "<stdout>",
+			  o->plan ? "a plan" : "a report");
 	if (o->deps)
 		return write_deps(o, files, o->dep_file ? o->dep_file
 					    : arena_printf(a, "%s.d", o->output ? o->output
@@ -686,6 +720,7 @@ validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileL
 	g = frontend_load(path, a, files, &o->onnx);
 	if (!g || !shape_infer(g) || !cost_annotate(g) || !memory_annotate(g))
 		return NULL;
+	diag_verbose_note("model %s: %s, %d layers", name, path, g->nlayer);
 	g->elem_bytes = o->elem_bytes;
 	map_put(cache, name, g);
 	return g;
@@ -702,6 +737,8 @@ measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileLi
 	map_init(&cache, a);
 	if (!s || !(v->row = measured_load(o->model, a, files, &v->nrow)))
 		return NULL;
+	diag_verbose_note("read %s: %d measured run%s; system %s (%s)", o->model, v->nrow,
+			  v->nrow == 1 ? "" : "s", s->name, s->source);
 	cr = arena_array(a, v->nrow, sizeof *cr);
 	for (int i = 0; i < v->nrow; i++) {
 		Measured *r = &v->row[i];
@@ -748,12 +785,15 @@ calibrate(const Options *o, Arena *a, FileList *files)
 	OutFile out;
 	char comment[512];
 	int status;
+	double t0;
 
 	if (s)
 		*s = *orig;
 	if (!(cr = measured_rows(o, &v, s, a, files)))
 		return EXIT_INPUT;
+	t0 = now_ms();
 	calibrate_run(s, cr, v.nrow, &o->strat, &cal);
+	diag_verbose_note("fit: %d runs, with leave-one-out (%.2f ms)", v.nrow, now_ms() - t0);
 	for (int i = 0; i < v.nrow; i++) {
 		v.row[i].predicted = cr[i].predicted;
 		v.row[i].note = "calibrated";

@@ -196,6 +196,24 @@ fi
 leftovers "$tmp"
 check "-o onto a FIFO writes through it or refuses, never replaces it"
 
+# ---- -v ---------------------------------------------------------------
+
+run "$model" -g 64 -o "$tmp/quiet.txt"
+run "$model" -g 64 -v -o "$tmp/verbose.txt"
+want_status 0
+has err "oraclec: read $model: odl model 'resnet50', 175 layers,"
+has err "oraclec: pass shape: "
+has err "oraclec: system abci (built-in): 4 GPUs per node"
+has err "oraclec: strategies on 64 GPUs: best "
+has err "oraclec: wrote $tmp/verbose.txt: a report"
+cmp -s "$tmp/quiet.txt" "$tmp/verbose.txt" || fail "-v changed the report"
+check "-v says what is read, run and written, and leaves the report alone"
+
+run "$model" -g 64 -v -q
+want_status 0
+empty err
+check "-q silences -v"
+
 # ---- write failures --------------------------------------------------
 
 if [ -w /dev/full ] && [ -c /dev/full ]; then

@@ -7,6 +7,7 @@
 FILE *diag_out;
 const char *progname = "oraclec";
 int diag_quiet;
+int diag_verbose;
 
 /* Past this many errors the rest are counted but not printed, so a binary
  * file fed to the parser cannot flood the terminal. */
@@ -69,6 +70,21 @@ diag_note(Loc loc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport(loc, "note", fmt, ap);
 	va_end(ap);
+}
+
+void
+diag_verbose_note(const char *fmt, ...)
+{
+	FILE *f = diag_out ? diag_out : stderr;
+	va_list ap;
+
+	if (!diag_verbose || diag_quiet)
+		return;
+	fprintf(f, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
 }
 
 int

@@ -19,10 +19,13 @@ typedef struct Loc {
 extern FILE *diag_out;     /* stderr unless a test points it elsewhere */
 extern const char *progname;
 extern int diag_quiet;     /* -q: drop warnings and notes */
+extern int diag_verbose;   /* -v: say what is read, run and written */
 
 void diag_error(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_warn(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_note(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* With -v (and without -q): "oraclec: msg" on the diagnostics stream. */
+void diag_verbose_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int diag_errors(void);
 void diag_reset(void);
 
