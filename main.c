@@ -483,7 +483,6 @@ parse_options(int argc, char **argv, Options *o)
 		usage_error("%s", "calibrate writes the calibrated system: give -o FILE.odl");
 }
 
-/* Runs one pass, then (in checking builds) the IR verifier. */
 /* Milliseconds on a monotonic clock, for -v. */
 static double
 now_ms(void)
@@ -494,6 +493,7 @@ now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* Runs one pass, then (in checking builds) the IR verifier. */
 static bool
 run(Graph *g, bool (*pass)(Graph *), const char *name, const Options *o)
 {
