@@ -1,6 +1,7 @@
 /* json.c -- the JSON report (keys in ../docs/cli.md and oraclec(1)).
  * Built with jansson, which does all escaping; keys keep insertion order. */
 #include "backends/backends.h"
+#include "backends/jsonout.h"
 
 #include <jansson.h>
 
@@ -12,12 +13,6 @@ shape_json(const Shape *s)
 	for (int i = 0; i < s->rank; i++)
 		json_array_append_new(a, json_integer(s->d[i]));
 	return a;
-}
-
-static void
-set(json_t *o, const char *key, json_t *v)
-{
-	json_object_set_new(o, key, v);
 }
 
 /* The measured times used (present only when the model has some). */

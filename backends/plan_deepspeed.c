@@ -3,21 +3,9 @@
  * for pipelines, PipelineModule's layer list and stage boundaries
  * (docs/plans.md: the script pops it before deepspeed.initialize). */
 #include "backends/backends.h"
+#include "backends/jsonout.h"
 
 #include <jansson.h>
-#include <math.h>
-
-static void
-set(json_t *o, const char *key, json_t *v)
-{
-	json_object_set_new(o, key, v);
-}
-
-static json_t *
-count(double v)
-{
-	return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
-}
 
 static json_t *
 enabled(bool on)

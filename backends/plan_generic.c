@@ -2,22 +2,9 @@
  * Everything the framework plans are made of: the grid, the rank table,
  * the batch split, the pipeline stages and the prediction. */
 #include "backends/backends.h"
+#include "backends/jsonout.h"
 
 #include <jansson.h>
-#include <math.h>
-
-static void
-set(json_t *o, const char *key, json_t *v)
-{
-	json_object_set_new(o, key, v);
-}
-
-/* A sample count: an integer when whole. */
-static json_t *
-count(double v)
-{
-	return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
-}
 
 static json_t *
 ranks_json(const Placement *pl)

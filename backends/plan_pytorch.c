@@ -2,21 +2,9 @@
  * DeviceMesh, and for pipelines torch.distributed.pipelining's split
  * points, the modules of each stage and the schedule (docs/plans.md). */
 #include "backends/backends.h"
+#include "backends/jsonout.h"
 
 #include <jansson.h>
-#include <math.h>
-
-static void
-set(json_t *o, const char *key, json_t *v)
-{
-	json_object_set_new(o, key, v);
-}
-
-static json_t *
-count(double v)
-{
-	return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
-}
 
 /* What each mesh dimension does, in PyTorch's terms. */
 static const char *const use[DIM_COUNT] = {
