@@ -19,16 +19,10 @@
 LC_ALL=C
 export LC_ALL
 
-# Each case cds, so relative paths must become absolute first.  A bare
-# name (no slash) is looked up in PATH, as the shell would.
-case $ORACLEC in
-/*) ;;
-*/*) ORACLEC=$(pwd)/$ORACLEC ;;
-esac
-case $srcdir in
-/*) ;;
-*) srcdir=$(pwd)/$srcdir ;;
-esac
+# Each case cds, so relative paths must become absolute first.
+. "$srcdir/tests/tap.sh"
+absolute ORACLEC
+srcdir_absolute
 bad=$srcdir/tests/bad
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/badinput.XXXXXX") || exit 99
@@ -154,26 +148,15 @@ for want in "$@"; do
 		>"$tmp/stdout" 2>"$tmp/stderr"
 	status=$?
 
-	why=
-	if [ "$status" -eq 124 ] && [ -n "$guard" ]; then
-		why="timed out after $t s (exit status 124)"
-	elif [ "$status" -gt 128 ]; then
-		why="killed by signal $((status - 128))"
-	elif [ "$status" -ne 1 ]; then
-		why="exit status $status, expected 1"
-	fi
-	cmp -s "$want" "$tmp/stderr" || why="${why:+$why; }stderr differs from $name.err"
-	[ -s "$tmp/stdout" ] && why="${why:+$why; }wrote to stdout"
-	[ -e "$out" ] && why="${why:+$why; }left the output file $name.out"
-	for f in "$out".tmp*; do
-		[ -e "$f" ] && why="${why:+$why; }left a temporary ${f##*/}"
-	done
+	status_why "$status" 1
+	cmp -s "$want" "$tmp/stderr" || fail "stderr differs from $name.err"
+	leftovers "$out"
 
 	if [ -z "$why" ]; then
 		echo "ok $n - $name"
 	else
 		echo "not ok $n - $name"
-		echo "# $why"
+		printf '%s\n' "$why" | sed 's/^/# /'
 		diff -u "$want" "$tmp/stderr" | comment
 		[ -s "$tmp/stdout" ] && { echo "stdout:"; cat "$tmp/stdout"; } | comment
 		failed=$((failed + 1))

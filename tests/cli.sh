@@ -11,21 +11,14 @@
 LC_ALL=C
 export LC_ALL
 
-case $ORACLEC in
-/*) ;;
-*/*) ORACLEC=$(pwd)/$ORACLEC ;;
-esac
-case $srcdir in
-/*) ;;
-*) srcdir=$(pwd)/$srcdir ;;
-esac
+. "$srcdir/tests/tap.sh"
+absolute ORACLEC
+srcdir_absolute
 model=$srcdir/examples/resnet50.odl
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
-
-. "$srcdir/tests/tap.sh"
 
 # run ARGS...: runs oraclec; sets `status`, leaves $tmp/out and $tmp/err.
 run()

@@ -17,9 +17,9 @@
 LC_ALL=C
 export LC_ALL
 
-case $ORACLEC in /*) ;; */*) ORACLEC=$(pwd)/$ORACLEC ;; esac
-case $ONNXBADGEN in /*) ;; */*) ONNXBADGEN=$(pwd)/$ONNXBADGEN ;; esac
-case $srcdir in /*) ;; *) srcdir=$(pwd)/$srcdir ;; esac
+. "$srcdir/tests/tap.sh"
+absolute ORACLEC ONNXBADGEN
+srcdir_absolute
 fixture=$srcdir/tests/data/onnx/resnet18.onnx
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/onnx-bad.XXXXXX") || exit 99
@@ -103,32 +103,20 @@ while IFS='|' read -r name status want; do
 		>"$tmp/stdout" 2>"$tmp/stderr"
 	got=$?
 
-	why=
-	if [ "$got" -eq 124 ] && [ -n "$guard" ]; then
-		why="timed out"
-	elif [ "$got" -gt 128 ]; then
-		why="killed by signal $((got - 128))"
-	elif [ "$got" -ne "$status" ]; then
-		why="exit status $got, expected $status"
-	fi
+	status_why "$got" "$status"
 	if [ "$status" -eq 0 ]; then
-		[ -s "$tmp/stderr" ] && why="${why:+$why; }wrote to stderr"
-		[ -s "$out" ] || why="${why:+$why; }no output file"
+		[ -s "$tmp/stderr" ] && fail "wrote to stderr"
+		[ -s "$out" ] || fail "no output file"
 	else
-		printf '%s\n' "$want" | cmp -s - "$tmp/stderr" ||
-			why="${why:+$why; }stderr differs"
-		[ -s "$tmp/stdout" ] && why="${why:+$why; }wrote to stdout"
-		[ -e "$out" ] && why="${why:+$why; }left the output file"
-		for f in "$out".tmp*; do
-			[ -e "$f" ] && why="${why:+$why; }left a temporary ${f##*/}"
-		done
+		printf '%s\n' "$want" | cmp -s - "$tmp/stderr" || fail "stderr differs"
+		leftovers "$out"
 	fi
 
 	if [ -z "$why" ]; then
 		echo "ok $n - $name"
 	else
 		echo "not ok $n - $name"
-		echo "# $why"
+		printf '%s\n' "$why" | sed 's/^/# /'
 		printf '%s\n' "$want" | diff -u - "$tmp/stderr" | head -n 20 | sed 's/^/# /'
 		failed=$((failed + 1))
 	fi

@@ -13,17 +13,13 @@
 : "${srcdir:=.}"
 LC_ALL=C
 export LC_ALL
-for v in ORACLEC PLANCHECK STACKGEN; do
-	eval "p=\$$v"
-	case $p in /*) ;; */*) eval "$v=\$(pwd)/\$p" ;; esac
-done
-case $srcdir in /*) ;; *) srcdir=$(pwd)/$srcdir ;; esac
+. "$srcdir/tests/tap.sh"
+absolute ORACLEC PLANCHECK STACKGEN
+srcdir_absolute
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/plans.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
-
-. "$srcdir/tests/tap.sh"
 
 # plan MODEL KIND OUT ARGS...: writes the plan twice; they must match.
 plan()

@@ -1,10 +1,28 @@
-# tap.sh -- the TAP helpers that tests/cli.sh and tests/plans.sh source.
+# tap.sh -- what the shell tests share (cli.sh, plans.sh, badinput.sh,
+# onnx-bad.sh source it, from a path relative to where they started).
 #
-# A case collects what is wrong with `fail REASON` and ends with
-# `check DESCRIPTION`, which prints "ok N" or "not ok N" with the reasons
-# and the head of $tmp/out and $tmp/err (the script's temporary directory)
-# when they are not empty.  `finish` prints the plan and sets the status.
+# `absolute VAR...` and `srcdir_absolute` let a test cd.  A case collects
+# what is wrong with `fail REASON` and ends with `check DESCRIPTION`,
+# which prints "ok N" or "not ok N" with the reasons and the head of
+# $tmp/out and $tmp/err (the script's temporary directory) when they are
+# not empty.  `finish` prints the plan and sets the status.  For a run
+# that must fail cleanly, `status_why` and `leftovers` say why it did not.
 n=0 failed=0 why=
+
+# absolute VAR...: each variable's path made absolute; a program named
+# without a slash is left to PATH, as the shell would.
+absolute()
+{
+	for _v; do
+		eval "_p=\$$_v"
+		case $_p in /*) ;; */*) eval "$_v=\$(pwd)/\$_p" ;; esac
+	done
+}
+
+srcdir_absolute()
+{
+	case $srcdir in /*) ;; *) srcdir=$(pwd)/$srcdir ;; esac
+}
 
 fail()
 {
@@ -28,6 +46,33 @@ check()
 		failed=$((failed + 1))
 	fi
 	why=
+}
+
+# status_why GOT WANT: sets why to what is wrong with exit status GOT
+# (a timeout(1) guard's 124 when $guard is set, death by a signal, another
+# status than WANT), or to nothing.
+status_why()
+{
+	why=
+	if [ "$1" -eq 124 ] && [ -n "${guard:-}" ]; then
+		why="timed out (exit status 124)"
+	elif [ "$1" -gt 128 ]; then
+		why="killed by signal $(($1 - 128))"
+	elif [ "$1" -ne "$2" ]; then
+		why="exit status $1, expected $2"
+	fi
+}
+
+# leftovers OUT: adds to why what a failed run left behind: output on
+# $tmp/stdout, the file OUT, a temporary OUT.tmp*.
+leftovers()
+{
+	[ -s "$tmp/stdout" ] && fail "wrote to stdout"
+	[ -e "$1" ] && fail "left the output file ${1##*/}"
+	for _f in "$1".tmp*; do
+		[ -e "$_f" ] && fail "left a temporary ${_f##*/}"
+	done
+	return 0
 }
 
 finish()
