@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backends/backends.h"
@@ -347,6 +348,23 @@ dims(const char *s, Shape *out)
 		usage_error("invalid shape '%s' for --input-shape (e.g. 3x224x224)", s);
 }
 
+/* The checks of the file names: none is empty, and a make rule beside a
+ * report on stdout needs its own name. */
+static void
+file_names(const Options *o)
+{
+	static const char *const what[] = { "-o", "-MF", "-MT" };
+	const char *name[] = { o->output, o->dep_file, o->dep_target };
+
+	for (int i = 0; i < 3; i++)
+		if (name[i] && !*name[i])
+			usage_error("an empty file name for %s", what[i]);
+	if (o->deps && !o->deps_only && !o->validate && !o->dep_file &&
+	    (!o->output || strcmp(o->output, "-") == 0))
+		usage_error("%s", "-MD with the report on standard output: give -MF FILE for "
+			    "the make rule");
+}
+
 static void
 parse_options(int argc, char **argv, Options *o)
 {
@@ -481,6 +499,7 @@ parse_options(int argc, char **argv, Options *o)
 					      : "--plan writes a plan, not a report: drop --format");
 	if (o->calibrate && !o->output)
 		usage_error("%s", "calibrate writes the calibrated system: give -o FILE.odl");
+	file_names(o);
 }
 
 /* Milliseconds on a monotonic clock, for -v. */
@@ -548,18 +567,112 @@ setup_analysis(const Options *o, const Graph *g, Analysis *an, const System *s)
 	return true;
 }
 
-/* The make rule naming every file read, atomically to `path` (stdout when
- * NULL).  Its target: -MT, else the -o file, else the model. */
+/* One file a run reads or writes, as messages name it. */
+typedef struct Role {
+	const char *what, *path;
+} Role;
+
+/* Where the make rule goes: -MF, else (-MD) the -o file's name with .d;
+ * NULL: standard output (-M), or no rule at all. */
+static const char *
+dep_output(const Options *o, Arena *a)
+{
+	if (!o->deps || o->validate)
+		return NULL;
+	if (o->dep_file || o->deps_only)
+		return o->dep_file;
+	return arena_printf(a, "%s.d", o->output);
+}
+
+/* The files the run writes through a temporary file and a rename (not
+ * stdout, not devices): the report (or plan, or system) and the rule. */
+static int
+outputs(const Options *o, Arena *a, Role *r)
+{
+	const char *dep = dep_output(o, a);
+	int n = 0;
+
+	if (o->output && !(o->deps_only && !o->validate) && !out_in_place(o->output))
+		r[n++] = (Role){ "-o", o->output };
+	if (dep && !out_in_place(dep))
+		r[n++] = (Role){ o->dep_file ? "-MF" : "the -MD file", dep };
+	return n;
+}
+
+/* The files known to be read before reading: the model (or the measured
+ * runs), a system file, a profile. */
+static int
+named_inputs(const Options *o, Role *r)
+{
+	int n = 0;
+
+	r[n++] = (Role){ o->validate ? "the measured runs" : "the model", o->model };
+	if (!builtin_system(o->system))
+		r[n++] = (Role){ "the system", o->system };
+	if (o->profile)
+		r[n++] = (Role){ "the profile", o->profile };
+	return n;
+}
+
+/* false after a usage error when out and in name one file. */
+static bool
+distinct(Role out, Role in, const char *why)
+{
+	if (!file_same(out.path, in.path))
+		return true;
+	fprintf(stderr, "%s: %s '%s' and %s '%s' are the same file: %s\n", progname, out.what,
+		out.path, in.what, in.path, why);
+	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
+	return false;
+}
+
+/* Outputs never overwrite an input, nor each other: before reading, the
+ * outputs against the inputs the options name and against each other;
+ * after reading (files != NULL), against every file read, includes and
+ * the models of measured runs among them.  false after a usage error. */
+static bool
+inputs_kept(const Options *o, Arena *a, const FileList *files)
+{
+	Role out[2], in[3];
+	int nout = outputs(o, a, out), nin = named_inputs(o, in);
+	static const char overwrite[] = "an output never replaces an input";
+
+	for (int i = 0; i < nout; i++) {
+		for (int k = 0; !files && k < nin; k++)
+			if (!distinct(out[i], in[k], overwrite))
+				return false;
+		for (int k = 0; files && k < files->n; k++)
+			if (!distinct(out[i], (Role){ "the input", files->path[k] }, overwrite))
+				return false;
+		for (int k = i + 1; !files && k < nout; k++)
+			if (!distinct(out[i], out[k], "each output needs a file of its own"))
+				return false;
+	}
+	return true;
+}
+
+/* The make rule's target: -MT, else the -o file, else the model. */
+static const char *
+dep_target(const Options *o)
+{
+	if (o->dep_target)
+		return o->dep_target;
+	return o->output && strcmp(o->output, "-") != 0 ? o->output : o->model;
+}
+
+/* -M: the make rule naming every file read, atomically to -MF (stdout
+ * when NULL). */
 static int
 write_deps(const Options *o, const FileList *files, const char *path)
 {
 	OutFile out;
-	const char *target = o->dep_target ? o->dep_target : o->output ? o->output : o->model;
 
 	if (!out_open(&out, path))
 		return EXIT_INPUT;
-	if (!depfile_emit(files, target, o->dep_phony, out.f)) {
+	if (!depfile_emit(files, dep_target(o), o->dep_phony, out.f)) {
 		out_abort(&out);
+		diag_error((Loc){ path ? path : "<stdout>", 0, 0 }, "write failed: %s",
+			   strerror(errno ? errno : EIO));
 		return EXIT_INPUT;
 	}
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
@@ -620,15 +733,52 @@ sweep(const Options *o, const Graph *g, Analysis *an, Arena *a)
 	return true;
 }
 
+/* The report (or plan) to -o and, with -MD, the make rule to `dep`: both
+ * or neither.  Both files are created before either is written, and
+ * renamed into place only once both are complete. */
+static int
+write_report(const Options *o, const Graph *g, const Analysis *an, const Placement *pl,
+	     const FileList *files, const char *dep)
+{
+	OutFile out[2];
+	int n = 1, err;
+	bool ok;
+
+	if (!out_open(&out[0], o->output))
+		return EXIT_INPUT;
+	if (dep && !out_open(&out[n++], dep)) {
+		out_abort(&out[0]);
+		return EXIT_INPUT;
+	}
+	errno = 0;
+	ok = o->plan ? o->plan->emit(g, an, pl, out[0].f) : o->backend->emit(g, an, &o->report,
+									   out[0].f);
+	if (ok && dep)
+		ok = depfile_emit(files, dep_target(o), o->dep_phony, out[1].f);
+	if (!ok) {
+		err = errno;
+		for (int i = 0; i < n; i++)
+			out_abort(&out[i]);
+		diag_error((Loc){ o->output && strcmp(o->output, "-") ? o->output : "<stdout>", 0,
+				  0 }, "write failed: %s", strerror(err ? err : EIO));
+		return EXIT_INPUT;
+	}
+	if (!out_commit_all(out, n))
+		return EXIT_INPUT;
+	diag_verbose_note("wrote %s: %s", out[0].path ? out[0].path : "<stdout>",
+			  o->plan ? "a plan" : "a report");
+	if (dep)
+		diag_verbose_note("wrote %s: the make rule", out[1].path ? out[1].path : "<stdout>");
+	return EXIT_OK;
+}
+
 static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
-	OutFile out;
 	double t0 = now_ms();
 	Graph *g = frontend_load(o->model, a, files, &o->onnx);
 	Analysis an = { 0 };
 	Placement pl;
-	bool ok;
 
 	if (!g)
 		return EXIT_INPUT;
@@ -668,30 +818,13 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->sweep)
 		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an.nsweep, now_ms() - t0);
+	if (!inputs_kept(o, a, files))
+		return EXIT_USAGE;
 	if (o->deps_only)
 		return write_deps(o, files, o->dep_file);
 	if (o->plan && !placement_run(g, &an, &o->strat, &pl))
 		return EXIT_INPUT;
-	if (!out_open(&out, o->output))
-		return EXIT_INPUT;
-	errno = 0;
-	ok = o->plan ? o->plan->emit(g, &an, &pl, out.f) : o->backend->emit(g, &an, &o->report, out.f);
-	if (!ok) {
-		int err = errno;
-		out_abort(&out);
-		diag_error((Loc){ o->output ? o->output : "<stdout>", 0, 0 }, "write failed: %s",
-			   strerror(err ? err : EIO));
-		return EXIT_INPUT;
-	}
-	if (!out_commit(&out))
-		return EXIT_INPUT;
-	diag_verbose_note("wrote %s: %s", o->output ? o->output : "<stdout>",
-			  o->plan ? "a plan" : "a report");
-	if (o->deps)
-		return write_deps(o, files, o->dep_file ? o->dep_file
-					    : arena_printf(a, "%s.d", o->output ? o->output
-										: o->model));
-	return EXIT_OK;
+	return write_report(o, g, &an, &pl, files, dep_output(o, a));
 }
 
 /* The model of a measured run: MODELS/<name>.odl, else .onnx, loaded and
@@ -702,21 +835,20 @@ validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileL
 {
 	Graph *g = map_get(cache, name);
 	const char *path;
-	FILE *f;
+	struct stat st;
 
 	if (g)
 		return g;
+	/* stat, not open: what is there but is no regular file (a FIFO) is
+	 * refused by the frontend without being opened for long */
 	path = arena_printf(a, "%s/%s.odl", o->models, name);
-	if (!(f = fopen(path, "r")))
+	if (stat(path, &st) != 0)
 		path = arena_printf(a, "%s/%s.onnx", o->models, name);
-	else
-		fclose(f);
-	if (!(f = fopen(path, "r"))) {
+	if (stat(path, &st) != 0) {
 		diag_error(where, "no model '%s' in '%s' (looked for %s.odl and %s.onnx)", name,
 			   o->models, name, name);
 		return NULL;
 	}
-	fclose(f);
 	g = frontend_load(path, a, files, &o->onnx);
 	if (!g || !shape_infer(g) || !cost_annotate(g) || !memory_annotate(g))
 		return NULL;
@@ -806,6 +938,8 @@ calibrate(const Options *o, Arena *a, FileList *files)
 		 cal.factor[0], cal.factor[1], cal.factor[2], cal.factor[3], cal.before, cal.after,
 		 isnan(cal.loo) ? "no leave-one-out with one run"
 				: arena_printf(a, "%.3f leave-one-out", cal.loo));
+	if (!inputs_kept(o, a, files))
+		return EXIT_USAGE;
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
 	if (!system_emit(s, arena_printf(a, "%s_calibrated", orig->name), comment, out.f)) {
@@ -836,6 +970,8 @@ validate(const Options *o, Arena *a, FileList *files)
 		v.row[i].note = k.computable ? k.bottleneck : k.reason;
 	}
 	validation_score(&v);
+	if (!inputs_kept(o, a, files))
+		return EXIT_USAGE;
 	return emit_validation(o, &v, o->output);
 }
 
@@ -853,9 +989,10 @@ main(int argc, char **argv)
 	if (o.tensor_dims)
 		return onnx_print_tensor_dims(o.tensor_dims, stdout) ? flush_stdout() : EXIT_INPUT;
 	arena_init(&arena);
-	status = o.calibrate ? calibrate(&o, &arena, &files)
+	status = !inputs_kept(&o, &arena, NULL) ? EXIT_USAGE
+		 : o.calibrate ? calibrate(&o, &arena, &files)
 		 : o.validate ? validate(&o, &arena, &files)
-			      : analyse(&o, &arena, &files);
+		 : analyse(&o, &arena, &files);
 	arena_free(&arena);
 	files_free(&files);
 	return status;

@@ -82,6 +82,8 @@ typedef struct Loader {
 	FileList *files;
 	Map loaded;                       /* realpath -> (void *)1 once done */
 	const char *open[MAX_INCLUDE_DEPTH];  /* realpaths being loaded */
+	const char *name[MAX_INCLUDE_DEPTH];  /* the same, as named */
+	Loc site[MAX_INCLUDE_DEPTH];          /* their include statements */
 	int nopen;
 	Decl *decls, *tail;               /* every declaration, load order */
 } Loader;
@@ -97,6 +99,16 @@ resolve(Arena *a, const char *from, const char *path)
 }
 
 static Decl *load_file(Loader *ld, const char *path, Loc where);
+
+/* After errors in the file open at depth d (0: the main file), notes on
+ * the include statements that led to it, innermost first, as gcc's "In
+ * file included from". */
+static void
+include_notes(const Loader *ld, int d)
+{
+	for (; d > 0; d--)
+		diag_note(ld->site[d], "'%s' is included from here", ld->name[d]);
+}
 
 static void
 load_includes(Loader *ld, Decl *d)
@@ -138,27 +150,29 @@ load_file(Loader *ld, const char *path, Loc where)
 	real = realpath(path, NULL);
 	key = real ? arena_strdup(ld->a, real) : path;
 	free(real);
+	errors = diag_errors();
 	for (int i = 0; i < ld->nopen; i++)
-		if (strcmp(ld->open[i], key) == 0) {
+		if (strcmp(ld->open[i], key) == 0)
 			diag_error(where, "include cycle: '%s' includes itself", path);
-			return NULL;
-		}
-	if (map_get(&ld->loaded, key))
+	if (diag_errors() == errors && map_get(&ld->loaded, key))
 		return NULL;
-	if (ld->nopen == MAX_INCLUDE_DEPTH) {
+	if (diag_errors() == errors && ld->nopen == MAX_INCLUDE_DEPTH)
 		diag_error(where, "includes nested deeper than %d", MAX_INCLUDE_DEPTH);
+	if (diag_errors() > errors || !(text = file_read(path, &len, MAX_ODL_BYTES, where))) {
+		include_notes(ld, ld->nopen - 1); /* the error is at `where` */
 		return NULL;
 	}
-	text = file_read(path, &len, MAX_ODL_BYTES, where);
-	if (!text)
-		return NULL;
 	files_add(ld->files, path);
-	errors = diag_errors();
+	ld->open[ld->nopen] = key;
+	ld->name[ld->nopen] = path;
+	ld->site[ld->nopen++] = where;
 	decls = dsl_parse(path, text, len, ld->a);
 	free(text);
-	if (diag_errors() > errors)
+	if (diag_errors() > errors) {
+		include_notes(ld, ld->nopen - 1);
+		ld->nopen--;
 		return NULL; /* its includes might be garbled too */
-	ld->open[ld->nopen++] = key;
+	}
 	load_includes(ld, decls);
 	ld->nopen--;
 	map_put(&ld->loaded, key, (void *)1);

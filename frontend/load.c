@@ -10,8 +10,10 @@
  * ODL, whose parser gives a clear syntax error on a file that is neither. */
 #include "frontend/frontend.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char paradl_magic[] = "Dataset|";
 
@@ -32,24 +34,32 @@ paradl_name(const char *path)
 	return dot && strncmp(dot, ".net", 4) == 0 && (dot[4] == '\0' || dot[4] == '_');
 }
 
-/* The file's first bytes (fewer at its end or when it cannot be read: the
- * frontend then reports why). */
-static size_t
+/* The file's first bytes, fewer at its end; -1 after reporting that the
+ * file cannot be read (not a regular file: a FIFO must not block). */
+static long
 head(const char *path, char *buf, size_t n)
 {
-	FILE *f = fopen(path, "rb");
-	size_t got = f ? fread(buf, 1, n, f) : 0;
+	int fd = file_open(path, LOC_NONE);
+	size_t got = 0;
+	ssize_t r = 1;
 
-	if (f)
-		fclose(f);
-	return got;
+	if (fd < 0)
+		return -1;
+	while (got < n && (r = read(fd, buf + got, n - got)) > 0)
+		got += (size_t)r;
+	close(fd);
+	if (r < 0) {
+		diag_error((Loc){ path, 0, 0 }, "cannot read file: %s", strerror(errno));
+		return -1;
+	}
+	return (long)got;
 }
 
 Graph *
 frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 {
 	char b[sizeof paradl_magic - 1];
-	size_t n;
+	long n;
 	int c;
 
 	if (ends_with(path, ".onnx"))
@@ -58,11 +68,12 @@ frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *op
 		return dsl_load(path, a, files);
 	if (paradl_name(path))
 		return paradl_load_net(path, a, files);
-	n = head(path, b, sizeof b);
+	if ((n = head(path, b, sizeof b)) < 0)
+		return NULL;
 	c = n ? (unsigned char)b[0] : EOF;
 	if (c == 0x08 || c == 0x12 || c == 0x1a || c == 0x3a)
 		return onnx_load(path, a, files, opt);
-	if (n == sizeof b && memcmp(b, paradl_magic, n) == 0)
+	if (n == (long)sizeof b && memcmp(b, paradl_magic, sizeof b) == 0)
 		return paradl_load_net(path, a, files);
 	return dsl_load(path, a, files);
 }

@@ -64,12 +64,13 @@ status_why()
 }
 
 # leftovers OUT: adds to why what a failed run left behind: output on
-# $tmp/stdout, the file OUT, a temporary OUT.tmp*.
+# $tmp/stdout, the file OUT, a temporary (.oraclec.tmp* beside OUT, or
+# OUT.tmp* as older versions named them).
 leftovers()
 {
 	[ -s "$tmp/stdout" ] && fail "wrote to stdout"
 	[ -e "$1" ] && fail "left the output file ${1##*/}"
-	for _f in "$1".tmp*; do
+	for _f in "$1".tmp* "$(dirname "$1")"/.oraclec.tmp*; do
 		[ -e "$_f" ] && fail "left a temporary ${_f##*/}"
 	done
 	return 0

@@ -34,6 +34,8 @@ files_free(FileList *fl)
 	fl->n = fl->cap = 0;
 }
 
+/* Reports that path cannot be read: at the include statement `where`, or
+ * at the file itself. */
 static void
 fail(Loc where, const char *path, const char *what)
 {
@@ -43,24 +45,89 @@ fail(Loc where, const char *path, const char *what)
 		diag_error((Loc){ path, 0, 0 }, "cannot read file: %s", what);
 }
 
+int
+file_open(const char *path, Loc where)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	int flags;
+
+	if (fd < 0) {
+		fail(where, path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		fail(where, path, "not a regular file");
+		close(fd);
+		return -1;
+	}
+	if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		fail(where, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* path with its directory resolved (symbolic links, "." and ".."), for a
+ * file that does not exist yet; malloc'd.  A directory that cannot be
+ * resolved is kept as written. */
+static char *
+resolved(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir = slash ? xcalloc((size_t)(slash - path) + 2, 1) : NULL;
+	char *real, *out;
+
+	if (dir)
+		memcpy(dir, path, slash > path ? (size_t)(slash - path) : 1);
+	real = realpath(dir ? dir : ".", NULL);
+	if (!real)
+		real = strcpy(xcalloc(strlen(dir ? dir : ".") + 1, 1), dir ? dir : ".");
+	out = xcalloc(strlen(real) + strlen(base) + 2, 1);
+	sprintf(out, "%s/%s", real, base);
+	free(real);
+	free(dir);
+	return out;
+}
+
+bool
+file_same(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+	char *ra, *rb;
+	bool same;
+
+	if (ea || eb)
+		return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	ra = resolved(a);
+	rb = resolved(b);
+	same = strcmp(ra, rb) == 0;
+	free(ra);
+	free(rb);
+	return same;
+}
+
 char *
 file_read(const char *path, size_t *len, size_t limit, Loc where)
 {
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
-	int fd = open(path, O_RDONLY | O_NONBLOCK);
+	int fd = file_open(path, where);
 	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	struct stat st;
 	char *buf;
 	size_t n;
 
 	if (!f) {
-		fail(where, path, strerror(errno));
-		if (fd >= 0)
+		if (fd >= 0) {
+			fail(where, path, strerror(errno));
 			close(fd);
+		}
 		return NULL;
 	}
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		fail(where, path, "not a regular file");
+	if (fstat(fileno(f), &st) != 0) {
+		fail(where, path, strerror(errno));
 		fclose(f);
 		return NULL;
 	}

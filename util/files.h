@@ -3,6 +3,7 @@
 #ifndef ORACLEC_UTIL_FILES_H
 #define ORACLEC_UTIL_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/diag.h"
@@ -15,6 +16,17 @@ typedef struct FileList {
 /* Every file opened for input is added here, in order, once. */
 void files_add(FileList *fl, const char *path);
 void files_free(FileList *fl);
+
+/* Opens path for reading without ever blocking: O_NONBLOCK while opening,
+ * so a FIFO does not wait for a writer, then anything but a regular file
+ * (a FIFO, a device, a directory) is refused, then O_NONBLOCK is cleared.
+ * The descriptor (close-on-exec), or -1 after an error reported at `where`
+ * (the include statement, or nothing).  Every input is opened here. */
+int file_open(const char *path, Loc where);
+
+/* Whether a and b name one file: the same device and inode when both
+ * exist; the same resolved directory and name when neither does yet. */
+bool file_same(const char *a, const char *b);
 
 /* Reads all of path into a malloc'd buffer followed by two NUL bytes (what
  * flex's yy_scan_buffer wants).  Files over `limit` bytes are refused.
