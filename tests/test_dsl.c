@@ -549,7 +549,8 @@ include_cycle_is_reported_at_the_include(void **state)
 	fx_write(fx, "a.odl", "block b(x) { return x; }\ninclude \"t.odl\";\n");
 	assert_null(fx_load(fx, "include \"a.odl\";\nmodel m { input x: 4; }\n"));
 	assert_string_equal(fx_diags(fx), "a.odl:2:1: error: include cycle: 't.odl' includes "
-					  "itself\n");
+					  "itself\n"
+					  "t.odl:1:1: note: 'a.odl' is included from here\n");
 	assert_int_equal(diag_errors(), 1);
 }
 
