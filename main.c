@@ -600,17 +600,20 @@ outputs(const Options *o, Arena *a, Role *r)
 }
 
 /* The files known to be read before reading: the model (or the measured
- * runs), a system file, a profile. */
+ * runs), a system file, a profile; those that exist (one that does not is
+ * an input error later, whatever the outputs are). */
 static int
 named_inputs(const Options *o, Role *r)
 {
+	Role all[] = { { o->validate ? "the measured runs" : "the model", o->model },
+		       { "the system", builtin_system(o->system) ? NULL : o->system },
+		       { "the profile", o->profile } };
+	struct stat st;
 	int n = 0;
 
-	r[n++] = (Role){ o->validate ? "the measured runs" : "the model", o->model };
-	if (!builtin_system(o->system))
-		r[n++] = (Role){ "the system", o->system };
-	if (o->profile)
-		r[n++] = (Role){ "the profile", o->profile };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (all[i].path && stat(all[i].path, &st) == 0)
+			r[n++] = all[i];
 	return n;
 }
 

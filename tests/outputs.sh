@@ -164,6 +164,15 @@ cp "$tmp/w/m.odl" "$tmp/w/r.txt.d"
 clobber r.txt.d r.txt.d r.txt.d -MD -o r.txt
 check "-o or -MF naming the system file or the profile, -MD's FILE.d the model: exit 2"
 
+run none.odl -o none.odl
+want_status 1
+has err "none.odl: error: cannot read file: No such file or directory"
+run m.odl -s none.odl -o none.odl
+want_status 1
+has err "none.odl: error: cannot read file: No such file or directory"
+absent "$tmp/w/none.odl"
+check "a missing model or system named by -o too: the input error (exit 1)"
+
 head -n 1 "$srcdir/validation/abci-measured.csv" >"$tmp/w/meas.csv"
 grep '^alexnet,' "$srcdir/validation/abci-measured.csv" | head -n 2 >>"$tmp/w/meas.csv"
 cp "$tmp/w/meas.csv" "$tmp/meas.keep"
