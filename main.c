@@ -12,8 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/backends.h"
@@ -743,7 +743,7 @@ static int
 write_report(const Options *o, const Graph *g, const Analysis *an, const Placement *pl,
 	     const FileList *files, const char *dep)
 {
-	OutFile out[2];
+	OutFile out[2], *failed = &out[0];
 	int n = 1, err;
 	bool ok;
 
@@ -756,14 +756,14 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 	errno = 0;
 	ok = o->plan ? o->plan->emit(g, an, pl, out[0].f) : o->backend->emit(g, an, &o->report,
 									   out[0].f);
-	if (ok && dep)
-		ok = depfile_emit(files, dep_target(o), o->dep_phony, out[1].f);
+	if (ok && dep && !depfile_emit(files, dep_target(o), o->dep_phony, out[1].f))
+		ok = false, failed = &out[1];
 	if (!ok) {
 		err = errno;
+		diag_error((Loc){ failed->path ? failed->path : "<stdout>", 0, 0 },
+			   "write failed: %s", strerror(err ? err : EIO));
 		for (int i = 0; i < n; i++)
 			out_abort(&out[i]);
-		diag_error((Loc){ o->output && strcmp(o->output, "-") ? o->output : "<stdout>", 0,
-				  0 }, "write failed: %s", strerror(err ? err : EIO));
 		return EXIT_INPUT;
 	}
 	if (!out_commit_all(out, n))

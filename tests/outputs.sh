@@ -259,6 +259,17 @@ absent
 check "-MD -o -MF write both"
 rm -f "$tmp/w/r.txt" "$tmp/w/r.d"
 
+if [ -w /dev/full ] && [ -c /dev/full ]; then
+	run m.odl -g 16 --layers -MD -o /dev/full -MF r.d
+	want_status 1
+	has err "/dev/full: error: write failed: No space left on device"
+	absent "$tmp/w/r.d"
+	check "-o /dev/full with -MF: exit 1 and the rule file neither made nor left"
+else
+	n=$((n + 1))
+	echo "ok $n # SKIP /dev/full is not a writable character device"
+fi
+
 mkdir "$tmp/w/dir.txt"
 run m.odl -o dir.txt
 want_status 1
