@@ -13,6 +13,8 @@
 #define MAX_ODL_BYTES ((size_t)64 << 20)
 /* GPU memory a system may declare (keeps byte counts exact in JSON) */
 #define MAX_SYSTEM_BYTES 1152921504606846976.0 /* 2^60 */
+/* A measured time per sample (profiles, ParaDL tables' time column) */
+#define MAX_SAMPLE_SECONDS 1e6
 
 /* dsl.c: read an ODL file (and its includes), expand blocks and repeats,
  * return the model as a Graph in topological order with input shapes set.

@@ -14,7 +14,9 @@
  * become IR layers, with per-sample shapes inferred at once (ir/infer.c)
  * so later shape computations can read them.  Layers keep the node's name
  * (PyTorch writes module paths such as /layer1/layer1.0/conv1/Conv);
- * nameless nodes are named "<op_type>_<index>".  The lowering rules of
+ * nameless nodes are named "<op_type>_<index>".  ONNX does not require
+ * node names to be unique: a name already taken (by an earlier node or a
+ * generated name) gets a "~N" suffix, with a note.  The lowering rules of
  * the operators are in onnxops.c, the folding rules in fold.c.
  *
  * The batch is the first dimension of the graph inputs.  With --no-batch
@@ -482,12 +484,50 @@ ps_const(Onnx *o, const Val *c, const Val *ref, Shape *out)
 	return true;
 }
 
+/* A layer name no layer has yet: base itself, else base~2, base~3, ...
+ * (the first of these not taken either); every layer name, the node's own
+ * or a generated one, is made here.  base must live in the arena. */
+static const char *
+unique_name(Onnx *o, const char *base)
+{
+	uintptr_t k = (uintptr_t)map_get(&o->names, base);
+	const char *name = base;
+
+	if (k) {
+		do {
+			name = arena_printf(o->a, "%s~%ju", base, (uintmax_t)k++);
+		} while (map_get(&o->names, name));
+		map_put(&o->names, base, (void *)k);
+		if (!o->renamed++) {
+			o->renamed_from = base;
+			o->renamed_to = name;
+		}
+	}
+	map_put(&o->names, name, (void *)(uintptr_t)2);
+	return name;
+}
+
+/* The name of the node's first layer: the node's name, or
+ * "<op_type>_<index>" for a nameless node, made unique. */
 static const char *
 node_name(Onnx *o)
 {
 	if (o->np->name && *o->np->name)
-		return arena_strdup(o->a, o->np->name);
-	return arena_printf(o->a, "%s_%d", o->np->op_type, o->node);
+		return unique_name(o, arena_strdup(o->a, o->np->name));
+	return unique_name(o, arena_printf(o->a, "%s_%d", o->np->op_type, o->node));
+}
+
+/* After the last node: one note for the layers that were renamed. */
+static void
+note_renamed(Onnx *o)
+{
+	if (o->renamed == 1)
+		diag_note(floc(o), "the layer name '%s' was used before: this layer is "
+			  "named '%s'", o->renamed_from, o->renamed_to);
+	else if (o->renamed > 1)
+		diag_note(floc(o), "%d layer names were used before and got a '~N' suffix "
+			  "(the first: '%s' is named '%s')", o->renamed, o->renamed_from,
+			  o->renamed_to);
 }
 
 /* The float initializers the node reads, directly or through folded
@@ -517,7 +557,7 @@ onnx_layer_out(Onnx *o, OpKind op, const Val **in, int nin, int out)
 {
 	int *ins = arena_array(o->a, nin ? nin : 1, sizeof *ins), l;
 	Graph *g = o->g;
-	const char *name = node_name(o);
+	const char *name;
 
 	if (g->nlayer >= MAX_LAYERS) {
 		diag_error(floc(o), "model has more than %d layers", MAX_LAYERS);
@@ -526,10 +566,12 @@ onnx_layer_out(Onnx *o, OpKind op, const Val **in, int nin, int out)
 	for (int i = 0; i < nin; i++)
 		ins[i] = in[i]->tensor;
 	if (g->nlayer && g->layer[g->nlayer - 1].srcidx == o->node &&
-	    g->layer[g->nlayer - 1].srcop)
-		name = arena_printf(o->a, "%s:%d", name, g->nlayer - o->first);
-	else
+	    g->layer[g->nlayer - 1].srcop) {
+		name = unique_name(o, arena_printf(o->a, "%s:%d", o->lname, g->nlayer - o->first));
+	} else {
 		o->first = g->nlayer;
+		name = o->lname = node_name(o);
+	}
 	l = graph_add_layer(g, op, name, floc(o));
 	g->layer[l].srcop = arena_strdup(o->a, o->np->op_type);
 	g->layer[l].srcidx = o->node;
@@ -785,6 +827,7 @@ build(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *overrid
 		}
 	}
 	mark_outputs(o, gp);
+	note_renamed(o);
 	o->g->bn_folded = o->folded > 0 && o->batchnorms == 0;
 	o->g->batch = o->batch == BATCH ? 0 : o->batch;
 	return o->g;
@@ -908,6 +951,7 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 	map_init(&o.vals, a);
 	map_init(&o.vinfo, a);
 	map_init(&o.unknown, a);
+	map_init(&o.names, a);
 	errors = diag_errors();
 	g = build(&o, m, path, opt ? opt->input_shape : NULL);
 	/* some checks report and go on (fold.c's index checks): any error

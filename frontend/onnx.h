@@ -57,6 +57,10 @@ typedef struct Onnx {
 	Map vals;           /* value name -> Val* */
 	Map vinfo;          /* value_info name -> its ValueInfoProto (the first) */
 	Map unknown;        /* unsupported op_type -> 1 + its index in Graph.unknown */
+	Map names;          /* layer name -> the next ~N suffix to try for it */
+	int renamed;        /* layers whose name was taken: suffixed */
+	const char *renamed_from, *renamed_to; /* the first of them */
+	const char *lname;  /* the node's first layer's name */
 	int64_t batch;      /* the graph input's batch, BATCH if symbolic */
 	bool nobatch;       /* every graph input is one whole sample */
 	int opset;

@@ -21,20 +21,46 @@
 
 enum { PLAT_KEYS = 6 };
 
+/* A .plat line: its key, and the range of its value when `text` (which
+ * says it for messages) is set; docs/limits.md, "Numbers". */
+typedef struct PlatKey {
+	const char *name;
+	double lo, hi;
+	const char *text;
+} PlatKey;
+
+static const PlatKey plat_keys[PLAT_KEYS] = {
+	{ "MEM_PER_NODE", 1, MAX_SYSTEM_BYTES, "1 to 2^60 bytes" },
+	{ "NODE_SPEED", SYS_MIN_RATE, SYS_MAX_RATE, "1 to 1e21 FLOP/s" },
+	{ "BANDWIDTH", SYS_MIN_RATE, SYS_MAX_RATE, "1 to 1e21 bytes/s" },
+	{ "LATENCY", SYS_MIN_SECONDS, SYS_MAX_SECONDS, "1e-12 to 1000 s" },
+	{ "MAX_NODE", 0, 0, NULL },      /* not used: any positive number */
+	{ "GPU_PER_NODE", 0, 0, NULL },  /* a whole number: checked below */
+};
+
+/* Reads the value of line `lineno`, which must be key k's; false after
+ * an error naming the line. */
 static bool
-plat_value(const char *path, int lineno, char *line, const char *want, double *v)
+plat_value(const char *path, int lineno, char *line, const PlatKey *k, double *v)
 {
+	const char *want = k->name;
 	char *bar = strchr(line, '|'), *end;
+	Loc at;
 
 	if (!bar || (size_t)(bar - line) != strlen(want) || strncmp(line, want, bar - line) != 0) {
 		diag_error((Loc){ path, lineno, 1 }, "expected '%s|value|unit'", want);
 		return false;
 	}
+	at = (Loc){ path, lineno, (int)(bar - line) + 2 };
 	errno = 0;
 	*v = strtod(bar + 1, &end);
 	if (errno || end == bar + 1 || (*end != '|' && *end != '\0' && *end != '\n') ||
 	    !isfinite(*v) || *v <= 0) {
-		diag_error((Loc){ path, lineno, (int)(bar - line) + 2 }, "bad value for %s", want);
+		diag_error(at, "bad value for %s", want);
+		return false;
+	}
+	if (k->text && (*v < k->lo || *v > k->hi)) {
+		diag_error(at, "%s %g is out of range (%s)", want, *v, k->text);
 		return false;
 	}
 	return true;
@@ -43,8 +69,7 @@ plat_value(const char *path, int lineno, char *line, const char *want, double *v
 System *
 paradl_load_plat(const char *path, Arena *a, FileList *files)
 {
-	static const char *const keys[PLAT_KEYS] = { "MEM_PER_NODE", "NODE_SPEED", "BANDWIDTH",
-						     "LATENCY", "MAX_NODE", "GPU_PER_NODE" };
+	const PlatKey *keys = plat_keys;
 	double v[PLAT_KEYS];
 	size_t len;
 	char *text = file_read(path, &len, 1 << 20, LOC_NONE), *line, *save = NULL;
@@ -57,7 +82,7 @@ paradl_load_plat(const char *path, Arena *a, FileList *files)
 	for (line = strtok_r(text, "\n", &save); line && n < PLAT_KEYS;
 	     line = strtok_r(NULL, "\n", &save)) {
 		line[strcspn(line, "\r")] = '\0';
-		if (!plat_value(path, n + 1, line, keys[n], &v[n])) {
+		if (!plat_value(path, n + 1, line, &keys[n], &v[n])) {
 			free(text);
 			return NULL;
 		}
@@ -65,7 +90,7 @@ paradl_load_plat(const char *path, Arena *a, FileList *files)
 	}
 	free(text);
 	if (n < PLAT_KEYS) {
-		diag_error((Loc){ path, n + 1, 1 }, "expected '%s|value|unit'", keys[n]);
+		diag_error((Loc){ path, n + 1, 1 }, "expected '%s|value|unit'", keys[n].name);
 		return NULL;
 	}
 	if (!(s = system_load(default_system, a, files)))
@@ -83,10 +108,6 @@ paradl_load_plat(const char *path, Arena *a, FileList *files)
 		return NULL;
 	}
 	s->gpus_per_node = (int)v[5];
-	if (v[0] > MAX_SYSTEM_BYTES) {
-		diag_error((Loc){ path, 1, 1 }, "MEM_PER_NODE is larger than 2^60 bytes");
-		return NULL;
-	}
 	return s;
 }
 
@@ -250,7 +271,7 @@ parse_dims(const Net *n, int line, const Field *f, const char *who, int64_t min,
 	return false;
 }
 
-/* The optional fifth field: seconds per sample, finite and >= 0. */
+/* The optional fifth field: seconds per sample, 0 to MAX_SAMPLE_SECONDS. */
 static bool
 parse_time(const Net *n, int line, const Field *f, const char *row, double *t)
 {
@@ -280,6 +301,11 @@ parse_time(const Net *n, int line, const Field *f, const char *row, double *t)
 	}
 	if (*t < 0) {
 		diag_error(where, "row '%s': time %s is negative", row, buf);
+		return false;
+	}
+	if (*t > MAX_SAMPLE_SECONDS) {
+		diag_error(where, "row '%s': time %s is more than 1e6 seconds per sample", row,
+			   buf);
 		return false;
 	}
 	return true;

@@ -77,7 +77,7 @@ field(Csv *c, const char *line, const char **p, char *buf, size_t cap, int *col,
 	return true;
 }
 
-/* A seconds-per-sample column: a finite number, at least 0. */
+/* A seconds-per-sample column: a number from 0 to MAX_SAMPLE_SECONDS. */
 static bool
 seconds(Csv *c, const char *text, int col, const char *name, double *v)
 {
@@ -103,6 +103,10 @@ seconds(Csv *c, const char *text, int col, const char *name, double *v)
 	}
 	if (*v < 0) {
 		diag_error(at(c, col), "%s %.32s is negative", name, s);
+		return false;
+	}
+	if (*v > MAX_SAMPLE_SECONDS) {
+		diag_error(at(c, col), "%s %.32s is more than 1e6 seconds per sample", name, s);
 		return false;
 	}
 	return true;

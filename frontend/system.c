@@ -4,7 +4,10 @@
  * A system block is a list of `key = value;` settings and `level NAME {
  * ... }` blocks, values being literals (numbers, quantities with units,
  * strings, booleans).  Each key has one dimension; a value in the wrong
- * unit is an error naming the key.  docs/systems.md lists the keys. */
+ * unit is an error naming the key, and so is a number outside the key's
+ * range (docs/limits.md, "Numbers": a constant that makes a time
+ * infinite or a memory absurd is refused here, where the file and line
+ * are known).  docs/systems.md lists the keys. */
 #include "frontend/frontend.h"
 #include "grammar/ast.h"
 
@@ -14,52 +17,70 @@
 
 typedef enum KeyType { K_REAL, K_INT, K_INT64, K_BOOL, K_STRING } KeyType;
 
+/* The values a real key takes: lo to hi, and 0 too when `zero`; `text`
+ * says so in the key's unit for messages. */
+typedef struct Range {
+	double lo, hi;
+	bool zero;
+	const char *text;
+} Range;
+
+static const Range rate = { SYS_MIN_RATE, SYS_MAX_RATE, false, "1 to 1e21" };
+static const Range rate0 = { SYS_MIN_RATE, SYS_MAX_RATE, true, "0, or 1 to 1e21" };
+static const Range bytes = { 1, MAX_SYSTEM_BYTES, false, "1 to 2^60" };
+static const Range bytes0 = { 1, MAX_SYSTEM_BYTES, true, "0, or 1 to 2^60" };
+static const Range secs = { SYS_MIN_SECONDS, SYS_MAX_SECONDS, true, "0, or 1e-12 to 1000" };
+static const Range eff = { SYS_MIN_EFF, 1, false, "1e-6 to 1" };
+static const Range oversub = { 0, SYS_MAX_OVERSUB, true, "0 to 1e6" };
+
 typedef struct Key {
 	const char *name;
 	KeyType type;
 	Unit unit;        /* for K_REAL: the dimension required (U_NONE: a plain number) */
 	size_t off;       /* offsetof the field in System (or NetLevel) */
 	bool required;
+	const Range *range; /* for K_REAL */
 } Key;
 
 #define SYS(f) offsetof(System, f)
 #define LVL(f) offsetof(NetLevel, f)
 
 static const Key sys_keys[] = {
-	{ "gpu", K_STRING, U_NONE, SYS(gpu), false },
-	{ "fp32", K_REAL, U_FLOPS, SYS(peak[PREC_FP32]), true },
-	{ "fp16", K_REAL, U_FLOPS, SYS(peak[PREC_FP16]), false },
-	{ "bf16", K_REAL, U_FLOPS, SYS(peak[PREC_BF16]), false },
-	{ "memory", K_REAL, U_BYTES, SYS(mem), true },
-	{ "memory_bw", K_REAL, U_BYTES_PER_S, SYS(mem_bw), true },
-	{ "gpus_per_node", K_INT, U_NONE, SYS(gpus_per_node), true },
-	{ "intra", K_STRING, U_NONE, SYS(intra), false },
-	{ "intra_bw", K_REAL, U_BYTES_PER_S, SYS(intra_bw), true },
-	{ "intra_latency", K_REAL, U_SECONDS, SYS(intra_lat), true },
-	{ "nic_bw", K_REAL, U_BYTES_PER_S, SYS(nic_bw), true },
-	{ "nic_latency", K_REAL, U_SECONDS, SYS(nic_lat), true },
-	{ "p2p_latency", K_REAL, U_SECONDS, SYS(p2p_lat), false },
-	{ "tree", K_BOOL, U_NONE, SYS(tree), false },
-	{ "storage_bw", K_REAL, U_BYTES_PER_S, SYS(storage_bw), false },
-	{ "cpu_cores", K_INT, U_NONE, SYS(cpu_cores), false },
-	{ "decode_bw", K_REAL, U_BYTES_PER_S, SYS(decode_bw), false },
-	{ "eff_conv", K_REAL, U_NONE, SYS(eff_conv), false },
-	{ "eff_gemm", K_REAL, U_NONE, SYS(eff_gemm), false },
-	{ "eff_memory", K_REAL, U_NONE, SYS(eff_mem), false },
-	{ "kernel_latency", K_REAL, U_SECONDS, SYS(kernel_lat), false },
-	{ "dispatch", K_REAL, U_SECONDS, SYS(dispatch), false },
-	{ "reserved", K_REAL, U_BYTES, SYS(reserved), false },
+	{ "gpu", K_STRING, U_NONE, SYS(gpu), false, NULL },
+	{ "fp32", K_REAL, U_FLOPS, SYS(peak[PREC_FP32]), true, &rate },
+	{ "fp16", K_REAL, U_FLOPS, SYS(peak[PREC_FP16]), false, &rate0 },
+	{ "bf16", K_REAL, U_FLOPS, SYS(peak[PREC_BF16]), false, &rate0 },
+	{ "memory", K_REAL, U_BYTES, SYS(mem), true, &bytes },
+	{ "memory_bw", K_REAL, U_BYTES_PER_S, SYS(mem_bw), true, &rate },
+	{ "gpus_per_node", K_INT, U_NONE, SYS(gpus_per_node), true, NULL },
+	{ "intra", K_STRING, U_NONE, SYS(intra), false, NULL },
+	{ "intra_bw", K_REAL, U_BYTES_PER_S, SYS(intra_bw), true, &rate },
+	{ "intra_latency", K_REAL, U_SECONDS, SYS(intra_lat), true, &secs },
+	{ "nic_bw", K_REAL, U_BYTES_PER_S, SYS(nic_bw), true, &rate },
+	{ "nic_latency", K_REAL, U_SECONDS, SYS(nic_lat), true, &secs },
+	{ "p2p_latency", K_REAL, U_SECONDS, SYS(p2p_lat), false, &secs },
+	{ "tree", K_BOOL, U_NONE, SYS(tree), false, NULL },
+	{ "storage_bw", K_REAL, U_BYTES_PER_S, SYS(storage_bw), false, &rate0 },
+	{ "cpu_cores", K_INT, U_NONE, SYS(cpu_cores), false, NULL },
+	{ "decode_bw", K_REAL, U_BYTES_PER_S, SYS(decode_bw), false, &rate0 },
+	{ "eff_conv", K_REAL, U_NONE, SYS(eff_conv), false, &eff },
+	{ "eff_gemm", K_REAL, U_NONE, SYS(eff_gemm), false, &eff },
+	{ "eff_memory", K_REAL, U_NONE, SYS(eff_mem), false, &eff },
+	{ "kernel_latency", K_REAL, U_SECONDS, SYS(kernel_lat), false, &secs },
+	{ "dispatch", K_REAL, U_SECONDS, SYS(dispatch), false, &secs },
+	{ "reserved", K_REAL, U_BYTES, SYS(reserved), false, &bytes0 },
 };
 
 static const Key level_keys[] = {
-	{ "fanout", K_INT64, U_NONE, LVL(fanout), true },
-	{ "latency", K_REAL, U_SECONDS, LVL(latency), true },
-	{ "oversubscription", K_REAL, U_NONE, LVL(oversub), false },
+	{ "fanout", K_INT64, U_NONE, LVL(fanout), true, NULL },
+	{ "latency", K_REAL, U_SECONDS, LVL(latency), true, &secs },
+	{ "oversubscription", K_REAL, U_NONE, LVL(oversub), false, &oversub },
 };
 
 static const char *const unit_name[] = { "a plain number", "bytes (e.g. 16GiB)",
 					 "seconds (e.g. 9us)", "a bandwidth (e.g. 12.5GB/s)",
 					 "FLOP/s (e.g. 15.7TFLOPS)" };
+static const char *const unit_symbol[] = { "", " bytes", " s", " bytes/s", " FLOP/s" };
 
 /* Defaults for what a user's file may leave out: generic values for a
  * current GPU and an eager framework (docs/systems.md says so). */
@@ -80,6 +101,15 @@ defaults(System *s)
 	s->gpu = "GPU";
 }
 
+/* Whether v is one of the values r allows. */
+static bool
+in_range(const Range *r, double v)
+{
+	return (r->zero && v == 0) || (v >= r->lo && v <= r->hi);
+}
+
+/* Stores the value e of key k into its field of base; false after an
+ * error (the wrong type or unit, a negative number, out of range). */
 static bool
 set(const Key *k, void *base, const Expr *e, Loc loc)
 {
@@ -114,6 +144,11 @@ set(const Key *k, void *base, const Expr *e, Loc loc)
 	case K_REAL:
 		if ((e->kind != E_INT && e->kind != E_FLOAT) || e->unit != k->unit || v < 0)
 			break;
+		if (!in_range(k->range, v)) {
+			diag_error(loc, "'%s' %g%s is out of range (%s%s)", k->name, v,
+				   unit_symbol[k->unit], k->range->text, unit_symbol[k->unit]);
+			return false;
+		}
 		*(double *)p = v;
 		return true;
 	}
@@ -191,19 +226,9 @@ elaborate(const Decl *d, Arena *a, const char *source)
 		if (sys_keys[i].required && !seen[i])
 			diag_error(d->loc, "system '%s' does not give '%s'", d->name,
 				   sys_keys[i].name);
-	if (diag_errors() == errors && (s->gpus_per_node < 1 || s->peak[PREC_FP32] <= 0 ||
-					s->mem <= 0 || s->mem_bw <= 0 || s->intra_bw <= 0 ||
-					s->nic_bw <= 0))
-		diag_error(d->loc, "system '%s': GPUs per node, FLOP/s, memory and bandwidths "
-			   "must be positive", d->name);
-	if (diag_errors() == errors && (s->mem > MAX_SYSTEM_BYTES || s->reserved > MAX_SYSTEM_BYTES))
-		diag_error(d->loc, "system '%s': memory sizes above 2^60 bytes are not supported",
-			   d->name);
-	if (diag_errors() == errors &&
-	    !(s->eff_conv > 0 && s->eff_conv <= 1 && s->eff_gemm > 0 && s->eff_gemm <= 1 &&
-	      s->eff_mem > 0 && s->eff_mem <= 1))
-		diag_error(d->loc, "system '%s': efficiencies must be above 0 and at most 1",
-			   d->name);
+	/* each real key was checked against its range as it was set */
+	if (diag_errors() == errors && s->gpus_per_node < 1)
+		diag_error(d->loc, "system '%s': 'gpus_per_node' must be at least 1", d->name);
 	if (diag_errors() == errors && s->nlevels == 0) {
 		/* one flat switch */
 		s->level[0] = (NetLevel){ "switch", 0, 100e-9, 1 };

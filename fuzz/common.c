@@ -1,4 +1,5 @@
 /* common.c -- the harnesses' shared set-up and analysis (common.h). */
+#define _GNU_SOURCE /* fopencookie, memmem */
 #include "fuzz/common.h"
 
 #include "backends/backends.h"
@@ -14,6 +15,44 @@
 
 static char dir[64];
 static FILE *devnull;
+
+/* The diagnostics stream.  Messages are dropped, but a line that reports
+ * an internal error ("internal:", as in "internal: ir_verify: ..." or a
+ * frontend's "internal: ..." error; die()'s "internal error:" aborts
+ * anyway) is a bug whatever the input, so it aborts: a finding.  Unless
+ * the input itself holds "internal", which a quoted name could carry
+ * into a message. */
+static struct {
+	char tail[16];    /* the end of the current line */
+	bool own_text;    /* the input holds "internal" */
+} diag_line;
+
+static const char marker[] = "internal:";
+
+/* Keeps the last bytes of the line in diag_line.tail, checking each
+ * position for the marker; aborts on it. */
+static ssize_t
+diag_write(void *cookie, const char *buf, size_t n)
+{
+	char *t = diag_line.tail;
+	size_t m = sizeof marker - 1;
+
+	(void)cookie;
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			memset(t, 0, sizeof diag_line.tail);
+			continue;
+		}
+		memmove(t, t + 1, sizeof diag_line.tail - 2);
+		t[sizeof diag_line.tail - 2] = buf[i];
+		if (!diag_line.own_text &&
+		    memcmp(t + sizeof diag_line.tail - 1 - m, marker, m) == 0) {
+			fprintf(stderr, "fuzz: a diagnostic reports an internal error\n");
+			abort();
+		}
+	}
+	return (ssize_t)n;
+}
 
 static void
 cleanup(void)
@@ -43,7 +82,12 @@ fuzz_init(void)
 		perror("fuzz: /dev/null");
 		abort();
 	}
-	diag_out = devnull;
+	diag_out = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = diag_write });
+	if (!diag_out) {
+		perror("fuzz: fopencookie");
+		abort();
+	}
+	setvbuf(diag_out, NULL, _IONBF, 0); /* abort where the message is made */
 	snprintf(dir, sizeof dir, "%s/oraclec-fuzz.XXXXXX",
 		 tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
@@ -59,6 +103,8 @@ fuzz_file(const char *name, const uint8_t *data, size_t size)
 	static char path[128];
 	int fd;
 
+	if (memmem(data, size, "internal", 8))
+		diag_line.own_text = true;
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0) {
@@ -157,4 +203,6 @@ fuzz_done(Arena *a, FileList *files)
 	arena_free(a);
 	files_free(files);
 	diag_reset();
+	fflush(diag_out);
+	memset(&diag_line, 0, sizeof diag_line);
 }

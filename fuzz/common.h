@@ -4,8 +4,8 @@
  * directory (the readers take paths), loads it, runs the passes and the
  * strategy analysis as oraclec does, writes every report to /dev/null,
  * then frees the arena and resets the diagnostics.  An internal error
- * (die(), an IR invariant broken after a pass) aborts, so the fuzzer
- * reports it as a crash. */
+ * (die(), an IR invariant broken after a pass, a diagnostic that says
+ * "internal:") aborts, so the fuzzer reports it as a crash. */
 #ifndef ORACLEC_FUZZ_COMMON_H
 #define ORACLEC_FUZZ_COMMON_H
 
@@ -16,7 +16,8 @@
 #include "util/arena.h"
 #include "util/files.h"
 
-/* Once per process: diag_out to /dev/null, the temporary directory. */
+/* Once per process: diag_out to a stream that drops messages but aborts
+ * on an internal error's, the temporary directory. */
 void fuzz_init(void);
 
 /* Writes data to NAME inside the temporary directory (replacing what was

@@ -253,6 +253,17 @@ typedef struct System {
 	double reserved;          /* memory the runtime keeps (context, allocator) */
 } System;
 
+/* The ranges a System's constants lie in (frontend/system.c and paradl.c
+ * refuse others, calibrate.c keeps its fit inside; docs/limits.md,
+ * "Numbers"): rates in FLOP/s or bytes/s, times in seconds (0 is allowed
+ * too), efficiencies, over-subscription. */
+#define SYS_MIN_RATE 1.0
+#define SYS_MAX_RATE 1e21
+#define SYS_MIN_SECONDS 1e-12
+#define SYS_MAX_SECONDS 1e3
+#define SYS_MIN_EFF 1e-6
+#define SYS_MAX_OVERSUB 1e6
+
 /* ---- the analysis: strategies over GPUs ---------------------------------- */
 
 typedef enum StrategyKind {

@@ -29,6 +29,22 @@ typedef struct Fit {
 	const StrategyOpts *o;
 } Fit;
 
+/* v held within [lo, hi]. */
+static double
+clamp(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* A latency scaled by f, kept within a system's range (0 stays 0). */
+static double
+scaled_latency(double base, double f)
+{
+	return base > 0 ? clamp(base * f, SYS_MIN_SECONDS, SYS_MAX_SECONDS) : 0;
+}
+
+/* Sets the parameters of s to base's scaled by exp(lp[]), every one kept
+ * within a system's ranges (ir.h), so --system reads the fit back. */
 static void
 apply(System *s, const System *base, const double *lp)
 {
@@ -37,11 +53,11 @@ apply(System *s, const System *base, const double *lp)
 
 	if (k * top > 1)
 		k = 1 / top;
-	s->eff_conv = base->eff_conv * k;
-	s->eff_gemm = base->eff_gemm * k;
-	s->nic_bw = base->nic_bw * exp(lp[1]);
-	s->nic_lat = base->nic_lat * exp(lp[2]);
-	s->p2p_lat = base->p2p_lat * exp(lp[3]);
+	s->eff_conv = clamp(base->eff_conv * k, SYS_MIN_EFF, 1);
+	s->eff_gemm = clamp(base->eff_gemm * k, SYS_MIN_EFF, 1);
+	s->nic_bw = clamp(base->nic_bw * exp(lp[1]), SYS_MIN_RATE, SYS_MAX_RATE);
+	s->nic_lat = scaled_latency(base->nic_lat, exp(lp[2]));
+	s->p2p_lat = scaled_latency(base->p2p_lat, exp(lp[3]));
 }
 
 double
@@ -144,10 +160,14 @@ minimise(Fit *f, double *best)
 	memcpy(best, x[lo], sizeof x[lo]);
 }
 
+/* A run's accuracy for the means of the fit: a run that could not be
+ * predicted counts as 0. */
 static double
-accuracy(double p, double m)
+fit_accuracy(double p, double m)
 {
-	return isnan(p) ? 0 : 1 - fabs(p - m) / m;
+	double a = validation_accuracy(p, m);
+
+	return isnan(a) ? 0 : a;
 }
 
 bool
@@ -158,24 +178,29 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 
 	out->before = out->after = out->loo = 0;
 	for (int i = 0; i < n; i++)
-		out->before += accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) / n;
+		out->before += fit_accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) /
+			       n;
 	/* leave one out: fit without row i, then predict it */
 	for (int i = 0; i < n && n > 1; i++) {
 		f.skip = i;
 		minimise(&f, lp);
 		apply(s, &f.base, lp);
-		out->loo += accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) / n;
+		out->loo += fit_accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) /
+			    n;
 	}
 	f.skip = -1;
 	minimise(&f, lp);
 	apply(s, &f.base, lp);
 	for (int i = 0; i < n; i++) {
 		rows[i].predicted = calibrate_predict(&rows[i], s, o);
-		out->after += accuracy(rows[i].predicted, rows[i].measured) / n;
+		out->after += fit_accuracy(rows[i].predicted, rows[i].measured) / n;
 	}
-	for (int j = 0; j < NP; j++)
-		out->factor[j] = exp(lp[j]);
-	out->factor[0] = s->eff_conv / f.base.eff_conv; /* as applied: capped */
+	/* the factors as applied (capped, kept in range); a latency of 0
+	 * stays 0 whatever its factor */
+	out->factor[0] = s->eff_conv / f.base.eff_conv;
+	out->factor[1] = s->nic_bw / f.base.nic_bw;
+	out->factor[2] = f.base.nic_lat > 0 ? s->nic_lat / f.base.nic_lat : exp(lp[2]);
+	out->factor[3] = f.base.p2p_lat > 0 ? s->p2p_lat / f.base.p2p_lat : exp(lp[3]);
 	if (n < 2)
 		out->loo = NAN; /* nothing is left to fit without the one run */
 	return true;

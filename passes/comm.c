@@ -31,6 +31,7 @@ path(const System *s, Group g)
 	Path p = { s->intra_lat, s->intra_bw, (g.size + k - 1) / k };
 	int top;
 	double share = g.sharing < 1 ? 1 : (double)g.sharing;
+	double nodes = 1; /* in a group of the level; fanouts of 2^30 overflow an int */
 
 	if (p.nodes <= 1)
 		return p;
@@ -39,11 +40,11 @@ path(const System *s, Group g)
 	p.bw = s->nic_bw / share;
 	if (s->intra_bw < p.bw)
 		p.bw = s->intra_bw;
-	for (int i = 0, nodes = 1; i <= top && i < s->nlevels; i++) {
+	for (int i = 0; i <= top && i < s->nlevels; i++) {
 		p.alpha += 2 * s->level[i].latency;
 		if (s->level[i].fanout <= 0)
 			continue;
-		nodes *= s->level[i].fanout;
+		nodes *= (double)s->level[i].fanout;
 		if (i < top) {
 			/* the uplinks of a level-i group carry its nodes' bandwidth
 			 * divided by the over-subscription; two ring edges per

@@ -64,6 +64,10 @@ bool strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, Strat
  * requires: Validation.row[].measured, .predicted, .paradl.
  * provides: every row's accuracies and the means per strategy and overall. */
 void validation_score(Validation *v);
+/* The accuracy of prediction p of measured m > 0: 1 - |p - m| / m, or 0
+ * when that is below 0 (p off by 100 % or more); NAN when p is (no
+ * prediction). */
+double validation_accuracy(double p, double m);
 
 /* pipeline.c: the pipeline strategy over S stages (used by strategy.c);
  * cut_after as in StrategyOpts. */

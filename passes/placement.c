@@ -66,22 +66,38 @@ ranks(const Graph *g, const System *s, Placement *pl)
 	}
 }
 
-static void
+/* The batch split: samples per replica and per micro-batch.  Frameworks
+ * take whole samples only, so a split that leaves a fraction is refused,
+ * naming the global batches around this one that split evenly. */
+static bool
 batch(const Graph *g, Placement *pl)
 {
 	const Candidate *k = pl->k;
-	double B = (double)k->global_batch;
+	int64_t B = k->global_batch, parts, below, above;
 	Loc at = { g->source, 0, 0 };
 
 	pl->replicas = k->grid[DIM_DATA] > 0 ? k->grid[DIM_DATA] : 1;
-	pl->replica_batch = B / (double)pl->replicas;
+	pl->replica_batch = (double)B / (double)pl->replicas;
 	pl->micro_batches = k->kind == STRAT_PIPELINE ? k->micro_batches : 1;
 	pl->micro_batch = pl->replica_batch / (double)pl->micro_batches;
-	if (pl->micro_batch != floor(pl->micro_batch))
-		diag_warn(at, "the plan's %s of %g samples is not whole: frameworks need the "
-			  "global batch of %" PRId64 " to split evenly",
-			  k->kind == STRAT_PIPELINE ? "micro-batch" : "batch per replica",
-			  pl->micro_batch, k->global_batch);
+	parts = pl->replicas * pl->micro_batches; /* a pipeline has one replica */
+	if (B % parts == 0)
+		return true;
+	below = B / parts * parts;
+	above = below + parts;
+	if (pl->micro_batches > 1)
+		diag_error(at, "the plan's micro-batch of %g samples is not whole: the global "
+			   "batch of %" PRId64 " does not split into %" PRId64 " micro-batches; "
+			   "a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
+			   pl->micro_batch, B, parts, parts,
+			   below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
+	else
+		diag_error(at, "the plan's batch per replica of %g samples is not whole: the "
+			   "global batch of %" PRId64 " does not split over %" PRId64 " replicas; "
+			   "a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
+			   pl->replica_batch, B, parts, parts,
+			   below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
+	return false;
 }
 
 /* The report's stages, or stages at block boundaries. */
@@ -188,7 +204,8 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, Placeme
 	if (pl->k->split >= 0)
 		pl->split = pl->k->split;
 	grid(pl);
+	if (!batch(g, pl))
+		return false;
 	ranks(g, an->sys, pl);
-	batch(g, pl);
 	return true;
 }

@@ -21,13 +21,21 @@
  * Weak scaling: the global batch is the per-GPU batch times the data-
  * parallel width; strong scaling fixes it.  A grid beyond its strategy's
  * limit is kept with the reason and no times; one over the GPU's memory
- * keeps its times and is marked infeasible. */
+ * keeps its times and is marked infeasible; one whose times or memory are
+ * not finite, or beyond MAX_TIME and MAX_BYTES, is kept with the reason
+ * and no times, so every number a report prints is finite. */
 #include "passes/model.h"
 #include "passes/passes.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The largest prediction kept: seconds (of an iteration or an epoch) and
+ * bytes per GPU (below 2^63, so a byte count converts to an integer);
+ * docs/limits.md, "Numbers". */
+#define MAX_TIME 1e30
+#define MAX_BYTES 4611686018427387904.0 /* 2^62 */
 
 typedef struct Ctx {
 	const Graph *g;
@@ -373,15 +381,54 @@ bottleneck(const Candidate *k)
 	return worst;
 }
 
+/* Whether each of the n values is a number of magnitude at most max
+ * (false for infinities and NaN). */
+static bool
+within(const double *v, size_t n, double max)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(fabs(v[i]) <= max))
+			return false;
+	return true;
+}
+
+/* The reason a computed candidate cannot be reported, or NULL: a time or
+ * a memory figure that is not finite or beyond the largest kept. */
+static const char *
+overflow(const Candidate *k)
+{
+	const double t[] = { k->t.compute, k->t.bubble, k->t.grad, k->t.layer, k->t.p2p,
+			     k->t.update, k->t.input, k->t.communication, k->t.total, k->epoch };
+	const double m[] = { k->mem.weights, k->mem.grads, k->mem.optimizer,
+			     k->mem.activations, k->mem.buffers, k->mem.total };
+
+	if (!within(t, sizeof t / sizeof t[0], MAX_TIME))
+		return "time overflows";
+	if (!within(m, sizeof m / sizeof m[0], MAX_BYTES))
+		return "memory overflows";
+	return NULL;
+}
+
+/* The end of every candidate's prediction: the sums, the bottleneck and
+ * whether it fits; a candidate whose figures overflow is not computable. */
 static void
 finish(const Ctx *c, Candidate *k)
 {
+	const char *why;
+
 	if (!k->computable && k->reason)
 		return;
 	k->computable = true;
 	k->t.communication = k->t.grad + k->t.layer + k->t.p2p;
 	k->t.total = partial_total(k);
 	k->epoch = k->t.total * ceil((double)c->an->dataset_size / (double)k->global_batch);
+	if ((why = overflow(k))) {
+		k->computable = false;
+		k->feasible = false;
+		k->reason = why;
+		k->bottleneck = why;
+		return;
+	}
 	k->bottleneck = bottleneck(k);
 	k->feasible = k->mem.total <= c->s->mem;
 	if (!k->feasible) {
@@ -523,6 +570,6 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 			second = cd->epoch;
 		}
 	}
-	an->runner_up_ratio = isfinite(second) ? second / best : 0;
+	an->runner_up_ratio = isfinite(second) && best > 0 ? second / best : 0;
 	return true;
 }

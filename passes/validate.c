@@ -1,14 +1,20 @@
 /* validate.c -- accuracy of predictions against measured runs:
- * 1 - |p - m| / m per row (the ParaDL paper's measure), and its mean per
- * strategy and over every row, for oraclec and for ParaDL's projections. */
+ * 1 - |p - m| / m per row (the ParaDL paper's measure) clamped at 0, and
+ * its mean per strategy and over every row, for oraclec and for ParaDL's
+ * projections. */
 #include "passes/passes.h"
 
 #include <math.h>
 
-static double
-accuracy(double p, double m)
+double
+validation_accuracy(double p, double m)
 {
-	return isnan(p) ? NAN : 1 - fabs(p - m) / m;
+	double a;
+
+	if (isnan(p))
+		return NAN;
+	a = 1 - fabs(p - m) / m;
+	return a > 0 ? a : 0; /* off by 100 % or more (or beyond doubles) */
 }
 
 static void
@@ -39,8 +45,8 @@ validation_score(Validation *v)
 	v->all = (Accuracy){ 0 };
 	for (int i = 0; i < v->nrow; i++) {
 		Measured *r = &v->row[i];
-		r->acc = accuracy(r->predicted, r->measured);
-		r->acc_paradl = accuracy(r->paradl, r->measured);
+		r->acc = validation_accuracy(r->predicted, r->measured);
+		r->acc_paradl = validation_accuracy(r->paradl, r->measured);
 		add(&v->per[r->kind], r);
 		add(&v->all, r);
 	}

@@ -133,6 +133,45 @@ gather_index(Arena *a)
 	return g;
 }
 
+/* Valid models whose node names repeat (ONNX allows it): the later
+ * layers are renamed (tests/finite.sh).  Two nodes named alike: */
+static Onnx__GraphProto *
+names_twice(Arena *a)
+{
+	Onnx__GraphProto *g = base(a);
+
+	ob_add(a, g, ob_node(a, "Relu", "r", "x", "a"));
+	ob_add(a, g, ob_node(a, "Relu", "r", "a", "y"));
+	return g;
+}
+
+/* a node named as oraclec names the nameless node 1 */
+static Onnx__GraphProto *
+names_generated(Arena *a)
+{
+	Onnx__GraphProto *g = base(a);
+
+	ob_add(a, g, ob_node(a, "Relu", "Relu_1", "x", "a"));
+	ob_add(a, g, ob_node(a, "Relu", NULL, "a", "y"));
+	return g;
+}
+
+/* r three times, and a node named as the first renaming would be; the
+ * second node of a LayerNormalization named as its mean's layer */
+static Onnx__GraphProto *
+names_many(Arena *a)
+{
+	Onnx__GraphProto *g = base(a);
+
+	ob_add(a, g, ob_node(a, "Relu", "r", "x", "a"));
+	ob_add(a, g, ob_node(a, "Relu", "r", "a", "b"));
+	ob_add(a, g, ob_node(a, "Relu", "r~2", "b", "c"));
+	ob_add(a, g, ob_node(a, "Relu", "r", "c", "d"));
+	ob_add(a, g, ob_node(a, "LayerNormalization", "ln", "d", "e,mean"));
+	ob_add(a, g, ob_node(a, "Relu", "ln:1", "e", "y"));
+	return g;
+}
+
 static Onnx__GraphProto *
 no_graph(Arena *a)
 {
@@ -155,6 +194,9 @@ static const struct {
 	{ "huge-weight", huge_weight },
 	{ "gather-index", gather_index },
 	{ "no-graph", no_graph },
+	{ "names-twice", names_twice },
+	{ "names-generated", names_generated },
+	{ "names-many", names_many },
 	{ "nested", NULL }, /* 200,000 nested sequence types */
 };
 
