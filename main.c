@@ -21,6 +21,7 @@
 #include "passes/passes.h"
 #include "util/files.h"
 #include "util/map.h"
+#include "util/escape.h"
 #include "util/output.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
@@ -548,13 +549,20 @@ setup_analysis(const Options *o, const Graph *g, Analysis *an, const System *s)
 	return true;
 }
 
+/* The make rule's target: -MT, else the -o file, else the model. */
+static const char *
+dep_target(const Options *o)
+{
+	return o->dep_target ? o->dep_target : o->output ? o->output : o->model;
+}
+
 /* The make rule naming every file read, atomically to `path` (stdout when
- * NULL).  Its target: -MT, else the -o file, else the model. */
+ * NULL). */
 static int
 write_deps(const Options *o, const FileList *files, const char *path)
 {
 	OutFile out;
-	const char *target = o->dep_target ? o->dep_target : o->output ? o->output : o->model;
+	const char *target = dep_target(o);
 
 	if (!out_open(&out, path))
 		return EXIT_INPUT;
@@ -671,6 +679,8 @@ analyse(const Options *o, Arena *a, FileList *files)
 	if (o->deps_only)
 		return write_deps(o, files, o->dep_file);
 	if (o->plan && !placement_run(g, &an, &o->strat, &pl))
+		return EXIT_INPUT;
+	if (o->deps && !depfile_check(files, dep_target(o))) /* -MD: no report either */
 		return EXIT_INPUT;
 	if (!out_open(&out, o->output))
 		return EXIT_INPUT;
@@ -816,7 +826,9 @@ calibrate(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if ((status = emit_validation(o, &v, NULL)) != EXIT_OK)
 		return status;
-	printf("\n%s\n", comment);
+	putchar('\n');
+	esc_text(stdout, comment); /* names a file and a system */
+	putchar('\n');
 	return flush_stdout();
 }
 
