@@ -3,12 +3,12 @@
  * an empty rule for each file after the first, so make does not fail when
  * one is deleted.  Names are quoted for GNU make by esc_make()
  * (util/escape.h); a name make cannot read back (a newline, another
- * control character, a ';') is refused before anything is written. */
+ * control character, a ';', a final backslash) is refused before anything
+ * is written. */
 #include "backends/backends.h"
 #include "util/escape.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* false, after saying why, when make cannot read s back */
 static bool
@@ -23,6 +23,9 @@ writable(const char *s)
 	if (*bad == ';')
 		diag_error(LOC_NONE, "cannot write a make rule naming '%s': a ';' in a file name "
 			   "would start a recipe", name);
+	else if (*bad == '\\')
+		diag_error(LOC_NONE, "cannot write a make rule naming '%s': make cannot read a "
+			   "file name that ends in a backslash", name);
 	else
 		diag_error(LOC_NONE, "cannot write a make rule naming '%s': make cannot read the "
 			   "control character 0x%02x in a file name", name, (unsigned char)*bad);
@@ -40,16 +43,6 @@ depfile_check(const FileList *files, const char *target)
 	return ok;
 }
 
-/* A prerequisite: a final backslash is written doubled, which make halves
- * only before a space (not at the end of a line), so a space follows. */
-static void
-prerequisite(FILE *f, const char *s)
-{
-	esc_make(f, s, false);
-	if (*s && s[strlen(s) - 1] == '\\')
-		fputc(' ', f);
-}
-
 bool
 depfile_emit(const FileList *files, const char *target, bool phony, FILE *f)
 {
@@ -59,7 +52,7 @@ depfile_emit(const FileList *files, const char *target, bool phony, FILE *f)
 	fputc(':', f);
 	for (int i = 0; i < files->n; i++) {
 		fputs(" \\\n ", f);
-		prerequisite(f, files->path[i]);
+		esc_make(f, files->path[i], false);
 	}
 	fputc('\n', f);
 	for (int i = 1; phony && i < files->n; i++) {

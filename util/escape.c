@@ -191,7 +191,8 @@ const char *
 make_bad(const char *s)
 {
 	for (; *s; s++)
-		if ((*s > 0 && *s < 0x20 && *s != '\t') || *s == 0x7f || *s == ';')
+		if ((*s > 0 && *s < 0x20) || *s == 0x7f || *s == ';' ||
+		    (*s == '\\' && !s[1]))
 			return s;
 	return NULL;
 }
@@ -204,13 +205,14 @@ make_glob(const char *s)
 	return *s == '~' || strpbrk(s, "*?[");
 }
 
-/* After a backslash run, a byte make reads specially: the run is halved
- * there, so it is written doubled.  The end of the name counts, as the
- * name is followed by a space, a colon or a newline. */
+/* A byte make reads specially, so quoted with a backslash: a space,
+ * '#', ':', in a target '%' (a pattern), in a prerequisite '|' (order-only
+ * prerequisites follow).  make halves a backslash run before one, so such
+ * a run is written doubled. */
 static bool
 make_special(char c, bool target)
 {
-	return !c || strchr(" \t#:|", c) || (c == '%' && target);
+	return c && (strchr(" #:", c) || (c == '%' && target) || (c == '|' && !target));
 }
 
 /* How GNU make reads a rule's words: a backslash run is literal except
@@ -237,7 +239,7 @@ esc_make(FILE *f, const char *s, bool target)
 		} else if (glob && (strchr("*?[", *p) || (*p == '~' && p == s))) {
 			fprintf(f, "[%c]", *p);
 		} else {
-			if (*p != '\0' && make_special(*p, target))
+			if (make_special(*p, target))
 				fputc('\\', f);
 			fputc(*p, f);
 		}

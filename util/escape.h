@@ -38,9 +38,10 @@ void esc_csv(FILE *f, const char *s);
 void esc_csv_quoted(FILE *f, const char *s);
 
 /* A target or prerequisite of a GNU make rule.  make_bad(s) is the first
- * byte that make cannot read back in a file name (a control character
- * other than tab, or ';', which starts a recipe whatever precedes it), or
- * NULL; esc_make() must only be given names without one.  target: the
+ * byte that make cannot read back in a file name, or NULL: a control
+ * character (a quoted tab is a space in a target), a ';' (it starts a
+ * recipe whatever precedes it), a final backslash (make keeps a backslash
+ * pair at the end of a line).  esc_make() must only be given names without one.  target: the
  * name is a rule's target, where '%' would make a pattern rule. */
 const char *make_bad(const char *s);
 void esc_make(FILE *f, const char *s, bool target);
