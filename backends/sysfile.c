@@ -43,8 +43,9 @@ system_emit(const System *s, const char *name, const char *comment, FILE *f)
 	for (int i = 0; i < s->nlevels; i++) {
 		fputs("    level ", f);
 		esc_odl_ident(f, s->level[i].name);
-		fprintf(f, " { fanout = %" PRId64 "; latency = %.6gns; oversubscription = %.6g; }\n",
-			s->level[i].fanout, s->level[i].latency * 1e9, s->level[i].oversub);
+		fprintf(f, " { fanout = %" PRId64 "; latency = %.6gns; "
+			   "oversubscription = %.6g; }\n", s->level[i].fanout,
+			s->level[i].latency * 1e9, s->level[i].oversub);
 	}
 	real(f, "storage_bw", s->storage_bw, "B/s");
 	fprintf(f, "    cpu_cores = %d;\n", s->cpu_cores);

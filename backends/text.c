@@ -192,8 +192,8 @@ profile_lines(const Graph *g, FILE *f)
 			continue;
 		fputs("             ", f);
 		esc_text(f, t->loc.file);
-		fprintf(f, ":%d: %s for %s%d layers (", t->loc.line, per_sample(t->fwd + t->bwd, b1),
-			n == g->nlayer ? "all " : "", n);
+		fprintf(f, ":%d: %s for %s%d layers (", t->loc.line,
+			per_sample(t->fwd + t->bwd, b1), n == g->nlayer ? "all " : "", n);
 		esc_text(f, g->layer[t->first].name);
 		fputs(" to ", f);
 		esc_text(f, g->layer[t->last].name);
