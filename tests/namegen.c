@@ -22,7 +22,8 @@ static void
 gemm(Arena *a, Onnx__GraphProto *g, const char *name, const char *x, const char *y, int64_t in,
      int64_t out)
 {
-	const char *w = arena_printf(a, "w%zu", g->n_node), *b = arena_printf(a, "bias%zu", g->n_node);
+	const char *w = arena_printf(a, "w%zu", g->n_node);
+	const char *b = arena_printf(a, "bias%zu", g->n_node);
 	Onnx__NodeProto *n = ob_node(a, "Gemm", name, "x,w,b", y);
 
 	n->input[0] = arena_strdup(a, x); /* x may hold a comma */
