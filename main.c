@@ -22,6 +22,7 @@
 #include "passes/passes.h"
 #include "util/files.h"
 #include "util/map.h"
+#include "util/escape.h"
 #include "util/output.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
@@ -670,7 +671,7 @@ write_deps(const Options *o, const FileList *files, const char *path)
 {
 	OutFile out;
 
-	if (!out_open(&out, path))
+	if (!depfile_check(files, dep_target(o)) || !out_open(&out, path))
 		return EXIT_INPUT;
 	if (!depfile_emit(files, dep_target(o), o->dep_phony, out.f)) {
 		out_abort(&out);
@@ -827,6 +828,8 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return write_deps(o, files, o->dep_file);
 	if (o->plan && !placement_run(g, &an, &o->strat, &pl))
 		return EXIT_INPUT;
+	if (o->deps && !depfile_check(files, dep_target(o))) /* -MD: no report either */
+		return EXIT_INPUT;
 	return write_report(o, g, &an, &pl, files, dep_output(o, a));
 }
 
@@ -953,7 +956,9 @@ calibrate(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if ((status = emit_validation(o, &v, NULL)) != EXIT_OK)
 		return status;
-	printf("\n%s\n", comment);
+	putchar('\n');
+	esc_text(stdout, comment); /* names a file and a system */
+	putchar('\n');
 	return flush_stdout();
 }
 

@@ -31,7 +31,10 @@ bool json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 /* csv.c */
 bool csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 
-/* depfile.c: the make rule for -M / -MD */
+/* depfile.c: the make rule for -M / -MD.  depfile_check() is false, after
+ * an error naming it, when a name cannot be written in a make rule;
+ * depfile_emit() checks too, so false is that or an I/O error. */
+bool depfile_check(const FileList *files, const char *target);
 bool depfile_emit(const FileList *files, const char *target, bool phony, FILE *f);
 
 /* sysfile.c: a system as an ODL `system NAME` block */

@@ -1,8 +1,11 @@
 /* csv.c -- the report as CSV: a stable header, one row per strategy (per
  * GPU count and strategy with --sweep, whose last count is --gpus), for
  * spreadsheets and Makefile-driven batch analysis.  Times in seconds,
- * memory in bytes; an empty field where a value cannot be computed. */
+ * memory in bytes; an empty field where a value cannot be computed.
+ * Names are RFC 4180 fields (util/escape.h); grid and reason are always
+ * quoted. */
 #include "backends/backends.h"
+#include "util/escape.h"
 
 #include <inttypes.h>
 
@@ -24,13 +27,16 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 		int n = 0;
 		if (!k->analysed)
 			continue;
-		fprintf(f, "%s,%s,%" PRId64 ",%s,\"", g->name, an->sys->name, an->gpus,
-			strategy_name[k->kind]);
+		esc_csv(f, g->name);
+		fputc(',', f);
+		esc_csv(f, an->sys->name);
+		fprintf(f, ",%" PRId64 ",%s,\"", an->gpus, strategy_name[k->kind]);
 		for (int d = 0; d < DIM_COUNT; d++)
 			if (k->grid[d])
 				fprintf(f, "%s%s=%" PRId64, n++ ? "," : "", grid_dim_name[d], k->grid[d]);
-		fprintf(f, "\",%s,\"%s\",%" PRId64, k->feasible ? "true" : "false",
-			k->reason ? k->reason : "", k->global_batch);
+		fprintf(f, "\",%s,", k->feasible ? "true" : "false");
+		esc_csv_quoted(f, k->reason ? k->reason : "");
+		fprintf(f, ",%" PRId64, k->global_batch);
 		field(f, c, k->t.compute);
 		field(f, c, k->t.communication);
 		field(f, c, k->t.total);
@@ -39,7 +45,9 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 			fprintf(f, ",%.0f", k->mem.total);
 		else
 			fputc(',', f);
-		fprintf(f, ",%" PRId64 ",%s\n", k->max_gpus, k->bottleneck ? k->bottleneck : "");
+		fprintf(f, ",%" PRId64 ",", k->max_gpus);
+		esc_csv(f, k->bottleneck ? k->bottleneck : "");
+		fputc('\n', f);
 	}
 }
 

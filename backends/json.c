@@ -1,5 +1,6 @@
 /* json.c -- the JSON report (keys in ../docs/cli.md and oraclec(1)).
- * Built with jansson, which does all escaping; keys keep insertion order. */
+ * Built with jansson, which escapes; names go through jstr() (jsonout.h),
+ * so invalid UTF-8 cannot lose a key.  Keys keep insertion order. */
 #include "backends/backends.h"
 #include "backends/jsonout.h"
 
@@ -31,10 +32,10 @@ profile_json(const Graph *g)
 	for (int i = 0; i < g->ntiming; i++) {
 		const Timing *t = &g->timing[i];
 		json_t *e = json_object();
-		set(e, "file", json_string(t->loc.file));
+		set(e, "file", jstr(t->loc.file));
 		set(e, "line", json_integer(t->loc.line));
-		set(e, "first", json_string(g->layer[t->first].name));
-		set(e, "last", json_string(g->layer[t->last].name));
+		set(e, "first", jstr(g->layer[t->first].name));
+		set(e, "last", jstr(g->layer[t->last].name));
 		set(e, "layers", json_integer(t->last - t->first + 1));
 		set(e, "forward_s", json_real(t->fwd));
 		set(e, "backward_s", json_real(t->bwd));
@@ -51,13 +52,13 @@ model_json(const Graph *g)
 	const Totals *t = &g->total;
 	json_t *m = json_object(), *ins = json_array(), *unk = json_array();
 
-	set(m, "name", json_string(g->name));
-	set(m, "source", json_string(g->source));
-	set(m, "format", json_string(g->format));
+	set(m, "name", jstr(g->name));
+	set(m, "source", jstr(g->source));
+	set(m, "format", jstr(g->format));
 	for (int i = 0; i < g->ninput; i++) {
 		const Tensor *in = &g->tensor[g->input[i]];
 		json_t *o = json_object();
-		set(o, "name", json_string(in->name));
+		set(o, "name", jstr(in->name));
 		set(o, "shape", shape_json(&in->shape));
 		json_array_append_new(ins, o);
 	}
@@ -78,7 +79,7 @@ model_json(const Graph *g)
 	set(m, "bn_folded", json_boolean(g->bn_folded));
 	for (int i = 0; i < g->nunknown; i++) {
 		json_t *u = json_object();
-		set(u, "op", json_string(g->unknown[i].op));
+		set(u, "op", jstr(g->unknown[i].op));
 		set(u, "count", json_integer(g->unknown[i].count));
 		json_array_append_new(unk, u);
 	}
@@ -93,10 +94,10 @@ layer_json(const Graph *g, const Layer *l)
 {
 	json_t *o = json_object(), *ins = json_array(), *ws = json_array();
 
-	set(o, "name", json_string(l->name));
-	set(o, "op", json_string(op_name(l->op)));
+	set(o, "name", jstr(l->name));
+	set(o, "op", jstr(op_name(l->op)));
 	for (int i = 0; i < l->nin; i++)
-		json_array_append_new(ins, json_string(g->tensor[l->in[i]].name));
+		json_array_append_new(ins, jstr(g->tensor[l->in[i]].name));
 	set(o, "inputs", ins);
 	set(o, "input", shape_json(&g->tensor[l->in[0]].shape));
 	set(o, "output", shape_json(&g->tensor[l->out[0]].shape));
@@ -132,24 +133,24 @@ system_json(const System *s)
 {
 	json_t *o = json_object(), *gpu = json_object(), *lv = json_array();
 
-	set(o, "name", json_string(s->name));
-	set(o, "source", json_string(s->source));
+	set(o, "name", jstr(s->name));
+	set(o, "source", jstr(s->source));
 	set(o, "gpus_per_node", json_integer(s->gpus_per_node));
-	set(gpu, "name", json_string(s->gpu));
+	set(gpu, "name", jstr(s->gpu));
 	set(gpu, "flops_fp32", json_real(s->peak[PREC_FP32]));
 	set(gpu, "flops_fp16", json_real(s->peak[PREC_FP16]));
 	set(gpu, "flops_bf16", json_real(s->peak[PREC_BF16]));
 	set(gpu, "memory_bytes", bytes_json(s->mem));
 	set(gpu, "memory_bw", json_real(s->mem_bw));
 	set(o, "gpu", gpu);
-	set(o, "intra", json_string(s->intra));
+	set(o, "intra", jstr(s->intra));
 	set(o, "intra_bw", json_real(s->intra_bw));
 	set(o, "intra_latency_s", json_real(s->intra_lat));
 	set(o, "nic_bw", json_real(s->nic_bw));
 	set(o, "nic_latency_s", json_real(s->nic_lat));
 	for (int i = 0; i < s->nlevels; i++) {
 		json_t *l = json_object();
-		set(l, "name", json_string(s->level[i].name));
+		set(l, "name", jstr(s->level[i].name));
 		set(l, "fanout", json_integer(s->level[i].fanout));
 		set(l, "latency_s", json_real(s->level[i].latency));
 		set(l, "oversubscription", json_real(s->level[i].oversub));
@@ -171,13 +172,13 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	json_t *o = json_object(), *grid = json_object(), *it = json_object(), *mem;
 	bool c = k->computable;
 
-	set(o, "name", json_string(strategy_name[k->kind]));
+	set(o, "name", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < DIM_COUNT; d++)
 		if (k->grid[d])
 			set(grid, grid_dim_name[d], json_integer(k->grid[d]));
 	set(o, "grid", grid);
 	set(o, "feasible", json_boolean(k->feasible));
-	set(o, "reason", k->reason ? json_string(k->reason) : json_null());
+	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
 	set(it, "compute_s", num(c, k->t.compute));
 	set(it, "communication_s", num(c, k->t.communication));
 	set(it, "gradient_allreduce_s", num(c, k->t.grad));
@@ -200,20 +201,20 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "global_batch", json_integer(k->global_batch));
 	set(o, "samples_per_gpu", num(c, k->per_gpu_batch));
 	set(o, "max_gpus", json_integer(k->max_gpus));
-	set(o, "bottleneck", k->bottleneck ? json_string(k->bottleneck) : json_null());
+	set(o, "bottleneck", k->bottleneck ? jstr(k->bottleneck) : json_null());
 	if (k->kind == STRAT_PIPELINE && c) {
 		json_t *st = json_array();
 		for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
 			json_t *s = json_object();
-			set(s, "first", json_string(g->layer[first].name));
-			set(s, "last", json_string(g->layer[k->stage_end[i]].name));
+			set(s, "first", jstr(g->layer[first].name));
+			set(s, "last", jstr(g->layer[k->stage_end[i]].name));
 			json_array_append_new(st, s);
 		}
 		set(o, "micro_batches", json_integer(k->micro_batches));
 		set(o, "stages", st);
 	}
 	if (k->split >= 0 && c)
-		set(o, "split_after", json_string(g->layer[k->split].name));
+		set(o, "split_after", jstr(g->layer[k->split].name));
 	(void)an;
 	return o;
 }
@@ -238,8 +239,8 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "model", model_json(g));
 	set(root, "system", system_json(an->sys));
 	set(root, "gpus", json_integer(an->gpus));
-	set(root, "precision", json_string(precision_name(an->prec)));
-	set(root, "optimizer", json_string(an->opt == OPT_ADAM ? "adam" : an->opt == OPT_SGD
+	set(root, "precision", jstr(precision_name(an->prec)));
+	set(root, "optimizer", jstr(an->opt == OPT_ADAM ? "adam" : an->opt == OPT_SGD
 								 ? "sgd" : "momentum"));
 	set(batch, "per_gpu", an->batch_per_gpu ? json_integer(an->batch_per_gpu) : json_null());
 	set(batch, "global", an->global_batch ? json_integer(an->global_batch) : json_null());
@@ -247,7 +248,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(batch, "sample_bytes", json_real(an->sample_bytes));
 	set(root, "batch", batch);
 	set(root, "strategies", strategies_json(g, an));
-	set(root, "best", an->best >= 0 ? json_string(strategy_name[an->best]) : json_null());
+	set(root, "best", an->best >= 0 ? jstr(strategy_name[an->best]) : json_null());
 	if (an->nsweep) {
 		json_t *sw = json_array();
 		for (int i = 0; i < an->nsweep; i++) {
@@ -255,7 +256,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 			json_t *e = json_object();
 			set(e, "gpus", json_integer(s->gpus));
 			set(e, "strategies", strategies_json(g, s));
-			set(e, "best", s->best >= 0 ? json_string(strategy_name[s->best])
+			set(e, "best", s->best >= 0 ? jstr(strategy_name[s->best])
 						    : json_null());
 			json_array_append_new(sw, e);
 		}

@@ -28,9 +28,9 @@ pipeline_json(const Placement *pl)
 	json_array_append_new(parts, json_integer(pl->mod.nunit));
 	set(o, "parts", parts);
 	for (int u = 0; u < pl->mod.nunit; u++)
-		json_array_append_new(layers, json_string(pl->mod.unit[u].name));
+		json_array_append_new(layers, jstr(pl->mod.unit[u].name));
 	set(o, "layers", layers);
-	set(o, "module_names", json_string(pl->mod.names));
+	set(o, "module_names", jstr(pl->mod.names));
 	return o;
 }
 
@@ -45,8 +45,8 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	set(root, "gradient_accumulation_steps", json_integer(pl->micro_batches));
 	set(root, "fp16", enabled(an->prec == PREC_FP16));
 	set(root, "bf16", enabled(an->prec == PREC_BF16));
-	set(own, "model", json_string(g->name));
-	set(own, "strategy", json_string(strategy_name[k->kind]));
+	set(own, "model", jstr(g->name));
+	set(own, "strategy", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < pl->ndim; d++)
 		set(grid, grid_dim_name[pl->dim[d]], json_integer(k->grid[pl->dim[d]]));
 	set(own, "grid", grid);

@@ -33,13 +33,13 @@ stage_json(const Graph *g, const Placement *pl, int i)
 	json_t *o = json_object(), *mods = json_array();
 
 	set(o, "stage", json_integer(i));
-	set(o, "first", json_string(g->layer[st->first].name));
-	set(o, "last", json_string(g->layer[st->last].name));
+	set(o, "first", jstr(g->layer[st->first].name));
+	set(o, "last", jstr(g->layer[st->last].name));
 	set(o, "first_index", json_integer(st->first));
 	set(o, "last_index", json_integer(st->last));
-	set(o, "begins_at", i ? json_string(u->name) : json_null());
+	set(o, "begins_at", i ? jstr(u->name) : json_null());
 	for (int m = 0; m < st->nmodules; m++)
-		json_array_append_new(mods, json_string(st->modules[m]));
+		json_array_append_new(mods, jstr(st->modules[m]));
 	set(o, "modules", mods);
 	set(o, "time_s", json_real(st->time));
 	set(o, "memory_bytes", json_integer((json_int_t)st->mem));
@@ -51,11 +51,11 @@ pipeline_json(const Graph *g, const Placement *pl)
 {
 	json_t *o = json_object(), *st = json_array();
 
-	set(o, "schedule", json_string("gpipe"));
+	set(o, "schedule", jstr("gpipe"));
 	set(o, "micro_batches", json_integer(pl->micro_batches));
 	set(o, "micro_batch", count(pl->micro_batch));
-	set(o, "boundaries", json_string(pl->recut ? "blocks" : "report"));
-	set(o, "names", json_string(pl->mod.names));
+	set(o, "boundaries", jstr(pl->recut ? "blocks" : "report"));
+	set(o, "names", jstr(pl->mod.names));
 	for (int i = 0; i < pl->nstage; i++)
 		json_array_append_new(st, stage_json(g, pl, i));
 	set(o, "stages", st);
@@ -76,7 +76,7 @@ predicted_json(const Candidate *k)
 	set(mem, "activations", json_real(k->mem.activations));
 	set(mem, "buffers", json_real(k->mem.buffers));
 	set(o, "memory", mem);
-	set(o, "bottleneck", json_string(k->bottleneck));
+	set(o, "bottleneck", jstr(k->bottleneck));
 	return o;
 }
 
@@ -87,24 +87,24 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	json_t *root = json_object(), *model = json_object(), *sys = json_object();
 	json_t *grid = json_array(), *batch = json_object();
 
-	set(root, "plan", json_string("generic"));
+	set(root, "plan", jstr("generic"));
 	set(root, "schema", json_integer(1));
-	set(model, "name", json_string(g->name));
-	set(model, "source", json_string(g->source));
-	set(model, "format", json_string(g->format));
+	set(model, "name", jstr(g->name));
+	set(model, "source", jstr(g->source));
+	set(model, "format", jstr(g->format));
 	set(model, "layers", json_integer(g->nlayer));
 	set(root, "model", model);
-	set(sys, "name", json_string(an->sys->name));
-	set(sys, "gpu", json_string(an->sys->gpu));
+	set(sys, "name", jstr(an->sys->name));
+	set(sys, "gpu", jstr(an->sys->gpu));
 	set(sys, "gpus_per_node", json_integer(pl->gpus_per_node));
 	set(root, "system", sys);
-	set(root, "precision", json_string(precision_name(an->prec)));
-	set(root, "optimizer", json_string(an->opt == OPT_ADAM ? "adam"
+	set(root, "precision", jstr(precision_name(an->prec)));
+	set(root, "optimizer", jstr(an->opt == OPT_ADAM ? "adam"
 					   : an->opt == OPT_SGD ? "sgd" : "momentum"));
-	set(root, "strategy", json_string(strategy_name[k->kind]));
+	set(root, "strategy", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < pl->ndim; d++) {
 		json_t *o = json_object();
-		set(o, "name", json_string(grid_dim_name[pl->dim[d]]));
+		set(o, "name", jstr(grid_dim_name[pl->dim[d]]));
 		set(o, "size", json_integer(k->grid[pl->dim[d]]));
 		json_array_append_new(grid, o);
 	}
@@ -123,8 +123,8 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(root, "pipeline", pl->nstage ? pipeline_json(g, pl) : json_null());
 	if (pl->split >= 0) {
 		json_t *sp = json_object();
-		set(sp, "layer", json_string(g->layer[pl->split].name));
-		set(sp, "module", *pl->mod.fqn[pl->split] ? json_string(pl->mod.fqn[pl->split])
+		set(sp, "layer", jstr(g->layer[pl->split].name));
+		set(sp, "module", *pl->mod.fqn[pl->split] ? jstr(pl->mod.fqn[pl->split])
 							    : json_null());
 		set(root, "split_after", sp);
 	} else {

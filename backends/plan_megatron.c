@@ -7,6 +7,7 @@
  * split its context parallelism; the data-parallel size is what remains
  * of the world. */
 #include "backends/backends.h"
+#include "util/escape.h"
 
 static int64_t
 size(const Placement *pl, GridDim d)
@@ -14,20 +15,32 @@ size(const Placement *pl, GridDim d)
 	return pl->k->grid[d] > 0 ? pl->k->grid[d] : 1;
 }
 
-/* E for the units before the blocks, t per block, L for those after. */
+/* E for the units before the blocks, t per block, L for those after; a
+ * shell word like every other argument. */
 static void
-layout(const Placement *pl, FILE *f)
+layout(const Graph *g, const Placement *pl, FILE *f)
 {
-	fputs("\t--pipeline-model-parallel-layout '", f);
+	size_t n = 0;
+	char *s;
+
+	for (int i = 0; i < pl->nstage; i++)
+		n += 3 + (size_t)pl->stage[i].blocks;
+	s = arena_alloc(g->arena, n + 1);
+	n = 0;
 	for (int i = 0; i < pl->nstage; i++) {
 		const PlaceStage *st = &pl->stage[i];
-		fputs(i ? "|" : "", f);
-		fputs(st->pre ? "E" : "", f);
+		if (i)
+			s[n++] = '|';
+		if (st->pre)
+			s[n++] = 'E';
 		for (int b = 0; b < st->blocks; b++)
-			fputc('t', f);
-		fputs(st->post ? "L" : "", f);
+			s[n++] = 't';
+		if (st->post)
+			s[n++] = 'L';
 	}
-	fputs("'\n", f);
+	fputs("\t--pipeline-model-parallel-layout ", f);
+	esc_shell(f, s);
+	fputc('\n', f);
 }
 
 bool
@@ -35,13 +48,20 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 {
 	const Candidate *k = pl->k;
 
-	fprintf(f, "# oraclec plan (megatron): %s, %s (%s) on %lld GPUs of %s\n", g->name,
-		strategy_name[k->kind], plan_grid(g, pl), (long long)pl->gpus, an->sys->name);
+	fputs("# oraclec plan (megatron): ", f);
+	esc_text(f, g->name);
+	fprintf(f, ", %s (%s) on %lld GPUs of ", strategy_name[k->kind], plan_grid(g, pl),
+		(long long)pl->gpus);
+	esc_text(f, an->sys->name);
+	fputc('\n', f);
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
 	fprintf(f, "# data-parallel size: %lld\n", (long long)pl->replicas);
-	if (pl->nstage && !pl->layout)
-		fprintf(f, "# no --pipeline-model-parallel-layout: %s\n", pl->layout_why);
+	if (pl->nstage && !pl->layout) { /* the reason may quote a module's name */
+		fputs("# no --pipeline-model-parallel-layout: ", f);
+		esc_text(f, pl->layout_why);
+		fputc('\n', f);
+	}
 	fputs("ORACLEC_MEGATRON_ARGS=(\n", f);
 	fprintf(f, "\t--tensor-model-parallel-size %lld\n",
 		(long long)(k->grid[DIM_FILTER] > 0 ? k->grid[DIM_FILTER] : size(pl, DIM_CHANNEL)));
@@ -57,7 +77,7 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	if (an->prec == PREC_BF16)
 		fputs("\t--bf16\n", f);
 	if (pl->nstage && pl->layout)
-		layout(pl, f);
+		layout(g, pl, f);
 	fputs(")\n", f);
 	return !ferror(f);
 }

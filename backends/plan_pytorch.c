@@ -23,16 +23,16 @@ pipeline_json(const Placement *pl)
 {
 	json_t *o = json_object(), *split = json_object(), *stages = json_array();
 
-	set(o, "schedule", json_string("ScheduleGPipe"));
+	set(o, "schedule", jstr("ScheduleGPipe"));
 	set(o, "n_microbatches", json_integer(pl->micro_batches));
 	set(o, "microbatch_size", count(pl->micro_batch));
 	for (int i = 1; i < pl->nstage; i++)
-		set(split, pl->mod.unit[pl->stage[i].ufirst].name, json_string("BEGINNING"));
+		set(split, pl->mod.unit[pl->stage[i].ufirst].name, jstr("BEGINNING"));
 	set(o, "split_spec", split);
 	for (int i = 0; i < pl->nstage; i++) {
 		json_t *mods = json_array();
 		for (int m = 0; m < pl->stage[i].nmodules; m++)
-			json_array_append_new(mods, json_string(pl->stage[i].modules[m]));
+			json_array_append_new(mods, jstr(pl->stage[i].modules[m]));
 		json_array_append_new(stages, mods);
 	}
 	set(o, "module_names_per_stage", stages);
@@ -46,17 +46,17 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	json_t *root = json_object(), *mesh = json_object(), *shape = json_array();
 	json_t *names = json_array(), *dims = json_object(), *batch = json_object();
 
-	set(root, "plan", json_string("pytorch"));
-	set(root, "model", json_string(g->name));
-	set(root, "strategy", json_string(strategy_name[k->kind]));
+	set(root, "plan", jstr("pytorch"));
+	set(root, "model", jstr(g->name));
+	set(root, "strategy", jstr(strategy_name[k->kind]));
 	set(root, "world_size", json_integer(pl->gpus));
 	set(root, "nnodes", json_integer(pl->nodes));
 	set(root, "nproc_per_node", json_integer(pl->per_node));
-	set(mesh, "device_type", json_string("cuda"));
+	set(mesh, "device_type", jstr("cuda"));
 	for (int d = 0; d < pl->ndim; d++) {
 		json_array_append_new(shape, json_integer(k->grid[pl->dim[d]]));
-		json_array_append_new(names, json_string(grid_dim_name[pl->dim[d]]));
-		set(dims, grid_dim_name[pl->dim[d]], json_string(use[pl->dim[d]]));
+		json_array_append_new(names, jstr(grid_dim_name[pl->dim[d]]));
+		set(dims, grid_dim_name[pl->dim[d]], jstr(use[pl->dim[d]]));
 	}
 	set(mesh, "mesh_shape", shape);
 	set(mesh, "mesh_dim_names", names);
@@ -65,13 +65,13 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(batch, "global", json_integer(k->global_batch));
 	set(batch, "per_replica", count(pl->replica_batch));
 	set(root, "batch", batch);
-	set(root, "precision", json_string(an->prec == PREC_FP16   ? "float16"
+	set(root, "precision", jstr(an->prec == PREC_FP16   ? "float16"
 					   : an->prec == PREC_BF16 ? "bfloat16"
 								   : "float32"));
-	set(root, "module_names", json_string(pl->mod.names));
+	set(root, "module_names", jstr(pl->mod.names));
 	set(root, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
 	set(root, "split_after", pl->split >= 0 && *pl->mod.fqn[pl->split]
-					 ? json_string(pl->mod.fqn[pl->split])
+					 ? jstr(pl->mod.fqn[pl->split])
 					 : json_null());
 	return plan_dump(root, f);
 }

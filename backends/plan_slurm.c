@@ -10,8 +10,10 @@
  * srun's arbitrary distribution.  Ranks on a node are in order from GPU 0,
  * so SLURM_LOCALID is the rank file's GPU. */
 #include "backends/backends.h"
+#include "util/escape.h"
 
-/* A job name: the model's name with anything unusual made '_'. */
+/* A job name: the model's name with anything unusual made '_' (sbatch
+ * reads #SBATCH lines itself; the shell sees a comment). */
 static void
 job_name(const char *s, FILE *f)
 {
@@ -36,8 +38,12 @@ header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 	fprintf(f, "#SBATCH --gpus-per-node=%d\n", pl->gpus_per_node);
 	if (pl->span == 0) /* the model put the nodes under one leaf switch */
 		fputs("#SBATCH --switches=1\n", f);
-	fprintf(f, "# oraclec plan (slurm): %s, %s (%s) on %lld GPUs of %s\n", g->name,
-		strategy_name[k->kind], plan_grid(g, pl), (long long)pl->gpus, an->sys->name);
+	fputs("# oraclec plan (slurm): ", f);
+	esc_text(f, g->name);
+	fprintf(f, ", %s (%s) on %lld GPUs of ", strategy_name[k->kind], plan_grid(g, pl),
+		(long long)pl->gpus);
+	esc_text(f, an->sys->name);
+	fputc('\n', f);
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
 }

@@ -1,5 +1,8 @@
-/* text.c -- the human-readable report. */
+/* text.c -- the human-readable report.  Names from the inputs are
+ * written through esc_text() (util/escape.h), so no control character
+ * reaches the terminal. */
 #include "backends/backends.h"
+#include "util/escape.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -63,7 +66,7 @@ layer_table(const Graph *g, FILE *f)
 	int w = 5;
 
 	for (int i = 0; i < g->nlayer; i++) {
-		int n = (int)strlen(g->layer[i].name);
+		int n = (int)esc_text(NULL, g->layer[i].name);
 		if (n > w)
 			w = n < 48 ? n : 48;
 	}
@@ -71,8 +74,9 @@ layer_table(const Graph *g, FILE *f)
 		"output", "params", "MACs", "FLOPs fwd", "kept");
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
-		fprintf(f, "%5d  %-*s  %-15s %-18s %12s %10s %10s %10s\n", i, w, l->name,
-			op_name(l->op), shape_str(&g->tensor[l->out[0]].shape, b1, sizeof b1),
+		fprintf(f, "%5d  ", i);
+		esc_text_pad(f, l->name, (size_t)w);
+		fprintf(f, "  %-15s %-18s %12s %10s %10s %10s\n", op_name(l->op), shape_str(&g->tensor[l->out[0]].shape, b1, sizeof b1),
 			grouped(l->cost.params, b2), si(l->cost.macs, b3),
 			si(l->cost.flops_fwd, b4), bytes(l->cost.act_bytes, (char[32]){ 0 }));
 	}
@@ -112,9 +116,15 @@ system_lines(const Analysis *an, FILE *f)
 	const System *s = an->sys;
 	char b1[32], b2[32];
 
-	fprintf(f, "system       %s (%s): %d x %s per node, %s %.0f GB/s, network %.1f GB/s "
-		   "per node\n", s->name, s->source, s->gpus_per_node, s->gpu, s->intra,
-		s->intra_bw / 1e9, s->nic_bw / 1e9);
+	fputs("system       ", f);
+	esc_text(f, s->name);
+	fputs(" (", f);
+	esc_text(f, s->source);
+	fprintf(f, "): %d x ", s->gpus_per_node);
+	esc_text(f, s->gpu);
+	fputs(" per node, ", f);
+	esc_text(f, s->intra);
+	fprintf(f, " %.0f GB/s, network %.1f GB/s per node\n", s->intra_bw / 1e9, s->nic_bw / 1e9);
 	if (an->global_batch)
 		snprintf(b1, sizeof b1, "global batch %" PRId64, an->global_batch);
 	else
@@ -180,10 +190,14 @@ profile_lines(const Graph *g, FILE *f)
 		int n = t->last - t->first + 1;
 		if (n == 1)
 			continue;
-		fprintf(f, "             %s:%d: %s for %s%d layers (%s to %s), shared out in "
-			   "proportion to their estimates\n", t->loc.file, t->loc.line,
-			per_sample(t->fwd + t->bwd, b1), n == g->nlayer ? "all " : "", n,
-			g->layer[t->first].name, g->layer[t->last].name);
+		fputs("             ", f);
+		esc_text(f, t->loc.file);
+		fprintf(f, ":%d: %s for %s%d layers (", t->loc.line,
+			per_sample(t->fwd + t->bwd, b1), n == g->nlayer ? "all " : "", n);
+		esc_text(f, g->layer[t->first].name);
+		fputs(" to ", f);
+		esc_text(f, g->layer[t->last].name);
+		fputs("), shared out in proportion to their estimates\n", f);
 	}
 	if (guessed)
 		fprintf(f, "             forward:backward taken as 1:2 where only a total was "
@@ -254,11 +268,16 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	const Totals *t = &g->total;
 	char b1[32], b2[32], b3[96];
 
-	fprintf(f, "model        %s (%s, %s)\n", g->name, g->source, g->format);
+	fputs("model        ", f);
+	esc_text(f, g->name);
+	fputs(" (", f);
+	esc_text(f, g->source);
+	fprintf(f, ", %s)\n", g->format);
 	for (int i = 0; i < g->ninput; i++) {
 		const Tensor *in = &g->tensor[g->input[i]];
-		fprintf(f, "input        %s: %s per sample\n", in->name,
-			shape_str(&in->shape, b3, sizeof b3));
+		fputs("input        ", f);
+		esc_text(f, in->name);
+		fprintf(f, ": %s per sample\n", shape_str(&in->shape, b3, sizeof b3));
 	}
 	fprintf(f, "layers       %d\n", g->nlayer);
 	fprintf(f, "parameters   %s (%s at %d bytes each)\n", grouped(t->params, b1),
@@ -273,10 +292,12 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (g->bn_folded)
 		fprintf(f, "note         BatchNormalization looks folded into the convolutions "
 			   "(an eval-mode export);\n             the counts are of the file\n");
-	for (int i = 0; i < g->nunknown; i++)
-		fprintf(f, "unknown op   %s: %d node%s of %d layers, counted as zero\n",
-			g->unknown[i].op, g->unknown[i].count, g->unknown[i].count == 1 ? "" : "s",
-			g->nlayer);
+	for (int i = 0; i < g->nunknown; i++) {
+		fputs("unknown op   ", f);
+		esc_text(f, g->unknown[i].op);
+		fprintf(f, ": %d node%s of %d layers, counted as zero\n", g->unknown[i].count,
+			g->unknown[i].count == 1 ? "" : "s", g->nlayer);
+	}
 	if (g->dataset_size)
 		fprintf(f, "dataset      %s samples\n", grouped(g->dataset_size, b1));
 	if (g->ntiming)

@@ -1,7 +1,9 @@
 /* validation.c -- the report of `oraclec validate`: every measured run
  * with oraclec's and ParaDL's prediction and accuracy, then the means per
- * strategy and overall.  Text or CSV; nothing is computed here. */
+ * strategy and overall.  Text or CSV; nothing is computed here.  Names
+ * from the CSV (model, grid) are escaped for the format (util/escape.h). */
 #include "backends/backends.h"
+#include "util/escape.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -22,13 +24,17 @@ text(const Validation *v, FILE *f)
 		"grid", "measured", "oraclec", "acc", "paradl", "acc", "limited by");
 	for (int i = 0; i < v->nrow; i++) {
 		const Measured *r = &v->row[i];
-		fprintf(f, "%-10s %-8s %6" PRId64 " %-22s %10.4f ", r->model, strategy_name[r->kind],
-			r->gpus, r->grid_text, r->measured);
+		esc_text_pad(f, r->model, 10);
+		fprintf(f, " %-8s %6" PRId64 " ", strategy_name[r->kind], r->gpus);
+		esc_text_pad(f, r->grid_text, 22);
+		fprintf(f, " %10.4f ", r->measured);
 		num(f, r->predicted, "%10.4f ", "%10s ");
 		num(f, r->acc, "%8.3f ", "       - ");
 		num(f, r->paradl, "%10.4f ", "         - ");
 		num(f, r->acc_paradl, "%8.3f ", "       - ");
-		fprintf(f, " %s\n", r->note ? r->note : "");
+		fputc(' ', f);
+		esc_text(f, r->note ? r->note : "");
+		fputc('\n', f);
 	}
 	fprintf(f, "\n%-10s %5s %10s %10s\n", "strategy", "rows", "oraclec", "paradl");
 	for (int k = 0; k < STRAT_COUNT; k++) {
@@ -53,8 +59,10 @@ csv(const Validation *v, FILE *f)
 		   "paradl_accuracy,limited_by\n");
 	for (int i = 0; i < v->nrow; i++) {
 		const Measured *r = &v->row[i];
-		fprintf(f, "%s,%s,%" PRId64 ",\"%s\",%.6f,", r->model, strategy_name[r->kind], r->gpus,
-			r->grid_text, r->measured);
+		esc_csv(f, r->model);
+		fprintf(f, ",%s,%" PRId64 ",", strategy_name[r->kind], r->gpus);
+		esc_csv_quoted(f, r->grid_text);
+		fprintf(f, ",%.6f,", r->measured);
 		num(f, r->predicted, "%.6f", "");
 		fputc(',', f);
 		num(f, r->acc, "%.4f", "");
@@ -62,7 +70,9 @@ csv(const Validation *v, FILE *f)
 		num(f, r->paradl, "%.6f", "");
 		fputc(',', f);
 		num(f, r->acc_paradl, "%.4f", "");
-		fprintf(f, ",%s\n", r->note ? r->note : "");
+		fputc(',', f);
+		esc_csv(f, r->note ? r->note : "");
+		fputc('\n', f);
 	}
 }
 
