@@ -1,6 +1,8 @@
 /* print.c -- ir_print: the stable text form of a Graph, for golden tests
- * and --dump-after.  One line per tensor input and per layer, IR order. */
+ * and --dump-after.  One line per tensor input and per layer, IR order;
+ * names through esc_text, so none can break a line. */
 #include "ir/ir.h"
+#include "util/escape.h"
 
 #include <inttypes.h>
 
@@ -77,20 +79,29 @@ ir_print(const Graph *g, FILE *f)
 {
 	char buf[128];
 
-	fprintf(f, "graph %s (%s)\n", g->name, g->format);
+	fputs("graph ", f);
+	esc_text(f, g->name);
+	fprintf(f, " (%s)\n", g->format);
 	for (int i = 0; i < g->ninput; i++) {
 		const Tensor *t = &g->tensor[g->input[i]];
-		fprintf(f, "input %s: %s\n", t->name, shape_str(&t->shape, buf, sizeof buf));
+		fputs("input ", f);
+		esc_text(f, t->name);
+		fprintf(f, ": %s\n", shape_str(&t->shape, buf, sizeof buf));
 	}
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
-		fprintf(f, "%d %s = %s(", i, l->name, op_name(l->op));
-		for (int j = 0; j < l->nin; j++)
-			fprintf(f, "%s%s", j ? ", " : "", g->tensor[l->in[j]].name);
+		fprintf(f, "%d ", i);
+		esc_text(f, l->name);
+		fprintf(f, " = %s(", op_name(l->op));
+		for (int j = 0; j < l->nin; j++) {
+			fputs(j ? ", " : "", f);
+			esc_text(f, g->tensor[l->in[j]].name);
+		}
 		fprintf(f, ")");
 		for (int j = 0; j < l->nout; j++) {
 			const Tensor *t = &g->tensor[l->out[j]];
-			fprintf(f, " -> %s", t->name);
+			fputs(" -> ", f);
+			esc_text(f, t->name);
 			if (g->done & PASS_SHAPE)
 				fprintf(f, ":%s", shape_str(&t->shape, buf, sizeof buf));
 		}

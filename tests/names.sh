@@ -435,4 +435,21 @@ status_why $? 1
 grep -q 'inc.odl:1:11: error: bad escape in string' "$tmp/err" || fail "no \\x diagnostic"
 check "ODL: a hex escape without two hex digits is an error"
 
+# Diagnostics and --dump-after: a file name and layer names with control
+# characters are written visibly (no ESC, CR or newline from a name).
+esc=$(printf '\033')
+cp "$srcdir/examples/resnet50.odl" "m${esc}[2J${nl}x.odl"
+"$ORACLEC" "m${esc}[2J${nl}x.odl" -s nosuch.odl >"$tmp/stdout" 2>"$tmp/err"
+status_why $? 1
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "the message is not one line"
+grep -q 'm\\x1b\[2J\\nx.odl' "$tmp/err" || fail "the file name is not escaped"
+tr -d '\n' <"$tmp/err" | LC_ALL=C grep -q "$esc" && fail "a raw ESC reached stderr"
+check "diagnostics: control characters of a file name written visibly"
+"$NAMEGEN" "x${nl}touch PWNED${nl}y" "$tmp/dump.onnx" >/dev/null 2>&1 &&
+	"$ORACLEC" "$tmp/dump.onnx" --dump-after shape >"$tmp/stdout" 2>"$tmp/err"
+status_why $? 0
+grep -q 'PWNED' "$tmp/stdout" || fail "the hostile name is not in the dump"
+grep -q '^touch PWNED' "$tmp/stdout" && fail "a name broke a line of the dump"
+check "--dump-after: names with a newline stay on their line"
+
 finish

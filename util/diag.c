@@ -2,6 +2,7 @@
 #include "util/diag.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 FILE *diag_out;
@@ -15,18 +16,58 @@ enum { MAX_SHOWN = 50 };
 
 static int nerrors;
 
+/* s with every control byte (C0 and DEL) written visibly: \n \r \t as
+ * those two characters, the others as \xNN.  File names and names from
+ * inputs reach messages, and a message is one line that cannot move the
+ * terminal's cursor or start an escape sequence. */
+static void
+put_clean(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x20 && *p != 0x7f)
+			fputc(*p, f);
+		else if (*p == '\n' || *p == '\r' || *p == '\t')
+			fprintf(f, "\\%c", *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't');
+		else
+			fprintf(f, "\\x%02x", *p);
+	}
+}
+
+/* The message, formatted, through put_clean. */
+static void
+vput_clean(FILE *f, const char *fmt, va_list ap)
+{
+	char small[512], *buf = small;
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(small, sizeof small, fmt, ap);
+	if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1)) != NULL)
+		vsnprintf(buf, (size_t)n + 1, fmt, again);
+	va_end(again);
+	if (n < 0)
+		return;
+	put_clean(f, buf ? buf : small);
+	if (buf != small)
+		free(buf);
+}
+
 static void
 vreport(Loc loc, const char *kind, const char *fmt, va_list ap)
 {
 	FILE *f = diag_out ? diag_out : stderr;
 
-	if (!loc.file)
+	if (!loc.file) {
 		fprintf(f, "%s: %s: ", progname, kind);
-	else if (loc.line <= 0)
-		fprintf(f, "%s: %s: ", loc.file, kind);
-	else
-		fprintf(f, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, kind);
-	vfprintf(f, fmt, ap);
+	} else {
+		put_clean(f, loc.file);
+		if (loc.line <= 0)
+			fprintf(f, ": %s: ", kind);
+		else
+			fprintf(f, ":%d:%d: %s: ", loc.line, loc.col, kind);
+	}
+	vput_clean(f, fmt, ap);
 	fputc('\n', f);
 }
 
@@ -82,7 +123,7 @@ diag_verbose_note(const char *fmt, ...)
 		return;
 	fprintf(f, "%s: ", progname);
 	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
+	vput_clean(f, fmt, ap);
 	va_end(ap);
 	fputc('\n', f);
 }
