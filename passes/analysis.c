@@ -40,24 +40,26 @@ analysis_init(Graph *g, const Settings *set)
 		g->dataset_size = set->dataset_size;
 }
 
-/* Whether g's input is an image stored as a compressed file (3 channels,
- * at least 32 pixels high): ImageNet's JPEG average is its stored size. */
+/* Whether g's (first) input is an image stored as a compressed file (3
+ * channels, at least 32 pixels high): ImageNet's JPEG average is its
+ * stored size. */
 static bool
 image_input(const Graph *g)
 {
-	const Tensor *in = &g->tensor[g->input[0]];
+	const Tensor *in = g->ninput ? &g->tensor[g->input[0]] : NULL;
 
-	return in->shape.rank == 3 && in->shape.d[0] == 3 && in->shape.d[1] >= 32;
+	return in && in->shape.rank == 3 && in->shape.d[0] == 3 && in->shape.d[1] >= 32;
 }
 
 /* The stored size of one sample: ImageNet's JPEG average for images, else
- * the input tensor at 4 bytes per item. */
+ * the input tensor at 4 bytes per item (none without an input: ONNX
+ * graphs read with the hidden --no-batch may have none). */
 static double
 sample_bytes(const Graph *g)
 {
 	if (image_input(g))
 		return IMAGENET_JPEG_BYTES;
-	return (double)g->tensor[g->input[0]].elems * 4;
+	return g->ninput ? (double)g->tensor[g->input[0]].elems * 4 : 0;
 }
 
 bool
