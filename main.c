@@ -1,8 +1,10 @@
 /* main.c -- the oraclec driver: options, the pipeline, exit statuses.
  *
- * The only file that sees every layer.  The pipeline reads top to bottom:
- * frontend -> shape -> cost -> memory -> backend.  Exit status: 0 the
- * analysis ran, 1 the input is wrong (diagnostics on stderr), 2 usage. */
+ * The only file that sees every layer.  Each mode (analyse, validate,
+ * calibrate) reads top to bottom: frontend -> the passes and the analysis
+ * settings (passes/analysis.h, one pipeline for all) -> strategies ->
+ * backend.  Exit status: 0 the analysis ran, 1 the input is wrong
+ * (diagnostics on stderr), 2 usage. */
 #include "config.h"
 
 #include <errno.h>
@@ -859,6 +861,21 @@ emit_validation(const Options *o, const Validation *v, const char *path)
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
 }
 
+/* The calibrated system's comment: what was fitted on what, and how
+ * well. */
+static void
+calibration_note(const Options *o, const System *orig, const Calibration *cal, int nrow,
+		 Arena *a, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "%s calibrated on %s (%d run%s): compute efficiency x%.3f, nic_bw x%.3f, "
+		 "nic_latency x%.3f, p2p_latency x%.3f; mean accuracy %.3f before, %.3f after, "
+		 "%s", orig->name, o->model, nrow, nrow == 1 ? "" : "s",
+		 cal->factor[0], cal->factor[1], cal->factor[2], cal->factor[3], cal->before,
+		 cal->after, isnan(cal->loo) ? "no leave-one-out with one run"
+					     : arena_printf(a, "%.3f leave-one-out", cal->loo));
+}
+
 /* oraclec calibrate: fit, write the system to -o, report on stdout. */
 static int
 calibrate(const Options *o, Arena *a, FileList *files)
@@ -885,13 +902,7 @@ calibrate(const Options *o, Arena *a, FileList *files)
 		v.row[i].note = "calibrated";
 	}
 	validation_score(&v);
-	snprintf(comment, sizeof comment,
-		 "%s calibrated on %s (%d run%s): compute efficiency x%.3f, nic_bw x%.3f, "
-		 "nic_latency x%.3f, p2p_latency x%.3f; mean accuracy %.3f before, %.3f after, "
-		 "%s", orig->name, o->model, v.nrow, v.nrow == 1 ? "" : "s",
-		 cal.factor[0], cal.factor[1], cal.factor[2], cal.factor[3], cal.before, cal.after,
-		 isnan(cal.loo) ? "no leave-one-out with one run"
-				: arena_printf(a, "%.3f leave-one-out", cal.loo));
+	calibration_note(o, orig, &cal, v.nrow, a, comment, sizeof comment);
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
 	if (!out_open(&out, o->output))
