@@ -1,8 +1,10 @@
 /* main.c -- the oraclec driver: options, the pipeline, exit statuses.
  *
- * The only file that sees every layer.  The pipeline reads top to bottom:
- * frontend -> shape -> cost -> memory -> backend.  Exit status: 0 the
- * analysis ran, 1 the input is wrong (diagnostics on stderr), 2 usage. */
+ * The only file that sees every layer.  Each mode (analyse, validate,
+ * calibrate) reads top to bottom: frontend -> the passes and the analysis
+ * settings (passes/analysis.h, one pipeline for all) -> strategies ->
+ * backend.  Exit status: 0 the analysis ran, 1 the input is wrong
+ * (diagnostics on stderr), 2 usage. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,7 +21,7 @@
 #include "backends/backends.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
-#include "passes/passes.h"
+#include "passes/analysis.h"
 #include "util/files.h"
 #include "util/map.h"
 #include "util/escape.h"
@@ -55,14 +57,6 @@ enum {
 	OPT_TENSOR_DIMS,   /* hidden */
 };
 
-/* Defaults (documented in oraclec(1)): 32 samples per GPU, the common
- * per-GPU batch of ImageNet CNN training; SGD with momentum, the usual
- * optimizer for CNNs; ImageNet-1k's 1,281,167 training images. */
-enum { DEFAULT_BATCH_PER_GPU = 32, DEFAULT_DATASET = 1281167 };
-/* Stored size of an ImageNet training image: ILSVRC-2012's 138 GB of JPEG
- * over its 1,281,167 images.  Used for 3-channel image inputs. */
-#define IMAGENET_JPEG_BYTES 110e3
-
 typedef struct Options {
 	const char *model;
 	const char *output;
@@ -71,17 +65,11 @@ typedef struct Options {
 	bool format_given;
 	const char *dump_after; /* a pass name, or NULL */
 	const char *tensor_dims;/* --print-tensor-dims FILE, or NULL */
-	int64_t gpus;
-	int64_t dataset_size;   /* 0: the model's, if any */
-	int elem_bytes;
 	Shape input_shape;      /* rank 0: from the model */
 	OnnxOptions onnx;
 	ReportOpts report;
 	const char *system;
-	Precision prec;
-	Optimizer opt;
-	int64_t batch_per_gpu, global_batch;
-	double sample_bytes;    /* 0: from the input's kind */
+	Settings set;           /* precision, optimizer, GPUs, batch, dataset */
 	StrategyOpts strat;
 	bool validate;          /* `oraclec validate MEASURED.csv` (or calibrate) */
 	bool calibrate;         /* `oraclec calibrate MEASURED.csv -o SYSTEM.odl` */
@@ -371,9 +359,8 @@ parse_options(int argc, char **argv, Options *o)
 {
 	int c;
 
-	*o = (Options){ .gpus = 1, .elem_bytes = 4, .backend = backend_find("text"),
-			.system = default_system, .opt = OPT_MOMENTUM,
-			.batch_per_gpu = DEFAULT_BATCH_PER_GPU,
+	*o = (Options){ .backend = backend_find("text"), .system = default_system,
+			.set = settings_default,
 			.strat = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO } };
 	if (argc > 1 && (strcmp(argv[1], "validate") == 0 || strcmp(argv[1], "calibrate") == 0)) {
 		o->validate = true;
@@ -389,7 +376,7 @@ parse_options(int argc, char **argv, Options *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":g:f:o:s:b:B:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'g': o->gpus = number(optarg, "--gpus", (int64_t)1 << 24); break;
+		case 'g': o->set.gpus = number(optarg, "--gpus", (int64_t)1 << 24); break;
 		case 'f':
 			if (!(o->backend = backend_find(optarg)))
 				usage_error("unknown format '%s' (text, json, csv)", optarg);
@@ -404,20 +391,19 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_LAYERS: o->report.layers = true; break;
 		case OPT_PRECISION:
 			if (strcmp(optarg, "fp32") == 0)
-				o->elem_bytes = 4, o->prec = PREC_FP32;
+				o->set.prec = PREC_FP32;
 			else if (strcmp(optarg, "fp16") == 0)
-				o->elem_bytes = 2, o->prec = PREC_FP16;
+				o->set.prec = PREC_FP16;
 			else if (strcmp(optarg, "bf16") == 0)
-				o->elem_bytes = 2, o->prec = PREC_BF16;
+				o->set.prec = PREC_BF16;
 			else
 				usage_error("unknown precision '%s' (fp32, fp16, bf16)", optarg);
 			break;
 		case OPT_DATASET:
-			o->dataset_size = number(optarg, "--dataset-size", (int64_t)1 << 50);
+			o->set.dataset_size = number(optarg, "--dataset-size", (int64_t)1 << 50);
 			break;
 		case OPT_DUMP:
-			if (strcmp(optarg, "parse") && strcmp(optarg, "shape") &&
-			    strcmp(optarg, "cost") && strcmp(optarg, "memory"))
+			if (!pass_dumpable(optarg))
 				usage_error("unknown pass '%s' (parse, shape, cost, memory)", optarg);
 			o->dump_after = optarg;
 			break;
@@ -430,16 +416,16 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_LIST_SYSTEMS:
 			system_list(stdout);
 			exit(flush_stdout());
-		case 'b': o->batch_per_gpu = number(optarg, "--batch-per-gpu", (int64_t)1 << 30); break;
-		case 'B': o->global_batch = number(optarg, "--global-batch", (int64_t)1 << 40); break;
+		case 'b': o->set.batch_per_gpu = number(optarg, "--batch-per-gpu", (int64_t)1 << 30); break;
+		case 'B': o->set.global_batch = number(optarg, "--global-batch", (int64_t)1 << 40); break;
 		case OPT_STRATEGIES: o->strat.mask = strategy_mask(optarg); break;
 		case OPT_OPTIMIZER:
 			if (strcmp(optarg, "sgd") == 0)
-				o->opt = OPT_SGD;
+				o->set.opt = OPT_SGD;
 			else if (strcmp(optarg, "momentum") == 0)
-				o->opt = OPT_MOMENTUM;
+				o->set.opt = OPT_MOMENTUM;
 			else if (strcmp(optarg, "adam") == 0)
-				o->opt = OPT_ADAM;
+				o->set.opt = OPT_ADAM;
 			else
 				usage_error("unknown optimizer '%s' (sgd, momentum, adam)", optarg);
 			break;
@@ -469,7 +455,7 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_SWEEP: o->sweep = true; break;
 		case OPT_SAMPLE_BYTES:
-			o->sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
+			o->set.sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;
 		case OPT_NO_BATCH: o->onnx.nobatch = true; break;
 		case OPT_PRINT_OUTPUTS: o->onnx.print_outputs = stdout; break;
@@ -494,7 +480,7 @@ parse_options(int argc, char **argv, Options *o)
 	if (o->profile && o->validate)
 		usage_error("--profile names the layers of one model, not %s", "validate");
 	if (o->strat.forced)
-		o->gpus = o->grid_gpus; /* the grid says how many */
+		o->set.gpus = o->grid_gpus; /* the grid says how many */
 	if (o->plan && (o->validate || o->format_given))
 		usage_error("%s", o->validate ? "--plan applies to a model, not to measured runs"
 					      : "--plan writes a plan, not a report: drop --format");
@@ -511,61 +497,6 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-/* Runs one pass, then (in checking builds) the IR verifier. */
-static bool
-run(Graph *g, bool (*pass)(Graph *), const char *name, const Options *o)
-{
-	double t0 = now_ms();
-
-	if (pass && !pass(g))
-		return false;
-	if (pass)
-		diag_verbose_note("pass %s: %.2f ms", name, now_ms() - t0);
-#ifdef ORACLEC_CHECKING
-	if (ir_verify(g))
-		die("IR invariants broken after pass '%s'", name);
-#endif
-	if (o->dump_after && strcmp(o->dump_after, name) == 0) {
-		ir_print(g, stdout);
-		return true;
-	}
-	return true;
-}
-
-/* The stored size of one sample: ImageNet's JPEG average for 3-channel
- * images, else the input tensor at 4 bytes per item. */
-static double
-sample_bytes(const Graph *g)
-{
-	const Tensor *in = &g->tensor[g->input[0]];
-
-	if (in->shape.rank == 3 && in->shape.d[0] == 3 && in->shape.d[1] >= 32)
-		return IMAGENET_JPEG_BYTES;
-	return (double)in->elems * 4;
-}
-
-static bool
-setup_analysis(const Options *o, const Graph *g, Analysis *an, const System *s)
-{
-	if (!s)
-		return false;
-	if (s->peak[o->prec] <= 0) {
-		diag_error((Loc){ s->source, 0, 0 }, "system '%s' gives no peak for %s",
-			   s->name, precision_name(o->prec));
-		return false;
-	}
-	an->sys = s;
-	an->prec = o->prec;
-	an->opt = o->opt;
-	an->gpus = o->gpus;
-	an->global_batch = o->global_batch;
-	an->batch_per_gpu = o->global_batch ? 0 : o->batch_per_gpu;
-	an->dataset_size = g->dataset_size ? g->dataset_size : DEFAULT_DATASET;
-	an->sample_bytes = o->sample_bytes > 0 ? o->sample_bytes : sample_bytes(g);
-	an->decode = sample_bytes(g) == IMAGENET_JPEG_BYTES; /* an image input */
-	return true;
 }
 
 /* One file a run reads or writes, as messages name it. */
@@ -776,52 +707,83 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 	return EXIT_OK;
 }
 
-static int
-analyse(const Options *o, Arena *a, FileList *files)
+/* The model of the run, read, with its profile; NULL after errors. */
+static Graph *
+model_read(const Options *o, Arena *a, FileList *files)
 {
 	double t0 = now_ms();
 	Graph *g = frontend_load(o->model, a, files, &o->onnx);
-	Analysis an = { 0 };
-	Placement pl;
 
 	if (!g)
-		return EXIT_INPUT;
+		return NULL;
 	diag_verbose_note("read %s: %s model '%s', %d layers, %d tensors, %d file%s (%.2f ms)",
 			  o->model, g->format, g->name, g->nlayer, g->ntensor, files->n,
 			  files->n == 1 ? "" : "s", now_ms() - t0);
 	if (o->profile && !profile_load(o->profile, g, files))
-		return EXIT_INPUT;
-	if (o->onnx.print_outputs)
-		return flush_stdout();
+		return NULL;
+	return g;
+}
+
+/* The passes on the model alone, up to the one --dump-after names. */
+static bool
+model_passes(const Options *o, Graph *g)
+{
 	if (g->nlayer == 0) {
 		/* an ONNX graph whose nodes all fold away, an ODL model that only
 		 * declares its input: nothing to analyse, rather than zeros */
 		diag_error((Loc){ o->model, 0, 0 }, "the model has no layers");
-		return EXIT_INPUT;
+		return false;
 	}
-	g->elem_bytes = o->elem_bytes;
-	if (o->dataset_size)
-		g->dataset_size = o->dataset_size;
-	if (!run(g, NULL, "parse", o) || !run(g, shape_infer, "shape", o) ||
-	    !run(g, cost_annotate, "cost", o) || !run(g, memory_annotate, "memory", o))
+	analysis_init(g, &o->set);
+	return passes_run(g, NULL, PASS_MEMORY, o->dump_after);
+}
+
+/* The analysis of g on the system: the passes that need it, every
+ * strategy, and with --sweep every GPU count. */
+static bool
+strategies(const Options *o, Graph *g, Analysis *an, Arena *a, FileList *files)
+{
+	double t0;
+
+	if (!analysis_setup(an, &o->set, g, system_load(o->system, a, files)))
+		return false;
+	diag_verbose_note("system %s (%s): %d GPUs per node", an->sys->name, an->sys->source,
+			  an->sys->gpus_per_node);
+	if (!passes_run(g, an, PASS_TIMING, NULL))
+		return false;
+	t0 = now_ms();
+	if (!strategies_run(g, an, &o->strat))
+		return false;
+	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->gpus,
+			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
+			  now_ms() - t0);
+	t0 = now_ms();
+	if (o->sweep && !sweep(o, g, an, a))
+		return false;
+	if (o->sweep)
+		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an->nsweep, now_ms() - t0);
+	return true;
+}
+
+/* oraclec MODEL: the model, its passes, the strategies, then the report
+ * (or the plan, or only the make rule). */
+static int
+analyse(const Options *o, Arena *a, FileList *files)
+{
+	Graph *g = model_read(o, a, files);
+	Analysis an;
+	Placement pl;
+
+	if (!g)
+		return EXIT_INPUT;
+	if (o->onnx.print_outputs)
+		return flush_stdout();
+	if (!model_passes(o, g))
 		return EXIT_INPUT;
 	if (o->dump_after)
 		return flush_stdout();
-	if (!setup_analysis(o, g, &an, system_load(o->system, a, files)))
+	if (!strategies(o, g, &an, a, files))
 		return EXIT_INPUT;
-	diag_verbose_note("system %s (%s): %d GPUs per node", an.sys->name, an.sys->source,
-			  an.sys->gpus_per_node);
-	t0 = now_ms();
-	if (!timing_spread(g, an.sys, an.prec) || !strategies_run(g, &an, &o->strat))
-		return EXIT_INPUT;
-	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an.gpus,
-			  an.best >= 0 ? strategy_name[an.cand[an.best].kind] : "none",
-			  now_ms() - t0);
-	t0 = now_ms();
-	if (o->sweep && !sweep(o, g, &an, a))
-		return EXIT_INPUT;
-	if (o->sweep)
-		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an.nsweep, now_ms() - t0);
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
 	if (o->deps_only)
@@ -834,7 +796,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 }
 
 /* The model of a measured run: MODELS/<name>.odl, else .onnx, loaded and
- * analysed once per name. */
+ * through the passes on the model alone once per name. */
 static Graph *
 validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileList *files,
 		 Loc where)
@@ -855,11 +817,12 @@ validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileL
 			   o->models, name, name);
 		return NULL;
 	}
-	g = frontend_load(path, a, files, &o->onnx);
-	if (!g || !shape_infer(g) || !cost_annotate(g) || !memory_annotate(g))
+	if (!(g = frontend_load(path, a, files, &o->onnx)))
+		return NULL;
+	analysis_init(g, &o->set);
+	if (!passes_run(g, NULL, PASS_MEMORY, NULL))
 		return NULL;
 	diag_verbose_note("model %s: %s, %d layers", name, path, g->nlayer);
-	g->elem_bytes = o->elem_bytes;
 	map_put(cache, name, g);
 	return g;
 }
@@ -881,18 +844,8 @@ measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileLi
 	for (int i = 0; i < v->nrow; i++) {
 		Measured *r = &v->row[i];
 		Graph *g = validation_model(o, &cache, r->model, a, files, r->loc);
-		Options ro = *o;
-		if (!g)
+		if (!g || !analysis_measured(&cr[i], &o->set, g, s, r))
 			return NULL;
-		ro.gpus = r->gpus;
-		ro.global_batch = r->global_batch;
-		g->dataset_size = r->dataset_size;
-		if (!setup_analysis(&ro, g, &cr[i].an, s) || !timing_spread(g, s, ro.prec))
-			return NULL;
-		cr[i].g = g;
-		cr[i].kind = r->kind;
-		memcpy(cr[i].grid, r->grid, sizeof r->grid);
-		cr[i].measured = r->measured;
 	}
 	return cr;
 }
@@ -909,6 +862,21 @@ emit_validation(const Options *o, const Validation *v, const char *path)
 		return EXIT_INPUT;
 	}
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
+}
+
+/* The calibrated system's comment: what was fitted on what, and how
+ * well. */
+static void
+calibration_note(const Options *o, const System *orig, const Calibration *cal, int nrow,
+		 Arena *a, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "%s calibrated on %s (%d run%s): compute efficiency x%.3f, nic_bw x%.3f, "
+		 "nic_latency x%.3f, p2p_latency x%.3f; mean accuracy %.3f before, %.3f after, "
+		 "%s", orig->name, o->model, nrow, nrow == 1 ? "" : "s",
+		 cal->factor[0], cal->factor[1], cal->factor[2], cal->factor[3], cal->before,
+		 cal->after, isnan(cal->loo) ? "no leave-one-out with one run"
+					     : arena_printf(a, "%.3f leave-one-out", cal->loo));
 }
 
 /* oraclec calibrate: fit, write the system to -o, report on stdout. */
@@ -937,13 +905,7 @@ calibrate(const Options *o, Arena *a, FileList *files)
 		v.row[i].note = "calibrated";
 	}
 	validation_score(&v);
-	snprintf(comment, sizeof comment,
-		 "%s calibrated on %s (%d run%s): compute efficiency x%.3f, nic_bw x%.3f, "
-		 "nic_latency x%.3f, p2p_latency x%.3f; mean accuracy %.3f before, %.3f after, "
-		 "%s", orig->name, o->model, v.nrow, v.nrow == 1 ? "" : "s",
-		 cal.factor[0], cal.factor[1], cal.factor[2], cal.factor[3], cal.before, cal.after,
-		 isnan(cal.loo) ? "no leave-one-out with one run"
-				: arena_printf(a, "%.3f leave-one-out", cal.loo));
+	calibration_note(o, orig, &cal, v.nrow, a, comment, sizeof comment);
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
 	if (!out_open(&out, o->output))

@@ -3,15 +3,16 @@
  *   partition MODEL...
  *
  * For each model: the per-layer forward+backward times of one micro-batch
- * of 8 samples on the built-in abci system, then for S = 1..64 stages the
- * exact min-max partition (passes/pipeline.c), timed all together, and
+ * of 8 samples on the default system (the built-in abci) with the default
+ * settings (oraclec's pipeline, passes/analysis.h), then for S = 1..64
+ * stages the exact min-max partition (passes/pipeline.c), timed all together, and
  * its slowest stage against two common heuristics: the uniform split
  * (equal layer counts) and the parameter-balanced split (contiguous
  * stages of balanced parameter counts, DeepSpeed's default
  * partition_method="parameters").  Prints a table per model. */
 #include "frontend/frontend.h"
 #include "passes/model.h"
-#include "passes/passes.h"
+#include "passes/analysis.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -58,20 +59,35 @@ uniform(int L, int S, int *end)
 	return n;
 }
 
+/* The model at path through oraclec's pipeline with the default settings
+ * on the default system; NULL after errors (reported). */
+static Graph *
+analysed(const char *path, Analysis *an, Arena *a, FileList *files)
+{
+	Graph *g = frontend_load(path, a, files, NULL);
+
+	if (!g)
+		return NULL;
+	analysis_init(g, &settings_default);
+	if (!passes_run(g, NULL, PASS_MEMORY, NULL) ||
+	    !analysis_setup(an, &settings_default, g, system_load(default_system, a, files)) ||
+	    !passes_run(g, an, PASS_TIMING, NULL))
+		return NULL;
+	return g;
+}
+
 static int
 bench(const char *path)
 {
 	Arena a;
 	FileList files = { 0 };
 	Graph *g;
-	const System *s;
+	Analysis an;
 	double *t, *w, *m, elapsed, t0;
 	int *end, n, L;
 
 	arena_init(&a);
-	g = frontend_load(path, &a, &files, NULL);
-	if (!g || !shape_infer(g) || !cost_annotate(g) || !memory_annotate(g) ||
-	    !(s = system_load("abci", &a, &files))) {
+	if (!(g = analysed(path, &an, &a, &files))) {
 		arena_free(&a);
 		files_free(&files);
 		return 1;
@@ -82,7 +98,7 @@ bench(const char *path)
 	m = xcalloc(L, sizeof *m);
 	end = xcalloc(L + 1, sizeof *end);
 	for (int i = 0; i < L; i++) {
-		t[i] = span_time(s, PREC_FP32, g, i, i, 8, 1);
+		t[i] = span_time(an.sys, an.prec, g, i, i, 8, 1);
 		w[i] = (double)g->layer[i].cost.params;
 	}
 	t0 = now();

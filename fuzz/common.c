@@ -4,7 +4,7 @@
 
 #include "backends/backends.h"
 #include "frontend/frontend.h"
-#include "passes/passes.h"
+#include "passes/analysis.h"
 #include "util/diag.h"
 
 #include <fcntl.h>
@@ -136,55 +136,25 @@ fuzz_model(const char *src)
 	return path;
 }
 
-static bool
-verified(Graph *g, bool (*pass)(Graph *), const char *name)
-{
-	if (pass && !pass(g))
-		return false;
-#ifdef ORACLEC_CHECKING
-	if (ir_verify(g)) {
-		fprintf(stderr, "fuzz: IR invariants broken after pass '%s'\n", name);
-		abort();
-	}
-#endif
-	return true;
-}
-
 bool
 fuzz_passes(Graph *g)
 {
-	g->elem_bytes = 4;
-	return verified(g, NULL, "parse") && verified(g, shape_infer, "shape") &&
-	       verified(g, cost_annotate, "cost") && verified(g, memory_annotate, "memory");
-}
-
-/* main.c's setup_analysis, with its defaults */
-static bool
-setup(const Graph *g, Analysis *an, const System *s, int64_t gpus)
-{
-	const Tensor *in;
-
-	if (!s || s->peak[PREC_FP32] <= 0 || g->ninput < 1)
-		return false;
-	in = &g->tensor[g->input[0]];
-	*an = (Analysis){ .sys = s, .prec = PREC_FP32, .opt = OPT_MOMENTUM, .gpus = gpus,
-			  .batch_per_gpu = 32,
-			  .dataset_size = g->dataset_size ? g->dataset_size : 1281167 };
-	an->decode = in->shape.rank == 3 && in->shape.d[0] == 3 && in->shape.d[1] >= 32;
-	an->sample_bytes = an->decode ? 110e3 : (double)in->elems * 4;
-	return true;
+	analysis_init(g, &settings_default);
+	return passes_run(g, NULL, PASS_MEMORY, NULL);
 }
 
 void
-fuzz_analyse(const Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
+fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 {
 	static const ReportOpts layers = { .layers = true };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO };
+	Settings set = settings_default;
 	Analysis an;
 
+	set.gpus = gpus;
 	if (!s)
-		s = system_load("abci", a, files);
-	if (!setup(g, &an, s, gpus))
+		s = system_load(default_system, a, files);
+	if (!analysis_setup(&an, &set, g, s) || !passes_run(g, &an, PASS_TIMING, NULL))
 		return;
 	if (strategies_run(g, &an, &o)) {
 		text_emit(g, &an, &layers, devnull);
@@ -193,7 +163,7 @@ fuzz_analyse(const Graph *g, const System *s, int64_t gpus, Arena *a, FileList *
 	}
 	o.paper = true;
 	o.spatial_split = SPLIT_ALL;
-	if (setup(g, &an, s, gpus) && strategies_run(g, &an, &o))
+	if (analysis_setup(&an, &set, g, s) && strategies_run(g, &an, &o))
 		csv_emit(g, &an, &layers, devnull);
 }
 

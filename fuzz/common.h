@@ -29,14 +29,16 @@ const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
  * input can include it too; returns its path. */
 const char *fuzz_model(const char *src);
 
-/* The passes on a loaded graph (shape, cost, memory, each verified); false
- * when one reported an input error. */
+/* The passes on the model alone, on a loaded graph, with oraclec's
+ * default settings, through oraclec's runner (passes/analysis.h: each
+ * checked and verified); false when one reported an input error. */
 bool fuzz_passes(Graph *g);
 
-/* The analysis of an annotated graph on system s (the built-in abci when
- * NULL) with `gpus` GPUs, both cost models, every report written to
- * /dev/null. */
-void fuzz_analyse(const Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files);
+/* The analysis of a graph through fuzz_passes on system s (the default
+ * built-in when NULL) with `gpus` GPUs and otherwise the default
+ * settings: the passes that need the system, both cost models, every
+ * report written to /dev/null. */
+void fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files);
 
 /* After each input: the arena and file list freed, the diagnostics reset. */
 void fuzz_done(Arena *a, FileList *files);

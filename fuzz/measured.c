@@ -1,18 +1,18 @@
 /* measured.c -- libFuzzer harness: the measured-runs CSV of oraclec
- * validate and calibrate (measured_load), then each row predicted as
- * `oraclec validate` does (every row's model is one small fixed model,
- * analysed once), the scores and the validation reports; and, for inputs of
- * at most 3 rows, the calibration fit (tens of milliseconds for 8 rows). */
+ * validate and calibrate (measured_load), then each row set up and
+ * predicted as `oraclec validate` does (analysis_measured; every row's
+ * model is one small fixed model, analysed once), the scores and the
+ * validation reports; and, for inputs of at most 3 rows, the calibration
+ * fit (tens of milliseconds for 8 rows). */
 #include "fuzz/common.h"
 
 #include "backends/backends.h"
 #include "frontend/frontend.h"
-#include "passes/passes.h"
+#include "passes/analysis.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -61,17 +61,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		Measured *r = &v.row[i];
 		Candidate k;
 
-		cr[i] = (CalibRow){
-			.g = model,
-			.an = { .sys = abci, .prec = PREC_FP32, .opt = OPT_MOMENTUM,
-				.gpus = r->gpus, .global_batch = r->global_batch,
-				.batch_per_gpu = r->global_batch ? 0 : 32,
-				.dataset_size = r->dataset_size, .sample_bytes = 110e3,
-				.decode = true },
-			.kind = r->kind,
-			.measured = r->measured,
-		};
-		memcpy(cr[i].grid, r->grid, sizeof r->grid);
+		if (!analysis_measured(&cr[i], &settings_default, model, abci, r))
+			abort(); /* the fixed model on abci must analyse */
 		strategy_predict(model, &cr[i].an, &so, r->kind, r->grid, &k);
 		r->predicted = k.computable ? k.t.total : NAN;
 		r->note = k.computable ? k.bottleneck : k.reason;

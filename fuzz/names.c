@@ -22,6 +22,7 @@
 
 #include "backends/backends.h"
 #include "frontend/frontend.h"
+#include "passes/analysis.h"
 #include "passes/passes.h"
 #include "tests/onnxbuild.h"
 #include "util/escape.h"
@@ -385,6 +386,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len;
 	const System *abci;
 	Analysis an;
+	Settings set = settings_default;
 	Placement pl;
 	System *s;
 	Graph *g;
@@ -418,10 +420,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s->intra = nm[6];
 		s->source = nm[7];
 		sysfile(s, nm, &a);
-		an = (Analysis){ .sys = s, .prec = PREC_FP32, .opt = OPT_MOMENTUM, .gpus = 4,
-				 .batch_per_gpu = 32, .dataset_size = 1000,
-				 .sample_bytes = 4.0 * D };
-		if (strategies_run(g, &an, &opt)) {
+		set.gpus = 4;
+		set.dataset_size = 1000;
+		set.sample_bytes = 4.0 * D;
+		if (analysis_setup(&an, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
+		    strategies_run(g, &an, &opt)) {
 			reports(g, &an);
 			if (placement_run(g, &an, &opt, &pl))
 				plans(g, &an, &pl);

@@ -170,7 +170,7 @@ typedef struct Totals {
 	int64_t weight_bytes;
 } Totals;
 
-enum { PASS_SHAPE = 1, PASS_COST = 2, PASS_MEMORY = 4 }; /* Graph.done */
+enum { PASS_SHAPE = 1, PASS_COST = 2, PASS_MEMORY = 4, PASS_TIMING = 8 }; /* Graph.done */
 
 /* An operator the frontend had no rule for, and how many nodes used it. */
 typedef struct OpCount {

@@ -95,6 +95,7 @@ timing_spread(Graph *g, const System *s, Precision prec)
 		g->layer[i].timed = false;
 	for (int i = 0; i < g->ntiming; i++)
 		spread(s, prec, g, &g->timing[i]);
+	g->done |= PASS_TIMING;
 	return true;
 }
 

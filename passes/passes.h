@@ -1,7 +1,9 @@
 /* passes.h -- analysis passes over the layer IR.  Each pass is one file
  * with one entry point; it states what it requires and provides (Graph.done
  * bits) and fills IR fields, never prints a report.  Input errors are
- * reported through diag; the return value is false when there were any. */
+ * reported through diag; the return value is false when there were any.
+ * The passes that annotate the IR run through analysis.h's runner, which
+ * checks those bits, in the order of its table. */
 #ifndef ORACLEC_PASSES_PASSES_H
 #define ORACLEC_PASSES_PASSES_H
 
@@ -29,7 +31,7 @@ bool memory_annotate(Graph *g);
 
 /* compute.c
  * requires: PASS_COST, the system and precision of the analysis.
- * provides: Layer.timed, fwd_s and bwd_s from Graph.timing: a span's
+ * provides: PASS_TIMING -- Layer.timed, fwd_s and bwd_s from Graph.timing: a span's
  *           measured time shared out over its layers in proportion to their
  *           roofline estimates (so one time for the whole network keeps the
  *           estimate's shape); a later timing wins for a layer two cover.

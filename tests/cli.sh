@@ -264,6 +264,26 @@ has out "conv1 = conv(x) -> conv1:64x112x112"
 has out "fc = fc(flat) -> fc:1000"
 check "--dump-after=shape prints the IR with shapes"
 
+run /dev/null --dump-after=timing
+want_status 2
+has err "unknown pass 'timing' (parse, shape, cost, memory)"
+check "--dump-after names only the passes on the model alone"
+
+# conv's operation counts overflow 64 bits: shape runs, cost fails
+printf 'model big {\n    input x: 1024x1048576x1048576;\n    c = conv(x, 1024, kernel=3, pad=1);\n}\n' \
+	>"$tmp/big.odl"
+run "$tmp/big.odl" --dump-after=shape
+want_status 0
+empty err
+has out "0 c = conv(x) -> c:1024x1048576x1048576 "
+check "--dump-after=shape stops after shape: a later pass's error does not run"
+
+run "$tmp/big.odl" --dump-after=cost
+want_status 1
+empty out
+has err "big.odl:3:5: error: layer 'c' (conv): its operation counts overflow 64 bits"
+check "--dump-after=cost: the cost pass's error, no dump"
+
 # ---- the oracle: systems, grids, formats, validate --------------------
 
 run --list-systems
@@ -315,6 +335,30 @@ run validate "$tmp/bad.csv"
 want_status 1
 has err "bad.csv:1:1: error: missing column 'grid'"
 check "validate names a missing column"
+
+# validate runs the analysis's pipeline: the same prediction as the
+# analysis of that run, whatever the precision (fp16: the bytes per item
+# are set before the passes; it predicted 0.058763 s for 0.034531 s)
+printf 'model,strategy,gpus,grid,global_batch,dataset_size,measured_iteration_s\nresnet50,data,1,data=1,32,1281167,0.1\n' \
+	>"$tmp/one.csv"
+for prec in fp32 fp16; do
+	run validate "$tmp/one.csv" --models "$srcdir/examples" --precision $prec -f csv
+	want_status 0
+	predicted=$(awk -F, 'NR == 2 { print $6 }' "$tmp/out")
+	run "$model" --grid data=1 --precision $prec -f json
+	want_status 0
+	analysed=$(awk '/"total_s"/ { sub(/,$/, "", $2); printf "%.6f", $2; exit }' "$tmp/out")
+	[ -n "$predicted" ] && [ "$predicted" = "$analysed" ] ||
+		fail "validate predicts '$predicted' s, the analysis gives '$analysed' s"
+	check "validate --precision $prec predicts the analysis's iteration time"
+done
+
+run validate "$tmp/one.csv" --models "$srcdir/examples" -v
+want_status 0
+has err "oraclec: pass shape: "
+has err "oraclec: pass timing: "
+has err "oraclec: model resnet50: $srcdir/examples/resnet50.odl, 175 layers"
+check "validate -v notes the passes it runs, as the analysis does"
 
 run calibrate "$tmp/m.csv" --models "$srcdir/examples" -o "$tmp/cal.odl"
 want_status 0

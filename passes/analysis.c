@@ -1,0 +1,221 @@
+/* analysis.c -- the one analysis pipeline (analysis.h): the settings'
+ * defaults, the pass table and its runner.
+ *
+ * As in QBE's main.c, the passes run in one fixed order, each followed by
+ * the IR verifier; here the order is a table, so that what each pass
+ * requires and provides (passes.h, Graph.done) is checked as it runs,
+ * and a run can stop after any pass (--dump-after) or run in two steps:
+ * the passes on the model alone, then, once the system is read, those
+ * that need it. */
+#include "passes/analysis.h"
+
+#include <string.h>
+#include <time.h>
+
+/* Defaults (documented in oraclec(1)): ImageNet-1k's 1,281,167 training
+ * images when the model gives no dataset size. */
+enum { DEFAULT_DATASET = 1281167 };
+/* Stored size of an ImageNet training image: ILSVRC-2012's 138 GB of JPEG
+ * over its 1,281,167 images.  Used for 3-channel image inputs. */
+#define IMAGENET_JPEG_BYTES 110e3
+
+const Settings settings_default = {
+	.prec = PREC_FP32,
+	.opt = OPT_MOMENTUM,
+	.gpus = 1,
+	.batch_per_gpu = 32,
+};
+
+int
+precision_bytes(Precision p)
+{
+	return p == PREC_FP32 ? 4 : 2; /* fp16 and bf16 */
+}
+
+void
+analysis_init(Graph *g, const Settings *set)
+{
+	g->elem_bytes = precision_bytes(set->prec);
+	if (set->dataset_size)
+		g->dataset_size = set->dataset_size;
+}
+
+/* Whether g's (first) input is an image stored as a compressed file (3
+ * channels, at least 32 pixels high): ImageNet's JPEG average is its
+ * stored size. */
+static bool
+image_input(const Graph *g)
+{
+	const Tensor *in = g->ninput ? &g->tensor[g->input[0]] : NULL;
+
+	return in && in->shape.rank == 3 && in->shape.d[0] == 3 && in->shape.d[1] >= 32;
+}
+
+/* The stored size of one sample: ImageNet's JPEG average for images, else
+ * the input tensor at 4 bytes per item (none without an input: ONNX
+ * graphs read with the hidden --no-batch may have none). */
+static double
+sample_bytes(const Graph *g)
+{
+	if (image_input(g))
+		return IMAGENET_JPEG_BYTES;
+	return g->ninput ? (double)g->tensor[g->input[0]].elems * 4 : 0;
+}
+
+bool
+analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *s)
+{
+	int64_t dataset = set->dataset_size ? set->dataset_size : g->dataset_size;
+
+	if (!s)
+		return false;
+	if (s->peak[set->prec] <= 0) {
+		diag_error((Loc){ s->source, 0, 0 }, "system '%s' gives no peak for %s", s->name,
+			   precision_name(set->prec));
+		return false;
+	}
+	*an = (Analysis){
+		.sys = s,
+		.prec = set->prec,
+		.opt = set->opt,
+		.gpus = set->gpus,
+		.global_batch = set->global_batch,
+		.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu,
+		.dataset_size = dataset ? dataset : DEFAULT_DATASET,
+		.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g),
+		.decode = image_input(g),
+	};
+	return true;
+}
+
+/* ---- the passes ----------------------------------------------------------- */
+
+/* One pass over the IR.  run is NULL for "parse": the frontend's graph,
+ * verified and printed like a pass's. */
+typedef struct Pass {
+	const char *name;
+	bool (*run)(Graph *g, const Analysis *an);
+	unsigned requires, provides; /* PASS_* bits of Graph.done */
+	bool system;                 /* needs the analysis: its system, precision */
+} Pass;
+
+static bool
+shape(Graph *g, const Analysis *an)
+{
+	return shape_infer(g);
+}
+
+static bool
+cost(Graph *g, const Analysis *an)
+{
+	return cost_annotate(g);
+}
+
+static bool
+memory(Graph *g, const Analysis *an)
+{
+	return memory_annotate(g);
+}
+
+static bool
+timing(Graph *g, const Analysis *an)
+{
+	return timing_spread(g, an->sys, an->prec);
+}
+
+/* In the order they run (passes.h says what each fills). */
+static const Pass passes[] = {
+	/* name      run     requires    provides     system */
+	{ "parse",  NULL,   0,          0,           false },
+	{ "shape",  shape,  0,          PASS_SHAPE,  false },
+	{ "cost",   cost,   PASS_SHAPE, PASS_COST,   false },
+	{ "memory", memory, PASS_SHAPE, PASS_MEMORY, false },
+	{ "timing", timing, PASS_COST,  PASS_TIMING, true },
+};
+enum { NPASS = sizeof passes / sizeof passes[0] };
+
+/* Milliseconds on a monotonic clock, for -v. */
+static double
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Whether p has run on g: what it provides is done ("parse", which
+ * provides nothing, has run once any pass has). */
+static bool
+ran(const Graph *g, const Pass *p)
+{
+	return g->done && (g->done & p->provides) == p->provides;
+}
+
+/* Runs one pass with its checks; false after an input error. */
+static bool
+pass_run(Graph *g, const Analysis *an, const Pass *p)
+{
+	double t0 = now_ms();
+
+	if ((g->done & p->requires) != p->requires)
+		die("pass '%s' runs before what it requires", p->name);
+	if (p->system && (!an || !an->sys))
+		die("pass '%s' runs before the analysis is set up", p->name);
+	if (p->run && !p->run(g, an))
+		return false;
+	if ((g->done & p->provides) != p->provides)
+		die("pass '%s' did not provide what it says", p->name);
+	if (p->run)
+		diag_verbose_note("pass %s: %.2f ms", p->name, now_ms() - t0);
+#ifdef ORACLEC_CHECKING
+	if (ir_verify(g))
+		die("IR invariants broken after pass '%s'", p->name);
+#endif
+	return true;
+}
+
+bool
+passes_run(Graph *g, const Analysis *an, unsigned want, const char *dump_after)
+{
+	for (int i = 0; i < NPASS && (g->done & want) != want; i++) {
+		if (ran(g, &passes[i]))
+			continue;
+		if (!pass_run(g, an, &passes[i]))
+			return false;
+		if (dump_after && strcmp(dump_after, passes[i].name) == 0) {
+			ir_print(g, stdout);
+			return true;
+		}
+	}
+	if ((g->done & want) != want)
+		die("no pass provides what is wanted (%#x)", want);
+	return true;
+}
+
+bool
+pass_dumpable(const char *name)
+{
+	for (int i = 0; i < NPASS; i++)
+		if (strcmp(passes[i].name, name) == 0)
+			return !passes[i].system;
+	return false;
+}
+
+bool
+analysis_measured(CalibRow *row, const Settings *set, Graph *g, const System *s,
+		  const Measured *r)
+{
+	Settings rs = *set;
+
+	rs.gpus = r->gpus;
+	rs.global_batch = r->global_batch;
+	rs.dataset_size = r->dataset_size;
+	if (!analysis_setup(&row->an, &rs, g, s) || !passes_run(g, &row->an, PASS_TIMING, NULL))
+		return false;
+	row->g = g;
+	row->kind = r->kind;
+	memcpy(row->grid, r->grid, sizeof r->grid);
+	row->measured = r->measured;
+	return true;
+}

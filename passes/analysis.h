@@ -1,0 +1,73 @@
+/* analysis.h -- the one analysis pipeline: what an analysis is asked for
+ * (Settings, with every default), the passes over the IR in the order
+ * they run (a table in analysis.c: name, requires, provides) and their
+ * runner.  oraclec's modes (analyse, validate, calibrate), the fuzz
+ * harnesses and the benches all go through here, in this order:
+ *
+ *   analysis_init(g, set)            before any pass: bytes per item
+ *   passes_run(g, NULL, PASS_MEMORY) the passes that need the model only
+ *   analysis_setup(&an, set, g, s)   the analysis on system s
+ *   passes_run(g, &an, PASS_TIMING)  the passes that need the system
+ *   strategies_run(g, &an, ...)      (passes.h)
+ *
+ * docs/internals.md, "The analysis pipeline". */
+#ifndef ORACLEC_PASSES_ANALYSIS_H
+#define ORACLEC_PASSES_ANALYSIS_H
+
+#include "passes/passes.h"
+
+/* What an analysis is asked for: oraclec's options, else the defaults of
+ * settings_default (documented in oraclec(1)).  The precision is kept
+ * here only; the graph's bytes per item and Analysis.prec derive from it. */
+typedef struct Settings {
+	Precision prec;         /* fp32 */
+	Optimizer opt;          /* SGD with momentum, the usual optimizer for CNNs */
+	int64_t gpus;           /* 1 */
+	int64_t batch_per_gpu;  /* weak scaling: 32 samples, the common per-GPU
+	                           batch of ImageNet CNN training */
+	int64_t global_batch;   /* strong scaling: a fixed global batch; 0: weak */
+	int64_t dataset_size;   /* samples per epoch; 0: the model's, else
+	                           ImageNet-1k's 1,281,167 training images */
+	double sample_bytes;    /* stored bytes of one sample; 0: ImageNet's
+	                           average JPEG for 3-channel images, else the
+	                           input tensor at 4 bytes per item */
+} Settings;
+
+extern const Settings settings_default;
+
+/* Bytes per activation or weight item at precision p. */
+int precision_bytes(Precision p);
+
+/* Before any pass runs on g: its bytes per item from the precision, and
+ * the dataset size when the settings give one. */
+void analysis_init(Graph *g, const Settings *set);
+
+/* The analysis of g (PASS_SHAPE done: the sample size comes from the
+ * input) on system s with these settings, every other field zero.  false
+ * when s is NULL (its error was reported) or has no peak for the
+ * precision (reported). */
+bool analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *s);
+
+/* Runs on g, in the table's order, each pass that has not run on it yet,
+ * until those that provide `want` (PASS_* bits) have.  Before a pass its
+ * requires must be in g->done, after it its provides (else an internal
+ * error: die()); the IR verifier runs after each pass in checking builds
+ * (ORACLEC_CHECKING); -v notes each pass's time.  dump_after: the name of
+ * a pass after which the IR is printed on stdout and the run stops (true
+ * is returned; the caller ends the run), or NULL.  an: the analysis, for
+ * the passes that need its system and precision; NULL until it is set up.
+ * false after an input error (reported). */
+bool passes_run(Graph *g, const Analysis *an, unsigned want, const char *dump_after);
+
+/* Whether --dump-after may name the pass: one of the table that needs
+ * the model only (parse, shape, cost, memory). */
+bool pass_dumpable(const char *name);
+
+/* One measured run r of oraclec validate and calibrate, set up on g and s
+ * as the settings say for everything the run does not give (its GPUs,
+ * global batch and dataset size): the analysis, with the passes that
+ * need the system run on g.  false after an input error (reported). */
+bool analysis_measured(CalibRow *row, const Settings *set, Graph *g, const System *s,
+		       const Measured *r);
+
+#endif

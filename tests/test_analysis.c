@@ -1,0 +1,265 @@
+/* test_analysis.c -- passes/analysis.c: the settings' defaults, bytes per
+ * item set before any pass, the pass table's runner (order, resuming,
+ * -v notes, its internal checks) and the set-up of measured runs. */
+#include "harness.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "passes/analysis.h"
+
+/* An image model without a dataset size: 3x32x32 in, ten classes out. */
+static const char image_model[] =
+	"model m {\n"
+	"    input x: 3x32x32;\n"
+	"    c = conv(x, 8, kernel=3, pad=1);\n"
+	"    r = relu(c);\n"
+	"    f = flatten(r);\n"
+	"    o = fc(f, 10);\n"
+	"}\n";
+
+static const System *
+abci(Fx *fx)
+{
+	const System *s = system_load("abci", &fx->arena, &fx->files);
+
+	assert_non_null(s);
+	return s;
+}
+
+static void
+settings_default_are_the_documented_defaults(void **state)
+{
+	const Settings *d = &settings_default;
+
+	(void)state;
+	assert_int_equal(d->prec, PREC_FP32);
+	assert_int_equal(d->opt, OPT_MOMENTUM);
+	assert_int_equal(d->gpus, 1);
+	assert_int_equal(d->batch_per_gpu, 32);
+	assert_int_equal(d->global_batch, 0);
+	assert_int_equal(d->dataset_size, 0);
+	assert_true(d->sample_bytes == 0);
+	assert_int_equal(precision_bytes(PREC_FP32), 4);
+	assert_int_equal(precision_bytes(PREC_FP16), 2);
+	assert_int_equal(precision_bytes(PREC_BF16), 2);
+}
+
+/* The bug of issue 12: bytes per item set after the cost and memory passes
+ * left their byte counts at fp32's. */
+static void
+analysis_init_sets_bytes_per_item_before_the_passes(void **state)
+{
+	Fx *fx = *state;
+	Settings set = settings_default;
+	Graph *g = fx_load(fx, image_model);
+
+	assert_non_null(g);
+	set.prec = PREC_FP16;
+	set.dataset_size = 1000;
+	analysis_init(g, &set);
+	assert_int_equal(g->elem_bytes, 2);
+	assert_int_equal(g->dataset_size, 1000);
+	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
+	assert_int_equal(g->total.weight_bytes, g->total.params * 2);
+	assert_int_equal(g->total.act_bytes, g->total.act_elems * 2);
+	assert_int_equal(g->layer[0].cost.act_bytes, g->layer[0].cost.act_elems * 2);
+}
+
+/* A run in two steps: the model's passes, then (with the analysis) the
+ * system's; each pass runs once, -v notes each. */
+static void
+passes_run_resumes_where_it_stopped(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_load(fx, image_model);
+	Analysis an;
+
+	assert_non_null(g);
+	analysis_init(g, &settings_default);
+	diag_verbose = 1;
+	assert_true(passes_run(g, NULL, PASS_SHAPE, NULL));
+	assert_int_equal(g->done, PASS_SHAPE);
+	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
+	assert_int_equal(g->done, PASS_SHAPE | PASS_COST | PASS_MEMORY);
+	assert_true(analysis_setup(&an, &settings_default, g, abci(fx)));
+	assert_true(passes_run(g, &an, PASS_TIMING, NULL));
+	assert_true(passes_run(g, &an, PASS_TIMING, NULL)); /* nothing left to run */
+	diag_verbose = 0;
+	assert_int_equal(g->done, PASS_SHAPE | PASS_COST | PASS_MEMORY | PASS_TIMING);
+	assert_non_null(strstr(fx_diags(fx), "pass shape: "));
+	assert_null(strstr(strstr(fx_diags(fx), "pass shape: ") + 1, "pass shape: "));
+	assert_non_null(strstr(strstr(fx_diags(fx), "pass cost: "), "pass memory: "));
+	assert_non_null(strstr(strstr(fx_diags(fx), "pass memory: "), "pass timing: "));
+	assert_null(strstr(strstr(fx_diags(fx), "pass timing: ") + 1, "pass timing: "));
+}
+
+/* The runner stops after the pass --dump-after names, the IR printed. */
+static void
+passes_run_stops_after_the_dumped_pass(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_load(fx, image_model);
+	FILE *saved = stdout, *out = tmpfile();
+
+	assert_non_null(g);
+	assert_non_null(out);
+	analysis_init(g, &settings_default);
+	stdout = out;
+	assert_true(passes_run(g, NULL, PASS_MEMORY, "cost"));
+	stdout = saved;
+	assert_int_equal(g->done, PASS_SHAPE | PASS_COST);
+	assert_true(ftell(out) > 0);
+	fclose(out);
+}
+
+/* Runs passes_run(g, an, want) in a child process; true when it died by
+ * abort() (an internal error), its message dropped. */
+static bool
+aborts(Graph *g, const Analysis *an, unsigned want)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		diag_out = fopen("/dev/null", "w");
+		passes_run(g, an, want, NULL);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+/* A pass that needs the system, run before the analysis is set up, is an
+ * internal error: die(). */
+static void
+passes_run_dies_when_the_timing_pass_has_no_analysis(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_load(fx, image_model);
+	Analysis an = { 0 };
+
+	assert_non_null(g);
+	analysis_init(g, &settings_default);
+	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
+	assert_true(aborts(g, NULL, PASS_TIMING));
+	assert_true(aborts(g, &an, PASS_TIMING)); /* no system */
+	assert_false(aborts(g, NULL, PASS_MEMORY)); /* all done: nothing runs */
+}
+
+static void
+pass_dumpable_knows_the_passes_on_the_model_alone(void **state)
+{
+	(void)state;
+	assert_true(pass_dumpable("parse"));
+	assert_true(pass_dumpable("shape"));
+	assert_true(pass_dumpable("cost"));
+	assert_true(pass_dumpable("memory"));
+	assert_false(pass_dumpable("timing"));
+	assert_false(pass_dumpable("bogus"));
+	assert_false(pass_dumpable(""));
+}
+
+/* Weak scaling at 32 per GPU, ImageNet's dataset and JPEG size for an
+ * image model; strong scaling and a given dataset override them. */
+static void
+analysis_setup_fills_in_the_defaults(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_load(fx, image_model);
+	Settings set = settings_default;
+	Analysis an;
+
+	assert_non_null(g);
+	analysis_init(g, &set);
+	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
+	assert_true(analysis_setup(&an, &set, g, abci(fx)));
+	assert_int_equal(an.prec, PREC_FP32);
+	assert_int_equal(an.opt, OPT_MOMENTUM);
+	assert_int_equal(an.gpus, 1);
+	assert_int_equal(an.batch_per_gpu, 32);
+	assert_int_equal(an.global_batch, 0);
+	assert_int_equal(an.dataset_size, 1281167);
+	assert_true(an.sample_bytes == 110e3);
+	assert_true(an.decode);
+	set.global_batch = 512;
+	set.dataset_size = 5000;
+	set.sample_bytes = 7;
+	assert_true(analysis_setup(&an, &set, g, abci(fx)));
+	assert_int_equal(an.batch_per_gpu, 0);
+	assert_int_equal(an.global_batch, 512);
+	assert_int_equal(an.dataset_size, 5000);
+	assert_true(an.sample_bytes == 7);
+	assert_true(an.decode);
+}
+
+/* Not an image: the input tensor at 4 bytes per item, nothing to decode;
+ * a system without the precision's peak is an input error. */
+static void
+analysis_setup_sizes_other_inputs_and_checks_the_peak(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_load(fx, "model v { input x: 100; o = fc(x, 10); }\n");
+	Settings set = settings_default;
+	Analysis an;
+
+	assert_non_null(g);
+	analysis_init(g, &set);
+	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
+	assert_true(analysis_setup(&an, &set, g, abci(fx)));
+	assert_true(an.sample_bytes == 400);
+	assert_false(an.decode);
+	set.prec = PREC_BF16;
+	assert_false(analysis_setup(&an, &set, g, abci(fx)));
+	assert_non_null(strstr(fx_diags(fx), "error: system 'abci' gives no peak for bf16"));
+	assert_false(analysis_setup(&an, &settings_default, g, NULL));
+}
+
+/* A measured run takes its GPUs, batch and dataset from the row, the rest
+ * from the settings, and runs the system's passes on its model. */
+static void
+analysis_measured_sets_up_the_row(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_load(fx, image_model);
+	Settings set = settings_default;
+	Measured r = { .kind = STRAT_DATA, .gpus = 8, .global_batch = 256,
+		       .dataset_size = 9000, .measured = 0.5 };
+	CalibRow row = { 0 };
+
+	assert_non_null(g);
+	r.grid[DIM_DATA] = 8;
+	set.opt = OPT_ADAM;
+	analysis_init(g, &set);
+	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
+	assert_true(analysis_measured(&row, &set, g, abci(fx), &r));
+	assert_ptr_equal(row.g, g);
+	assert_int_equal(row.kind, STRAT_DATA);
+	assert_int_equal(row.grid[DIM_DATA], 8);
+	assert_true(row.measured == 0.5);
+	assert_int_equal(row.an.gpus, 8);
+	assert_int_equal(row.an.global_batch, 256);
+	assert_int_equal(row.an.batch_per_gpu, 0);
+	assert_int_equal(row.an.dataset_size, 9000);
+	assert_int_equal(row.an.opt, OPT_ADAM);
+	assert_true(g->done & PASS_TIMING);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(settings_default_are_the_documented_defaults),
+		FX_TEST(analysis_init_sets_bytes_per_item_before_the_passes),
+		FX_TEST(passes_run_resumes_where_it_stopped),
+		FX_TEST(passes_run_stops_after_the_dumped_pass),
+		FX_TEST(passes_run_dies_when_the_timing_pass_has_no_analysis),
+		cmocka_unit_test(pass_dumpable_knows_the_passes_on_the_model_alone),
+		FX_TEST(analysis_setup_fills_in_the_defaults),
+		FX_TEST(analysis_setup_sizes_other_inputs_and_checks_the_peak),
+		FX_TEST(analysis_measured_sets_up_the_row),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
