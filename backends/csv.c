@@ -21,14 +21,12 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		const Candidate *k = &an->cand[i];
 		bool c = k->computable;
-		int n = 0;
+		char grid[GRID_TEXT_MAX];
 		if (!k->analysed)
 			continue;
 		fprintf(f, "%s,%s,%" PRId64 ",%s,\"", g->name, an->sys->name, an->gpus,
 			strategy_name[k->kind]);
-		for (int d = 0; d < DIM_COUNT; d++)
-			if (k->grid[d])
-				fprintf(f, "%s%s=%" PRId64, n++ ? "," : "", grid_dim_name[d], k->grid[d]);
+		fputs(grid_format(k->grid, NULL, 0, grid, sizeof grid), f);
 		fprintf(f, "\",%s,\"%s\",%" PRId64, k->feasible ? "true" : "false",
 			k->reason ? k->reason : "", k->global_batch);
 		field(f, c, k->t.compute);

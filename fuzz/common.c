@@ -191,7 +191,7 @@ fuzz_analyse(const Graph *g, const System *s, int64_t gpus, Arena *a, FileList *
 		json_emit(g, &an, &layers, devnull);
 		csv_emit(g, &an, &layers, devnull);
 	}
-	o.paper = true;
+	o.model = &cost_model_paper;
 	o.spatial_split = SPLIT_ALL;
 	if (setup(g, &an, s, gpus) && strategies_run(g, &an, &o))
 		csv_emit(g, &an, &layers, devnull);
