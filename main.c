@@ -223,11 +223,11 @@ strategy_mask(const char *list)
 	snprintf(buf, sizeof buf, "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		StrategyKind k = strategy_lookup(tok);
-		char names[256], msg[512];
-		if (k == STRAT_COUNT) {
-			snprintf(msg, sizeof msg, "unknown strategy '%s' (%s)", tok,
+		char names[256], fmt[512];
+		if (k == STRAT_COUNT) { /* the names hold no '%' */
+			snprintf(fmt, sizeof fmt, "unknown strategy '%%s' (%s)",
 				 strategy_list(names, sizeof names));
-			usage_error("%s", msg);
+			usage_error(fmt, tok);
 		}
 		mask |= 1u << k;
 	}
@@ -258,15 +258,15 @@ gcc_dep_spellings(int argc, char **argv)
 static void
 grid_option(const char *text, Options *o)
 {
-	char bad[256], shapes[512], msg[1024];
+	char bad[256], shapes[512], fmt[640];
 	StrategyKind k;
 
 	switch (grid_parse(text, o->strat.grid, bad, sizeof bad)) {
 	case GRID_OK: break;
 	case GRID_SYNTAX: usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text);
-	case GRID_VALUE: /* exits; a value read otherwise than it was written still must */
-		number(bad, "--grid", GRID_MAX_GPUS);
-		usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text);
+	case GRID_VALUE:
+		number(bad, "--grid", GRID_MAX_GPUS); /* reports it and exits */
+		usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text); /* bad cut short */
 	case GRID_TOO_MANY: usage_error("--grid '%s' has too many GPUs", text);
 	}
 	if ((k = grid_strategy(grid_dims(o->strat.grid))) != STRAT_COUNT) {
@@ -275,9 +275,9 @@ grid_option(const char *text, Options *o)
 		o->grid_gpus = grid_gpus(o->strat.grid);
 		return;
 	}
-	snprintf(msg, sizeof msg, "--grid '%s' is not a strategy's grid (%s)", text,
-		 grid_shape_list(shapes, sizeof shapes));
-	usage_error("%s", msg);
+	snprintf(fmt, sizeof fmt, "--grid '%%s' is not a strategy's grid (%s)",
+		 grid_shape_list(shapes, sizeof shapes)); /* the names hold no '%' */
+	usage_error(fmt, text);
 }
 
 /* Exit status after writing to stdout: a full disk is an error. */
@@ -440,10 +440,10 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_DEP_PHONY: o->dep_phony = true; break;
 		case OPT_COST_MODEL:
 			if (!(o->strat.model = cost_model_find(optarg))) {
-				char names[256], msg[512];
-				snprintf(msg, sizeof msg, "unknown cost model '%s' (%s)", optarg,
+				char names[256], fmt[512]; /* the names hold no '%' */
+				snprintf(fmt, sizeof fmt, "unknown cost model '%%s' (%s)",
 					 cost_model_list(names, sizeof names));
-				usage_error("%s", msg);
+				usage_error(fmt, optarg);
 			}
 			break;
 		case OPT_PROFILE: o->profile = optarg; break;

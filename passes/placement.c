@@ -15,8 +15,6 @@
 #include "passes/passes.h"
 
 #include <inttypes.h>
-#include <math.h>
-#include <stdlib.h>
 
 /* The grid's place on the nodes, and each rank's node, GPU and
  * coordinates. */

@@ -137,9 +137,10 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	finish(pc->an, k);
 }
 
-/* The first dimension of dims, data left out when it has others. */
+/* The dimension a strategy adds to data (data itself for data): the
+ * first of dims but data. */
 static GridDim
-main_dim(unsigned dims)
+own_dim(unsigned dims)
 {
 	int d = 0;
 
@@ -155,7 +156,7 @@ main_dim(unsigned dims)
 static void
 analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candidate *k)
 {
-	GridDim inner = main_dim(strategy_info[kind].dims);
+	GridDim inner = own_dim(strategy_info[kind].dims);
 	int64_t p = pc->an->gpus, grid[DIM_COUNT] = { 0 };
 	bool any = false;
 	Candidate tmp;
