@@ -211,12 +211,13 @@ strategy_mask(const char *list)
 
 	snprintf(buf, sizeof buf, "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int k = 0;
-		while (k < STRAT_COUNT && strcmp(strategy_name[k], tok) != 0)
-			k++;
-		if (k == STRAT_COUNT)
-			usage_error("unknown strategy '%s' (data, spatial, pipeline, filter, "
-				    "channel, df, ds)", tok);
+		StrategyKind k = strategy_lookup(tok);
+		char names[256], fmt[512];
+		if (k == STRAT_COUNT) { /* the names hold no '%' */
+			snprintf(fmt, sizeof fmt, "unknown strategy '%%s' (%s)",
+				 strategy_list(names, sizeof names));
+			usage_error(fmt, tok);
+		}
 		mask |= 1u << k;
 	}
 	if (!mask)
@@ -246,46 +247,26 @@ gcc_dep_spellings(int argc, char **argv)
 static void
 grid_option(const char *text, Options *o)
 {
-	static const struct { unsigned dims; StrategyKind kind; } shapes[] = {
-		{ 1u << DIM_DATA, STRAT_DATA },
-		{ 1u << DIM_SPATIAL, STRAT_SPATIAL },
-		{ 1u << DIM_PIPELINE, STRAT_PIPELINE },
-		{ 1u << DIM_FILTER, STRAT_FILTER },
-		{ 1u << DIM_CHANNEL, STRAT_CHANNEL },
-		{ (1u << DIM_DATA) | (1u << DIM_FILTER), STRAT_DF },
-		{ (1u << DIM_DATA) | (1u << DIM_SPATIAL), STRAT_DS },
-	};
-	char buf[256], *tok, *save = NULL;
-	unsigned dims = 0;
-	int64_t p = 1;
+	char bad[256], shapes[512], fmt[640];
+	StrategyKind k;
 
-	snprintf(buf, sizeof buf, "%s", text);
-	memset(o->strat.grid, 0, sizeof o->strat.grid);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		int d = 0;
-		if (!eq)
-			usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text);
-		*eq = '\0';
-		while (d < DIM_COUNT && strcmp(grid_dim_name[d], tok) != 0)
-			d++;
-		if (d == DIM_COUNT || (dims & (1u << d)))
-			usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text);
-		o->strat.grid[d] = number(eq + 1, "--grid", (int64_t)1 << 24);
-		dims |= 1u << d;
-		p *= o->strat.grid[d];
-		if (p > (int64_t)1 << 24)
-			usage_error("--grid '%s' has too many GPUs", text);
+	switch (grid_parse(text, o->strat.grid, bad, sizeof bad)) {
+	case GRID_OK: break;
+	case GRID_SYNTAX: usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text);
+	case GRID_VALUE:
+		number(bad, "--grid", GRID_MAX_GPUS); /* reports it and exits */
+		usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text); /* bad cut short */
+	case GRID_TOO_MANY: usage_error("--grid '%s' has too many GPUs", text);
 	}
-	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-		if (shapes[i].dims == dims) {
-			o->strat.forced = true;
-			o->strat.kind = shapes[i].kind;
-			o->grid_gpus = p;
-			return;
-		}
-	usage_error("--grid '%s' is not a strategy's grid (data, spatial, pipeline, filter, "
-		    "channel, data+filter, data+spatial)", text);
+	if ((k = grid_strategy(grid_dims(o->strat.grid))) != STRAT_COUNT) {
+		o->strat.forced = true;
+		o->strat.kind = k;
+		o->grid_gpus = grid_gpus(o->strat.grid);
+		return;
+	}
+	snprintf(fmt, sizeof fmt, "--grid '%%s' is not a strategy's grid (%s)",
+		 grid_shape_list(shapes, sizeof shapes)); /* the names hold no '%' */
+	usage_error(fmt, text);
 }
 
 /* Exit status after writing to stdout: a full disk is an error. */
@@ -445,12 +426,12 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_DEP_TARGET: o->dep_target = optarg; break;
 		case OPT_DEP_PHONY: o->dep_phony = true; break;
 		case OPT_COST_MODEL:
-			if (strcmp(optarg, "default") == 0)
-				o->strat.paper = false;
-			else if (strcmp(optarg, "paper") == 0)
-				o->strat.paper = true;
-			else
-				usage_error("unknown cost model '%s' (default, paper)", optarg);
+			if (!(o->strat.model = cost_model_find(optarg))) {
+				char names[256], fmt[512]; /* the names hold no '%' */
+				snprintf(fmt, sizeof fmt, "unknown cost model '%%s' (%s)",
+					 cost_model_list(names, sizeof names));
+				usage_error(fmt, optarg);
+			}
 			break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_SWEEP: o->sweep = true; break;
@@ -741,7 +722,8 @@ model_passes(const Options *o, Graph *g)
 /* The analysis of g on the system: the passes that need it, every
  * strategy, and with --sweep every GPU count. */
 static bool
-strategies(const Options *o, Graph *g, Analysis *an, Arena *a, FileList *files)
+strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
+	   FileList *files)
 {
 	double t0;
 
@@ -752,7 +734,7 @@ strategies(const Options *o, Graph *g, Analysis *an, Arena *a, FileList *files)
 	if (!passes_run(g, an, PASS_TIMING, NULL))
 		return false;
 	t0 = now_ms();
-	if (!strategies_run(g, an, &o->strat))
+	if (!strategies_run(g, an, so))
 		return false;
 	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->gpus,
 			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
@@ -773,6 +755,8 @@ analyse(const Options *o, Arena *a, FileList *files)
 	Graph *g = model_read(o, a, files);
 	Analysis an;
 	Placement pl;
+	Modules mod;
+	StrategyOpts so = o->strat;
 
 	if (!g)
 		return EXIT_INPUT;
@@ -782,13 +766,17 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->dump_after)
 		return flush_stdout();
-	if (!strategies(o, g, &an, a, files))
+	if (o->plan) { /* a plan's pipeline stages begin at blocks: price those */
+		modules_derive(g, &mod);
+		so.cut_after = plan_cuts(g, &mod);
+	}
+	if (!strategies(o, &so, g, &an, a, files))
 		return EXIT_INPUT;
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
 	if (o->deps_only)
 		return write_deps(o, files, o->dep_file);
-	if (o->plan && !placement_run(g, &an, &o->strat, &pl))
+	if (o->plan && !placement_run(g, &an, &so, &mod, &pl))
 		return EXIT_INPUT;
 	if (o->deps && !depfile_check(files, dep_target(o))) /* -MD: no report either */
 		return EXIT_INPUT;

@@ -24,16 +24,14 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		const Candidate *k = &an->cand[i];
 		bool c = k->computable;
-		int n = 0;
+		char grid[GRID_TEXT_MAX];
 		if (!k->analysed)
 			continue;
 		esc_csv(f, g->name);
 		fputc(',', f);
 		esc_csv(f, an->sys->name);
 		fprintf(f, ",%" PRId64 ",%s,\"", an->gpus, strategy_name[k->kind]);
-		for (int d = 0; d < DIM_COUNT; d++)
-			if (k->grid[d])
-				fprintf(f, "%s%s=%" PRId64, n++ ? "," : "", grid_dim_name[d], k->grid[d]);
+		fputs(grid_format(k->grid, NULL, 0, grid, sizeof grid), f);
 		fprintf(f, "\",%s,", k->feasible ? "true" : "false");
 		esc_csv_quoted(f, k->reason ? k->reason : "");
 		fprintf(f, ",%" PRId64, k->global_batch);

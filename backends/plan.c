@@ -24,12 +24,9 @@ plan_find(const char *name)
 const char *
 plan_grid(const Graph *g, const Placement *pl)
 {
-	const char *s = "";
+	char s[GRID_TEXT_MAX];
 
-	for (int d = 0; d < pl->ndim; d++)
-		s = arena_printf(g->arena, "%s%s%s=%lld", s, d ? "," : "", grid_dim_name[pl->dim[d]],
-				 (long long)pl->k->grid[pl->dim[d]]);
-	return s;
+	return arena_strdup(g->arena, grid_format(pl->k->grid, pl->dim, pl->ndim, s, sizeof s));
 }
 
 bool

@@ -98,14 +98,7 @@ secs(bool ok, double v, char *buf)
 static const char *
 grid_str(const Candidate *k, char *buf, size_t n)
 {
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (int d = 0; d < DIM_COUNT && len < n; d++)
-		if (k->grid[d])
-			len += snprintf(buf + len, n - len, "%s%s=%" PRId64, len ? "," : "",
-					grid_dim_name[d], k->grid[d]);
-	if (!len)
+	if (!*grid_format(k->grid, NULL, 0, buf, n))
 		snprintf(buf, n, "-");
 	return buf;
 }

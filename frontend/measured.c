@@ -61,52 +61,6 @@ record(char *p, char **field, int *nf, int ncolmax)
 }
 
 static bool
-parse_grid(const char *text, int64_t grid[DIM_COUNT])
-{
-	char buf[256], *tok, *save = NULL;
-
-	snprintf(buf, sizeof buf, "%s", text);
-	memset(grid, 0, DIM_COUNT * sizeof grid[0]);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '='), *end;
-		int d = 0;
-		long long v;
-		if (!eq)
-			return false;
-		*eq = '\0';
-		while (d < DIM_COUNT && strcmp(grid_dim_name[d], tok) != 0)
-			d++;
-		errno = 0;
-		v = strtoll(eq + 1, &end, 10);
-		if (d == DIM_COUNT || errno || *end || v < 1 || v > (1 << 24) || grid[d])
-			return false;
-		grid[d] = v;
-	}
-	return true;
-}
-
-/* The grid dimensions each strategy has. */
-static bool
-grid_matches(StrategyKind k, const int64_t grid[DIM_COUNT])
-{
-	static const unsigned dims[STRAT_COUNT] = {
-		[STRAT_DATA] = 1u << DIM_DATA,
-		[STRAT_SPATIAL] = 1u << DIM_SPATIAL,
-		[STRAT_PIPELINE] = 1u << DIM_PIPELINE,
-		[STRAT_FILTER] = 1u << DIM_FILTER,
-		[STRAT_CHANNEL] = 1u << DIM_CHANNEL,
-		[STRAT_DF] = (1u << DIM_DATA) | (1u << DIM_FILTER),
-		[STRAT_DS] = (1u << DIM_DATA) | (1u << DIM_SPATIAL),
-	};
-	unsigned have = 0;
-
-	for (int d = 0; d < DIM_COUNT; d++)
-		if (grid[d])
-			have |= 1u << d;
-	return have == dims[k];
-}
-
-static bool
 number(const char *s, double *v)
 {
 	char *end;
@@ -120,19 +74,18 @@ static bool
 row(Measured *m, char **f, const int *idx, Loc loc, Arena *a)
 {
 	double gpus, batch, dataset;
-	int k = 0;
+	StrategyKind k;
+	char bad[1];
 
 	m->loc = loc;
 	m->model = arena_strdup(a, f[idx[C_MODEL]]);
-	while (k < STRAT_COUNT && strcmp(strategy_name[k], f[idx[C_STRATEGY]]) != 0)
-		k++;
-	if (k == STRAT_COUNT) {
+	if ((k = strategy_lookup(f[idx[C_STRATEGY]])) == STRAT_COUNT) {
 		diag_error(loc, "unknown strategy '%.40s'", f[idx[C_STRATEGY]]);
 		return false;
 	}
-	m->kind = (StrategyKind)k;
+	m->kind = k;
 	m->grid_text = arena_strdup(a, f[idx[C_GRID]]);
-	if (!parse_grid(m->grid_text, m->grid)) {
+	if (grid_parse(m->grid_text, m->grid, bad, sizeof bad) != GRID_OK) {
 		diag_error(loc, "bad grid '%.60s' (e.g. data=64,spatial=4)", m->grid_text);
 		return false;
 	}
@@ -147,15 +100,10 @@ row(Measured *m, char **f, const int *idx, Loc loc, Arena *a)
 		return false;
 	}
 	m->gpus = (int64_t)gpus;
-	{
-		int64_t p = 1;
-		for (int d = 0; d < DIM_COUNT; d++)
-			p *= m->grid[d] ? m->grid[d] : 1;
-		if (!grid_matches(m->kind, m->grid) || p != m->gpus) {
-			diag_error(loc, "grid '%.60s' is not a %s grid over %" PRId64 " GPUs",
-				   m->grid_text, strategy_name[m->kind], m->gpus);
-			return false;
-		}
+	if (grid_dims(m->grid) != strategy_info[m->kind].dims || grid_gpus(m->grid) != m->gpus) {
+		diag_error(loc, "grid '%.60s' is not a %s grid over %" PRId64 " GPUs", m->grid_text,
+			   strategy_name[m->kind], m->gpus);
+		return false;
 	}
 	m->global_batch = (int64_t)batch;
 	m->dataset_size = (int64_t)dataset;

@@ -161,7 +161,7 @@ fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 		json_emit(g, &an, &layers, devnull);
 		csv_emit(g, &an, &layers, devnull);
 	}
-	o.paper = true;
+	o.model = &cost_model_paper;
 	o.spatial_split = SPLIT_ALL;
 	if (analysis_setup(&an, &set, g, s) && strategies_run(g, &an, &o))
 		csv_emit(g, &an, &layers, devnull);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ir/grid.h"
 #include "util/arena.h"
 #include "util/diag.h"
 
@@ -266,14 +267,8 @@ typedef struct System {
 
 /* ---- the analysis: strategies over GPUs ---------------------------------- */
 
-typedef enum StrategyKind {
-	STRAT_DATA, STRAT_SPATIAL, STRAT_PIPELINE, STRAT_FILTER, STRAT_CHANNEL,
-	STRAT_DF, STRAT_DS, STRAT_COUNT
-} StrategyKind;
-
-/* The dimensions of a process grid. */
-typedef enum GridDim { DIM_DATA, DIM_SPATIAL, DIM_PIPELINE, DIM_FILTER, DIM_CHANNEL,
-		       DIM_COUNT } GridDim;
+/* The strategies and the dimensions of their process grids: ir/grid.h,
+ * from the table ir/strategies.def. */
 
 typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM } Optimizer;
 
@@ -310,6 +305,10 @@ typedef struct Candidate {
 	int64_t micro_batches;    /* pipeline */
 	int *stage_end;           /* pipeline: last layer index of each stage */
 	int stages;
+	double *stage_time;       /* pipeline, per stage: forward + backward of one
+	                             micro-batch, s (NULL: the model gives none) */
+	double *stage_mem;        /* pipeline, per stage: bytes on its GPU (the
+	                             largest is mem.total) */
 	int split;                /* spatial: last spatially split layer */
 	IterTime t;
 	double epoch;             /* seconds per epoch */
@@ -361,9 +360,6 @@ typedef struct Validation {
 	Accuracy per[STRAT_COUNT];
 	Accuracy all;
 } Validation;
-
-extern const char *const strategy_name[STRAT_COUNT];
-extern const char *const grid_dim_name[DIM_COUNT];
 
 /* system.c */
 const char *precision_name(Precision p);

@@ -25,8 +25,3 @@ system_span(const System *s, int64_t nodes)
 	}
 	return s->nlevels - 1;
 }
-
-const char *const strategy_name[STRAT_COUNT] = { "data", "spatial", "pipeline", "filter",
-						 "channel", "df", "ds" };
-const char *const grid_dim_name[DIM_COUNT] = { "data", "spatial", "pipeline", "filter",
-					       "channel" };

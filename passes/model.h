@@ -47,4 +47,41 @@ double allgather_time(const System *s, Group g, double bytes); /* bytes: the who
 /* One message between neighbours, inside a node or across nodes. */
 double p2p_time(const System *s, double bytes, bool across_nodes);
 
+/* mapping.c */
+
+/* A grid on the cluster: the one placement both the cost model and a
+ * plan assume (docs/model.md, "Placement").  Ranks number the grid
+ * row-major with its dimensions outer to inner (grid_order), so a
+ * model-parallel group -- the q GPUs that differ only in the dimensions
+ * other than data -- has consecutive ranks.  A group of q <= g GPUs sits
+ * inside one node, g / q groups to a node (the node's other GPUs idle
+ * when q does not divide g); a larger one takes ceil(q / g) nodes of its
+ * own.  Each collective's group follows from it. */
+typedef struct Mapping {
+	GridDim dim[DIM_COUNT];   /* the grid's dimensions (sizes above 0),
+	                             outer to inner */
+	int ndim;
+	int64_t gpus;             /* p, the ranks */
+	int64_t replicas;         /* p1: the data dimension, 1 without */
+	int64_t q;                /* a model-parallel group: the other
+	                             dimensions' product */
+	int64_t gpus_per_node;    /* g */
+	int64_t groups_per_node;  /* q <= g: g / q groups to a node; else 0 */
+	int64_t nodes_per_group;  /* q > g: ceil(q / g); else 1 */
+	int64_t nodes;            /* nodes the ranks take */
+	int64_t per_node;         /* most ranks on one node */
+	int64_t in_node;          /* the job's GPUs on a node as the input
+	                             pipeline counts them: min(p, g) */
+	bool across;              /* a group spans nodes (q > g): neighbours'
+	                             sends cross the network */
+	Group model;              /* collectives inside a group (layer-wise,
+	                             the spatial gather): {q, min(q, g), 1} */
+	Group grad;               /* the gradient all-reduce among the GPUs
+	                             that hold the same weights */
+} Mapping;
+
+void grid_map(const System *s, const int64_t grid[DIM_COUNT], Mapping *m);
+/* Rank r's node (from 0, in the job's nodes) and GPU within it. */
+void grid_rank(const Mapping *m, int64_t r, int64_t *node, int *gpu);
+
 #endif

@@ -33,6 +33,7 @@
  * the second layer, spatial p <= min H W, pipeline p <= G.  Where ParaDL's
  * script departs from the paper (its README lists the defects), this
  * follows the paper. */
+#include "passes/costmodel.h"
 #include "passes/model.h"
 #include "passes/passes.h"
 
@@ -202,10 +203,13 @@ paper_pipeline(const Graph *g, const Sums *s, double B, int64_t p, Candidate *k)
 	free(end);
 }
 
-void
-paper_predict(const Graph *g, const Analysis *an, StrategyKind kind,
-	      const int64_t grid[DIM_COUNT], Candidate *k)
+/* One strategy on one grid; the split options and the pipeline's allowed
+ * cuts do not enter Table III, and its pipeline gives no stage times. */
+static void
+predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], Candidate *k)
 {
+	const Graph *g = c->g;
+	const Analysis *an = c->an;
 	const System *sys = an->sys;
 	Sums s = { .alpha = sys->nic_lat, .beta = 1 / sys->nic_bw, .delta = g->elem_bytes,
 		   .peak = sys->peak[an->prec] > 0 ? sys->peak[an->prec] : sys->peak[PREC_FP32] };
@@ -280,3 +284,5 @@ paper_predict(const Graph *g, const Analysis *an, StrategyKind kind,
 		k->mem.total = k->mem.activations;
 	}
 }
+
+const CostModel cost_model_paper = { "paper", predict };

@@ -8,6 +8,7 @@
 #define ORACLEC_PASSES_PASSES_H
 
 #include "ir/ir.h"
+#include "passes/costmodel.h"
 
 /* shape.c
  * requires: a Graph in topological order with graph input shapes.
@@ -41,19 +42,21 @@ bool timing_spread(Graph *g, const System *s, Precision prec);
 /* strategy.c
  * requires: PASS_COST, PASS_MEMORY, and an Analysis with its system,
  *           precision, optimizer, GPU count, batch and dataset set.
- * provides: Analysis.cand (every strategy: grid, times, memory, limits,
- *           bottleneck), Analysis.best. */
-enum { SPLIT_AUTO, SPLIT_ALL };
+ * provides: Analysis.cand (every strategy: its best grid, times, memory,
+ *           limits, bottleneck), Analysis.best: each strategy of the mask
+ *           on its grids of an->gpus GPUs (ir/strategies.def), predicted
+ *           by the cost model, then ranked. */
 typedef struct StrategyOpts {
 	unsigned mask;       /* 1 << StrategyKind of the strategies to analyse */
 	int spatial_split;   /* SPLIT_AUTO: the best split point; SPLIT_ALL: every
 	                        layer with spatial extent (ParaDL's .lc masks) */
-	bool paper;          /* --cost-model paper */
+	const CostModel *model; /* --cost-model; NULL: the default */
 	bool forced;         /* --grid: only `kind` on exactly `grid` */
 	StrategyKind kind;
 	int64_t grid[DIM_COUNT];
 	const bool *cut_after; /* pipeline: stages may end only after these layers
-	                          (NULL: after any); see placement.c */
+	                          (NULL: after any); with --plan, the modules'
+	                          cut points (docs/plans.md, "Blocks") */
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 
@@ -71,14 +74,12 @@ void validation_score(Validation *v);
  * prediction). */
 double validation_accuracy(double p, double m);
 
-/* pipeline.c: the pipeline strategy over S stages (used by strategy.c);
- * cut_after as in StrategyOpts. */
-void pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S, const bool *cut_after);
-/* Per stage of the pipeline candidate k: the forward and backward time of
- * one micro-batch (time[i], seconds) and the memory the stage's GPU holds
- * (mem[i], bytes; the largest is k->mem.total). */
-void pipeline_stage_costs(const Graph *g, const Analysis *an, const Candidate *k, double *time,
-			  double *mem);
+struct Mapping; /* model.h */
+/* pipeline.c: the pipeline strategy of the default cost model over the
+ * S = m->q stages of the mapped grid, with each stage's time and memory
+ * (Candidate.stage_time, stage_mem); cut_after as in StrategyOpts. */
+void pipeline(const Graph *g, const Analysis *an, const struct Mapping *m, Candidate *k,
+	      const bool *cut_after);
 /* The optimal min-max partition of L layers with times t and memory m
  * (cap per stage) into S contiguous stages: fills end[] (room for L + 1)
  * and *n, returns the slowest stage's time, -1 when memory forbids. */
@@ -106,11 +107,6 @@ typedef struct Calibration {
 } Calibration;
 bool calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibration *out);
 double calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o);
-
-/* paper.c: one strategy on one grid with the tech report's Table III
- * formulas exactly (--cost-model paper; docs/model.md). */
-void paper_predict(const Graph *g, const Analysis *an, StrategyKind kind,
-		   const int64_t grid[DIM_COUNT], Candidate *k);
 
 /* modules.c
  * requires: layer names: ONNX as PyTorch's exporter writes them
@@ -145,12 +141,15 @@ void modules_derive(const Graph *g, Modules *m);
 int modules_within(const Graph *g, const Modules *m, int first, int last, const char ***out);
 
 /* placement.c
- * requires: the analysis (strategies_run) with a recommended strategy.
+ * requires: the modules (modules_derive) and the analysis (strategies_run
+ *           with o->cut_after their cut points when they restrict them)
+ *           with a recommended strategy.
  * provides: the plan of that strategy: the process grid's dimensions in
  *           order, the rank table (rank -> node, GPU, coordinates), the
- *           batch split, and for pipelines the stages at block boundaries
- *           with their time and memory.  Reports (and returns false) when
- *           nothing is feasible or the plan cannot be made. */
+ *           batch split, and for pipelines the stages with the time and
+ *           memory the prediction gave them.  It predicts nothing.
+ *           Reports (and returns false) when nothing is feasible or the
+ *           plan cannot be made. */
 enum { MAX_PLAN_RANKS = 1 << 16 };
 
 typedef struct PlaceRank {
@@ -172,8 +171,8 @@ typedef struct PlaceStage {
 
 typedef struct Placement {
 	const Candidate *k;        /* the strategy planned */
-	Candidate cut;             /* a pipeline re-partitioned at block boundaries */
-	bool recut;                /* k is `cut`: the report's stages split a block */
+	bool recut;                /* a pipeline whose stages could begin only
+	                              at blocks (the blocks restrict the cuts) */
 	GridDim dim[DIM_COUNT];    /* the grid's dimensions, outer to inner: the
 	                              last varies fastest with the rank */
 	int ndim;
@@ -195,6 +194,10 @@ typedef struct Placement {
 	bool layout;               /* stages fit Megatron's layout (E.. t.. L) */
 	const char *layout_why;    /* why not */
 } Placement;
-bool placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl);
+bool placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o,
+		   const Modules *mod, Placement *pl);
+/* The cut points the analysis for a plan uses (StrategyOpts.cut_after):
+ * the modules', or NULL when they allow a stage to end after any layer. */
+const bool *plan_cuts(const Graph *g, const Modules *m);
 
 #endif

@@ -13,7 +13,8 @@
  *
  * A plan (--plan) may allow cuts only after some layers, at the
  * boundaries of the blocks a framework can split at: the layers between
- * two allowed cuts are then packed as one item. */
+ * two allowed cuts are then packed as one item.  The candidate keeps each
+ * stage's time and memory, which the plan lists. */
 #include "passes/model.h"
 #include "passes/passes.h"
 
@@ -177,9 +178,10 @@ partition_items(const double *t, const double *m, int L, const Items *it, double
 /* Evaluates M micro-batches; fills k and returns false when no partition
  * fits in memory. */
 static bool
-with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t B, int64_t M,
-	   double cap, double *t, double *m, double *w, const Items *it, Stages *st)
+with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k, int64_t B,
+	   int64_t M, double cap, double *t, double *m, double *w, const Items *it, Stages *st)
 {
+	int64_t S = map->q;
 	const System *s = an->sys;
 	double n = (double)B / M, delta = g->elem_bytes;
 	double T, edge = 0, upd = 0;
@@ -205,7 +207,7 @@ with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t 
 	k->per_gpu_batch = n;
 	k->t.compute = M * T;
 	k->t.bubble = (S - 1) * T;
-	k->t.p2p = st->n > 1 ? (M + S - 2) * 2 * p2p_time(s, edge, S > s->gpus_per_node) : 0;
+	k->t.p2p = st->n > 1 ? (M + S - 2) * 2 * p2p_time(s, edge, map->across) : 0;
 	k->t.update = upd;
 	/* the first stage loads every sample */
 	k->t.input = input_time(s, (double)B, 1, an->sample_bytes, an->decode);
@@ -219,10 +221,31 @@ with_micro(const Graph *g, const Analysis *an, Candidate *k, int64_t S, int64_t 
 	return true;
 }
 
+/* Keeps the stages of st, and each one's time and memory from the
+ * layers' t and m, in the candidate (arena arrays). */
+static void
+keep_stages(const Graph *g, const Analysis *an, const Stages *st, const double *t,
+	    const double *m, Candidate *k)
+{
+	k->stages = st->n;
+	k->stage_end = arena_array(g->arena, st->n, sizeof(int));
+	k->stage_time = arena_array(g->arena, st->n, sizeof(double));
+	k->stage_mem = arena_array(g->arena, st->n, sizeof(double));
+	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
+		k->stage_end[i] = st->end[i];
+		k->stage_time[i] = k->stage_mem[i] = 0;
+		for (int j = first; j <= st->end[i]; j++)
+			k->stage_time[i] += t[j], k->stage_mem[i] += m[j];
+		k->stage_mem[i] += an->sys->reserved; /* as the candidate's total */
+	}
+}
+
 void
-pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S, const bool *cut_after)
+pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
+	 const bool *cut_after)
 {
 	int L = g->nlayer;
+	int64_t S = map->q;
 	int64_t B = an->global_batch ? an->global_batch : an->batch_per_gpu;
 	double *t = xcalloc(L, sizeof *t), *m = xcalloc(L, sizeof *m), *w = xcalloc(L, sizeof *w);
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
@@ -252,15 +275,12 @@ pipeline(const Graph *g, Analysis *an, Candidate *k, int64_t S, const bool *cut_
 again:
 	for (int64_t M = 1; M <= B; M = M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
-		if (with_micro(g, an, &tmp, S, B, M, cap, t, m, w, &it, &st)) {
+		if (with_micro(g, an, map, &tmp, B, M, cap, t, m, w, &it, &st)) {
 			double total = tmp.t.compute + tmp.t.bubble + tmp.t.p2p + tmp.t.update;
 			double bt = best.t.compute + best.t.bubble + best.t.p2p + best.t.update;
 			if (!any || total < bt) {
 				best = tmp;
-				best.stages = st.n;
-				best.stage_end = arena_array(g->arena, st.n, sizeof(int));
-				for (int i = 0; i < st.n; i++)
-					best.stage_end[i] = st.end[i];
+				keep_stages(g, an, &st, t, m, &best);
 				any = true;
 			}
 		}
@@ -282,26 +302,6 @@ out:
 	free(ends);
 	free(it.t);
 	free(it.m);
-}
-
-void
-pipeline_stage_costs(const Graph *g, const Analysis *an, const Candidate *k, double *time,
-		     double *mem)
-{
-	int L = g->nlayer;
-	double *t = xcalloc(L, sizeof *t), *m = xcalloc(L, sizeof *m), *w = xcalloc(L, sizeof *w);
-	int64_t M = k->micro_batches;
-
-	layer_costs(g, an, (double)k->global_batch / M, M, t, m, w);
-	for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
-		time[i] = mem[i] = 0;
-		for (int j = first; j <= k->stage_end[i]; j++)
-			time[i] += t[j], mem[i] += m[j];
-		mem[i] += an->sys->reserved; /* as the candidate's total */
-	}
-	free(t);
-	free(m);
-	free(w);
 }
 
 double

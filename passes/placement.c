@@ -1,64 +1,43 @@
 /* placement.c -- where the recommended strategy's ranks run, and what
  * each one does: the plan that --plan writes (docs/plans.md).
  *
- * The grid's dimensions are ordered outer to inner: data, pipeline, then
- * the split inside a layer (spatial, channel, filter).  Ranks number the
- * grid row-major, so the inner, chattier dimension varies fastest, and
- * consecutive ranks fill a node's GPUs: a model-parallel group of q GPUs
- * sits inside one node when q fits (g / q groups to a node, the rest of
- * its GPUs idle when q does not divide g), else on ceil(q / g) nodes of
- * its own -- the placement the cost model assumed (docs/model.md,
- * "Placement").
+ * The ranks sit as mapping.c maps the grid, the placement the cost model
+ * priced (docs/model.md, "Placement"): the dimensions outer to inner
+ * (data, pipeline, then the split inside a layer: spatial, channel,
+ * filter), ranks numbering the grid row-major, so the inner, chattier
+ * dimension varies fastest and consecutive ranks fill a node's GPUs.
  *
- * A pipeline's stages must begin at a block (modules.c): when the
- * report's optimal stages split one, the pipeline is predicted again with
- * cuts at block boundaries only, and the plan gives that prediction. */
+ * A pipeline's stages must begin at a block (modules.c).  With --plan the
+ * analysis already cut only there (main.c hands it the modules' cut
+ * points), so the plan lists the stages, times and memory the prediction
+ * gave; nothing is predicted here. */
 #include "passes/model.h"
 #include "passes/passes.h"
 
 #include <inttypes.h>
-#include <math.h>
-#include <stdlib.h>
 
-static const GridDim order[] = { DIM_DATA, DIM_PIPELINE, DIM_SPATIAL, DIM_CHANNEL, DIM_FILTER };
-
-static void
-grid(Placement *pl)
-{
-	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-		if (pl->k->grid[order[i]] > 0)
-			pl->dim[pl->ndim++] = order[i];
-}
-
-/* Rank r's node, GPU and coordinates. */
+/* The grid's place on the nodes, and each rank's node, GPU and
+ * coordinates. */
 static void
 ranks(const Graph *g, const System *s, Placement *pl)
 {
 	const int64_t *grid = pl->k->grid;
-	int64_t p1 = grid[DIM_DATA] > 0 ? grid[DIM_DATA] : 1, q = 1, gpn = s->gpus_per_node;
-	int64_t per = 0, span = 0;
+	Mapping m;
 
-	for (int d = 0; d < pl->ndim; d++)
-		if (pl->dim[d] != DIM_DATA)
-			q *= grid[pl->dim[d]];
-	pl->gpus = p1 * q;
+	grid_map(s, grid, &m);
+	pl->ndim = m.ndim;
+	for (int d = 0; d < m.ndim; d++)
+		pl->dim[d] = m.dim[d];
+	pl->gpus = m.gpus;
 	pl->gpus_per_node = s->gpus_per_node;
-	if (q <= gpn) {
-		per = gpn / q; /* groups to a node */
-		pl->nodes = (p1 + per - 1) / per;
-		pl->per_node = (int)((p1 < per ? p1 : per) * q);
-	} else {
-		span = (q + gpn - 1) / gpn; /* nodes to a group */
-		pl->nodes = p1 * span;
-		pl->per_node = (int)gpn;
-	}
+	pl->nodes = m.nodes;
+	pl->per_node = (int)m.per_node;
 	pl->span = system_span(s, pl->nodes);
 	pl->rank = arena_array(g->arena, (size_t)pl->gpus, sizeof *pl->rank);
 	for (int64_t r = 0; r < pl->gpus; r++) {
 		PlaceRank *k = &pl->rank[r];
-		int64_t o = r / q, i = r % q, rest = r;
-		k->node = q <= gpn ? o / per : o * span + i / gpn;
-		k->gpu = (int)(q <= gpn ? (o % per) * q + i : i % gpn);
+		int64_t rest = r;
+		grid_rank(&m, r, &k->node, &k->gpu);
 		for (int d = pl->ndim - 1; d >= 0; d--) {
 			k->coord[pl->dim[d]] = rest % grid[pl->dim[d]];
 			rest /= grid[pl->dim[d]];
@@ -78,7 +57,7 @@ batch(const Graph *g, Placement *pl)
 
 	pl->replicas = k->grid[DIM_DATA] > 0 ? k->grid[DIM_DATA] : 1;
 	pl->replica_batch = (double)B / (double)pl->replicas;
-	pl->micro_batches = k->kind == STRAT_PIPELINE ? k->micro_batches : 1;
+	pl->micro_batches = k->grid[DIM_PIPELINE] > 0 ? k->micro_batches : 1;
 	pl->micro_batch = pl->replica_batch / (double)pl->micro_batches;
 	parts = pl->replicas * pl->micro_batches; /* a pipeline has one replica */
 	if (B % parts == 0)
@@ -100,54 +79,37 @@ batch(const Graph *g, Placement *pl)
 	return false;
 }
 
-/* The report's stages, or stages at block boundaries. */
-static bool
-cut_at_blocks(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
+/* Why the forced grid has no plan when its pipeline could begin stages
+ * only at blocks. */
+static void
+blocked(const Graph *g, const StrategyOpts *o, const Candidate *k)
 {
-	const Candidate *k = pl->k;
 	Loc at = { g->source, 0, 0 };
-	Analysis tmp = *an;
-	StrategyOpts co = *o;
-	bool ok = true;
+	char grid[GRID_TEXT_MAX];
 
-	if (o->paper) {
-		diag_error(at, "a pipeline plan needs the default cost model: the paper's "
-			   "formulas give no stage times (--cost-model default)");
-		return false;
-	}
-	for (int i = 0; i + 1 < k->stages; i++)
-		ok = ok && pl->mod.cut_after[k->stage_end[i]];
-	if (ok)
-		return true;
-	co.cut_after = pl->mod.cut_after;
-	strategy_predict(g, &tmp, &co, STRAT_PIPELINE, k->grid, &pl->cut);
-	if (!pl->cut.computable) {
-		diag_error(at, "pipeline=%" PRId64 " with stages at block boundaries: %s (at most "
-			   "%" PRId64 "); no plan written", k->grid[DIM_PIPELINE], pl->cut.reason,
-			   pl->cut.max_gpus);
-		return false;
-	}
-	if (!pl->cut.feasible) {
-		diag_error(at, "pipeline=%" PRId64 " with stages at block boundaries: %s; no plan "
-			   "written", k->grid[DIM_PIPELINE], pl->cut.reason);
-		return false;
-	}
-	diag_note(at, "the report's pipeline stages split blocks; the plan's stages begin at "
-		  "blocks: %.4f s per iteration instead of %.4f s", pl->cut.t.total, k->t.total);
-	pl->k = &pl->cut;
-	pl->recut = true;
-	return true;
+	grid_format(o->grid, grid_order, DIM_COUNT, grid, sizeof grid);
+	if (!k->computable)
+		diag_error(at, "%s with stages at block boundaries: %s (at most %" PRId64 "); no "
+			   "plan written", grid, k->reason, k->max_gpus);
+	else
+		diag_error(at, "%s with stages at block boundaries: %s; no plan written", grid,
+			   k->reason);
 }
 
-static void
-stages(const Graph *g, const Analysis *an, Placement *pl)
+/* The pipeline's stages as predicted, with their modules; false when
+ * the model gave no stage times. */
+static bool
+stages(const Graph *g, Placement *pl)
 {
 	const Candidate *k = pl->k;
 	const Modules *m = &pl->mod;
-	double *time = xcalloc((size_t)k->stages, sizeof *time);
-	double *mem = xcalloc((size_t)k->stages, sizeof *mem);
 
-	pipeline_stage_costs(g, an, k, time, mem);
+	if (!k->stage_time) {
+		diag_error((Loc){ g->source, 0, 0 }, "a pipeline plan needs the default cost "
+			   "model: the paper's formulas give no stage times (--cost-model "
+			   "default)");
+		return false;
+	}
 	pl->nstage = k->stages;
 	pl->stage = arena_array(g->arena, (size_t)k->stages, sizeof *pl->stage);
 	pl->layout = m->stack;
@@ -158,8 +120,8 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 		st->last = k->stage_end[i];
 		st->ufirst = m->unit_of[st->first];
 		st->ulast = m->unit_of[st->last];
-		st->time = time[i];
-		st->mem = mem[i];
+		st->time = k->stage_time[i];
+		st->mem = k->stage_mem[i];
 		st->nmodules = modules_within(g, m, st->first, st->last, &st->modules);
 		for (int u = st->ufirst; m->stack && u <= st->ulast; u++) {
 			st->pre |= m->unit[u].role == 'E';
@@ -174,16 +136,29 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 						   "the last stage";
 		}
 	}
-	free(time);
-	free(mem);
+	return true;
+}
+
+const bool *
+plan_cuts(const Graph *g, const Modules *m)
+{
+	for (int i = 0; i + 1 < g->nlayer; i++)
+		if (!m->cut_after[i])
+			return m->cut_after;
+	return NULL;
 }
 
 bool
-placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
+placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Modules *mod,
+	      Placement *pl)
 {
 	Loc at = { g->source, 0, 0 };
 
-	*pl = (Placement){ .split = -1 };
+	*pl = (Placement){ .split = -1, .mod = *mod };
+	if (an->best < 0 && o->forced && o->cut_after && o->grid[DIM_PIPELINE] > 0) {
+		blocked(g, o, &an->cand[o->kind]);
+		return false;
+	}
 	if (an->best < 0) {
 		diag_error(at, "no strategy fits on %" PRId64 " GPU%s of %s: no plan written",
 			   an->gpus, an->gpus == 1 ? "" : "s", an->sys->name);
@@ -195,15 +170,16 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, Placeme
 			   an->gpus, MAX_PLAN_RANKS);
 		return false;
 	}
-	modules_derive(g, &pl->mod);
-	if (pl->k->kind == STRAT_PIPELINE) {
-		if (!cut_at_blocks(g, an, o, pl))
+	if (pl->k->grid[DIM_PIPELINE] > 0) {
+		if (!stages(g, pl))
 			return false;
-		stages(g, an, pl);
+		pl->recut = o->cut_after != NULL;
+		if (pl->recut)
+			diag_note(at, "the plan's pipeline stages begin at blocks; a report without "
+				  "--plan may cut inside them (docs/plans.md)");
 	}
 	if (pl->k->split >= 0)
 		pl->split = pl->k->split;
-	grid(pl);
 	if (!batch(g, pl))
 		return false;
 	ranks(g, an->sys, pl);

@@ -248,7 +248,7 @@ paper_mode_is_table_iii(void **state)
 			      "  c = conv(x, 4, kernel=3, pad=1, bias=false); }", PASS_MEMORY);
 	Analysis an = { .sys = abci(fx), .gpus = 4, .batch_per_gpu = 2, .dataset_size = 80,
 			.sample_bytes = 1000 };
-	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL), .paper = true };
+	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL), .model = &cost_model_paper };
 	const Layer *l;
 	double peak = 15.7e12, a = 10e-6, beta = 1 / 7e9, d = 4, c, wu, W, B;
 

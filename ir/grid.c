@@ -1,0 +1,180 @@
+/* grid.c -- the strategy and dimension tables (made from
+ * ir/strategies.def) and a grid's text form. */
+#include "ir/grid.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const StrategyInfo strategy_info[STRAT_COUNT] = {
+#define STRATEGY(id, name, dims, grids) [id] = { name, dims, grids },
+#include "ir/strategies.def"
+};
+
+const DimInfo grid_dim_info[DIM_COUNT] = {
+#define DIM(id, name, place, shards) [id] = { name, place, shards },
+#include "ir/strategies.def"
+};
+
+const char *const strategy_name[STRAT_COUNT] = {
+#define STRATEGY(id, name, dims, grids) [id] = name,
+#include "ir/strategies.def"
+};
+
+const char *const grid_dim_name[DIM_COUNT] = {
+#define DIM(id, name, place, shards) [id] = name,
+#include "ir/strategies.def"
+};
+
+const GridDim grid_order[DIM_COUNT] = {
+#define DIM(id, name, place, shards) [place] = id,
+#include "ir/strategies.def"
+};
+
+StrategyKind
+strategy_lookup(const char *name)
+{
+	int k = 0;
+
+	while (k < STRAT_COUNT && strcmp(strategy_name[k], name) != 0)
+		k++;
+	return (StrategyKind)k;
+}
+
+StrategyKind
+grid_strategy(unsigned dims)
+{
+	int k = 0;
+
+	while (k < STRAT_COUNT && strategy_info[k].dims != dims)
+		k++;
+	return (StrategyKind)k;
+}
+
+unsigned
+grid_dims(const int64_t grid[DIM_COUNT])
+{
+	unsigned dims = 0;
+
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (grid[d] > 0)
+			dims |= DIM_BIT(d);
+	return dims;
+}
+
+int64_t
+grid_gpus(const int64_t grid[DIM_COUNT])
+{
+	int64_t p = 1;
+
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (grid[d] > 0)
+			p *= grid[d];
+	return p;
+}
+
+/* The dimension spelled by the len bytes at s, or DIM_COUNT. */
+static int
+dim_lookup(const char *s, size_t len)
+{
+	int d = 0;
+
+	while (d < DIM_COUNT &&
+	       (strlen(grid_dim_name[d]) != len || strncmp(grid_dim_name[d], s, len) != 0))
+		d++;
+	return d;
+}
+
+/* One part, NAME=N, of len bytes at s: N a whole number from 1 to
+ * GRID_MAX_GPUS as strtoll reads it, p the product so far. */
+static GridError
+part(const char *s, size_t len, int64_t grid[DIM_COUNT], int64_t *p, char *bad, size_t nbad)
+{
+	const char *eq = memchr(s, '=', len), *v;
+	char *end;
+	long long n;
+	int d;
+
+	if (!eq || (d = dim_lookup(s, (size_t)(eq - s))) == DIM_COUNT || grid[d])
+		return GRID_SYNTAX;
+	v = eq + 1;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || end == v || end != s + len || n < 1 || n > GRID_MAX_GPUS) {
+		snprintf(bad, nbad, "%.*s", (int)(s + len - v), v);
+		return GRID_VALUE;
+	}
+	grid[d] = n;
+	*p *= n;
+	return *p > GRID_MAX_GPUS ? GRID_TOO_MANY : GRID_OK;
+}
+
+GridError
+grid_parse(const char *text, int64_t grid[DIM_COUNT], char *bad, size_t nbad)
+{
+	int64_t p = 1;
+
+	memset(grid, 0, DIM_COUNT * sizeof grid[0]);
+	while (*text) {
+		size_t len = strcspn(text, ",");
+		GridError e = len ? part(text, len, grid, &p, bad, nbad) : GRID_OK;
+		if (e != GRID_OK)
+			return e;
+		text += len + (text[len] == ',');
+	}
+	return GRID_OK;
+}
+
+char *
+grid_format(const int64_t grid[DIM_COUNT], const GridDim *order, int norder, char *buf,
+	    size_t n)
+{
+	size_t len = 0;
+
+	if (!order)
+		norder = DIM_COUNT;
+	buf[0] = '\0';
+	for (int i = 0; i < norder && len < n; i++) {
+		GridDim d = order ? order[i] : (GridDim)i;
+		if (grid[d] > 0)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s=%lld", len ? "," : "",
+						grid_dim_name[d], (long long)grid[d]);
+	}
+	return buf;
+}
+
+/* Appends s to buf[n] after a ", " unless buf is empty. */
+static void
+append(char *buf, size_t n, const char *s)
+{
+	size_t len = strlen(buf);
+
+	if (len < n)
+		snprintf(buf + len, n - len, "%s%s", len ? ", " : "", s);
+}
+
+char *
+strategy_list(char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (int k = 0; k < STRAT_COUNT; k++)
+		append(buf, n, strategy_name[k]);
+	return buf;
+}
+
+char *
+grid_shape_list(char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (int k = 0; k < STRAT_COUNT; k++) {
+		char shape[GRID_TEXT_MAX] = "";
+		size_t len = 0;
+		for (int d = 0; d < DIM_COUNT; d++)
+			if (strategy_info[k].dims & DIM_BIT(d))
+				len += (size_t)snprintf(shape + len, sizeof shape - len, "%s%s",
+							len ? "+" : "", grid_dim_name[d]);
+		append(buf, n, shape);
+	}
+	return buf;
+}

@@ -1,0 +1,52 @@
+/* costmodel.h -- the cost models: what one iteration of a strategy on a
+ * given grid takes in time and in memory per GPU.  Each model is one
+ * implementation of CostModel, found by its --cost-model name:
+ *   default  the physical model (physical.c, on compute.c, comm.c,
+ *            mapping.c and pipeline.c)
+ *   paper    the tech report's Table III, exactly (paper.c)
+ * strategy.c enumerates the grids of each strategy (ir/strategies.def),
+ * asks the model, and ranks what it says; it knows no model. */
+#ifndef ORACLEC_PASSES_COSTMODEL_H
+#define ORACLEC_PASSES_COSTMODEL_H
+
+#include "ir/ir.h"
+
+enum { SPLIT_AUTO, SPLIT_ALL }; /* PredictCtx.spatial_split */
+
+/* What a prediction reads besides the strategy and its grid.  The next
+ * inputs join here: the implementation (how a framework realizes a
+ * strategy: its collectives, overlap, memory) and the pipeline schedule
+ * (GPipe today); each model reads what it understands. */
+typedef struct PredictCtx {
+	const Graph *g;          /* PASS_COST, PASS_MEMORY done; timings spread */
+	const Analysis *an;      /* system, precision, optimizer, batch, dataset */
+	int spatial_split;       /* SPLIT_AUTO: the best split point; SPLIT_ALL:
+	                            every layer with spatial extent */
+	const bool *cut_after;   /* pipeline: stages may end only after these
+	                            layers (NULL: after any) */
+} PredictCtx;
+
+/* predict: one strategy on one grid whose dimensions are the strategy's.
+ * k arrives zeroed but for kind, split (-1) and analysed.  It fills the
+ * grid it ran (k->grid), global_batch, per_gpu_batch, max_gpus, the parts
+ * of k->t but communication and total, k->mem, and for a pipeline
+ * micro_batches and the stages (stage_end, and stage_time and stage_mem
+ * when the model knows them: a plan needs them).  A grid beyond the
+ * strategy's limit: computable false, the reason and the bottleneck
+ * "scaling limit".  strategy.c then adds up the parts, the epoch, the
+ * bottleneck and whether it fits. */
+typedef struct CostModel {
+	const char *name;
+	void (*predict)(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT],
+			Candidate *k);
+} CostModel;
+
+extern const CostModel cost_model_physical; /* physical.c */
+extern const CostModel cost_model_paper;    /* paper.c */
+
+/* costmodel.c: the model named `name`, or NULL; the names, "default,
+ * paper", for messages (into buf[n], returned). */
+const CostModel *cost_model_find(const char *name);
+char *cost_model_list(char *buf, size_t n);
+
+#endif

@@ -1,0 +1,363 @@
+/* physical.c -- the default cost model (--cost-model default): each
+ * strategy on its grid, predicted for time per iteration and memory per
+ * GPU from the layers' times (compute.c), the collectives on the cluster
+ * (comm.c) and the grid's place on it (mapping.c); docs/model.md, "The
+ * strategies".
+ *
+ *   data      every GPU holds the model and B/p samples; gradients are
+ *             all-reduced
+ *   filter    convolutions and fully connected layers split their output
+ *             channels p ways (all-gather of outputs forward, all-reduce of
+ *             input gradients backward); other layers are replicated
+ *   channel   the same layers split their input channels (all-reduce of
+ *             partial outputs forward, all-gather of input gradients)
+ *   spatial   the leading layers split H x W(x D) into p strips, exchanging
+ *             halos with the neighbours; after the split layer the
+ *             activations are gathered and the group continues as data
+ *             parallel; gradients are all-reduced
+ *   pipeline  contiguous stages (pipeline.c), GPipe schedule
+ *   df, ds    p = p1 x p2: data across p1 groups, filter or spatial inside
+ *             a group (placed inside a node when it fits)
+ *
+ * Weak scaling: the global batch is the per-GPU batch times the data-
+ * parallel width; strong scaling fixes it.  A grid beyond its strategy's
+ * limit is left not computable with the reason; strategy.c does the rest
+ * (sums, epoch, feasibility, ranking). */
+#include "passes/costmodel.h"
+#include "passes/model.h"
+#include "passes/passes.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct Ctx {
+	const Graph *g;
+	const Analysis *an;
+	const PredictCtx *pc;
+	const System *s;
+	Mapping map;      /* the grid on the cluster */
+	double delta;     /* bytes per item */
+	double W;         /* parameters */
+	double arrays;    /* parameter tensors */
+} Ctx;
+
+static bool
+split_layer(const Layer *l)
+{
+	OpClass c = op_info[l->op].cls;
+
+	return c == OPC_CONV || c == OPC_FC;
+}
+
+static bool
+reads_input(const Graph *g, const Layer *l)
+{
+	for (int i = 0; i < l->nin; i++)
+		if (g->tensor[l->in[i]].producer >= 0)
+			return false;
+	return true;
+}
+
+static int64_t
+batch_for(const Ctx *c, int64_t data_width)
+{
+	return c->an->global_batch ? c->an->global_batch : c->an->batch_per_gpu * data_width;
+}
+
+/* Layer-wise compute of a grid where the split layers do 1/ways of the
+ * work on n samples and the rest is replicated. */
+static double
+split_compute(const Ctx *c, double n, int64_t ways, bool channel)
+{
+	double t = 0;
+
+	for (int i = 0; i < c->g->nlayer; i++) {
+		const Layer *l = &c->g->layer[i];
+		bool split = split_layer(l) && !(channel && reads_input(c->g, l));
+		double share = split ? 1.0 / ways : 1;
+		t += layer_time(c->s, c->an->prec, c->g, l, n, share, false) +
+		     layer_time(c->s, c->an->prec, c->g, l, n, share, true);
+	}
+	return t;
+}
+
+/* The memory breakdown of a GPU holding `weights` parameters and the
+ * activations of act_samples samples, act_share of each. */
+static void
+memory(const Ctx *c, Candidate *k, double weights, double act_samples, double act_share)
+{
+	k->mem.weights = weights * c->delta;
+	k->mem.grads = weights * c->delta;
+	k->mem.optimizer = weights * optimizer_bytes(c->an->opt);
+	k->mem.activations = (double)c->g->total.act_bytes * act_samples * act_share;
+	k->mem.buffers = c->s->reserved;
+	k->mem.total = k->mem.weights + k->mem.grads + k->mem.optimizer + k->mem.activations +
+		       k->mem.buffers;
+}
+
+/* A grid beyond the strategy's limit: kept with the reason, no times. */
+static void
+beyond(Candidate *k, const char *reason)
+{
+	k->computable = false;
+	k->feasible = false;
+	k->reason = reason;
+	k->bottleneck = "scaling limit";
+}
+
+/* ---- data --------------------------------------------------------------- */
+
+static void
+data(const Ctx *c, Candidate *k)
+{
+	int64_t p = c->map.gpus, B = batch_for(c, p);
+	double n = (double)B / p;
+
+	k->grid[DIM_DATA] = p;
+	k->global_batch = B;
+	/* strong scaling: one sample per GPU at most; weak: no more samples
+	 * per iteration than the dataset holds */
+	k->max_gpus = c->an->global_batch ? B : c->an->dataset_size / c->an->batch_per_gpu;
+	if (p > B)
+		return beyond(k, "more GPUs than samples in the batch");
+	k->per_gpu_batch = n;
+	k->t.compute = span_time(c->s, c->an->prec, c->g, 0, c->g->nlayer - 1, n, 1);
+	k->t.grad = allreduce_time(c->s, c->map.grad, c->W * c->delta);
+	k->t.update = update_time(c->s, c->an->opt, c->W, c->arrays);
+	k->t.input = input_time(c->s, n, (double)c->map.in_node, c->an->sample_bytes,
+				c->an->decode);
+	memory(c, k, c->W, n, 1);
+}
+
+/* ---- filter and channel ------------------------------------------------- */
+
+/* Per-layer collectives of a filter (or channel) split over the model-
+ * parallel group, on n samples.  Returns the forward + backward
+ * communication time; *split_w the split layers' parameters, *limit the
+ * fewest ways a split layer allows. */
+static double
+layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t *limit)
+{
+	double t = 0, y, x;
+	Group grp = c->map.model;
+
+	*split_w = 0;
+	*limit = INT64_MAX;
+	for (int i = 0; i < c->g->nlayer; i++) {
+		const Layer *l = &c->g->layer[i];
+		const Shape *in = &c->g->tensor[l->in[0]].shape;
+		bool first = reads_input(c->g, l);
+		int64_t ways;
+		if (!split_layer(l) || (channel && first))
+			continue;
+		*split_w += (double)l->cost.params;
+		/* a convolution's channels follow its leading dimensions (ONNX:
+		 * frames or windows merged with the batch) */
+		ways = channel ? (op_info[l->op].cls == OPC_CONV ? in->d[l->attr.lead]
+								 : in->d[in->rank - 1])
+			       : l->attr.filters;
+		if (ways < *limit)
+			*limit = ways;
+		y = (double)c->g->tensor[l->out[0]].elems * n * c->delta;
+		x = (double)c->g->tensor[l->in[0]].elems * n * c->delta;
+		if (channel) /* partial outputs summed; input gradients gathered */
+			t += allreduce_time(c->s, grp, y) + (first ? 0 : allgather_time(c->s, grp, x));
+		else         /* outputs gathered; input-gradient partial sums reduced */
+			t += allgather_time(c->s, grp, y) + (first ? 0 : allreduce_time(c->s, grp, x));
+	}
+	return t;
+}
+
+/* filter or channel over the model-parallel group, inside data groups
+ * (df when there are several) */
+static void
+model_split(const Ctx *c, Candidate *k, bool channel)
+{
+	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1), limit;
+	double n = (double)B / p1, split_w, local_w;
+
+	k->grid[channel ? DIM_CHANNEL : DIM_FILTER] = ways;
+	if (p1 > 1)
+		k->grid[DIM_DATA] = p1;
+	k->global_batch = B;
+	k->t.layer = layer_collectives(c, n, channel, &split_w, &limit);
+	k->max_gpus = limit;
+	if (p1 > B)
+		return beyond(k, "more data groups than samples in the batch");
+	if (ways > limit)
+		return beyond(k, channel ? "more GPUs than the fewest input channels of a layer"
+					 : "more GPUs than the fewest filters of a layer");
+	k->per_gpu_batch = n;
+	k->t.compute = split_compute(c, n, ways, channel);
+	local_w = split_w / ways + (c->W - split_w);
+	k->t.grad = allreduce_time(c->s, c->map.grad, local_w * c->delta);
+	k->t.update = update_time(c->s, c->an->opt, local_w, c->arrays);
+	/* each sample is loaded once per model-parallel group */
+	k->t.input = input_time(c->s, n / ways, (double)c->map.in_node, c->an->sample_bytes,
+				c->an->decode);
+	memory(c, k, local_w, n, 1);
+}
+
+/* ---- spatial ------------------------------------------------------------ */
+
+/* Layers with spatial extent to split: the leading run whose outputs have
+ * at least `ways` rows.  Returns the last layer that can be split. */
+static int
+spatial_limit(const Graph *g, int64_t ways)
+{
+	int last = -1;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const Shape *y = &g->tensor[g->layer[i].out[0]].shape;
+		if (y->rank < 2 || y->d[1] < ways)
+			break;
+		last = i;
+	}
+	return last;
+}
+
+/* Halo bytes of layer l for n samples: floor(K/2) rows of the input on
+ * each side of a strip, forward, and of the output gradient, backward. */
+static double
+halo(const Ctx *c, const Layer *l, double n, bool bwd)
+{
+	const Shape *s = &c->g->tensor[bwd ? l->out[0] : l->in[0]].shape;
+	double row = 1;
+	int64_t k = l->attr.kernel[0] / 2;
+
+	if ((op_info[l->op].cls != OPC_CONV && op_info[l->op].cls != OPC_POOL) || k < 1 ||
+	    s->rank < 2)
+		return -1;
+	for (int i = 0; i < s->rank; i++)
+		if (i != 1)
+			row *= (double)s->d[i];
+	return k * row * n * c->delta;
+}
+
+/* Halo exchange of one layer, forward and backward: a strip with
+ * neighbours on both sides sends one halo to each, one after the other
+ * (the paper's 2 alpha per layer and pass). */
+static double
+halo_time(const Ctx *c, const Layer *l, double n, int64_t ways)
+{
+	double h;
+
+	if (ways <= 1 || (h = halo(c, l, n, false)) < 0)
+		return 0;
+	return (ways > 2 ? 2 : 1) * (p2p_time(c->s, h, c->map.across) +
+				     p2p_time(c->s, halo(c, l, n, true), c->map.across));
+}
+
+/* The gather of the split layer's output forward and the scatter of its
+ * gradient backward, over the model-parallel group. */
+static double
+split_gather(const Ctx *c, int split, double n)
+{
+	return 2 * allgather_time(c->s, c->map.model,
+				  (double)c->g->tensor[c->g->layer[split].out[0]].elems * n *
+					  c->delta);
+}
+
+/* The split point with the least time, in one pass: prefix sums of the
+ * split layers' compute and halos, suffix sums of the data-parallel rest
+ * (grad, update and input do not depend on the split). */
+static int
+best_split(const Ctx *c, double n, int64_t ways, int last)
+{
+	const Graph *g = c->g;
+	int L = g->nlayer, best = 0;
+	double *rest = xcalloc(L + 1, sizeof *rest), head = 0, best_t = INFINITY;
+
+	for (int i = L - 1; i >= 0; i--)
+		rest[i] = rest[i + 1] + span_time(c->s, c->an->prec, g, i, i, n / ways, 1);
+	for (int i = 0; i <= last; i++) {
+		double t;
+		head += span_time(c->s, c->an->prec, g, i, i, n, 1.0 / ways) +
+			halo_time(c, &g->layer[i], n, ways);
+		t = head + rest[i + 1] + split_gather(c, i, n);
+		if (t < best_t * (1 - 1e-12)) /* ties (rounding apart): the earliest */
+			best_t = t, best = i;
+	}
+	free(rest);
+	return best;
+}
+
+/* Spatial over the model-parallel group inside data groups of p1 (ds
+ * when p1 > 1), split after layer `split`. */
+static void
+spatial_at(const Ctx *c, Candidate *k, int split)
+{
+	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
+	double n = (double)B / p1;
+
+	k->split = split;
+	k->per_gpu_batch = n / ways;
+	k->t.compute = span_time(c->s, c->an->prec, c->g, 0, split, n, 1.0 / ways) +
+		       span_time(c->s, c->an->prec, c->g, split + 1, c->g->nlayer - 1,
+				 n / ways, 1);
+	k->t.p2p = 0;
+	for (int i = 0; i <= split; i++)
+		k->t.p2p += halo_time(c, &c->g->layer[i], n, ways);
+	k->t.layer = split_gather(c, split, n);
+	k->t.grad = allreduce_time(c->s, c->map.grad, c->W * c->delta);
+	k->t.update = update_time(c->s, c->an->opt, c->W, c->arrays);
+	/* each sample is loaded once per model-parallel group */
+	k->t.input = input_time(c->s, n / ways, (double)c->map.in_node, c->an->sample_bytes,
+				c->an->decode);
+	memory(c, k, c->W, n, 1.0 / ways);
+}
+
+static void
+spatial(const Ctx *c, Candidate *k)
+{
+	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
+	int last = spatial_limit(c->g, ways);
+
+	k->grid[DIM_SPATIAL] = ways;
+	if (p1 > 1)
+		k->grid[DIM_DATA] = p1;
+	k->global_batch = B;
+	k->max_gpus = c->g->nlayer ? c->g->tensor[c->g->layer[0].out[0]].shape.d[1] : 1;
+	if (p1 > B)
+		return beyond(k, "more data groups than samples in the batch");
+	/* rows are the second dimension of [C, H, W]: a model whose layers
+	 * have dimensions before the channels (an ONNX file that merges
+	 * frames or windows with the batch) has them elsewhere */
+	for (int i = 0; i < c->g->nlayer; i++)
+		if (c->g->layer[i].attr.lead > 0) {
+			k->max_gpus = 1;
+			return beyond(k, "layers with dimensions before the channels are not "
+					 "split spatially");
+		}
+	if (last < 0)
+		return beyond(k, "more GPUs than rows in the first layer's output");
+	spatial_at(c, k,
+		   c->pc->spatial_split == SPLIT_ALL ? last
+						     : best_split(c, (double)B / p1, ways, last));
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+/* One strategy on one grid (its dimensions those of the strategy). */
+static void
+predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], Candidate *k)
+{
+	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->sys,
+		  .delta = pc->g->elem_bytes, .W = (double)pc->g->total.params };
+
+	for (int i = 0; i < c.g->nlayer; i++)
+		c.arrays += c.g->layer[i].nw;
+	grid_map(c.s, grid, &c.map);
+	switch (kind) {
+	case STRAT_DATA: data(&c, k); break;
+	case STRAT_FILTER:
+	case STRAT_DF: model_split(&c, k, false); break;
+	case STRAT_CHANNEL: model_split(&c, k, true); break;
+	case STRAT_SPATIAL:
+	case STRAT_DS: spatial(&c, k); break;
+	case STRAT_PIPELINE: pipeline(c.g, c.an, &c.map, k, pc->cut_after); break;
+	case STRAT_COUNT: break;
+	}
+}
+
+const CostModel cost_model_physical = { "default", predict };

@@ -1,0 +1,138 @@
+#!/bin/sh
+# strategies.sh -- the strategy table and the cost-model seam from the
+# command line (docs/model.md, "Strategies and cost models: the code"):
+# the lists in messages come from ir/strategies.def; --grid and measured
+# runs read grids alike; with --plan the analysis prices pipelines at
+# blocks, so the plan is of a strategy that can be planned and lists what
+# was predicted.  TAP.
+: "${ORACLEC:=./oraclec}" "${PLANCHECK:=./tests/plancheck}" "${srcdir:=.}"
+LC_ALL=C
+export LC_ALL
+. "$srcdir/tests/tap.sh"
+absolute ORACLEC PLANCHECK
+srcdir_absolute
+odl=$srcdir/examples/resnet50.odl
+onnx=$srcdir/examples/resnet50.onnx
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/strategies.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+run()
+{
+	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+}
+
+want_status()
+{
+	status_why "$status" "$1"
+	[ -z "$why" ] || fail "$why"
+}
+
+# err LINE: stderr is exactly LINE
+err()
+{
+	[ "$(cat "$tmp/err")" = "$1" ] || fail "stderr is not '$1'"
+}
+
+get()
+{
+	"$PLANCHECK" get "$1" "$2"
+}
+
+# ---- the lists in messages come from the table --------------------------
+
+hint="Try 'oraclec --help' for more information."
+run "$odl" --strategies data,bogus
+want_status 2
+err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds)
+$hint"
+check "--strategies: an unknown name lists the table's strategies"
+
+run "$odl" --grid data=2,pipeline=4
+want_status 2
+err "oraclec: --grid 'data=2,pipeline=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial)
+$hint"
+check "--grid: a grid of no strategy lists the table's grids"
+
+run "$odl" --cost-model physics
+want_status 2
+err "oraclec: unknown cost model 'physics' (default, paper)
+$hint"
+check "--cost-model: an unknown model lists the models by name"
+
+# ---- one grid reader ----------------------------------------------------
+
+run "$odl" --grid ',spatial=4,,data=16,' -f csv
+want_status 0
+grep -q ',ds,"data=16,spatial=4",' "$tmp/out" || fail "not ds on data=16,spatial=4"
+check "--grid: parts in any order, empty parts skipped, printed in dimension order"
+
+for args in "data=4,data=2|bad --grid 'data=4,data=2' (e.g. data=256,spatial=4)" \
+	    "data=4,rows=2|bad --grid 'data=4,rows=2' (e.g. data=256,spatial=4)" \
+	    "data=0,rows=2|invalid value '0' for --grid (expected 1 to 16777216)" \
+	    "data=4,spatial=4x|invalid value '4x' for --grid (expected 1 to 16777216)" \
+	    "data=8192,spatial=4096|--grid 'data=8192,spatial=4096' has too many GPUs"; do
+	run "$odl" --grid "${args%%|*}"
+	want_status 2
+	err "oraclec: ${args#*|}
+$hint"
+done
+check "--grid: the first problem from the left, as a usage error"
+
+big=16777216
+printf 'model,strategy,gpus,grid,global_batch,dataset_size,measured_iteration_s\n' >"$tmp/m.csv"
+printf 'resnet50,ds,%s,"data=%s,spatial=%s,pipeline=%s,filter=%s,channel=%s",512,1281167,0.2\n' \
+	$big $big $big $big $big $big >>"$tmp/m.csv"
+run validate "$tmp/m.csv" --models "$srcdir/examples"
+want_status 1
+grep -q "m.csv:2:1: error: bad grid 'data=$big,spatial=$big," "$tmp/err" ||
+	fail "no 'bad grid' diagnostic"
+[ -s "$tmp/out" ] && fail "stdout is not empty"
+check "validate: a grid whose product passes 2^24 is a bad grid (no overflow)"
+
+printf 'model,strategy,gpus,grid,global_batch,dataset_size,measured_iteration_s\n' >"$tmp/m.csv"
+printf 'resnet50,ds,64,",spatial=4,data=16",512,1281167,0.2\n' >>"$tmp/m.csv"
+run validate "$tmp/m.csv" --models "$srcdir/examples" -f csv
+want_status 0
+grep -q '^resnet50,ds,64,",spatial=4,data=16",' "$tmp/out" || fail "the run was not predicted"
+check "validate reads a measured grid as --grid does"
+
+# ---- plans price what they list -----------------------------------------
+
+# resnet50.onnx has 21 blocks: a 32-stage pipeline, the report's best
+# here, cannot begin its stages at blocks, so the plan is of the best
+# strategy that can.
+run "$onnx" -g 32 --strategies pipeline,filter -f json
+want_status 0
+grep -q '"best": "pipeline"' "$tmp/out" || fail "the report does not recommend pipeline"
+run "$onnx" -g 32 --strategies pipeline,filter --plan generic -q
+want_status 0
+cp "$tmp/out" "$tmp/plan.json"
+[ "$(get "$tmp/plan.json" strategy)" = filter ] || fail "the plan is not of filter"
+check "--plan: the analysis cuts pipelines at blocks, so the plan is of a strategy that can be planned"
+
+run "$onnx" --grid pipeline=4 --plan generic
+want_status 0
+cp "$tmp/out" "$tmp/pipe.json"
+err "$onnx: note: the plan's pipeline stages begin at blocks; a report without --plan may cut inside them (docs/plans.md)"
+[ "$(get "$tmp/pipe.json" pipeline.boundaries)" = blocks ] || fail "boundaries is not blocks"
+# GPipe: the slowest stage's time_s, times M + S - 1, is the iteration's
+# compute and bubble; the largest memory_bytes is the memory per GPU
+M=$(get "$tmp/pipe.json" pipeline.micro_batches)
+awk -v M="$M" '
+	/"time_s":/ { gsub(/[",]/, "", $2); if ($2 + 0 > t) t = $2 + 0 }
+	/"memory_bytes":/ { gsub(/[",]/, "", $2); if ($2 + 0 > m) m = $2 + 0 }
+	/"memory_per_gpu_bytes":/ { gsub(/[",]/, "", $2); total = $2 + 0 }
+	/"iteration_s":/ { gsub(/[",]/, "", $2); it = $2 + 0 }
+	END { if (m != total || t * (M + 3) > it * (1 + 1e-9) || t <= 0) exit 1 }
+' "$tmp/pipe.json" || fail "the stages are not the prediction's"
+check "--plan: a pipeline's stages begin at blocks and carry the prediction's time and memory"
+
+run "$odl" --grid pipeline=16 --plan generic
+want_status 0
+[ -s "$tmp/err" ] && fail "a note for a model whose every layer is a block"
+check "--plan: no note when any layer may begin a stage"
+
+finish

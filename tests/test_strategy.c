@@ -1,0 +1,362 @@
+/* test_strategy.c -- the strategy table and grid text (ir/grid.c), the
+ * mapping of a grid onto nodes (passes/mapping.c), the cost-model
+ * interface as strategy.c uses it (passes/costmodel.h), and pipelines
+ * whose plan lists the stage costs the prediction made (pipeline.c,
+ * placement.c). */
+#include "harness.h"
+#include "passes/model.h"
+
+#include <math.h>
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-15)
+
+static const System *
+abci(Fx *fx)
+{
+	const System *s = system_load("abci", &fx->arena, &fx->files);
+
+	assert_non_null(s);
+	return s;
+}
+
+/* ---- the table and the grid text ----------------------------------------- */
+
+static void
+the_table_names_strategies_and_their_grids(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	assert_int_equal(strategy_lookup("df"), STRAT_DF);
+	assert_int_equal(strategy_lookup("dp"), STRAT_COUNT);
+	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_SPATIAL)), STRAT_DS);
+	assert_int_equal(grid_strategy(DIM_BIT(DIM_PIPELINE)), STRAT_PIPELINE);
+	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_PIPELINE)), STRAT_COUNT);
+	assert_int_equal(strategy_info[STRAT_DF].grids, GRID_FACTORS);
+	assert_int_equal(strategy_info[STRAT_CHANNEL].grids, GRID_WHOLE);
+	assert_string_equal(strategy_list(buf, sizeof buf),
+			    "data, spatial, pipeline, filter, channel, df, ds");
+	assert_string_equal(grid_shape_list(buf, sizeof buf),
+			    "data, spatial, pipeline, filter, channel, data+filter, data+spatial");
+	/* a plan's rank order, outer to inner */
+	assert_int_equal(grid_order[0], DIM_DATA);
+	assert_int_equal(grid_order[1], DIM_PIPELINE);
+	assert_int_equal(grid_order[2], DIM_SPATIAL);
+	assert_int_equal(grid_order[3], DIM_CHANNEL);
+	assert_int_equal(grid_order[4], DIM_FILTER);
+	assert_true(grid_dim_info[DIM_FILTER].shards);
+	assert_false(grid_dim_info[DIM_SPATIAL].shards);
+}
+
+static void
+grid_text_reads_and_writes(void **state)
+{
+	int64_t g[DIM_COUNT];
+	char bad[8], buf[GRID_TEXT_MAX];
+
+	(void)state;
+	assert_int_equal(grid_parse("spatial=4,,data=16,", g, bad, sizeof bad), GRID_OK);
+	assert_int_equal(g[DIM_DATA], 16);
+	assert_int_equal(g[DIM_SPATIAL], 4);
+	assert_int_equal(g[DIM_FILTER], 0);
+	assert_int_equal(grid_dims(g), DIM_BIT(DIM_DATA) | DIM_BIT(DIM_SPATIAL));
+	assert_int_equal(grid_gpus(g), 64);
+	assert_string_equal(grid_format(g, NULL, 0, buf, sizeof buf), "data=16,spatial=4");
+	/* reports in dimension order, plans outer to inner */
+	assert_int_equal(grid_parse("spatial=2,pipeline=3,filter=5,channel=7", g, bad, sizeof bad),
+			 GRID_OK);
+	assert_string_equal(grid_format(g, NULL, 0, buf, sizeof buf),
+			    "spatial=2,pipeline=3,filter=5,channel=7");
+	assert_string_equal(grid_format(g, grid_order, DIM_COUNT, buf, sizeof buf),
+			    "pipeline=3,spatial=2,channel=7,filter=5");
+	assert_string_equal(grid_format(g, grid_order, DIM_COUNT, buf, 12), "pipeline=3,");
+	assert_int_equal(grid_parse("", g, bad, sizeof bad), GRID_OK);
+	assert_string_equal(grid_format(g, NULL, 0, buf, sizeof buf), "");
+	/* the first problem from the left */
+	assert_int_equal(grid_parse("data", g, bad, sizeof bad), GRID_SYNTAX);
+	assert_int_equal(grid_parse("data=4,data=2", g, bad, sizeof bad), GRID_SYNTAX);
+	assert_int_equal(grid_parse("dat=4", g, bad, sizeof bad), GRID_SYNTAX);
+	assert_int_equal(grid_parse("=4", g, bad, sizeof bad), GRID_SYNTAX);
+	assert_int_equal(grid_parse("bogus=1,data=0", g, bad, sizeof bad), GRID_SYNTAX);
+	assert_int_equal(grid_parse("data=0,bogus=1", g, bad, sizeof bad), GRID_VALUE);
+	assert_string_equal(bad, "0");
+	assert_int_equal(grid_parse("data=4x,spatial=2", g, bad, sizeof bad), GRID_VALUE);
+	assert_string_equal(bad, "4x");
+	assert_int_equal(grid_parse("data=", g, bad, sizeof bad), GRID_VALUE);
+	assert_string_equal(bad, "");
+	assert_int_equal(grid_parse("data=16777217", g, bad, sizeof bad), GRID_VALUE);
+	assert_string_equal(bad, "1677721"); /* truncated to fit */
+	assert_int_equal(grid_parse("data=16777216", g, bad, sizeof bad), GRID_OK);
+	assert_int_equal(grid_parse("data=4096,spatial=8192", g, bad, sizeof bad), GRID_TOO_MANY);
+	assert_int_equal(grid_parse("data=16777216,spatial=16777216,pipeline=16777216,"
+				    "filter=16777216,channel=16777216", g, bad, sizeof bad),
+			 GRID_TOO_MANY);
+}
+
+/* ---- the mapping --------------------------------------------------------- */
+
+static void
+assert_group(Group g, int64_t size, int64_t per_node, int64_t sharing)
+{
+	assert_int_equal(g.size, size);
+	assert_int_equal(g.per_node, per_node);
+	assert_int_equal(g.sharing, sharing);
+}
+
+/* abci: 4 GPUs per node. */
+static void
+mapping_places_groups_inside_nodes(void **state)
+{
+	Fx *fx = *state;
+	const System *s = abci(fx);
+	int64_t data16[DIM_COUNT] = { [DIM_DATA] = 16 };
+	int64_t df[DIM_COUNT] = { [DIM_DATA] = 8, [DIM_FILTER] = 2 };
+	int64_t df1[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_FILTER] = 2 };
+	int64_t ds[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_SPATIAL] = 8 };
+	int64_t odd[DIM_COUNT] = { [DIM_DATA] = 3, [DIM_CHANNEL] = 3 };
+	Mapping m;
+	int64_t node;
+	int gpu;
+
+	grid_map(s, data16, &m);
+	assert_int_equal(m.gpus, 16);
+	assert_int_equal(m.q, 1);
+	assert_int_equal(m.nodes, 4);
+	assert_int_equal(m.per_node, 4);
+	assert_int_equal(m.in_node, 4);
+	assert_false(m.across);
+	assert_group(m.grad, 16, 4, 1);
+	assert_group(m.model, 1, 1, 1);
+
+	/* filter shards the weights: one replica per node, the node's two
+	 * positions sharing its links (the published model) */
+	grid_map(s, df, &m);
+	assert_int_equal(m.ndim, 2);
+	assert_int_equal(m.dim[0], DIM_DATA);
+	assert_int_equal(m.dim[1], DIM_FILTER);
+	assert_int_equal(m.groups_per_node, 2);
+	assert_int_equal(m.nodes, 4);
+	assert_group(m.grad, 8, 1, 2);
+	assert_group(m.model, 2, 2, 1);
+	grid_map(s, df1, &m); /* all in one node */
+	assert_group(m.grad, 2, 2, 1);
+
+	/* spatial replicates the weights: every GPU all-reduces */
+	grid_map(s, ds, &m);
+	assert_true(m.across);
+	assert_int_equal(m.nodes_per_group, 2);
+	assert_int_equal(m.nodes, 4);
+	assert_group(m.grad, 16, 4, 1);
+	assert_group(m.model, 8, 4, 1);
+	grid_rank(&m, 13, &node, &gpu); /* group 1, member 5 */
+	assert_int_equal(node, 3);
+	assert_int_equal(gpu, 1);
+
+	/* 3 does not divide 4: one group to a node, its last GPU idle */
+	grid_map(s, odd, &m);
+	assert_int_equal(m.groups_per_node, 1);
+	assert_int_equal(m.nodes, 3);
+	assert_int_equal(m.per_node, 3);
+	grid_rank(&m, 4, &node, &gpu);
+	assert_int_equal(node, 1);
+	assert_int_equal(gpu, 1);
+}
+
+/* ---- the cost-model interface -------------------------------------------- */
+
+enum { MAX_CALLS = 64 };
+static struct {
+	int n;
+	StrategyKind kind[MAX_CALLS];
+	int64_t grid[MAX_CALLS][DIM_COUNT];
+	const bool *cut_after;
+} calls;
+
+/* A model of round numbers: whole-grid strategies take 10 + kind
+ * seconds; a hybrid 1 + |p2 - 3|, so p2 = 3 is its best; ds does not
+ * fit. */
+static void
+fake_predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT],
+	     Candidate *k)
+{
+	int64_t p2 = 0;
+
+	assert_true(calls.n < MAX_CALLS);
+	calls.kind[calls.n] = kind;
+	memcpy(calls.grid[calls.n++], grid, sizeof calls.grid[0]);
+	calls.cut_after = c->cut_after;
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (d != DIM_DATA && grid[d])
+			p2 = grid[d];
+	memcpy(k->grid, grid, sizeof k->grid);
+	k->global_batch = 64;
+	k->max_gpus = 1000;
+	k->t.compute = strategy_info[kind].grids == GRID_FACTORS ? 1.0 + fabs((double)p2 - 3)
+								  : 10.0 + kind;
+	k->t.grad = 0.5;
+	k->mem.total = kind == STRAT_DS ? 2 * c->an->sys->mem : 1;
+}
+
+static const CostModel fake = { "fake", fake_predict };
+
+static void
+strategies_enumerate_grids_and_rank_any_model(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x8x8; c = conv(x, 4, kernel=3, pad=1); }",
+			  PASS_MEMORY);
+	Analysis an = { .sys = abci(fx), .gpus = 12, .batch_per_gpu = 2, .dataset_size = 640 };
+	bool cuts[1] = { true };
+	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &fake, .cut_after = cuts };
+	const Candidate *df = &an.cand[STRAT_DF];
+
+	calls.n = 0;
+	assert_true(strategies_run(g, &an, &o));
+	/* five whole grids of 12, then 12 = 6x2, 4x3, 3x4, 2x6 for each hybrid */
+	assert_int_equal(calls.n, 5 + 4 + 4);
+	assert_int_equal(calls.kind[2], STRAT_PIPELINE);
+	assert_int_equal(calls.grid[2][DIM_PIPELINE], 12);
+	assert_int_equal(grid_dims(calls.grid[2]), DIM_BIT(DIM_PIPELINE));
+	assert_int_equal(calls.kind[5], STRAT_DF);
+	assert_int_equal(calls.grid[5][DIM_DATA], 6);
+	assert_int_equal(calls.grid[5][DIM_FILTER], 2);
+	assert_int_equal(calls.grid[8][DIM_DATA], 2);
+	assert_int_equal(calls.grid[8][DIM_FILTER], 6);
+	assert_int_equal(calls.grid[12][DIM_SPATIAL], 6);
+	assert_ptr_equal(calls.cut_after, cuts);
+	/* the hybrid keeps its best factorization; strategy.c adds the parts */
+	assert_int_equal(df->grid[DIM_DATA], 4);
+	assert_int_equal(df->grid[DIM_FILTER], 3);
+	assert_true(df->analysed && df->computable && df->feasible);
+	NEAR(df->t.communication, 0.5);
+	NEAR(df->t.total, 1.5);
+	NEAR(df->epoch, 1.5 * 10);
+	assert_string_equal(df->bottleneck, "compute");
+	assert_false(an.cand[STRAT_DS].feasible);
+	assert_string_equal(an.cand[STRAT_DS].reason, "does not fit in GPU memory");
+	assert_int_equal(an.best, STRAT_DF);
+	NEAR(an.runner_up_ratio, 10.5 / 1.5); /* data: 10 + 0.5 */
+
+	/* p prime: a hybrid has no grid */
+	an.gpus = 7;
+	calls.n = 0;
+	assert_true(strategies_run(g, &an, &o));
+	assert_int_equal(calls.n, 5);
+	assert_false(df->computable);
+	assert_true(df->analysed);
+	assert_string_equal(df->reason, "needs two factors above 1 (p = p1 x p2)");
+
+	/* --grid: that grid only */
+	o.forced = true;
+	o.kind = STRAT_DS;
+	memset(o.grid, 0, sizeof o.grid);
+	o.grid[DIM_DATA] = o.grid[DIM_SPATIAL] = 2;
+	calls.n = 0;
+	assert_true(strategies_run(g, &an, &o));
+	assert_int_equal(calls.n, 1);
+	assert_int_equal(an.best, -1);
+	assert_false(an.cand[STRAT_DATA].analysed);
+}
+
+static void
+cost_models_are_found_by_name(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_ptr_equal(cost_model_find("default"), &cost_model_physical);
+	assert_ptr_equal(cost_model_find("paper"), &cost_model_paper);
+	assert_null(cost_model_find("physical"));
+	assert_string_equal(cost_model_list(buf, sizeof buf), "default, paper");
+}
+
+/* ---- a pipeline's stage costs, predicted once ----------------------------- */
+
+static const char four_convs[] =
+	"model m { input x: 3x32x32;\n"
+	"  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
+	"  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }";
+
+static void
+a_pipeline_keeps_each_stage_cost(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+			.sample_bytes = 1000 };
+	StrategyOpts o = { 0 };
+	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
+	Candidate k;
+	double t = 0, m = 0;
+
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &k));
+	assert_int_equal(k.stages, 2);
+	assert_non_null(k.stage_time);
+	assert_non_null(k.stage_mem);
+	for (int i = 0; i < k.stages; i++) {
+		t = fmax(t, k.stage_time[i]);
+		m = fmax(m, k.stage_mem[i]);
+	}
+	/* GPipe: M + S - 1 steps of the slowest stage; the fullest GPU */
+	NEAR(t * (double)(k.micro_batches + 1), k.t.compute + k.t.bubble);
+	NEAR(m, k.mem.total);
+	/* Table III gives no stage times */
+	o.model = &cost_model_paper;
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &k));
+	assert_null(k.stage_time);
+}
+
+/* With --plan the analysis cuts only where the modules allow, and the plan
+ * lists that prediction's stages and costs. */
+static void
+a_pipeline_plan_lists_the_prediction(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+			.sample_bytes = 1000 };
+	StrategyOpts o = { .forced = true, .kind = STRAT_PIPELINE,
+			   .grid = { [DIM_PIPELINE] = 2 } };
+	bool only_after_c[4] = { false, false, true, true };
+	const Candidate *k = &an.cand[STRAT_PIPELINE];
+	Modules mod;
+	Placement pl;
+
+	modules_derive(g, &mod);
+	assert_null(plan_cuts(g, &mod)); /* ODL: every layer is a block */
+	o.cut_after = only_after_c;
+	assert_true(strategies_run(g, &an, &o));
+	assert_int_equal(k->stage_end[0], 2);
+	assert_true(placement_run(g, &an, &o, &mod, &pl));
+	assert_true(pl.recut);
+	assert_int_equal(pl.nstage, 2);
+	assert_int_equal(pl.stage[0].last, 2);
+	for (int i = 0; i < pl.nstage; i++) {
+		assert_true(pl.stage[i].time == k->stage_time[i]);
+		assert_true(pl.stage[i].mem == k->stage_mem[i]);
+	}
+	assert_int_equal(pl.nodes, 1);
+	assert_int_equal(pl.rank[1].gpu, 1);
+
+	/* the paper's model gives no stage times: no pipeline plan */
+	o.model = &cost_model_paper;
+	assert_true(strategies_run(g, &an, &o));
+	assert_false(placement_run(g, &an, &o, &mod, &pl));
+	assert_non_null(strstr(fx_diags(fx), "a pipeline plan needs the default cost model"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(the_table_names_strategies_and_their_grids),
+		cmocka_unit_test(grid_text_reads_and_writes),
+		FX_TEST(mapping_places_groups_inside_nodes),
+		FX_TEST(strategies_enumerate_grids_and_rank_any_model),
+		cmocka_unit_test(cost_models_are_found_by_name),
+		FX_TEST(a_pipeline_keeps_each_stage_cost),
+		FX_TEST(a_pipeline_plan_lists_the_prediction),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
