@@ -14,7 +14,7 @@
  * whose data stayed in the deleted weight file still get a shape, which
  * is all a constant operand of a layer needs.  Tensors over MAX_FOLD
  * elements are never materialised. */
-#include "frontend/onnx.h"
+#include "frontend/onnx/values.h"
 #include "util/checked.h"
 
 #include <inttypes.h>

@@ -8,7 +8,7 @@
  * a transpose may move it to another axis.  Each rule computes the full
  * output shape with the batch symbolic, says on which axis the batch
  * ends up, and gives the IR layer the per-sample shape (onnx.h, Val). */
-#include "frontend/onnx.h"
+#include "frontend/onnx/values.h"
 #include "util/checked.h"
 
 #include <inttypes.h>

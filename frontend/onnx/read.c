@@ -29,7 +29,7 @@
  * Constant node but scalars, counts once, on the first layer that reads it
  * directly or through folded constants (Layer.fparams), except
  * BatchNormalization's running mean and variance (buffers). */
-#include "frontend/onnx.h"
+#include "frontend/onnx/values.h"
 #include "util/checked.h"
 
 #include <errno.h>

@@ -13,7 +13,7 @@
  * constant is a "scale" layer whose attr.target is the constant's
  * per-sample shape; any other constant operand becomes a "const" layer,
  * so every operand is an IR tensor. */
-#include "frontend/onnx.h"
+#include "frontend/onnx/values.h"
 #include "util/checked.h"
 
 #include <inttypes.h>

@@ -6,7 +6,7 @@
 #define ORACLEC_FRONTEND_ONNX_H
 
 #include "frontend/frontend.h"
-#include "frontend/onnx.pb-c.h"
+#include "frontend/onnx/onnx.pb-c.h"
 #include "util/map.h"
 
 /* constants with more values than this are not folded; inputs of one node */
