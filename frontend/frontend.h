@@ -29,15 +29,15 @@ typedef struct OnnxOptions {
 	FILE *print_outputs;      /* print the graph outputs' shapes here */
 } OnnxOptions;
 
-/* onnx.c: read an ONNX ModelProto (weights never opened), fold shape
+/* onnx/read.c: read an ONNX ModelProto (weights never opened), fold shape
  * computations, return the layers as a Graph.  NULL after errors. */
 Graph *onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt);
 
-/* onnx.c: print a serialized TensorProto's dims as "name [d0,d1,...]"
+/* onnx/read.c: print a serialized TensorProto's dims as "name [d0,d1,...]"
  * (the conformance test reads ONNX's expected outputs with it). */
 bool onnx_print_tensor_dims(const char *path, FILE *f);
 
-/* pbstrip.c: the ModelProto in buf without its large weight payloads, as
+/* onnx/pbstrip.c: the ModelProto in buf without its large weight payloads, as
  * a malloc'd buffer; NULL with *err set when the wire format is broken. */
 uint8_t *onnx_strip(const uint8_t *buf, size_t len, size_t *outlen, const char **err);
 
