@@ -52,12 +52,17 @@ const char *builtin_system_name(int i);
 System *system_load(const char *name, Arena *a, FileList *files);
 void system_list(FILE *f);  /* --list-systems */
 
-/* paradl.c: ParaDL's platform files (.plat) and model tables (.net,
- * .net_sc).  paradl_load_net returns the table's rows as a chain of
- * layers, every shape a row declares checked against the inferred one,
- * the dataset size set, and the time column as Graph.timing; NULL after
- * reporting errors.  The file is added to `files`. */
-System *paradl_load_plat(const char *path, Arena *a, FileList *files);
+/* plat.c: a ParaDL platform file (.plat) read into s, the default system
+ * (system_load does so): its name, memory, speed, links and GPUs per node
+ * become the file's.  False after reporting errors.  The file is added to
+ * `files`. */
+bool plat_read(const char *path, FileList *files, System *s);
+
+/* paradl.c: a ParaDL model table (.net, .net_sc): the table's rows as a
+ * chain of layers, every shape a row declares checked against the
+ * inferred one, the dataset size set, and the time column as
+ * Graph.timing; NULL after reporting errors.  The file is added to
+ * `files`. */
 Graph *paradl_load_net(const char *path, Arena *a, FileList *files);
 
 /* profile.c: --profile, a CSV of measured layer times (header
