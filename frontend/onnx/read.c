@@ -25,6 +25,7 @@
  *
  * Calls go down this list, never up: the rules do not call the walk or
  * the table, fold.c does not lower, values.c knows neither. */
+#include "frontend/onnx/values.h"
 #include "frontend/onnx/walk.h"
 
 #include <errno.h>
