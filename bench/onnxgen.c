@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/onnx.pb-c.h"
+#include "frontend/onnx/onnx.pb-c.h"
 
 enum { W = 4096, C = 256, HW = 14, CLASSES = 1000 };
 

@@ -29,15 +29,15 @@ typedef struct OnnxOptions {
 	FILE *print_outputs;      /* print the graph outputs' shapes here */
 } OnnxOptions;
 
-/* onnx.c: read an ONNX ModelProto (weights never opened), fold shape
+/* onnx/read.c: read an ONNX ModelProto (weights never opened), fold shape
  * computations, return the layers as a Graph.  NULL after errors. */
 Graph *onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt);
 
-/* onnx.c: print a serialized TensorProto's dims as "name [d0,d1,...]"
+/* onnx/read.c: print a serialized TensorProto's dims as "name [d0,d1,...]"
  * (the conformance test reads ONNX's expected outputs with it). */
 bool onnx_print_tensor_dims(const char *path, FILE *f);
 
-/* pbstrip.c: the ModelProto in buf without its large weight payloads, as
+/* onnx/pbstrip.c: the ModelProto in buf without its large weight payloads, as
  * a malloc'd buffer; NULL with *err set when the wire format is broken. */
 uint8_t *onnx_strip(const uint8_t *buf, size_t len, size_t *outlen, const char **err);
 
@@ -52,12 +52,17 @@ const char *builtin_system_name(int i);
 System *system_load(const char *name, Arena *a, FileList *files);
 void system_list(FILE *f);  /* --list-systems */
 
-/* paradl.c: ParaDL's platform files (.plat) and model tables (.net,
- * .net_sc).  paradl_load_net returns the table's rows as a chain of
- * layers, every shape a row declares checked against the inferred one,
- * the dataset size set, and the time column as Graph.timing; NULL after
- * reporting errors.  The file is added to `files`. */
-System *paradl_load_plat(const char *path, Arena *a, FileList *files);
+/* plat.c: a ParaDL platform file (.plat) read into s, the default system
+ * (system_load does so): its name, memory, speed, links and GPUs per node
+ * become the file's.  False after reporting errors.  The file is added to
+ * `files`. */
+bool plat_read(const char *path, FileList *files, System *s);
+
+/* paradl.c: a ParaDL model table (.net, .net_sc): the table's rows as a
+ * chain of layers, every shape a row declares checked against the
+ * inferred one, the dataset size set, and the time column as
+ * Graph.timing; NULL after reporting errors.  The file is added to
+ * `files`. */
 Graph *paradl_load_net(const char *path, Arena *a, FileList *files);
 
 /* profile.c: --profile, a CSV of measured layer times (header

@@ -277,8 +277,11 @@ system_load(const char *name, Arena *a, FileList *files)
 	if (text)
 		return from_text(arena_printf(a, "<built-in %s>", name), text, strlen(text), a,
 				 "built-in");
-	if (n > 5 && strcmp(name + n - 5, ".plat") == 0)
-		return paradl_load_plat(name, a, files);
+	if (n > 5 && strcmp(name + n - 5, ".plat") == 0) {
+		/* the default system, with the constants the file gives */
+		s = system_load(default_system, a, files);
+		return s && plat_read(name, files, s) ? s : NULL;
+	}
 	if (!strchr(name, '/') && !strchr(name, '.')) {
 		diag_error(LOC_NONE, "unknown system '%.64s' (--list-systems shows the built-in "
 			   "ones; a file name needs a '.' or a '/')", name);

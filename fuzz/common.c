@@ -143,6 +143,27 @@ fuzz_passes(Graph *g)
 	return passes_run(g, NULL, PASS_MEMORY, NULL);
 }
 
+/* The plan of the analysis's best strategy (none when nothing fits, or
+ * when the plan cannot be made), in every format, as oraclec --plan
+ * makes it: pipelines priced at the modules' cut points. */
+static void
+plans(Graph *g, const System *s, const Settings *set, StrategyOpts o)
+{
+	static const char *const kind[] = { "generic", "pytorch", "deepspeed", "megatron",
+					    "slurm" };
+	Analysis an;
+	Modules mod;
+	Placement pl;
+
+	modules_derive(g, &mod);
+	o.cut_after = plan_cuts(g, &mod);
+	if (!analysis_setup(&an, set, g, s) || !strategies_run(g, &an, &o) ||
+	    !placement_run(g, &an, &o, &mod, &pl))
+		return;
+	for (size_t i = 0; i < sizeof kind / sizeof *kind; i++)
+		plan_find(kind[i])->emit(g, &an, &pl, devnull);
+}
+
 void
 fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 {
@@ -160,6 +181,7 @@ fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 		text_emit(g, &an, &layers, devnull);
 		json_emit(g, &an, &layers, devnull);
 		csv_emit(g, &an, &layers, devnull);
+		plans(g, s, &set, o);
 	}
 	o.model = &cost_model_paper;
 	o.spatial_split = SPLIT_ALL;

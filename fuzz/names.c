@@ -388,6 +388,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Analysis an;
 	Settings set = settings_default;
 	Placement pl;
+	Modules mod;
 	System *s;
 	Graph *g;
 	Arena a;
@@ -423,10 +424,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		set.gpus = 4;
 		set.dataset_size = 1000;
 		set.sample_bytes = 4.0 * D;
+		modules_derive(g, &mod);
+		opt.cut_after = plan_cuts(g, &mod);
 		if (analysis_setup(&an, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
 		    strategies_run(g, &an, &opt)) {
 			reports(g, &an);
-			if (placement_run(g, &an, &opt, &pl))
+			if (placement_run(g, &an, &opt, &mod, &pl))
 				plans(g, &an, &pl);
 		}
 	}

@@ -1,5 +1,5 @@
 /* onnxbuild.h -- ONNX models built in memory with protobuf-c's generated
- * API (frontend/onnx.pb-c.h), for tests/test_onnx.c and the CLI cases'
+ * API (frontend/onnx/onnx.pb-c.h), for tests/test_onnx.c and the CLI cases'
  * generator tests/onnx-bad-gen.c, so no binary model is committed.
  *
  * Every message, array and string lives in an arena and is never freed on
@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "frontend/onnx.pb-c.h"
+#include "frontend/onnx/onnx.pb-c.h"
 #include "util/arena.h"
 
 /* a symbolic dimension: dim_param "N" */

@@ -1,4 +1,5 @@
-/* test_onnx.c -- frontend/onnx.c, fold.c and pbstrip.c on bad input.
+/* test_onnx.c -- the ONNX frontend (frontend/onnx/) on bad input, and its
+ * operator table.
  *
  * Every model is built in memory with protobuf-c's generated API
  * (tests/onnxbuild.h), packed, written to the scratch directory and read
@@ -13,6 +14,7 @@
  * space limit where the point is not to allocate). */
 #include "harness.h"
 #include "onnxbuild.h"
+#include "frontend/onnx/optable.h"
 
 #include <math.h>
 #include <signal.h>
@@ -1402,6 +1404,111 @@ huge_repeated_fields_finish_quickly(void **state)
 	}
 }
 
+/* ---- the operator table ------------------------------------------------- */
+
+/* Sorted by name for bsearch, each row found by its name, other names
+ * (case matters, no prefixes) not at all. */
+static void
+operator_table_is_sorted_and_each_row_is_found(void **state)
+{
+	static const char *const unknown[] = { "", "A", "abs", "relu", "Relu ", "Conv2",
+					       "Reduce", "ReduceFoo", "Zz", "~" };
+	size_t n;
+	const OnnxOp *ops = onnx_ops(&n);
+
+	assert_true(n > 100);
+	for (size_t i = 0; i < n; i++) {
+		if (i && strcmp(ops[i - 1].name, ops[i].name) >= 0)
+			fail_msg("row %zu '%s' is not after '%s'", i, ops[i].name, ops[i - 1].name);
+		assert_ptr_equal(onnx_op(ops[i].name), &ops[i]);
+	}
+	for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+		assert_null(onnx_op(unknown[i]));
+}
+
+/* Whether rule r reads its row's kind. */
+static bool
+reads_kind(LowerRule *r)
+{
+	return r == lower_conv || r == lower_pool || r == lower_channels ||
+	       r == lower_elementwise || r == lower_unary || r == lower_softmax ||
+	       r == lower_reduce;
+}
+
+/* What the graph walk relies on, row by row. */
+static void
+operator_table_rows_are_consistent(void **state)
+{
+	size_t n;
+	const OnnxOp *ops = onnx_ops(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		const OnnxOp *r = &ops[i];
+		bool coded = r->fold == fold_binary || r->fold == fold_unary ||
+			     r->fold == fold_same_shape;
+		bool ok = (!(r->flags & OPF_ANY_FIRST) || r->lower) &&
+			  (!(r->flags & OPF_PAIR) || (r->flags & OPF_ANY_FIRST)) &&
+			  (!(r->flags & OPF_DATA_SHAPED) || !r->lower) &&
+			  (!(r->flags & (OPF_SHAPE_ONLY | OPF_CONSTANT)) || (!r->lower && r->fold)) &&
+			  (!(r->flags & OPF_TO_BATCH) || r->kind == OP_EXPAND || r->kind == OP_CONST) &&
+			  (r->code != 0) == coded &&
+			  (r->lower && reads_kind(r->lower) ? r->kind != OP_OPAQUE
+							    : r->kind == OP_OPAQUE ||
+								      (r->flags & OPF_TO_BATCH));
+		if (!ok)
+			fail_msg("row '%s' is not consistent", r->name);
+	}
+}
+
+/* The walk by the table's flags: a constant first input only where the
+ * row allows one (Add, not Conv nor an operator of no row); MatMul
+ * without its second input is an operator with no rule; an output shaped
+ * by data is refused; Shape of an activation folds. */
+static void
+the_table_decides_how_a_node_is_read(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *g;
+	Graph *ir;
+	size_t mark = 0;
+
+	g = base(fx);
+	ob_init(a, g, ob_tensor(a, "w", FLOAT, DIMS(3, 1, 1)));
+	ob_add(a, g, ob_node(a, "Add", "add", "w,x", "y"));
+	assert_non_null(ir = run(fx, g));
+	assert_int_equal(fx_layer(ir, "add")->op, OP_SCALE);
+	for (int k = 0; k < 2; k++) {
+		g = base(fx);
+		ob_init(a, g, ob_tensor(a, "w", FLOAT, DIMS(4, 3, 3, 3)));
+		ob_add(a, g, ob_node(a, k ? "Frobnicate" : "Conv", "c", "w,x", "y"));
+		assert_null(run(fx, g));
+		assert_string_equal(since(fx, &mark), k ? "m.onnx: error: node 0 'c' (Frobnicate): a "
+							  "constant first input is not supported\n"
+							: "m.onnx: error: node 0 'c' (Conv): a constant "
+							  "first input is not supported\n");
+	}
+	g = base(fx);
+	ob_add(a, g, ob_node(a, "MatMul", "mm", "x", "y"));
+	ob_value_info(a, g, ob_vinfo(a, "y", DIMS(SYM, 5)));
+	assert_non_null(ir = run(fx, g));
+	assert_int_equal(fx_layer(ir, "mm")->op, OP_OPAQUE);
+	assert_int_equal(ir->nunknown, 1);
+	assert_string_equal(ir->unknown[0].op, "MatMul");
+	g = base(fx);
+	ob_add(a, g, ob_node(a, "NonZero", "nz", "x", "y"));
+	assert_null(run(fx, g));
+	assert_string_equal(since(fx, &mark), "m.onnx: error: node 0 'nz' (NonZero): an output "
+					      "shape computed from data is not supported\n");
+	g = base(fx);
+	ob_add(a, g, ob_node(a, "Shape", "s", "x", "s"));
+	ob_add(a, g, ob_node(a, "Reshape", "rs", "x,s", "y"));
+	assert_non_null(ir = run(fx, g));
+	assert_string_equal(fx_names(fx, ir), "rs");
+	assert_string_equal(fx_shape(ir, "rs"), "3x8x8");
+	assert_string_equal(since(fx, &mark), "");
+}
+
 int
 main(void)
 {
@@ -1438,6 +1545,9 @@ main(void)
 		FX_TEST(folding_malformed_constants_is_exact_or_an_error),
 		FX_TEST(large_tensor_data_is_dropped_before_unpacking),
 		FX_TEST(huge_repeated_fields_finish_quickly),
+		FX_TEST(operator_table_is_sorted_and_each_row_is_found),
+		FX_TEST(operator_table_rows_are_consistent),
+		FX_TEST(the_table_decides_how_a_node_is_read),
 	};
 	const char *only = getenv("TEST_FILTER");
 

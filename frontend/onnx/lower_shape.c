@@ -1,21 +1,20 @@
-/* onnxshape.c -- lowering ONNX's data-movement and reduction nodes:
+/* lower_shape.c -- lowering ONNX's data-movement and reduction nodes:
  * Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Pad, Softmax,
  * DepthToSpace, Gather, Slice, Split, Expand, Resize, the Reduce family,
- * and constants expanded to the batch.
+ * and constants expanded to the batch (optable.c picks the rule).
  *
  * These are the nodes that move the batch: a reshape may merge it with
  * other dimensions ([N, H, W, C] -> [N*nW, 49, C]) or split it off again,
  * a transpose may move it to another axis.  Each rule computes the full
  * output shape with the batch symbolic, says on which axis the batch
- * ends up, and gives the IR layer the per-sample shape (onnx.h, Val). */
-#include "frontend/onnx.h"
+ * ends up, and gives the IR layer the per-sample shape (values.h, Val). */
+#include "frontend/onnx/fold.h"
+#include "frontend/onnx/lower.h"
 #include "util/checked.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- shapes ------------------------------------------------------------- */
 
@@ -87,9 +86,10 @@ fixed_batch_axis(Onnx *o, const Val *x, int64_t *t, int n, int64_t *minus, int64
  * may be k * N (the batch, merged with k per sample), one may be -1.
  * With no batch entry the -1 holds it: [-1, 49, C] after a window
  * partition is [N*nW, 49, C]. */
-static bool
-lower_reshape(Onnx *o, const Val *x, const Val *s)
+bool
+lower_reshape(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *x = in[0], *s = nin > 1 ? in[1] : NULL;
 	int64_t full[MAX_RANK + 1], prod = 1, e = 1, minus = -1, bax = -1, n;
 	bool allowzero = attr_i(o->np, "allowzero", 0);
 
@@ -144,9 +144,12 @@ lower_reshape(Onnx *o, const Val *x, const Val *s)
 	return reshape_to(o, x, full, (int)n, (int)bax);
 }
 
-static bool
-lower_flatten(Onnx *o, const Val *x)
+/* Flatten: a flatten layer when it keeps the batch alone first, else a
+ * reshape. */
+bool
+lower_flatten(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *x = in[0];
 	int64_t axis = attr_i(o->np, "axis", 1), full[2] = { 1, 1 };
 	Layer *l;
 	int bax = -1;
@@ -192,8 +195,9 @@ axes_of(Onnx *o, int64_t *ax, int max)
 	return (int)a->n;
 }
 
+/* Squeeze or (un) Unsqueeze of x: a reshape. */
 static bool
-lower_squeeze(Onnx *o, const Val *x, bool un)
+squeeze(Onnx *o, const Val *x, bool un)
 {
 	int64_t ax[MAX_RANK + 1], full[MAX_RANK + 1];
 	int n = axes_of(o, ax, MAX_RANK + 1), rank, k = 0, bax = -1;
@@ -232,38 +236,25 @@ lower_squeeze(Onnx *o, const Val *x, bool un)
 	return reshape_to(o, x, full, un ? rank : k, bax);
 }
 
+/* Squeeze: the axes given, or every axis of extent 1. */
 bool
-onnx_transpose(Onnx *o, const Val *x, const int64_t *p, const Val **out)
+lower_squeeze(Onnx *o, OpKind kind, const Val **in, int nin)
 {
-	Layer *l;
-	int bax = -1;
-	unsigned used = 0;
-
-	if (!(l = onnx_layer_out(o, OP_TRANSPOSE, &x, 1, out ? -1 : 0)))
-		return false;
-	for (int i = 0; i < x->rank; i++) {
-		if (p[i] < 0 || p[i] >= x->rank || (used & (1u << p[i]))) {
-			NERR(o, "bad permutation");
-			return false;
-		}
-		used |= 1u << p[i];
-		if (p[i] == x->bax) {
-			bax = i;
-			if (x->d[p[i]] == 1)
-				continue; /* the batch alone: not in the sample */
-		}
-		l->attr.target.d[l->attr.target.rank++] = ps_axis(x, (int)p[i]);
-	}
-	if (!onnx_finish(o, l, x->rank, bax))
-		return false;
-	if (out)
-		*out = lookup(o, o->g->tensor[l->out[0]].name);
-	return true;
+	return squeeze(o, in[0], false);
 }
 
-static bool
-lower_transpose(Onnx *o, const Val *x)
+/* Unsqueeze: axes of extent 1 inserted. */
+bool
+lower_unsqueeze(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	return squeeze(o, in[0], true);
+}
+
+/* Transpose by the attribute perm, by default reversing the axes. */
+bool
+lower_transpose(Onnx *o, OpKind kind, const Val **in, int nin)
+{
+	const Val *x = in[0];
 	int64_t p[MAX_RANK + 1];
 	int n = attr_ints(o, "perm", p, MAX_RANK + 1);
 
@@ -279,8 +270,9 @@ lower_transpose(Onnx *o, const Val *x)
 	return onnx_transpose(o, x, p, NULL);
 }
 
-static bool
-lower_concat(Onnx *o, const Val **in, int nin)
+/* Concat of activations and constants, along a per-sample axis. */
+bool
+lower_concat(Onnx *o, OpKind kind, const Val **in, int nin)
 {
 	const Val *ops[MAX_NODE_INPUTS], *x0 = NULL;
 	int n = 0, ax;
@@ -317,9 +309,12 @@ lower_concat(Onnx *o, const Val **in, int nin)
 	return onnx_finish_like(o, l, x0);
 }
 
-static bool
-lower_pad(Onnx *o, const Val *x)
+/* Pad by the attribute (opset < 11) or the input pads, the batch left
+ * alone. */
+bool
+lower_pad(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *x = in[0];
 	int64_t p[2 * (MAX_RANK + 1)];
 	int n = attr_ints(o, "pads", p, 2 * (MAX_RANK + 1)); /* opset < 11 */
 	const Val *pv;
@@ -359,9 +354,11 @@ lower_pad(Onnx *o, const Val *x)
 	return onnx_finish_like(o, l, x);
 }
 
-static bool
-lower_softmax(Onnx *o, const Val *x, OpKind op)
+/* Softmax, LogSoftmax and Hardmax (kind op) along a per-sample axis. */
+bool
+lower_softmax(Onnx *o, OpKind op, const Val **in, int nin)
 {
+	const Val *x = in[0];
 	int ax = onnx_sample_axis(o, x, attr_i(o->np, "axis", o->opset >= 13 ? -1 : 1));
 	Layer *l;
 
@@ -374,7 +371,7 @@ lower_softmax(Onnx *o, const Val *x, OpKind op)
 /* DepthToSpace and SpaceToDepth move blocks of b x b between channels
  * and space: a reshape of [N, C, H, W], counted as data movement. */
 static bool
-lower_depth(Onnx *o, const Val *x, bool to_space)
+depth(Onnx *o, const Val *x, bool to_space)
 {
 	int64_t b = attr_i(o->np, "blocksize", 0), full[4];
 
@@ -390,18 +387,35 @@ lower_depth(Onnx *o, const Val *x, bool to_space)
 	return reshape_to(o, x, full, 4, x->bax);
 }
 
+/* DepthToSpace: channels to space. */
+bool
+lower_depth_to_space(Onnx *o, OpKind kind, const Val **in, int nin)
+{
+	return depth(o, in[0], true);
+}
+
+/* SpaceToDepth: space to channels. */
+bool
+lower_space_to_depth(Onnx *o, OpKind kind, const Val **in, int nin)
+{
+	return depth(o, in[0], false);
+}
+
 /* ---- indexing ----------------------------------------------------------- */
 
+/* Gather of x (in[0]) at the indices ix (in[1]); x may be a constant
+ * table indexed by an activation. */
 bool
-onnx_lower_gather(Onnx *o, const Val *x, const Val *ix)
+lower_gather(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *x = in[0], *ix = in[1];
 	Layer *l;
 	int ax, rank;
 
 	if (!x->act) { /* a table indexed by an activation (an embedding) */
 		int a = onnx_full_axis(o, attr_i(o->np, "axis", 0), x->shaped ? x->rank : 1);
-		const Val *in[2] = { NULL, ix };
-		if (a < 0 || !(in[0] = onnx_const_operand(o, x)) || !(l = onnx_layer(o, OP_GATHER, in, 2)))
+		const Val *ops[2] = { NULL, ix };
+		if (a < 0 || !(ops[0] = onnx_const_operand(o, x)) || !(l = onnx_layer(o, OP_GATHER, ops, 2)))
 			return false;
 		l->attr.axis = a;
 		return onnx_finish(o, l, x->rank - 1 + ix->rank, ix->bax < 0 ? -1 : a + ix->bax);
@@ -410,12 +424,12 @@ onnx_lower_gather(Onnx *o, const Val *x, const Val *ix)
 		return false;
 	rank = x->rank - 1 + ix->rank;
 	if (ix->act) {
-		const Val *in[2] = { x, ix };
+		const Val *ops[2] = { x, ix };
 		if (x->bax >= 0 || ix->bax >= 0) {
 			NERR(o, "indices that are activations are not supported with a batch");
 			return false;
 		}
-		if (!(l = onnx_layer(o, OP_GATHER, in, 2)))
+		if (!(l = onnx_layer(o, OP_GATHER, ops, 2)))
 			return false;
 		l->attr.axis = ax;
 		return onnx_finish(o, l, rank, -1);
@@ -454,8 +468,9 @@ slice_to(Onnx *o, const Val *x, const int64_t *len, int out)
 	return onnx_finish_like(o, l, x);
 }
 
-static bool
-lower_slice(Onnx *o, const Val **in, int nin)
+/* Slice by constant starts, ends, axes and steps. */
+bool
+lower_slice(Onnx *o, OpKind kind, const Val **in, int nin)
 {
 	Range3 r;
 
@@ -466,9 +481,11 @@ lower_slice(Onnx *o, const Val **in, int nin)
 	return slice_to(o, in[0], r.len, 0);
 }
 
-static bool
-lower_split(Onnx *o, const Val *x)
+/* Split: one slice layer per output. */
+bool
+lower_split(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *x = in[0];
 	int64_t sz[64], len[MAX_RANK + 1], at = 0;
 	int nout = (int)o->np->n_output, n = attr_ints(o, "split", sz, 64);
 	int a = onnx_full_axis(o, attr_i(o->np, "axis", 0), x->rank);
@@ -513,9 +530,10 @@ lower_split(Onnx *o, const Val *x)
 
 /* Expand x to the shape in values t: NumPy broadcasting, the batch
  * (k * N on x's batch axis) passed through. */
-static bool
-lower_expand(Onnx *o, const Val *x, const Val *t)
+bool
+lower_expand(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *x = in[0], *t = nin > 1 ? in[1] : NULL;
 	Val tv = { .shaped = true, .bax = -1 };
 	Layer *l;
 	int r, bax;
@@ -544,7 +562,7 @@ lower_expand(Onnx *o, const Val *x, const Val *t)
 
 /* Resize and Upsample: sizes, or scales applied with floor. */
 static bool
-lower_resize(Onnx *o, const Val **in, int nin)
+resize(Onnx *o, const Val **in, int nin, bool upsample)
 {
 	const Val *x = in[0], *sc = NULL, *sz = NULL;
 	int64_t len[MAX_RANK + 1], ax[MAX_RANK + 1];
@@ -552,7 +570,7 @@ lower_resize(Onnx *o, const Val **in, int nin)
 	Val y = *x;
 	Layer *l;
 
-	if (strcmp(o->np->op_type, "Upsample") == 0 || o->opset < 11)
+	if (upsample || o->opset < 11)
 		sc = nin > 1 ? in[1] : NULL;
 	else
 		sc = nin > 2 ? in[2] : NULL, sz = nin > 3 ? in[3] : NULL;
@@ -598,24 +616,25 @@ lower_resize(Onnx *o, const Val **in, int nin)
 	return onnx_finish_like(o, l, x);
 }
 
-typedef struct Reduce {
-	const char *onnx;
-	OpKind op;
-	bool axes_input; /* from opset 13 (ReduceSum) or 18 (the rest) */
-} Reduce;
-
-static const Reduce reduces[] = {
-	{ "ReduceMean", OP_REDUCEMEAN, false },  { "ReduceSum", OP_REDUCESUM, true },
-	{ "ReduceMax", OP_REDUCEMAX, false },    { "ReduceMin", OP_REDUCEMIN, false },
-	{ "ReduceProd", OP_REDUCEPROD, false },  { "ReduceL1", OP_REDUCEL1, false },
-	{ "ReduceL2", OP_REDUCEL2, false },      { "ReduceSumSquare", OP_REDUCESUMSQ, false },
-	{ "ReduceLogSum", OP_REDUCELOGSUM, false }, { "ReduceLogSumExp", OP_REDUCELSE, false },
-	{ "ArgMax", OP_ARGMAX, false },          { "ArgMin", OP_ARGMIN, false },
-};
-
-static bool
-lower_reduce(Onnx *o, const Val *x, OpKind op)
+/* Resize: scales (in[2]) or sizes (in[3]); before opset 11, scales (in[1]). */
+bool
+lower_resize(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	return resize(o, in, nin, false);
+}
+
+/* Upsample: scales (in[1]). */
+bool
+lower_upsample(Onnx *o, OpKind kind, const Val **in, int nin)
+{
+	return resize(o, in, nin, true);
+}
+
+/* The Reduce family, ArgMax and ArgMin (kind op), over per-sample axes. */
+bool
+lower_reduce(Onnx *o, OpKind op, const Val **in, int nin)
+{
+	const Val *x = in[0];
 	int64_t ax[MAX_RANK + 1];
 	int n, bax = x->bax, rank = x->rank;
 	bool keep = attr_i(o->np, "keepdims", 1) != 0, mark[MAX_RANK + 1] = { false };
@@ -659,18 +678,16 @@ lower_reduce(Onnx *o, const Val *x, OpKind op)
 /* ---- constants repeated over the batch ---------------------------------- */
 
 bool
-onnx_batch_const(Onnx *o, const Val **in, int nin, bool *done)
+onnx_batch_const(Onnx *o, OpKind kind, const Val **in, int nin, bool *done)
 {
-	const char *op = o->np->op_type;
-	bool expand = strcmp(op, "Expand") == 0;
+	bool expand = kind == OP_EXPAND;
 	const Val *t = expand ? (nin > 1 ? in[1] : NULL) : (nin > 0 ? in[0] : NULL);
 	Val full = { .shaped = true, .bax = -1 };
 	Layer *l;
 	int r;
 
 	*done = false;
-	if ((!expand && strcmp(op, "ConstantOfShape") != 0) || !t || t->n < 0 ||
-	    t->n > MAX_RANK + 1)
+	if (!t || t->n < 0 || t->n > MAX_RANK + 1)
 		return true;
 	for (int64_t i = 0; i < t->n; i++)
 		if (t->iv[i].batch)
@@ -698,47 +715,4 @@ onnx_batch_const(Onnx *o, const Val **in, int nin, bool *done)
 		return false;
 	l->attr.target = ps_shape(&full);
 	return onnx_finish(o, l, r, full.bax);
-}
-
-
-bool
-onnx_lower_shape(Onnx *o, const Val **in, int nin, bool *done)
-{
-	const char *op = o->np->op_type;
-	const Val *x = in[0], *y = nin > 1 ? in[1] : NULL;
-
-	*done = true;
-	if (strcmp(op, "Reshape") == 0)
-		return lower_reshape(o, x, y);
-	if (strcmp(op, "Flatten") == 0)
-		return lower_flatten(o, x);
-	if (strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0)
-		return lower_squeeze(o, x, op[0] == 'U');
-	if (strcmp(op, "Transpose") == 0)
-		return lower_transpose(o, x);
-	if (strcmp(op, "Concat") == 0)
-		return lower_concat(o, in, nin);
-	if (strcmp(op, "Pad") == 0)
-		return lower_pad(o, x);
-	if (strcmp(op, "Softmax") == 0)
-		return lower_softmax(o, x, OP_SOFTMAX);
-	if (strcmp(op, "LogSoftmax") == 0)
-		return lower_softmax(o, x, OP_LOGSOFTMAX);
-	if (strcmp(op, "Hardmax") == 0)
-		return lower_softmax(o, x, OP_HARDMAX);
-	if (strcmp(op, "DepthToSpace") == 0 || strcmp(op, "SpaceToDepth") == 0)
-		return lower_depth(o, x, op[0] == 'D');
-	if (strcmp(op, "Slice") == 0)
-		return lower_slice(o, in, nin);
-	if (strcmp(op, "Split") == 0)
-		return lower_split(o, x);
-	if (strcmp(op, "Expand") == 0)
-		return lower_expand(o, x, y);
-	if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0)
-		return lower_resize(o, in, nin);
-	for (size_t i = 0; i < NELEM(reduces); i++)
-		if (strcmp(op, reduces[i].onnx) == 0)
-			return lower_reduce(o, x, reduces[i].op);
-	*done = false;
-	return false;
 }

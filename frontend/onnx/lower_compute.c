@@ -1,76 +1,23 @@
-/* onnxops.c -- lowering ONNX nodes that read activations to IR layers:
- * convolutions, pools, norms, matrix products, element-wise ops, and the
- * dispatch (the data-movement rules are in onnxshape.c).
+/* lower_compute.c -- lowering ONNX nodes that compute: convolutions,
+ * pools, norms, matrix products, element-wise and unary operators (the
+ * data-movement rules are in lower_shape.c, the table that picks a rule
+ * in optable.c).
  *
  * Each rule turns one node into one layer (a few into two: Gemm with a
- * transposed input, Split into one slice per output) and says where the
- * batch goes: ONNX shapes are full, the IR is per sample (onnx.h, Val).
- * An op that mixes samples -- a softmax, reduction, slice or concat along
- * the batch axis, a matrix product over it -- is refused with an error
- * naming the node: its per-sample cost would not be one sample's.
+ * transposed input) and says where the batch goes: ONNX shapes are full,
+ * the IR is per sample (values.h, Val).  An op that mixes samples -- a
+ * softmax, reduction, slice or concat along the batch axis, a matrix
+ * product over it -- is refused with an error naming the node: its
+ * per-sample cost would not be one sample's.
  *
  * Constant operands of element-wise ops: an add, sub, mul or div by a
  * constant is a "scale" layer whose attr.target is the constant's
  * per-sample shape; any other constant operand becomes a "const" layer,
  * so every operand is an IR tensor. */
-#include "frontend/onnx.h"
-#include "util/checked.h"
+#include "frontend/onnx/lower.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <string.h>
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-bool
-onnx_finish_like(Onnx *o, Layer *l, const Val *x)
-{
-	return l && onnx_finish(o, l, x->rank, x->bax);
-}
-
-/* a full axis attribute, normalised; -1 after an error */
-int
-onnx_full_axis(Onnx *o, int64_t axis, int rank)
-{
-	if (axis < -rank || axis >= rank) {
-		NERR(o, "axis %" PRId64 " is out of range for rank %d", axis, rank);
-		return -1;
-	}
-	return (int)(axis < 0 ? axis + rank : axis);
-}
-
-/* the per-sample axis of a full one that must not be the batch's */
-int
-onnx_sample_axis(Onnx *o, const Val *x, int64_t axis)
-{
-	int a = onnx_full_axis(o, axis, x->rank);
-
-	if (a < 0)
-		return -2;
-	if (a == x->bax) {
-		NERR(o, "operating along the batch axis is not supported");
-		return -2;
-	}
-	return ps_axis(x, a);
-}
-
-/* A const layer holding a constant operand, with per-sample shape s. */
-const Val *
-onnx_const_layer(Onnx *o, const Shape *s)
-{
-	Layer *l = onnx_layer_out(o, OP_CONST, NULL, 0, -1);
-	Val *v;
-
-	if (!l)
-		return NULL;
-	l->attr.target = *s;
-	if (!layer_infer(o->g, (int)(l - o->g->layer), NULL))
-		return NULL;
-	v = newval(o);
-	v->act = true;
-	v->tensor = l->out[0];
-	return v;
-}
 
 /* ---- convolutions and pools -------------------------------------------- */
 
@@ -217,12 +164,13 @@ lead_of(Onnx *o, const Val *x, int chan)
 	return ps_axis(x, chan);
 }
 
-static bool
-lower_conv(Onnx *o, const Val *x)
+/* Conv and ConvTranspose (kind OP_CONVT). */
+bool
+lower_conv(Onnx *o, OpKind kind, const Val **in, int nin)
 {
-	const Val *w = weight(o, 1, 0), *b;
+	const Val *x = in[0], *w = weight(o, 1, 0), *b;
 	Layer *l;
-	bool tr = strcmp(o->np->op_type, "ConvTranspose") == 0;
+	bool tr = kind == OP_CONVT;
 	int64_t g = attr_i(o->np, "group", 1), v[MAX_SPATIAL];
 	int nsp, chan, lead;
 
@@ -258,9 +206,11 @@ lower_conv(Onnx *o, const Val *x)
 	       (!b || check_weight(o, l, 1, b));
 }
 
-static bool
-lower_pool(Onnx *o, const Val *x, OpKind op)
+/* MaxPool and AveragePool (kind op). */
+bool
+lower_pool(Onnx *o, OpKind op, const Val **in, int nin)
 {
+	const Val *x = in[0];
 	int64_t k[MAX_SPATIAL];
 	int nsp = attr_ints(o, "kernel_shape", k, MAX_SPATIAL), chan = x->rank - 1 - nsp, lead;
 	Layer *l;
@@ -285,9 +235,10 @@ lower_pool(Onnx *o, const Val *x, OpKind op)
 }
 
 /* Global pools and batch/instance norms: channels on full axis 1. */
-static bool
-lower_channels(Onnx *o, const Val *x, OpKind op)
+bool
+lower_channels(Onnx *o, OpKind op, const Val **in, int nin)
 {
+	const Val *x = in[0];
 	int lead = lead_of(o, x, 1);
 	Layer *l;
 
@@ -324,9 +275,11 @@ lower_channels(Onnx *o, const Val *x, OpKind op)
 	return true;
 }
 
-static bool
-lower_layernorm(Onnx *o, const Val *x)
+/* LayerNormalization, and its mean and inverse deviation (training). */
+bool
+lower_layernorm(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *x = in[0];
 	int ax = onnx_sample_axis(o, x, attr_i(o->np, "axis", -1));
 	Layer *l;
 
@@ -359,30 +312,6 @@ lower_layernorm(Onnx *o, const Val *x)
 }
 
 /* ---- matrix products ---------------------------------------------------- */
-
-/* The activation made from a constant operand of a matrix product or
- * other op: a const layer with its full shape (it holds no batch). */
-const Val *
-onnx_const_operand(Onnx *o, const Val *c)
-{
-	Shape s = { .rank = c->rank };
-	const Val *v;
-	Val *full;
-
-	if (!c->shaped || c->rank > MAX_RANK) {
-		NERR(o, "the shape of a constant operand is not known");
-		return NULL;
-	}
-	memcpy(s.d, c->d, c->rank * sizeof c->d[0]);
-	if (!(v = onnx_const_layer(o, &s)))
-		return NULL;
-	full = (Val *)v;
-	full->shaped = true;
-	full->rank = c->rank;
-	full->bax = -1;
-	memcpy(full->d, c->d, c->rank * sizeof c->d[0]);
-	return full;
-}
 
 /* Two activations: NumPy matmul, batch dimensions aligned on the right.
  * The batch may sit in the broadcast dimensions, never in the matrices. */
@@ -439,9 +368,13 @@ fc(Onnx *o, const Val *x, const Val *w, bool tb, const Val *bias)
 	return onnx_finish_like(o, l, x);
 }
 
-static bool
-lower_matmul(Onnx *o, const Val *a, const Val *b)
+/* MatMul of a and b (in[0], in[1]): a fully connected layer when b is a
+ * constant matrix. */
+bool
+lower_matmul(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *a = in[0], *b = in[1];
+
 	if (a->act && !b->act && b->shaped && b->rank == 2 && a->rank >= 1)
 		return fc(o, a, b, false, NULL);
 	if (!a->act && !(a = onnx_const_operand(o, a)))
@@ -451,10 +384,12 @@ lower_matmul(Onnx *o, const Val *a, const Val *b)
 	return matmul2(o, a, b, 0);
 }
 
-/* Gemm: A' B' + C with A' = A or its transpose, likewise B'. */
-static bool
-lower_gemm(Onnx *o, const Val *a, const Val *b, const Val *c)
+/* Gemm: A' B' + C with A' = A or its transpose, likewise B' (in[0] to
+ * in[2]). */
+bool
+lower_gemm(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *a = in[0], *b = in[1], *c = nin > 2 ? in[2] : NULL;
 	static const int64_t swap[2] = { 1, 0 };
 	bool ta = attr_i(o->np, "transA", 0), tb = attr_i(o->np, "transB", 0);
 
@@ -489,75 +424,12 @@ lower_gemm(Onnx *o, const Val *a, const Val *b, const Val *c)
 		return onnx_finish_like(o, l, a);
 	}
 	{
-		const Val *in[2] = { a, c };
-		return onnx_finish_like(o, onnx_layer(o, OP_ADD, in, 2), a);
+		const Val *sum[2] = { a, c };
+		return onnx_finish_like(o, onnx_layer(o, OP_ADD, sum, 2), a);
 	}
 }
 
 /* ---- element-wise ------------------------------------------------------- */
-
-typedef struct Simple {
-	const char *onnx;
-	OpKind op;
-} Simple;
-
-/* One activation in, one out, no attributes that change counts. */
-static const Simple unary[] = {
-	{ "Relu", OP_RELU },           { "LeakyRelu", OP_LEAKYRELU }, { "Elu", OP_ELU },
-	{ "Sigmoid", OP_SIGMOID },     { "Tanh", OP_TANH },           { "HardSigmoid", OP_HARDSIGMOID },
-	{ "HardSwish", OP_HARDSWISH }, { "Clip", OP_CLIP },           { "Dropout", OP_DROPOUT },
-	{ "Identity", OP_IDENTITY },   { "Erf", OP_ERF },             { "Exp", OP_EXP },
-	{ "Log", OP_LOG },             { "Sqrt", OP_SQRT },           { "Reciprocal", OP_RECIPROCAL },
-	{ "Neg", OP_NEG },             { "Abs", OP_ABS },             { "Cast", OP_CAST },
-	{ "Gelu", OP_GELU },           { "LRN", OP_LRN },             { "Floor", OP_FLOOR },
-	{ "Ceil", OP_CEIL },           { "Round", OP_ROUND },         { "Sign", OP_SIGN },
-	{ "Not", OP_NOT },             { "Softplus", OP_SOFTPLUS },   { "Softsign", OP_SOFTSIGN },
-	{ "Selu", OP_SELU },           { "Celu", OP_CELU },           { "ThresholdedRelu", OP_THRELU },
-	{ "Sin", OP_SIN },             { "Cos", OP_COS },             { "CastLike", OP_CAST },
-	{ "Mish", OP_SILU },           { "ScatterND", OP_SCATTER },   { "ScatterElements", OP_SCATTER },
-	{ "Tan", OP_TRIG },            { "Asin", OP_TRIG },           { "Acos", OP_TRIG },
-	{ "Atan", OP_TRIG },           { "Sinh", OP_TRIG },           { "Cosh", OP_TRIG },
-	{ "Asinh", OP_TRIG },          { "Acosh", OP_TRIG },          { "Atanh", OP_TRIG },
-};
-
-/* Operators whose output shape depends on input values. */
-static const char *const data_shaped[] = {
-	"Range", "ConstantOfShape", "NonZero", "Unique", "Compress", "TopK", "OneHot",
-	"NonMaxSuppression", "StringSplit",
-};
-
-/* Two or more operands, broadcast. */
-static const Simple nary[] = {
-	{ "Add", OP_ADD },         { "Sub", OP_SUB },       { "Mul", OP_MUL },
-	{ "Div", OP_DIV },         { "Sum", OP_ADD },       { "Mean", OP_MEAN },
-	{ "Max", OP_MAX },         { "Min", OP_MIN },       { "Equal", OP_EQUAL },
-	{ "Less", OP_LESS },       { "Greater", OP_GREATER }, { "LessOrEqual", OP_LESS },
-	{ "GreaterOrEqual", OP_GREATER }, { "And", OP_AND }, { "Or", OP_OR },
-	{ "Xor", OP_XOR },         { "Mod", OP_MOD },       { "Pow", OP_POWER },
-	{ "Where", OP_WHERE },     { "PRelu", OP_PRELU },
-};
-
-static int
-find(const Simple *t, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(t[i].onnx, name) == 0)
-			return (int)i;
-	return -1;
-}
-
-bool
-onnx_lower_unary(Onnx *o, const Val *x, OpKind op)
-{
-	Layer *l = onnx_layer(o, op, &x, 1);
-
-	if (!l)
-		return false;
-	/* Dropout's mask has the output's shape */
-	if (op == OP_DROPOUT && o->np->n_output > 1 && *o->np->output[1])
-		layer_add_output(o->g, (int)(l - o->g->layer), arena_strdup(o->a, o->np->output[1]));
-	return onnx_finish_like(o, l, x);
-}
 
 /* The reference activation of an element-wise node (the highest rank),
  * and the full rank and batch axis of its output. */
@@ -589,8 +461,9 @@ ew_ref(Onnx *o, const Val **in, int nin, int *rank, int *bax)
 	return ref;
 }
 
-static bool
-lower_elementwise(Onnx *o, const Val **in, int nin, OpKind op)
+/* Two or more operands of kind op, broadcast, any of them a constant. */
+bool
+lower_elementwise(Onnx *o, OpKind op, const Val **in, int nin)
 {
 	const Val *ops[MAX_NODE_INPUTS], *ref;
 	int n = 0, rank, bax, nact = 0, k = -1;
@@ -631,114 +504,9 @@ lower_elementwise(Onnx *o, const Val **in, int nin, OpKind op)
 	return (l = onnx_layer(o, op, ops, n)) && onnx_finish(o, l, rank, bax);
 }
 
-/* ---- everything else ---------------------------------------------------- */
-
-/* An operator with no rule: an opaque layer with the output shape the
- * file's value_info declares, or an error when it declares none.  Unknown
- * operators and value_info are looked up by name (o->unknown, o->vinfo):
- * a model of many custom operators stays linear. */
-static bool
-lower_unknown(Onnx *o, const Val *x)
-{
-	const char *out = o->np->output[0]; /* node() checked it */
-	const Onnx__ValueInfoProto *vi = map_get(&o->vinfo, out);
-	const Onnx__TensorShapeProto *sp;
-	Graph *g = o->g;
-	Layer *l;
-	Shape s = { 0 };
-	int skip = o->nobatch ? 0 : 1;
-	intptr_t k = (intptr_t)map_get(&o->unknown, o->np->op_type);
-
-	if (!k) { /* a new one: the array doubles */
-		int n = g->nunknown;
-		if ((n & (n - 1)) == 0)
-			g->unknown = arena_grow(o->a, g->unknown, n, n ? 2 * n : 1,
-						sizeof *g->unknown);
-		g->unknown[n].op = arena_strdup(o->a, o->np->op_type);
-		k = ++g->nunknown;
-		map_put(&o->unknown, g->unknown[n].op, (void *)k);
-	}
-	g->unknown[k - 1].count++;
-	if (o->strict) {
-		NERR(o, "unknown operator (--strict)");
-		return false;
-	}
-	if (!vi || !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-	    !vi->type->tensor_type || !(sp = vi->type->tensor_type->shape) ||
-	    sp->n_dim < (size_t)skip || sp->n_dim > (size_t)MAX_RANK + skip)
-		goto noshape;
-	s.rank = (int)sp->n_dim - skip;
-	for (int d = 0; d < s.rank; d++) {
-		if (sp->dim[d + skip]->value_case !=
-		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-			goto noshape;
-		s.d[d] = sp->dim[d + skip]->dim_value;
-		if (s.d[d] < 1 || s.d[d] > MAX_DIM)
-			goto noshape;
-	}
-	if (!(l = onnx_layer(o, OP_OPAQUE, &x, 1)))
-		return false;
-	o->g->tensor[l->out[0]].shape = s;
-	if (!shape_elems(&s, &o->g->tensor[l->out[0]].elems)) {
-		NERR(o, "the shape declared for output '%s' has more elements than 64 bits can "
-			"count", out);
-		return false;
-	}
-	return onnx_finish(o, l, s.rank + skip, skip - 1);
-noshape:
-	NERR(o, "unsupported operator, and the file declares no shape for its output '%s'", out);
-	return false;
-}
-
+/* One activation in, one out, no attributes that change counts. */
 bool
-onnx_lower(Onnx *o, const Val **in, int nin)
+lower_unary(Onnx *o, OpKind kind, const Val **in, int nin)
 {
-	const char *op = o->np->op_type;
-	const Val *x = in[0] && in[0]->act ? in[0] : NULL, *y = nin > 1 ? in[1] : NULL;
-	int k;
-	bool ok, done;
-
-	for (int i = 0; !x && i < nin; i++)
-		if (in[i] && in[i]->act)
-			x = in[i];
-	for (size_t i = 0; i < NELEM(data_shaped); i++)
-		if (strcmp(op, data_shaped[i]) == 0) {
-			NERR(o, "an output shape computed from data is not supported");
-			return false;
-		}
-	if ((k = find(nary, NELEM(nary), op)) >= 0)
-		return lower_elementwise(o, in, nin, nary[k].op);
-	if (strcmp(op, "MatMul") == 0 && in[0] && y)
-		return lower_matmul(o, in[0], y);
-	if (strcmp(op, "Gemm") == 0 && in[0] && y)
-		return lower_gemm(o, in[0], y, nin > 2 ? in[2] : NULL);
-	if (strcmp(op, "Concat") == 0)
-		return onnx_lower_shape(o, in, nin, &done);
-	if (strcmp(op, "Gather") == 0 && in[0] && y)
-		return onnx_lower_gather(o, in[0], y);
-	if (x != in[0]) {
-		NERR(o, "a constant first input is not supported");
-		return false;
-	}
-	if (strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0)
-		return lower_conv(o, x);
-	if (strcmp(op, "MaxPool") == 0)
-		return lower_pool(o, x, OP_MAXPOOL);
-	if (strcmp(op, "AveragePool") == 0)
-		return lower_pool(o, x, OP_AVGPOOL);
-	if (strcmp(op, "GlobalAveragePool") == 0)
-		return lower_channels(o, x, OP_GAVGPOOL);
-	if (strcmp(op, "GlobalMaxPool") == 0)
-		return lower_channels(o, x, OP_GMAXPOOL);
-	if (strcmp(op, "BatchNormalization") == 0)
-		return lower_channels(o, x, OP_BATCHNORM);
-	if (strcmp(op, "InstanceNormalization") == 0)
-		return lower_channels(o, x, OP_INSTNORM);
-	if (strcmp(op, "LayerNormalization") == 0)
-		return lower_layernorm(o, x);
-	if ((ok = onnx_lower_shape(o, in, nin, &done)) || done)
-		return ok;
-	if ((k = find(unary, NELEM(unary), op)) >= 0)
-		return onnx_lower_unary(o, x, unary[k].op);
-	return lower_unknown(o, x);
+	return onnx_lower_unary(o, in[0], kind);
 }

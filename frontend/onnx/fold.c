@@ -14,7 +14,7 @@
  * whose data stayed in the deleted weight file still get a shape, which
  * is all a constant operand of a layer needs.  Tensors over MAX_FOLD
  * elements are never materialised. */
-#include "frontend/onnx.h"
+#include "frontend/onnx/fold.h"
 #include "util/checked.h"
 
 #include <inttypes.h>
@@ -286,9 +286,11 @@ binary(Onnx *o, char op, const Val *a, const Val *b, Val *out)
 
 /* ---- shape operations --------------------------------------------------- */
 
-static void
-fold_shape(Onnx *o, const Val *x, Val *out)
+/* Shape: an activation's full shape, N * factor on its batch axis. */
+void
+fold_shape(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
+	const Val *x = in[0];
 	int64_t start = attr_i(o->np, "start", 0), end = attr_i(o->np, "end", x->rank);
 	int64_t n;
 
@@ -308,13 +310,15 @@ fold_shape(Onnx *o, const Val *x, Val *out)
 	}
 }
 
-static void
-fold_gather(Onnx *o, const Val *data, const Val *idx, Val *out)
+/* Gather of data (in[0]) at the indices idx (in[1]). */
+void
+fold_gather(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
+	const Val *data = in[0], *idx = nin > 1 ? in[1] : NULL;
 	int64_t axis = attr_i(o->np, "axis", 0), d[MAX_RANK + 1], outer = 1, inner = 1;
 	int rank = 0;
 
-	if (!data->shaped || !idx->shaped || data->rank < 1)
+	if (!idx || !data->shaped || !idx->shaped || data->rank < 1)
 		return;
 	if (axis < 0)
 		axis += data->rank;
@@ -369,8 +373,9 @@ same_values(Onnx *o, const Val *x, int rank, const int64_t *d, Val *out)
 	memcpy(out->fv, x->fv, x->n * sizeof *x->fv);
 }
 
+/* Squeeze or (un) Unsqueeze: the same values in another shape. */
 static void
-fold_unsqueeze(Onnx *o, const Val **in, int nin, Val *out, bool un)
+squeeze(Onnx *o, const Val **in, int nin, Val *out, bool un)
 {
 	int64_t ax[MAX_RANK + 1], d[MAX_RANK + 1];
 	int n = attr_ints(o, "axes", ax, MAX_RANK + 1), rank, k = 0;
@@ -402,9 +407,25 @@ fold_unsqueeze(Onnx *o, const Val **in, int nin, Val *out, bool un)
 	same_values(o, x, k, d, out);
 }
 
-static void
-fold_reshape(Onnx *o, const Val *x, const Val *s, Val *out)
+/* Squeeze: the axes given, or every axis of extent 1, taken out. */
+void
+fold_squeeze(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
+	squeeze(o, in, nin, out, false);
+}
+
+/* Unsqueeze: axes of extent 1 inserted. */
+void
+fold_unsqueeze(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	squeeze(o, in, nin, out, true);
+}
+
+/* Reshape of x (in[0]) to the shape s (in[1]). */
+void
+fold_reshape(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	const Val *x = in[0], *s = nin > 1 ? in[1] : NULL;
 	int64_t d[MAX_RANK + 1], infer = -1, prod = 1, n = count(x);
 
 	if (!x->shaped || !known(s) || s->rank != 1 || s->n > MAX_RANK + 1)
@@ -429,9 +450,11 @@ fold_reshape(Onnx *o, const Val *x, const Val *s, Val *out)
 	same_values(o, x, (int)s->n, d, out);
 }
 
-static void
-fold_flatten(Onnx *o, const Val *x, Val *out)
+/* Flatten: [before axis, from axis on]. */
+void
+fold_flatten(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
+	const Val *x = in[0];
 	int64_t axis = attr_i(o->np, "axis", 1), d[2] = { 1, 1 };
 
 	if (!x->shaped)
@@ -446,9 +469,11 @@ fold_flatten(Onnx *o, const Val *x, Val *out)
 	same_values(o, x, 2, d, out);
 }
 
-static void
-fold_transpose(Onnx *o, const Val *x, Val *out)
+/* Transpose by perm, by default reversing the axes. */
+void
+fold_transpose(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
+	const Val *x = in[0];
 	int64_t p[MAX_RANK + 1], d[MAX_RANK + 1], st[MAX_RANK + 1], idx[MAX_RANK + 1] = { 0 };
 	int n = attr_ints(o, "perm", p, MAX_RANK + 1);
 	unsigned used = 0;
@@ -487,8 +512,9 @@ fold_transpose(Onnx *o, const Val *x, Val *out)
 	}
 }
 
-static void
-fold_concat(Onnx *o, const Val **in, int nin, Val *out)
+/* Concat along axis. */
+void
+fold_concat(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
 	int64_t axis = attr_i(o->np, "axis", 0), d[MAX_RANK + 1], outer = 1;
 	const Val *x0 = NULL;
@@ -609,8 +635,9 @@ slice_ranges(Onnx *o, const Val **in, int nin, const Val *x, Range3 *r)
 	return true;
 }
 
-static void
-fold_slice(Onnx *o, const Val **in, int nin, Val *out)
+/* Slice: ONNX semantics, by slice_ranges. */
+void
+fold_slice(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
 	const Val *x = in[0];
 	Range3 r;
@@ -634,8 +661,9 @@ fold_slice(Onnx *o, const Val **in, int nin, Val *out)
 	}
 }
 
-static void
-fold_range(Onnx *o, const Val **in, int nin, Val *out)
+/* Range(start, limit, delta) of plain integers. */
+void
+fold_range(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
 	int64_t n;
 	const Val *s = in[0], *l = nin > 1 ? in[1] : NULL, *d = nin > 2 ? in[2] : NULL;
@@ -673,9 +701,11 @@ dims_of(const Val *s, int64_t *d, int max)
 	return true;
 }
 
-static void
-fold_constant_of_shape(Onnx *o, const Val *shape, Val *out)
+/* ConstantOfShape: the shape in[0] filled with the attribute value. */
+void
+fold_constant_of_shape(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
+	const Val *shape = in[0];
 	const Onnx__AttributeProto *a = attr(o->np, "value");
 	const Val *fill = a && a->t ? tensor_val(o, a->t, "value") : NULL;
 	int64_t d[MAX_RANK + 1];
@@ -687,9 +717,11 @@ fold_constant_of_shape(Onnx *o, const Val *shape, Val *out)
 		    known(fill) && fill->n ? fill->fv[0] : 0);
 }
 
-static void
-fold_expand(Onnx *o, const Val *x, const Val *shape, Val *out)
+/* Expand of x (in[0]) to the shape in[1], broadcast. */
+void
+fold_expand(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
+	const Val *x = in[0], *shape = nin > 1 ? in[1] : NULL;
 	Val t = { 0 };
 	int rank;
 	int64_t d[MAX_RANK + 1];
@@ -705,8 +737,9 @@ fold_expand(Onnx *o, const Val *x, const Val *shape, Val *out)
 		copy(out, i, x, bindex(x, out, i));
 }
 
-static void
-fold_where(Onnx *o, const Val **in, int nin, Val *out)
+/* Where(condition, x, y), broadcast. */
+void
+fold_where(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
 	if (nin < 3 || !bshape_all(in, 3, out) || !alloc(o, out, out->rank, out->d) ||
 	    !known(in[0]) || !known(in[1]) || !known(in[2])) {
@@ -721,8 +754,8 @@ fold_where(Onnx *o, const Val **in, int nin, Val *out)
 }
 
 /* ScatterND: data with updates written at indices (both constants). */
-static void
-fold_scatternd(Onnx *o, const Val **in, int nin, Val *out)
+void
+fold_scatternd(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
 	const Val *x = in[0], *ix = nin > 1 ? in[1] : NULL, *up = nin > 2 ? in[2] : NULL;
 	int64_t q, inner = 1, slices;
@@ -759,8 +792,9 @@ fold_scatternd(Onnx *o, const Val **in, int nin, Val *out)
 	}
 }
 
+/* x's values through the unary operator op (fold.h, fold_unary). */
 static void
-fold_unary(Onnx *o, const Val *x, char op, Val *out)
+unary(Onnx *o, const Val *x, char op, Val *out)
 {
 	if (!x->shaped || !alloc(o, out, x->rank, x->d) || !known(x)) {
 		out->n = -1;
@@ -787,17 +821,33 @@ fold_unary(Onnx *o, const Val *x, char op, Val *out)
 	}
 }
 
-/* Cast: integer types truncate the float values. */
-static void
-fold_cast(Onnx *o, const Val *x, Val *out)
+/* Unary operators of code n a ! s r f c i (fold.h). */
+void
+fold_unary(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
+	unary(o, in[0], code, out);
+}
+
+/* Operators whose values oraclec does not compute: the input's shape. */
+void
+fold_same_shape(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	if (in[0]->shaped)
+		shape_of(out, in[0]->rank, in[0]->d);
+}
+
+/* Cast: integer types truncate the float values. */
+void
+fold_cast(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	const Val *x = in[0];
 	int64_t to = attr_i(o->np, "to", 0);
 	bool integral = to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
 			to != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE &&
 			to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
 			to != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
 
-	fold_unary(o, x, 'i', out);
+	unary(o, x, 'i', out);
 	for (int64_t i = 0; integral && i < out->n; i++)
 		if (!out->iv[i].batch) {
 			double f = out->fv[i];
@@ -806,8 +856,10 @@ fold_cast(Onnx *o, const Val *x, Val *out)
 		}
 }
 
-static void
-fold_constant(Onnx *o, Val *out)
+/* Constant: the value, value_ints, value_floats, value_int or
+ * value_float attribute. */
+void
+fold_constant(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
 	const Onnx__AttributeProto *a;
 
@@ -833,8 +885,8 @@ fold_constant(Onnx *o, Val *out)
 }
 
 /* Reductions of constants: the shape only. */
-static void
-fold_reduce(Onnx *o, const Val **in, int nin, Val *out)
+void
+fold_reduce(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
 	int64_t ax[MAX_RANK + 1], d[MAX_RANK + 1];
 	int n = attr_ints(o, "axes", ax, MAX_RANK + 1), k = 0;
@@ -860,104 +912,21 @@ fold_reduce(Onnx *o, const Val **in, int nin, Val *out)
 	shape_of(out, k, d);
 }
 
-typedef struct Bin {
-	const char *op;
-	char code;
-} Bin;
-
-static const Bin bins[] = {
-	{ "Add", '+' }, { "Sub", '-' },     { "Mul", '*' },     { "Div", '/' },
-	{ "Mod", '%' }, { "Equal", '=' },   { "Less", '<' },    { "Greater", '>' },
-	{ "Min", 'm' }, { "Max", 'M' },     { "And", '&' },     { "Or", '|' },
-	{ "Pow", 'p' },
-};
-
-typedef struct Un {
-	const char *op;
-	char code;
-} Un;
-
-/* 'i': values unchanged; '-': the shape only (values not needed) */
-static const Un uns[] = {
-	{ "Neg", 'n' },     { "Abs", 'a' },      { "Not", '!' },     { "Sqrt", 's' },
-	{ "Relu", 'r' },    { "Floor", 'f' },    { "Ceil", 'c' },    { "Identity", 'i' },
-	{ "Dropout", 'i' }, { "Round", '-' },    { "Sigmoid", '-' }, { "Tanh", '-' },
-	{ "Exp", '-' },     { "Log", '-' },      { "Erf", '-' },     { "Reciprocal", '-' },
-	{ "Softmax", '-' }, { "Clip", '-' },     { "Sign", '-' },    { "LeakyRelu", '-' },
-};
-
-static bool
-fold_table(Onnx *o, const Val **in, int nin, Val *out)
+/* Binary operators of code + - * / % = < > m M & | p (fold.h), broadcast. */
+void
+fold_binary(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
-	const char *op = o->np->op_type;
-
-	for (size_t i = 0; i < sizeof bins / sizeof bins[0]; i++)
-		if (strcmp(op, bins[i].op) == 0) {
-			if (nin >= 2 && in[0] && in[1])
-				binary(o, bins[i].code, in[0], in[1], out);
-			return true;
-		}
-	for (size_t i = 0; i < sizeof uns / sizeof uns[0]; i++)
-		if (strcmp(op, uns[i].op) == 0) {
-			if (uns[i].code == '-') {
-				if (in[0]->shaped)
-					shape_of(out, in[0]->rank, in[0]->d);
-			} else {
-				fold_unary(o, in[0], uns[i].code, out);
-			}
-			return true;
-		}
-	return false;
+	if (nin >= 2 && in[0] && in[1])
+		binary(o, code, in[0], in[1], out);
 }
 
-bool
-onnx_fold(Onnx *o, const Val **in, int nin, Val *out)
+/* Size: an activation's count is N times its per-sample one. */
+void
+fold_size(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
-	const char *op = o->np->op_type;
-	const Val *x = nin > 0 ? in[0] : NULL;
+	const Val *x = in[0];
 
-	if (strcmp(op, "Constant") == 0) {
-		fold_constant(o, out);
-		return out->shaped || attr(o->np, "value") == NULL || !diag_errors();
-	}
-	if (!x || fold_table(o, in, nin, out))
-		return true;
-	if (strcmp(op, "Shape") == 0)
-		fold_shape(o, x, out);
-	else if (strcmp(op, "Size") == 0 && x->shaped && alloc(o, out, 0, NULL))
+	if (x->shaped && alloc(o, out, 0, NULL))
 		put(out, 0, x->act && x->bax >= 0 ? (Int){ count(x), true } : plain(count(x)),
 		    (double)count(x));
-	else if (strcmp(op, "Gather") == 0 && nin > 1 && in[1])
-		fold_gather(o, x, in[1], out);
-	else if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0)
-		fold_unsqueeze(o, in, nin, out, op[0] == 'U');
-	else if (strcmp(op, "Concat") == 0)
-		fold_concat(o, in, nin, out);
-	else if (strcmp(op, "Slice") == 0)
-		fold_slice(o, in, nin, out);
-	else if (strcmp(op, "Range") == 0)
-		fold_range(o, in, nin, out);
-	else if (strcmp(op, "ConstantOfShape") == 0)
-		fold_constant_of_shape(o, x, out);
-	else if (strcmp(op, "Expand") == 0 && nin > 1)
-		fold_expand(o, x, in[1], out);
-	else if (strcmp(op, "Where") == 0)
-		fold_where(o, in, nin, out);
-	else if (strcmp(op, "ScatterND") == 0)
-		fold_scatternd(o, in, nin, out);
-	else if (strcmp(op, "Cast") == 0)
-		fold_cast(o, x, out);
-	else if (strcmp(op, "Reshape") == 0 && nin > 1)
-		fold_reshape(o, x, in[1], out);
-	else if (strcmp(op, "Flatten") == 0)
-		fold_flatten(o, x, out);
-	else if (strcmp(op, "Transpose") == 0)
-		fold_transpose(o, x, out);
-	else if (strncmp(op, "Reduce", 6) == 0)
-		fold_reduce(o, in, nin, out);
-	/* a shape of more elements than 64 bits count (Expand of [1, 2^40]
-	 * to [2^40, 1]) is not one: the rules multiply its dimensions */
-	if (out->shaped && count(out) < 0)
-		out->shaped = false, out->n = -1;
-	return true;
 }

@@ -1,0 +1,39 @@
+/* fold.h -- evaluating ONNX nodes whose inputs are all constants (fold.c):
+ * the folding rules, which the operator table names, and the integer
+ * arithmetic and Slice ranges the lowering rules read too. */
+#ifndef ORACLEC_FRONTEND_ONNX_FOLD_H
+#define ORACLEC_FRONTEND_ONNX_FOLD_H
+
+#include "frontend/onnx/values.h"
+
+/* A folding rule: evaluates the node o->np, whose inputs are all
+ * constants (in[0] is given, but to Constant; in[i] NULL for an input
+ * left out), into out: its shape when the rule is known, its values when
+ * they are integers or small floats oraclec can compute (n = -1
+ * otherwise).  code is the operator character of the table row
+ * (fold_binary, fold_unary).  Errors (a bad tensor, an index out of
+ * range) are reported; diag_errors() tells. */
+typedef void FoldRule(Onnx *o, char code, const Val **in, int nin, Val *out);
+
+/* Constant: the node's own value, no inputs; element-wise operators: x code y for the codes of int_binary and
+ * & | p (and, or, pow), the shape and values of a unary operator with
+ * code n(eg) a(bs) !(not) s(qrt) r(elu) f(loor) c(eil) i(dentity), the
+ * shape alone of any other */
+FoldRule fold_constant, fold_binary, fold_unary, fold_same_shape;
+FoldRule fold_shape, fold_size, fold_gather, fold_squeeze, fold_unsqueeze;
+FoldRule fold_concat, fold_slice, fold_range, fold_constant_of_shape;
+FoldRule fold_expand, fold_where, fold_scatternd, fold_cast, fold_reshape;
+FoldRule fold_flatten, fold_transpose, fold_reduce;
+
+/* Slice's start, step and extent per axis of a full shape. */
+typedef struct Range3 {
+	int64_t start[MAX_RANK + 1], step[MAX_RANK + 1], len[MAX_RANK + 1];
+} Range3;
+/* Reads Slice's inputs (opset >= 10) or attributes (before) for x's full
+ * shape into r; false when they are not constants. */
+bool slice_ranges(Onnx *o, const Val **in, int nin, const Val *x, Range3 *r);
+/* x op y for op in + - * / % = < > m(in) M(ax), the batch kept
+ * symbolic; false when the result is unknown (N * N, N / 7, ...). */
+bool int_binary(char op, Int x, Int y, Int *r);
+
+#endif
