@@ -1,12 +1,18 @@
 /* frontend.h -- turning input files into IR.  A frontend knows file
- * formats and nothing of strategies or costs. */
+ * formats and nothing of strategies' costs: it sees the graph, the
+ * cluster, grids and measured runs, never ir/analysis.h (the frontend's
+ * files are compiled with ORACLEC_FRONTEND, which makes including it an
+ * error; Makefile.am, libfrontend.a). */
 #ifndef ORACLEC_FRONTEND_FRONTEND_H
 #define ORACLEC_FRONTEND_FRONTEND_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ir/ir.h"
+#include "ir/graph.h"
+#include "ir/grid.h"
+#include "ir/measured.h"
+#include "ir/system.h"
 #include "util/files.h"
 
 /* Limits on input files (docs/limits.md). */

@@ -1,0 +1,96 @@
+/* analysis.h -- what the passes find: each strategy's candidate (grid,
+ * times, memory, limits), the analysis over GPUs, validation scores.
+ * Passes fill it, backends format it; a frontend never sees it, and the
+ * compiler checks that (docs/internals.md). */
+#ifndef ORACLEC_IR_ANALYSIS_H
+#define ORACLEC_IR_ANALYSIS_H
+
+#ifdef ORACLEC_FRONTEND
+#error "ir/analysis.h: a frontend knows nothing of the analysis (graph.h, system.h, grid.h, measured.h)"
+#endif
+
+#include "ir/graph.h"
+#include "ir/grid.h"
+#include "ir/measured.h"
+#include "ir/system.h"
+
+/* The strategies and the dimensions of their process grids: ir/grid.h,
+ * from the table ir/strategies.def. */
+
+typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM } Optimizer;
+
+/* Time of one training iteration, seconds, by part. */
+typedef struct IterTime {
+	double compute;     /* forward + backward on the slowest GPU (pipeline:
+	                       the useful steps only) */
+	double bubble;      /* pipeline fill and drain */
+	double grad;        /* gradient all-reduce across data replicas */
+	double layer;       /* per-layer collectives (filter, channel, spatial gather) */
+	double p2p;         /* halo exchange, pipeline sends */
+	double update;      /* optimizer step */
+	double input;       /* reading and decoding the node's samples (overlapped) */
+	double communication; /* grad + layer + p2p */
+	double total;       /* max(input, everything else added) */
+} IterTime;
+
+/* Memory per GPU, bytes, by part. */
+typedef struct MemUse {
+	double weights, grads, optimizer, activations, buffers, total;
+} MemUse;
+
+typedef struct Candidate {
+	StrategyKind kind;
+	bool analysed;            /* asked for (--strategies) */
+	int64_t grid[DIM_COUNT];  /* 0 = dimension not used */
+	bool computable;          /* times and memory were predicted */
+	bool feasible;            /* within its limits and GPU memory */
+	const char *reason;       /* why not feasible */
+	const char *bottleneck;   /* the limiting factor, in the paper's terms */
+	int64_t max_gpus;         /* the strategy's scaling limit for this model */
+	int64_t global_batch;
+	double per_gpu_batch;     /* samples a GPU works on per iteration */
+	int64_t micro_batches;    /* pipeline */
+	int *stage_end;           /* pipeline: last layer index of each stage */
+	int stages;
+	double *stage_time;       /* pipeline, per stage: forward + backward of one
+	                             micro-batch, s (NULL: the model gives none) */
+	double *stage_mem;        /* pipeline, per stage: bytes on its GPU (the
+	                             largest is mem.total) */
+	int split;                /* spatial: last spatially split layer */
+	IterTime t;
+	double epoch;             /* seconds per epoch */
+	MemUse mem;
+} Candidate;
+
+typedef struct Analysis {
+	const System *sys;
+	Precision prec;
+	Optimizer opt;
+	int64_t gpus;
+	int64_t batch_per_gpu;    /* weak scaling; 0 when the global batch is fixed */
+	int64_t global_batch;     /* strong scaling; 0 when weak */
+	int64_t dataset_size;
+	double sample_bytes;      /* stored bytes of one training sample */
+	bool decode;              /* samples are compressed images to decode */
+	Candidate cand[STRAT_COUNT];
+	int best;                 /* index into cand, -1 when none is feasible */
+	double runner_up_ratio;   /* second best / best epoch time */
+	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
+	                             GPUs up to gpus (and gpus itself); main.c */
+	int nsweep;
+} Analysis;
+
+/* Mean accuracies over a set of rows (pass validate). */
+typedef struct Accuracy {
+	int n, n_paradl;
+	double oraclec, paradl;   /* means; NAN when n (n_paradl) is 0 */
+} Accuracy;
+
+typedef struct Validation {
+	Measured *row;
+	int nrow;
+	Accuracy per[STRAT_COUNT];
+	Accuracy all;
+} Validation;
+
+#endif

@@ -1,0 +1,241 @@
+/* graph.h -- the layer IR: Graph, Layer, Tensor, Shape.
+ *
+ * A Graph is a DAG of layers kept in topological order (a layer only reads
+ * tensors made by earlier layers or graph inputs).  Objects refer to each
+ * other by int index into the Graph's arrays, never by pointer.  Shapes are
+ * per sample: the batch dimension is symbolic and never stored.
+ *
+ * Who fills what: the frontend makes tensors, layers, attributes and the
+ * input shapes; passes/ fill everything marked "pass" below; backends only
+ * read.  Everything lives in the Graph's arena.
+ *
+ * The IR's headers, and who may include them: graph.h (this file),
+ * system.h (the cluster), grid.h (strategies and process grids) and
+ * measured.h (measured runs) are what frontends build; analysis.h (the
+ * results of the passes: candidates, times, memory, validation) is for
+ * passes/ and backends/ only, and refuses to compile in a frontend
+ * (ORACLEC_FRONTEND, set by frontend/frontend.h).  ir.h includes them
+ * all. */
+#ifndef ORACLEC_IR_GRAPH_H
+#define ORACLEC_IR_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/arena.h"
+#include "util/diag.h"
+
+/* Resource limits: inputs beyond them get a diagnostic (docs/limits.md). */
+enum {
+	MAX_RANK = 8,           /* per-sample dimensions of a tensor */
+	MAX_SPATIAL = 3,        /* conv / pool are 1-, 2- or 3-D */
+	MAX_LAYERS = 1 << 20,   /* layers in one graph (about 1 KB each) */
+	MAX_INPUTS = 1 << 16,   /* inputs of one layer (concat) */
+};
+#define MAX_DIM ((int64_t)1 << 40) /* one dimension */
+
+typedef enum OpClass {
+	OPC_CONV, OPC_FC, OPC_MATMUL, OPC_POOL, OPC_GPOOL, OPC_ADAPTPOOL,
+	OPC_NORM, OPC_UNARY, OPC_SOFTMAX, OPC_BINARY, OPC_CONCAT,
+	OPC_FLATTEN, OPC_RESHAPE, OPC_TRANSPOSE, OPC_PAD, OPC_OPAQUE,
+	OPC_CONST, OPC_REDUCE, OPC_GATHER, OPC_SLICE, OPC_EXPAND, OPC_RESIZE,
+} OpClass;
+
+enum { S_IN = 1, S_OUT = 2, S_VIEW = 4 }; /* OpInfo.save */
+
+typedef enum OpKind {
+#define OP(id, name, cls, f, bd, bw, save) id,
+#include "ir/ops.def"
+#undef OP
+	OP_COUNT
+} OpKind;
+
+typedef struct OpInfo {
+	const char *name;
+	OpClass cls;
+	int fwd, bwd_data, bwd_weight; /* FLOPs per element, see ops.def */
+	int save;                      /* S_IN | S_OUT | S_VIEW */
+} OpInfo;
+
+extern const OpInfo op_info[OP_COUNT];
+
+typedef struct Shape {
+	int rank;
+	int64_t d[MAX_RANK];
+} Shape;
+
+typedef struct Tensor {
+	const char *name;
+	Shape shape;      /* per sample: frontend for graph inputs, else pass shape */
+	int64_t elems;    /* product of shape; pass shape */
+	int producer;     /* layer index, or -1 for a graph input */
+	int root;         /* the tensor whose memory this one views; pass memory */
+	bool saved;       /* kept for backward; pass memory */
+	bool output;      /* a graph output; frontend */
+} Tensor;
+
+/* Attributes.  One struct for every kind (chibicc's fat node): each kind
+ * uses a few fields, the comment says which. */
+typedef struct Attr {
+	int nspatial;                 /* conv, pool: 1..3; pass shape */
+	int lead;                     /* conv, pool, global pool, batchnorm,
+	                                 instancenorm: dimensions before the
+	                                 channels, each an independent image
+	                                 (ONNX: the batch merged with frames or
+	                                 windows); 0 for ODL; frontend */
+	int64_t kernel[MAX_SPATIAL];  /* conv, pool; conv: 0 = unset */
+	int64_t stride[MAX_SPATIAL];  /* conv, pool; 0 = default 1 (pool: kernel) */
+	int64_t dilation[MAX_SPATIAL];/* conv, pool; 0 = default 1 */
+	int64_t pad[2 * MAX_SPATIAL]; /* conv, pool: begins then ends */
+	int64_t out_pad[MAX_SPATIAL]; /* convtranspose */
+	int64_t filters;              /* conv: output channels; fc: out features */
+	int64_t groups;               /* conv; 0 = default 1 */
+	bool bias;                    /* conv, fc */
+	bool ceil_mode;               /* pool */
+	bool keepdims;                /* reduce: reduced axes stay, as 1 */
+	int axis;                     /* concat, softmax, flatten, gather;
+	                                 layernorm: first normalized axis;
+	                                 per sample */
+	Shape target;                 /* reshape: shape (-1 allowed);
+	                                 adaptiveavgpool: output size;
+	                                 transpose: permutation;
+	                                 pad: begins (ends in pad_hi);
+	                                 unary: shape of the constant operand
+	                                 (scale's bias or factor, rank 0 for a
+	                                 scalar), broadcast with the input;
+	                                 const, slice, resize: output shape;
+	                                 expand: shape to broadcast to;
+	                                 gather: shape of constant indices;
+	                                 reduce: the reduced axes, rank 0 = all */
+	Shape pad_hi;                 /* pad: ends */
+} Attr;
+
+typedef enum WeightRole { W_WEIGHT, W_BIAS, W_SCALE, W_SHIFT } WeightRole;
+
+typedef struct Weight {
+	WeightRole role;
+	Shape shape;
+	int64_t elems;
+} Weight;
+
+/* Per-sample costs of one layer; pass cost unless noted. */
+typedef struct Cost {
+	int64_t macs;             /* conv, fc, matmul multiply-accumulates */
+	int64_t flops_fwd;
+	int64_t flops_bwd_data;   /* gradient w.r.t. the inputs */
+	int64_t flops_bwd_weight; /* gradient w.r.t. the weights */
+	int64_t flops_bwd;        /* the two added */
+	int64_t params;           /* trained elements: weights, biases, scale, shift */
+	int64_t buffers;          /* untrained state elements (running statistics) */
+	int64_t bytes_fwd;        /* activation bytes read + written in forward */
+	int64_t act_elems;        /* elements this layer keeps for backward; pass memory */
+	int64_t act_bytes;        /* the same in bytes; pass memory */
+} Cost;
+
+typedef struct Layer {
+	OpKind op;
+	const char *name;  /* unique in the graph */
+	Loc loc;           /* the statement (ODL) or file (ONNX) that made it */
+	Loc site;          /* outermost call site when made inside a block */
+	const char *srcop; /* ONNX: the node's op_type; NULL for ODL */
+	int srcidx;        /* ONNX: the node's index in the graph */
+	int *in, nin;      /* tensor indices */
+	int *out, nout;
+	Attr attr;
+	Weight w[4];       /* pass shape */
+	int nw;
+	int64_t fparams;   /* ONNX: elements of the file's trained tensors
+	                      (float initializers) this layer is the first
+	                      to read, counted as its params instead of w;
+	                      -1 (ODL): the weights w count; frontend */
+	Cost cost;
+	bool timed;        /* measured: fwd_s and bwd_s replace the roofline;
+	                      pass timing_spread */
+	double fwd_s, bwd_s; /* measured seconds per sample, forward and
+	                      backward; pass timing_spread */
+} Layer;
+
+/* A measured time: the seconds per sample that layers [first, last] took
+ * together on the profiled GPU.  Frontends fill it from a ParaDL table's
+ * time column (one row, or a row and the rows after it that give 0) and
+ * from --profile (one layer each); passes/compute.c shares a span's time
+ * out over its layers. */
+typedef struct Timing {
+	int first, last;      /* layer indices, first <= last */
+	double fwd, bwd;      /* seconds per sample */
+	bool split;           /* fwd and bwd were measured apart; false: only
+	                         their total was, and fwd:bwd is taken as 1:2 */
+	Loc loc;              /* where the time was given */
+} Timing;
+
+/* Whole-model sums; pass cost, act_* pass memory. */
+typedef struct Totals {
+	int64_t params, buffers, macs, flops_fwd, flops_bwd_data, flops_bwd_weight;
+	int64_t flops_bwd;             /* flops_bwd_data + flops_bwd_weight */
+	int64_t bytes_fwd;
+	int64_t act_elems, act_bytes;  /* saved for backward, per sample */
+	int64_t weight_bytes;
+} Totals;
+
+enum { PASS_SHAPE = 1, PASS_COST = 2, PASS_MEMORY = 4, PASS_TIMING = 8 }; /* Graph.done */
+
+/* An operator the frontend had no rule for, and how many nodes used it. */
+typedef struct OpCount {
+	const char *op;
+	int count;
+} OpCount;
+
+typedef struct Graph {
+	Arena *arena;
+	const char *name;     /* model name */
+	const char *source;   /* the file as the user named it */
+	const char *format;   /* "odl", "onnx", "paradl" */
+	Loc loc;              /* where the model was declared */
+	Layer *layer;
+	int nlayer, caplayer;
+	Tensor *tensor;
+	int ntensor, captensor;
+	int *input, ninput;   /* graph input tensors */
+	int64_t dataset_size; /* samples per epoch; 0 = not given */
+	int elem_bytes;       /* bytes per activation/weight item (precision) */
+	int64_t batch;        /* ONNX: the batch the file fixes; 0 = symbolic or ODL */
+	OpCount *unknown;     /* ONNX: unsupported operators kept as opaque layers */
+	int nunknown;
+	bool bn_folded;       /* ONNX: BatchNormalization looks folded into Conv */
+	Timing *timing;       /* measured times in the order given; a later one
+	                         wins for a layer two cover; frontend, --profile */
+	int ntiming;
+	Totals total;
+	unsigned done;        /* PASS_* bits of the passes that ran */
+} Graph;
+
+/* graph.c */
+Graph *graph_new(Arena *a, const char *name, const char *source, const char *format);
+int graph_add_tensor(Graph *g, const char *name, int producer);
+int graph_add_input(Graph *g, const char *name, const Shape *s);
+int graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc);
+void layer_set_inputs(Graph *g, int l, const int *in, int nin);
+int layer_add_output(Graph *g, int l, const char *tensor_name);
+int op_lookup(const char *name); /* -1 if unknown */
+const char *op_name(OpKind op);
+void layer_error(const Graph *g, const Layer *l, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* dims.c: shape helpers */
+bool shape_elems(const Shape *s, int64_t *out); /* false on overflow */
+char *shape_str(const Shape *s, char *buf, size_t n); /* "3x224x224" */
+bool shape_eq(const Shape *a, const Shape *b);
+
+/* infer.c: one layer's output and weight shapes from its inputs'.  Skips
+ * (false, silently) a layer reading a tensor marked in `bad` (may be NULL);
+ * reports and returns false when the shapes do not fit. */
+bool layer_infer(Graph *g, int l, const bool *bad);
+
+/* verify.c */
+int ir_verify(const Graph *g); /* number of broken invariants, each reported */
+
+/* print.c */
+void ir_print(const Graph *g, FILE *f);
+
+#endif

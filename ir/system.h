@@ -1,0 +1,75 @@
+/* system.h -- the cluster: GPUs in nodes, nodes in a switched network
+ * (docs/systems.md).  Frontends build it (ODL system blocks, built-ins,
+ * ParaDL .plat files); the cost models read it. */
+#ifndef ORACLEC_IR_SYSTEM_H
+#define ORACLEC_IR_SYSTEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { MAX_LEVELS = 4 };
+
+typedef enum Precision { PREC_FP32, PREC_FP16, PREC_BF16, PREC_COUNT } Precision;
+
+/* One level of the network above the nodes, from the leaf switches up.
+ * Level 0 groups `fanout` nodes under a leaf switch; level i groups
+ * `fanout` groups of level i-1.  The top level's fanout may be 0: as many
+ * as needed. */
+typedef struct NetLevel {
+	const char *name;
+	int64_t fanout;
+	double latency;   /* seconds added per crossing of this level's switch */
+	double oversub;   /* over-subscription of the links above this level
+	                     (3 = 1:3); 1 = full bisection */
+} NetLevel;
+
+/* A cluster: GPUs in nodes, nodes in a switched network.  Every figure is
+ * in SI base units (bytes, seconds, bytes/s, FLOP/s).  Built-in systems and
+ * user files are written in ODL (`system NAME { ... }`, docs/systems.md);
+ * each built-in states the source of every constant. */
+typedef struct System {
+	const char *name;
+	const char *source;       /* "built-in" or the file */
+	const char *gpu;          /* the GPU's name, for reports */
+	double peak[PREC_COUNT];  /* FLOP/s per precision; 0 = not supported */
+	double mem;               /* GPU memory, bytes */
+	double mem_bw;            /* GPU memory bandwidth, bytes/s */
+	int gpus_per_node;
+	const char *intra;        /* "nvlink", "nvswitch", "pcie": the link in a node */
+	double intra_bw;          /* bytes/s per GPU inside a node */
+	double intra_lat;         /* start-up latency of a message inside a node */
+	double nic_bw;            /* bytes/s a node injects into the network */
+	double nic_lat;           /* start-up latency of a message between nodes */
+	double p2p_lat;           /* latency of the framework's point-to-point
+	                             sends (halo, pipeline) */
+	bool tree;                /* collectives may use trees (NCCL >= 2.4) */
+	NetLevel level[MAX_LEVELS];
+	int nlevels;
+	double storage_bw;        /* training-data read bandwidth per node */
+	int cpu_cores;            /* per node, for decoding input samples */
+	double decode_bw;         /* compressed input bytes one core decodes per s */
+	double eff_conv;          /* fraction of peak convolutions reach */
+	double eff_gemm;          /* fraction of peak matrix products reach */
+	double eff_mem;           /* fraction of mem_bw element-wise kernels reach */
+	double kernel_lat;        /* GPU time per kernel beyond its work */
+	double dispatch;          /* CPU time the framework spends per layer call */
+	double reserved;          /* memory the runtime keeps (context, allocator) */
+} System;
+
+/* The ranges a System's constants lie in (frontend/system.c and paradl.c
+ * refuse others, calibrate.c keeps its fit inside; docs/limits.md,
+ * "Numbers"): rates in FLOP/s or bytes/s, times in seconds (0 is allowed
+ * too), efficiencies, over-subscription. */
+#define SYS_MIN_RATE 1.0
+#define SYS_MAX_RATE 1e21
+#define SYS_MIN_SECONDS 1e-12
+#define SYS_MAX_SECONDS 1e3
+#define SYS_MIN_EFF 1e-6
+#define SYS_MAX_OVERSUB 1e6
+
+/* system.c */
+const char *precision_name(Precision p);
+/* The lowest network level spanning `nodes` consecutive nodes (-1: one node). */
+int system_span(const System *s, int64_t nodes);
+
+#endif
