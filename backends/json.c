@@ -128,32 +128,47 @@ bytes_json(double v)
 	return json_real(v);
 }
 
+/* Key k of the struct at base as a JSON value. */
+static json_t *
+key_json(const SysKey *k, const void *base)
+{
+	const char *p = (const char *)base + k->off;
+
+	switch (k->type) {
+	case SK_REAL:
+		return k->unit == U_BYTES ? bytes_json(*(const double *)p)
+					  : json_real(*(const double *)p);
+	case SK_INT: return json_integer(*(const int *)p);
+	case SK_INT64: return json_integer(*(const int64_t *)p);
+	case SK_BOOL: return json_boolean(*(const bool *)p);
+	case SK_STRING: return jstr(*(const char *const *)p);
+	}
+	return json_null();
+}
+
+/* The system: the keys of ir/syskeys.def that have a JSON name, in its
+ * order, the GPU's in their own object, then the levels. */
 static json_t *
 system_json(const System *s)
 {
-	json_t *o = json_object(), *gpu = json_object(), *lv = json_array();
+	json_t *o = json_object(), *gpu = NULL, *lv = json_array();
 
 	set(o, "name", jstr(s->name));
 	set(o, "source", jstr(s->source));
-	set(o, "gpus_per_node", json_integer(s->gpus_per_node));
-	set(gpu, "name", jstr(s->gpu));
-	set(gpu, "flops_fp32", json_real(s->peak[PREC_FP32]));
-	set(gpu, "flops_fp16", json_real(s->peak[PREC_FP16]));
-	set(gpu, "flops_bf16", json_real(s->peak[PREC_BF16]));
-	set(gpu, "memory_bytes", bytes_json(s->mem));
-	set(gpu, "memory_bw", json_real(s->mem_bw));
-	set(o, "gpu", gpu);
-	set(o, "intra", jstr(s->intra));
-	set(o, "intra_bw", json_real(s->intra_bw));
-	set(o, "intra_latency_s", json_real(s->intra_lat));
-	set(o, "nic_bw", json_real(s->nic_bw));
-	set(o, "nic_latency_s", json_real(s->nic_lat));
+	for (int i = 0; i < NSYS_KEYS; i++) {
+		const SysKey *k = &sys_keys[i];
+		if (!k->json)
+			continue;
+		if (k->group == SJ_GPU && !gpu)
+			set(o, "gpu", gpu = json_object());
+		set(k->group == SJ_GPU ? gpu : o, k->json, key_json(k, s));
+	}
 	for (int i = 0; i < s->nlevels; i++) {
 		json_t *l = json_object();
 		set(l, "name", jstr(s->level[i].name));
-		set(l, "fanout", json_integer(s->level[i].fanout));
-		set(l, "latency_s", json_real(s->level[i].latency));
-		set(l, "oversubscription", json_real(s->level[i].oversub));
+		for (int k = 0; k < NLEVEL_KEYS; k++)
+			if (level_keys[k].json)
+				set(l, level_keys[k].json, key_json(&level_keys[k], &s->level[i]));
 		json_array_append_new(lv, l);
 	}
 	set(o, "levels", lv);

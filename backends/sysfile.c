@@ -1,6 +1,7 @@
 /* sysfile.c -- a System written back as ODL, e.g. after calibration; the
  * result reads back with --system.  Quantities in base units with their
- * unit, so nothing is lost.  Strings are ODL string literals, names ODL
+ * unit, so nothing is lost; the keys are those of ir/syskeys.def, in
+ * its order.  Strings are ODL string literals, names ODL
  * identifiers (a .plat system is named by its path), the comment text
  * that cannot end its line (util/escape.h). */
 #include "backends/backends.h"
@@ -8,54 +9,59 @@
 
 #include <inttypes.h>
 
+/* Key k of the struct at base, as ODL writes it: reals in base units
+ * with their unit (seconds as ns, exact enough to read back), strings as
+ * ODL string literals. */
 static void
-real(FILE *f, const char *key, double v, const char *unit)
+key(FILE *f, const SysKey *k, const void *base)
 {
-	fprintf(f, "    %s = %.10g%s;\n", key, v, unit);
+	static const char *const unit[] = { [U_NONE] = "", [U_BYTES] = "B",
+					    [U_SECONDS] = "ns", [U_BYTES_PER_S] = "B/s",
+					    [U_FLOPS] = "FLOPS" };
+	const char *p = (const char *)base + k->off;
+	const char *str;
+
+	fprintf(f, "%s = ", k->name);
+	switch (k->type) {
+	case SK_REAL:
+		fprintf(f, "%.10g%s", *(const double *)p * (k->unit == U_SECONDS ? 1e9 : 1),
+			unit[k->unit]);
+		break;
+	case SK_INT: fprintf(f, "%d", *(const int *)p); break;
+	case SK_INT64: fprintf(f, "%" PRId64, *(const int64_t *)p); break;
+	case SK_BOOL: fputs(*(const bool *)p ? "true" : "false", f); break;
+	case SK_STRING:
+		str = *(const char *const *)p;
+		esc_odl_string(f, str ? str : "");
+		break;
+	}
+	fputc(';', f);
 }
 
+/* Every key of ir/syskeys.def, then the levels. */
 bool
 system_emit(const System *s, const char *name, const char *comment, FILE *f)
 {
-	static const char *const prec[PREC_COUNT] = { "fp32", "fp16", "bf16" };
-
 	fputs("// ", f);
 	esc_text(f, comment);
 	fputs("\nsystem ", f);
 	esc_odl_ident(f, name);
-	fputs(" {\n    gpu = ", f);
-	esc_odl_string(f, s->gpu);
-	fputs(";\n", f);
-	for (int p = 0; p < PREC_COUNT; p++)
-		if (s->peak[p] > 0)
-			real(f, prec[p], s->peak[p], "FLOPS");
-	real(f, "memory", s->mem, "B");
-	real(f, "memory_bw", s->mem_bw, "B/s");
-	fprintf(f, "    gpus_per_node = %d;\n    intra = ", s->gpus_per_node);
-	esc_odl_string(f, s->intra);
-	fputs(";\n", f);
-	real(f, "intra_bw", s->intra_bw, "B/s");
-	real(f, "intra_latency", s->intra_lat * 1e9, "ns");
-	real(f, "nic_bw", s->nic_bw, "B/s");
-	real(f, "nic_latency", s->nic_lat * 1e9, "ns");
-	real(f, "p2p_latency", s->p2p_lat * 1e9, "ns");
-	fprintf(f, "    tree = %s;\n", s->tree ? "true" : "false");
+	fputs(" {\n", f);
+	for (int i = 0; i < NSYS_KEYS; i++) {
+		fputs("    ", f);
+		key(f, &sys_keys[i], s);
+		fputc('\n', f);
+	}
 	for (int i = 0; i < s->nlevels; i++) {
 		fputs("    level ", f);
 		esc_odl_ident(f, s->level[i].name);
-		fprintf(f, " { fanout = %" PRId64 "; latency = %.6gns; "
-			   "oversubscription = %.6g; }\n", s->level[i].fanout,
-			s->level[i].latency * 1e9, s->level[i].oversub);
+		fputs(" {", f);
+		for (int k = 0; k < NLEVEL_KEYS; k++) {
+			fputc(' ', f);
+			key(f, &level_keys[k], &s->level[i]);
+		}
+		fputs(" }\n", f);
 	}
-	real(f, "storage_bw", s->storage_bw, "B/s");
-	fprintf(f, "    cpu_cores = %d;\n", s->cpu_cores);
-	real(f, "decode_bw", s->decode_bw, "B/s");
-	real(f, "eff_conv", s->eff_conv, "");
-	real(f, "eff_gemm", s->eff_gemm, "");
-	real(f, "eff_memory", s->eff_mem, "");
-	real(f, "kernel_latency", s->kernel_lat * 1e9, "ns");
-	real(f, "dispatch", s->dispatch * 1e9, "ns");
-	real(f, "reserved", s->reserved, "B");
 	fprintf(f, "}\n");
 	return !ferror(f);
 }

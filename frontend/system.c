@@ -15,67 +15,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum KeyType { K_REAL, K_INT, K_INT64, K_BOOL, K_STRING } KeyType;
-
 /* The values a real key takes: lo to hi, and 0 too when `zero`; `text`
- * says so in the key's unit for messages. */
+ * says so in the key's unit for messages.  Indexed by SysRange, the
+ * range column of ir/syskeys.def. */
 typedef struct Range {
 	double lo, hi;
 	bool zero;
 	const char *text;
 } Range;
 
-static const Range rate = { SYS_MIN_RATE, SYS_MAX_RATE, false, "1 to 1e21" };
-static const Range rate0 = { SYS_MIN_RATE, SYS_MAX_RATE, true, "0, or 1 to 1e21" };
-static const Range bytes = { 1, MAX_SYSTEM_BYTES, false, "1 to 2^60" };
-static const Range bytes0 = { 1, MAX_SYSTEM_BYTES, true, "0, or 1 to 2^60" };
-static const Range secs = { SYS_MIN_SECONDS, SYS_MAX_SECONDS, true, "0, or 1e-12 to 1000" };
-static const Range eff = { SYS_MIN_EFF, 1, false, "1e-6 to 1" };
-static const Range oversub = { 0, SYS_MAX_OVERSUB, true, "0 to 1e6" };
-
-typedef struct Key {
-	const char *name;
-	KeyType type;
-	Unit unit;        /* for K_REAL: the dimension required (U_NONE: a plain number) */
-	size_t off;       /* offsetof the field in System (or NetLevel) */
-	bool required;
-	const Range *range; /* for K_REAL */
-} Key;
-
-#define SYS(f) offsetof(System, f)
-#define LVL(f) offsetof(NetLevel, f)
-
-static const Key sys_keys[] = {
-	{ "gpu", K_STRING, U_NONE, SYS(gpu), false, NULL },
-	{ "fp32", K_REAL, U_FLOPS, SYS(peak[PREC_FP32]), true, &rate },
-	{ "fp16", K_REAL, U_FLOPS, SYS(peak[PREC_FP16]), false, &rate0 },
-	{ "bf16", K_REAL, U_FLOPS, SYS(peak[PREC_BF16]), false, &rate0 },
-	{ "memory", K_REAL, U_BYTES, SYS(mem), true, &bytes },
-	{ "memory_bw", K_REAL, U_BYTES_PER_S, SYS(mem_bw), true, &rate },
-	{ "gpus_per_node", K_INT, U_NONE, SYS(gpus_per_node), true, NULL },
-	{ "intra", K_STRING, U_NONE, SYS(intra), false, NULL },
-	{ "intra_bw", K_REAL, U_BYTES_PER_S, SYS(intra_bw), true, &rate },
-	{ "intra_latency", K_REAL, U_SECONDS, SYS(intra_lat), true, &secs },
-	{ "nic_bw", K_REAL, U_BYTES_PER_S, SYS(nic_bw), true, &rate },
-	{ "nic_latency", K_REAL, U_SECONDS, SYS(nic_lat), true, &secs },
-	{ "p2p_latency", K_REAL, U_SECONDS, SYS(p2p_lat), false, &secs },
-	{ "tree", K_BOOL, U_NONE, SYS(tree), false, NULL },
-	{ "storage_bw", K_REAL, U_BYTES_PER_S, SYS(storage_bw), false, &rate0 },
-	{ "cpu_cores", K_INT, U_NONE, SYS(cpu_cores), false, NULL },
-	{ "decode_bw", K_REAL, U_BYTES_PER_S, SYS(decode_bw), false, &rate0 },
-	{ "eff_conv", K_REAL, U_NONE, SYS(eff_conv), false, &eff },
-	{ "eff_gemm", K_REAL, U_NONE, SYS(eff_gemm), false, &eff },
-	{ "eff_memory", K_REAL, U_NONE, SYS(eff_mem), false, &eff },
-	{ "kernel_latency", K_REAL, U_SECONDS, SYS(kernel_lat), false, &secs },
-	{ "dispatch", K_REAL, U_SECONDS, SYS(dispatch), false, &secs },
-	{ "reserved", K_REAL, U_BYTES, SYS(reserved), false, &bytes0 },
+static const Range range[] = {
+	[SR_RATE] = { SYS_MIN_RATE, SYS_MAX_RATE, false, "1 to 1e21" },
+	[SR_RATE0] = { SYS_MIN_RATE, SYS_MAX_RATE, true, "0, or 1 to 1e21" },
+	[SR_BYTES] = { 1, MAX_SYSTEM_BYTES, false, "1 to 2^60" },
+	[SR_BYTES0] = { 1, MAX_SYSTEM_BYTES, true, "0, or 1 to 2^60" },
+	[SR_SECS] = { SYS_MIN_SECONDS, SYS_MAX_SECONDS, true, "0, or 1e-12 to 1000" },
+	[SR_EFF] = { SYS_MIN_EFF, 1, false, "1e-6 to 1" },
+	[SR_OVERSUB] = { 0, SYS_MAX_OVERSUB, true, "0 to 1e6" },
 };
 
-static const Key level_keys[] = {
-	{ "fanout", K_INT64, U_NONE, LVL(fanout), true, NULL },
-	{ "latency", K_REAL, U_SECONDS, LVL(latency), true, &secs },
-	{ "oversubscription", K_REAL, U_NONE, LVL(oversub), false, &oversub },
-};
+typedef SysKey Key;
 
 static const char *const unit_name[] = { "a plain number", "bytes (e.g. 16GiB)",
 					 "seconds (e.g. 9us)", "a bandwidth (e.g. 12.5GB/s)",
@@ -122,40 +81,40 @@ set(const Key *k, void *base, const Expr *e, Loc loc)
 		return false;
 	}
 	switch (k->type) {
-	case K_STRING:
+	case SK_STRING:
 		if (e->kind != E_STRING)
 			break;
 		*(const char **)p = e->name;
 		return true;
-	case K_BOOL:
+	case SK_BOOL:
 		if (e->kind != E_BOOL)
 			break;
 		*(bool *)p = e->ival != 0;
 		return true;
-	case K_INT:
-	case K_INT64:
+	case SK_INT:
+	case SK_INT64:
 		if (e->kind != E_INT || e->ival < 0 || e->ival > (int64_t)1 << 30)
 			break;
-		if (k->type == K_INT64)
+		if (k->type == SK_INT64)
 			*(int64_t *)p = e->ival;
 		else
 			*(int *)p = (int)e->ival;
 		return true;
-	case K_REAL:
+	case SK_REAL:
 		if ((e->kind != E_INT && e->kind != E_FLOAT) || e->unit != k->unit || v < 0)
 			break;
-		if (!in_range(k->range, v)) {
+		if (!in_range(&range[k->range], v)) {
 			diag_error(loc, "'%s' %g%s is out of range (%s%s)", k->name, v,
-				   unit_symbol[k->unit], k->range->text, unit_symbol[k->unit]);
+				   unit_symbol[k->unit], range[k->range].text, unit_symbol[k->unit]);
 			return false;
 		}
 		*(double *)p = v;
 		return true;
 	}
 	diag_error(loc, "'%s' must be %s", k->name,
-		   k->type == K_STRING ? "a string"
-		   : k->type == K_BOOL ? "true or false"
-		   : k->type != K_REAL ? "a non-negative integer"
+		   k->type == SK_STRING ? "a string"
+		   : k->type == SK_BOOL ? "true or false"
+		   : k->type != SK_REAL ? "a non-negative integer"
 				       : unit_name[k->unit]);
 	return false;
 }

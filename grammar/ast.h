@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ir/system.h" /* Unit */
 #include "util/arena.h"
 #include "util/diag.h"
 
@@ -25,7 +26,6 @@ typedef enum ExprKind {
 
 /* The dimension of a quantity written with a unit (12.5GB/s); its value is
  * kept in SI base units: bytes, seconds, bytes per second, FLOP/s. */
-typedef enum Unit { U_NONE, U_BYTES, U_SECONDS, U_BYTES_PER_S, U_FLOPS } Unit;
 
 typedef struct Expr Expr;
 struct Expr {

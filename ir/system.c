@@ -1,6 +1,8 @@
 /* system.c -- small helpers on the cluster description. */
 #include "ir/ir.h"
 
+#include <stddef.h>
+
 const char *
 precision_name(Precision p)
 {
@@ -25,3 +27,21 @@ system_span(const System *s, int64_t nodes)
 	}
 	return s->nlevels - 1;
 }
+
+#define SYSKEY(name, type, unit, field, req, range, json, group) \
+	{ name, type, unit, offsetof(System, field), req, range, json, group },
+#define LEVELKEY(name, type, unit, field, req, range, json)
+const SysKey sys_keys[NSYS_KEYS] = {
+#include "ir/syskeys.def"
+};
+#undef SYSKEY
+#undef LEVELKEY
+
+#define SYSKEY(name, type, unit, field, req, range, json, group)
+#define LEVELKEY(name, type, unit, field, req, range, json) \
+	{ name, type, unit, offsetof(NetLevel, field), req, range, json, SJ_SYSTEM },
+const SysKey level_keys[NLEVEL_KEYS] = {
+#include "ir/syskeys.def"
+};
+#undef SYSKEY
+#undef LEVELKEY

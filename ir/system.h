@@ -5,6 +5,7 @@
 #define ORACLEC_IR_SYSTEM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum { MAX_LEVELS = 4 };
@@ -71,5 +72,46 @@ typedef struct System {
 const char *precision_name(Precision p);
 /* The lowest network level spanning `nodes` consecutive nodes (-1: one node). */
 int system_span(const System *s, int64_t nodes);
+
+/* ---- the keys of a system description (ir/syskeys.def) ------------------- */
+
+/* The dimension of a quantity as ODL writes it (a number with a unit). */
+typedef enum Unit { U_NONE, U_BYTES, U_SECONDS, U_BYTES_PER_S, U_FLOPS } Unit;
+
+typedef enum SysKeyType { SK_REAL, SK_INT, SK_INT64, SK_BOOL, SK_STRING } SysKeyType;
+/* The values a real key accepts (frontend/system.c has the bounds). */
+typedef enum SysRange { SR_NONE, SR_RATE, SR_RATE0, SR_BYTES, SR_BYTES0, SR_SECS, SR_EFF,
+			SR_OVERSUB } SysRange;
+typedef enum SysJson { SJ_SYSTEM, SJ_GPU } SysJson;
+
+typedef struct SysKey {
+	const char *name;   /* the ODL key */
+	SysKeyType type;
+	Unit unit;          /* SK_REAL: the dimension required (U_NONE: a plain number) */
+	size_t off;         /* offsetof the field in System (or NetLevel) */
+	bool required;
+	SysRange range;     /* SK_REAL */
+	const char *json;   /* the JSON report's name; NULL: not reported */
+	SysJson group;      /* system keys: where JSON puts it */
+} SysKey;
+
+/* How many rows each table has. */
+#define SYSKEY(...) +1
+#define LEVELKEY(...)
+enum { NSYS_KEYS = 0
+#include "ir/syskeys.def"
+};
+#undef SYSKEY
+#undef LEVELKEY
+#define SYSKEY(...)
+#define LEVELKEY(...) +1
+enum { NLEVEL_KEYS = 0
+#include "ir/syskeys.def"
+};
+#undef SYSKEY
+#undef LEVELKEY
+
+extern const SysKey sys_keys[NSYS_KEYS];
+extern const SysKey level_keys[NLEVEL_KEYS];
 
 #endif
