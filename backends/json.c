@@ -1,4 +1,4 @@
-/* json.c -- the JSON report (keys in ../docs/cli.md and oraclec(1)).
+/* json.c -- the JSON report (its keys: oraclec(1), section OUTPUT).
  * Built with jansson, which escapes; names go through jstr() (jsonout.h),
  * so invalid UTF-8 cannot lose a key.  Keys keep insertion order. */
 #include "backends/backends.h"
