@@ -4,8 +4,9 @@
  * Large-scale DNN Training", Table III, per iteration (docs/model.md,
  * "Paper mode", and the shared design notes restate it).  Notation:
  * layers l = 1..G in IR order; |x_l|, |y_l|, |w_l| the per-sample input,
- * output and weight element counts; delta the bytes per item; c_l the per-sample forward + backward seconds of layer l (forward
- * and backward FLOPs over the peak FLOP/s: the paper's profile-free
+ * output and weight element counts; delta the bytes per item; c_l the
+ * per-sample forward + backward seconds of layer l (forward and backward
+ * FLOPs over the peak FLOP/s: the paper's profile-free
  * estimate); WU_l the weight update, 2 |w_l| FLOPs over the peak (ParaDL
  * counts the weight gradient as |w| operations and the update as another
  * |w|); alpha the network latency and beta = 1 / its bandwidth (a .plat's
