@@ -116,24 +116,108 @@ add_keeps_nothing(void **state)
 	assert_int_equal(g->total.act_elems, 32);
 }
 
-/* maxpool keeps its input (it routes gradients to the maxima), avgpool
- * keeps nothing; mul keeps both inputs. */
+/* Pools keep their input (PyTorch's avg_pool2d, adaptive_avg_pool2d and
+ * mean save it too); maxpool also saves int64 indices, one per output
+ * element, counted on it: 2x2x2 = 8 elements, 64 bytes.  mul keeps both
+ * inputs. */
 static void
 pools_and_products_keep_what_their_backward_reads(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = MEMORY("model m { input x: 2x4x4;\n"
-			  "  a = add(x, x); b = add(x, x); c = add(x, x);\n"
+			  "  a = add(x, x); b = add(x, x); c = add(x, x); d = add(x, x);\n"
 			  "  mp = maxpool(a, kernel=2); ap = avgpool(b, kernel=2);"
-			  " m = mul(c, a); }");
+			  " gp = globalavgpool(d); m = mul(c, a); }");
 
 	assert_non_null(g);
 	assert_int_equal(kept_by(g, "a"), 32); /* maxpool and mul: once */
-	assert_int_equal(kept_by(g, "b"), 0);
+	assert_int_equal(kept_by(g, "b"), 32);
 	assert_int_equal(kept_by(g, "c"), 32);
-	assert_int_equal(kept_by(g, "mp"), 0);
+	assert_int_equal(kept_by(g, "d"), 32);
+	assert_int_equal(kept_by(g, "mp"), 8);
+	assert_int_equal(fx_layer(g, "mp")->cost.act_bytes, 64);
+	assert_false(fx_out(g, "mp")->saved);
+	assert_int_equal(kept_by(g, "ap"), 0);
 	assert_int_equal(kept_by(g, "m"), 0);
-	assert_int_equal(g->total.act_elems, 64);
+	assert_int_equal(g->total.act_elems, 4 * 32 + 8);
+	assert_int_equal(g->total.saved_bytes, 4 * 32 * 4 + 8 * 8);
+}
+
+/* Dropout saves a 1-byte mask per element, as CUDA's native_dropout does
+ * (on CPU PyTorch 1.13 saves fp32 noise); its output is a new tensor that
+ * fc keeps.  fc's input (flatten of r) is r. */
+static void
+dropout_saves_a_one_byte_mask_and_its_reader_its_output(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 16;\n"
+			  "  r = relu(x); d = dropout(r, p=0.5); o = fc(d, 4); }");
+
+	assert_non_null(g);
+	assert_true(fx_out(g, "d")->saved);
+	assert_int_equal(kept_by(g, "r"), 16);
+	assert_int_equal(kept_by(g, "d"), 16 + 16); /* output and mask */
+	assert_int_equal(fx_layer(g, "d")->cost.act_bytes, 16 * 4 + 16);
+	assert_int_equal(g->total.saved_bytes, 16 * 4 + 16 * 4 + 16);
+}
+
+/* conv-BN-ReLU: BN keeps its input (the conv's output) and 2 fp32 per
+ * channel for the whole batch (mean, inverse std: not per sample); ReLU
+ * keeps its output; BN's output is kept by no one.  The conv's input x is
+ * a graph input: in act_bytes, not in saved_bytes. */
+static void
+batchnorm_saves_its_input_and_fixed_channel_statistics(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 3x4x4;\n"
+			  "  c = conv(x, 8, kernel=1, bias=false); b = batchnorm(c); r = relu(b);\n"
+			  "  d = conv(r, 8, kernel=1); }");
+
+	assert_non_null(g);
+	assert_int_equal(kept_by(g, "c"), 128);
+	assert_int_equal(kept_by(g, "b"), 0);
+	assert_int_equal(kept_by(g, "r"), 128);
+	assert_int_equal(g->total.saved_bytes, 2 * 128 * 4);
+	assert_int_equal(g->total.saved_fixed_bytes, 2 * 8 * 4);
+	assert_int_equal(g->total.act_bytes, 2 * 128 * 4 + 48 * 4);
+}
+
+/* Layer norm saves its input and a mean and rstd per normalized row (here
+ * 6 rows of 5): 12 fp32 per sample; instance norm one pair per channel
+ * (3 channels of 2x5): 6 fp32 per sample. */
+static void
+layer_and_instance_norms_save_statistics_per_sample(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 3x2x5;\n"
+			  "  a = add(x, x); l = layernorm(a); i = instancenorm(a); }");
+
+	assert_non_null(g);
+	assert_int_equal(kept_by(g, "a"), 30);
+	assert_int_equal(kept_by(g, "l"), 12);
+	assert_int_equal(fx_layer(g, "l")->cost.act_bytes, 12 * 4);
+	assert_int_equal(kept_by(g, "i"), 6);
+	assert_int_equal(g->total.saved_bytes, (30 + 12 + 6) * 4);
+	assert_int_equal(g->total.saved_fixed_bytes, 0);
+}
+
+/* saved_bytes is autograd's figure: fp32 activations, the graph input left
+ * out, whatever the precision; act_bytes follows the item size and counts
+ * the input.  Indices stay 8 bytes. */
+static void
+saved_bytes_leave_the_input_out_and_stay_fp32(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 2x4x4;\n"
+			  "  c = conv(x, 2, kernel=1); r = relu(c); p = maxpool(r, kernel=2); }");
+
+	assert_non_null(g);
+	assert_int_equal(g->total.saved_bytes, 32 * 4 + 8 * 8);
+	assert_int_equal(g->total.act_bytes, 32 * 4 + 8 * 8 + 32 * 4);
+	g->elem_bytes = 2;
+	assert_true(memory_annotate(g));
+	assert_int_equal(g->total.saved_bytes, 32 * 4 + 8 * 8);
+	assert_int_equal(g->total.act_bytes, 32 * 2 + 8 * 8 + 32 * 2);
 }
 
 /* Totals in bytes follow the item size, and a second run gives the same
@@ -186,6 +270,10 @@ main(void)
 		FX_TEST(views_of_views_share_the_first_root),
 		FX_TEST(add_keeps_nothing),
 		FX_TEST(pools_and_products_keep_what_their_backward_reads),
+		FX_TEST(dropout_saves_a_one_byte_mask_and_its_reader_its_output),
+		FX_TEST(batchnorm_saves_its_input_and_fixed_channel_statistics),
+		FX_TEST(layer_and_instance_norms_save_statistics_per_sample),
+		FX_TEST(saved_bytes_leave_the_input_out_and_stay_fp32),
 		FX_TEST(totals_are_elements_times_item_size_and_stable_on_rerun),
 		FX_TEST(activation_memory_beyond_64_bits_is_rejected),
 	};
