@@ -15,11 +15,13 @@
  * tensors made from constants only (the model's own tensors) count
  * nowhere.
  *
- * Two ONNX decompositions are counted as the operator they spell, because
- * that is what PyTorch runs: LayerNorm written as ReduceMean, Sub, Pow,
+ * ONNX decompositions are counted as the operator they spell, because that
+ * is what PyTorch runs: LayerNorm written as ReduceMean, Sub, Pow,
  * ReduceMean, Add, Sqrt, Div (opset < 17), which saves its input and two
- * statistics per row, and the exact GELU x * (1 + erf(x / sqrt 2)) / 2,
- * which saves its input. */
+ * statistics per row; the exact GELU x * (1 + erf(x / sqrt 2)) / 2, SiLU
+ * x * sigmoid(x) and Hardswish x * hardsigmoid(x), which save their input.
+ * A pattern whose inner tensors have readers outside it is counted node by
+ * node. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,13 +92,38 @@ producer(const Mem *m, int t, OpKind op)
 	return p >= 0 && m->g->layer[p].op == op ? p : -1;
 }
 
+/* True when layer l picks a part of its input as a PyTorch view would:
+ * a slice (narrow, chunk) or a gather of one constant index (select). */
+static bool
+selects(const Layer *l)
+{
+	return l->nin == 1 && (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target.rank == 0));
+}
+
+/* Tensor t kept for the backward of layer `by`.  A kept view keeps the
+ * whole storage it views: its root, and through a slice or select the
+ * tensor sliced (ViT's head saves x[:, 0], ShuffleNet's branch half a
+ * chunk: both keep all of it), except for matmul, which copies such a
+ * non-contiguous operand into a tensor of its own (Swin's qkv[2]). */
+static void
+keep_for(Mem *m, int t, const Layer *by)
+{
+	const Graph *g = m->g;
+	int r = g->tensor[t].root, p;
+
+	while ((p = g->tensor[r].producer) >= 0 && selects(&g->layer[p]) && by->op != OP_MATMUL &&
+	       !m->konst[g->layer[p].in[0]])
+		r = g->tensor[g->layer[p].in[0]].root;
+	if (!m->konst[r])
+		m->g->tensor[r].saved = true;
+}
+
+/* Tensor t kept by a fused pattern (a pointwise operator). */
 static void
 keep(Mem *m, int t)
 {
-	Tensor *r = &m->g->tensor[m->g->tensor[t].root];
-
 	if (!m->konst[t])
-		r->saved = true;
+		m->g->tensor[m->g->tensor[t].root].saved = true;
 }
 
 /* The exact GELU as ONNX writes it, from its Erf layer e:
@@ -120,6 +147,22 @@ fuse_gelu(Mem *m, int e)
 		m->fused[h] = true;
 	}
 	m->fused[p] = m->fused[e] = m->fused[a] = m->fused[mul] = true;
+	keep(m, x);
+}
+
+/* SiLU and Hardswish as ONNX opset 13 writes them, from the gate layer f
+ * (Sigmoid or HardSigmoid): x * f(x).  PyTorch's silu and hardswish save
+ * x only. */
+static void
+fuse_gated(Mem *m, int f)
+{
+	const Layer *l = m->g->layer;
+	int x = l[f].in[0], mul;
+
+	if ((mul = sole_user(m, l[f].out[0], OP_MUL)) < 0 || l[mul].nin != 2 ||
+	    (l[mul].in[0] != x && l[mul].in[1] != x))
+		return;
+	m->fused[f] = m->fused[mul] = true;
 	keep(m, x);
 }
 
@@ -161,6 +204,23 @@ fuse_layernorm(Mem *m, int r)
 		m->fused[gm] = true; /* gamma: LayerNorm recomputes what it multiplies */
 	keep(m, x);
 	add(m, &m->stat[r], 2, m->g->tensor[mu].elems);
+}
+
+/* Layer i and its readers counted as the operator they spell, if they
+ * spell one PyTorch runs as a single operator. */
+static void
+fuse(Mem *m, int i)
+{
+	const Layer *l = &m->g->layer[i];
+
+	if (m->fused[i] || l->nin < 1 || l->nout < 1)
+		return;
+	if (l->op == OP_ERF)
+		fuse_gelu(m, i);
+	else if (l->op == OP_REDUCEMEAN)
+		fuse_layernorm(m, i);
+	else if (l->op == OP_SIGMOID || l->op == OP_HARDSIGMOID)
+		fuse_gated(m, i);
 }
 
 /* Elements of x's dimensions before axis k (per sample). */
@@ -210,6 +270,18 @@ aliases(const Layer *l)
 	       ((op_info[l->op].save & S_VIEW) || (l->op == OP_DROPOUT && l->srcop));
 }
 
+/* True when pad layer p only feeds an average pool: the exporter's
+ * spelling of avg_pool2d(padding=k), which pads inside and saves its
+ * unpadded input. */
+static bool
+pads_a_pool(const Mem *m, int p)
+{
+	const Layer *l = &m->g->layer[p];
+
+	return l->op == OP_PAD && l->nin >= 1 && l->nout >= 1 &&
+	       sole_user(m, l->out[0], OP_AVGPOOL) >= 0;
+}
+
 /* Layer i's own rule (ops.def's save column). */
 static void
 apply_rule(Mem *m, int i)
@@ -219,11 +291,11 @@ apply_rule(Mem *m, int i)
 	int64_t out = l->nout ? m->g->tensor[l->out[0]].elems : 0;
 
 	for (int k = 0; k < l->nin && (save & S_IN); k++)
-		keep(m, l->in[k]);
+		keep_for(m, l->in[k], l);
 	for (int k = 0; k < l->nout && (save & S_OUT); k++)
 		keep(m, l->out[k]);
 	if ((save & S_PIN) && l->nin && trained_factor(l))
-		keep(m, l->in[0]);
+		keep_for(m, l->in[0], l);
 	if (save & S_IDX)
 		add(m, &m->idx[i], 1, out);
 	if ((save & S_MASK) && !aliases(l))
@@ -291,13 +363,10 @@ memory_annotate(Graph *g)
 		g->tensor[t].saved = false;
 	}
 	for (int i = 0; i < g->nlayer; i++)
-		if (aliases(&g->layer[i]))
+		if (aliases(&g->layer[i]) || pads_a_pool(&m, i))
 			g->tensor[g->layer[i].out[0]].root = g->tensor[g->layer[i].in[0]].root;
 	for (int i = 0; i < g->nlayer; i++)
-		if (!m.fused[i] && g->layer[i].op == OP_ERF)
-			fuse_gelu(&m, i);
-		else if (!m.fused[i] && g->layer[i].op == OP_REDUCEMEAN && g->layer[i].nin)
-			fuse_layernorm(&m, i);
+		fuse(&m, i);
 	for (int i = 0; i < g->nlayer; i++)
 		if (!m.fused[i])
 			apply_rule(&m, i);
