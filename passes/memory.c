@@ -30,7 +30,8 @@
 
 typedef struct Mem {
 	Graph *g;
-	int *first, *users;  /* layers reading tensor t: users[first[t]..first[t+1]) */
+	size_t *first;       /* layers reading tensor t: users[first[t]..first[t+1]) */
+	int *users;
 	bool *konst;         /* made from constants only */
 	bool *fused;         /* the layer's rule is replaced by its pattern's */
 	int64_t *idx;        /* per layer: int64 indices saved */
@@ -53,7 +54,7 @@ static void
 index_uses(Mem *m)
 {
 	Graph *g = m->g;
-	int *fill = xcalloc((size_t)g->ntensor + 1, sizeof *fill);
+	size_t *fill = xcalloc((size_t)g->ntensor + 1, sizeof *fill);
 
 	for (int i = 0; i < g->nlayer; i++)
 		for (int k = 0; k < g->layer[i].nin; k++)
@@ -78,9 +79,11 @@ index_uses(Mem *m)
 static int
 sole_user(const Mem *m, int t, OpKind op)
 {
+	int u;
+
 	if (m->first[t + 1] - m->first[t] != 1)
 		return -1;
-	int u = m->users[m->first[t]];
+	u = m->users[m->first[t]];
 	return m->g->layer[u].op == op ? u : -1;
 }
 
@@ -89,6 +92,7 @@ static int
 producer(const Mem *m, int t, OpKind op)
 {
 	int p = m->g->tensor[t].producer;
+
 	return p >= 0 && m->g->layer[p].op == op ? p : -1;
 }
 
@@ -170,7 +174,7 @@ fuse_gated(Mem *m, int f)
 static int
 user_of(const Mem *m, int t, OpKind op, int k)
 {
-	for (int u = m->first[t]; u < m->first[t + 1]; u++) {
+	for (size_t u = m->first[t]; u < m->first[t + 1]; u++) {
 		const Layer *l = &m->g->layer[m->users[u]];
 		if (l->op == op && l->nin > k && l->in[k] == t)
 			return m->users[u];
