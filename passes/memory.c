@@ -255,12 +255,19 @@ norm_stats(Mem *m, int i)
 		add(m, &m->stat[i], 2, prefix(x, l->attr.lead + 1));
 }
 
-/* True for an ONNX Mul or Div scale whose constant is a trained tensor. */
+/* True for an ONNX Mul or Div scale whose constant is a trained tensor
+ * and whose input is not a norm's output: GroupNorm exported as
+ * InstanceNormalization, Reshape, Mul by gamma is one PyTorch operator,
+ * which recomputes what gamma multiplies. */
 static bool
-trained_factor(const Layer *l)
+trained_factor(const Mem *m, const Layer *l)
 {
+	const Graph *g = m->g;
+	int p = g->tensor[g->tensor[l->in[0]].root].producer;
+
 	return l->srcop && l->fparams > 0 &&
-	       (strcmp(l->srcop, "Mul") == 0 || strcmp(l->srcop, "Div") == 0);
+	       (strcmp(l->srcop, "Mul") == 0 || strcmp(l->srcop, "Div") == 0) &&
+	       !(p >= 0 && op_info[g->layer[p].op].cls == OPC_NORM);
 }
 
 /* True when layer l's output is its input's memory: a view, or an ONNX
@@ -298,7 +305,7 @@ apply_rule(Mem *m, int i)
 		keep_for(m, l->in[k], l);
 	for (int k = 0; k < l->nout && (save & S_OUT); k++)
 		keep(m, l->out[k]);
-	if ((save & S_PIN) && l->nin && trained_factor(l))
+	if ((save & S_PIN) && l->nin && trained_factor(m, l))
 		keep_for(m, l->in[0], l);
 	if (save & S_IDX)
 		add(m, &m->idx[i], 1, out);

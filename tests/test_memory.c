@@ -463,6 +463,42 @@ onnx_a_select_keeps_its_input_except_for_matmul(void **state)
 	assert_int_equal(kept_by(g, "v"), 64);
 }
 
+/* GroupNorm as torch.onnx writes it (Reshape, InstanceNormalization,
+ * Reshape, Mul by gamma, Add beta): the norm keeps its input, the conv's
+ * output c (64), and a mean and rstd per group (2 x 2 per sample); the
+ * Mul by gamma is part of the norm and keeps nothing. */
+static void
+onnx_group_norm_keeps_its_input_and_statistics_per_group(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *og = ob_graph(a);
+	Graph *g;
+
+	ob_input(a, og, ob_vinfo(a, "x", DIMS(SYM, 4, 4, 4)));
+	ob_init(a, og, ob_tensor(a, "w", FLOAT, DIMS(4, 4, 1, 1)));
+	ob_init(a, og, ob_ints(a, "groups", DIMS(0, 2, -1)));
+	ob_init(a, og, ob_ints(a, "back", DIMS(0, 4, 4, 4)));
+	ob_init(a, og, ob_tensor(a, "s", FLOAT, DIMS(2)));
+	ob_init(a, og, ob_tensor(a, "b", FLOAT, DIMS(2)));
+	ob_init(a, og, ob_tensor(a, "gamma", FLOAT, DIMS(4, 1, 1)));
+	ob_init(a, og, ob_tensor(a, "beta", FLOAT, DIMS(4, 1, 1)));
+	ob_add(a, og, ob_node(a, "Conv", "conv", "x,w", "c"));
+	ob_add(a, og, ob_node(a, "Reshape", "split", "c,groups", "cg"));
+	ob_add(a, og, ob_node(a, "InstanceNormalization", "gn", "cg,s,b", "n"));
+	ob_add(a, og, ob_node(a, "Reshape", "merge", "n,back", "nm"));
+	ob_add(a, og, ob_node(a, "Mul", "gamma", "nm,gamma", "ng"));
+	ob_add(a, og, ob_node(a, "Add", "beta", "ng,beta", "y"));
+	ob_add(a, og, ob_node(a, "Relu", "relu", "y", "r"));
+	ob_output(a, og, ob_vinfo(a, "r", DIMS(SYM, 4, 4, 4)));
+	g = onnx_run(fx, og);
+	assert_int_equal(kept_by(g, "conv"), 64);
+	assert_int_equal(kept_by(g, "gn"), 4);
+	assert_int_equal(kept_by(g, "gamma"), 0);
+	assert_int_equal(kept_by(g, "relu"), 64);
+	assert_int_equal(g->total.saved_bytes, (64 + 4 + 64) * 4);
+}
+
 /* Two kept tensors of 2^62 elements each: 2^63 does not fit. */
 static void
 activation_memory_beyond_64_bits_is_rejected(void **state)
@@ -498,6 +534,7 @@ main(void)
 		FX_TEST(onnx_layer_scale_keeps_its_input_and_dropout_is_its_input),
 		FX_TEST(onnx_slices_keep_their_input_and_silu_keeps_one_tensor),
 		FX_TEST(onnx_a_select_keeps_its_input_except_for_matmul),
+		FX_TEST(onnx_group_norm_keeps_its_input_and_statistics_per_group),
 		FX_TEST(activation_memory_beyond_64_bits_is_rejected),
 	};
 
