@@ -72,6 +72,8 @@ model_json(const Graph *g)
 	set(m, "flops_bwd_weight_per_sample", json_integer(t->flops_bwd_weight));
 	set(m, "flops_bwd_per_sample", json_integer(t->flops_bwd));
 	set(m, "activation_bytes_per_sample", json_integer(t->act_bytes));
+	set(m, "saved_bytes_per_sample", json_integer(t->saved_bytes));
+	set(m, "saved_fixed_bytes", json_integer(t->saved_fixed_bytes));
 	set(m, "weight_bytes", json_integer(t->weight_bytes));
 	set(m, "bytes_per_item", json_integer(g->elem_bytes));
 	set(m, "dataset_size", g->dataset_size ? json_integer(g->dataset_size) : json_null());

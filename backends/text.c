@@ -279,6 +279,11 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	fprintf(f, "FLOPs        %s forward, %s backward per sample\n", si(t->flops_fwd, b1),
 		si(t->flops_bwd, b2));
 	fprintf(f, "activations  %s per sample kept for backward\n", bytes(t->act_bytes, b1));
+	fprintf(f, "saved        %s per sample as autograd saves it (fp32, input excluded)",
+		bytes(t->saved_bytes, b1));
+	if (t->saved_fixed_bytes)
+		fprintf(f, " + %s per batch", bytes(t->saved_fixed_bytes, b2));
+	fputc('\n', f);
 	if (g->batch)
 		fprintf(f, "batch        the file fixes the batch at %" PRId64
 			   "; figures are per sample\n", g->batch);

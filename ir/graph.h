@@ -42,7 +42,17 @@ typedef enum OpClass {
 	OPC_CONST, OPC_REDUCE, OPC_GATHER, OPC_SLICE, OPC_EXPAND, OPC_RESIZE,
 } OpClass;
 
-enum { S_IN = 1, S_OUT = 2, S_VIEW = 4 }; /* OpInfo.save */
+/* OpInfo.save: what a layer's backward needs kept (ops.def, passes/memory.c) */
+enum {
+	S_IN = 1,      /* its activation inputs */
+	S_OUT = 2,     /* its output */
+	S_VIEW = 4,    /* its output aliases its first input (no memory) */
+	S_IDX = 8,     /* int64 indices, one per output element (max pooling) */
+	S_MASK = 16,   /* a 1-byte mask, one per output element (dropout) */
+	S_CSTAT = 32,  /* 2 fp32 per channel, independent of the batch (batch norm) */
+	S_RSTAT = 64,  /* 2 fp32 per normalized row or instance, per sample */
+	S_PIN = 128,   /* its input, when a trained operand multiplies it (scale) */
+};
 
 typedef enum OpKind {
 #define OP(id, name, cls, f, bd, bw, save) id,
@@ -55,7 +65,7 @@ typedef struct OpInfo {
 	const char *name;
 	OpClass cls;
 	int fwd, bwd_data, bwd_weight; /* FLOPs per element, see ops.def */
-	int save;                      /* S_IN | S_OUT | S_VIEW */
+	int save;                      /* S_* flags above */
 } OpInfo;
 
 extern const OpInfo op_info[OP_COUNT];
@@ -129,8 +139,12 @@ typedef struct Cost {
 	int64_t params;           /* trained elements: weights, biases, scale, shift */
 	int64_t buffers;          /* untrained state elements (running statistics) */
 	int64_t bytes_fwd;        /* activation bytes read + written in forward */
-	int64_t act_elems;        /* elements this layer keeps for backward; pass memory */
-	int64_t act_bytes;        /* the same in bytes; pass memory */
+	int64_t act_elems;        /* elements kept for backward that this layer
+	                             made: its outputs kept, its indices, masks
+	                             and per-sample statistics; pass memory */
+	int64_t act_bytes;        /* the same in bytes (activations at
+	                             Graph.elem_bytes, indices 8, masks 1,
+	                             statistics 4); pass memory */
 } Cost;
 
 typedef struct Layer {
@@ -174,7 +188,13 @@ typedef struct Totals {
 	int64_t params, buffers, macs, flops_fwd, flops_bwd_data, flops_bwd_weight;
 	int64_t flops_bwd;             /* flops_bwd_data + flops_bwd_weight */
 	int64_t bytes_fwd;
-	int64_t act_elems, act_bytes;  /* saved for backward, per sample */
+	int64_t act_elems, act_bytes;  /* kept for backward, per sample: the
+	                                  layers' act_* plus the graph inputs
+	                                  kept (at Graph.elem_bytes) */
+	int64_t saved_bytes;           /* what autograd saves per sample, fp32
+	                                  activations, graph inputs excluded */
+	int64_t saved_fixed_bytes;     /* saved whatever the batch: batch norm's
+	                                  per-channel mean and inverse std */
 	int64_t weight_bytes;
 } Totals;
 

@@ -1,64 +1,393 @@
-/* memory.c -- what training keeps from forward for backward, per sample.
+/* memory.c -- what training keeps from forward for backward, per sample,
+ * as PyTorch 1.13's autograd saves it (docs/counting.md, "Activation
+ * memory kept for backward").
  *
- * A tensor is kept when some layer's backward needs it: its inputs for
- * conv, fc, matmul, norms, max pools and the activations marked S_IN in
- * ir/ops.def, its output for ReLU, sigmoid, tanh, softmax and dropout's
- * mask (S_OUT).  Views (flatten, reshape, identity) share their input's
- * memory, so keeping a view keeps its root.  A kept tensor is counted once,
- * however many layers need it, on the layer that produced it; kept graph
- * inputs count in the model total only.  This is what PyTorch's autograd
- * saves without activation checkpointing. */
+ * Each layer kind has one rule, the `save` column of ir/ops.def: its
+ * inputs (S_IN), its output (S_OUT), int64 indices (S_IDX: max pooling),
+ * a 1-byte mask (S_MASK: dropout, as CUDA saves it), per-channel (S_CSTAT:
+ * batch norm, batch-independent) or per-row statistics (S_RSTAT: layer and
+ * instance norm), or its input when a trained operand multiplies it
+ * (S_PIN).  Views (S_VIEW) share their input's memory: keeping a view
+ * keeps its root.  A kept tensor is counted once, however many layers
+ * need it, on the layer that made it; the indices, masks and statistics
+ * count on the layer that saves them.  Kept graph inputs count in act_*
+ * but not in saved_bytes (autograd's figure leaves the input batch out);
+ * tensors made from constants only (the model's own tensors) count
+ * nowhere.
+ *
+ * ONNX decompositions are counted as the operator they spell, because that
+ * is what PyTorch runs: LayerNorm written as ReduceMean, Sub, Pow,
+ * ReduceMean, Add, Sqrt, Div (opset < 17), which saves its input and two
+ * statistics per row; the exact GELU x * (1 + erf(x / sqrt 2)) / 2, SiLU
+ * x * sigmoid(x) and Hardswish x * hardsigmoid(x), which save their input.
+ * A pattern whose inner tensors have readers outside it is counted node by
+ * node. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "passes/passes.h"
 #include "util/checked.h"
 
+typedef struct Mem {
+	Graph *g;
+	size_t *first;       /* layers reading tensor t: users[first[t]..first[t+1]) */
+	int *users;
+	bool *konst;         /* made from constants only */
+	bool *fused;         /* the layer's rule is replaced by its pattern's */
+	int64_t *idx;        /* per layer: int64 indices saved */
+	int64_t *mask;       /* per layer: 1-byte mask elements saved */
+	int64_t *stat;       /* per layer: fp32 statistics saved per sample */
+	int64_t fixed;       /* fp32 statistics saved whatever the batch */
+	bool ok;             /* no count overflowed */
+} Mem;
+
+/* acc += a * b, noting an overflow. */
 static void
-keep(Graph *g, int t)
+add(Mem *m, int64_t *acc, int64_t a, int64_t b)
 {
-	g->tensor[g->tensor[t].root].saved = true;
+	if (!ck_muladd(acc, a, b))
+		m->ok = false;
+}
+
+/* Who reads each tensor, and which tensors only constants make. */
+static void
+index_uses(Mem *m)
+{
+	Graph *g = m->g;
+	size_t *fill = xcalloc((size_t)g->ntensor + 1, sizeof *fill);
+
+	for (int i = 0; i < g->nlayer; i++)
+		for (int k = 0; k < g->layer[i].nin; k++)
+			m->first[g->layer[i].in[k] + 1]++;
+	for (int t = 0; t < g->ntensor; t++)
+		m->first[t + 1] += m->first[t];
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		bool k = true; /* a const layer reads nothing */
+		for (int j = 0; j < l->nin; j++) {
+			int t = l->in[j];
+			m->users[m->first[t] + fill[t]++] = i;
+			k = k && m->konst[t];
+		}
+		for (int j = 0; j < l->nout; j++)
+			m->konst[l->out[j]] = k;
+	}
+	free(fill);
+}
+
+/* The one layer reading tensor t when it is of kind op, else -1. */
+static int
+sole_user(const Mem *m, int t, OpKind op)
+{
+	int u;
+
+	if (m->first[t + 1] - m->first[t] != 1)
+		return -1;
+	u = m->users[m->first[t]];
+	return m->g->layer[u].op == op ? u : -1;
+}
+
+/* The layer that made tensor t when it is of kind op, else -1. */
+static int
+producer(const Mem *m, int t, OpKind op)
+{
+	int p = m->g->tensor[t].producer;
+
+	return p >= 0 && m->g->layer[p].op == op ? p : -1;
+}
+
+/* True when layer l picks a part of its input as a PyTorch view would:
+ * a slice (narrow, chunk) or a gather of one constant index (select). */
+static bool
+selects(const Layer *l)
+{
+	return l->nin == 1 && (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target.rank == 0));
+}
+
+/* Tensor t kept for the backward of layer `by`.  A kept view keeps the
+ * whole storage it views: its root, and through a slice or select the
+ * tensor sliced (ViT's head saves x[:, 0], ShuffleNet's branch half a
+ * chunk: both keep all of it), except for matmul, which copies such a
+ * non-contiguous operand into a tensor of its own (Swin's qkv[2]). */
+static void
+keep_for(Mem *m, int t, const Layer *by)
+{
+	const Graph *g = m->g;
+	int r = g->tensor[t].root, p;
+
+	while ((p = g->tensor[r].producer) >= 0 && selects(&g->layer[p]) && by->op != OP_MATMUL &&
+	       !m->konst[g->layer[p].in[0]])
+		r = g->tensor[g->layer[p].in[0]].root;
+	if (!m->konst[r])
+		m->g->tensor[r].saved = true;
+}
+
+/* Tensor t kept by a fused pattern (a pointwise operator). */
+static void
+keep(Mem *m, int t)
+{
+	if (!m->konst[t])
+		m->g->tensor[m->g->tensor[t].root].saved = true;
+}
+
+/* The exact GELU as ONNX writes it, from its Erf layer e:
+ * Erf(x / c) -> + 1 -> * x (or * x/2) [-> / 2].  Saves x only. */
+static void
+fuse_gelu(Mem *m, int e)
+{
+	const Layer *l = m->g->layer;
+	int p, a, mul, x, o;
+
+	if ((p = producer(m, l[e].in[0], OP_SCALE)) < 0 || sole_user(m, l[e].in[0], OP_ERF) != e ||
+	    (a = sole_user(m, l[e].out[0], OP_SCALE)) < 0 ||
+	    (mul = sole_user(m, l[a].out[0], OP_MUL)) < 0 || l[mul].nin != 2)
+		return;
+	x = l[p].in[0];
+	o = l[mul].in[0] == l[a].out[0] ? l[mul].in[1] : l[mul].in[0];
+	if (o != x) {
+		int h = producer(m, o, OP_SCALE);
+		if (h < 0 || l[h].in[0] != x || sole_user(m, o, OP_MUL) != mul)
+			return;
+		m->fused[h] = true;
+	}
+	m->fused[p] = m->fused[e] = m->fused[a] = m->fused[mul] = true;
+	keep(m, x);
+}
+
+/* SiLU and Hardswish as ONNX opset 13 writes them, from the gate layer f
+ * (Sigmoid or HardSigmoid): x * f(x).  PyTorch's silu and hardswish save
+ * x only. */
+static void
+fuse_gated(Mem *m, int f)
+{
+	const Layer *l = m->g->layer;
+	int x = l[f].in[0], mul;
+
+	if ((mul = sole_user(m, l[f].out[0], OP_MUL)) < 0 || l[mul].nin != 2 ||
+	    (l[mul].in[0] != x && l[mul].in[1] != x))
+		return;
+	m->fused[f] = m->fused[mul] = true;
+	keep(m, x);
+}
+
+/* The layer among t's readers of kind op (reading t as input k), or -1. */
+static int
+user_of(const Mem *m, int t, OpKind op, int k)
+{
+	for (size_t u = m->first[t]; u < m->first[t + 1]; u++) {
+		const Layer *l = &m->g->layer[m->users[u]];
+		if (l->op == op && l->nin > k && l->in[k] == t)
+			return m->users[u];
+	}
+	return -1;
+}
+
+/* LayerNorm as ONNX opset < 17 writes it, from its first ReduceMean r:
+ * d = x - mean(x); d / sqrt(mean(d^2) + eps) [* gamma].  Saves x and
+ * the mean and rstd of every row (2 fp32 per element of mean(x)). */
+static void
+fuse_layernorm(Mem *m, int r)
+{
+	const Layer *l = m->g->layer;
+	int x = l[r].in[0], mu = l[r].out[0], s, d, pw, r2, eps, sq, dv, gm;
+
+	if ((s = sole_user(m, mu, OP_SUB)) < 0 || l[s].nin != 2 || l[s].in[0] != x ||
+	    l[s].in[1] != mu)
+		return;
+	d = l[s].out[0];
+	if (m->first[d + 1] - m->first[d] != 2 || (pw = user_of(m, d, OP_POW, 0)) < 0 ||
+	    (dv = user_of(m, d, OP_DIV, 0)) < 0 || l[dv].nin != 2 ||
+	    (r2 = sole_user(m, l[pw].out[0], OP_REDUCEMEAN)) < 0 ||
+	    (eps = sole_user(m, l[r2].out[0], OP_SCALE)) < 0 ||
+	    (sq = sole_user(m, l[eps].out[0], OP_SQRT)) < 0 ||
+	    sole_user(m, l[sq].out[0], OP_DIV) != dv || l[dv].in[1] != l[sq].out[0])
+		return;
+	m->fused[r] = m->fused[s] = m->fused[pw] = m->fused[r2] = true;
+	m->fused[eps] = m->fused[sq] = m->fused[dv] = true;
+	if ((gm = sole_user(m, l[dv].out[0], OP_SCALE)) >= 0)
+		m->fused[gm] = true; /* gamma: LayerNorm recomputes what it multiplies */
+	keep(m, x);
+	add(m, &m->stat[r], 2, m->g->tensor[mu].elems);
+}
+
+/* Layer i and its readers counted as the operator they spell, if they
+ * spell one PyTorch runs as a single operator. */
+static void
+fuse(Mem *m, int i)
+{
+	const Layer *l = &m->g->layer[i];
+
+	if (m->fused[i] || l->nin < 1 || l->nout < 1)
+		return;
+	if (l->op == OP_ERF)
+		fuse_gelu(m, i);
+	else if (l->op == OP_REDUCEMEAN)
+		fuse_layernorm(m, i);
+	else if (l->op == OP_SIGMOID || l->op == OP_HARDSIGMOID)
+		fuse_gated(m, i);
+}
+
+/* Elements of x's dimensions before axis k (per sample). */
+static int64_t
+prefix(const Shape *x, int k)
+{
+	int64_t n = 1;
+
+	for (int i = 0; i < k && i < x->rank; i++)
+		n *= x->d[i]; /* at most the checked element count */
+	return n;
+}
+
+/* Statistics a norm saves: per channel for the batch (batch norm), per
+ * normalized row or per instance and channel for each sample. */
+static void
+norm_stats(Mem *m, int i)
+{
+	const Layer *l = &m->g->layer[i];
+	const Shape *x = &m->g->tensor[l->in[0]].shape;
+	int ax = l->attr.axis < 0 ? l->attr.axis + x->rank : l->attr.axis;
+
+	if (op_info[l->op].save & S_CSTAT)
+		add(m, &m->fixed, 2, l->attr.lead < x->rank ? x->d[l->attr.lead] : 1);
+	else if (l->op == OP_LAYERNORM)
+		add(m, &m->stat[i], 2, prefix(x, ax));
+	else
+		add(m, &m->stat[i], 2, prefix(x, l->attr.lead + 1));
+}
+
+/* True for an ONNX Mul or Div scale whose constant is a trained tensor
+ * and whose input is not a norm's output: GroupNorm exported as
+ * InstanceNormalization, Reshape, Mul by gamma is one PyTorch operator,
+ * which recomputes what gamma multiplies. */
+static bool
+trained_factor(const Mem *m, const Layer *l)
+{
+	const Graph *g = m->g;
+	int p = g->tensor[g->tensor[l->in[0]].root].producer;
+
+	return l->srcop && l->fparams > 0 &&
+	       (strcmp(l->srcop, "Mul") == 0 || strcmp(l->srcop, "Div") == 0) &&
+	       !(p >= 0 && op_info[g->layer[p].op].cls == OPC_NORM);
+}
+
+/* True when layer l's output is its input's memory: a view, or an ONNX
+ * Dropout, whose ratio oraclec does not read: the Dropout nodes an
+ * eval-mode export keeps are F.dropout calls with p = 0 (Swin's), which
+ * return their input. */
+static bool
+aliases(const Layer *l)
+{
+	return l->nin && l->nout &&
+	       ((op_info[l->op].save & S_VIEW) || (l->op == OP_DROPOUT && l->srcop));
+}
+
+/* True when pad layer p only feeds an average pool: the exporter's
+ * spelling of avg_pool2d(padding=k), which pads inside and saves its
+ * unpadded input. */
+static bool
+pads_a_pool(const Mem *m, int p)
+{
+	const Layer *l = &m->g->layer[p];
+
+	return l->op == OP_PAD && l->nin >= 1 && l->nout >= 1 &&
+	       sole_user(m, l->out[0], OP_AVGPOOL) >= 0;
+}
+
+/* Layer i's own rule (ops.def's save column). */
+static void
+apply_rule(Mem *m, int i)
+{
+	const Layer *l = &m->g->layer[i];
+	int save = op_info[l->op].save;
+	int64_t out = l->nout ? m->g->tensor[l->out[0]].elems : 0;
+
+	for (int k = 0; k < l->nin && (save & S_IN); k++)
+		keep_for(m, l->in[k], l);
+	for (int k = 0; k < l->nout && (save & S_OUT); k++)
+		keep(m, l->out[k]);
+	if ((save & S_PIN) && l->nin && trained_factor(m, l))
+		keep_for(m, l->in[0], l);
+	if (save & S_IDX)
+		add(m, &m->idx[i], 1, out);
+	if ((save & S_MASK) && !aliases(l))
+		add(m, &m->mask[i], 1, out);
+	if ((save & (S_CSTAT | S_RSTAT)) && l->nin)
+		norm_stats(m, i);
+}
+
+/* Per layer and in total, the elements and bytes kept. */
+static void
+sum_up(Mem *m)
+{
+	Graph *g = m->g;
+	Totals *tot = &g->total;
+	int64_t eb = g->elem_bytes, in = 0;
+
+	tot->act_elems = tot->act_bytes = tot->saved_bytes = 0;
+	for (int i = 0; i < g->nlayer; i++) {
+		Layer *l = &g->layer[i];
+		int64_t own = 0, e = 0, b = 0, s = 0;
+		for (int k = 0; k < l->nout; k++) {
+			const Tensor *t = &g->tensor[l->out[k]];
+			if (t->saved && t->root == l->out[k])
+				add(m, &own, 1, t->elems);
+		}
+		add(m, &e, 1, own), add(m, &e, 1, m->idx[i]);
+		add(m, &e, 1, m->mask[i]), add(m, &e, 1, m->stat[i]);
+		add(m, &b, own, eb), add(m, &b, m->idx[i], 8);
+		add(m, &b, m->mask[i], 1), add(m, &b, m->stat[i], 4);
+		add(m, &s, own, 4), add(m, &s, m->idx[i], 8);
+		add(m, &s, m->mask[i], 1), add(m, &s, m->stat[i], 4);
+		l->cost.act_elems = e;
+		l->cost.act_bytes = b;
+		add(m, &tot->act_elems, 1, e);
+		add(m, &tot->act_bytes, 1, b);
+		add(m, &tot->saved_bytes, 1, s);
+	}
+	for (int t = 0; t < g->ntensor; t++)
+		if (g->tensor[t].saved && g->tensor[t].producer < 0)
+			add(m, &in, 1, g->tensor[t].elems);
+	add(m, &tot->act_elems, 1, in);
+	add(m, &tot->act_bytes, in, eb);
+	tot->saved_fixed_bytes = 0;
+	add(m, &tot->saved_fixed_bytes, m->fixed, 4);
 }
 
 bool
 memory_annotate(Graph *g)
 {
-	Totals *tot = &g->total;
-	int64_t sum = 0;
+	size_t nt = (size_t)g->ntensor + 1, nl = (size_t)g->nlayer + 1, reads = 1;
+	Mem m = { .g = g, .ok = true };
 
+	for (int i = 0; i < g->nlayer; i++)
+		reads += (size_t)g->layer[i].nin;
+	m.first = xcalloc(nt, sizeof *m.first);
+	m.users = xcalloc(reads, sizeof *m.users);
+	m.konst = xcalloc(nt, sizeof *m.konst);
+	m.fused = xcalloc(nl, sizeof *m.fused);
+	m.idx = xcalloc(nl, sizeof *m.idx);
+	m.mask = xcalloc(nl, sizeof *m.mask);
+	m.stat = xcalloc(nl, sizeof *m.stat);
+	index_uses(&m);
 	for (int t = 0; t < g->ntensor; t++) {
 		g->tensor[t].root = t;
 		g->tensor[t].saved = false;
 	}
-	for (int i = 0; i < g->nlayer; i++) {
-		const Layer *l = &g->layer[i];
-		int save = op_info[l->op].save;
-		for (int k = 0; k < l->nout; k++)
-			if (save & S_VIEW)
-				g->tensor[l->out[k]].root = g->tensor[l->in[0]].root;
-		for (int k = 0; k < l->nin && (save & S_IN); k++)
-			keep(g, l->in[k]);
-		for (int k = 0; k < l->nout && (save & S_OUT); k++)
-			keep(g, l->out[k]);
-	}
-	for (int i = 0; i < g->nlayer; i++) {
-		Layer *l = &g->layer[i];
-		l->cost.act_elems = 0;
-		for (int k = 0; k < l->nout; k++) {
-			const Tensor *t = &g->tensor[l->out[k]];
-			if (t->saved && t->root == l->out[k])
-				l->cost.act_elems += t->elems; /* checked below in sum */
-		}
-	}
-	for (int t = 0; t < g->ntensor; t++)
-		if (g->tensor[t].saved && !ck_add(sum, g->tensor[t].elems, &sum)) {
-			diag_error(g->loc, "activation memory overflows 64 bits");
-			return false;
-		}
-	tot->act_elems = sum;
-	if (!ck_mul(sum, g->elem_bytes, &tot->act_bytes)) {
+	for (int i = 0; i < g->nlayer; i++)
+		if (aliases(&g->layer[i]) || pads_a_pool(&m, i))
+			g->tensor[g->layer[i].out[0]].root = g->tensor[g->layer[i].in[0]].root;
+	for (int i = 0; i < g->nlayer; i++)
+		fuse(&m, i);
+	for (int i = 0; i < g->nlayer; i++)
+		if (!m.fused[i])
+			apply_rule(&m, i);
+	sum_up(&m);
+	free(m.first), free(m.users), free(m.konst), free(m.fused);
+	free(m.idx), free(m.mask), free(m.stat);
+	if (!m.ok) {
 		diag_error(g->loc, "activation memory overflows 64 bits");
 		return false;
 	}
-	for (int i = 0; i < g->nlayer; i++) /* each at most the total: no overflow */
-		g->layer[i].cost.act_bytes = g->layer[i].cost.act_elems * g->elem_bytes;
 	g->done |= PASS_MEMORY;
 	return true;
 }

@@ -26,8 +26,10 @@ bool cost_annotate(Graph *g);
 /* memory.c
  * requires: PASS_SHAPE.
  * provides: PASS_MEMORY -- Tensor.root, Tensor.saved, Layer.cost.act_elems
- *           and Totals.act_elems / act_bytes: what training keeps from the
- *           forward pass for the backward pass, per sample. */
+ *           and act_bytes, Totals.act_elems, act_bytes, saved_bytes and
+ *           saved_fixed_bytes: what training keeps from the forward pass
+ *           for the backward pass, as PyTorch's autograd saves it.  Rules
+ *           per op kind: ir/ops.def, docs/counting.md. */
 bool memory_annotate(Graph *g);
 
 /* compute.c

@@ -1,6 +1,7 @@
 /* test_memory.c -- passes/memory.c: which activations training keeps for
  * backward, counted once each, on the layer that made them. */
 #include "harness.h"
+#include "onnxbuild.h"
 
 #define MEMORY(odl) fx_run(fx, odl, PASS_MEMORY)
 
@@ -116,24 +117,108 @@ add_keeps_nothing(void **state)
 	assert_int_equal(g->total.act_elems, 32);
 }
 
-/* maxpool keeps its input (it routes gradients to the maxima), avgpool
- * keeps nothing; mul keeps both inputs. */
+/* Pools keep their input (PyTorch's avg_pool2d, adaptive_avg_pool2d and
+ * mean save it too); maxpool also saves int64 indices, one per output
+ * element, counted on it: 2x2x2 = 8 elements, 64 bytes.  mul keeps both
+ * inputs. */
 static void
 pools_and_products_keep_what_their_backward_reads(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = MEMORY("model m { input x: 2x4x4;\n"
-			  "  a = add(x, x); b = add(x, x); c = add(x, x);\n"
+			  "  a = add(x, x); b = add(x, x); c = add(x, x); d = add(x, x);\n"
 			  "  mp = maxpool(a, kernel=2); ap = avgpool(b, kernel=2);"
-			  " m = mul(c, a); }");
+			  " gp = globalavgpool(d); m = mul(c, a); }");
 
 	assert_non_null(g);
 	assert_int_equal(kept_by(g, "a"), 32); /* maxpool and mul: once */
-	assert_int_equal(kept_by(g, "b"), 0);
+	assert_int_equal(kept_by(g, "b"), 32);
 	assert_int_equal(kept_by(g, "c"), 32);
-	assert_int_equal(kept_by(g, "mp"), 0);
+	assert_int_equal(kept_by(g, "d"), 32);
+	assert_int_equal(kept_by(g, "mp"), 8);
+	assert_int_equal(fx_layer(g, "mp")->cost.act_bytes, 64);
+	assert_false(fx_out(g, "mp")->saved);
+	assert_int_equal(kept_by(g, "ap"), 0);
 	assert_int_equal(kept_by(g, "m"), 0);
-	assert_int_equal(g->total.act_elems, 64);
+	assert_int_equal(g->total.act_elems, 4 * 32 + 8);
+	assert_int_equal(g->total.saved_bytes, 4 * 32 * 4 + 8 * 8);
+}
+
+/* Dropout saves a 1-byte mask per element, as CUDA's native_dropout does
+ * (on CPU PyTorch 1.13 saves fp32 noise); its output is a new tensor that
+ * fc keeps.  fc's input (flatten of r) is r. */
+static void
+dropout_saves_a_one_byte_mask_and_its_reader_its_output(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 16;\n"
+			  "  r = relu(x); d = dropout(r, p=0.5); o = fc(d, 4); }");
+
+	assert_non_null(g);
+	assert_true(fx_out(g, "d")->saved);
+	assert_int_equal(kept_by(g, "r"), 16);
+	assert_int_equal(kept_by(g, "d"), 16 + 16); /* output and mask */
+	assert_int_equal(fx_layer(g, "d")->cost.act_bytes, 16 * 4 + 16);
+	assert_int_equal(g->total.saved_bytes, 16 * 4 + 16 * 4 + 16);
+}
+
+/* conv-BN-ReLU: BN keeps its input (the conv's output) and 2 fp32 per
+ * channel for the whole batch (mean, inverse std: not per sample); ReLU
+ * keeps its output; BN's output is kept by no one.  The conv's input x is
+ * a graph input: in act_bytes, not in saved_bytes. */
+static void
+batchnorm_saves_its_input_and_fixed_channel_statistics(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 3x4x4;\n"
+			  "  c = conv(x, 8, kernel=1, bias=false); b = batchnorm(c); r = relu(b);\n"
+			  "  d = conv(r, 8, kernel=1); }");
+
+	assert_non_null(g);
+	assert_int_equal(kept_by(g, "c"), 128);
+	assert_int_equal(kept_by(g, "b"), 0);
+	assert_int_equal(kept_by(g, "r"), 128);
+	assert_int_equal(g->total.saved_bytes, 2 * 128 * 4);
+	assert_int_equal(g->total.saved_fixed_bytes, 2 * 8 * 4);
+	assert_int_equal(g->total.act_bytes, 2 * 128 * 4 + 48 * 4);
+}
+
+/* Layer norm saves its input and a mean and rstd per normalized row (here
+ * 6 rows of 5): 12 fp32 per sample; instance norm one pair per channel
+ * (3 channels of 2x5): 6 fp32 per sample. */
+static void
+layer_and_instance_norms_save_statistics_per_sample(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 3x2x5;\n"
+			  "  a = add(x, x); l = layernorm(a); i = instancenorm(a); }");
+
+	assert_non_null(g);
+	assert_int_equal(kept_by(g, "a"), 30);
+	assert_int_equal(kept_by(g, "l"), 12);
+	assert_int_equal(fx_layer(g, "l")->cost.act_bytes, 12 * 4);
+	assert_int_equal(kept_by(g, "i"), 6);
+	assert_int_equal(g->total.saved_bytes, (30 + 12 + 6) * 4);
+	assert_int_equal(g->total.saved_fixed_bytes, 0);
+}
+
+/* saved_bytes is autograd's figure: fp32 activations, the graph input left
+ * out, whatever the precision; act_bytes follows the item size and counts
+ * the input.  Indices stay 8 bytes. */
+static void
+saved_bytes_leave_the_input_out_and_stay_fp32(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 2x4x4;\n"
+			  "  c = conv(x, 2, kernel=1); r = relu(c); p = maxpool(r, kernel=2); }");
+
+	assert_non_null(g);
+	assert_int_equal(g->total.saved_bytes, 32 * 4 + 8 * 8);
+	assert_int_equal(g->total.act_bytes, 32 * 4 + 8 * 8 + 32 * 4);
+	g->elem_bytes = 2;
+	assert_true(memory_annotate(g));
+	assert_int_equal(g->total.saved_bytes, 32 * 4 + 8 * 8);
+	assert_int_equal(g->total.act_bytes, 32 * 2 + 8 * 8 + 32 * 2);
 }
 
 /* Totals in bytes follow the item size, and a second run gives the same
@@ -161,6 +246,259 @@ totals_are_elements_times_item_size_and_stable_on_rerun(void **state)
 	assert_int_equal(fx_layer(g, "s")->cost.act_bytes, 2 * 256);
 }
 
+/* ONNX graph og written to m.onnx and read through the passes. */
+static Graph *
+onnx_run(Fx *fx, Onnx__GraphProto *og)
+{
+	Arena *a = &fx->arena;
+	const char *path = fx_write(fx, "m.onnx", "");
+	uint8_t *buf;
+	size_t len = ob_pack(a, ob_model(a, og), &buf);
+	FILE *f = fopen(path, "wb");
+	Graph *g;
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	g = onnx_load(path, a, &fx->files, NULL);
+	if (!g)
+		fail_msg("%s", fx_diags(fx));
+	assert_true(shape_infer(g) && cost_annotate(g) && memory_annotate(g));
+	return g;
+}
+
+/* A Constant node making the float scalar `name`, as torch.onnx writes the
+ * numbers of a formula (an initializer would be a trained tensor). */
+static void
+scalar(Arena *a, Onnx__GraphProto *og, const char *name, float v)
+{
+	Onnx__TensorProto *t = ob_tensor(a, "", FLOAT, 0, NULL);
+
+	t->n_float_data = 1;
+	t->float_data = ob_copy(a, &v, sizeof v);
+	ob_attr_t(a, ob_add(a, og, ob_node(a, "Constant", name, "", name)), "value", t);
+}
+
+/* A transformer MLP as torch.onnx writes it at opset 13: LayerNorm spelled
+ * out (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) and the
+ * exact GELU (Div, Erf, Add, Mul, Mul).  `split` gives d a second reader,
+ * which is no longer LayerNorm. */
+static Onnx__GraphProto *
+mlp(Arena *a, bool split)
+{
+	Onnx__GraphProto *og = ob_graph(a);
+	ob_input(a, og, ob_vinfo(a, "x", DIMS(SYM, 4, 8)));
+	scalar(a, og, "two", 2), scalar(a, og, "eps", 1e-5f), scalar(a, og, "sqrt2", 1.4142135f);
+	scalar(a, og, "one", 1), scalar(a, og, "half", 0.5f);
+	ob_init(a, og, ob_tensor(a, "gamma", FLOAT, DIMS(8)));
+	ob_init(a, og, ob_tensor(a, "beta", FLOAT, DIMS(8)));
+	ob_init(a, og, ob_tensor(a, "w1", FLOAT, DIMS(8, 16)));
+	ob_init(a, og, ob_tensor(a, "w2", FLOAT, DIMS(16, 8)));
+	ob_add(a, og, ob_node(a, "Relu", "relu", "x", "r"));
+	ob_attr_ints(a, ob_add(a, og, ob_node(a, "ReduceMean", "mean", "r", "m")), "axes",
+		     DIMS(-1));
+	ob_add(a, og, ob_node(a, "Sub", "sub", "r,m", "d"));
+	ob_add(a, og, ob_node(a, "Pow", "pow", "d,two", "p"));
+	ob_attr_ints(a, ob_add(a, og, ob_node(a, "ReduceMean", "var", "p", "v")), "axes",
+		     DIMS(-1));
+	ob_add(a, og, ob_node(a, "Add", "addeps", "v,eps", "ve"));
+	ob_add(a, og, ob_node(a, "Sqrt", "sqrt", "ve", "s"));
+	ob_add(a, og, ob_node(a, "Div", "div", "d,s", "n"));
+	ob_add(a, og, ob_node(a, "Mul", "gamma", "n,gamma", "ng"));
+	ob_add(a, og, ob_node(a, "Add", "beta", "ng,beta", "y"));
+	ob_add(a, og, ob_node(a, "MatMul", "fc1", "y,w1", "h"));
+	ob_add(a, og, ob_node(a, "Div", "gdiv", "h,sqrt2", "h2"));
+	ob_add(a, og, ob_node(a, "Erf", "erf", "h2", "e"));
+	ob_add(a, og, ob_node(a, "Add", "gadd", "e,one", "e1"));
+	ob_add(a, og, ob_node(a, "Mul", "gmul", "h,e1", "gm"));
+	ob_add(a, og, ob_node(a, "Mul", "ghalf", "gm,half", "act"));
+	ob_add(a, og, ob_node(a, "MatMul", "fc2", "act,w2", "o"));
+	ob_output(a, og, ob_vinfo(a, "o", DIMS(SYM, 4, 8)));
+	if (split) {
+		ob_add(a, og, ob_node(a, "Relu", "other", "d", "q"));
+		ob_output(a, og, ob_vinfo(a, "q", DIMS(SYM, 4, 8)));
+	}
+	return og;
+}
+
+/* LayerNorm keeps its input r (32, also ReLU's output) and a mean and rstd
+ * per row (2 x 4 fp32, on its first ReduceMean); fc1 keeps y (32); GELU its
+ * input h (64); fc2 its input act (64).  Nothing else: not d, not the
+ * rstd, not GELU's inner tensors. */
+static void
+onnx_layernorm_and_gelu_count_as_the_operators_they_spell(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = onnx_run(fx, mlp(&fx->arena, false));
+
+	assert_int_equal(kept_by(g, "relu"), 32);
+	assert_int_equal(kept_by(g, "mean"), 8);
+	assert_int_equal(kept_by(g, "sub"), 0);
+	assert_int_equal(kept_by(g, "sqrt"), 0);
+	assert_int_equal(kept_by(g, "beta"), 32);
+	assert_int_equal(kept_by(g, "fc1"), 64);
+	assert_int_equal(kept_by(g, "gdiv"), 0);
+	assert_int_equal(kept_by(g, "gadd"), 0);
+	assert_int_equal(kept_by(g, "ghalf"), 64);
+	assert_int_equal(g->total.saved_bytes, (32 + 8 + 32 + 64 + 64) * 4);
+}
+
+/* With a second reader of d the nodes are counted one by one: Pow and Div
+ * keep d, Div the rstd s (4); ReduceMean keeps its input r. */
+static void
+onnx_decomposition_with_an_outside_reader_counts_node_by_node(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = onnx_run(fx, mlp(&fx->arena, true));
+
+	assert_int_equal(kept_by(g, "relu"), 32);
+	assert_int_equal(kept_by(g, "mean"), 0);
+	assert_int_equal(kept_by(g, "sub"), 32);
+	assert_int_equal(kept_by(g, "var"), 0);
+	assert_int_equal(kept_by(g, "sqrt"), 4);
+	assert_int_equal(kept_by(g, "fc1"), 64); /* GELU still fused */
+}
+
+/* A Mul by a trained tensor (ConvNeXt's layer scale) keeps its input, as
+ * autograd does to compute the scale's gradient; a Mul by a scalar and an
+ * Add of a trained bias keep nothing.  A Dropout node is its input (the
+ * ratio is not read; Dropout nodes left in eval exports have p = 0). */
+static void
+onnx_layer_scale_keeps_its_input_and_dropout_is_its_input(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *og = ob_graph(a);
+	Graph *g;
+
+	ob_input(a, og, ob_vinfo(a, "x", DIMS(SYM, 4, 8)));
+	ob_init(a, og, ob_tensor(a, "ls", FLOAT, DIMS(8)));
+	ob_init(a, og, ob_tensor(a, "b", FLOAT, DIMS(8)));
+	scalar(a, og, "k", 3);
+	ob_init(a, og, ob_tensor(a, "w", FLOAT, DIMS(8, 8)));
+	ob_add(a, og, ob_node(a, "Add", "bias", "x,b", "y"));
+	ob_add(a, og, ob_node(a, "Mul", "scalar", "y,k", "z"));
+	ob_add(a, og, ob_node(a, "Mul", "layerscale", "z,ls", "u"));
+	ob_add(a, og, ob_node(a, "Softmax", "softmax", "u", "sm"));
+	ob_add(a, og, ob_node(a, "Dropout", "drop", "sm", "dr,mask"));
+	ob_add(a, og, ob_node(a, "MatMul", "fc", "dr,w", "o"));
+	ob_output(a, og, ob_vinfo(a, "o", DIMS(SYM, 4, 8)));
+	g = onnx_run(fx, og);
+	assert_int_equal(kept_by(g, "bias"), 0);
+	assert_int_equal(kept_by(g, "scalar"), 32);
+	assert_int_equal(kept_by(g, "layerscale"), 0);
+	assert_int_equal(kept_by(g, "softmax"), 32); /* and fc's, through drop */
+	assert_int_equal(kept_by(g, "drop"), 0);
+	assert_int_equal(g->total.saved_bytes, 2 * 32 * 4);
+}
+
+/* ShuffleNet's chunk, SiLU and an exporter-padded average pool: conv's
+ * input s is a slice of r, a view that keeps all of r (128, ReLU keeps it
+ * anyway); SiLU (Sigmoid, Mul) keeps its input c (64) and not the gate;
+ * AveragePool keeps its input unpadded: y (64), not the 4x6x6 Pad output. */
+static void
+onnx_slices_keep_their_input_and_silu_keeps_one_tensor(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *og = ob_graph(a);
+	Onnx__NodeProto *n;
+	Graph *g;
+
+	ob_input(a, og, ob_vinfo(a, "x", DIMS(SYM, 8, 4, 4)));
+	ob_init(a, og, ob_ints(a, "starts", DIMS(4)));
+	ob_init(a, og, ob_ints(a, "ends", DIMS(8)));
+	ob_init(a, og, ob_ints(a, "axes", DIMS(1)));
+	ob_init(a, og, ob_ints(a, "pads", DIMS(0, 0, 1, 1, 0, 0, 1, 1)));
+	ob_init(a, og, ob_tensor(a, "w", FLOAT, DIMS(4, 4, 1, 1)));
+	ob_add(a, og, ob_node(a, "Relu", "relu", "x", "r"));
+	ob_add(a, og, ob_node(a, "Slice", "chunk", "r,starts,ends,axes", "s"));
+	ob_add(a, og, ob_node(a, "Conv", "conv", "s,w", "c"));
+	ob_add(a, og, ob_node(a, "Sigmoid", "gate", "c", "sg"));
+	ob_add(a, og, ob_node(a, "Mul", "silu", "c,sg", "y"));
+	ob_add(a, og, ob_node(a, "Pad", "pad", "y,pads", "yp"));
+	n = ob_add(a, og, ob_node(a, "AveragePool", "pool", "yp", "ap"));
+	ob_attr_ints(a, n, "kernel_shape", DIMS(3, 3));
+	ob_output(a, og, ob_vinfo(a, "ap", DIMS(SYM, 4, 4, 4)));
+	g = onnx_run(fx, og);
+	assert_int_equal(kept_by(g, "relu"), 128);
+	assert_int_equal(kept_by(g, "chunk"), 0);
+	assert_int_equal(kept_by(g, "conv"), 64);
+	assert_int_equal(kept_by(g, "gate"), 0);
+	assert_int_equal(kept_by(g, "silu"), 64);
+	assert_int_equal(kept_by(g, "pad"), 0);
+	assert_int_equal(g->total.saved_bytes, (128 + 64 + 64) * 4);
+}
+
+/* A select (Gather of one constant index) is a view: fc keeping it keeps
+ * the whole tensor (ViT's head keeps all 3x8 of r for x[:, 0]); matmul
+ * copies its operand and keeps the copy (Swin's qkv[2]: 8x8 of 3x8x8). */
+static void
+onnx_a_select_keeps_its_input_except_for_matmul(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *og = ob_graph(a);
+	Onnx__TensorProto *i0 = ob_tensor(a, "i0", INT64, 0, NULL);
+	Graph *g;
+
+	i0->n_int64_data = 1;
+	i0->int64_data = ob_copy(a, &(int64_t){ 0 }, sizeof(int64_t));
+	ob_input(a, og, ob_vinfo(a, "x", DIMS(SYM, 3, 8)));
+	ob_input(a, og, ob_vinfo(a, "z", DIMS(SYM, 3, 8, 8)));
+	ob_init(a, og, i0);
+	ob_init(a, og, ob_tensor(a, "w", FLOAT, DIMS(8, 2)));
+	ob_add(a, og, ob_node(a, "Relu", "relu", "x", "r"));
+	ob_attr_i(a, ob_add(a, og, ob_node(a, "Gather", "cls", "r,i0", "t")), "axis", 1);
+	ob_add(a, og, ob_node(a, "Gemm", "head", "t,w", "o"));
+	ob_add(a, og, ob_node(a, "Tanh", "tanh", "z", "q"));
+	ob_attr_i(a, ob_add(a, og, ob_node(a, "Gather", "v", "q,i0", "v")), "axis", 1);
+	ob_add(a, og, ob_node(a, "MatMul", "av", "v,v", "av"));
+	ob_output(a, og, ob_vinfo(a, "o", DIMS(SYM, 2)));
+	ob_output(a, og, ob_vinfo(a, "av", DIMS(SYM, 8, 8)));
+	g = onnx_run(fx, og);
+	assert_int_equal(kept_by(g, "relu"), 24);
+	assert_int_equal(kept_by(g, "cls"), 0);
+	assert_int_equal(kept_by(g, "tanh"), 192); /* tanh keeps its output */
+	assert_int_equal(kept_by(g, "v"), 64);
+}
+
+/* GroupNorm as torch.onnx writes it (Reshape, InstanceNormalization,
+ * Reshape, Mul by gamma, Add beta): the norm keeps its input, the conv's
+ * output c (64), and a mean and rstd per group (2 x 2 per sample); the
+ * Mul by gamma is part of the norm and keeps nothing. */
+static void
+onnx_group_norm_keeps_its_input_and_statistics_per_group(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *og = ob_graph(a);
+	Graph *g;
+
+	ob_input(a, og, ob_vinfo(a, "x", DIMS(SYM, 4, 4, 4)));
+	ob_init(a, og, ob_tensor(a, "w", FLOAT, DIMS(4, 4, 1, 1)));
+	ob_init(a, og, ob_ints(a, "groups", DIMS(0, 2, -1)));
+	ob_init(a, og, ob_ints(a, "back", DIMS(0, 4, 4, 4)));
+	ob_init(a, og, ob_tensor(a, "s", FLOAT, DIMS(2)));
+	ob_init(a, og, ob_tensor(a, "b", FLOAT, DIMS(2)));
+	ob_init(a, og, ob_tensor(a, "gamma", FLOAT, DIMS(4, 1, 1)));
+	ob_init(a, og, ob_tensor(a, "beta", FLOAT, DIMS(4, 1, 1)));
+	ob_add(a, og, ob_node(a, "Conv", "conv", "x,w", "c"));
+	ob_add(a, og, ob_node(a, "Reshape", "split", "c,groups", "cg"));
+	ob_add(a, og, ob_node(a, "InstanceNormalization", "gn", "cg,s,b", "n"));
+	ob_add(a, og, ob_node(a, "Reshape", "merge", "n,back", "nm"));
+	ob_add(a, og, ob_node(a, "Mul", "gamma", "nm,gamma", "ng"));
+	ob_add(a, og, ob_node(a, "Add", "beta", "ng,beta", "y"));
+	ob_add(a, og, ob_node(a, "Relu", "relu", "y", "r"));
+	ob_output(a, og, ob_vinfo(a, "r", DIMS(SYM, 4, 4, 4)));
+	g = onnx_run(fx, og);
+	assert_int_equal(kept_by(g, "conv"), 64);
+	assert_int_equal(kept_by(g, "gn"), 4);
+	assert_int_equal(kept_by(g, "gamma"), 0);
+	assert_int_equal(kept_by(g, "relu"), 64);
+	assert_int_equal(g->total.saved_bytes, (64 + 4 + 64) * 4);
+}
+
 /* Two kept tensors of 2^62 elements each: 2^63 does not fit. */
 static void
 activation_memory_beyond_64_bits_is_rejected(void **state)
@@ -186,7 +524,17 @@ main(void)
 		FX_TEST(views_of_views_share_the_first_root),
 		FX_TEST(add_keeps_nothing),
 		FX_TEST(pools_and_products_keep_what_their_backward_reads),
+		FX_TEST(dropout_saves_a_one_byte_mask_and_its_reader_its_output),
+		FX_TEST(batchnorm_saves_its_input_and_fixed_channel_statistics),
+		FX_TEST(layer_and_instance_norms_save_statistics_per_sample),
+		FX_TEST(saved_bytes_leave_the_input_out_and_stay_fp32),
 		FX_TEST(totals_are_elements_times_item_size_and_stable_on_rerun),
+		FX_TEST(onnx_layernorm_and_gelu_count_as_the_operators_they_spell),
+		FX_TEST(onnx_decomposition_with_an_outside_reader_counts_node_by_node),
+		FX_TEST(onnx_layer_scale_keeps_its_input_and_dropout_is_its_input),
+		FX_TEST(onnx_slices_keep_their_input_and_silu_keeps_one_tensor),
+		FX_TEST(onnx_a_select_keeps_its_input_except_for_matmul),
+		FX_TEST(onnx_group_norm_keeps_its_input_and_statistics_per_group),
 		FX_TEST(activation_memory_beyond_64_bits_is_rejected),
 	};
 
