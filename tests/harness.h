@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,20 @@ fx_parse(Fx *fx, const char *text)
 
 	memcpy(buf, text, n);
 	return dsl_parse("t.odl", buf, n, &fx->arena);
+}
+
+/* Equal to 1e-9 relative (and 1e-15 absolute, for zeros). */
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-15)
+
+/* The built-in abci system, in the fixture's arena; fails the test when
+ * it does not load. */
+static inline const System *
+fx_abci(Fx *fx)
+{
+	const System *s = system_load("abci", &fx->arena, &fx->files);
+
+	assert_non_null(s);
+	return s;
 }
 
 /* The layer called `name`; fails the test when there is none. */

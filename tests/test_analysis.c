@@ -18,15 +18,6 @@ static const char image_model[] =
 	"    o = fc(f, 10);\n"
 	"}\n";
 
-static const System *
-abci(Fx *fx)
-{
-	const System *s = system_load("abci", &fx->arena, &fx->files);
-
-	assert_non_null(s);
-	return s;
-}
-
 static void
 settings_default_are_the_documented_defaults(void **state)
 {
@@ -82,7 +73,7 @@ passes_run_resumes_where_it_stopped(void **state)
 	assert_int_equal(g->done, PASS_SHAPE);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
 	assert_int_equal(g->done, PASS_SHAPE | PASS_COST | PASS_MEMORY);
-	assert_true(analysis_setup(&an, &settings_default, g, abci(fx)));
+	assert_true(analysis_setup(&an, &settings_default, g, fx_abci(fx)));
 	assert_true(passes_run(g, &an, PASS_TIMING, NULL));
 	assert_true(passes_run(g, &an, PASS_TIMING, NULL)); /* nothing left to run */
 	diag_verbose = 0;
@@ -174,7 +165,7 @@ analysis_setup_fills_in_the_defaults(void **state)
 	assert_non_null(g);
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_setup(&an, &set, g, abci(fx)));
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
 	assert_int_equal(an.prec, PREC_FP32);
 	assert_int_equal(an.opt, OPT_MOMENTUM);
 	assert_int_equal(an.gpus, 1);
@@ -186,7 +177,7 @@ analysis_setup_fills_in_the_defaults(void **state)
 	set.global_batch = 512;
 	set.dataset_size = 5000;
 	set.sample_bytes = 7;
-	assert_true(analysis_setup(&an, &set, g, abci(fx)));
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
 	assert_int_equal(an.batch_per_gpu, 0);
 	assert_int_equal(an.global_batch, 512);
 	assert_int_equal(an.dataset_size, 5000);
@@ -207,11 +198,11 @@ analysis_setup_sizes_other_inputs_and_checks_the_peak(void **state)
 	assert_non_null(g);
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_setup(&an, &set, g, abci(fx)));
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
 	assert_true(an.sample_bytes == 400);
 	assert_false(an.decode);
 	set.prec = PREC_BF16;
-	assert_false(analysis_setup(&an, &set, g, abci(fx)));
+	assert_false(analysis_setup(&an, &set, g, fx_abci(fx)));
 	assert_non_null(strstr(fx_diags(fx), "error: system 'abci' gives no peak for bf16"));
 	assert_false(analysis_setup(&an, &settings_default, g, NULL));
 }
@@ -233,7 +224,7 @@ analysis_measured_sets_up_the_row(void **state)
 	set.opt = OPT_ADAM;
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_measured(&row, &set, g, abci(fx), &r));
+	assert_true(analysis_measured(&row, &set, g, fx_abci(fx), &r));
 	assert_ptr_equal(row.g, g);
 	assert_int_equal(row.kind, STRAT_DATA);
 	assert_int_equal(row.grid[DIM_DATA], 8);

@@ -7,16 +7,6 @@
 
 #include <math.h>
 
-#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-15)
-
-static const System *
-abci(Fx *fx)
-{
-	const System *s = system_load("abci", &fx->arena, &fx->files);
-
-	assert_non_null(s);
-	return s;
-}
 
 static void
 every_builtin_system_parses(void **state)
@@ -33,7 +23,7 @@ static void
 abci_constants_are_in_si_units(void **state)
 {
 	Fx *fx = *state;
-	const System *s = abci(fx);
+	const System *s = fx_abci(fx);
 
 	NEAR(s->peak[PREC_FP32], 15.7e12);
 	NEAR(s->mem, 16.0 * 1024 * 1024 * 1024);
@@ -99,7 +89,7 @@ static void
 allreduce_inside_a_node_is_a_ring_over_nvlink(void **state)
 {
 	Fx *fx = *state;
-	const System *s = abci(fx);
+	const System *s = fx_abci(fx);
 
 	NEAR(allreduce_time(s, (Group){ 4, 4, 1 }, 100e6), 3.054e-3);
 	NEAR(allreduce_time(s, (Group){ 1, 1, 1 }, 100e6), 0);
@@ -112,7 +102,7 @@ static void
 allreduce_across_nodes_waits_for_the_network(void **state)
 {
 	Fx *fx = *state;
-	const System *s = abci(fx);
+	const System *s = fx_abci(fx);
 
 	NEAR(allreduce_time(s, (Group){ 8, 4, 1 }, 100e6), 14 * (10.18e-6 + 12.5e6 / 7e9));
 	/* four rings sharing each node's NIC get a quarter of it each */
@@ -130,7 +120,7 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .sys = abci(fx), .gpus = 1, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .gpus = 1, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
@@ -155,7 +145,7 @@ filter_and_channel_are_limited_by_the_narrowest_layer(void **state)
 			      "  a = conv(x, 32, kernel=3, pad=1);\n"
 			      "  b = conv(a, 16, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); }", PASS_MEMORY);
-	Analysis an = { .sys = abci(fx), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_FILTER) | (1u << STRAT_CHANNEL) };
 
@@ -178,7 +168,7 @@ layers_with_leading_dimensions_are_split_by_their_channels(void **state)
 	Fx *fx = *state;
 	Arena *a = &fx->arena;
 	Onnx__GraphProto *og = ob_graph(a);
-	Analysis an = { .sys = abci(fx), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_SPATIAL) | (1u << STRAT_CHANNEL) };
 	const char *path = fx_write(fx, "frames.onnx", "");
@@ -224,7 +214,7 @@ pipeline_partition_balances_equal_layers(void **state)
 			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .sys = abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const Candidate *k = &an.cand[STRAT_PIPELINE];
@@ -246,7 +236,7 @@ paper_mode_is_table_iii(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8;\n"
 			      "  c = conv(x, 4, kernel=3, pad=1, bias=false); }", PASS_MEMORY);
-	Analysis an = { .sys = abci(fx), .gpus = 4, .batch_per_gpu = 2, .dataset_size = 80,
+	Analysis an = { .sys = fx_abci(fx), .gpus = 4, .batch_per_gpu = 2, .dataset_size = 80,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL), .model = &cost_model_paper };
 	const Layer *l;

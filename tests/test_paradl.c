@@ -7,7 +7,6 @@
 
 #include <math.h>
 
-#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-15)
 
 /* The header every small table below starts with (3 lines). */
 #define HEAD "Dataset|toy\nInput|100x3x8x8\nModel|toy\n"
@@ -55,15 +54,6 @@ restart(Fx *fx)
 	fx->diag = open_memstream(&fx->diag_buf, &fx->diag_len);
 	assert_non_null(fx->diag);
 	diag_out = fx->diag;
-}
-
-static const System *
-abci(Fx *fx)
-{
-	const System *s = system_load("abci", &fx->arena, &fx->files);
-
-	assert_non_null(s);
-	return s;
 }
 
 /* ParaDL's weight column sums to the tables' Sigma|w| (its README); oraclec
@@ -262,7 +252,7 @@ time_column_makes_spans(void **state)
 			    "the layer is estimated (ParaDL would count 0 s)\n"
 			    "t.net:8:26: warning: row 'RELU': time 0 with no timed row above it; "
 			    "the layer is estimated (ParaDL would count 0 s)\n");
-	assert_true(timing_spread(g, abci(fx), PREC_FP32));
+	assert_true(timing_spread(g, fx_abci(fx), PREC_FP32));
 	assert_false(g->layer[0].timed);
 	assert_true(g->layer[1].timed && g->layer[2].timed);
 	assert_false(g->layer[3].timed || g->layer[4].timed);
@@ -280,7 +270,7 @@ whole_network_time_is_spread_and_used_per_sample(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = shipped(fx, "paradl/RESNET50_ImageNet_profall.net_sc");
-	System s = *abci(fx);
+	System s = *fx_abci(fx);
 	Analysis an = { .sys = &s, .gpus = 1, .batch_per_gpu = 32, .dataset_size = 1280000,
 			.sample_bytes = 110e3 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
@@ -331,7 +321,7 @@ profile_rows_replace_the_estimate_of_the_named_layers(void **state)
 	assert_int_equal(g->timing[1].first, 1);
 	assert_int_equal(g->timing[2].first, 2);
 	assert_int_equal(g->timing[2].loc.line, 4);
-	assert_true(timing_spread(g, abci(fx), PREC_FP32));
+	assert_true(timing_spread(g, fx_abci(fx), PREC_FP32));
 	NEAR(fx_layer(g, "RELU")->fwd_s, 1e-4);
 	NEAR(fx_layer(g, "RELU")->bwd_s, 2e-4);
 	assert_true(fx_layer(g, "CONV1")->timed && fx_layer(g, "FC")->timed);

@@ -8,16 +8,6 @@
 
 #include <math.h>
 
-#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-15)
-
-static const System *
-abci(Fx *fx)
-{
-	const System *s = system_load("abci", &fx->arena, &fx->files);
-
-	assert_non_null(s);
-	return s;
-}
 
 /* ---- the table and the grid text ----------------------------------------- */
 
@@ -108,7 +98,7 @@ static void
 mapping_places_groups_inside_nodes(void **state)
 {
 	Fx *fx = *state;
-	const System *s = abci(fx);
+	const System *s = fx_abci(fx);
 	int64_t data16[DIM_COUNT] = { [DIM_DATA] = 16 };
 	int64_t df[DIM_COUNT] = { [DIM_DATA] = 8, [DIM_FILTER] = 2 };
 	int64_t df1[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_FILTER] = 2 };
@@ -205,7 +195,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8; c = conv(x, 4, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .sys = abci(fx), .gpus = 12, .batch_per_gpu = 2, .dataset_size = 640 };
+	Analysis an = { .sys = fx_abci(fx), .gpus = 12, .batch_per_gpu = 2, .dataset_size = 640 };
 	bool cuts[1] = { true };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &fake, .cut_after = cuts };
 	const Candidate *df = &an.cand[STRAT_DF];
@@ -282,7 +272,7 @@ a_pipeline_keeps_each_stage_cost(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
@@ -313,7 +303,7 @@ a_pipeline_plan_lists_the_prediction(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .forced = true, .kind = STRAT_PIPELINE,
 			   .grid = { [DIM_PIPELINE] = 2 } };
