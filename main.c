@@ -51,6 +51,7 @@ enum {
 	OPT_DEP_PHONY,  /* -MP */
 	OPT_PROFILE,
 	OPT_SWEEP,
+	OPT_AS_EXPORTED,
 	OPT_PLAN,
 	OPT_NO_BATCH,      /* hidden: for the ONNX conformance test */
 	OPT_PRINT_OUTPUTS, /* hidden */
@@ -109,6 +110,7 @@ static const struct option longopts[] = {
 	{ "dep-phony",    no_argument,       NULL, OPT_DEP_PHONY },
 	{ "profile",      required_argument, NULL, OPT_PROFILE },
 	{ "sweep",        no_argument,       NULL, OPT_SWEEP },
+	{ "as-exported",  no_argument,       NULL, OPT_AS_EXPORTED },
 	{ "plan",         required_argument, NULL, OPT_PLAN },
 	/* Hidden options for tests/onnx-conformance.sh: each graph input is
 	 * one whole sample (an implicit batch of 1 outside it); print the
@@ -170,6 +172,9 @@ usage(FILE *f)
 		"      --input-shape DIMS   per-sample input shape where the model leaves it\n"
 		"                           open, e.g. 3x224x224\n"
 		"      --strict             an operator of unknown cost is an error\n"
+		"      --as-exported        ONNX: analyse an eval-mode export's graph as it is\n"
+		"                           (default: BatchNormalization folded into\n"
+		"                           convolutions is put back)\n"
 		"      --dump-after PASS    print the IR after PASS (parse, shape, cost,\n"
 		"                           memory) instead of a report\n"
 		"  -M, --deps-only          write the make rule of the files read, no report\n"
@@ -385,7 +390,7 @@ parse_options(int argc, char **argv, Options *o)
 			break;
 		case OPT_DUMP:
 			if (!pass_dumpable(optarg))
-				usage_error("unknown pass '%s' (parse, shape, cost, memory)", optarg);
+				usage_error("unknown pass '%s' (parse, training, shape, cost, memory)", optarg);
 			o->dump_after = optarg;
 			break;
 		case OPT_INPUT_SHAPE:
@@ -435,6 +440,7 @@ parse_options(int argc, char **argv, Options *o)
 			break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_SWEEP: o->sweep = true; break;
+		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_SAMPLE_BYTES:
 			o->set.sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;

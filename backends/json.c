@@ -79,6 +79,7 @@ model_json(const Graph *g)
 	set(m, "dataset_size", g->dataset_size ? json_integer(g->dataset_size) : json_null());
 	set(m, "file_batch", g->batch ? json_integer(g->batch) : json_null());
 	set(m, "bn_folded", json_boolean(g->bn_folded));
+	set(m, "training_graph", json_boolean(g->bn_restored > 0));
 	for (int i = 0; i < g->nunknown; i++) {
 		json_t *u = json_object();
 		set(u, "op", jstr(g->unknown[i].op));

@@ -287,7 +287,11 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (g->batch)
 		fprintf(f, "batch        the file fixes the batch at %" PRId64
 			   "; figures are per sample\n", g->batch);
-	if (g->bn_folded)
+	if (g->bn_restored)
+		fprintf(f, "note         BatchNormalization, folded into the convolutions by an "
+			   "eval-mode\n             export, restored after %d of them "
+			   "(--as-exported: the file's graph)\n", g->bn_restored);
+	else if (g->bn_folded)
 		fprintf(f, "note         BatchNormalization looks folded into the convolutions "
 			   "(an eval-mode export);\n             the counts are of the file\n");
 	for (int i = 0; i < g->nunknown; i++) {

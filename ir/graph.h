@@ -164,6 +164,8 @@ typedef struct Layer {
 	                      to read, counted as its params instead of w;
 	                      -1 (ODL): the weights w count; frontend */
 	Cost cost;
+	bool folded_bn;    /* ONNX: a Conv whose weights the exporter made by
+	                      folding a BatchNormalization in; frontend */
 	bool timed;        /* measured: fwd_s and bwd_s replace the roofline;
 	                      pass timing_spread */
 	double fwd_s, bwd_s; /* measured seconds per sample, forward and
@@ -223,6 +225,8 @@ typedef struct Graph {
 	OpCount *unknown;     /* ONNX: unsupported operators kept as opaque layers */
 	int nunknown;
 	bool bn_folded;       /* ONNX: BatchNormalization looks folded into Conv */
+	bool as_exported;     /* --as-exported: keep the file's graph as it is */
+	int bn_restored;      /* batchnorm layers put back; pass training */
 	Timing *timing;       /* measured times in the order given; a later one
 	                         wins for a layer two cover; frontend, --profile */
 	int ntiming;

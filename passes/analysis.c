@@ -36,6 +36,7 @@ void
 analysis_init(Graph *g, const Settings *set)
 {
 	g->elem_bytes = precision_bytes(set->prec);
+	g->as_exported = set->as_exported;
 	if (set->dataset_size)
 		g->dataset_size = set->dataset_size;
 }
@@ -100,6 +101,12 @@ typedef struct Pass {
 } Pass;
 
 static bool
+training(Graph *g, const Analysis *an)
+{
+	return training_graph(g);
+}
+
+static bool
 shape(Graph *g, const Analysis *an)
 {
 	return shape_infer(g);
@@ -127,6 +134,7 @@ timing(Graph *g, const Analysis *an)
 static const Pass passes[] = {
 	/* name      run     requires    provides     system */
 	{ "parse",  NULL,   0,          0,           false },
+	{ "training", training, 0,        0,           false },
 	{ "shape",  shape,  0,          PASS_SHAPE,  false },
 	{ "cost",   cost,   PASS_SHAPE, PASS_COST,   false },
 	{ "memory", memory, PASS_SHAPE, PASS_MEMORY, false },

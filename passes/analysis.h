@@ -31,6 +31,7 @@ typedef struct Settings {
 	double sample_bytes;    /* stored bytes of one sample; 0: ImageNet's
 	                           average JPEG for 3-channel images, else the
 	                           input tensor at 4 bytes per item */
+	bool as_exported;       /* keep an eval-mode export's folded graph */
 } Settings;
 
 extern const Settings settings_default;

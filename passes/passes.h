@@ -14,6 +14,10 @@
  * requires: a Graph in topological order with graph input shapes.
  * provides: PASS_SHAPE -- every tensor's per-sample shape and element
  *           count, Attr.nspatial, every layer's weight shapes (Layer.w). */
+/* training.c: puts back the BatchNormalization an eval-mode export
+ * folded into its convolutions (unless Graph.as_exported). */
+bool training_graph(Graph *g);
+
 bool shape_infer(Graph *g);
 
 /* cost.c

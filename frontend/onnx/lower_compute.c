@@ -190,8 +190,10 @@ lower_conv(Onnx *o, OpKind kind, const Val **in, int nin)
 	/* PyTorch names weights after module parameters (layer1.0.conv1.weight);
 	 * a weight it computed while exporting, as BN folding does, gets a
 	 * generated name */
-	if (strncmp(o->np->input[1], "onnx::Conv_", 11) == 0)
+	if (strncmp(o->np->input[1], "onnx::Conv_", 11) == 0) {
 		o->folded++;
+		l->folded_bn = true;
+	}
 	l->attr.lead = lead;
 	l->attr.groups = g;
 	l->attr.filters = tr ? w->d[1] * g : w->d[0];
