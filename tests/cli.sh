@@ -266,7 +266,7 @@ check "--dump-after=shape prints the IR with shapes"
 
 run /dev/null --dump-after=timing
 want_status 2
-has err "unknown pass 'timing' (parse, shape, cost, memory)"
+has err "unknown pass 'timing' (parse, training, shape, cost, memory)"
 check "--dump-after names only the passes on the model alone"
 
 # conv's operation counts overflow 64 bits: shape runs, cost fails

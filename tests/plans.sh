@@ -60,7 +60,7 @@ syntax()
 
 layers()
 {
-	"$ORACLEC" "$1" --dump-after=parse | awk '$1 ~ /^[0-9]+$/ { print $2 }' >"$2"
+	"$ORACLEC" "$1" -q --dump-after=training | awk '$1 ~ /^[0-9]+$/ { print $2 }' >"$2"
 }
 
 models="$srcdir/examples/resnet50.onnx $srcdir/examples/resnet50.odl"
