@@ -512,4 +512,33 @@ want_status 0
 empty err
 check "a long --sweep shows no progress bar when stderr is not a terminal"
 
+# an eval-mode export folds BatchNormalization into the convolutions: the
+# analysis puts it back (the counts of resnet50.odl, as trained), says so
+# once (-q silences it), and --as-exported keeps the file's graph
+onnx=$srcdir/examples/resnet50.onnx
+run "$onnx" -f json
+want_status 0
+has out '"training_graph": true,'
+has out '"layers": 175,'
+has out '"params": 25557032,'
+has out '"buffers": 53120,'
+has out '"saved_bytes_per_sample": 85307392,'
+has err "$onnx: note: BatchNormalization restored after 53 convolutions (the export folded it); --as-exported analyses the file as it is"
+check "a folded ONNX export is analysed with its BatchNormalization restored"
+
+run "$onnx" -f json -q
+want_status 0
+empty err
+run "$onnx" -f json --as-exported
+want_status 0
+empty err
+has out '"training_graph": false,'
+has out '"bn_folded": true,'
+has out '"layers": 122,'
+has out '"params": 25530472,'
+has out '"buffers": 0,'
+run "$onnx" -q --dump-after=training
+grep -q '^ *[0-9]* *[^ ]*/bn ' "$tmp/out" || grep -q '/bn' "$tmp/out" || fail "no restored layer named CONV/bn"
+check "--as-exported analyses the folded export as it is; -q silences the note"
+
 finish
