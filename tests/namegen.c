@@ -53,7 +53,6 @@ main(int argc, char **argv)
 	size_t len;
 	const char *name = argc == 3 ? argv[1] : NULL;
 	int status = 0;
-	FILE *f;
 
 	if (!name || !*name || strchr(name, '/')) {
 		fprintf(stderr, "usage: namegen NAME FILE (NAME without '/')\n");
@@ -73,14 +72,7 @@ main(int argc, char **argv)
 	ob_value_info(&a, g, ob_vinfo(&a, "y", DIMS(SYM, CLASSES)));
 	ob_output(&a, g, ob_vinfo(&a, "y", DIMS(SYM, CLASSES)));
 	len = ob_pack(&a, ob_model(&a, g), &buf);
-	if (!(f = fopen(argv[2], "wb")) || fwrite(buf, 1, len, f) != len) {
-		perror(argv[2]);
-		status = 1;
-	}
-	if (f && fclose(f) != 0 && !status) {
-		perror(argv[2]);
-		status = 1;
-	}
+	status = ob_write(argv[2], buf, len);
 	arena_free(&a);
 	return status;
 }

@@ -206,7 +206,6 @@ main(int argc, char **argv)
 	Arena a;
 	uint8_t *buf = NULL;
 	size_t len = 0, i, n = sizeof models / sizeof models[0];
-	FILE *f;
 	int status = 0;
 
 	if (argc == 2 && strcmp(argv[1], "-l") == 0) {
@@ -230,14 +229,7 @@ main(int argc, char **argv)
 		len = ob_pack(&a, ob_model(&a, models[i].make(&a)), &buf);
 	else
 		len = ob_nested_types(&a, 200000, &buf);
-	if (!(f = fopen(argv[2], "wb")) || fwrite(buf, 1, len, f) != len) {
-		perror(argv[2]);
-		status = 1;
-	}
-	if (f && fclose(f) != 0 && !status) {
-		perror(argv[2]);
-		status = 1;
-	}
+	status = ob_write(argv[2], buf, len);
 	arena_free(&a);
 	return status;
 }

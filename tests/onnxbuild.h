@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frontend/onnx/onnx.pb-c.h"
@@ -268,6 +269,20 @@ ob_pack(Arena *a, const Onnx__ModelProto *m, uint8_t **buf)
 
 	*buf = arena_alloc(a, n + 1);
 	return onnx__model_proto__pack(m, *buf);
+}
+
+/* Writes len bytes of buf to path; 0, or 1 after perror. */
+static inline int
+ob_write(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	int status = !f || fwrite(buf, 1, len, f) != len;
+
+	if (f && fclose(f) != 0)
+		status = 1;
+	if (status)
+		perror(path);
+	return status;
 }
 
 /* ---- raw wire format, for what the generated API cannot write ----------- */

@@ -42,7 +42,6 @@ main(int argc, char **argv)
 	size_t len;
 	int blocks = argc == 3 ? atoi(argv[1]) : 0, status = 0;
 	const char *x = "x";
-	FILE *f;
 
 	if (blocks < 1 || blocks > 1000) {
 		fprintf(stderr, "usage: stackgen BLOCKS FILE\n");
@@ -72,14 +71,7 @@ main(int argc, char **argv)
 	gemm(&a, g, "/head/Gemm", "o", "y", D, CLASSES);
 	ob_output(&a, g, ob_vinfo(&a, "y", DIMS(SYM, CLASSES)));
 	len = ob_pack(&a, ob_model(&a, g), &buf);
-	if (!(f = fopen(argv[2], "wb")) || fwrite(buf, 1, len, f) != len) {
-		perror(argv[2]);
-		status = 1;
-	}
-	if (f && fclose(f) != 0 && !status) {
-		perror(argv[2]);
-		status = 1;
-	}
+	status = ob_write(argv[2], buf, len);
 	arena_free(&a);
 	return status;
 }
