@@ -159,7 +159,7 @@ usage(FILE *f)
 		"      --grid DIM=N[,...]   analyse only this process grid, e.g. data=256,spatial=4\n"
 		"                           (dimensions data, spatial, pipeline, filter,\n"
 		"                           channel; their product is the GPU count)\n"
-		"      --optimizer OPT      sgd, momentum or adam (default momentum)\n"
+		"      --optimizer OPT      sgd, momentum, adam or adamw (default momentum)\n"
 		"      --cost-model M       default, or paper: the tech report's Table III\n"
 		"                           formulas exactly\n"
 		"      --spatial-split S    auto (the best split point) or all (every layer\n"
@@ -406,14 +406,8 @@ parse_options(int argc, char **argv, Options *o)
 		case 'B': o->set.global_batch = number(optarg, "--global-batch", (int64_t)1 << 40); break;
 		case OPT_STRATEGIES: o->strat.mask = strategy_mask(optarg); break;
 		case OPT_OPTIMIZER:
-			if (strcmp(optarg, "sgd") == 0)
-				o->set.opt = OPT_SGD;
-			else if (strcmp(optarg, "momentum") == 0)
-				o->set.opt = OPT_MOMENTUM;
-			else if (strcmp(optarg, "adam") == 0)
-				o->set.opt = OPT_ADAM;
-			else
-				usage_error("unknown optimizer '%s' (sgd, momentum, adam)", optarg);
+			if (!optimizer_parse(optarg, &o->set.opt))
+				usage_error("unknown optimizer '%s' (sgd, momentum, adam, adamw)", optarg);
 			break;
 		case OPT_SPATIAL_SPLIT:
 			if (strcmp(optarg, "auto") == 0)

@@ -187,7 +187,7 @@ num(bool ok, double v)
 static json_t *
 strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 {
-	json_t *o = json_object(), *grid = json_object(), *it = json_object(), *mem;
+	json_t *o = json_object(), *grid = json_object(), *it = json_object();
 	bool c = k->computable;
 
 	set(o, "name", jstr(strategy_name[k->kind]));
@@ -209,13 +209,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "iteration", it);
 	set(o, "epoch_s", num(c, k->epoch));
 	set(o, "memory_per_gpu_bytes", c ? bytes_json(k->mem.total) : json_null());
-	mem = json_object();
-	set(mem, "weights", num(c, k->mem.weights));
-	set(mem, "gradients", num(c, k->mem.grads));
-	set(mem, "optimizer", num(c, k->mem.optimizer));
-	set(mem, "activations", num(c, k->mem.activations));
-	set(mem, "buffers", num(c, k->mem.buffers));
-	set(o, "memory", mem);
+	set(o, "memory", memuse_json(&k->mem, c));
 	set(o, "global_batch", json_integer(k->global_batch));
 	set(o, "samples_per_gpu", num(c, k->per_gpu_batch));
 	set(o, "max_gpus", json_integer(k->max_gpus));
@@ -258,8 +252,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "system", system_json(an->sys));
 	set(root, "gpus", json_integer(an->gpus));
 	set(root, "precision", jstr(precision_name(an->prec)));
-	set(root, "optimizer", jstr(an->opt == OPT_ADAM ? "adam" : an->opt == OPT_SGD
-								 ? "sgd" : "momentum"));
+	set(root, "optimizer", jstr(optimizer_name(an->opt)));
 	set(batch, "per_gpu", an->batch_per_gpu ? json_integer(an->batch_per_gpu) : json_null());
 	set(batch, "global", an->global_batch ? json_integer(an->global_batch) : json_null());
 	set(batch, "dataset_size", json_integer(an->dataset_size));

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ir/analysis.h"
 #include "util/escape.h"
 
 /* o[key] = v; the object takes v's reference.  A key that is not valid
@@ -50,6 +51,30 @@ static inline json_t *
 count(double v)
 {
 	return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
+}
+
+/* Memory per GPU by part (MemUse), bytes; null members when the
+ * candidate has no prediction.  `buffers` (the system's reserve) is the
+ * name of the first reports, kept; `reserved` is the same value under the
+ * name the memory breakdown uses; `peak` is memory_per_gpu_bytes. */
+static inline json_t *
+memuse_json(const MemUse *m, bool ok)
+{
+	json_t *o = json_object();
+	const struct {
+		const char *key;
+		double v;
+	} part[] = {
+		{ "weights", m->weights },     { "gradients", m->grads },
+		{ "optimizer", m->optimizer }, { "activations", m->activations },
+		{ "transient", m->transient }, { "workspace", m->workspace },
+		{ "reserved", m->buffers },    { "buffers", m->buffers },
+		{ "peak", m->total },
+	};
+
+	for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
+		set(o, part[i].key, ok ? json_real(part[i].v) : json_null());
+	return o;
 }
 
 #endif

@@ -65,17 +65,12 @@ pipeline_json(const Graph *g, const Placement *pl)
 static json_t *
 predicted_json(const Candidate *k)
 {
-	json_t *o = json_object(), *mem = json_object();
+	json_t *o = json_object();
 
 	set(o, "iteration_s", json_real(k->t.total));
 	set(o, "epoch_s", json_real(k->epoch));
 	set(o, "memory_per_gpu_bytes", json_integer((json_int_t)k->mem.total));
-	set(mem, "weights", json_real(k->mem.weights));
-	set(mem, "gradients", json_real(k->mem.grads));
-	set(mem, "optimizer", json_real(k->mem.optimizer));
-	set(mem, "activations", json_real(k->mem.activations));
-	set(mem, "buffers", json_real(k->mem.buffers));
-	set(o, "memory", mem);
+	set(o, "memory", memuse_json(&k->mem, true));
 	set(o, "bottleneck", jstr(k->bottleneck));
 	return o;
 }
@@ -99,8 +94,7 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(sys, "gpus_per_node", json_integer(pl->gpus_per_node));
 	set(root, "system", sys);
 	set(root, "precision", jstr(precision_name(an->prec)));
-	set(root, "optimizer", jstr(an->opt == OPT_ADAM ? "adam"
-					   : an->opt == OPT_SGD ? "sgd" : "momentum"));
+	set(root, "optimizer", jstr(optimizer_name(an->opt)));
 	set(root, "strategy", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < pl->ndim; d++) {
 		json_t *o = json_object();

@@ -124,7 +124,7 @@ system_lines(const Analysis *an, FILE *f)
 		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->batch_per_gpu);
 	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch\n", an->gpus,
 		an->gpus == 1 ? "" : "s", b1, precision_name(an->prec),
-		an->opt == OPT_ADAM ? "adam" : an->opt == OPT_SGD ? "sgd" : "momentum",
+		optimizer_name(an->opt),
 		grouped(an->dataset_size, b2));
 }
 
@@ -235,6 +235,27 @@ sweep_table(const Analysis *an, FILE *f)
 	}
 }
 
+/* The recommended strategy's memory per GPU by part (MemUse). */
+static void
+memory_line(const Candidate *k, FILE *f)
+{
+	const struct {
+		const char *name;
+		double v;
+	} part[] = {
+		{ "weights", k->mem.weights },       { "gradients", k->mem.grads },
+		{ "optimizer", k->mem.optimizer },   { "activations", k->mem.activations },
+		{ "backward peak", k->mem.transient }, { "workspace", k->mem.workspace },
+		{ "reserved", k->mem.buffers },
+	};
+	char b[32];
+
+	fprintf(f, "memory per GPU: %s at the peak =", bytes((int64_t)k->mem.total, b));
+	for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
+		fprintf(f, "%s %s %s", i ? " +" : "", part[i].name, bytes((int64_t)part[i].v, b));
+	fprintf(f, ".\n");
+}
+
 static void
 recommendation(const Analysis *an, FILE *f)
 {
@@ -253,6 +274,7 @@ recommendation(const Analysis *an, FILE *f)
 	if (an->runner_up_ratio > 1.005)
 		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
 	fprintf(f, "; it is limited by %s.\n", k->bottleneck);
+	memory_line(k, f);
 }
 
 bool

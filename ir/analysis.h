@@ -17,7 +17,13 @@
 /* The strategies and the dimensions of their process grids: ir/grid.h,
  * from the table ir/strategies.def. */
 
-typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM } Optimizer;
+/* AdamW keeps Adam's two moments; its weight decay is applied to the
+ * weights directly (Loshchilov and Hutter, ICLR'19), at no extra state. */
+typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW } Optimizer;
+
+/* optimizer.c */
+const char *optimizer_name(Optimizer o);
+bool optimizer_parse(const char *s, Optimizer *o);
 
 /* Time of one training iteration, seconds, by part. */
 typedef struct IterTime {
@@ -33,9 +39,16 @@ typedef struct IterTime {
 	double total;       /* max(input, everything else added) */
 } IterTime;
 
-/* Memory per GPU, bytes, by part. */
+/* Memory per GPU, bytes, by part (docs/model.md, "Memory per GPU"). */
 typedef struct MemUse {
-	double weights, grads, optimizer, activations, buffers, total;
+	double weights, grads, optimizer;
+	double activations;   /* kept from forward for backward, all held at
+	                         the end of the forward pass */
+	double transient;     /* added at the backward pass's peak: gradients in
+	                         flight over what backward has freed */
+	double workspace;     /* convolution workspace */
+	double buffers;       /* the system's reserve: CUDA context, allocator */
+	double total;         /* the peak: every part added */
 } MemUse;
 
 typedef struct Candidate {

@@ -197,6 +197,14 @@ typedef struct Totals {
 	                                  activations, graph inputs excluded */
 	int64_t saved_fixed_bytes;     /* saved whatever the batch: batch norm's
 	                                  per-channel mean and inverse std */
+	int64_t transient_bytes;       /* per sample, on top of act_bytes at the
+	                                  backward pass's peak: the gradients in
+	                                  flight at the layer where saved tensors
+	                                  still held plus those gradients are
+	                                  largest, less what that layer has freed
+	                                  (docs/model.md, "Memory per GPU") */
+	int64_t workspace_bytes;       /* per sample: the largest convolution's
+	                                  im2col buffer (cuDNN's GEMM algorithm) */
 	int64_t weight_bytes;
 } Totals;
 

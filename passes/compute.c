@@ -113,17 +113,17 @@ span_time(const System *s, Precision prec, const Graph *g, int first, int last, 
 
 /* Reads and writes per parameter element, 4-byte values: SGD reads the
  * weight and gradient and writes the weight (12 B); momentum adds the
- * velocity (20 B); Adam the two moments (28 B). */
+ * velocity (20 B); Adam and AdamW the two moments (28 B). */
 static double
 update_bytes(Optimizer opt)
 {
-	return opt == OPT_ADAM ? 28 : opt == OPT_MOMENTUM ? 20 : 12;
+	return opt == OPT_ADAM || opt == OPT_ADAMW ? 28 : opt == OPT_MOMENTUM ? 20 : 12;
 }
 
 double
 optimizer_bytes(Optimizer opt)
 {
-	return opt == OPT_ADAM ? 8 : opt == OPT_MOMENTUM ? 4 : 0;
+	return opt == OPT_ADAM || opt == OPT_ADAMW ? 8 : opt == OPT_MOMENTUM ? 4 : 0;
 }
 
 /* One fused kernel per parameter tensor, each also a framework call. */

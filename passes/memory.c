@@ -315,13 +315,43 @@ apply_rule(Mem *m, int i)
 		norm_stats(m, i);
 }
 
+/* The backward pass's peak over what forward kept, per sample: walking
+ * the layers backward, layer i's backward runs while every tensor kept by
+ * layers 0..i is still held (later layers' backward freed theirs) and the
+ * gradients of its outputs and of its activation inputs are alive.  The
+ * peak is the largest such sum; what it adds to act_bytes (all kept) is
+ * Totals.transient_bytes.  Graph inputs get no gradient; tensors made from
+ * constants none either. */
+static void
+transient(Mem *m)
+{
+	Graph *g = m->g;
+	int64_t held = g->total.act_bytes, peak = held, eb = g->elem_bytes;
+
+	for (int i = g->nlayer - 1; i >= 0; i--) {
+		const Layer *l = &g->layer[i];
+		int64_t grads = 0, at;
+		for (int k = 0; k < l->nout; k++)
+			if (!m->konst[l->out[k]])
+				add(m, &grads, g->tensor[l->out[k]].elems, eb);
+		for (int k = 0; k < l->nin; k++)
+			if (!m->konst[l->in[k]] && g->tensor[l->in[k]].producer >= 0)
+				add(m, &grads, g->tensor[l->in[k]].elems, eb);
+		at = held + grads;
+		if (at > peak)
+			peak = at;
+		held -= l->cost.act_bytes;
+	}
+	g->total.transient_bytes = peak - g->total.act_bytes;
+}
+
 /* Per layer and in total, the elements and bytes kept. */
 static void
 sum_up(Mem *m)
 {
 	Graph *g = m->g;
 	Totals *tot = &g->total;
-	int64_t eb = g->elem_bytes, in = 0;
+	int64_t eb = g->elem_bytes, in = 0, ws = 0;
 
 	tot->act_elems = tot->act_bytes = tot->saved_bytes = 0;
 	for (int i = 0; i < g->nlayer; i++) {
@@ -343,6 +373,9 @@ sum_up(Mem *m)
 		add(m, &tot->act_elems, 1, e);
 		add(m, &tot->act_bytes, 1, b);
 		add(m, &tot->saved_bytes, 1, s);
+		if (op_info[l->op].cls == OPC_CONV && l->attr.filters > 0 &&
+		    l->cost.macs / l->attr.filters * (l->attr.groups ? l->attr.groups : 1) > ws)
+			ws = l->cost.macs / l->attr.filters * (l->attr.groups ? l->attr.groups : 1);
 	}
 	for (int t = 0; t < g->ntensor; t++)
 		if (g->tensor[t].saved && g->tensor[t].producer < 0)
@@ -351,6 +384,9 @@ sum_up(Mem *m)
 	add(m, &tot->act_bytes, in, eb);
 	tot->saved_fixed_bytes = 0;
 	add(m, &tot->saved_fixed_bytes, m->fixed, 4);
+	tot->workspace_bytes = 0;
+	add(m, &tot->workspace_bytes, ws, eb);
+	transient(m);
 }
 
 bool

@@ -33,6 +33,16 @@ double input_time(const System *s, double samples_per_gpu, double gpus_in_node, 
 /* Bytes of optimizer state per parameter element (fp32 moments). */
 double optimizer_bytes(Optimizer opt);
 
+/* memuse.c */
+
+/* The activation parts of a GPU's memory: the kept tensors of `samples`
+ * samples (and the batch-independent statistics), the backward pass's
+ * gradients in flight and the convolution workspace, `share` of each
+ * (a split layer keeps 1/p). */
+void mem_activations(MemUse *m, const Totals *t, double samples, double share);
+/* Adds the system's reserve and sums the parts into the peak, m->total. */
+void mem_total(MemUse *m, const System *s);
+
 /* comm.c */
 
 /* A communicator: `size` GPUs, `per_node` of them in each node, and

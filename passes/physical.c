@@ -89,10 +89,8 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 	k->mem.weights = weights * c->delta;
 	k->mem.grads = weights * c->delta;
 	k->mem.optimizer = weights * optimizer_bytes(c->an->opt);
-	k->mem.activations = (double)c->g->total.act_bytes * act_samples * act_share;
-	k->mem.buffers = c->s->reserved;
-	k->mem.total = k->mem.weights + k->mem.grads + k->mem.optimizer + k->mem.activations +
-		       k->mem.buffers;
+	mem_activations(&k->mem, &c->g->total, act_samples, act_share);
+	mem_total(&k->mem, c->s);
 }
 
 /* A grid beyond the strategy's limit: kept with the reason, no times. */

@@ -175,6 +175,42 @@ partition_items(const double *t, const double *m, int L, const Items *it, double
 	return stage_max(t, st);
 }
 
+/* Per GPU, beyond a stage's own layers (m[]): the backward peak's
+ * gradients in flight and the workspace for one micro-batch of n samples
+ * (the whole model's figures, an upper bound for a stage) and the
+ * system's reserve. */
+static double
+stage_extra(const Graph *g, const System *s, double n)
+{
+	return (double)g->total.transient_bytes * n + (double)g->total.workspace_bytes +
+	       s->reserved;
+}
+
+/* The breakdown of the stage that needs the most memory: its weights,
+ * gradients and optimizer state, the kept activations of the micro-batches
+ * GPipe holds, then the parts stage_extra() adds, as memuse.c sums them. */
+static void
+stage_memory(const Graph *g, const Analysis *an, const Stages *st, const double *m,
+	     const double *w, double n, MemUse *mem)
+{
+	double wb = 0, most = -1;
+
+	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
+		double sm = 0, sw = 0;
+		for (int j = first; j <= st->end[i]; j++)
+			sm += m[j], sw += w[j];
+		if (sm > most)
+			most = sm, wb = sw;
+	}
+	mem->weights = wb * g->elem_bytes;
+	mem->grads = mem->weights;
+	mem->optimizer = wb * optimizer_bytes(an->opt);
+	mem->activations = most - mem->weights - mem->grads - mem->optimizer;
+	mem->transient = (double)g->total.transient_bytes * n;
+	mem->workspace = (double)g->total.workspace_bytes;
+	mem_total(mem, an->sys);
+}
+
 /* Evaluates M micro-batches; fills k and returns false when no partition
  * fits in memory. */
 static bool
@@ -188,7 +224,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int L = g->nlayer;
 
 	layer_costs(g, an, n, M, t, m, w);
-	if ((T = partition_items(t, m, L, it, cap, (int)S, st)) < 0)
+	if ((T = partition_items(t, m, L, it, cap - stage_extra(g, s, n), (int)S, st)) < 0)
 		return false;
 	/* the largest activation crossing a stage boundary, each way */
 	for (int i = 0; i + 1 < st->n; i++) {
@@ -211,13 +247,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	k->t.update = upd;
 	/* the first stage loads every sample */
 	k->t.input = input_time(s, (double)B, 1, an->sample_bytes, an->decode);
-	k->mem.weights = stage_max(w, st) * delta;
-	k->mem.grads = k->mem.weights;
-	k->mem.optimizer = stage_max(w, st) * optimizer_bytes(an->opt);
-	k->mem.total = stage_max(m, st) + s->reserved;
-	k->mem.activations = k->mem.total - s->reserved - k->mem.weights - k->mem.grads -
-			     k->mem.optimizer;
-	k->mem.buffers = s->reserved;
+	stage_memory(g, an, st, m, w, n, &k->mem);
 	return true;
 }
 
@@ -236,7 +266,7 @@ keep_stages(const Graph *g, const Analysis *an, const Stages *st, const double *
 		k->stage_time[i] = k->stage_mem[i] = 0;
 		for (int j = first; j <= st->end[i]; j++)
 			k->stage_time[i] += t[j], k->stage_mem[i] += m[j];
-		k->stage_mem[i] += an->sys->reserved; /* as the candidate's total */
+		k->stage_mem[i] += stage_extra(g, an->sys, k->per_gpu_batch); /* as mem.total */
 	}
 }
 
@@ -253,7 +283,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int *ends = NULL;
 	Candidate best = *k, tmp;
 	bool any = false;
-	double cap = an->sys->mem - an->sys->reserved;
+	double cap = an->sys->mem;
 
 	if (cut_after) {
 		ends = xcalloc(L, sizeof *ends);

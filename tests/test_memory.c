@@ -202,6 +202,28 @@ layer_and_instance_norms_save_statistics_per_sample(void **state)
 	assert_int_equal(g->total.saved_fixed_bytes, 0);
 }
 
+/* The backward peak of a chain x -> conv a (4x8x8) -> relu r -> conv c
+ * (2x8x8), fp32: forward keeps x (192 elements), r (256; a's output is
+ * nobody's).  Backward of c: all kept (448) + grad c (128) + grad r (256)
+ * = 832 elements; of r: 448 + grad r + grad a (512) = 960; of a: x only
+ * is left (192) + grad a (256; x gets none) = 448.  The peak 960 is 512
+ * elements (2,048 bytes) over the 448 kept.  Workspace: the largest im2col,
+ * a's 3 channels x 3x3 kernel x 8x8 outputs = 1,728 elements (6,912 B);
+ * c's is 4 x 9 x 64 = 2,304 (9,216 B), the larger. */
+static void
+backward_peak_and_workspace(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 3x8x8;\n"
+			  "  a = conv(x, 4, kernel=3, pad=1); r = relu(a);\n"
+			  "  c = conv(r, 2, kernel=3, pad=1); }");
+
+	assert_non_null(g);
+	assert_int_equal(g->total.act_bytes, 448 * 4);
+	assert_int_equal(g->total.transient_bytes, 512 * 4);
+	assert_int_equal(g->total.workspace_bytes, 2304 * 4);
+}
+
 /* saved_bytes is autograd's figure: fp32 activations, the graph input left
  * out, whatever the precision; act_bytes follows the item size and counts
  * the input.  Indices stay 8 bytes. */
@@ -528,6 +550,7 @@ main(void)
 		FX_TEST(batchnorm_saves_its_input_and_fixed_channel_statistics),
 		FX_TEST(layer_and_instance_norms_save_statistics_per_sample),
 		FX_TEST(saved_bytes_leave_the_input_out_and_stay_fp32),
+		FX_TEST(backward_peak_and_workspace),
 		FX_TEST(totals_are_elements_times_item_size_and_stable_on_rerun),
 		FX_TEST(onnx_layernorm_and_gelu_count_as_the_operators_they_spell),
 		FX_TEST(onnx_decomposition_with_an_outside_reader_counts_node_by_node),
