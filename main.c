@@ -147,7 +147,8 @@ usage(FILE *f)
 		"                           of a report: generic, pytorch, deepspeed, megatron,\n"
 		"                           slurm (docs/plans.md)\n"
 		"      --layers             include the per-layer table\n"
-		"      --precision P        fp32, fp16 or bf16: bytes per item (default fp32)\n"
+		"      --precision P        fp32, tf32, amp-fp16, amp-bf16, fp16 or bf16\n"
+		"                           (default fp32; docs/model.md, \"Precision\")\n"
 		"      --dataset-size D     samples per epoch (default: the model's)\n"
 		"  -s, --system NAME|FILE   the cluster: a built-in name, an ODL file with a\n"
 		"                           system block, or a ParaDL .plat (default abci)\n"
@@ -376,14 +377,9 @@ parse_options(int argc, char **argv, Options *o)
 		case 'o': o->output = optarg; break;
 		case OPT_LAYERS: o->report.layers = true; break;
 		case OPT_PRECISION:
-			if (strcmp(optarg, "fp32") == 0)
-				o->set.prec = PREC_FP32;
-			else if (strcmp(optarg, "fp16") == 0)
-				o->set.prec = PREC_FP16;
-			else if (strcmp(optarg, "bf16") == 0)
-				o->set.prec = PREC_BF16;
-			else
-				usage_error("unknown precision '%s' (fp32, fp16, bf16)", optarg);
+			if (!precision_parse(optarg, &o->set.prec))
+				usage_error("unknown precision '%s' (fp32, tf32, amp-fp16, amp-bf16, "
+					    "fp16, bf16)", optarg);
 			break;
 		case OPT_DATASET:
 			o->set.dataset_size = number(optarg, "--dataset-size", (int64_t)1 << 50);

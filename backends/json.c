@@ -74,6 +74,9 @@ model_json(const Graph *g)
 	set(m, "activation_bytes_per_sample", json_integer(t->act_bytes));
 	set(m, "saved_bytes_per_sample", json_integer(t->saved_bytes));
 	set(m, "saved_fixed_bytes", json_integer(t->saved_fixed_bytes));
+	set(m, "saved_amp_bytes_per_sample",
+	    g->low_bytes ? json_integer(t->saved_low_bytes) : json_null());
+	set(m, "autocast_weight_bytes", json_integer(t->cast_weight_bytes));
 	set(m, "weight_bytes", json_integer(t->weight_bytes));
 	set(m, "bytes_per_item", json_integer(g->elem_bytes));
 	set(m, "dataset_size", g->dataset_size ? json_integer(g->dataset_size) : json_null());

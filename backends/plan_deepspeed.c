@@ -43,8 +43,9 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	set(root, "train_batch_size", json_integer(k->global_batch));
 	set(root, "train_micro_batch_size_per_gpu", count(pl->micro_batch));
 	set(root, "gradient_accumulation_steps", json_integer(pl->micro_batches));
-	set(root, "fp16", enabled(an->prec == PREC_FP16));
-	set(root, "bf16", enabled(an->prec == PREC_BF16));
+	/* DeepSpeed's fp16 and bf16 keep fp32 master weights: amp */
+	set(root, "fp16", enabled(an->prec == PREC_FP16 || an->prec == PREC_AMP_FP16));
+	set(root, "bf16", enabled(an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16));
 	set(own, "model", jstr(g->name));
 	set(own, "strategy", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < pl->ndim; d++)

@@ -72,9 +72,10 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	else
 		fprintf(f, "\t--micro-batch-size %g\n", pl->micro_batch);
 	fprintf(f, "\t--global-batch-size %lld\n", (long long)k->global_batch);
-	if (an->prec == PREC_FP16)
+	/* Megatron's --fp16 and --bf16 are mixed precision (fp32 master) */
+	if (an->prec == PREC_FP16 || an->prec == PREC_AMP_FP16)
 		fputs("\t--fp16\n", f);
-	if (an->prec == PREC_BF16)
+	if (an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16)
 		fputs("\t--bf16\n", f);
 	if (pl->nstage && pl->layout)
 		layout(g, pl, f);

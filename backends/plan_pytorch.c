@@ -65,9 +65,15 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(batch, "global", json_integer(k->global_batch));
 	set(batch, "per_replica", count(pl->replica_batch));
 	set(root, "batch", batch);
+	/* the parameters' dtype; autocast's (torch.autocast(dtype=...)) and
+	 * TF32 (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32) */
 	set(root, "precision", jstr(an->prec == PREC_FP16   ? "float16"
 					   : an->prec == PREC_BF16 ? "bfloat16"
 								   : "float32"));
+	set(root, "autocast", an->prec == PREC_AMP_FP16   ? jstr("float16")
+			      : an->prec == PREC_AMP_BF16 ? jstr("bfloat16")
+							  : json_null());
+	set(root, "allow_tf32", json_boolean(an->prec == PREC_TF32));
 	set(root, "module_names", jstr(pl->mod.names));
 	set(root, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
 	set(root, "split_after", pl->split >= 0 && *pl->mod.fqn[pl->split]

@@ -91,7 +91,7 @@ plat_read(const char *path, FileList *files, System *s)
 	s->name = path;
 	s->source = path;
 	s->mem = v[0];
-	s->peak[PREC_FP32] = v[1];
+	s->peak[DT_FP32] = v[1];
 	s->eff_conv = s->eff_gemm = 1;
 	s->intra_bw = s->nic_bw = v[2];
 	s->intra_lat = s->nic_lat = v[3];

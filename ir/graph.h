@@ -164,6 +164,7 @@ typedef struct Layer {
 	                      to read, counted as its params instead of w;
 	                      -1 (ODL): the weights w count; frontend */
 	Cost cost;
+	bool low;          /* autocast: its output is 16-bit; pass memory */
 	bool folded_bn;    /* ONNX: a Conv whose weights the exporter made by
 	                      folding a BatchNormalization in; frontend */
 	bool timed;        /* measured: fwd_s and bwd_s replace the roofline;
@@ -203,6 +204,13 @@ typedef struct Totals {
 	                                  still held plus those gradients are
 	                                  largest, less what that layer has freed
 	                                  (docs/model.md, "Memory per GPU") */
+	int64_t saved_low_bytes;       /* autocast (Graph.low_bytes): what autograd
+	                                  saves per sample, graph inputs excluded,
+	                                  16-bit where autocast computes so and the
+	                                  casts it saves; 0 without autocast */
+	int64_t cast_weight_bytes;     /* autocast: the 16-bit copies of the
+	                                  convolution and linear weights it caches
+	                                  for the step */
 	int64_t workspace_bytes;       /* per sample: the largest convolution's
 	                                  im2col buffer (cuDNN's GEMM algorithm) */
 	int64_t weight_bytes;
@@ -229,6 +237,8 @@ typedef struct Graph {
 	int *input, ninput;   /* graph input tensors */
 	int64_t dataset_size; /* samples per epoch; 0 = not given */
 	int elem_bytes;       /* bytes per activation/weight item (precision) */
+	int low_bytes;        /* autocast: bytes of a lower-precision activation
+	                         (ir/precision.def); 0 without autocast */
 	int64_t batch;        /* ONNX: the batch the file fixes; 0 = symbolic or ODL */
 	OpCount *unknown;     /* ONNX: unsupported operators kept as opaque layers */
 	int nunknown;

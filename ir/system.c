@@ -3,14 +3,6 @@
 
 #include <stddef.h>
 
-const char *
-precision_name(Precision p)
-{
-	static const char *const name[] = { "fp32", "fp16", "bf16" };
-
-	return (unsigned)p < PREC_COUNT ? name[p] : "?";
-}
-
 int
 system_span(const System *s, int64_t nodes)
 {

@@ -10,7 +10,27 @@
 
 enum { MAX_LEVELS = 4 };
 
-typedef enum Precision { PREC_FP32, PREC_FP16, PREC_BF16, PREC_COUNT } Precision;
+/* The number formats a GPU computes in, each with its own peak rate. */
+typedef enum Dtype { DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_COUNT } Dtype;
+
+/* The training precisions: ir/precision.def. */
+typedef enum Precision {
+#define PRECISION(id, name, bytes, matmul, other, low) id,
+#include "ir/precision.def"
+#undef PRECISION
+	PREC_COUNT
+} Precision;
+
+typedef struct PrecisionInfo {
+	const char *name;
+	int bytes;        /* weights, gradients, full-precision activations */
+	Dtype matmul;     /* convolutions and matrix products */
+	Dtype other;      /* the other layers */
+	int low;          /* bytes of autocast's lower-precision activations;
+	                     0: no autocast */
+} PrecisionInfo;
+
+extern const PrecisionInfo precision_info[PREC_COUNT];
 
 /* One level of the network above the nodes, from the leaf switches up.
  * Level 0 groups `fanout` nodes under a leaf switch; level i groups
@@ -32,7 +52,7 @@ typedef struct System {
 	const char *name;
 	const char *source;       /* "built-in" or the file */
 	const char *gpu;          /* the GPU's name, for reports */
-	double peak[PREC_COUNT];  /* FLOP/s per precision; 0 = not supported */
+	double peak[DT_COUNT];    /* FLOP/s per number format; 0 = not supported */
 	double mem;               /* GPU memory, bytes */
 	double mem_bw;            /* GPU memory bandwidth, bytes/s */
 	int gpus_per_node;
@@ -69,7 +89,10 @@ typedef struct System {
 #define SYS_MAX_OVERSUB 1e6
 
 /* system.c */
+/* precision.c */
 const char *precision_name(Precision p);
+bool precision_parse(const char *s, Precision *p);
+Dtype precision_dtype(Precision p, bool matmul);
 /* The lowest network level spanning `nodes` consecutive nodes (-1: one node). */
 int system_span(const System *s, int64_t nodes);
 

@@ -29,13 +29,14 @@ const Settings settings_default = {
 int
 precision_bytes(Precision p)
 {
-	return p == PREC_FP32 ? 4 : 2; /* fp16 and bf16 */
+	return precision_info[p].bytes;
 }
 
 void
 analysis_init(Graph *g, const Settings *set)
 {
 	g->elem_bytes = precision_bytes(set->prec);
+	g->low_bytes = precision_info[set->prec].low;
 	g->as_exported = set->as_exported;
 	if (set->dataset_size)
 		g->dataset_size = set->dataset_size;
@@ -70,7 +71,10 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 
 	if (!s)
 		return false;
-	if (s->peak[set->prec] <= 0) {
+	/* a GPU without TF32 runs tf32 at the fp32 rate, as PyTorch does;
+	 * 16-bit formats it lacks are an error */
+	if (precision_dtype(set->prec, true) != DT_TF32 &&
+	    s->peak[precision_dtype(set->prec, true)] <= 0) {
 		diag_error((Loc){ s->source, 0, 0 }, "system '%s' gives no peak for %s", s->name,
 			   precision_name(set->prec));
 		return false;

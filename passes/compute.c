@@ -37,11 +37,15 @@ roofline(const System *s, Precision prec, const Graph *g, const Layer *l, double
 	 double share, bool bwd, bool weights)
 {
 	const Cost *c = &l->cost;
-	double peak = s->peak[prec] > 0 ? s->peak[prec] : s->peak[PREC_FP32];
+	Dtype dt = precision_dtype(prec, c->macs > 0);
+	double peak = s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32];
 	double flops = (double)(bwd ? c->flops_bwd : c->flops_fwd) * n * share;
 	/* bytes_fwd counts the weights once per sample; they are read once */
 	double wbytes = (double)c->params * g->elem_bytes;
-	double act = ((double)c->bytes_fwd - wbytes) * n * share * (bwd ? 2 : 1);
+	/* autocast: a layer whose output is 16-bit moves about that many
+	 * bytes per activation item (its inputs are mostly 16-bit too) */
+	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
+	double act = ((double)c->bytes_fwd - wbytes) * narrow * n * share * (bwd ? 2 : 1);
 	double bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = flops / (peak * efficiency(s, l));
 	double tm = bytes / (s->mem_bw * s->eff_mem);

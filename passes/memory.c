@@ -38,6 +38,11 @@ typedef struct Mem {
 	int64_t *mask;       /* per layer: 1-byte mask elements saved */
 	int64_t *stat;       /* per layer: fp32 statistics saved per sample */
 	int64_t fixed;       /* fp32 statistics saved whatever the batch */
+	bool amp;            /* count as torch.autocast runs (Graph.low_bytes) */
+	bool *low;           /* autocast: the tensor is 16-bit */
+	int64_t *cast;       /* per layer: elements of its own 16-bit (cast_w) or
+	                        fp32 (cast_w 4) copy of an input it saves */
+	int64_t cast_w;      /* autocast: elements of the weights cast to 16 bits */
 	bool ok;             /* no count overflowed */
 } Mem;
 
@@ -104,6 +109,79 @@ selects(const Layer *l)
 	return l->nin == 1 && (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target.rank == 0));
 }
 
+/* Autocast's op lists for CUDA (PyTorch's aten/src/ATen/autocast_mode.h:
+ * AT_FORALL_LOWER_PRECISION_FP, AT_FORALL_FP32, AT_FORALL_FP32_SET_OPT_DTYPE):
+ * convolutions (transposed too), matrix products and prelu run in 16
+ * bits; exp, log, pow, reciprocal, softplus, layer and group norm,
+ * softmax, log_softmax, sum and prod in fp32; every other op in the type
+ * its inputs promote to.  (CPU autocast, which tests/data/autograd
+ * measured, keeps softmax and layer_norm off its fp32 list: transformers
+ * differ there, docs/counting.md.) */
+static bool
+lowers(OpKind op)
+{
+	return op == OP_CONV || op == OP_CONVT || op == OP_FC || op == OP_MATMUL || op == OP_PRELU;
+}
+
+static bool
+widens(OpKind op)
+{
+	switch (op) {
+	case OP_SOFTMAX: case OP_LOGSOFTMAX: case OP_LAYERNORM: case OP_INSTNORM:
+	case OP_EXP: case OP_LOG: case OP_POW: case OP_POWER: case OP_RECIPROCAL:
+	case OP_SOFTPLUS: case OP_REDUCESUM: case OP_REDUCEPROD: case OP_REDUCELSE:
+	case OP_REDUCEL1: case OP_REDUCEL2: case OP_REDUCESUMSQ: case OP_REDUCELOGSUM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Which tensors autocast makes 16-bit, in topological order: the
+ * outputs of lowering ops; not those of widening ops; otherwise 16-bit
+ * when every activation input is (type promotion: one fp32 input, or a
+ * trained tensor of more than one element, makes the result fp32; a
+ * scalar constant does not).  Graph inputs are fp32. */
+static void
+mark_low(Mem *m)
+{
+	Graph *g = m->g;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		Layer *l = &g->layer[i];
+		bool low = false;
+		if (lowers(l->op))
+			low = true;
+		else if (!widens(l->op)) {
+			int acts = 0;
+			low = true;
+			for (int k = 0; k < l->nin; k++) {
+				int t = l->in[k];
+				if (m->konst[t]) {
+					if (g->tensor[t].elems > 1)
+						low = false;
+				} else {
+					acts++;
+					low = low && m->low[t];
+				}
+			}
+			low = low && acts > 0;
+		}
+		l->low = low;
+		for (int k = 0; k < l->nout; k++)
+			m->low[l->out[k]] = low;
+	}
+}
+
+/* Under autocast, layer `by` casts tensor t and saves the copy, of its
+ * own, instead of t: a lowering op reading fp32, a widening one 16-bit. */
+static bool
+casts(const Mem *m, int t, const Layer *by)
+{
+	return m->amp && !m->konst[t] &&
+	       ((lowers(by->op) && !m->low[t]) || (widens(by->op) && m->low[t]));
+}
+
 /* Tensor t kept for the backward of layer `by`.  A kept view keeps the
  * whole storage it views: its root, and through a slice or select the
  * tensor sliced (ViT's head saves x[:, 0], ShuffleNet's branch half a
@@ -115,6 +193,10 @@ keep_for(Mem *m, int t, const Layer *by)
 	const Graph *g = m->g;
 	int r = g->tensor[t].root, p;
 
+	if (casts(m, t, by)) {
+		add(m, &m->cast[by - g->layer], 1, g->tensor[t].elems);
+		return;
+	}
 	while ((p = g->tensor[r].producer) >= 0 && selects(&g->layer[p]) && by->op != OP_MATMUL &&
 	       !m->konst[g->layer[p].in[0]])
 		r = g->tensor[g->layer[p].in[0]].root;
@@ -206,7 +288,10 @@ fuse_layernorm(Mem *m, int r)
 	m->fused[eps] = m->fused[sq] = m->fused[dv] = true;
 	if ((gm = sole_user(m, l[dv].out[0], OP_SCALE)) >= 0)
 		m->fused[gm] = true; /* gamma: LayerNorm recomputes what it multiplies */
-	keep(m, x);
+	if (m->amp && m->low[x])
+		add(m, &m->cast[r], 1, m->g->tensor[x].elems); /* layer_norm: fp32 list */
+	else
+		keep(m, x);
 	add(m, &m->stat[r], 2, m->g->tensor[mu].elems);
 }
 
@@ -315,6 +400,13 @@ apply_rule(Mem *m, int i)
 		norm_stats(m, i);
 }
 
+/* Bytes per element of tensor t as kept. */
+static int64_t
+width(const Mem *m, int t)
+{
+	return m->amp && m->low[t] ? m->g->low_bytes : m->g->elem_bytes;
+}
+
 /* The backward pass's peak over what forward kept, per sample: walking
  * the layers backward, layer i's backward runs while every tensor kept by
  * layers 0..i is still held (later layers' backward freed theirs) and the
@@ -326,17 +418,17 @@ static void
 transient(Mem *m)
 {
 	Graph *g = m->g;
-	int64_t held = g->total.act_bytes, peak = held, eb = g->elem_bytes;
+	int64_t held = g->total.act_bytes, peak = held;
 
 	for (int i = g->nlayer - 1; i >= 0; i--) {
 		const Layer *l = &g->layer[i];
 		int64_t grads = 0, at;
 		for (int k = 0; k < l->nout; k++)
 			if (!m->konst[l->out[k]])
-				add(m, &grads, g->tensor[l->out[k]].elems, eb);
+				add(m, &grads, g->tensor[l->out[k]].elems, width(m, l->out[k]));
 		for (int k = 0; k < l->nin; k++)
 			if (!m->konst[l->in[k]] && g->tensor[l->in[k]].producer >= 0)
-				add(m, &grads, g->tensor[l->in[k]].elems, eb);
+				add(m, &grads, g->tensor[l->in[k]].elems, width(m, l->in[k]));
 		at = held + grads;
 		if (at > peak)
 			peak = at;
@@ -356,18 +448,21 @@ sum_up(Mem *m)
 	tot->act_elems = tot->act_bytes = tot->saved_bytes = 0;
 	for (int i = 0; i < g->nlayer; i++) {
 		Layer *l = &g->layer[i];
-		int64_t own = 0, e = 0, b = 0, s = 0;
+		int64_t own = 0, e = 0, b = 0, s = 0, cw = lowers(l->op) ? g->low_bytes : 4;
 		for (int k = 0; k < l->nout; k++) {
 			const Tensor *t = &g->tensor[l->out[k]];
-			if (t->saved && t->root == l->out[k])
+			if (t->saved && t->root == l->out[k]) {
 				add(m, &own, 1, t->elems);
+				add(m, &b, t->elems, width(m, l->out[k]));
+				add(m, &s, t->elems, m->amp ? width(m, l->out[k]) : 4);
+			}
 		}
 		add(m, &e, 1, own), add(m, &e, 1, m->idx[i]);
-		add(m, &e, 1, m->mask[i]), add(m, &e, 1, m->stat[i]);
-		add(m, &b, own, eb), add(m, &b, m->idx[i], 8);
-		add(m, &b, m->mask[i], 1), add(m, &b, m->stat[i], 4);
-		add(m, &s, own, 4), add(m, &s, m->idx[i], 8);
-		add(m, &s, m->mask[i], 1), add(m, &s, m->stat[i], 4);
+		add(m, &e, 1, m->mask[i]), add(m, &e, 1, m->stat[i]), add(m, &e, 1, m->cast[i]);
+		add(m, &b, m->idx[i], 8), add(m, &b, m->mask[i], 1);
+		add(m, &b, m->stat[i], 4), add(m, &b, m->cast[i], cw);
+		add(m, &s, m->idx[i], 8);
+		add(m, &s, m->mask[i], 1), add(m, &s, m->stat[i], 4), add(m, &s, m->cast[i], cw);
 		l->cost.act_elems = e;
 		l->cost.act_bytes = b;
 		add(m, &tot->act_elems, 1, e);
@@ -376,6 +471,9 @@ sum_up(Mem *m)
 		if (op_info[l->op].cls == OPC_CONV && l->attr.filters > 0 &&
 		    l->cost.macs / l->attr.filters * (l->attr.groups ? l->attr.groups : 1) > ws)
 			ws = l->cost.macs / l->attr.filters * (l->attr.groups ? l->attr.groups : 1);
+		if (m->amp && lowers(l->op) && l->cost.params > 0)
+			add(m, &m->cast_w, 1,
+			    l->cost.params - (l->attr.bias && l->op != OP_MATMUL ? l->attr.filters : 0));
 	}
 	for (int t = 0; t < g->ntensor; t++)
 		if (g->tensor[t].saved && g->tensor[t].producer < 0)
@@ -384,31 +482,40 @@ sum_up(Mem *m)
 	add(m, &tot->act_bytes, in, eb);
 	tot->saved_fixed_bytes = 0;
 	add(m, &tot->saved_fixed_bytes, m->fixed, 4);
+	tot->cast_weight_bytes = 0;
+	add(m, &tot->cast_weight_bytes, m->cast_w, g->low_bytes);
 	tot->workspace_bytes = 0;
-	add(m, &tot->workspace_bytes, ws, eb);
+	add(m, &tot->workspace_bytes, ws, m->amp ? g->low_bytes : eb);
 	transient(m);
 }
 
-bool
-memory_annotate(Graph *g)
+/* One count, as autocast runs (amp) or not; false when a count overflowed. */
+static bool
+count(Graph *g, bool amp)
 {
 	size_t nt = (size_t)g->ntensor + 1, nl = (size_t)g->nlayer + 1, reads = 1;
-	Mem m = { .g = g, .ok = true };
+	Mem m = { .g = g, .ok = true, .amp = amp };
 
 	for (int i = 0; i < g->nlayer; i++)
 		reads += (size_t)g->layer[i].nin;
 	m.first = xcalloc(nt, sizeof *m.first);
 	m.users = xcalloc(reads, sizeof *m.users);
 	m.konst = xcalloc(nt, sizeof *m.konst);
+	m.low = xcalloc(nt, sizeof *m.low);
 	m.fused = xcalloc(nl, sizeof *m.fused);
 	m.idx = xcalloc(nl, sizeof *m.idx);
 	m.mask = xcalloc(nl, sizeof *m.mask);
 	m.stat = xcalloc(nl, sizeof *m.stat);
+	m.cast = xcalloc(nl, sizeof *m.cast);
 	index_uses(&m);
 	for (int t = 0; t < g->ntensor; t++) {
 		g->tensor[t].root = t;
 		g->tensor[t].saved = false;
 	}
+	for (int i = 0; i < g->nlayer; i++)
+		g->layer[i].low = false;
+	if (amp)
+		mark_low(&m);
 	for (int i = 0; i < g->nlayer; i++)
 		if (aliases(&g->layer[i]) || pads_a_pool(&m, i))
 			g->tensor[g->layer[i].out[0]].root = g->tensor[g->layer[i].in[0]].root;
@@ -418,9 +525,28 @@ memory_annotate(Graph *g)
 		if (!m.fused[i])
 			apply_rule(&m, i);
 	sum_up(&m);
-	free(m.first), free(m.users), free(m.konst), free(m.fused);
-	free(m.idx), free(m.mask), free(m.stat);
-	if (!m.ok) {
+	free(m.first), free(m.users), free(m.konst), free(m.low), free(m.fused);
+	free(m.idx), free(m.mask), free(m.stat), free(m.cast);
+	return m.ok;
+}
+
+/* autograd's fp32 figure first (saved_bytes, saved_fixed_bytes: what the
+ * JSON report calls fp32 whatever the precision); under autocast the
+ * count again as it runs, which sets every other figure. */
+bool
+memory_annotate(Graph *g)
+{
+	bool ok = count(g, false);
+
+	g->total.saved_low_bytes = 0;
+	if (ok && g->low_bytes) {
+		int64_t saved = g->total.saved_bytes, fixed = g->total.saved_fixed_bytes;
+		ok = count(g, true);
+		g->total.saved_low_bytes = g->total.saved_bytes;
+		g->total.saved_bytes = saved;
+		g->total.saved_fixed_bytes = fixed;
+	}
+	if (!ok) {
 		diag_error(g->loc, "activation memory overflows 64 bits");
 		return false;
 	}

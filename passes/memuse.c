@@ -18,6 +18,12 @@ mem_activations(MemUse *m, const Totals *t, double samples, double share)
 	m->workspace = (double)t->workspace_bytes * share;
 }
 
+double
+mem_cast_weights(const Totals *t, double weights)
+{
+	return t->params > 0 ? (double)t->cast_weight_bytes * weights / (double)t->params : 0;
+}
+
 void
 mem_total(MemUse *m, const System *s)
 {

@@ -40,6 +40,9 @@ double optimizer_bytes(Optimizer opt);
  * gradients in flight and the convolution workspace, `share` of each
  * (a split layer keeps 1/p). */
 void mem_activations(MemUse *m, const Totals *t, double samples, double share);
+/* Autocast's 16-bit weight copies on a GPU holding `weights` of the
+ * model's parameters (their share of Totals.cast_weight_bytes). */
+double mem_cast_weights(const Totals *t, double weights);
 /* Adds the system's reserve and sums the parts into the peak, m->total. */
 void mem_total(MemUse *m, const System *s);
 

@@ -213,7 +213,9 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	const Analysis *an = c->an;
 	const System *sys = an->sys;
 	Sums s = { .alpha = sys->nic_lat, .beta = 1 / sys->nic_bw, .delta = g->elem_bytes,
-		   .peak = sys->peak[an->prec] > 0 ? sys->peak[an->prec] : sys->peak[PREC_FP32] };
+		   .peak = sys->peak[precision_dtype(an->prec, true)] > 0
+				   ? sys->peak[precision_dtype(an->prec, true)]
+				   : sys->peak[DT_FP32] };
 	int64_t p1 = grid[DIM_DATA] ? grid[DIM_DATA] : 1, p2 = 1, p;
 	double B, Yl = y_but_last(g), wmem = 1, bmem;
 

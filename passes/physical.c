@@ -86,7 +86,7 @@ split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 static void
 memory(const Ctx *c, Candidate *k, double weights, double act_samples, double act_share)
 {
-	k->mem.weights = weights * c->delta;
+	k->mem.weights = weights * c->delta + mem_cast_weights(&c->g->total, weights);
 	k->mem.grads = weights * c->delta;
 	k->mem.optimizer = weights * optimizer_bytes(c->an->opt);
 	mem_activations(&k->mem, &c->g->total, act_samples, act_share);

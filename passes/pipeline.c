@@ -202,8 +202,8 @@ stage_memory(const Graph *g, const Analysis *an, const Stages *st, const double 
 		if (sm > most)
 			most = sm, wb = sw;
 	}
-	mem->weights = wb * g->elem_bytes;
-	mem->grads = mem->weights;
+	mem->weights = wb * g->elem_bytes + mem_cast_weights(&g->total, wb);
+	mem->grads = wb * g->elem_bytes;
 	mem->optimizer = wb * optimizer_bytes(an->opt);
 	mem->activations = most - mem->weights - mem->grads - mem->optimizer;
 	mem->transient = (double)g->total.transient_bytes * n;

@@ -57,6 +57,40 @@ analysis_init_sets_bytes_per_item_before_the_passes(void **state)
 	assert_int_equal(g->layer[0].cost.act_bytes, g->layer[0].cost.act_elems * 2);
 }
 
+/* amp-fp16 (autocast): conv and fc compute in 16 bits and save 16-bit
+ * inputs -- the conv a cast of the fp32 input x (3x32x32 = 3,072
+ * elements, a storage of its own), the fc the flattened relu output, which
+ * follows the conv's type: 16-bit, no cast.  relu keeps its 16-bit output
+ * (8x32x32 = 8,192).  So 2 x (3,072 + 8,192) = 22,528 bytes per sample,
+ * where fp32 keeps 4 x 8,192 = 32,768 (the input left out).  Autocast
+ * caches 16-bit copies of the weights, biases aside: 8x3x3x3 + 10x8,192
+ * = 82,136 elements, 164,272 bytes.  Weights stay fp32 (4 bytes). */
+static void
+autocast_saves_16_bit_activations_and_weight_copies(void **state)
+{
+	Fx *fx = *state;
+	Settings set = settings_default;
+	Graph *g = fx_load(fx, image_model);
+	Precision p;
+
+	assert_non_null(g);
+	assert_true(precision_parse("amp-fp16", &p));
+	assert_int_equal(p, PREC_AMP_FP16);
+	assert_false(precision_parse("fp8", &p));
+	set.prec = p;
+	analysis_init(g, &set);
+	assert_int_equal(g->elem_bytes, 4);
+	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
+	assert_int_equal(g->total.saved_bytes, 32768);
+	assert_int_equal(g->total.saved_low_bytes, 22528);
+	assert_int_equal(g->total.act_bytes, 22528);
+	assert_int_equal(g->total.cast_weight_bytes, 164272);
+	assert_true(g->layer[0].low && g->layer[1].low);
+	assert_int_equal(precision_dtype(PREC_AMP_FP16, true), DT_FP16);
+	assert_int_equal(precision_dtype(PREC_AMP_FP16, false), DT_FP32);
+	assert_int_equal(precision_dtype(PREC_TF32, true), DT_TF32);
+}
+
 /* A run in two steps: the model's passes, then (with the analysis) the
  * system's; each pass runs once, -v notes each. */
 static void
@@ -243,6 +277,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(settings_default_are_the_documented_defaults),
 		FX_TEST(analysis_init_sets_bytes_per_item_before_the_passes),
+		FX_TEST(autocast_saves_16_bit_activations_and_weight_copies),
 		FX_TEST(passes_run_resumes_where_it_stopped),
 		FX_TEST(passes_run_stops_after_the_dumped_pass),
 		FX_TEST(passes_run_dies_when_the_timing_pass_has_no_analysis),

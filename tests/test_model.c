@@ -25,7 +25,7 @@ abci_constants_are_in_si_units(void **state)
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
 
-	NEAR(s->peak[PREC_FP32], 15.7e12);
+	NEAR(s->peak[DT_FP32], 15.7e12);
 	NEAR(s->mem, 16.0 * 1024 * 1024 * 1024);
 	NEAR(s->intra_lat, 9e-6);
 	NEAR(s->level[2].latency, 400e-9);
@@ -76,7 +76,7 @@ paradl_plat_file_sets_speed_bandwidth_and_latency(void **state)
 	const System *s = system_load(path, &fx->arena, &fx->files);
 
 	assert_non_null(s);
-	NEAR(s->peak[PREC_FP32], 7.8e12);
+	NEAR(s->peak[DT_FP32], 7.8e12);
 	NEAR(s->eff_conv, 1);
 	NEAR(s->nic_bw, 12.5e9);
 	NEAR(s->intra_lat, 500e-9);
