@@ -237,6 +237,8 @@ typedef struct Graph {
 	int *input, ninput;   /* graph input tensors */
 	int64_t dataset_size; /* samples per epoch; 0 = not given */
 	int elem_bytes;       /* bytes per activation/weight item (precision) */
+	bool channels_last;   /* activations in NHWC: tensor-core convolutions
+	                         need no layout transposes (--channels-last) */
 	int low_bytes;        /* autocast: bytes of a lower-precision activation
 	                         (ir/precision.def); 0 without autocast */
 	int64_t batch;        /* ONNX: the batch the file fixes; 0 = symbolic or ODL */

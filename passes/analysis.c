@@ -37,6 +37,7 @@ analysis_init(Graph *g, const Settings *set)
 {
 	g->elem_bytes = precision_bytes(set->prec);
 	g->low_bytes = precision_info[set->prec].low;
+	g->channels_last = set->channels_last;
 	g->as_exported = set->as_exported;
 	if (set->dataset_size)
 		g->dataset_size = set->dataset_size;

@@ -135,6 +135,34 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	assert_int_equal(an.best, STRAT_DATA);
 }
 
+/* Tensor cores on NCHW data: a convolution run in TF32 on dgx-a100 adds
+ * the transposes of its input and output, a read and a write of each: 2 x
+ * its activation bytes over memory_bw x eff_memory.  The conv reads
+ * 3x32x32 and writes 16x32x32 floats per sample, (3,072 + 16,384) x 4 =
+ * 77,824 bytes; at 512 samples (large enough to beat the dispatch time),
+ * forward: 2 x 39,845,888 / (2039e9 x 0.85).
+ * channels_last, and fp32 (no tensor cores), add nothing. */
+static void
+tensor_core_convolutions_pay_nchw_transposes(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c = conv(x, 16, kernel=3, pad=1); }", PASS_MEMORY);
+	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
+	double nchw, nhwc;
+
+	assert_non_null(g);
+	assert_non_null(s);
+	assert_int_equal(g->layer[0].cost.bytes_fwd - g->layer[0].cost.params * 4, 77824);
+	nchw = layer_time(s, PREC_TF32, g, &g->layer[0], 512, 1, false);
+	g->channels_last = true;
+	nhwc = layer_time(s, PREC_TF32, g, &g->layer[0], 512, 1, false);
+	NEAR(nchw - nhwc, 2 * 512.0 * 77824 / (2039e9 * 0.85));
+	nhwc = layer_time(s, PREC_FP32, g, &g->layer[0], 512, 1, false);
+	g->channels_last = false;
+	NEAR(layer_time(s, PREC_FP32, g, &g->layer[0], 512, 1, false), nhwc);
+}
+
 /* Filter parallelism stops at the fewest filters (16 here), channel at
  * the fewest input channels after the first layer (16). */
 static void
@@ -296,6 +324,7 @@ main(void)
 		FX_TEST(filter_and_channel_are_limited_by_the_narrowest_layer),
 		FX_TEST(pipeline_partition_balances_equal_layers),
 		FX_TEST(paper_mode_is_table_iii),
+		FX_TEST(tensor_core_convolutions_pay_nchw_transposes),
 		FX_TEST(layers_with_leading_dimensions_are_split_by_their_channels),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 	};

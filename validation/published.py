@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""published.py -- oraclec against published training throughputs.
+
+Judges the model on runs it was not calibrated on: NVIDIA's published
+PyTorch throughputs (DeepLearningExamples ConvNets, ../shared/data/published,
+copied to validation/published-dle-pytorch.csv).  For every row whose model
+oraclec has a file for, it runs
+
+    oraclec MODEL -s SYSTEM -g GPUS -b BATCH --precision P [--channels-last]
+            --strategies data -f json
+
+(data parallelism in one node, as the runs were; --channels-last where the
+row's notes say the run used NHWC: the AMP runs), turns the predicted time
+per iteration into images/s (gpus x batch / iteration_s) and prints it
+against the published figure with the accuracy 1 - |pred - meas| / meas,
+clamped at 0, and the mean per precision and overall.  Nothing here is
+fitted: the rows judge the model.  Standard library only.
+
+    python3 validation/published.py [--oraclec ./oraclec] [CSV]
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+# the model files oraclec has for the rows' models (torchvision's
+# resnet50 is v1.5, stride 2 in the 3x3 conv, as NVIDIA's)
+MODELS = {
+    "resnet50": os.path.join(TOP, "examples", "resnet50.odl"),
+    "efficientnet_b0": os.path.join(TOP, "tests", "data", "zoo", "efficientnet_b0.onnx"),
+}
+
+
+def main(argv):
+    oraclec = os.path.join(TOP, "oraclec")
+    args = argv[1:]
+    if len(args) >= 2 and args[0] == "--oraclec":
+        oraclec, args = args[1], args[2:]
+    path = args[0] if args else os.path.join(HERE, "published-dle-pytorch.csv")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    acc, by_prec, skipped = [], {}, {}
+    print("%-36s %-9s %5s %9s %9s %6s %8s" % ("id", "precision", "gpus", "published",
+                                              "oraclec", "ratio", "accuracy"))
+    for r in rows:
+        model = MODELS.get(r["model"])
+        if not model:
+            skipped[r["model"]] = skipped.get(r["model"], 0) + 1
+            continue
+        cmd = [oraclec, model, "-q", "-f", "json", "-s", r["nearest_oraclec_system"],
+               "-g", r["gpus"], "-b", r["batch_per_gpu"], "--precision", r["precision"],
+               "--strategies", "data"]
+        if "nhwc" in r["notes"] and r["precision"].startswith("amp"):
+            cmd.append("--channels-last")
+        p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
+        if p.returncode:
+            sys.exit("published.py: %s: %s" % (" ".join(cmd), p.stderr.strip()))
+        k = json.loads(p.stdout)["strategies"][0]
+        pred = int(r["gpus"]) * int(r["batch_per_gpu"]) / k["iteration"]["total_s"]
+        meas = float(r["value"])
+        a = max(0.0, 1 - abs(pred - meas) / meas)
+        acc.append(a)
+        by_prec.setdefault(r["precision"], []).append(a)
+        print("%-36s %-9s %5s %9.0f %9.0f %6.2f %8.3f" % (r["id"], r["precision"], r["gpus"],
+                                                        meas, pred, pred / meas, a))
+    print()
+    for prec in sorted(by_prec):
+        v = by_prec[prec]
+        print("%-9s %2d rows, mean accuracy %.3f" % (prec, len(v), sum(v) / len(v)))
+    print("all       %2d rows, mean accuracy %.3f" % (len(acc), sum(acc) / len(acc)))
+    for m in sorted(skipped):
+        print("skipped: %d rows of %s (no model file)" % (skipped[m], m))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
