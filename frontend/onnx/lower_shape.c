@@ -66,6 +66,26 @@ fixed_batch_axis(Onnx *o, const Val *x, int64_t *t, int n, int64_t *minus, int64
 	}
 	for (int i = 0; i < x->bax; i++)
 		pb *= x->d[i];
+	/* A batch of 1 fits several places of a literal target: a dimension
+	 * of 1 at or after the first Pb elements (the exporter wrote the
+	 * batch there: MHA's .view(L, N, E) is [197, 1, 768]); else both ends
+	 * of the dimensions that meet where Pb elements end.  A batch on an
+	 * axis of its own (MHA's [197, 1, 768] -> [197, 1 * 12, 64]) starts
+	 * the next dimension, merging with what follows; one already merged
+	 * with per-sample elements (the heads of [197, 1 * 12, 64] ->
+	 * [197 * 1, 768]) stays at the end of the previous, as a larger batch
+	 * would (the rule below). */
+	if (o->batch == 1) {
+		for (int i = 0; i < n && ck_mul(run, t[i], &run); i++)
+			if (t[i] == 1 && run / t[i] >= pb)
+				return i;
+		run = 1;
+		if (x->d[x->bax] == 1)
+			for (int i = 0; i < n && run <= pb; run *= t[i], i++)
+				if (run == pb)
+					return i;
+	}
+	run = 1;
 	for (int i = 0; i < n && run <= pb && ck_mul(run, t[i], &run); i++)
 		if (run >= pb * o->batch) {
 			if (t[i] % o->batch || pb % (run / t[i]))
