@@ -27,7 +27,6 @@ trap 'exit 1' HUP INT TERM
 todo() {
 	case $1 in
 	vit_b_16) echo "softmax is fp32 under CUDA autocast, bf16 under CPU's (the reference)" ;;
-	densenet121) echo "the export folded BatchNorm into the following conv (tests/autograd.sh)" ;;
 	googlenet|inception_v3) echo "fixed bytes: the export dropped the auxiliary heads" ;;
 	esac
 }

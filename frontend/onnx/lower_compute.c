@@ -257,7 +257,6 @@ lower_channels(Onnx *o, OpKind op, const Val **in, int nin)
 			NERR(o, "training-mode outputs (running statistics) are not supported");
 			return false;
 		}
-		o->batchnorms++;
 	}
 	if (!(l = onnx_layer(o, op, &x, 1)))
 		return false;

@@ -69,7 +69,6 @@ typedef struct Onnx {
 	const Onnx__NodeProto *np;
 	bool strict;
 	int folded;         /* Conv weights the exporter made (onnx::Conv_N) */
-	int batchnorms;
 } Onnx;
 
 /* The file, as a place for diagnostics; an error about the node o->np,

@@ -471,7 +471,10 @@ onnx_walk(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *ove
 	}
 	mark_outputs(o, gp);
 	onnx_note_renamed(o);
-	o->g->bn_folded = o->folded > 0 && o->batchnorms == 0;
+	/* also when some BatchNormalization nodes remain: the exporter folds
+	 * only those that follow a convolution (DenseNet keeps its BN-ReLU-conv
+	 * ones) */
+	o->g->bn_folded = o->folded > 0;
 	o->g->batch = o->batch == BATCH ? 0 : o->batch;
 	return o->g;
 }
