@@ -53,6 +53,7 @@ enum {
 	OPT_SWEEP,
 	OPT_AS_EXPORTED,
 	OPT_CHANNELS_LAST,
+	OPT_DROPOUT,
 	OPT_PLAN,
 	OPT_NO_BATCH,      /* hidden: for the ONNX conformance test */
 	OPT_PRINT_OUTPUTS, /* hidden */
@@ -113,6 +114,7 @@ static const struct option longopts[] = {
 	{ "sweep",        no_argument,       NULL, OPT_SWEEP },
 	{ "as-exported",  no_argument,       NULL, OPT_AS_EXPORTED },
 	{ "channels-last", no_argument,      NULL, OPT_CHANNELS_LAST },
+	{ "dropout",      required_argument, NULL, OPT_DROPOUT },
 	{ "plan",         required_argument, NULL, OPT_PLAN },
 	/* Hidden options for tests/onnx-conformance.sh: each graph input is
 	 * one whole sample (an implicit batch of 1 outside it); print the
@@ -176,6 +178,7 @@ usage(FILE *f)
 		"                           open, e.g. 3x224x224\n"
 		"      --strict             an operator of unknown cost is an error\n"
 		"      --as-exported        ONNX: analyse an eval-mode export's graph as it is\n"
+		"      --dropout L1,L2,...  a dropout after each named layer (the export removed it)\n"
 		"      --channels-last      activations in NHWC (PyTorch's channels_last): tensor-core\n"
 		"                           convolutions need no layout transposes\n"
 		"                           (default: BatchNormalization folded into\n"
@@ -436,6 +439,7 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_SWEEP: o->sweep = true; break;
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
+		case OPT_DROPOUT: o->set.dropout_after = optarg; break;
 		case OPT_SAMPLE_BYTES:
 			o->set.sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;

@@ -246,6 +246,8 @@ typedef struct Graph {
 	int nunknown;
 	bool bn_folded;       /* ONNX: BatchNormalization looks folded into Conv */
 	bool as_exported;     /* --as-exported: keep the file's graph as it is */
+	const char *dropout_after; /* --dropout: comma-separated layer names after
+	                         which the export removed a dropout; NULL none */
 	int bn_restored;      /* batchnorm layers put back; pass training */
 	Timing *timing;       /* measured times in the order given; a later one
 	                         wins for a layer two cover; frontend, --profile */

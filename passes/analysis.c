@@ -39,6 +39,7 @@ analysis_init(Graph *g, const Settings *set)
 	g->low_bytes = precision_info[set->prec].low;
 	g->channels_last = set->channels_last;
 	g->as_exported = set->as_exported;
+	g->dropout_after = set->dropout_after;
 	if (set->dataset_size)
 		g->dataset_size = set->dataset_size;
 }

@@ -61,43 +61,117 @@ restore_bn(Graph *g, int at)
 	g->tensor[t].root = t;
 }
 
-bool
-training_graph(Graph *g)
+/* Rebuilds g's layer array with one new layer after each layer i whose
+ * add[i] is set, each made by make(g, at) with `at` the old layer's new
+ * index (the new one is at + 1); measured spans follow their layers. */
+static bool
+insert_after(Graph *g, const bool *add, int nadd, void (*make)(Graph *, int),
+	     const char *what)
 {
 	Layer *old = g->layer;
-	int n = g->nlayer, nfold = 0, *at;
+	int n = g->nlayer, *at;
 
-	if (!g->bn_folded || g->as_exported)
-		return true;
-	for (int i = 0; i < n; i++)
-		nfold += old[i].folded_bn;
-	if (!nfold)
-		return true;
-	if (n + nfold > MAX_LAYERS) {
-		diag_error(g->loc, "more than %d layers with BatchNormalization restored",
-			   MAX_LAYERS);
+	if (n + nadd > MAX_LAYERS) {
+		diag_error(g->loc, "more than %d layers with %s", MAX_LAYERS, what);
 		return false;
 	}
 	at = arena_array(g->arena, n, sizeof(int));
-	g->layer = arena_array(g->arena, n + nfold, sizeof(Layer));
-	g->nlayer = g->caplayer = n + nfold;
+	g->layer = arena_array(g->arena, n + nadd, sizeof(Layer));
+	g->nlayer = g->caplayer = n + nadd;
 	for (int i = 0, j = 0; i < n; i++) {
 		at[i] = j;
 		g->layer[j] = old[i];
 		for (int k = 0; k < old[i].nout; k++)
 			g->tensor[old[i].out[k]].producer = j;
-		j += old[i].folded_bn ? 2 : 1;
+		j += add[i] ? 2 : 1;
 	}
 	for (int i = 0; i < g->ntiming; i++) {
 		g->timing[i].first = at[g->timing[i].first];
-		g->timing[i].last = at[g->timing[i].last] + old[g->timing[i].last].folded_bn;
+		g->timing[i].last = at[g->timing[i].last] + add[g->timing[i].last];
 	}
 	for (int i = 0; i < n; i++)
-		if (old[i].folded_bn)
-			restore_bn(g, at[i]);
-	g->bn_restored = nfold;
-	diag_note(g->loc, "BatchNormalization restored after %d convolution%s (the export "
-		  "folded it); --as-exported analyses the file as it is",
-		  nfold, nfold == 1 ? "" : "s");
+		if (add[i])
+			make(g, at[i]);
 	return true;
+}
+
+/* A dropout after layer `at`, where the user said the export removed
+ * one: it saves a 1-byte mask per element (CUDA's native_dropout), and
+ * the layers reading its output keep its output, not the layer's. */
+static void
+dropout_at(Graph *g, int at)
+{
+	Layer *p = &g->layer[at], *d = &g->layer[at + 1];
+	int out = p->out[0];
+	int t = graph_add_tensor(g, suffixed(g, g->tensor[out].name, "/pre-dropout"), at);
+
+	*d = (Layer){
+		.op = OP_DROPOUT,
+		.name = suffixed(g, p->name, "/dropout"),
+		.loc = p->loc,
+		.site = p->site,
+		.srcidx = p->srcidx,
+		.fparams = -1,
+	};
+	d->in = arena_array(g->arena, 1, sizeof(int));
+	d->in[0] = t;
+	d->nin = 1;
+	d->out = arena_array(g->arena, 1, sizeof(int));
+	d->out[0] = out;
+	d->nout = 1;
+	p->out[0] = t;
+	g->tensor[out].producer = at + 1;
+	g->tensor[t].root = t;
+}
+
+/* --dropout NAME,...: the layers after which the export removed a
+ * dropout.  Names are the report's (after BatchNorm is restored). */
+static bool
+add_dropout(Graph *g, const char *names)
+{
+	bool *add = arena_array(g->arena, g->nlayer, sizeof(bool));
+	int nadd = 0;
+	const char *p = names;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int found = -1;
+		for (int i = 0; i < g->nlayer && found < 0; i++)
+			if (strlen(g->layer[i].name) == len && memcmp(g->layer[i].name, p, len) == 0)
+				found = i;
+		if (found < 0 || len == 0) {
+			diag_error(g->loc, "--dropout: the model has no layer '%.*s'", (int)len, p);
+			return false;
+		}
+		if (g->layer[found].nout != 1) {
+			diag_error(g->loc, "--dropout: layer '%s' has %d outputs, not one",
+				   g->layer[found].name, g->layer[found].nout);
+			return false;
+		}
+		nadd += !add[found];
+		add[found] = true;
+		p += len + (p[len] == ',');
+	}
+	return insert_after(g, add, nadd, dropout_at, "dropout added");
+}
+
+/* The folded batch norms put back (unless --as-exported), then the
+ * dropouts --dropout names (the user's word, --as-exported or not). */
+bool
+training_graph(Graph *g)
+{
+	int n = g->nlayer, nfold = 0;
+	bool *add = arena_array(g->arena, n, sizeof(bool));
+
+	for (int i = 0; i < n && g->bn_folded && !g->as_exported; i++)
+		nfold += add[i] = g->layer[i].folded_bn;
+	if (nfold) {
+		if (!insert_after(g, add, nfold, restore_bn, "BatchNormalization restored"))
+			return false;
+		g->bn_restored = nfold;
+		diag_note(g->loc, "BatchNormalization restored after %d convolution%s (the "
+			  "export folded it); --as-exported analyses the file as it is",
+			  nfold, nfold == 1 ? "" : "s");
+	}
+	return !g->dropout_after || add_dropout(g, g->dropout_after);
 }
