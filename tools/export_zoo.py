@@ -41,6 +41,7 @@ matrix products):
 """
 import argparse
 import collections
+import functools
 import gzip
 import math
 import os
@@ -52,6 +53,7 @@ import onnx.shape_inference
 import torch
 import torch.nn as nn
 import torchvision.models as tvm
+import torchvision.models.segmentation as tvs
 import torchvision.models.video as tvv
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -75,6 +77,13 @@ MODELS = collections.OrderedDict([
     ("r3d_18", (tvv.r3d_18, VIDEO)),
     ("mc3_18", (tvv.mc3_18, VIDEO)),
     ("r2plus1d_18", (tvv.r2plus1d_18, VIDEO)),
+    ("maxvit_t", (tvm.maxvit_t, IMAGE)),
+    # segmentation: no backbone weights either (the default downloads them)
+    ("fcn_resnet50", (functools.partial(tvs.fcn_resnet50, weights_backbone=None), IMAGE)),
+    ("deeplabv3_resnet50", (functools.partial(tvs.deeplabv3_resnet50, weights_backbone=None),
+                            IMAGE)),
+    ("lraspp_mobilenet_v3_large",
+     (functools.partial(tvs.lraspp_mobilenet_v3_large, weights_backbone=None), IMAGE)),
 ])
 
 # Larger exports (Swin's thousands of shape nodes) are committed gzipped,
