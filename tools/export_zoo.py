@@ -77,7 +77,6 @@ MODELS = collections.OrderedDict([
     ("r3d_18", (tvv.r3d_18, VIDEO)),
     ("mc3_18", (tvv.mc3_18, VIDEO)),
     ("r2plus1d_18", (tvv.r2plus1d_18, VIDEO)),
-    ("maxvit_t", (tvm.maxvit_t, IMAGE)),
     # segmentation: no backbone weights either (the default downloads them)
     ("fcn_resnet50", (functools.partial(tvs.fcn_resnet50, weights_backbone=None), IMAGE)),
     ("deeplabv3_resnet50", (functools.partial(tvs.deeplabv3_resnet50, weights_backbone=None),
