@@ -155,12 +155,31 @@ static const struct {
 	  "}\n" },
 };
 
+/* True when name is built-in name b, '_' standing for '-' (the ODL
+ * identifier a built-in's block is written with: dgx_a100). */
+static bool
+same_name(const char *b, const char *name)
+{
+	for (; *b && (*b == *name || (*b == '-' && *name == '_')); b++, name++)
+		;
+	return !*b && !*name;
+}
+
 const char *
 builtin_system(const char *name)
 {
 	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-		if (strcmp(builtin[i].name, name) == 0)
+		if (same_name(builtin[i].name, name))
 			return builtin[i].text;
+	return NULL;
+}
+
+const char *
+builtin_system_canonical(const char *name)
+{
+	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+		if (same_name(builtin[i].name, name))
+			return builtin[i].name;
 	return NULL;
 }
 

@@ -51,6 +51,7 @@ uint8_t *onnx_strip(const uint8_t *buf, size_t len, size_t *outlen, const char *
  * past the end / when unknown). */
 extern const char *const default_system;
 const char *builtin_system(const char *name);
+const char *builtin_system_canonical(const char *name); /* dgx_a100 -> dgx-a100 */
 const char *builtin_system_name(int i);
 
 /* system.c: a built-in system by name, an ODL file with one `system`

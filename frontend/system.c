@@ -233,9 +233,16 @@ system_load(const char *name, Arena *a, FileList *files)
 	System *s;
 	size_t n = strlen(name);
 
-	if (text)
-		return from_text(arena_printf(a, "<built-in %s>", name), text, strlen(text), a,
-				 "built-in");
+	if (text) {
+		/* reported as --list-systems names it (dgx-a100), not as the
+		 * ODL identifier of its block (dgx_a100) */
+		name = builtin_system_canonical(name);
+		s = from_text(arena_printf(a, "<built-in %s>", name), text, strlen(text), a,
+			      "built-in");
+		if (s)
+			s->name = name;
+		return s;
+	}
 	if (n > 5 && strcmp(name + n - 5, ".plat") == 0) {
 		/* the default system, with the constants the file gives */
 		s = system_load(default_system, a, files);

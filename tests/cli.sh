@@ -559,4 +559,20 @@ empty out
 has err "$alex: error: --dropout: the model has no layer '/nope'"
 check "--dropout puts back the dropouts the export removed; unknown layers are errors"
 
+# built-in systems answer to their --list-systems name and to the ODL
+# identifier of their block, and are reported by the former
+run "$model" -q -s dgx_a100 -f json
+want_status 0
+has out '"name": "dgx-a100",'
+run "$model" -q -s dgx-a100
+has out 'system       dgx-a100 (built-in)'
+check "-s dgx_a100 is dgx-a100, reported as dgx-a100"
+
+# link rates in bits per second, as network data sheets write them
+printf 'system s {\n  gpus_per_node = 8; fp32 = 19.5TFLOPS; memory = 80GB;\n  memory_bw = 2TB/s; intra_bw = 300GB/s; intra_latency = 5us;\n  nic_bw = 400Gb/s; nic_latency = 8us; storage_bw = 100Gbit/s;\n}\n' >"$tmp/bits.odl"
+run "$model" -q -s "$tmp/bits.odl" -f json
+want_status 0
+has out '"nic_bw": 5e10,'
+check "400Gb/s is 50 GB/s"
+
 finish
