@@ -724,6 +724,38 @@ model_passes(const Options *o, Graph *g)
 	return passes_run(g, NULL, PASS_MEMORY, o->dump_after);
 }
 
+/* Fewer GPUs the advice compares with: halvings down to 1/64 of them. */
+enum { ADVICE_HALVINGS = 6 };
+
+/* The warnings on the recommendation (pass advice), against the same
+ * analysis on fewer GPUs: the sweep's counts when there is one, else
+ * gpus/64, ..., gpus/4, gpus/2 (fewest first). */
+static bool
+advice(const Options *o, const Graph *g, Analysis *an, Arena *a)
+{
+	Analysis *fewer = an->sweep;
+	int n = an->nsweep;
+
+	if (!fewer) {
+		int64_t p = an->gpus;
+		n = 0;
+		fewer = arena_array(a, ADVICE_HALVINGS, sizeof *fewer);
+		for (int i = 0; i < ADVICE_HALVINGS && (p /= 2) >= 1; i++)
+			n++;
+		for (int i = 0; i < n; i++) {
+			Analysis *f = &fewer[i];
+			*f = *an;
+			f->sweep = NULL;
+			f->nsweep = 0;
+			f->gpus = an->gpus >> (n - i);
+			if (!strategies_run(g, f, &o->strat))
+				return false;
+		}
+	}
+	advise(g, an, fewer, n);
+	return true;
+}
+
 /* The analysis of g on the system: the passes that need it, every
  * strategy, and with --sweep every GPU count. */
 static bool
@@ -749,7 +781,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 		return false;
 	if (o->sweep)
 		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an->nsweep, now_ms() - t0);
-	return true;
+	return advice(o, g, an, a);
 }
 
 /* oraclec MODEL: the model, its passes, the strategies, then the report

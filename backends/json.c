@@ -181,6 +181,21 @@ system_json(const System *s)
 	return o;
 }
 
+/* The advice pass's warnings: [{ "code", "message" }]. */
+static json_t *
+warnings_json(const Analysis *an)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < an->nwarning; i++) {
+		json_t *w = json_object();
+		set(w, "code", jstr(an->warning[i].code));
+		set(w, "message", jstr(an->warning[i].message));
+		json_array_append_new(a, w);
+	}
+	return a;
+}
+
 static json_t *
 num(bool ok, double v)
 {
@@ -256,6 +271,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "gpus", json_integer(an->gpus));
 	set(root, "precision", jstr(precision_name(an->prec)));
 	set(root, "optimizer", jstr(optimizer_name(an->opt)));
+	set(root, "warnings", warnings_json(an));
 	set(batch, "per_gpu", an->batch_per_gpu ? json_integer(an->batch_per_gpu) : json_null());
 	set(batch, "global", an->global_batch ? json_integer(an->global_batch) : json_null());
 	set(batch, "dataset_size", json_integer(an->dataset_size));

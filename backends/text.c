@@ -275,6 +275,8 @@ recommendation(const Analysis *an, FILE *f)
 		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
 	fprintf(f, "; it is limited by %s.\n", k->bottleneck);
 	memory_line(k, f);
+	for (int i = 0; i < an->nwarning; i++)
+		fprintf(f, "warning [%s]: %s.\n", an->warning[i].code, an->warning[i].message);
 }
 
 bool

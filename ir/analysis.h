@@ -75,6 +75,14 @@ typedef struct Candidate {
 	MemUse mem;
 } Candidate;
 
+/* Advice on the recommendation (pass advice): a stable code scripts can
+ * match and a sentence (docs/model.md, "Warnings"). */
+enum { MAX_WARNINGS = 8 };
+typedef struct Warning {
+	const char *code;
+	char message[320];
+} Warning;
+
 typedef struct Analysis {
 	const System *sys;
 	Precision prec;
@@ -88,6 +96,8 @@ typedef struct Analysis {
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */
 	double runner_up_ratio;   /* second best / best epoch time */
+	Warning warning[MAX_WARNINGS]; /* pass advice */
+	int nwarning;
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;

@@ -66,6 +66,10 @@ typedef struct StrategyOpts {
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 
+/* advice.c: warnings on the recommendation (an->warning[]); `fewer` are
+ * the same analysis on fewer GPUs, fewest first (may be none). */
+void advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer);
+
 /* strategy.c: one strategy on one given grid (validation, --grid); the
  * grid's dimensions must be those of the strategy (data for df and ds). */
 bool strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKind kind,

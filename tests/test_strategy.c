@@ -335,6 +335,47 @@ a_pipeline_plan_lists_the_prediction(void **state)
 	assert_non_null(strstr(fx_diags(fx), "a pipeline plan needs the default cost model"));
 }
 
+/* pass advice on a hand-made analysis: ds wins by 3 % over data at 64
+ * GPUs (a spatial split for little gain), the strategies ran at different
+ * global batches, data's batch of 2048 exceeds a 1,000-sample dataset and
+ * 64 GPUs exceed its limit of 31; 16 GPUs are within 2 % of the best. */
+static void
+advice_warns_with_stable_codes(void **state)
+{
+	Analysis an = { .gpus = 64, .dataset_size = 1000, .best = STRAT_DS };
+	Analysis fewer[2];
+	const char *want[] = { "fewer-gpus-as-fast", "different-global-batches",
+			       "needs-unsupported-split" };
+
+	(void)state;
+	an.cand[STRAT_DATA] = (Candidate){ .kind = STRAT_DATA, .analysed = true, .feasible = true,
+					   .global_batch = 2048, .epoch = 103, .max_gpus = 31,
+					   .grid = { [DIM_DATA] = 64 } };
+	an.cand[STRAT_DS] = (Candidate){ .kind = STRAT_DS, .analysed = true, .feasible = true,
+					 .global_batch = 512, .epoch = 100, .max_gpus = 112,
+					 .grid = { [DIM_DATA] = 16, [DIM_SPATIAL] = 4 } };
+	fewer[0] = (Analysis){ .gpus = 8, .best = STRAT_DATA };
+	fewer[0].cand[STRAT_DATA] = (Candidate){ .kind = STRAT_DATA, .epoch = 150 };
+	fewer[1] = (Analysis){ .gpus = 16, .best = STRAT_DATA };
+	fewer[1].cand[STRAT_DATA] = (Candidate){ .kind = STRAT_DATA, .epoch = 101.5 };
+	advise(NULL, &an, fewer, 2);
+	assert_int_equal(an.nwarning, 3);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(an.warning[i].code, want[i]);
+	assert_string_equal(an.warning[0].message,
+			    "16 GPUs (data parallelism) would take 101.5 s per epoch, against 100 s "
+			    "on 64: the other GPUs add nothing");
+	assert_non_null(strstr(an.warning[2].message, "for 3.0 % over data parallelism"));
+	/* data recommended: its batch and its limit */
+	an.best = STRAT_DATA;
+	advise(NULL, &an, NULL, 0);
+	assert_string_equal(an.warning[0].code, "global-batch-exceeds-dataset");
+	assert_string_equal(an.warning[1].code, "beyond-strategy-limit");
+	assert_string_equal(an.warning[1].message,
+			    "data parallelism is recommended on 64 GPUs, beyond its limit of 31 "
+			    "for this model and batch");
+}
+
 int
 main(void)
 {
@@ -346,6 +387,7 @@ main(void)
 		cmocka_unit_test(cost_models_are_found_by_name),
 		FX_TEST(a_pipeline_keeps_each_stage_cost),
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
+		cmocka_unit_test(advice_warns_with_stable_codes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
