@@ -165,22 +165,30 @@ same_name(const char *b, const char *name)
 	return !*b && !*name;
 }
 
-const char *
-builtin_system(const char *name)
+/* The built-in system of that name, or -1. */
+static int
+find(const char *name)
 {
 	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
 		if (same_name(builtin[i].name, name))
-			return builtin[i].text;
-	return NULL;
+			return (int)i;
+	return -1;
+}
+
+const char *
+builtin_system(const char *name)
+{
+	int i = find(name);
+
+	return i < 0 ? NULL : builtin[i].text;
 }
 
 const char *
 builtin_system_canonical(const char *name)
 {
-	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-		if (same_name(builtin[i].name, name))
-			return builtin[i].name;
-	return NULL;
+	int i = find(name);
+
+	return i < 0 ? NULL : builtin[i].name;
 }
 
 const char *

@@ -30,35 +30,46 @@ drop_bias(Layer *c)
 	c->attr.bias = false;
 }
 
-/* Layer old[i], a folded convolution now at index at in g: a batchnorm
- * layer at index at + 1 reading a new tensor the convolution writes and
- * writing the convolution's old output. */
+/* A layer of kind op at index at + 1 (its slot made by insert_after())
+ * between layer `at` and its output: it reads a new tensor (the output's
+ * name + t_suffix) that layer `at` now writes, and writes the old output,
+ * so every reader follows it.  Named after layer `at` + suffix. */
+static Layer *
+splice(Graph *g, int at, OpKind op, const char *suffix, const char *t_suffix)
+{
+	Layer *p = &g->layer[at], *l = &g->layer[at + 1];
+	int out = p->out[0];
+	int t = graph_add_tensor(g, suffixed(g, g->tensor[out].name, t_suffix), at);
+
+	*l = (Layer){
+		.op = op,
+		.name = suffixed(g, p->name, suffix),
+		.loc = p->loc,
+		.site = p->site,
+		.srcidx = p->srcidx,
+		.fparams = -1,
+	};
+	l->in = arena_array(g->arena, 1, sizeof(int));
+	l->in[0] = t;
+	l->nin = 1;
+	l->out = arena_array(g->arena, 1, sizeof(int));
+	l->out[0] = out;
+	l->nout = 1;
+	p->out[0] = t;
+	g->tensor[out].producer = at + 1;
+	g->tensor[t].root = t;
+	return l;
+}
+
+/* A folded convolution at index at: the batchnorm the export folded into
+ * it, after it, and its bias gone. */
 static void
 restore_bn(Graph *g, int at)
 {
-	Layer *c = &g->layer[at], *bn = &g->layer[at + 1];
-	int out = c->out[0];
-	int t = graph_add_tensor(g, suffixed(g, g->tensor[out].name, "/conv"), at);
+	Layer *bn = splice(g, at, OP_BATCHNORM, "/bn", "/conv");
 
-	drop_bias(c);
-	*bn = (Layer){
-		.op = OP_BATCHNORM,
-		.name = suffixed(g, c->name, "/bn"),
-		.loc = c->loc,
-		.site = c->site,
-		.srcidx = c->srcidx,
-		.fparams = -1,
-	};
-	bn->attr.lead = c->attr.lead;
-	bn->in = arena_array(g->arena, 1, sizeof(int));
-	bn->in[0] = t;
-	bn->nin = 1;
-	bn->out = arena_array(g->arena, 1, sizeof(int));
-	bn->out[0] = out;
-	bn->nout = 1;
-	c->out[0] = t;
-	g->tensor[out].producer = at + 1;
-	g->tensor[t].root = t;
+	drop_bias(&g->layer[at]);
+	bn->attr.lead = g->layer[at].attr.lead;
 }
 
 /* Rebuilds g's layer array with one new layer after each layer i whose
@@ -101,27 +112,7 @@ insert_after(Graph *g, const bool *add, int nadd, void (*make)(Graph *, int),
 static void
 dropout_at(Graph *g, int at)
 {
-	Layer *p = &g->layer[at], *d = &g->layer[at + 1];
-	int out = p->out[0];
-	int t = graph_add_tensor(g, suffixed(g, g->tensor[out].name, "/pre-dropout"), at);
-
-	*d = (Layer){
-		.op = OP_DROPOUT,
-		.name = suffixed(g, p->name, "/dropout"),
-		.loc = p->loc,
-		.site = p->site,
-		.srcidx = p->srcidx,
-		.fparams = -1,
-	};
-	d->in = arena_array(g->arena, 1, sizeof(int));
-	d->in[0] = t;
-	d->nin = 1;
-	d->out = arena_array(g->arena, 1, sizeof(int));
-	d->out[0] = out;
-	d->nout = 1;
-	p->out[0] = t;
-	g->tensor[out].producer = at + 1;
-	g->tensor[t].root = t;
+	splice(g, at, OP_DROPOUT, "/dropout", "/pre-dropout");
 }
 
 /* --dropout NAME,...: the layers after which the export removed a
