@@ -40,8 +40,9 @@ typedef struct Mem {
 	int64_t fixed;       /* fp32 statistics saved whatever the batch */
 	bool amp;            /* count as torch.autocast runs (Graph.low_bytes) */
 	bool *low;           /* autocast: the tensor is 16-bit */
-	int64_t *cast;       /* per layer: elements of its own 16-bit (cast_w) or
-	                        fp32 (cast_w 4) copy of an input it saves */
+	int64_t *cast;       /* per layer: elements of the input copies it casts
+	                        and saves (16-bit for a lowering op, fp32 for a
+	                        widening one: casts()) */
 	int64_t cast_w;      /* autocast: elements of the weights cast to 16 bits */
 	bool ok;             /* no count overflowed */
 } Mem;
@@ -429,7 +430,8 @@ transient(Mem *m)
 		for (int k = 0; k < l->nin; k++)
 			if (!m->konst[l->in[k]] && g->tensor[l->in[k]].producer >= 0)
 				add(m, &grads, g->tensor[l->in[k]].elems, width(m, l->in[k]));
-		at = held + grads;
+		at = held;
+		add(m, &at, 1, grads);
 		if (at > peak)
 			peak = at;
 		held -= l->cost.act_bytes;
