@@ -205,7 +205,7 @@ stage_memory(const Graph *g, const Analysis *an, const Stages *st, const double 
 	mem->weights = wb * g->elem_bytes + mem_cast_weights(&g->total, wb);
 	mem->grads = wb * g->elem_bytes;
 	mem->optimizer = wb * optimizer_bytes(an->opt);
-	mem->activations = most - mem->weights - mem->grads - mem->optimizer;
+	mem->activations = most - wb * (2.0 * g->elem_bytes + optimizer_bytes(an->opt));
 	mem->transient = (double)g->total.transient_bytes * n;
 	mem->workspace = (double)g->total.workspace_bytes;
 	mem_total(mem, an->sys);
