@@ -54,6 +54,7 @@ enum {
 	OPT_AS_EXPORTED,
 	OPT_CHANNELS_LAST,
 	OPT_DROPOUT,
+	OPT_SCHEDULE,
 	OPT_PLAN,
 	OPT_NO_BATCH,      /* hidden: for the ONNX conformance test */
 	OPT_PRINT_OUTPUTS, /* hidden */
@@ -115,6 +116,7 @@ static const struct option longopts[] = {
 	{ "as-exported",  no_argument,       NULL, OPT_AS_EXPORTED },
 	{ "channels-last", no_argument,      NULL, OPT_CHANNELS_LAST },
 	{ "dropout",      required_argument, NULL, OPT_DROPOUT },
+	{ "schedule",     required_argument, NULL, OPT_SCHEDULE },
 	{ "plan",         required_argument, NULL, OPT_PLAN },
 	/* Hidden options for tests/onnx-conformance.sh: each graph input is
 	 * one whole sample (an implicit batch of 1 outside it); print the
@@ -179,6 +181,7 @@ usage(FILE *f)
 		"      --strict             an operator of unknown cost is an error\n"
 		"      --as-exported        ONNX: analyse an eval-mode export's graph as it is\n"
 		"      --dropout L1,L2,...  a dropout after each named layer (the export removed it)\n"
+		"      --schedule S         pipeline schedule: gpipe (default) or 1f1b\n"
 		"      --channels-last      activations in NHWC (PyTorch's channels_last): tensor-core\n"
 		"                           convolutions need no layout transposes\n"
 		"                           (default: BatchNormalization folded into\n"
@@ -440,6 +443,10 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
 		case OPT_DROPOUT: o->set.dropout_after = optarg; break;
+		case OPT_SCHEDULE:
+			if (!schedule_parse(optarg, &o->set.schedule))
+				usage_error("unknown schedule '%s' (gpipe, 1f1b)", optarg);
+			break;
 		case OPT_SAMPLE_BYTES:
 			o->set.sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);
 			break;

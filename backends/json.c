@@ -241,11 +241,11 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 			json_array_append_new(st, s);
 		}
 		set(o, "micro_batches", json_integer(k->micro_batches));
+		set(o, "schedule", jstr(schedule_name(an->schedule)));
 		set(o, "stages", st);
 	}
 	if (k->split >= 0 && c)
 		set(o, "split_after", jstr(g->layer[k->split].name));
-	(void)an;
 	return o;
 }
 

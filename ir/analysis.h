@@ -21,6 +21,14 @@
  * weights directly (Loshchilov and Hutter, ICLR'19), at no extra state. */
 typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW } Optimizer;
 
+/* Pipeline schedules (passes/pipeline.c): GPipe, all forwards then all
+ * backwards; 1F1B (PipeDream-Flush), one forward one backward. */
+typedef enum Schedule { SCHED_GPIPE, SCHED_1F1B, SCHED_COUNT } Schedule;
+
+/* optimizer.c: the optimizers' and schedules' names */
+const char *schedule_name(Schedule s);
+bool schedule_parse(const char *s, Schedule *out);
+
 /* optimizer.c */
 const char *optimizer_name(Optimizer o);
 bool optimizer_parse(const char *s, Optimizer *o);
@@ -87,6 +95,7 @@ typedef struct Analysis {
 	const System *sys;
 	Precision prec;
 	Optimizer opt;
+	Schedule schedule;        /* pipeline */
 	int64_t gpus;
 	int64_t batch_per_gpu;    /* weak scaling; 0 when the global batch is fixed */
 	int64_t global_batch;     /* strong scaling; 0 when weak */

@@ -1,5 +1,6 @@
-/* optimizer.c -- the optimizers' names, as options, reports and plans
- * spell them (the state each keeps is in passes/compute.c). */
+/* optimizer.c -- the optimizers' and pipeline schedules' names, as
+ * options, reports and plans spell them (the state each optimizer keeps is
+ * in passes/compute.c, what a schedule holds in passes/pipeline.c). */
 #include <string.h>
 
 #include "ir/analysis.h"
@@ -20,6 +21,25 @@ optimizer_parse(const char *s, Optimizer *o)
 	for (unsigned i = 0; i < sizeof name / sizeof name[0]; i++)
 		if (strcmp(s, name[i]) == 0) {
 			*o = (Optimizer)i;
+			return true;
+		}
+	return false;
+}
+
+static const char *const sched[] = { [SCHED_GPIPE] = "gpipe", [SCHED_1F1B] = "1f1b" };
+
+const char *
+schedule_name(Schedule s)
+{
+	return (unsigned)s < SCHED_COUNT ? sched[s] : "?";
+}
+
+bool
+schedule_parse(const char *s, Schedule *out)
+{
+	for (int i = 0; i < SCHED_COUNT; i++)
+		if (strcmp(s, sched[i]) == 0) {
+			*out = (Schedule)i;
 			return true;
 		}
 	return false;

@@ -85,6 +85,7 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 		.sys = s,
 		.prec = set->prec,
 		.opt = set->opt,
+		.schedule = set->schedule,
 		.gpus = set->gpus,
 		.global_batch = set->global_batch,
 		.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu,

@@ -32,6 +32,7 @@ typedef struct Settings {
 	                           average JPEG for 3-channel images, else the
 	                           input tensor at 4 bytes per item */
 	bool as_exported;       /* keep an eval-mode export's folded graph */
+	Schedule schedule;      /* pipeline schedule: gpipe */
 	const char *dropout_after; /* --dropout LAYER,...: NULL none */
 	bool channels_last;     /* activations in NHWC (docs/model.md, "Precision") */
 } Settings;

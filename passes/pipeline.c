@@ -26,26 +26,43 @@ typedef struct Stages {
 	int *end;      /* last layer of each stage */
 } Stages;
 
+/* The memory of a stage: its layers' fixed bytes (weights and their
+ * state) plus the activations of one micro-batch times the micro-batches
+ * the schedule makes stage i hold (held[i]; NULL: none are added).  pf and
+ * pa are prefix sums. */
+typedef struct Held {
+	const double *pf, *pa, *held;
+} Held;
+
+static double
+stage_bytes(const Held *h, int i, int first, int last)
+{
+	return h->pf[last + 1] - h->pf[first] +
+	       (h->held ? h->held[i] * (h->pa[last + 1] - h->pa[first]) : 0);
+}
+
 /* Greedy packing under time bound T and memory cap; false if more than
- * S stages would be needed (or a single layer breaks a limit).  pt and pm
- * are prefix sums (pt[i] = t[0] + ... + t[i-1]): each stage's last layer
- * is found by binary search, so a check costs O(S log L), not O(L). */
+ * S stages would be needed (or a single layer breaks a limit).  pt is a
+ * prefix sum (pt[i] = t[0] + ... + t[i-1]): each stage's last layer is
+ * found by binary search, so a check costs O(S log L), not O(L).  Greedy
+ * stays optimal when later stages hold fewer micro-batches (1F1B): a
+ * stage that ends later leaves a suffix the later, looser stages take. */
 static bool
-pack(const double *pt, const double *pm, int L, double T, double cap, int S, Stages *st)
+pack(const double *pt, const Held *h, int L, double T, double cap, int S, Stages *st)
 {
 	int first = 0;
 
 	st->n = 0;
 	while (first < L) {
-		int lo = first, hi = L - 1;
+		int lo = first, hi = L - 1, i = st->n;
 		if (st->n == S)
 			return false;
 		/* the last layer e with both sums of [first, e] within the limits */
-		if (pt[first + 1] - pt[first] > T || pm[first + 1] - pm[first] > cap)
+		if (pt[first + 1] - pt[first] > T || stage_bytes(h, i, first, first) > cap)
 			return false;
 		while (lo < hi) {
 			int mid = lo + (hi - lo + 1) / 2;
-			if (pt[mid + 1] - pt[first] <= T && pm[mid + 1] - pm[first] <= cap)
+			if (pt[mid + 1] - pt[first] <= T && stage_bytes(h, i, first, mid) <= cap)
 				lo = mid;
 			else
 				hi = mid - 1;
@@ -94,41 +111,50 @@ stage_max(const double *v, const Stages *st)
 	return worst;
 }
 
-/* The optimal bound for S stages, or -1 when memory makes it impossible. */
+/* The optimal bound for S stages, or -1 when memory makes it impossible:
+ * stage i needs f (fixed bytes) plus held[i] times a (activation bytes
+ * per micro-batch) of its layers; a and held may be NULL (f alone). */
 static double
-partition(const double *t, const double *m, int L, double cap, int S, Stages *st)
+partition(const double *t, const double *f, const double *a, const double *held, int L,
+	  double cap, int S, Stages *st)
 {
 	double lo = 0, hi, T = -1;
-	double *pt = xcalloc(L + 1, sizeof *pt), *pm = xcalloc(L + 1, sizeof *pm);
+	double *pt = xcalloc(L + 1, sizeof *pt), *pf = xcalloc(L + 1, sizeof *pf);
+	double *pa = xcalloc(L + 1, sizeof *pa);
+	Held h = { pf, pa, a ? held : NULL };
 
 	for (int i = 0; i < L; i++) {
 		pt[i + 1] = pt[i] + t[i];
-		pm[i + 1] = pm[i] + m[i];
+		pf[i + 1] = pf[i] + f[i];
+		pa[i + 1] = pa[i] + (a ? a[i] : 0);
 		if (t[i] > lo)
 			lo = t[i];
 	}
 	hi = pt[L];
-	if (pack(pt, pm, L, hi * (1 + 1e-12), cap, S, st)) {
+	if (pack(pt, &h, L, hi * (1 + 1e-12), cap, S, st)) {
 		for (int it = 0; it < 64 && hi - lo > 1e-12 * hi; it++) {
 			double mid = (lo + hi) / 2;
-			if (pack(pt, pm, L, mid, cap, S, st))
+			if (pack(pt, &h, L, mid, cap, S, st))
 				hi = mid;
 			else
 				lo = mid;
 		}
-		pack(pt, pm, L, hi, cap, S, st);
+		pack(pt, &h, L, hi, cap, S, st);
 		spread(st, S);
 		T = stage_max(t, st);
 	}
 	free(pt);
-	free(pm);
+	free(pf);
+	free(pa);
 	return T;
 }
 
-/* Time of forward and backward of one micro-batch of n samples (t), the
- * parameters (w) and the memory a stage holds for it (m), per layer. */
+/* Per layer: the time of forward and backward of one micro-batch of n
+ * samples (t), the parameters (w), the bytes a stage holds for them
+ * whatever the schedule (f: weights, gradients, optimizer state) and the
+ * activations it keeps per micro-batch in flight (a). */
 static void
-layer_costs(const Graph *g, const Analysis *an, double n, int64_t M, double *t, double *m,
+layer_costs(const Graph *g, const Analysis *an, double n, double *t, double *f, double *a,
 	    double *w)
 {
 	const System *s = an->sys;
@@ -140,10 +166,22 @@ layer_costs(const Graph *g, const Analysis *an, double n, int64_t M, double *t, 
 		t[i] = layer_time(s, an->prec, g, l, n, 1, false) +
 		       layer_time(s, an->prec, g, l, n, 1, true);
 		w[i] = (double)l->cost.params;
-		m[i] = w[i] * per_w + (double)l->cost.act_bytes * n * M;
+		f[i] = w[i] * per_w;
+		a[i] = (double)l->cost.act_bytes * n;
 		in_act -= (double)l->cost.act_bytes;
 	}
-	m[0] += in_act * n * M; /* the kept graph input lives on the first stage */
+	a[0] += in_act * n; /* the kept graph input lives on the first stage */
+}
+
+/* Micro-batches whose activations stage i of S holds at its peak: GPipe
+ * runs every forward before any backward (all M); 1F1B (PipeDream-Flush,
+ * Narayanan et al., SC'21) starts backward as soon as the last stage can,
+ * so stage i holds at most S - i. */
+static void
+schedule_held(Schedule sched, int64_t M, int S, double *held)
+{
+	for (int i = 0; i < S; i++)
+		held[i] = sched == SCHED_1F1B && S - i < M ? S - i : (double)M;
 }
 
 /* Where the layers may be cut: G items, item j ending at layer end[j]
@@ -151,24 +189,24 @@ layer_costs(const Graph *g, const Analysis *an, double n, int64_t M, double *t, 
 typedef struct Items {
 	const int *end;
 	int n;
-	double *t, *m;  /* the items' sums */
+	double *t, *f, *a;  /* the items' sums */
 } Items;
 
 /* The optimal partition of the items; st->end[] are layer indices. */
 static double
-partition_items(const double *t, const double *m, int L, const Items *it, double cap, int S,
-		Stages *st)
+partition_items(const double *t, const double *f, const double *a, const double *held, int L,
+		const Items *it, double cap, int S, Stages *st)
 {
 	double T;
 
 	if (!it->end)
-		return partition(t, m, L, cap, S, st);
+		return partition(t, f, a, held, L, cap, S, st);
 	for (int j = 0, i = 0; j < it->n; j++) {
-		it->t[j] = it->m[j] = 0;
+		it->t[j] = it->f[j] = it->a[j] = 0;
 		for (; i <= it->end[j]; i++)
-			it->t[j] += t[i], it->m[j] += m[i];
+			it->t[j] += t[i], it->f[j] += f[i], it->a[j] += a[i];
 	}
-	if ((T = partition(it->t, it->m, it->n, cap, S, st)) < 0)
+	if ((T = partition(it->t, it->f, it->a, held, it->n, cap, S, st)) < 0)
 		return T;
 	for (int i = 0; i < st->n; i++)
 		st->end[i] = it->end[st->end[i]];
@@ -186,45 +224,67 @@ stage_extra(const Graph *g, const System *s, double n)
 	       s->reserved;
 }
 
+/* Stage i's own bytes: fixed ones plus the micro-batches it holds. */
+static double
+stage_own(const Stages *st, int i, const double *f, const double *a, const double *held,
+	  double *acts)
+{
+	double sf = 0, sa = 0;
+
+	for (int j = i ? st->end[i - 1] + 1 : 0; j <= st->end[i]; j++)
+		sf += f[j], sa += a[j];
+	*acts = sa * held[i];
+	return sf + *acts;
+}
+
 /* The breakdown of the stage that needs the most memory: its weights,
  * gradients and optimizer state, the kept activations of the micro-batches
- * GPipe holds, then the parts stage_extra() adds, as memuse.c sums them. */
+ * the schedule makes it hold, then the parts stage_extra() adds, as
+ * memuse.c sums them. */
 static void
-stage_memory(const Graph *g, const Analysis *an, const Stages *st, const double *m,
-	     const double *w, double n, MemUse *mem)
+stage_memory(const Graph *g, const Analysis *an, const Stages *st, const double *f,
+	     const double *a, const double *held, const double *w, double n, MemUse *mem)
 {
-	double wb = 0, most = -1;
+	double wb = 0, most = -1, acts = 0;
 
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double sm = 0, sw = 0;
+		double sw = 0, sa, sm = stage_own(st, i, f, a, held, &sa);
 		for (int j = first; j <= st->end[i]; j++)
-			sm += m[j], sw += w[j];
+			sw += w[j];
 		if (sm > most)
-			most = sm, wb = sw;
+			most = sm, wb = sw, acts = sa;
 	}
 	mem->weights = wb * g->elem_bytes + mem_cast_weights(&g->total, wb);
 	mem->grads = wb * g->elem_bytes;
 	mem->optimizer = wb * optimizer_bytes(an->opt);
-	mem->activations = most - wb * (2.0 * g->elem_bytes + optimizer_bytes(an->opt));
+	mem->activations = acts;
 	mem->transient = (double)g->total.transient_bytes * n;
 	mem->workspace = (double)g->total.workspace_bytes;
 	mem_total(mem, an->sys);
 }
 
+/* The per-layer arrays of one micro-batch count (layer_costs) and the
+ * micro-batches each stage holds (schedule_held). */
+typedef struct Costs {
+	double *t, *f, *a, *w, *held;
+} Costs;
+
 /* Evaluates M micro-batches; fills k and returns false when no partition
  * fits in memory. */
 static bool
 with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k, int64_t B,
-	   int64_t M, double cap, double *t, double *m, double *w, const Items *it, Stages *st)
+	   int64_t M, double cap, const Costs *c, const Items *it, Stages *st)
 {
 	int64_t S = map->q;
 	const System *s = an->sys;
 	double n = (double)B / M, delta = g->elem_bytes;
-	double T, edge = 0, upd = 0;
+	double T, edge = 0, upd = 0, *w = c->w;
 	int L = g->nlayer;
 
-	layer_costs(g, an, n, M, t, m, w);
-	if ((T = partition_items(t, m, L, it, cap - stage_extra(g, s, n), (int)S, st)) < 0)
+	layer_costs(g, an, n, c->t, c->f, c->a, w);
+	schedule_held(an->schedule, M, (int)S, c->held);
+	if ((T = partition_items(c->t, c->f, c->a, c->held, L, it, cap - stage_extra(g, s, n),
+				 (int)S, st)) < 0)
 		return false;
 	/* the largest activation crossing a stage boundary, each way */
 	for (int i = 0; i + 1 < st->n; i++) {
@@ -247,26 +307,28 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	k->t.update = upd;
 	/* the first stage loads every sample */
 	k->t.input = input_time(s, (double)B, 1, an->sample_bytes, an->decode);
-	stage_memory(g, an, st, m, w, n, &k->mem);
+	stage_memory(g, an, st, c->f, c->a, c->held, w, n, &k->mem);
 	return true;
 }
 
 /* Keeps the stages of st, and each one's time and memory from the
  * layers' t and m, in the candidate (arena arrays). */
 static void
-keep_stages(const Graph *g, const Analysis *an, const Stages *st, const double *t,
-	    const double *m, Candidate *k)
+keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c, Candidate *k)
 {
+	double acts;
+
 	k->stages = st->n;
 	k->stage_end = arena_array(g->arena, st->n, sizeof(int));
 	k->stage_time = arena_array(g->arena, st->n, sizeof(double));
 	k->stage_mem = arena_array(g->arena, st->n, sizeof(double));
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
 		k->stage_end[i] = st->end[i];
-		k->stage_time[i] = k->stage_mem[i] = 0;
+		k->stage_time[i] = 0;
 		for (int j = first; j <= st->end[i]; j++)
-			k->stage_time[i] += t[j], k->stage_mem[i] += m[j];
-		k->stage_mem[i] += stage_extra(g, an->sys, k->per_gpu_batch); /* as mem.total */
+			k->stage_time[i] += c->t[j];
+		k->stage_mem[i] = stage_own(st, i, c->f, c->a, c->held, &acts) +
+				  stage_extra(g, an->sys, k->per_gpu_batch); /* as mem.total */
 	}
 }
 
@@ -277,9 +339,11 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int L = g->nlayer;
 	int64_t S = map->q;
 	int64_t B = an->global_batch ? an->global_batch : an->batch_per_gpu;
-	double *t = xcalloc(L, sizeof *t), *m = xcalloc(L, sizeof *m), *w = xcalloc(L, sizeof *w);
+	Costs c = { xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
+		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
+		    xcalloc(L + 1, sizeof(double)) }; /* held: S <= L below */
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
-	Items it = { NULL, L, NULL, NULL };
+	Items it = { NULL, L, NULL, NULL, NULL };
 	int *ends = NULL;
 	Candidate best = *k, tmp;
 	bool any = false;
@@ -287,7 +351,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 
 	if (cut_after) {
 		ends = xcalloc(L, sizeof *ends);
-		it = (Items){ ends, 0, xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)) };
+		it = (Items){ ends, 0, xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
+			      xcalloc(L, sizeof(double)) };
 		for (int i = 0; i < L; i++)
 			if (cut_after[i] || i == L - 1)
 				ends[it.n++] = i;
@@ -305,12 +370,12 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 again:
 	for (int64_t M = 1; M <= B; M = M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
-		if (with_micro(g, an, map, &tmp, B, M, cap, t, m, w, &it, &st)) {
+		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st)) {
 			double total = tmp.t.compute + tmp.t.bubble + tmp.t.p2p + tmp.t.update;
 			double bt = best.t.compute + best.t.bubble + best.t.p2p + best.t.update;
 			if (!any || total < bt) {
 				best = tmp;
-				keep_stages(g, an, &st, t, m, &best);
+				keep_stages(g, an, &st, &c, &best);
 				any = true;
 			}
 		}
@@ -325,20 +390,17 @@ again:
 	}
 	*k = best;
 out:
-	free(t);
-	free(m);
-	free(w);
+	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held);
 	free(st.end);
 	free(ends);
-	free(it.t);
-	free(it.m);
+	free(it.t), free(it.f), free(it.a);
 }
 
 double
 pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end, int *n)
 {
 	Stages st = { 0, end };
-	double T = partition(t, m, L, cap, S, &st);
+	double T = partition(t, m, NULL, NULL, L, cap, S, &st);
 
 	*n = st.n;
 	return T;

@@ -296,6 +296,35 @@ a_pipeline_keeps_each_stage_cost(void **state)
 	assert_null(k.stage_time);
 }
 
+/* 1F1B: stage i of S holds min(M, S - i) micro-batches where GPipe holds
+ * all M.  Same grid, same stages and times (memory does not bind here;
+ * 4,096 samples make the best M 8 > S = 2): the fullest stage's
+ * activations shrink by 2 / M, every stage's memory drops. */
+static void
+one_f_one_b_holds_fewer_micro_batches(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .gpus = 2, .batch_per_gpu = 4096,
+			.dataset_size = 800000, .sample_bytes = 1000 };
+	StrategyOpts o = { 0 };
+	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
+	Candidate gp, ob;
+
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &gp));
+	an.schedule = SCHED_1F1B;
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &ob));
+	assert_int_equal(gp.micro_batches, ob.micro_batches);
+	assert_true(gp.micro_batches > 2); /* else both hold the same */
+	NEAR(gp.t.total, ob.t.total);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(gp.stage_end[i], ob.stage_end[i]);
+		assert_true(ob.stage_mem[i] < gp.stage_mem[i]);
+	}
+	/* the fullest stage is stage 0 both times (it holds the input too) */
+	NEAR(ob.mem.activations * (double)gp.micro_batches / 2, gp.mem.activations);
+}
+
 /* With --plan the analysis cuts only where the modules allow, and the plan
  * lists that prediction's stages and costs. */
 static void
@@ -387,6 +416,7 @@ main(void)
 		cmocka_unit_test(cost_models_are_found_by_name),
 		FX_TEST(a_pipeline_keeps_each_stage_cost),
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
+		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
 		cmocka_unit_test(advice_warns_with_stable_codes),
 	};
 
