@@ -97,14 +97,20 @@ fuzz_init(void)
 	atexit(cleanup);
 }
 
+void
+fuzz_input(const uint8_t *data, size_t size)
+{
+	if (memmem(data, size, "internal", 8))
+		diag_line.own_text = true;
+}
+
 const char *
 fuzz_file(const char *name, const uint8_t *data, size_t size)
 {
 	static char path[128];
 	int fd;
 
-	if (memmem(data, size, "internal", 8))
-		diag_line.own_text = true;
+	fuzz_input(data, size);
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0) {

@@ -20,6 +20,12 @@
  * on an internal error's, the temporary directory. */
 void fuzz_init(void);
 
+/* The harness's raw input: when it holds "internal", a message may quote
+ * it (a name used as a file name: "internal: note: ..."), and the
+ * "internal:" check is off for this input.  fuzz_file() does it for the
+ * data it writes. */
+void fuzz_input(const uint8_t *data, size_t size);
+
 /* Writes data to NAME inside the temporary directory (replacing what was
  * there); returns its path, or aborts. */
 const char *fuzz_file(const char *name, const uint8_t *data, size_t size);

@@ -396,6 +396,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	fuzz_init();
+	fuzz_input(data, size); /* names become file names in messages */
 	arena_init(&a);
 	scoped = !(data[0] & 1);
 	p = (const char *)data + 1;
