@@ -37,6 +37,10 @@ enum {
 	OPT_INPUT_SHAPE,
 	OPT_STRICT,
 	OPT_LIST_SYSTEMS,
+	OPT_IMPLEMENTATION,
+	OPT_LIST_IMPLEMENTATIONS,
+	OPT_LOADER_WORKERS,
+	OPT_DATA,
 	OPT_STRATEGIES,
 	OPT_OPTIMIZER,
 	OPT_SPATIAL_SPLIT,
@@ -73,6 +77,7 @@ typedef struct Options {
 	OnnxOptions onnx;
 	ReportOpts report;
 	const char *system;
+	const char *implementation; /* --implementation, or NULL */
 	Settings set;           /* precision, optimizer, GPUs, batch, dataset */
 	StrategyOpts strat;
 	bool validate;          /* `oraclec validate MEASURED.csv` (or calibrate) */
@@ -97,6 +102,10 @@ static const struct option longopts[] = {
 	{ "strict",       no_argument,       NULL, OPT_STRICT },
 	{ "system",       required_argument, NULL, 's' },
 	{ "list-systems", no_argument,       NULL, OPT_LIST_SYSTEMS },
+	{ "implementation", required_argument, NULL, OPT_IMPLEMENTATION },
+	{ "list-implementations", no_argument, NULL, OPT_LIST_IMPLEMENTATIONS },
+	{ "loader-workers", required_argument, NULL, OPT_LOADER_WORKERS },
+	{ "data",         required_argument, NULL, OPT_DATA },
 	{ "batch-per-gpu", required_argument, NULL, 'b' },
 	{ "global-batch", required_argument, NULL, 'B' },
 	{ "strategies",   required_argument, NULL, OPT_STRATEGIES },
@@ -159,6 +168,15 @@ usage(FILE *f)
 		"  -s, --system NAME|FILE   the cluster: a built-in name, an ODL file with a\n"
 		"                           system block, or a ParaDL .plat (default abci)\n"
 		"      --list-systems       print the built-in systems and exit\n"
+		"      --implementation NAME|FILE  the software stack: a built-in name or an\n"
+		"                           ODL file with an implementation block (default:\n"
+		"                           the system's, else pytorch)\n"
+		"      --list-implementations  print the built-in implementations and exit\n"
+		"      --loader-workers N   data-loader workers per loading process (default:\n"
+		"                           the implementation's)\n"
+		"      --data KIND          what a sample is as stored: jpeg, raw, stored or\n"
+		"                           auto (default: jpeg for images of 64 pixels or\n"
+		"                           more, raw for smaller ones, else stored)\n"
 		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
@@ -408,6 +426,19 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_LIST_SYSTEMS:
 			system_list(stdout);
 			exit(flush_stdout());
+		case OPT_IMPLEMENTATION: o->implementation = optarg; break;
+		case OPT_LIST_IMPLEMENTATIONS:
+			implementation_list(stdout);
+			exit(flush_stdout());
+		case OPT_LOADER_WORKERS:
+			o->set.loader_workers = (int)number(optarg, "--loader-workers", 1 << 20);
+			if (o->set.loader_workers < 1)
+				usage_error("--loader-workers must be at least 1, not %s", optarg);
+			break;
+		case OPT_DATA:
+			if (!data_kind_parse(optarg, &o->set.data))
+				usage_error("unknown data kind '%s' (jpeg, raw, stored, auto)", optarg);
+			break;
 		case 'b': o->set.batch_per_gpu = number(optarg, "--batch-per-gpu", (int64_t)1 << 30); break;
 		case 'B': o->set.global_batch = number(optarg, "--global-batch", (int64_t)1 << 40); break;
 		case OPT_STRATEGIES: o->strat.mask = strategy_mask(optarg); break;
@@ -532,6 +563,9 @@ named_inputs(const Options *o, Role *r)
 {
 	Role all[] = { { o->validate ? "the measured runs" : "the model", o->model },
 		       { "the system", builtin_system(o->system) ? NULL : o->system },
+		       { "the implementation",
+			 !o->implementation || builtin_impl(o->implementation) ? NULL
+									    : o->implementation },
 		       { "the profile", o->profile } };
 	struct stat st;
 	int n = 0;
@@ -992,6 +1026,9 @@ main(int argc, char **argv)
 		return onnx_print_tensor_dims(o.tensor_dims, stdout) ? flush_stdout() : EXIT_INPUT;
 	arena_init(&arena);
 	status = !inputs_kept(&o, &arena, NULL) ? EXIT_USAGE
+		 : o.implementation &&
+				 !(o.set.impl = implementation_load(o.implementation, &arena, &files))
+			 ? EXIT_INPUT
 		 : o.calibrate ? calibrate(&o, &arena, &files)
 		 : o.validate ? validate(&o, &arena, &files)
 		 : analyse(&o, &arena, &files);

@@ -223,6 +223,9 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "bubble_s", num(c, k->t.bubble));
 	set(it, "weight_update_s", num(c, k->t.update));
 	set(it, "input_s", num(c, k->t.input));
+	set(it, "input_copies_s", num(c, k->t.feed));
+	set(it, "exposed_communication_s", num(c, k->t.communication));
+	set(it, "overlapped_communication_s", num(c, k->t.grad_hidden));
 	set(it, "total_s", num(c, k->t.total));
 	set(o, "iteration", it);
 	set(o, "epoch_s", num(c, k->epoch));

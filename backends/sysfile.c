@@ -9,6 +9,18 @@
 
 #include <inttypes.h>
 
+/* Whether key k is set in the struct at base: a string not NULL, a real
+ * not negative (-1: the implementation's, ir/implementation.h). */
+static bool
+given(const SysKey *k, const void *base)
+{
+	const char *p = (const char *)base + k->off;
+
+	return k->type == SK_STRING ? *(const char *const *)p != NULL
+	       : k->type == SK_REAL ? *(const double *)p >= 0
+				    : true;
+}
+
 /* Key k of the struct at base, as ODL writes it: reals in base units
  * with their unit (seconds as ns, exact enough to read back), strings as
  * ODL string literals. */
@@ -38,7 +50,7 @@ key(FILE *f, const SysKey *k, const void *base)
 	fputc(';', f);
 }
 
-/* Every key of ir/syskeys.def, then the levels. */
+/* Every key of ir/syskeys.def the system sets, then the levels. */
 bool
 system_emit(const System *s, const char *name, const char *comment, FILE *f)
 {
@@ -48,6 +60,8 @@ system_emit(const System *s, const char *name, const char *comment, FILE *f)
 	esc_odl_ident(f, name);
 	fputs(" {\n", f);
 	for (int i = 0; i < NSYS_KEYS; i++) {
+		if (!given(&sys_keys[i], s))
+			continue;
 		fputs("    ", f);
 		key(f, &sys_keys[i], s);
 		fputc('\n', f);

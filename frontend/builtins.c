@@ -18,6 +18,7 @@ static const struct {
 	  "// and the tech report), as the authors ran it: Chainer 7, ChainerMN,\n"
 	  "// NCCL 2.3.5, Open MPI 2.1.6, CUDA 9.0.  Hardware from the tech report.\n"
 	  "system abci {\n"
+	  "    implementation = \"chainermn-paradl\"; // the software of these runs\n"
 	  "    gpu = \"V100-SXM2-16GB\";\n"
 	  "    fp32 = 15.7TFLOPS;          // NVIDIA V100 datasheet, SXM2\n"
 	  "    fp16 = 125TFLOPS;           // tensor cores, V100 datasheet\n"
@@ -34,12 +35,6 @@ static const struct {
 	  "                                // nodes); the 2-node runs imply the same\n"
 	  "    nic_latency = 10us;         // one ring step between nodes: NCCL over IB\n"
 	  "                                // (nccl-tests small-message latency)\n"
-	  "    p2p_latency = 2.2ms;        // framework send/recv staged through the host:\n"
-	  "                                // fitted to the 9 spatial and ds runs of the\n"
-	  "                                // shared set (validation/abci-measured.csv), whose\n"
-	  "                                // time is mostly halos: the value between 1.8 and\n"
-	  "                                // 2.8 ms that maximises their mean accuracy\n"
-	  "                                // (0.977). ParaDL's PLX_CABLE_LAT2 is 3 ms.\n"
 	  "    tree = false;               // NCCL 2.3 has ring collectives only (trees: 2.4)\n"
 	  "    level leaf  { fanout = 17; latency = 90ns;  oversubscription = 1; }\n"
 	  "    level rack  { fanout = 2;  latency = 90ns;  oversubscription = 3; }\n"
@@ -49,14 +44,10 @@ static const struct {
 	  "    storage_bw = 12.5GB/s;      // GPFS over one EDR link per node\n"
 	  "    cpu_cores = 40;             // 2 x Xeon Gold 6148 (20 cores each); each GPU's\n"
 	  "                                // process decodes with its 10 cores\n"
-	  "    decode_bw = 12MB/s;         // Chainer's ImageNet loader: PIL decode, crop,\n"
-	  "                                // float32 conversion and mean subtraction take\n"
-	  "                                // ~9 ms per 110 KB image on one core\n"
 	  "    eff_conv = 0.75;            // cuDNN 7 FP32 convolutions on V100\n"
 	  "    eff_gemm = 0.85;            // cuBLAS SGEMM on V100 (~13.5 of 15.7 TFLOPS)\n"
 	  "    eff_memory = 0.8;           // STREAM-like kernels reach ~720 of 900 GB/s\n"
 	  "    kernel_latency = 5us;       // launch and tail of one CUDA kernel\n"
-	  "    dispatch = 30us;            // Chainer: Python cost of one FunctionNode call\n"
 	  "    reserved = 1GiB;            // CUDA context, cuDNN workspace, allocator slack\n"
 	  "}\n" },
 	{ "thetagpu",
@@ -76,19 +67,16 @@ static const struct {
 	  "    intra_latency = 5us;        // NCCL step over NVSwitch\n"
 	  "    nic_bw = 200GB/s;           // 8 x HDR 200 Gb/s (25 GB/s each), DGX A100 guide\n"
 	  "    nic_latency = 8us;          // NCCL step over HDR InfiniBand\n"
-	  "    p2p_latency = 10us;         // NCCL send/recv\n"
 	  "    tree = true;                // NCCL >= 2.4 double binary trees\n"
 	  "    level leaf  { fanout = 8;  latency = 130ns; oversubscription = 1; }\n"
 	  "    level spine { fanout = 0;  latency = 130ns; oversubscription = 1; }\n"
 	  "                                // HDR QM8700 switches, ~130 ns port to port\n"
 	  "    storage_bw = 25GB/s;        // 2 x HDR storage links per DGX A100\n"
 	  "    cpu_cores = 128;            // 2 x AMD EPYC 7742\n"
-	  "    decode_bw = 40MB/s;         // libjpeg-turbo decode + crop, per core\n"
 	  "    eff_conv = 0.75;            // cuDNN FP32 convolutions\n"
 	  "    eff_gemm = 0.9;             // cuBLAS SGEMM\n"
 	  "    eff_memory = 0.85;          // STREAM-like kernels\n"
 	  "    kernel_latency = 4us;\n"
-	  "    dispatch = 10us;            // PyTorch eager: per-operator CPU cost\n"
 	  "    reserved = 1.5GiB;          // CUDA context, cuDNN workspace, caching allocator\n"
 	  "}\n" },
 	{ "dgx-a100",
@@ -107,19 +95,16 @@ static const struct {
 	  "    intra_latency = 5us;\n"
 	  "    nic_bw = 200GB/s;           // 8 x HDR 200 Gb/s\n"
 	  "    nic_latency = 8us;\n"
-	  "    p2p_latency = 10us;\n"
 	  "    tree = true;\n"
 	  "    level leaf  { fanout = 20; latency = 130ns; oversubscription = 1; }\n"
 	  "                                // DGX SuperPOD: 20 nodes per scalable unit\n"
 	  "    level spine { fanout = 0;  latency = 130ns; oversubscription = 1; }\n"
 	  "    storage_bw = 25GB/s;\n"
 	  "    cpu_cores = 128;            // 2 x AMD EPYC 7742\n"
-	  "    decode_bw = 40MB/s;\n"
 	  "    eff_conv = 0.75;\n"
 	  "    eff_gemm = 0.9;\n"
 	  "    eff_memory = 0.85;\n"
 	  "    kernel_latency = 4us;\n"
-	  "    dispatch = 10us;            // PyTorch eager\n"
 	  "    reserved = 1.5GiB;\n"
 	  "}\n" },
 	{ "dgx-h100",
@@ -138,27 +123,24 @@ static const struct {
 	  "    intra_latency = 4us;\n"
 	  "    nic_bw = 400GB/s;           // 8 x NDR 400 Gb/s (50 GB/s each)\n"
 	  "    nic_latency = 6us;\n"
-	  "    p2p_latency = 8us;\n"
 	  "    tree = true;\n"
 	  "    level leaf  { fanout = 32; latency = 130ns; oversubscription = 1; }\n"
 	  "                                // DGX H100 SuperPOD: 32 nodes per scalable unit\n"
 	  "    level spine { fanout = 0;  latency = 130ns; oversubscription = 1; }\n"
 	  "    storage_bw = 50GB/s;\n"
 	  "    cpu_cores = 112;            // 2 x Xeon Platinum 8480C\n"
-	  "    decode_bw = 50MB/s;\n"
 	  "    eff_conv = 0.6;             // FP32 convolutions use a smaller share of H100\n"
 	  "    eff_gemm = 0.8;\n"
 	  "    eff_memory = 0.85;\n"
 	  "    kernel_latency = 3us;\n"
-	  "    dispatch = 8us;             // PyTorch eager\n"
 	  "    reserved = 2GiB;\n"
 	  "}\n" },
 };
 
 /* True when name is built-in name b, '_' standing for '-' (the ODL
  * identifier a built-in's block is written with: dgx_a100). */
-static bool
-same_name(const char *b, const char *name)
+bool
+builtin_same_name(const char *b, const char *name)
 {
 	for (; *b && (*b == *name || (*b == '-' && *name == '_')); b++, name++)
 		;
@@ -170,7 +152,7 @@ static int
 find(const char *name)
 {
 	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-		if (same_name(builtin[i].name, name))
+		if (builtin_same_name(builtin[i].name, name))
 			return (int)i;
 	return -1;
 }

@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "ir/grid.h"
 #include "ir/measured.h"
+#include "ir/implementation.h"
 #include "ir/system.h"
 #include "util/files.h"
 
@@ -53,6 +54,25 @@ extern const char *const default_system;
 const char *builtin_system(const char *name);
 const char *builtin_system_canonical(const char *name); /* dgx_a100 -> dgx-a100 */
 const char *builtin_system_name(int i);
+/* Whether name is built-in name b, '_' standing for '-'. */
+bool builtin_same_name(const char *b, const char *name);
+
+/* builtin_impl.c: the built-in implementations' ODL text, the same way. */
+extern const char *const default_implementation;
+const char *builtin_impl(const char *name);
+const char *builtin_impl_canonical(const char *name);
+const char *builtin_impl_name(int i);
+
+/* implementation.c: a built-in implementation by name or an ODL file with
+ * one `implementation` block.  NULL after reporting errors. */
+Implementation *implementation_load(const char *name, Arena *a, FileList *files);
+void implementation_list(FILE *f);  /* --list-implementations */
+
+/* system.c: one `key = value;` setting of key k into the struct at base
+ * (false after an error, reported at loc), and the key of that name. */
+struct Expr;
+bool key_set(const SysKey *k, void *base, const struct Expr *e, Loc loc);
+const SysKey *key_find(const SysKey *keys, size_t n, const char *name);
 
 /* system.c: a built-in system by name, an ODL file with one `system`
  * block, or a ParaDL .plat file.  NULL after reporting errors. */

@@ -46,15 +46,16 @@ static const char *const unit_symbol[] = { "", " bytes", " s", " bytes/s", " FLO
 static void
 defaults(System *s)
 {
-	s->p2p_lat = 10e-6;  /* NCCL send/recv */
+	/* the implementation's (ir/implementation.h) unless a file sets them */
+	s->p2p_lat = -1;
+	s->dispatch = -1;
+	s->decode_bw = -1;
 	s->eff_conv = 0.7;
 	s->eff_gemm = 0.8;
 	s->eff_mem = 0.8;
 	s->kernel_lat = 5e-6;
-	s->dispatch = 10e-6; /* PyTorch eager */
 	s->reserved = 1024.0 * 1024 * 1024;
 	s->cpu_cores = 32;
-	s->decode_bw = 30e6;
 	s->storage_bw = 10e9;
 	s->intra = "nvlink";
 	s->gpu = "GPU";
@@ -69,8 +70,8 @@ in_range(const Range *r, double v)
 
 /* Stores the value e of key k into its field of base; false after an
  * error (the wrong type or unit, a negative number, out of range). */
-static bool
-set(const Key *k, void *base, const Expr *e, Loc loc)
+bool
+key_set(const SysKey *k, void *base, const Expr *e, Loc loc)
 {
 	char *p = (char *)base + k->off;
 	double v = e->kind == E_INT ? (double)e->ival : e->fval;
@@ -119,8 +120,8 @@ set(const Key *k, void *base, const Expr *e, Loc loc)
 	return false;
 }
 
-static const Key *
-find_key(const Key *keys, size_t n, const char *name)
+const SysKey *
+key_find(const SysKey *keys, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(keys[i].name, name) == 0)
@@ -158,7 +159,7 @@ settings(const Stmt *st, const Key *keys, size_t n, void *base, bool *seen, Syst
 				   "'level' blocks");
 			continue;
 		}
-		if (!(k = find_key(keys, n, st->lhs))) {
+		if (!(k = key_find(keys, n, st->lhs))) {
 			diag_error(st->loc, "unknown %s setting '%.64s'",
 				   keys == sys_keys ? "system" : "level", st->lhs);
 			continue;
@@ -166,7 +167,7 @@ settings(const Stmt *st, const Key *keys, size_t n, void *base, bool *seen, Syst
 		if (seen[k - keys])
 			diag_error(st->loc, "'%s' is set twice", k->name);
 		seen[k - keys] = true;
-		set(k, base, st->expr, st->expr->loc);
+		key_set(k, base, st->expr, st->expr->loc);
 	}
 }
 
@@ -224,8 +225,23 @@ from_text(const char *file, const char *text, size_t len, Arena *a, const char *
 	return elaborate(found, a, source);
 }
 
+static System *load(const char *name, Arena *a, FileList *files);
+
+/* The system and the implementation it names (else the default one). */
 System *
 system_load(const char *name, Arena *a, FileList *files)
+{
+	System *s = load(name, a, files);
+
+	if (s && !(s->impl = implementation_load(s->implementation ? s->implementation
+								  : default_implementation,
+						 a, files)))
+		return NULL;
+	return s;
+}
+
+static System *
+load(const char *name, Arena *a, FileList *files)
 {
 	const char *text = builtin_system(name);
 	char *buf;
@@ -245,7 +261,7 @@ system_load(const char *name, Arena *a, FileList *files)
 	}
 	if (n > 5 && strcmp(name + n - 5, ".plat") == 0) {
 		/* the default system, with the constants the file gives */
-		s = system_load(default_system, a, files);
+		s = load(default_system, a, files);
 		return s && plat_read(name, files, s) ? s : NULL;
 	}
 	if (!strchr(name, '/') && !strchr(name, '.')) {

@@ -88,7 +88,7 @@ struct Param {
 	Param *next;
 };
 
-typedef enum DeclKind { D_MODEL, D_BLOCK, D_INCLUDE, D_SYSTEM } DeclKind;
+typedef enum DeclKind { D_MODEL, D_BLOCK, D_INCLUDE, D_SYSTEM, D_IMPLEMENTATION } DeclKind;
 
 typedef struct Decl Decl;
 struct Decl {

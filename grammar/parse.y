@@ -62,7 +62,7 @@ yyerror(YYLTYPE *loc, void *scanner, ParseCtx *ctx, const char *msg)
 %token MODEL "model" BLOCK "block" INCLUDE "include" INPUT "input"
 %token OUTPUT "output" DATASET "dataset" RETURN "return" REPEAT "repeat"
 %token AS "as" TRUE "true" FALSE "false" IF "if" ELSE "else"
-%token SYSTEM "system" LEVEL "level"
+%token SYSTEM "system" LEVEL "level" IMPLEMENTATION "implementation"
 %token EQ "==" NE "!=" LE "<=" GE ">="
 %token <str> IDENT "identifier" STRING "string"
 %token <expr> NUMBER "number" DIMS "dimensions" QUANTITY "quantity"
@@ -95,6 +95,8 @@ decl:
 	INCLUDE STRING ';'      { $$ = ast_decl(A, D_INCLUDE, $2, L(@1)); }
 	| MODEL IDENT body      { $$ = ast_decl(A, D_MODEL, $2, L(@2)); $$->body = $3; }
 	| SYSTEM IDENT body     { $$ = ast_decl(A, D_SYSTEM, $2, L(@2)); $$->body = $3; }
+	| IMPLEMENTATION IDENT body
+	                        { $$ = ast_decl(A, D_IMPLEMENTATION, $2, L(@2)); $$->body = $3; }
 	| BLOCK IDENT '(' params ')' body
 	                        {
 				  $$ = ast_decl(A, D_BLOCK, $2, L(@2));
@@ -138,6 +140,13 @@ stmt:
 				  $$->args = ast_rev_args($5);
 				}
 	| IDENT '=' expr ';'    { $$ = ast_stmt(A, ST_LET, L(@1)); $$->lhs = $1; $$->expr = $3; }
+	| IMPLEMENTATION '=' expr ';'
+	                        {
+				  /* a system's default implementation */
+				  $$ = ast_stmt(A, ST_LET, L(@1));
+				  $$->lhs = "implementation";
+				  $$->expr = $3;
+				}
 	| IF expr body          { $$ = ast_stmt(A, ST_IF, L(@1)); $$->expr = $2; $$->body = $3; }
 	| IF expr body ELSE body
 	                        {

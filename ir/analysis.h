@@ -11,6 +11,7 @@
 
 #include "ir/graph.h"
 #include "ir/grid.h"
+#include "ir/implementation.h"
 #include "ir/measured.h"
 #include "ir/system.h"
 
@@ -33,16 +34,29 @@ bool schedule_parse(const char *s, Schedule *out);
 const char *optimizer_name(Optimizer o);
 bool optimizer_parse(const char *s, Optimizer *o);
 
+/* What one training sample is as stored, for the CPU cost of loading it
+ * (docs/model.md, "Input pipeline"): a JPEG to decode and augment, a small
+ * uncompressed image to augment, or data used as stored. */
+typedef enum DataKind { DATA_AUTO, DATA_JPEG, DATA_RAW, DATA_STORED, DATA_COUNT } DataKind;
+
+/* optimizer.c */
+const char *data_kind_name(DataKind k);
+bool data_kind_parse(const char *s, DataKind *k);
+
 /* Time of one training iteration, seconds, by part. */
 typedef struct IterTime {
 	double compute;     /* forward + backward on the slowest GPU (pipeline:
 	                       the useful steps only) */
 	double bubble;      /* pipeline fill and drain */
-	double grad;        /* gradient all-reduce across data replicas */
+	double grad;        /* gradient all-reduce across data replicas, the
+	                       part not hidden behind backward */
+	double grad_hidden; /* the part that overlaps backward (buckets) */
 	double layer;       /* per-layer collectives (filter, channel, spatial gather) */
 	double p2p;         /* halo exchange, pipeline sends */
 	double update;      /* optimizer step */
 	double input;       /* reading and decoding the node's samples (overlapped) */
+	double feed;        /* a node loader's batch broadcast to and copied by
+	                       every GPU, in the iteration (not overlapped) */
 	double communication; /* grad + layer + p2p */
 	double total;       /* max(input, everything else added) */
 } IterTime;
@@ -93,6 +107,8 @@ typedef struct Warning {
 
 typedef struct Analysis {
 	const System *sys;
+	Implementation impl;      /* the software stack, with what the system
+	                             file overrides (analysis_setup) */
 	Precision prec;
 	Optimizer opt;
 	Schedule schedule;        /* pipeline */
@@ -101,7 +117,8 @@ typedef struct Analysis {
 	int64_t global_batch;     /* strong scaling; 0 when weak */
 	int64_t dataset_size;
 	double sample_bytes;      /* stored bytes of one training sample */
-	bool decode;              /* samples are compressed images to decode */
+	DataKind data;            /* what a sample is as stored (never AUTO) */
+	int loader_workers;       /* per loading process, within its cores */
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */
 	double runner_up_ratio;   /* second best / best epoch time */

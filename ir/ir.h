@@ -10,6 +10,7 @@
 #include "ir/graph.h"
 #include "ir/grid.h"
 #include "ir/measured.h"
+#include "ir/implementation.h"
 #include "ir/system.h"
 
 #endif

@@ -1,4 +1,4 @@
-/* optimizer.c -- the optimizers' and pipeline schedules' names, as
+/* optimizer.c -- the optimizers', pipeline schedules' and data kinds' names, as
  * options, reports and plans spell them (the state each optimizer keeps is
  * in passes/compute.c, what a schedule holds in passes/pipeline.c). */
 #include <string.h>
@@ -40,6 +40,26 @@ schedule_parse(const char *s, Schedule *out)
 	for (int i = 0; i < SCHED_COUNT; i++)
 		if (strcmp(s, sched[i]) == 0) {
 			*out = (Schedule)i;
+			return true;
+		}
+	return false;
+}
+
+static const char *const kind[] = { [DATA_AUTO] = "auto", [DATA_JPEG] = "jpeg",
+				    [DATA_RAW] = "raw", [DATA_STORED] = "stored" };
+
+const char *
+data_kind_name(DataKind k)
+{
+	return (unsigned)k < DATA_COUNT ? kind[k] : "?";
+}
+
+bool
+data_kind_parse(const char *s, DataKind *out)
+{
+	for (int i = 0; i < DATA_COUNT; i++)
+		if (strcmp(s, kind[i]) == 0) {
+			*out = (DataKind)i;
 			return true;
 		}
 	return false;

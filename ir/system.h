@@ -61,19 +61,25 @@ typedef struct System {
 	double intra_lat;         /* start-up latency of a message inside a node */
 	double nic_bw;            /* bytes/s a node injects into the network */
 	double nic_lat;           /* start-up latency of a message between nodes */
-	double p2p_lat;           /* latency of the framework's point-to-point
-	                             sends (halo, pipeline) */
+	const char *implementation; /* the software stack the system runs by
+	                             default (ir/implementation.h); NULL: pytorch */
+	const struct Implementation *impl; /* that one, loaded with the system
+	                             (frontend/system.c); NULL: the defaults */
+	/* Three keys that describe the software, kept for system files that
+	 * set them: -1 (the default) leaves them to the implementation, which
+	 * a value given here overrides (docs/systems.md) */
+	double p2p_lat;           /* the implementation's send_latency */
 	bool tree;                /* collectives may use trees (NCCL >= 2.4) */
 	NetLevel level[MAX_LEVELS];
 	int nlevels;
 	double storage_bw;        /* training-data read bandwidth per node */
 	int cpu_cores;            /* per node, for decoding input samples */
-	double decode_bw;         /* compressed input bytes one core decodes per s */
+	double decode_bw;         /* the implementation's decode_bw */
 	double eff_conv;          /* fraction of peak convolutions reach */
 	double eff_gemm;          /* fraction of peak matrix products reach */
 	double eff_mem;           /* fraction of mem_bw element-wise kernels reach */
 	double kernel_lat;        /* GPU time per kernel beyond its work */
-	double dispatch;          /* CPU time the framework spends per layer call */
+	double dispatch;          /* the implementation's dispatch */
 	double reserved;          /* memory the runtime keeps (context, allocator) */
 } System;
 

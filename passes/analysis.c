@@ -44,32 +44,66 @@ analysis_init(Graph *g, const Settings *set)
 		g->dataset_size = set->dataset_size;
 }
 
-/* Whether g's (first) input is an image stored as a compressed file (3
- * channels, at least 32 pixels high): ImageNet's JPEG average is its
- * stored size. */
-static bool
-image_input(const Graph *g)
+/* What g's (first) input is as stored, when the settings do not say: an
+ * RGB image of ImageNet's size or larger (3 channels, at least 64 pixels
+ * high) a JPEG; a smaller one (CIFAR's 32 x 32) raw bytes; anything else
+ * used as stored (docs/model.md, "Input pipeline"). */
+static DataKind
+data_kind(const Graph *g)
 {
 	const Tensor *in = g->ninput ? &g->tensor[g->input[0]] : NULL;
 
-	return in && in->shape.rank == 3 && in->shape.d[0] == 3 && in->shape.d[1] >= 32;
+	if (!in || in->shape.rank != 3 || in->shape.d[0] != 3)
+		return DATA_STORED;
+	return in->shape.d[1] >= 64 ? DATA_JPEG : DATA_RAW;
 }
 
-/* The stored size of one sample: ImageNet's JPEG average for images, else
- * the input tensor at 4 bytes per item (none without an input: ONNX
- * graphs read with the hidden --no-batch may have none). */
+/* The stored size of one sample: ImageNet's JPEG average for a JPEG, a
+ * byte per item for a raw image, else the input tensor at 4 bytes per
+ * item (none without an input: ONNX graphs read with the hidden
+ * --no-batch may have none). */
 static double
-sample_bytes(const Graph *g)
+sample_bytes(const Graph *g, DataKind k)
 {
-	if (image_input(g))
-		return IMAGENET_JPEG_BYTES;
-	return g->ninput ? (double)g->tensor[g->input[0]].elems * 4 : 0;
+	double items = g->ninput ? (double)g->tensor[g->input[0]].elems : 0;
+
+	return k == DATA_JPEG ? IMAGENET_JPEG_BYTES : k == DATA_RAW ? items : items * 4;
+}
+
+/* The implementation the analysis runs: --implementation, else the one
+ * the system names, else the defaults; then what the system file still
+ * sets of the software's keys (dispatch, p2p_latency, decode_bw). */
+static Implementation
+implementation(const Settings *set, const System *s)
+{
+	Implementation im;
+
+	if (set->impl)
+		im = *set->impl;
+	else if (s->impl)
+		im = *s->impl;
+	else {
+		implementation_defaults(&im);
+		im.name = "default";
+		im.source = "built-in";
+		implementation_check(&im, &(const char *){ NULL });
+	}
+	if (s->dispatch >= 0)
+		im.dispatch = s->dispatch;
+	if (s->p2p_lat >= 0)
+		im.send_latency = s->p2p_lat;
+	if (s->decode_bw >= 0)
+		im.decode_bw = s->decode_bw;
+	if (set->loader_workers > 0)
+		im.loader_workers = set->loader_workers;
+	return im;
 }
 
 bool
 analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *s)
 {
 	int64_t dataset = set->dataset_size ? set->dataset_size : g->dataset_size;
+	DataKind kind = set->data != DATA_AUTO ? set->data : data_kind(g);
 
 	if (!s)
 		return false;
@@ -83,6 +117,7 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 	}
 	*an = (Analysis){
 		.sys = s,
+		.impl = implementation(set, s),
 		.prec = set->prec,
 		.opt = set->opt,
 		.schedule = set->schedule,
@@ -90,8 +125,8 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 		.global_batch = set->global_batch,
 		.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu,
 		.dataset_size = dataset ? dataset : DEFAULT_DATASET,
-		.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g),
-		.decode = image_input(g),
+		.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind),
+		.data = kind,
 	};
 	return true;
 }
@@ -134,7 +169,7 @@ memory(Graph *g, const Analysis *an)
 static bool
 timing(Graph *g, const Analysis *an)
 {
-	return timing_spread(g, an->sys, an->prec);
+	return timing_spread(g, an);
 }
 
 /* In the order they run (passes.h says what each fills). */

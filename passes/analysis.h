@@ -29,12 +29,15 @@ typedef struct Settings {
 	int64_t dataset_size;   /* samples per epoch; 0: the model's, else
 	                           ImageNet-1k's 1,281,167 training images */
 	double sample_bytes;    /* stored bytes of one sample; 0: ImageNet's
-	                           average JPEG for 3-channel images, else the
-	                           input tensor at 4 bytes per item */
+	                           average JPEG for a JPEG, a byte per item for
+	                           a raw image, else 4 */
 	bool as_exported;       /* keep an eval-mode export's folded graph */
 	Schedule schedule;      /* pipeline schedule: gpipe */
 	const char *dropout_after; /* --dropout LAYER,...: NULL none */
 	bool channels_last;     /* activations in NHWC (docs/model.md, "Precision") */
+	const Implementation *impl; /* --implementation; NULL: the system's */
+	int loader_workers;     /* --loader-workers; 0: the implementation's */
+	DataKind data;          /* --data; DATA_AUTO: from the input's shape */
 } Settings;
 
 extern const Settings settings_default;

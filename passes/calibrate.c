@@ -5,7 +5,9 @@
  *   compute   a factor on eff_conv and eff_gemm (capped so neither passes 1)
  *   nic_bw    the effective network bandwidth per node
  *   nic_lat   the start-up latency of a ring step between nodes
- *   p2p_lat   the latency of the framework's point-to-point sends
+ *   p2p_lat   the latency of the framework's point-to-point sends (the
+ *             implementation's send_latency, which the written system's
+ *             p2p_latency overrides)
  * The fit minimises the sum of squared relative errors (p - m) / m plus a
  * weak pull of each parameter's logarithm towards the system's value
  * (weight 0.01), so a parameter the runs do not exercise stays where the
@@ -43,6 +45,21 @@ scaled_latency(double base, double f)
 	return base > 0 ? clamp(base * f, SYS_MIN_SECONDS, SYS_MAX_SECONDS) : 0;
 }
 
+/* The send latency s runs with: its own p2p_latency, else its
+ * implementation's. */
+static double
+send_latency(const System *s)
+{
+	Implementation im;
+
+	if (s->p2p_lat >= 0)
+		return s->p2p_lat;
+	if (s->impl)
+		return s->impl->send_latency;
+	implementation_defaults(&im);
+	return im.send_latency;
+}
+
 /* Sets the parameters of s to base's scaled by exp(lp[]), every one kept
  * within a system's ranges (ir.h), so --system reads the fit back. */
 static void
@@ -57,7 +74,7 @@ apply(System *s, const System *base, const double *lp)
 	s->eff_gemm = clamp(base->eff_gemm * k, SYS_MIN_EFF, 1);
 	s->nic_bw = clamp(base->nic_bw * exp(lp[1]), SYS_MIN_RATE, SYS_MAX_RATE);
 	s->nic_lat = scaled_latency(base->nic_lat, exp(lp[2]));
-	s->p2p_lat = scaled_latency(base->p2p_lat, exp(lp[3]));
+	s->p2p_lat = scaled_latency(send_latency(base), exp(lp[3]));
 }
 
 double
@@ -66,6 +83,7 @@ calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o)
 	Candidate k;
 
 	r->an.sys = s;
+	r->an.impl.send_latency = send_latency(s);
 	strategy_predict(r->g, &r->an, o, r->kind, r->grid, &k);
 	return k.computable ? k.t.total : NAN;
 }
@@ -200,7 +218,7 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 	out->factor[0] = s->eff_conv / f.base.eff_conv;
 	out->factor[1] = s->nic_bw / f.base.nic_bw;
 	out->factor[2] = f.base.nic_lat > 0 ? s->nic_lat / f.base.nic_lat : exp(lp[2]);
-	out->factor[3] = f.base.p2p_lat > 0 ? s->p2p_lat / f.base.p2p_lat : exp(lp[3]);
+	out->factor[3] = send_latency(&f.base) > 0 ? s->p2p_lat / send_latency(&f.base) : exp(lp[3]);
 	if (n < 2)
 		out->loo = NAN; /* nothing is left to fit without the one run */
 	return true;

@@ -15,6 +15,7 @@
  * bandwidth term of a ring) and broadcast inside the node; the cheaper
  * algorithm is used, as NCCL chooses. */
 #include "passes/model.h"
+#include "passes/passes.h"
 
 #include <math.h>
 
@@ -94,11 +95,37 @@ allgather_time(const System *s, Group g, double bytes)
 	return ring((double)(g.size - 1), p.alpha, bytes / g.size, p.bw);
 }
 
+/* A point-to-point send.  Device transport (NCCL): the software latency
+ * and the bytes over the link.  Host transport (CUDA managed memory under
+ * Open MPI, which stages it through host buffers): the latency, a copy
+ * from the GPU to host memory and one back, each at the staging bandwidth
+ * (the host-to-host hop inside a node is pipelined with them), and the
+ * network between nodes. */
 double
-p2p_time(const System *s, double bytes, bool across_nodes)
+p2p_time(const Analysis *an, double bytes, bool across_nodes)
 {
-	double bw = across_nodes ? (s->nic_bw < s->intra_bw ? s->nic_bw : s->intra_bw)
-				 : s->intra_bw;
+	const System *s = an->sys;
+	const Implementation *im = &an->impl;
+	double net = s->nic_bw < s->intra_bw ? s->nic_bw : s->intra_bw;
 
-	return s->p2p_lat + bytes / bw;
+	if (im->staged)
+		return im->send_latency + 2 * bytes / im->staging_bw +
+		       (across_nodes ? bytes / net : 0);
+	return im->send_latency + bytes / (across_nodes ? net : s->intra_bw);
+}
+
+/* Device transport: NCCL's ring.  Host transport (MPI_Allgatherv or
+ * Alltoallv on managed memory): a send to each of the others (its
+ * latency), each rank's piece copied to the host and the whole result
+ * back (bytes/g + (g-1)/g bytes at the staging bandwidth), and the ring's
+ * network part when the group spans nodes. */
+double
+gather_time(const Analysis *an, Group g, double bytes)
+{
+	const Implementation *im = &an->impl;
+
+	if (!im->staged || g.size <= 1 || bytes <= 0)
+		return allgather_time(an->sys, g, bytes);
+	return (double)(g.size - 1) * im->send_latency + bytes / im->staging_bw +
+	       (g.per_node < g.size ? allgather_time(an->sys, g, bytes) : 0);
 }

@@ -19,6 +19,20 @@
 #include "passes/model.h"
 #include "passes/passes.h"
 
+/* The number format layer l computes in: the precision's, but for the
+ * convolutions of an fp32 run on a GPU with TF32 under an implementation
+ * that allows it (PyTorch: cudnn.allow_tf32). */
+static Dtype
+dtype(const Analysis *an, const Layer *l)
+{
+	Dtype dt = precision_dtype(an->prec, l->cost.macs > 0);
+
+	if (dt == DT_FP32 && an->impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
+	    an->sys->peak[DT_TF32] > 0)
+		return DT_TF32;
+	return dt;
+}
+
 static double
 efficiency(const System *s, const Layer *l)
 {
@@ -33,11 +47,12 @@ efficiency(const System *s, const Layer *l)
 /* The roofline of one pass: the larger of compute and memory time, for n
  * samples at a share; `weights` counts the weights' read. */
 static double
-roofline(const System *s, Precision prec, const Graph *g, const Layer *l, double n,
-	 double share, bool bwd, bool weights)
+roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd,
+	 bool weights)
 {
+	const System *s = an->sys;
 	const Cost *c = &l->cost;
-	Dtype dt = precision_dtype(prec, c->macs > 0);
+	Dtype dt = dtype(an, l);
 	double peak = s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32];
 	double flops = (double)(bwd ? c->flops_bwd : c->flops_fwd) * n * share;
 	/* bytes_fwd counts the weights once per sample; they are read once */
@@ -66,17 +81,16 @@ roofline(const System *s, Precision prec, const Graph *g, const Layer *l, double
 }
 
 double
-layer_time(const System *s, Precision prec, const Graph *g, const Layer *l, double n,
-	   double share, bool bwd)
+layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
 {
 	int kernels = bwd && l->cost.params > 0 ? 2 : 1; /* data and weight gradients */
-	double gpu = roofline(s, prec, g, l, n, share, bwd, true) + kernels * s->kernel_lat;
+	double gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat;
 
 	if (l->timed) /* measured, launches and all */
 		gpu = (bwd ? l->bwd_s : l->fwd_s) * n * share;
 	else if (op_info[l->op].save & S_VIEW)
 		gpu = 0; /* a view launches nothing */
-	return gpu > s->dispatch ? gpu : s->dispatch;
+	return gpu > an->impl.dispatch ? gpu : an->impl.dispatch;
 }
 
 /* The weight of each layer in its span: the roofline per sample at a
@@ -84,18 +98,18 @@ layer_time(const System *s, Precision prec, const Graph *g, const Layer *l, doub
  * shares do not depend on the batch.  Spans of layers the roofline gives
  * no time (views only) share equally. */
 static void
-spread(const System *s, Precision prec, Graph *g, const Timing *t)
+spread(const Analysis *an, Graph *g, const Timing *t)
 {
 	double est[2] = { 0, 0 };
 	int n = t->last - t->first + 1;
 
 	for (int i = t->first; i <= t->last; i++)
 		for (int b = 0; b < 2; b++)
-			est[b] += roofline(s, prec, g, &g->layer[i], 1, 1, b, false);
+			est[b] += roofline(an, g, &g->layer[i], 1, 1, b, false);
 	for (int i = t->first; i <= t->last; i++) {
 		Layer *l = &g->layer[i];
-		double f = roofline(s, prec, g, l, 1, 1, false, false);
-		double b = roofline(s, prec, g, l, 1, 1, true, false);
+		double f = roofline(an, g, l, 1, 1, false, false);
+		double b = roofline(an, g, l, 1, 1, true, false);
 		l->timed = true;
 		l->fwd_s = t->fwd * (est[0] > 0 ? f / est[0] : 1.0 / n);
 		l->bwd_s = t->bwd * (est[1] > 0 ? b / est[1] : 1.0 / n);
@@ -103,25 +117,24 @@ spread(const System *s, Precision prec, Graph *g, const Timing *t)
 }
 
 bool
-timing_spread(Graph *g, const System *s, Precision prec)
+timing_spread(Graph *g, const Analysis *an)
 {
 	for (int i = 0; i < g->nlayer; i++)
 		g->layer[i].timed = false;
 	for (int i = 0; i < g->ntiming; i++)
-		spread(s, prec, g, &g->timing[i]);
+		spread(an, g, &g->timing[i]);
 	g->done |= PASS_TIMING;
 	return true;
 }
 
 double
-span_time(const System *s, Precision prec, const Graph *g, int first, int last, double n,
-	  double share)
+span_time(const Analysis *an, const Graph *g, int first, int last, double n, double share)
 {
 	double t = 0;
 
 	for (int i = first; i <= last; i++)
-		t += layer_time(s, prec, g, &g->layer[i], n, share, false) +
-		     layer_time(s, prec, g, &g->layer[i], n, share, true);
+		t += layer_time(an, g, &g->layer[i], n, share, false) +
+		     layer_time(an, g, &g->layer[i], n, share, true);
 	return t;
 }
 
@@ -142,28 +155,38 @@ optimizer_bytes(Optimizer opt)
 
 /* One fused kernel per parameter tensor, each also a framework call. */
 double
-update_time(const System *s, Optimizer opt, double params, double arrays)
+update_time(const Analysis *an, double params, double arrays)
 {
-	double per = s->dispatch > s->kernel_lat ? s->dispatch : s->kernel_lat;
+	const System *s = an->sys;
+	double per = an->impl.dispatch > s->kernel_lat ? an->impl.dispatch : s->kernel_lat;
 
-	return params * update_bytes(opt) / (s->mem_bw * s->eff_mem) + arrays * per;
+	return params * update_bytes(an->opt) / (s->mem_bw * s->eff_mem) + arrays * per;
 }
 
-/* Each GPU's process decodes its own samples (compressed images; other
- * data is read as stored) with its share of the node's cores (one loader
- * worker per core); the node reads every GPU's samples
- * from storage.  Both run ahead of the GPU (prefetching), so the slower
- * one sets the pace. */
-double
-input_time(const System *s, double samples_per_gpu, double gpus_in_node, double bytes,
-	   bool decoded)
+/* CPU seconds one loader worker spends on a sample: decoding and
+ * augmenting a JPEG, augmenting a raw image, nothing for data used as
+ * stored (docs/model.md, "Input pipeline"). */
+static double
+sample_cpu(const Analysis *an)
 {
-	double read = s->storage_bw > 0 ? samples_per_gpu * gpus_in_node * bytes / s->storage_bw
-					: 0;
-	double cores = (double)s->cpu_cores / s->gpus_per_node;
-	double decode = decoded && s->decode_bw > 0 && cores > 0
-				? samples_per_gpu * bytes / (s->decode_bw * cores)
-				: 0;
+	switch (an->data) {
+	case DATA_JPEG: return an->impl.decode_bw > 0 ? an->sample_bytes / an->impl.decode_bw : 0;
+	case DATA_RAW: return an->impl.raw_sample;
+	default: return 0;
+	}
+}
 
-	return read > decode ? read : decode;
+/* A loader process prepares `samples` per iteration with its workers, at
+ * most the cores it has (`cores`); the node reads `node_samples` from
+ * storage.  Both run ahead of the GPUs (prefetching): the slower one sets
+ * the loader's pace. */
+double
+input_time(const Analysis *an, double samples, double cores, double node_samples)
+{
+	const System *s = an->sys;
+	double workers = an->impl.loader_workers < cores ? an->impl.loader_workers : cores;
+	double read = s->storage_bw > 0 ? node_samples * an->sample_bytes / s->storage_bw : 0;
+	double cpu = workers > 0 ? samples * sample_cpu(an) / workers : 0;
+
+	return read > cpu ? read : cpu;
 }

@@ -15,20 +15,19 @@
  * timing_spread), that time per sample times n x share; then the
  * framework's CPU dispatch, which overlaps the GPU's work: the slower of
  * the two sets the pace. */
-double layer_time(const System *s, Precision prec, const Graph *g, const Layer *l, double n,
-		  double share, bool bwd);
+double layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+		  bool bwd);
 
 /* Forward + backward of layers [first, last] at n samples and a share. */
-double span_time(const System *s, Precision prec, const Graph *g, int first, int last,
-		 double n, double share);
+double span_time(const Analysis *an, const Graph *g, int first, int last, double n,
+		 double share);
 
 /* The optimizer step over `params` elements held in `arrays` tensors. */
-double update_time(const System *s, Optimizer opt, double params, double arrays);
+double update_time(const Analysis *an, double params, double arrays);
 
-/* Reading and decoding the samples of one iteration: samples_per_gpu on
- * each of gpus_in_node GPUs of a node, `bytes` each as stored. */
-double input_time(const System *s, double samples_per_gpu, double gpus_in_node, double bytes,
-		  bool decoded);
+/* One loader process preparing `samples` per iteration on `cores` CPU
+ * cores, its node reading `node_samples` from storage. */
+double input_time(const Analysis *an, double samples, double cores, double node_samples);
 
 /* Bytes of optimizer state per parameter element (fp32 moments). */
 double optimizer_bytes(Optimizer opt);
@@ -57,8 +56,23 @@ typedef struct Group {
 
 double allreduce_time(const System *s, Group g, double bytes);
 double allgather_time(const System *s, Group g, double bytes); /* bytes: the whole result */
-/* One message between neighbours, inside a node or across nodes. */
-double p2p_time(const System *s, double bytes, bool across_nodes);
+/* One message between neighbours, inside a node or across nodes, as the
+ * implementation sends it (NCCL, or staged through host memory). */
+double p2p_time(const Analysis *an, double bytes, bool across_nodes);
+/* A layer-wise all-gather (or all-to-all) of `bytes` in all over group g
+ * as the implementation runs it: NCCL's ring, or staged through host
+ * memory (docs/model.md, "Implementations"). */
+double gather_time(const Analysis *an, Group g, double bytes);
+
+/* overlap.c */
+
+/* The gradient exchange over grp after a backward pass on n samples, each
+ * layer's gradients `wshare[i]` of its parameters (NULL: all): the part
+ * that backward does not hide (returned) and the part it hides
+ * (*hidden).  Without overlap (Implementation.overlap_grad) it is one
+ * all-reduce after backward, nothing hidden. */
+double grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,
+		 double *hidden);
 
 /* mapping.c */
 

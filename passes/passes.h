@@ -43,7 +43,7 @@ bool memory_annotate(Graph *g);
  *           roofline estimates (so one time for the whole network keeps the
  *           estimate's shape); a later timing wins for a layer two cover.
  *           Without timings every layer is left to the roofline. */
-bool timing_spread(Graph *g, const System *s, Precision prec);
+bool timing_spread(Graph *g, const Analysis *an);
 
 /* strategy.c
  * requires: PASS_COST, PASS_MEMORY, and an Analysis with its system,

@@ -75,8 +75,8 @@ split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 		const Layer *l = &c->g->layer[i];
 		bool split = split_layer(l) && !(channel && reads_input(c->g, l));
 		double share = split ? 1.0 / ways : 1;
-		t += layer_time(c->s, c->an->prec, c->g, l, n, share, false) +
-		     layer_time(c->s, c->an->prec, c->g, l, n, share, true);
+		t += layer_time(c->an, c->g, l, n, share, false) +
+		     layer_time(c->an, c->g, l, n, share, true);
 	}
 	return t;
 }
@@ -91,6 +91,33 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 	k->mem.optimizer = weights * optimizer_bytes(c->an->opt);
 	mem_activations(&k->mem, &c->g->total, act_samples, act_share);
 	mem_total(&k->mem, c->s);
+}
+
+/* The input of one iteration (docs/model.md, "Input pipeline").  Each
+ * GPU's process loads its `own` samples with its share of the node's
+ * cores; a node loader (Implementation.model_loader, for the strategies
+ * with a model-parallel group) prepares the node's `node` samples on all
+ * its cores, then every GPU receives the whole node batch through host
+ * memory and copies it to the GPU (t.feed). */
+static void
+input(const Ctx *c, Candidate *k, double own, double node, bool model_parallel)
+{
+	const System *s = c->s;
+	double tensor = c->g->ninput ? (double)c->g->tensor[c->g->input[0]].elems * 4 : 0;
+
+	if (model_parallel && c->an->impl.node_loader) {
+		k->t.input = input_time(c->an, node, s->cpu_cores, node);
+		k->t.feed = 2 * node * tensor / c->an->impl.staging_bw;
+		return;
+	}
+	k->t.input = input_time(c->an, own, (double)s->cpu_cores / s->gpus_per_node, node);
+}
+
+/* The samples of one node: `per_gpu` on each of its GPUs of the job. */
+static double
+node_samples(const Ctx *c, double per_gpu)
+{
+	return per_gpu * (double)c->map.in_node;
 }
 
 /* A grid beyond the strategy's limit: kept with the reason, no times. */
@@ -119,11 +146,10 @@ data(const Ctx *c, Candidate *k)
 	if (p > B)
 		return beyond(k, "more GPUs than samples in the batch");
 	k->per_gpu_batch = n;
-	k->t.compute = span_time(c->s, c->an->prec, c->g, 0, c->g->nlayer - 1, n, 1);
-	k->t.grad = allreduce_time(c->s, c->map.grad, c->W * c->delta);
-	k->t.update = update_time(c->s, c->an->opt, c->W, c->arrays);
-	k->t.input = input_time(c->s, n, (double)c->map.in_node, c->an->sample_bytes,
-				c->an->decode);
+	k->t.compute = span_time(c->an, c->g, 0, c->g->nlayer - 1, n, 1);
+	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, NULL, &k->t.grad_hidden);
+	k->t.update = update_time(c->an, c->W, c->arrays);
+	input(c, k, n, node_samples(c, n), false);
 	memory(c, k, c->W, n, 1);
 }
 
@@ -158,9 +184,12 @@ layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t
 			*limit = ways;
 		y = (double)c->g->tensor[l->out[0]].elems * n * c->delta;
 		x = (double)c->g->tensor[l->in[0]].elems * n * c->delta;
-		if (channel) /* partial outputs summed; input gradients gathered */
+		if (c->an->impl.staged) /* all-gather forward, all-to-all backward */
+			t += gather_time(c->an, grp, channel ? x : y) +
+			     (first ? 0 : gather_time(c->an, grp, channel ? y : x));
+		else if (channel) /* partial outputs summed; input gradients gathered */
 			t += allreduce_time(c->s, grp, y) + (first ? 0 : allgather_time(c->s, grp, x));
-		else         /* outputs gathered; input-gradient partial sums reduced */
+		else              /* outputs gathered; input-gradient partial sums reduced */
 			t += allgather_time(c->s, grp, y) + (first ? 0 : allreduce_time(c->s, grp, x));
 	}
 	return t;
@@ -172,7 +201,7 @@ static void
 model_split(const Ctx *c, Candidate *k, bool channel)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1), limit;
-	double n = (double)B / p1, split_w, local_w;
+	double n = (double)B / p1, split_w, local_w, *wshare;
 
 	k->grid[channel ? DIM_CHANNEL : DIM_FILTER] = ways;
 	if (p1 > 1)
@@ -188,11 +217,17 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	k->per_gpu_batch = n;
 	k->t.compute = split_compute(c, n, ways, channel);
 	local_w = split_w / ways + (c->W - split_w);
-	k->t.grad = allreduce_time(c->s, c->map.grad, local_w * c->delta);
-	k->t.update = update_time(c->s, c->an->opt, local_w, c->arrays);
+	wshare = xcalloc((size_t)c->g->nlayer + 1, sizeof *wshare);
+	for (int i = 0; i < c->g->nlayer; i++)
+		wshare[i] = split_layer(&c->g->layer[i]) &&
+					    !(channel && reads_input(c->g, &c->g->layer[i]))
+				    ? 1.0 / ways
+				    : 1;
+	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
+	free(wshare);
+	k->t.update = update_time(c->an, local_w, c->arrays);
 	/* each sample is loaded once per model-parallel group */
-	k->t.input = input_time(c->s, n / ways, (double)c->map.in_node, c->an->sample_bytes,
-				c->an->decode);
+	input(c, k, n / ways, node_samples(c, n / ways), true);
 	memory(c, k, local_w, n, 1);
 }
 
@@ -232,18 +267,21 @@ halo(const Ctx *c, const Layer *l, double n, bool bwd)
 	return k * row * n * c->delta;
 }
 
-/* Halo exchange of one layer, forward and backward: a strip with
- * neighbours on both sides sends one halo to each, one after the other
- * (the paper's 2 alpha per layer and pass). */
+/* Halo exchange of one layer, forward and backward.  Pairwise: a strip
+ * with neighbours on both sides sends one halo to each, one after the
+ * other, while the others do the same (the paper's 2 alpha per layer and
+ * pass).  Chain (blocking sends r -> r+1, then r -> r-1): the ways - 1
+ * sends of each direction wait for one another, 2 (ways - 1) in all. */
 static double
 halo_time(const Ctx *c, const Layer *l, double n, int64_t ways)
 {
-	double h;
+	double h, sends;
 
 	if (ways <= 1 || (h = halo(c, l, n, false)) < 0)
 		return 0;
-	return (ways > 2 ? 2 : 1) * (p2p_time(c->s, h, c->map.across) +
-				     p2p_time(c->s, halo(c, l, n, true), c->map.across));
+	sends = c->an->impl.chain ? 2.0 * (double)(ways - 1) : ways > 2 ? 2 : 1;
+	return sends * (p2p_time(c->an, h, c->map.across) +
+			p2p_time(c->an, halo(c, l, n, true), c->map.across));
 }
 
 /* The gather of the split layer's output forward and the scatter of its
@@ -251,9 +289,16 @@ halo_time(const Ctx *c, const Layer *l, double n, int64_t ways)
 static double
 split_gather(const Ctx *c, int split, double n)
 {
-	return 2 * allgather_time(c->s, c->map.model,
-				  (double)c->g->tensor[c->g->layer[split].out[0]].elems * n *
-					  c->delta);
+	return 2 * gather_time(c->an, c->map.model,
+			       (double)c->g->tensor[c->g->layer[split].out[0]].elems * n * c->delta);
+}
+
+/* The samples each GPU runs the layers after the gather on: its share of
+ * the group's n, or all n where the implementation replicates them. */
+static double
+after_gather(const Ctx *c, double n, int64_t ways)
+{
+	return c->an->impl.replicated ? n : n / ways;
 }
 
 /* The split point with the least time, in one pass: prefix sums of the
@@ -267,10 +312,10 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 	double *rest = xcalloc(L + 1, sizeof *rest), head = 0, best_t = INFINITY;
 
 	for (int i = L - 1; i >= 0; i--)
-		rest[i] = rest[i + 1] + span_time(c->s, c->an->prec, g, i, i, n / ways, 1);
+		rest[i] = rest[i + 1] + span_time(c->an, g, i, i, after_gather(c, n, ways), 1);
 	for (int i = 0; i <= last; i++) {
 		double t;
-		head += span_time(c->s, c->an->prec, g, i, i, n, 1.0 / ways) +
+		head += span_time(c->an, g, i, i, n, 1.0 / ways) +
 			halo_time(c, &g->layer[i], n, ways);
 		t = head + rest[i + 1] + split_gather(c, i, n);
 		if (t < best_t * (1 - 1e-12)) /* ties (rounding apart): the earliest */
@@ -290,18 +335,17 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 
 	k->split = split;
 	k->per_gpu_batch = n / ways;
-	k->t.compute = span_time(c->s, c->an->prec, c->g, 0, split, n, 1.0 / ways) +
-		       span_time(c->s, c->an->prec, c->g, split + 1, c->g->nlayer - 1,
-				 n / ways, 1);
+	k->t.compute = span_time(c->an, c->g, 0, split, n, 1.0 / ways) +
+		       span_time(c->an, c->g, split + 1, c->g->nlayer - 1,
+				 after_gather(c, n, ways), 1);
 	k->t.p2p = 0;
 	for (int i = 0; i <= split; i++)
 		k->t.p2p += halo_time(c, &c->g->layer[i], n, ways);
 	k->t.layer = split_gather(c, split, n);
-	k->t.grad = allreduce_time(c->s, c->map.grad, c->W * c->delta);
-	k->t.update = update_time(c->s, c->an->opt, c->W, c->arrays);
+	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / ways, NULL, &k->t.grad_hidden);
+	k->t.update = update_time(c->an, c->W, c->arrays);
 	/* each sample is loaded once per model-parallel group */
-	k->t.input = input_time(c->s, n / ways, (double)c->map.in_node, c->an->sample_bytes,
-				c->an->decode);
+	input(c, k, n / ways, node_samples(c, n / ways), true);
 	memory(c, k, c->W, n, 1.0 / ways);
 }
 

@@ -157,14 +157,12 @@ static void
 layer_costs(const Graph *g, const Analysis *an, double n, double *t, double *f, double *a,
 	    double *w)
 {
-	const System *s = an->sys;
 	double delta = g->elem_bytes, per_w = 2 * delta + optimizer_bytes(an->opt);
 	double in_act = (double)g->total.act_bytes;
 
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
-		t[i] = layer_time(s, an->prec, g, l, n, 1, false) +
-		       layer_time(s, an->prec, g, l, n, 1, true);
+		t[i] = layer_time(an, g, l, n, 1, false) + layer_time(an, g, l, n, 1, true);
 		w[i] = (double)l->cost.params;
 		f[i] = w[i] * per_w;
 		a[i] = (double)l->cost.act_bytes * n;
@@ -296,17 +294,17 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		double ww = 0, arrays = 0;
 		for (int j = first; j <= st->end[i]; j++)
 			ww += w[j], arrays += g->layer[j].nw;
-		if (update_time(s, an->opt, ww, arrays) > upd)
-			upd = update_time(s, an->opt, ww, arrays);
+		if (update_time(an, ww, arrays) > upd)
+			upd = update_time(an, ww, arrays);
 	}
 	k->micro_batches = M;
 	k->per_gpu_batch = n;
 	k->t.compute = M * T;
 	k->t.bubble = (S - 1) * T;
-	k->t.p2p = st->n > 1 ? (M + S - 2) * 2 * p2p_time(s, edge, map->across) : 0;
+	k->t.p2p = st->n > 1 ? (M + S - 2) * 2 * p2p_time(an, edge, map->across) : 0;
 	k->t.update = upd;
 	/* the first stage loads every sample */
-	k->t.input = input_time(s, (double)B, 1, an->sample_bytes, an->decode);
+	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B);
 	stage_memory(g, an, st, c->f, c->a, c->held, w, n, &k->mem);
 	return true;
 }

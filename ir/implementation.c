@@ -1,0 +1,61 @@
+/* implementation.c -- the implementation's defaults, its key table and the
+ * words its string keys take. */
+#include "ir/implementation.h"
+
+#include <stddef.h>
+#include <string.h>
+
+void
+implementation_defaults(Implementation *im)
+{
+	*im = (Implementation){
+		.framework = "eager framework on NCCL",
+		.dispatch = 10e-6,         /* PyTorch eager: per-operator CPU cost */
+		.transport = "device",
+		.send_latency = 10e-6,     /* NCCL send/recv */
+		.staging_bw = 12e9,        /* PCIe Gen3 x16, pinned copies */
+		.halo = "pairwise",
+		.after_gather = "split",
+		.model_loader = "process",
+		.loader_workers = 4,
+		.decode_bw = 49e6,         /* tools/measure_loader.py, "jpeg" */
+		.raw_sample = 62e-6,       /* tools/measure_loader.py, "raw" */
+		.overlap_grad = true,
+		.bucket = 25e6,            /* DDP's bucket_cap_mb = 25 */
+		.conv_tf32 = true,
+	};
+}
+
+/* Whether v is w0 (*flag false) or w1 (*flag true). */
+static bool
+word(const char *v, const char *w0, const char *w1, bool *flag)
+{
+	if (strcmp(v, w0) == 0 || strcmp(v, w1) == 0) {
+		*flag = strcmp(v, w1) == 0;
+		return true;
+	}
+	return false;
+}
+
+const char *
+implementation_check(Implementation *im, const char **want)
+{
+	if (!word(im->transport, "device", "host", &im->staged))
+		return *want = "\"device\" or \"host\"", "transport";
+	if (!word(im->halo, "pairwise", "chain", &im->chain))
+		return *want = "\"pairwise\" or \"chain\"", "halo";
+	if (!word(im->after_gather, "split", "replicated", &im->replicated))
+		return *want = "\"split\" or \"replicated\"", "after_gather";
+	if (!word(im->model_loader, "process", "node", &im->node_loader))
+		return *want = "\"process\" or \"node\"", "model_loader";
+	if (im->loader_workers < 1)
+		return *want = "at least 1", "loader_workers";
+	return NULL;
+}
+
+#define IMPLKEY(name, type, unit, field, range, json) \
+	{ name, type, unit, offsetof(Implementation, field), false, range, json, SJ_SYSTEM },
+const SysKey impl_keys[NIMPL_KEYS] = {
+#include "ir/implkeys.def"
+};
+#undef IMPLKEY

@@ -1,0 +1,67 @@
+/* implementation.h -- the software stack that realizes the strategies on a
+ * system: how a framework sends, exchanges halos, loads input and overlaps
+ * its gradient exchange (docs/systems.md, "Implementations"; the cost model
+ * in docs/model.md reads it).  A System says what the hardware is; an
+ * Implementation says what the software does with it.  Frontends build it
+ * (ODL `implementation` blocks, built-in or from a file); the keys are the
+ * table ir/implkeys.def. */
+#ifndef ORACLEC_IR_IMPLEMENTATION_H
+#define ORACLEC_IR_IMPLEMENTATION_H
+
+#include "ir/system.h"
+
+typedef struct Implementation {
+	const char *name;
+	const char *source;        /* "built-in" or the file */
+	const char *framework;     /* for reports: "Chainer 7 + ChainerMN", ... */
+	double dispatch;           /* CPU seconds per operator call (eager) */
+	/* point-to-point sends (halos, pipeline activations) and the
+	 * layer-wise collectives of the model-parallel strategies */
+	const char *transport;     /* "device": NCCL between GPU buffers;
+	                              "host": staged through host memory */
+	double send_latency;       /* software cost of one send, seconds */
+	double staging_bw;         /* transport "host": bytes/s of each copy
+	                              between a GPU and host memory */
+	const char *halo;          /* "pairwise": every strip sends to both
+	                              neighbours at once; "chain": blocking
+	                              sends rank to rank, one after another */
+	const char *after_gather;  /* spatial: the layers after the gather run
+	                              "split" (data parallel on the group's
+	                              samples) or "replicated" (every GPU on all
+	                              of them) */
+	const char *model_loader;  /* input of a model-parallel group: "process"
+	                              (each GPU's process loads its share) or
+	                              "node" (one loader per node; every GPU
+	                              copies the whole node batch) */
+	int loader_workers;        /* CPU workers per loading process */
+	double decode_bw;          /* compressed (JPEG) bytes one worker decodes
+	                              and augments per second */
+	double raw_sample;         /* worker CPU seconds per uncompressed sample
+	                              (crop, flip, to tensor) */
+	bool overlap_grad;         /* gradient all-reduce in buckets, started as
+	                              backward produces them */
+	double bucket;             /* bytes per gradient bucket */
+	bool conv_tf32;            /* fp32 convolutions run in TF32 where the GPU
+	                              has it (cuDNN's default in PyTorch) */
+	/* derived from the strings above by implementation_check */
+	bool staged, chain, replicated, node_loader;
+} Implementation;
+
+/* implementation.c */
+
+/* The generic implementation: an eager framework on NCCL (PyTorch's
+ * defaults), for the keys a description leaves out. */
+void implementation_defaults(Implementation *im);
+/* Derives the flags from the string keys; NULL, or the first key whose
+ * value is not one of its words (*want: those words, for a message). */
+const char *implementation_check(Implementation *im, const char **want);
+
+#define IMPLKEY(...) +1
+enum { NIMPL_KEYS = 0
+#include "ir/implkeys.def"
+};
+#undef IMPLKEY
+
+extern const SysKey impl_keys[NIMPL_KEYS];
+
+#endif
