@@ -231,6 +231,21 @@ fx_abci(Fx *fx)
 	return s;
 }
 
+/* The implementation system s runs by default (its impl, else the
+ * defaults), for an Analysis a test builds by hand. */
+static inline Implementation
+fx_impl(const System *s)
+{
+	Implementation im;
+	const char *want;
+
+	if (s && s->impl)
+		return *s->impl;
+	implementation_defaults(&im);
+	implementation_check(&im, &want);
+	return im;
+}
+
 /* The layer called `name`; fails the test when there is none. */
 static inline const Layer *
 fx_layer(const Graph *g, const char *name)

@@ -206,8 +206,11 @@ analysis_setup_fills_in_the_defaults(void **state)
 	assert_int_equal(an.batch_per_gpu, 32);
 	assert_int_equal(an.global_batch, 0);
 	assert_int_equal(an.dataset_size, 1281167);
-	assert_true(an.sample_bytes == 110e3);
-	assert_true(an.decode);
+	assert_true(an.sample_bytes == 3072); /* a 32 x 32 image: raw bytes */
+	assert_int_equal(an.data, DATA_RAW);
+	/* abci runs the ParaDL scripts' software unless told otherwise */
+	assert_string_equal(an.impl.name, "chainermn-paradl");
+	assert_true(an.impl.staged && an.impl.chain && an.impl.node_loader);
 	set.global_batch = 512;
 	set.dataset_size = 5000;
 	set.sample_bytes = 7;
@@ -216,7 +219,32 @@ analysis_setup_fills_in_the_defaults(void **state)
 	assert_int_equal(an.global_batch, 512);
 	assert_int_equal(an.dataset_size, 5000);
 	assert_true(an.sample_bytes == 7);
-	assert_true(an.decode);
+	assert_int_equal(an.data, DATA_RAW);
+	/* --loader-workers overrides the implementation's */
+	set.loader_workers = 3;
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_int_equal(an.impl.loader_workers, 3);
+}
+
+/* An ImageNet-sized image is a JPEG of ImageNet's average size; --data
+ * says otherwise. */
+static void
+analysis_setup_reads_large_images_as_jpeg(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_load(fx, "model c { input x: 3x224x224; f = flatten(x); o = fc(f, 10); }\n");
+	Settings set = settings_default;
+	Analysis an;
+
+	assert_non_null(g);
+	analysis_init(g, &set);
+	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_int_equal(an.data, DATA_JPEG);
+	assert_true(an.sample_bytes == 110e3);
+	set.data = DATA_STORED;
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(an.sample_bytes == 3 * 224 * 224 * 4);
 }
 
 /* Not an image: the input tensor at 4 bytes per item, nothing to decode;
@@ -234,7 +262,7 @@ analysis_setup_sizes_other_inputs_and_checks_the_peak(void **state)
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
 	assert_true(an.sample_bytes == 400);
-	assert_false(an.decode);
+	assert_int_equal(an.data, DATA_STORED);
 	set.prec = PREC_BF16;
 	assert_false(analysis_setup(&an, &set, g, fx_abci(fx)));
 	assert_non_null(strstr(fx_diags(fx), "error: system 'abci' gives no peak for bf16"));
@@ -284,6 +312,7 @@ main(void)
 		cmocka_unit_test(pass_dumpable_knows_the_passes_on_the_model_alone),
 		FX_TEST(analysis_setup_fills_in_the_defaults),
 		FX_TEST(analysis_setup_sizes_other_inputs_and_checks_the_peak),
+		FX_TEST(analysis_setup_reads_large_images_as_jpeg),
 		FX_TEST(analysis_measured_sets_up_the_row),
 	};
 

@@ -120,7 +120,7 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 1, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 1, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
@@ -129,7 +129,7 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(k->feasible);
 	NEAR(k->t.grad, 0);
-	NEAR(k->t.compute, span_time(an.sys, PREC_FP32, g, 0, g->nlayer - 1, 8, 1));
+	NEAR(k->t.compute, span_time(&an, g, 0, g->nlayer - 1, 8, 1));
 	assert_int_equal(k->global_batch, 8);
 	NEAR(k->epoch, k->t.total * 100);
 	assert_int_equal(an.best, STRAT_DATA);
@@ -141,7 +141,9 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
  * 3x32x32 and writes 16x32x32 floats per sample, (3,072 + 16,384) x 4 =
  * 77,824 bytes; at 512 samples (large enough to beat the dispatch time),
  * forward: 2 x 39,845,888 / (2039e9 x 0.85).
- * channels_last, and fp32 (no tensor cores), add nothing. */
+ * channels_last, and fp32 (no tensor cores), add nothing; an fp32 run
+ * under an implementation with TF32 convolutions (PyTorch's default) is
+ * a TF32 run for its convolutions. */
 static void
 tensor_core_convolutions_pay_nchw_transposes(void **state)
 {
@@ -149,18 +151,25 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); }", PASS_MEMORY);
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
+	Analysis an = { .sys = s, .impl = fx_impl(s), .prec = PREC_TF32 };
 	double nchw, nhwc;
 
 	assert_non_null(g);
 	assert_non_null(s);
 	assert_int_equal(g->layer[0].cost.bytes_fwd - g->layer[0].cost.params * 4, 77824);
-	nchw = layer_time(s, PREC_TF32, g, &g->layer[0], 512, 1, false);
+	nchw = layer_time(&an, g, &g->layer[0], 512, 1, false);
 	g->channels_last = true;
-	nhwc = layer_time(s, PREC_TF32, g, &g->layer[0], 512, 1, false);
+	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
 	NEAR(nchw - nhwc, 2 * 512.0 * 77824 / (2039e9 * 0.85));
-	nhwc = layer_time(s, PREC_FP32, g, &g->layer[0], 512, 1, false);
 	g->channels_last = false;
-	NEAR(layer_time(s, PREC_FP32, g, &g->layer[0], 512, 1, false), nhwc);
+	an.prec = PREC_FP32;
+	assert_true(an.impl.conv_tf32);
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nchw);
+	an.impl.conv_tf32 = false;
+	g->channels_last = true;
+	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
+	g->channels_last = false;
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nhwc);
 }
 
 /* Filter parallelism stops at the fewest filters (16 here), channel at
@@ -173,7 +182,7 @@ filter_and_channel_are_limited_by_the_narrowest_layer(void **state)
 			      "  a = conv(x, 32, kernel=3, pad=1);\n"
 			      "  b = conv(a, 16, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_FILTER) | (1u << STRAT_CHANNEL) };
 
@@ -196,7 +205,7 @@ layers_with_leading_dimensions_are_split_by_their_channels(void **state)
 	Fx *fx = *state;
 	Arena *a = &fx->arena;
 	Onnx__GraphProto *og = ob_graph(a);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_SPATIAL) | (1u << STRAT_CHANNEL) };
 	const char *path = fx_write(fx, "frames.onnx", "");
@@ -242,7 +251,7 @@ pipeline_partition_balances_equal_layers(void **state)
 			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const Candidate *k = &an.cand[STRAT_PIPELINE];
@@ -264,7 +273,7 @@ paper_mode_is_table_iii(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8;\n"
 			      "  c = conv(x, 4, kernel=3, pad=1, bias=false); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 4, .batch_per_gpu = 2, .dataset_size = 80,
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 4, .batch_per_gpu = 2, .dataset_size = 80,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL), .model = &cost_model_paper };
 	const Layer *l;
@@ -309,6 +318,88 @@ validation_means_are_per_strategy_and_overall(void **state)
 	NEAR(v.all.paradl, 0.5);
 }
 
+/* Sends as the implementation makes them (docs/model.md,
+ * "Implementations"): NCCL on abci's NVLink, 10 us + 1 MB / 50 GB/s;
+ * ChainerMN on managed memory, staged through the host, 300 us + a copy
+ * out and one in at 6 GB/s each, and the network between nodes (7 GB/s). */
+static void
+sends_are_staged_through_the_host_where_the_implementation_does(void **state)
+{
+	Fx *fx = *state;
+	const System *s = fx_abci(fx);
+	Analysis an = { .sys = s, .impl = fx_impl(s) };
+	Implementation py;
+
+	assert_string_equal(an.impl.name, "chainermn-paradl");
+	NEAR(p2p_time(&an, 1e6, false), 300e-6 + 2 * 1e6 / 6e9);
+	NEAR(p2p_time(&an, 1e6, true), 300e-6 + 2 * 1e6 / 6e9 + 1e6 / 7e9);
+	/* a gather over 4 GPUs of a node: 3 sends, the result through the host */
+	NEAR(gather_time(&an, (Group){ 4, 4, 1 }, 8e6), 3 * 300e-6 + 8e6 / 6e9);
+	implementation_defaults(&py);
+	py.staged = false;
+	an.impl = py;
+	NEAR(p2p_time(&an, 1e6, false), 10e-6 + 1e6 / 50e9);
+	NEAR(gather_time(&an, (Group){ 4, 4, 1 }, 8e6), allgather_time(s, (Group){ 4, 4, 1 }, 8e6));
+}
+
+/* The gradient exchange in buckets (passes/overlap.c).  One bucket
+ * holding every gradient starts when backward ends: nothing is hidden,
+ * as without overlap.  A bucket per layer starts as each layer's backward
+ * ends: the exposed and hidden parts add up to the buckets' all-reduces,
+ * and at least the last (the first layer's) is exposed. */
+static void
+buckets_hide_the_gradient_exchange_behind_backward(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c1 = conv(x, 64, kernel=3, pad=1); c2 = conv(c1, 64, kernel=3, pad=1);\n"
+			      "  c3 = conv(c2, 64, kernel=3, pad=1); f = flatten(c3); o = fc(f, 10); }",
+			  PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	Analysis an = { .sys = s, .impl = fx_impl(s) };
+	Group grp = { 8, 4, 1 };
+	double hidden, exposed, all, sum = 0, first;
+
+	assert_non_null(g);
+	all = (double)g->total.params * 4;
+	an.impl.overlap_grad = false;
+	NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), allreduce_time(s, grp, all));
+	NEAR(hidden, 0);
+	an.impl.overlap_grad = true;
+	an.impl.bucket = 1e12;
+	NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), allreduce_time(s, grp, all));
+	NEAR(hidden, 0);
+	an.impl.bucket = 1;
+	exposed = grad_time(&an, g, grp, 32, NULL, &hidden);
+	for (int i = 0; i < g->nlayer; i++)
+		if (g->layer[i].cost.params)
+			sum += allreduce_time(s, grp, (double)g->layer[i].cost.params * 4);
+	first = allreduce_time(s, grp, (double)g->layer[0].cost.params * 4);
+	NEAR(exposed + hidden, sum);
+	assert_true(hidden > 0);
+	assert_true(exposed >= first * (1 - 1e-12));
+}
+
+/* The input pipeline (docs/model.md, "Input pipeline"): a process's
+ * samples over its workers, at most its cores.  PyTorch's 16 workers on
+ * dgx-a100's 16 cores per GPU, a 110 KB JPEG at 49 MB/s each:
+ * 256 x 110e3 / 49e6 / 16 s; with 5 workers, / 5. */
+static void
+the_loader_divides_the_samples_over_its_workers(void **state)
+{
+	Fx *fx = *state;
+	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
+	Analysis an = { .sys = s, .impl = fx_impl(s), .data = DATA_JPEG, .sample_bytes = 110e3 };
+
+	assert_non_null(s);
+	assert_string_equal(an.impl.name, "pytorch");
+	NEAR(input_time(&an, 256, 16, 0), 256 * 110e3 / 49e6 / 16);
+	an.impl.loader_workers = 5;
+	NEAR(input_time(&an, 256, 16, 0), 256 * 110e3 / 49e6 / 5);
+	an.data = DATA_RAW;
+	NEAR(input_time(&an, 256, 16, 0), 256 * 62e-6 / 5);
+}
+
 int
 main(void)
 {
@@ -326,6 +417,9 @@ main(void)
 		FX_TEST(paper_mode_is_table_iii),
 		FX_TEST(tensor_core_convolutions_pay_nchw_transposes),
 		FX_TEST(layers_with_leading_dimensions_are_split_by_their_channels),
+		FX_TEST(sends_are_staged_through_the_host_where_the_implementation_does),
+		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
+		FX_TEST(the_loader_divides_the_samples_over_its_workers),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 	};
 

@@ -195,7 +195,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8; c = conv(x, 4, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 12, .batch_per_gpu = 2, .dataset_size = 640 };
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 12, .batch_per_gpu = 2, .dataset_size = 640 };
 	bool cuts[1] = { true };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &fake, .cut_after = cuts };
 	const Candidate *df = &an.cand[STRAT_DF];
@@ -272,7 +272,7 @@ a_pipeline_keeps_each_stage_cost(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
@@ -305,7 +305,7 @@ one_f_one_b_holds_fewer_micro_batches(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 2, .batch_per_gpu = 4096,
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 2, .batch_per_gpu = 4096,
 			.dataset_size = 800000, .sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
@@ -332,7 +332,7 @@ a_pipeline_plan_lists_the_prediction(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
 			.sample_bytes = 1000 };
 	StrategyOpts o = { .forced = true, .kind = STRAT_PIPELINE,
 			   .grid = { [DIM_PIPELINE] = 2 } };

@@ -52,7 +52,10 @@ def main(argv):
             continue
         cmd = [oraclec, model, "-q", "-f", "json", "-s", r["nearest_oraclec_system"],
                "-g", r["gpus"], "-b", r["batch_per_gpu"], "--precision", r["precision"],
-               "--strategies", "data"]
+               "--strategies", "data", "--implementation", "pytorch",
+               # DeepLearningExamples' ConvNets main.py: -j/--workers default 5
+               # (DataLoader worker processes per GPU, data backend "pytorch")
+               "--loader-workers", "5"]
         if "nhwc" in r["notes"] and r["precision"].startswith("amp"):
             cmd.append("--channels-last")
         p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
