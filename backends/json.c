@@ -181,6 +181,19 @@ system_json(const System *s)
 	return o;
 }
 
+/* The implementation: its name, source and keys (ir/implkeys.def). */
+static json_t *
+implementation_json(const Implementation *im)
+{
+	json_t *o = json_object();
+
+	set(o, "name", jstr(im->name));
+	set(o, "source", jstr(im->source));
+	for (int i = 0; i < NIMPL_KEYS; i++)
+		set(o, impl_keys[i].json, key_json(&impl_keys[i], im));
+	return o;
+}
+
 /* The advice pass's warnings: [{ "code", "message" }]. */
 static json_t *
 warnings_json(const Analysis *an)
@@ -215,6 +228,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "grid", grid);
 	set(o, "feasible", json_boolean(k->feasible));
 	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
+	set(o, "implementation", jstr(an->impl.name));
 	set(it, "compute_s", num(c, k->t.compute));
 	set(it, "communication_s", num(c, k->t.communication));
 	set(it, "gradient_allreduce_s", num(c, k->t.grad));
@@ -271,6 +285,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 
 	set(root, "model", model_json(g));
 	set(root, "system", system_json(an->sys));
+	set(root, "implementation", implementation_json(&an->impl));
 	set(root, "gpus", json_integer(an->gpus));
 	set(root, "precision", jstr(precision_name(an->prec)));
 	set(root, "optimizer", jstr(optimizer_name(an->opt)));

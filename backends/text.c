@@ -118,6 +118,13 @@ system_lines(const Analysis *an, FILE *f)
 	fputs(" per node, ", f);
 	esc_text(f, s->intra);
 	fprintf(f, " %.0f GB/s, network %.1f GB/s per node\n", s->intra_bw / 1e9, s->nic_bw / 1e9);
+	fputs("software     ", f);
+	esc_text(f, an->impl.name);
+	fputs(" (", f);
+	esc_text(f, an->impl.source);
+	fputs("): ", f);
+	esc_text(f, an->impl.framework);
+	fputc('\n', f);
 	if (an->global_batch)
 		snprintf(b1, sizeof b1, "global batch %" PRId64, an->global_batch);
 	else

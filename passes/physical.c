@@ -227,7 +227,7 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	free(wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);
 	/* each sample is loaded once per model-parallel group */
-	input(c, k, n / ways, node_samples(c, n / ways), true);
+	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
 	memory(c, k, local_w, n, 1);
 }
 
@@ -345,7 +345,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / ways, NULL, &k->t.grad_hidden);
 	k->t.update = update_time(c->an, c->W, c->arrays);
 	/* each sample is loaded once per model-parallel group */
-	input(c, k, n / ways, node_samples(c, n / ways), true);
+	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
 	memory(c, k, c->W, n, 1.0 / ways);
 }
 
