@@ -95,22 +95,30 @@ static const struct {
 	  "}\n" },
 };
 
-const char *
-builtin_impl(const char *name)
+/* The built-in implementation of that name, or -1. */
+static int
+find(const char *name)
 {
 	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
 		if (builtin_same_name(builtin[i].name, name))
-			return builtin[i].text;
-	return NULL;
+			return (int)i;
+	return -1;
+}
+
+const char *
+builtin_impl(const char *name)
+{
+	int i = find(name);
+
+	return i < 0 ? NULL : builtin[i].text;
 }
 
 const char *
 builtin_impl_canonical(const char *name)
 {
-	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-		if (builtin_same_name(builtin[i].name, name))
-			return builtin[i].name;
-	return NULL;
+	int i = find(name);
+
+	return i < 0 ? NULL : builtin[i].name;
 }
 
 const char *

@@ -68,11 +68,17 @@ const char *builtin_impl_name(int i);
 Implementation *implementation_load(const char *name, Arena *a, FileList *files);
 void implementation_list(FILE *f);  /* --list-implementations */
 
-/* system.c: one `key = value;` setting of key k into the struct at base
+/* keys.c: one `key = value;` setting of key k into the struct at base
  * (false after an error, reported at loc), and the key of that name. */
 struct Expr;
 bool key_set(const SysKey *k, void *base, const struct Expr *e, Loc loc);
 const SysKey *key_find(const SysKey *keys, size_t n, const char *name);
+/* keys.c: the one block of that kind (DeclKind) in ODL text, parsed into
+ * a; NULL after reporting errors (none, two, or a parse error), `what`
+ * naming the kind in messages. */
+struct Decl;
+const struct Decl *odl_block(const char *file, const char *text, size_t len, Arena *a, int kind,
+			     const char *what);
 
 /* system.c: a built-in system by name, an ODL file with one `system`
  * block, or a ParaDL .plat file.  NULL after reporting errors. */

@@ -6,6 +6,7 @@
 #include "frontend/frontend.h"
 #include "grammar/ast.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The values a real key takes: lo to hi, and 0 too when `zero`; `text`
@@ -98,4 +99,30 @@ key_find(const SysKey *keys, size_t n, const char *name)
 		if (strcmp(keys[i].name, name) == 0)
 			return &keys[i];
 	return NULL;
+}
+
+const Decl *
+odl_block(const char *file, const char *text, size_t len, Arena *a, int kind, const char *what)
+{
+	char *buf = xcalloc(len + 2, 1);
+	const Decl *d, *found = NULL;
+	int errors = diag_errors();
+
+	memcpy(buf, text, len);
+	d = dsl_parse(file, buf, len, a);
+	free(buf);
+	if (diag_errors() > errors)
+		return NULL;
+	for (; d; d = d->next) {
+		if ((int)d->kind != kind)
+			continue;
+		if (found) {
+			diag_error(d->loc, "a second %s '%s' in one file", what, d->name);
+			return NULL;
+		}
+		found = d;
+	}
+	if (!found)
+		diag_error((Loc){ file, 0, 0 }, "no %s in this file", what);
+	return found;
 }

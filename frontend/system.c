@@ -108,29 +108,9 @@ elaborate(const Decl *d, Arena *a, const char *source)
 static System *
 from_text(const char *file, const char *text, size_t len, Arena *a, const char *source)
 {
-	char *buf = xcalloc(len + 2, 1);
-	const Decl *d, *found = NULL;
-	int errors = diag_errors();
+	const Decl *d = odl_block(file, text, len, a, D_SYSTEM, "system");
 
-	memcpy(buf, text, len);
-	d = dsl_parse(file, buf, len, a);
-	free(buf);
-	if (diag_errors() > errors)
-		return NULL;
-	for (; d; d = d->next) {
-		if (d->kind != D_SYSTEM)
-			continue;
-		if (found) {
-			diag_error(d->loc, "a second system '%s' in one file", d->name);
-			return NULL;
-		}
-		found = d;
-	}
-	if (!found) {
-		diag_error((Loc){ file, 0, 0 }, "no system in this file");
-		return NULL;
-	}
-	return elaborate(found, a, source);
+	return d ? elaborate(d, a, source) : NULL;
 }
 
 static System *load(const char *name, Arena *a, FileList *files);

@@ -575,4 +575,39 @@ want_status 0
 has out '"nic_bw": 5e10,'
 check "400Gb/s is 50 GB/s"
 
+# ---- implementations -----------------------------------------------------
+
+run "$model" -q
+want_status 0
+has out "software     chainermn-paradl (built-in): Chainer 7 + ChainerMN (ParaDL scripts)"
+check "abci runs the ParaDL scripts' software by default"
+
+run "$model" -q -s dgx-a100 -f json
+want_status 0
+has out '"name": "pytorch",'
+has out '"overlap_grad": true,'
+check "dgx-a100 runs pytorch: DDP's overlapped buckets"
+
+printf 'implementation a { dispatch = 1us; }\nimplementation b { }\n' >"$tmp/two.odl"
+run "$model" --implementation "$tmp/two.odl"
+want_status 1
+has err "two.odl:2:16: error: a second implementation 'b' in one file"
+check "--implementation: a file with two blocks is refused at the second"
+
+printf 'implementation a { halo = "ring"; }\n' >"$tmp/bad.odl"
+run "$model" --implementation "$tmp/bad.odl"
+want_status 1
+has err "bad.odl:1:16: error: implementation 'a': 'halo' must be \"pairwise\" or \"chain\""
+check "--implementation: a word a key does not take is refused"
+
+run "$model" --implementation nope
+want_status 1
+has err "unknown implementation 'nope'"
+check "--implementation: an unknown name is an error"
+
+run --list-implementations
+want_status 0
+has out "implementation chainermn_paradl {"
+check "--list-implementations prints the built-ins in ODL"
+
 finish
