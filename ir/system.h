@@ -73,6 +73,10 @@ typedef struct System {
 	NetLevel level[MAX_LEVELS];
 	int nlevels;
 	double storage_bw;        /* training-data read bandwidth per node */
+	double fs_file_rate;      /* training files the shared file system serves
+	                             per second to the whole job; 0: no limit */
+	double cache_files;       /* training files a node's page cache keeps
+	                             from one epoch to the next; 0: none */
 	int cpu_cores;            /* per node, for decoding input samples */
 	double decode_bw;         /* the implementation's decode_bw */
 	double eff_conv;          /* fraction of peak convolutions reach */
@@ -93,6 +97,7 @@ typedef struct System {
 #define SYS_MAX_SECONDS 1e3
 #define SYS_MIN_EFF 1e-6
 #define SYS_MAX_OVERSUB 1e6
+#define SYS_MAX_COUNT 1e15
 
 /* system.c */
 /* precision.c */
@@ -110,7 +115,7 @@ typedef enum Unit { U_NONE, U_BYTES, U_SECONDS, U_BYTES_PER_S, U_FLOPS } Unit;
 typedef enum SysKeyType { SK_REAL, SK_INT, SK_INT64, SK_BOOL, SK_STRING } SysKeyType;
 /* The values a real key accepts (frontend/system.c has the bounds). */
 typedef enum SysRange { SR_NONE, SR_RATE, SR_RATE0, SR_BYTES, SR_BYTES0, SR_SECS, SR_EFF,
-			SR_OVERSUB } SysRange;
+			SR_OVERSUB, SR_COUNT } SysRange;
 typedef enum SysJson { SJ_SYSTEM, SJ_GPU } SysJson;
 
 typedef struct SysKey {

@@ -176,16 +176,33 @@ sample_cpu(const Analysis *an)
 	}
 }
 
+/* Files the whole job reads from the shared file system per iteration:
+ * each of `nodes` nodes reads `node_samples` from its fixed shard of the
+ * dataset (dataset / nodes files), of which its page cache keeps
+ * cache_files from one epoch to the next. */
+static double
+shared_reads(const Analysis *an, double node_samples, double nodes)
+{
+	double shard = (double)an->dataset_size / (nodes > 1 ? nodes : 1);
+	double miss = shard > an->sys->cache_files ? 1 - an->sys->cache_files / shard : 0;
+
+	return node_samples * nodes * miss;
+}
+
 /* A loader process prepares `samples` per iteration with its workers, at
  * most the cores it has (`cores`); the node reads `node_samples` from
- * storage.  Both run ahead of the GPUs (prefetching): the slower one sets
- * the loader's pace. */
+ * storage, at its bandwidth and at its share of the shared file system's
+ * file rate.  Both run ahead of the GPUs (prefetching): the slower one
+ * sets the loader's pace. */
 double
-input_time(const Analysis *an, double samples, double cores, double node_samples)
+input_time(const Analysis *an, double samples, double cores, double node_samples, double nodes)
 {
 	const System *s = an->sys;
 	double workers = an->impl.loader_workers < cores ? an->impl.loader_workers : cores;
-	double read = s->storage_bw > 0 ? node_samples * an->sample_bytes / s->storage_bw : 0;
+	double bytes = s->storage_bw > 0 ? node_samples * an->sample_bytes / s->storage_bw : 0;
+	double files = s->fs_file_rate > 0 ? shared_reads(an, node_samples, nodes) / s->fs_file_rate
+					   : 0;
+	double read = bytes > files ? bytes : files;
 	double cpu = workers > 0 ? samples * sample_cpu(an) / workers : 0;
 
 	return read > cpu ? read : cpu;

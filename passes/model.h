@@ -26,8 +26,10 @@ double span_time(const Analysis *an, const Graph *g, int first, int last, double
 double update_time(const Analysis *an, double params, double arrays);
 
 /* One loader process preparing `samples` per iteration on `cores` CPU
- * cores, its node reading `node_samples` from storage. */
-double input_time(const Analysis *an, double samples, double cores, double node_samples);
+ * cores, each of the job's `nodes` nodes reading `node_samples` from
+ * storage. */
+double input_time(const Analysis *an, double samples, double cores, double node_samples,
+		  double nodes);
 
 /* Bytes of optimizer state per parameter element (fp32 moments). */
 double optimizer_bytes(Optimizer opt);

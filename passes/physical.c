@@ -106,11 +106,12 @@ input(const Ctx *c, Candidate *k, double own, double node, bool model_parallel)
 	double tensor = c->g->ninput ? (double)c->g->tensor[c->g->input[0]].elems * 4 : 0;
 
 	if (model_parallel && c->an->impl.node_loader) {
-		k->t.input = input_time(c->an, node, s->cpu_cores, node);
+		k->t.input = input_time(c->an, node, s->cpu_cores, node, (double)c->map.nodes);
 		k->t.feed = 2 * node * tensor / c->an->impl.staging_bw;
 		return;
 	}
-	k->t.input = input_time(c->an, own, (double)s->cpu_cores / s->gpus_per_node, node);
+	k->t.input = input_time(c->an, own, (double)s->cpu_cores / s->gpus_per_node, node,
+				(double)c->map.nodes);
 }
 
 /* The samples of one node: `per_gpu` on each of its GPUs of the job. */

@@ -304,7 +304,8 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	k->t.p2p = st->n > 1 ? (M + S - 2) * 2 * p2p_time(an, edge, map->across) : 0;
 	k->t.update = upd;
 	/* the first stage loads every sample */
-	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B);
+	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,
+				1);
 	stage_memory(g, an, st, c->f, c->a, c->held, w, n, &k->mem);
 	return true;
 }

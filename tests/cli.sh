@@ -375,7 +375,7 @@ check "a calibrated system reads back with --system"
 run calibrate "$srcdir/validation/abci-measured.csv" --models "$srcdir/validation/models" \
 	--optimizer adam -o "$tmp/cal.odl"
 want_status 0
-has out "(21 runs): compute efficiency x1.040, nic_bw x0.595, nic_latency x0.980, p2p_latency x0.770; mean accuracy 0.909 before, 0.909 after, 0.894 leave-one-out"
+has out "(21 runs): compute efficiency x1.063, nic_bw x1.073, nic_latency x1.160, p2p_latency x1.041; mean accuracy 0.959 before, 0.972 after, 0.967 leave-one-out"
 check "calibrate on the shared ABCI runs: the fitted factors and the accuracies"
 
 run calibrate "$tmp/m.csv"
