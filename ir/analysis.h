@@ -135,11 +135,19 @@ typedef struct Accuracy {
 	double oraclec, paradl;   /* means; NAN when n (n_paradl) is 0 */
 } Accuracy;
 
+/* Kendall's tau between measured and predicted times over the pairs of
+ * rows whose measured times differ (pass validate). */
+typedef struct Ranking {
+	int pairs;
+	double tau;               /* NAN when no pair */
+} Ranking;
+
 typedef struct Validation {
 	Measured *row;
 	int nrow;
 	Accuracy per[STRAT_COUNT];
 	Accuracy all;
+	Ranking rank, rank_paradl; /* oraclec's predictions, ParaDL's */
 } Validation;
 
 #endif

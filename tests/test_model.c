@@ -316,6 +316,15 @@ validation_means_are_per_strategy_and_overall(void **state)
 	NEAR(v.per[STRAT_DS].paradl, 0.5);
 	assert_int_equal(v.all.n, 2);
 	NEAR(v.all.paradl, 0.5);
+	/* ranking: one pair each (the others lack a prediction or tie in
+	 * the measurement), in the measured order */
+	assert_int_equal(v.rank.pairs, 1);
+	NEAR(v.rank.tau, 1);
+	assert_int_equal(v.rank_paradl.pairs, 1);
+	NEAR(v.rank_paradl.tau, 1);
+	row[1].predicted = 1.6; /* now ranked against the measurement */
+	validation_score(&v);
+	NEAR(v.rank.tau, -1);
 }
 
 /* Sends as the implementation makes them (docs/model.md,

@@ -43,8 +43,9 @@ def main(argv):
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     acc, by_prec, skipped = [], {}, {}
-    print("%-36s %-9s %5s %9s %9s %6s %8s" % ("id", "precision", "gpus", "published",
-                                              "oraclec", "ratio", "accuracy"))
+    print("%-36s %-9s %5s %9s %9s %6s %8s  %s" % ("id", "precision", "gpus", "published",
+                                                  "oraclec", "ratio", "accuracy", "limited by"))
+    pairs = []
     for r in rows:
         model = MODELS.get(r["model"])
         if not model:
@@ -67,13 +68,26 @@ def main(argv):
         a = max(0.0, 1 - abs(pred - meas) / meas)
         acc.append(a)
         by_prec.setdefault(r["precision"], []).append(a)
-        print("%-36s %-9s %5s %9.0f %9.0f %6.2f %8.3f" % (r["id"], r["precision"], r["gpus"],
-                                                        meas, pred, pred / meas, a))
+        pairs.append((meas, pred))
+        print("%-36s %-9s %5s %9.0f %9.0f %6.2f %8.3f  %s" % (r["id"], r["precision"], r["gpus"],
+                                                            meas, pred, pred / meas, a,
+                                                            k["bottleneck"]))
     print()
     for prec in sorted(by_prec):
         v = by_prec[prec]
         print("%-9s %2d rows, mean accuracy %.3f" % (prec, len(v), sum(v) / len(v)))
     print("all       %2d rows, mean accuracy %.3f" % (len(acc), sum(acc) / len(acc)))
+    # Kendall's tau-a over the pairs whose published throughputs differ:
+    # whether oraclec ranks the configurations as NVIDIA measured them
+    sgn = lambda x: (x > 0) - (x < 0)
+    n = c = 0
+    for i in range(len(pairs)):
+        for j in range(i + 1, len(pairs)):
+            if pairs[i][0] != pairs[j][0]:
+                n += 1
+                c += sgn(pairs[i][0] - pairs[j][0]) * sgn(pairs[i][1] - pairs[j][1])
+    if n:
+        print("ranking   Kendall's tau %.3f over %d pairs" % (c / n, n))
     for m in sorted(skipped):
         print("skipped: %d rows of %s (no model file)" % (skipped[m], m))
 
