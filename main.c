@@ -41,6 +41,7 @@ enum {
 	OPT_LIST_IMPLEMENTATIONS,
 	OPT_LOADER_WORKERS,
 	OPT_DATA,
+	OPT_FORWARD_ONLY,
 	OPT_STRATEGIES,
 	OPT_OPTIMIZER,
 	OPT_SPATIAL_SPLIT,
@@ -106,6 +107,7 @@ static const struct option longopts[] = {
 	{ "list-implementations", no_argument, NULL, OPT_LIST_IMPLEMENTATIONS },
 	{ "loader-workers", required_argument, NULL, OPT_LOADER_WORKERS },
 	{ "data",         required_argument, NULL, OPT_DATA },
+	{ "forward-only", no_argument,       NULL, OPT_FORWARD_ONLY },
 	{ "batch-per-gpu", required_argument, NULL, 'b' },
 	{ "global-batch", required_argument, NULL, 'B' },
 	{ "strategies",   required_argument, NULL, OPT_STRATEGIES },
@@ -177,6 +179,8 @@ usage(FILE *f)
 		"      --data KIND          what a sample is as stored: jpeg, raw, stored or\n"
 		"                           auto (default: jpeg for images of 64 pixels or\n"
 		"                           more, raw for smaller ones, else stored)\n"
+		"      --forward-only       iterations without backward (gradients still\n"
+		"                           exchanged, weights still updated)\n"
 		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
@@ -435,6 +439,7 @@ parse_options(int argc, char **argv, Options *o)
 			if (o->set.loader_workers < 1)
 				usage_error("--loader-workers must be at least 1, not %s", optarg);
 			break;
+		case OPT_FORWARD_ONLY: o->set.forward_only = true; break;
 		case OPT_DATA:
 			if (!data_kind_parse(optarg, &o->set.data))
 				usage_error("unknown data kind '%s' (jpeg, raw, stored, auto)", optarg);

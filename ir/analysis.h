@@ -118,6 +118,9 @@ typedef struct Analysis {
 	int64_t dataset_size;
 	double sample_bytes;      /* stored bytes of one training sample */
 	DataKind data;            /* what a sample is as stored (never AUTO) */
+	bool forward_only;        /* runs without backward (the ParaDL CosmoFlow
+	                             runs): gradients still exchanged, weights
+	                             still updated */
 	int loader_workers;       /* per loading process, within its cores */
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */

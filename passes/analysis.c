@@ -127,6 +127,7 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 		.dataset_size = dataset ? dataset : DEFAULT_DATASET,
 		.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind),
 		.data = kind,
+		.forward_only = set->forward_only,
 	};
 	return true;
 }

@@ -38,6 +38,7 @@ typedef struct Settings {
 	const Implementation *impl; /* --implementation; NULL: the system's */
 	int loader_workers;     /* --loader-workers; 0: the implementation's */
 	DataKind data;          /* --data; DATA_AUTO: from the input's shape */
+	bool forward_only;      /* --forward-only */
 } Settings;
 
 extern const Settings settings_default;

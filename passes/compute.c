@@ -84,7 +84,11 @@ double
 layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
 {
 	int kernels = bwd && l->cost.params > 0 ? 2 : 1; /* data and weight gradients */
-	double gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat;
+	double gpu;
+
+	if (bwd && an->forward_only)
+		return 0; /* no backward pass, no dispatch */
+	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat;
 
 	if (l->timed) /* measured, launches and all */
 		gpu = (bwd ? l->bwd_s : l->fwd_s) * n * share;

@@ -185,6 +185,7 @@ layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t
 			*limit = ways;
 		y = (double)c->g->tensor[l->out[0]].elems * n * c->delta;
 		x = (double)c->g->tensor[l->in[0]].elems * n * c->delta;
+		first = first || c->an->forward_only; /* no backward collective */
 		if (c->an->impl.staged) /* all-gather forward, all-to-all backward */
 			t += gather_time(c->an, grp, channel ? x : y) +
 			     (first ? 0 : gather_time(c->an, grp, channel ? y : x));
@@ -282,15 +283,17 @@ halo_time(const Ctx *c, const Layer *l, double n, int64_t ways)
 		return 0;
 	sends = c->an->impl.chain ? 2.0 * (double)(ways - 1) : ways > 2 ? 2 : 1;
 	return sends * (p2p_time(c->an, h, c->map.across) +
-			p2p_time(c->an, halo(c, l, n, true), c->map.across));
+			(c->an->forward_only ? 0
+					     : p2p_time(c->an, halo(c, l, n, true), c->map.across)));
 }
 
 /* The gather of the split layer's output forward and the scatter of its
- * gradient backward, over the model-parallel group. */
+ * gradient backward (none in a forward-only run), over the model-parallel
+ * group. */
 static double
 split_gather(const Ctx *c, int split, double n)
 {
-	return 2 * gather_time(c->an, c->map.model,
+	return (c->an->forward_only ? 1 : 2) * gather_time(c->an, c->map.model,
 			       (double)c->g->tensor[c->g->layer[split].out[0]].elems * n * c->delta);
 }
 

@@ -301,7 +301,9 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	k->per_gpu_batch = n;
 	k->t.compute = M * T;
 	k->t.bubble = (S - 1) * T;
-	k->t.p2p = st->n > 1 ? (M + S - 2) * 2 * p2p_time(an, edge, map->across) : 0;
+	k->t.p2p = st->n > 1 ? (M + S - 2) * (an->forward_only ? 1 : 2) *
+				       p2p_time(an, edge, map->across)
+			     : 0;
 	k->t.update = upd;
 	/* the first stage loads every sample */
 	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,

@@ -135,6 +135,39 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	assert_int_equal(an.best, STRAT_DATA);
 }
 
+/* A forward-only run (the ParaDL CosmoFlow runs): no backward compute,
+ * the gradients still all-reduced; on 4 strips only the forward halo of
+ * the conv's input, one row of 3 x 32 floats for each of the 8 samples
+ * (3,072 B), in abci's chain of 2 x 3 staged sends: 6 x (300 us +
+ * 2 x 3,072 / 6 GB/s). */
+static void
+forward_only_runs_have_no_backward(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
+			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 4,
+			.batch_per_gpu = 8, .dataset_size = 800, .sample_bytes = 1000,
+			.forward_only = true };
+	Analysis train = an;
+	StrategyOpts o = { .mask = 1u << STRAT_DATA | 1u << STRAT_SPATIAL,
+			   .spatial_split = SPLIT_ALL };
+	const Candidate *k = &an.cand[STRAT_DATA];
+	double fwd = 0;
+
+	assert_non_null(g);
+	train.forward_only = false;
+	assert_true(strategies_run(g, &an, &o));
+	assert_true(strategies_run(g, &train, &o));
+	for (int i = 0; i < g->nlayer; i++)
+		fwd += layer_time(&an, g, &g->layer[i], 8, 1, false);
+	NEAR(k->t.compute, fwd);
+	NEAR(k->t.grad, train.cand[STRAT_DATA].t.grad);
+	NEAR(an.cand[STRAT_SPATIAL].t.p2p, 6 * (300e-6 + 2 * 3072 / 6e9));
+	assert_true(train.cand[STRAT_SPATIAL].t.p2p > an.cand[STRAT_SPATIAL].t.p2p);
+}
+
 /* Tensor cores on NCHW data: a convolution run in TF32 on dgx-a100 adds
  * the transposes of its input and output, a read and a write of each: 2 x
  * its activation bytes over memory_bw x eff_memory.  The conv reads
@@ -448,6 +481,7 @@ main(void)
 		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
 		FX_TEST(the_loader_divides_the_samples_over_its_workers),
 		FX_TEST(the_shared_file_system_serves_what_the_cache_misses),
+		FX_TEST(forward_only_runs_have_no_backward),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 	};
 
