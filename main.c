@@ -935,19 +935,37 @@ emit_validation(const Options *o, const Validation *v, const char *path)
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
 }
 
-/* The calibrated system's comment: what was fitted on what, and how
- * well. */
+/* The calibrated system's comment: what was fitted on what, each
+ * parameter's factor with its standard error or why it was left, and how
+ * well the fit does. */
 static void
 calibration_note(const Options *o, const System *orig, const Calibration *cal, int nrow,
 		 Arena *a, char *buf, size_t size)
 {
-	snprintf(buf, size,
-		 "%s calibrated on %s (%d run%s): compute efficiency x%.3f, nic_bw x%.3f, "
-		 "nic_latency x%.3f, p2p_latency x%.3f; mean accuracy %.3f before, %.3f after, "
-		 "%s", orig->name, o->model, nrow, nrow == 1 ? "" : "s",
-		 cal->factor[0], cal->factor[1], cal->factor[2], cal->factor[3], cal->before,
-		 cal->after, isnan(cal->loo) ? "no leave-one-out with one run"
-					     : arena_printf(a, "%.3f leave-one-out", cal->loo));
+	size_t len = (size_t)snprintf(buf, size, "%s calibrated on %s (%d run%s):", orig->name,
+				      o->model, nrow, nrow == 1 ? "" : "s");
+
+	for (int j = 0; j < CALIB_PARAMS && len < size; j++) {
+		const char *sep = j ? "," : "";
+		if (!cal->fitted[j])
+			len += (size_t)snprintf(buf + len, size - len, "%s %s not set", sep,
+						calib_param_name[j]);
+		else if (!cal->constrained[j])
+			len += (size_t)snprintf(buf + len, size - len, "%s %s kept (the runs do "
+						"not see it)", sep, calib_param_name[j]);
+		else if (isnan(cal->rel_error[j]))
+			len += (size_t)snprintf(buf + len, size - len, "%s %s x%.3f", sep,
+						calib_param_name[j], cal->factor[j]);
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s %s x%.3f (+-%.0f%%)", sep,
+						calib_param_name[j], cal->factor[j],
+						100 * cal->rel_error[j]);
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, "; mean accuracy %.3f before, %.3f after, %s",
+			 cal->before, cal->after,
+			 isnan(cal->loo) ? "no leave-one-out with one run"
+					 : arena_printf(a, "%.3f leave-one-out", cal->loo));
 }
 
 /* oraclec calibrate: fit, write the system to -o, report on stdout. */
@@ -960,7 +978,7 @@ calibrate(const Options *o, Arena *a, FileList *files)
 	CalibRow *cr;
 	Calibration cal;
 	OutFile out;
-	char comment[512];
+	char comment[1024];
 	int status;
 	double t0;
 

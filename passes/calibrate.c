@@ -1,26 +1,51 @@
-/* calibrate.c -- fit a system's free parameters to measured runs.
+/* calibrate.c -- fit a system's physical parameters to measured runs.
  *
- * Four parameters, each a mechanism of the model rather than a per-point
+ * Six parameters, each a mechanism of the model rather than a per-point
  * correction (docs/model.md, "Calibration"):
- *   compute   a factor on eff_conv and eff_gemm (capped so neither passes 1)
- *   nic_bw    the effective network bandwidth per node
- *   nic_lat   the start-up latency of a ring step between nodes
- *   p2p_lat   the latency of the framework's point-to-point sends (the
- *             implementation's send_latency, which the written system's
- *             p2p_latency overrides)
- * The fit minimises the sum of squared relative errors (p - m) / m plus a
- * weak pull of each parameter's logarithm towards the system's value
- * (weight 0.01), so a parameter the runs do not exercise stays where the
- * system put it.  The search is Nelder-Mead over the logarithms.
- * Leave-one-out accuracy refits without each run in turn and predicts it. */
+ *   compute       a factor on eff_conv and eff_gemm (capped so neither
+ *                 passes 1)
+ *   nic_bw        the effective network bandwidth per node
+ *   nic_latency   the start-up latency of a ring step between nodes
+ *   p2p_latency   the latency of the framework's point-to-point sends (the
+ *                 implementation's send_latency, which the written
+ *                 system's p2p_latency overrides)
+ *   fs_file_rate  the shared file system's files per second
+ *   cache_files   the files a node keeps between epochs
+ * A parameter the system leaves at 0 (no such limit) is not fitted.
+ *
+ * The fit is least squares on the relative errors (p - m) / m, plus a weak
+ * pull of each parameter's logarithm towards the system's value (weight
+ * 0.01), over the logarithms: GSL's trust-region solver
+ * (gsl_multifit_nlinear) with a finite-difference Jacobian, from several
+ * starts, keeping the best.  Then each parameter's sensitivity: how much
+ * the runs' residuals move when it changes by 10 % either way.  One the
+ * runs do not see (the mechanism never binds on them) is put back to the
+ * system's value and the rest refitted: the data cannot move it.  The
+ * others get a standard error from the covariance of the fit, (J^T J)^-1
+ * times the residual variance.  Leave-one-out refits without each run in
+ * turn and predicts it. */
 #include "passes/passes.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { NP = CALIB_PARAMS, MAX_EVALS = 400 };
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multifit_nlinear.h>
+
+enum { NP = CALIB_PARAMS, MAX_ITER = 200, STARTS = 5 };
 #define PRIOR 0.01
+/* A parameter that moves the runs' residuals by less than this per unit
+ * of its logarithm (a factor e) is not seen by them. */
+#define SEEN 0.01
+/* The step of the sensitivity's central difference, in the logarithm. */
+#define STEP 0.1
+
+const char *const calib_param_name[CALIB_PARAMS] = {
+	"compute efficiency", "nic_bw", "nic_latency", "p2p_latency", "fs_file_rate",
+	"cache_files",
+};
 
 typedef struct Fit {
 	System *sys;
@@ -29,6 +54,8 @@ typedef struct Fit {
 	int n;
 	int skip;              /* row left out, or -1 */
 	const StrategyOpts *o;
+	bool free[NP];         /* the parameters being fitted */
+	int k;                 /* how many */
 } Fit;
 
 /* v held within [lo, hi]. */
@@ -65,16 +92,35 @@ send_latency(const System *s)
 static void
 apply(System *s, const System *base, const double *lp)
 {
-	double k = exp(lp[0]), top = base->eff_conv > base->eff_gemm ? base->eff_conv
-								  : base->eff_gemm;
+	double k = exp(clamp(lp[0], -20, 20)), top = base->eff_conv > base->eff_gemm
+							      ? base->eff_conv
+							      : base->eff_gemm;
+	double f[NP];
 
+	for (int j = 1; j < NP; j++)
+		f[j] = exp(clamp(lp[j], -20, 20));
 	if (k * top > 1)
 		k = 1 / top;
 	s->eff_conv = clamp(base->eff_conv * k, SYS_MIN_EFF, 1);
 	s->eff_gemm = clamp(base->eff_gemm * k, SYS_MIN_EFF, 1);
-	s->nic_bw = clamp(base->nic_bw * exp(lp[1]), SYS_MIN_RATE, SYS_MAX_RATE);
-	s->nic_lat = scaled_latency(base->nic_lat, exp(lp[2]));
-	s->p2p_lat = scaled_latency(send_latency(base), exp(lp[3]));
+	s->nic_bw = clamp(base->nic_bw * f[1], SYS_MIN_RATE, SYS_MAX_RATE);
+	s->nic_lat = scaled_latency(base->nic_lat, f[2]);
+	s->p2p_lat = scaled_latency(send_latency(base), f[3]);
+	s->fs_file_rate = clamp(base->fs_file_rate * f[4], 0, SYS_MAX_COUNT);
+	s->cache_files = clamp(base->cache_files * f[5], 0, SYS_MAX_COUNT);
+}
+
+/* Whether base has parameter j to scale (a limit of 0 is none). */
+static bool
+has(const System *base, int j)
+{
+	switch (j) {
+	case 2: return base->nic_lat > 0;
+	case 3: return send_latency(base) > 0;
+	case 4: return base->fs_file_rate > 0;
+	case 5: return base->cache_files > 0;
+	default: return true;
+	}
 }
 
 double
@@ -88,94 +134,196 @@ calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o)
 	return k.computable ? k.t.total : NAN;
 }
 
-static double
-objective(Fit *f, const double *lp)
+/* The full parameter vector of the free ones in x (the others 0: the
+ * system's values). */
+static void
+expand(const Fit *f, const double *x, double *lp)
 {
-	double sum = 0;
+	for (int j = 0, i = 0; j < NP; j++)
+		lp[j] = f->free[j] ? x[i++] : 0;
+}
+
+/* The runs' relative errors at lp into r[] (the left-out run skipped; a
+ * run that cannot be predicted is off by 1); returns how many. */
+static int
+errors(Fit *f, const double *lp, double *r)
+{
+	int m = 0;
 
 	apply(f->sys, &f->base, lp);
 	for (int i = 0; i < f->n; i++) {
-		double p, e;
+		double p;
 		if (i == f->skip)
 			continue;
 		p = calibrate_predict(&f->rows[i], f->sys, f->o);
-		e = isnan(p) ? 1 : (p - f->rows[i].measured) / f->rows[i].measured;
-		sum += e * e;
+		r[m++] = isnan(p) ? 1 : (p - f->rows[i].measured) / f->rows[i].measured;
 	}
-	for (int j = 0; j < NP; j++)
-		sum += PRIOR * lp[j] * lp[j];
-	return sum;
+	return m;
 }
 
-/* Nelder-Mead on NP log-parameters starting at 0 (the system's values). */
-static void
-minimise(Fit *f, double *best)
+/* GSL's residual function: the runs' errors, then the pull of each free
+ * parameter towards the system's value.  Vectors may be strided (GSL
+ * writes the finite-difference Jacobian's columns through it). */
+static int
+residuals(const gsl_vector *x, void *arg, gsl_vector *out)
 {
-	double x[NP + 1][NP], v[NP + 1];
-	int evals = 0;
+	Fit *f = arg;
+	double lp[NP], xs[NP], *e = xcalloc((size_t)f->n, sizeof *e);
+	int m;
 
-	for (int i = 0; i <= NP; i++) {
-		for (int j = 0; j < NP; j++)
-			x[i][j] = i == j + 1 ? 0.5 : 0;
-		v[i] = objective(f, x[i]);
-		evals++;
+	for (int i = 0; i < f->k; i++)
+		xs[i] = gsl_vector_get(x, (size_t)i);
+	expand(f, xs, lp);
+	m = errors(f, lp, e);
+	for (int i = 0; i < m; i++)
+		gsl_vector_set(out, (size_t)i, e[i]);
+	for (int i = 0; i < f->k; i++)
+		gsl_vector_set(out, (size_t)m + (size_t)i, sqrt(PRIOR) * xs[i]);
+	free(e);
+	return GSL_SUCCESS;
+}
+
+/* One trust-region fit of the free parameters from x0; their optimum in
+ * x, the cost (half the sum of squared residuals) returned. */
+static double
+solve(Fit *f, int m, const double *x0, double *x)
+{
+	gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
+	gsl_multifit_nlinear_fdf fdf = { .f = residuals, .n = (size_t)(m + f->k),
+					 .p = (size_t)f->k, .params = f };
+	gsl_multifit_nlinear_workspace *w =
+		gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, fdf.n, fdf.p);
+	gsl_vector_const_view v = gsl_vector_const_view_array(x0, (size_t)f->k);
+	gsl_vector *pos, *res;
+	double cost = 0;
+	int info;
+
+	gsl_multifit_nlinear_init(&v.vector, &fdf, w);
+	gsl_multifit_nlinear_driver(MAX_ITER, 1e-8, 1e-8, 1e-8, NULL, NULL, &info, w);
+	pos = gsl_multifit_nlinear_position(w);
+	res = gsl_multifit_nlinear_residual(w);
+	for (int i = 0; i < f->k; i++)
+		x[i] = gsl_vector_get(pos, (size_t)i);
+	for (size_t i = 0; i < res->size; i++)
+		cost += 0.5 * gsl_vector_get(res, i) * gsl_vector_get(res, i);
+	gsl_multifit_nlinear_free(w);
+	return cost;
+}
+
+/* The best of STARTS fits of the free parameters: from the system's
+ * values, all up, all down, and two of mixed signs; into lp. */
+static void
+fit_free(Fit *f, int m, double *lp)
+{
+	static const double start[STARTS][2] = { { 0, 0 }, { 0.7, 0.7 }, { -0.7, -0.7 },
+						 { 0.7, -0.7 }, { -0.7, 0.7 } };
+	double x0[NP], x[NP], best[NP] = { 0 }, cost, best_cost = INFINITY;
+
+	if (!f->k) {
+		expand(f, best, lp);
+		return;
 	}
-	while (evals < MAX_EVALS) {
-		int hi = 0, lo = 0;
-		double c[NP] = { 0 }, r[NP], e[NP], vr;
-		for (int i = 1; i <= NP; i++) {
-			if (v[i] > v[hi])
-				hi = i;
-			if (v[i] < v[lo])
-				lo = i;
+	for (int s = 0; s < STARTS; s++) {
+		for (int i = 0; i < f->k; i++)
+			x0[i] = start[s][i % 2];
+		cost = solve(f, m, x0, x);
+		if (cost < best_cost * (1 - 1e-12)) {
+			best_cost = cost;
+			memcpy(best, x, sizeof x);
 		}
-		if (v[hi] - v[lo] < 1e-10)
-			break;
-		for (int i = 0; i <= NP; i++)
-			for (int j = 0; j < NP && i != hi; j++)
-				c[j] += x[i][j] / NP;
+	}
+	expand(f, best, lp);
+}
+
+/* The runs' sensitivity to each parameter at lp: the central difference
+ * of their errors over a step of STEP in its logarithm, into column j of
+ * J (m rows, NP columns, row-major); the norm of each column into sens. */
+static void
+sensitivity(Fit *f, const double *lp, int m, double *J, double *sens)
+{
+	double *up = xcalloc((size_t)m, sizeof *up), *dn = xcalloc((size_t)m, sizeof *dn);
+	double p[NP];
+
+	for (int j = 0; j < NP; j++) {
+		double norm = 0;
+		memcpy(p, lp, sizeof p);
+		p[j] = lp[j] + STEP;
+		errors(f, p, up);
+		p[j] = lp[j] - STEP;
+		errors(f, p, dn);
+		for (int i = 0; i < m; i++) {
+			J[i * NP + j] = (up[i] - dn[i]) / (2 * STEP);
+			norm += J[i * NP + j] * J[i * NP + j];
+		}
+		sens[j] = sqrt(norm);
+	}
+	free(up);
+	free(dn);
+}
+
+/* Fits, then frees no parameter the runs do not see: each pass drops
+ * those whose sensitivity is below SEEN and refits the rest.  lp: the
+ * fit; out (NULL for leave-one-out): the factors, what is constrained and
+ * the standard errors. */
+static void
+fit(Fit *f, double *lp, Calibration *out)
+{
+	int m = f->n - (f->skip >= 0);
+	double *J = xcalloc((size_t)m * NP, sizeof *J), sens[NP], r2 = 0;
+	double *e = xcalloc((size_t)m, sizeof *e);
+	bool dropped;
+
+	f->k = 0;
+	for (int j = 0; j < NP; j++)
+		f->k += f->free[j] = has(&f->base, j);
+	do {
+		fit_free(f, m, lp);
+		sensitivity(f, lp, m, J, sens);
+		dropped = false;
 		for (int j = 0; j < NP; j++)
-			r[j] = c[j] + (c[j] - x[hi][j]);
-		vr = objective(f, r), evals++;
-		if (vr < v[lo]) {
-			for (int j = 0; j < NP; j++)
-				e[j] = c[j] + 2 * (c[j] - x[hi][j]);
-			double ve = objective(f, e);
-			evals++;
-			if (ve < vr)
-				memcpy(x[hi], e, sizeof e), v[hi] = ve;
-			else
-				memcpy(x[hi], r, sizeof r), v[hi] = vr;
-		} else {
-			int second = lo;
-			for (int i = 0; i <= NP; i++)
-				if (i != hi && v[i] > v[second])
-					second = i;
-			if (vr < v[second]) {
-				memcpy(x[hi], r, sizeof r), v[hi] = vr;
-			} else {
-				for (int j = 0; j < NP; j++)
-					r[j] = c[j] + 0.5 * (x[hi][j] - c[j]);
-				vr = objective(f, r), evals++;
-				if (vr < v[hi]) {
-					memcpy(x[hi], r, sizeof r), v[hi] = vr;
-				} else { /* shrink towards the best */
-					for (int i = 0; i <= NP; i++) {
-						if (i == lo)
-							continue;
-						for (int j = 0; j < NP; j++)
-							x[i][j] = x[lo][j] + 0.5 * (x[i][j] - x[lo][j]);
-						v[i] = objective(f, x[i]), evals++;
-					}
-				}
+			if (f->free[j] && sens[j] < SEEN) {
+				f->free[j] = false;
+				f->k--;
+				dropped = true;
+			}
+	} while (dropped);
+	if (out) {
+		/* covariance of the free parameters: (J^T J)^-1 times the
+		 * residual variance (when there are more runs than them) */
+		int k = f->k, idx[NP];
+		gsl_matrix *a = gsl_matrix_alloc((size_t)(k ? k : 1), (size_t)(k ? k : 1));
+		bool ok;
+		for (int j = 0, i = 0; j < NP; j++)
+			if (f->free[j])
+				idx[i++] = j;
+		for (int p = 0; p < k; p++)
+			for (int q = 0; q < k; q++) {
+				double v = 0;
+				for (int i = 0; i < m; i++)
+					v += J[i * NP + idx[p]] * J[i * NP + idx[q]];
+				gsl_matrix_set(a, (size_t)p, (size_t)q, v);
+			}
+		errors(f, lp, e);
+		for (int i = 0; i < m; i++)
+			r2 += e[i] * e[i];
+		ok = k > 0 && m > k && gsl_linalg_cholesky_decomp1(a) == GSL_SUCCESS &&
+		     gsl_linalg_cholesky_invert(a) == GSL_SUCCESS;
+		for (int j = 0, i = 0; j < NP; j++) {
+			out->constrained[j] = f->free[j];
+			out->fitted[j] = has(&f->base, j);
+			out->rel_error[j] = NAN;
+			if (f->free[j]) {
+				if (ok)
+					out->rel_error[j] =
+						sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) * r2 /
+						     (m - k));
+				i++;
 			}
 		}
+		gsl_matrix_free(a);
 	}
-	int lo = 0;
-	for (int i = 1; i <= NP; i++)
-		if (v[i] < v[lo])
-			lo = i;
-	memcpy(best, x[lo], sizeof x[lo]);
+	free(J);
+	free(e);
 }
 
 /* A run's accuracy for the means of the fit: a run that could not be
@@ -191,8 +339,9 @@ fit_accuracy(double p, double m)
 bool
 calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibration *out)
 {
-	Fit f = { s, *s, rows, n, -1, o };
+	Fit f = { s, *s, rows, n, -1, o, { false }, 0 };
 	double lp[NP];
+	gsl_error_handler_t *old = gsl_set_error_handler_off(); /* statuses, not aborts */
 
 	out->before = out->after = out->loo = 0;
 	for (int i = 0; i < n; i++)
@@ -201,25 +350,28 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 	/* leave one out: fit without row i, then predict it */
 	for (int i = 0; i < n && n > 1; i++) {
 		f.skip = i;
-		minimise(&f, lp);
+		fit(&f, lp, NULL);
 		apply(s, &f.base, lp);
 		out->loo += fit_accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) /
 			    n;
 	}
 	f.skip = -1;
-	minimise(&f, lp);
+	fit(&f, lp, out);
 	apply(s, &f.base, lp);
 	for (int i = 0; i < n; i++) {
 		rows[i].predicted = calibrate_predict(&rows[i], s, o);
 		out->after += fit_accuracy(rows[i].predicted, rows[i].measured) / n;
 	}
-	/* the factors as applied (capped, kept in range); a latency of 0
-	 * stays 0 whatever its factor */
+	/* the factors as applied (capped, kept in range); a parameter not
+	 * fitted keeps its value */
 	out->factor[0] = s->eff_conv / f.base.eff_conv;
 	out->factor[1] = s->nic_bw / f.base.nic_bw;
-	out->factor[2] = f.base.nic_lat > 0 ? s->nic_lat / f.base.nic_lat : exp(lp[2]);
-	out->factor[3] = send_latency(&f.base) > 0 ? s->p2p_lat / send_latency(&f.base) : exp(lp[3]);
+	out->factor[2] = f.base.nic_lat > 0 ? s->nic_lat / f.base.nic_lat : 1;
+	out->factor[3] = send_latency(&f.base) > 0 ? s->p2p_lat / send_latency(&f.base) : 1;
+	out->factor[4] = f.base.fs_file_rate > 0 ? s->fs_file_rate / f.base.fs_file_rate : 1;
+	out->factor[5] = f.base.cache_files > 0 ? s->cache_files / f.base.cache_files : 1;
 	if (n < 2)
 		out->loo = NAN; /* nothing is left to fit without the one run */
+	gsl_set_error_handler(old);
 	return true;
 }

@@ -96,11 +96,14 @@ void pipeline(const Graph *g, const Analysis *an, const struct Mapping *m, Candi
 double pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end,
 			  int *n);
 
-/* calibrate.c: fit the system's free parameters (compute efficiency,
- * network bandwidth and latency, point-to-point latency) to measured runs
- * by least squares on relative errors; s is changed in place.
- * requires: PASS_COST and PASS_MEMORY on every row's graph. */
-enum { CALIB_PARAMS = 4 };
+/* calibrate.c: fit the system's physical parameters (compute efficiency,
+ * network bandwidth and latency, point-to-point latency, the shared file
+ * system's file rate and cache) to measured runs by least squares on
+ * relative errors; s is changed in place, but for the parameters the runs
+ * do not constrain.  requires: PASS_COST and PASS_MEMORY on every row's
+ * graph. */
+enum { CALIB_PARAMS = 6 };
+extern const char *const calib_param_name[CALIB_PARAMS];
 typedef struct CalibRow {
 	const Graph *g;
 	Analysis an;            /* batch, GPUs, dataset, precision, optimizer */
@@ -110,8 +113,12 @@ typedef struct CalibRow {
 	double predicted;       /* after the fit */
 } CalibRow;
 typedef struct Calibration {
-	double factor[CALIB_PARAMS]; /* fitted / original: compute efficiency,
-	                                nic_bw, nic_latency, p2p_latency */
+	double factor[CALIB_PARAMS]; /* fitted / original, in calib_param_name's
+	                                order */
+	bool fitted[CALIB_PARAMS];      /* the system has it (a limit of 0 is none) */
+	bool constrained[CALIB_PARAMS]; /* the runs see it; else left as it was */
+	double rel_error[CALIB_PARAMS]; /* standard error of its logarithm (about
+	                                   the relative error); NAN when unknown */
 	double before, after, loo;   /* mean accuracies: before, after, leave-one-out
 					(NAN for a single run) */
 } Calibration;
