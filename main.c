@@ -42,6 +42,8 @@ enum {
 	OPT_LOADER_WORKERS,
 	OPT_DATA,
 	OPT_FORWARD_ONLY,
+	OPT_ZERO,
+	OPT_RECOMPUTE,
 	OPT_STRATEGIES,
 	OPT_OPTIMIZER,
 	OPT_SPATIAL_SPLIT,
@@ -108,6 +110,8 @@ static const struct option longopts[] = {
 	{ "loader-workers", required_argument, NULL, OPT_LOADER_WORKERS },
 	{ "data",         required_argument, NULL, OPT_DATA },
 	{ "forward-only", no_argument,       NULL, OPT_FORWARD_ONLY },
+	{ "zero",         required_argument, NULL, OPT_ZERO },
+	{ "recompute",    required_argument, NULL, OPT_RECOMPUTE },
 	{ "batch-per-gpu", required_argument, NULL, 'b' },
 	{ "global-batch", required_argument, NULL, 'B' },
 	{ "strategies",   required_argument, NULL, OPT_STRATEGIES },
@@ -181,6 +185,11 @@ usage(FILE *f)
 		"                           more, raw for smaller ones, else stored)\n"
 		"      --forward-only       iterations without backward (gradients still\n"
 		"                           exchanged, weights still updated)\n"
+		"      --zero N             ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
+		"                           and parameters (3) sharded over the data-parallel GPUs\n"
+		"      --recompute R        activation recomputation: none (default), every:K\n"
+		"                           (checkpoints every K layers) or full (the K that\n"
+		"                           keeps least)\n"
 		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
@@ -373,6 +382,25 @@ file_names(const Options *o)
 			    "the make rule");
 }
 
+/* --recompute none|full|every:K */
+static void
+recompute_option(const char *arg, Settings *set)
+{
+	if (strcmp(arg, "none") == 0)
+		set->recompute = RECOMPUTE_NONE;
+	else if (strcmp(arg, "full") == 0)
+		set->recompute = RECOMPUTE_FULL;
+	else if (strncmp(arg, "every:", 6) == 0)
+		set->recompute = (int)number(arg + 6, "--recompute every:", 1 << 24);
+	else if (strcmp(arg, "selective") == 0)
+		usage_error("--recompute %s: recomputing only attention's softmax and dropout is "
+			    "not modelled yet (none, full, every:K)", arg);
+	else
+		usage_error("unknown recomputation '%s' (none, full, every:K)", arg);
+	if (set->recompute == 0 && strcmp(arg, "none") != 0)
+		usage_error("--recompute every:K needs K of 1 or more, not '%s'", arg);
+}
+
 static void
 parse_options(int argc, char **argv, Options *o)
 {
@@ -440,6 +468,12 @@ parse_options(int argc, char **argv, Options *o)
 				usage_error("--loader-workers must be at least 1, not %s", optarg);
 			break;
 		case OPT_FORWARD_ONLY: o->set.forward_only = true; break;
+		case OPT_ZERO:
+			if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3')
+				usage_error("--zero takes a stage 0, 1, 2 or 3, not '%s'", optarg);
+			o->set.zero = optarg[0] - '0';
+			break;
+		case OPT_RECOMPUTE: recompute_option(optarg, &o->set); break;
 		case OPT_DATA:
 			if (!data_kind_parse(optarg, &o->set.data))
 				usage_error("unknown data kind '%s' (jpeg, raw, stored, auto)", optarg);

@@ -229,6 +229,9 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "feasible", json_boolean(k->feasible));
 	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
 	set(o, "implementation", jstr(an->impl.name));
+	set(o, "zero", json_integer(an->zero));
+	set(o, "recompute", an->rc.k ? jstr(arena_printf(g->arena, "every:%d", an->rc.k))
+				     : jstr("none"));
 	set(it, "compute_s", num(c, k->t.compute));
 	set(it, "communication_s", num(c, k->t.communication));
 	set(it, "gradient_allreduce_s", num(c, k->t.grad));
@@ -238,6 +241,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "weight_update_s", num(c, k->t.update));
 	set(it, "input_s", num(c, k->t.input));
 	set(it, "input_copies_s", num(c, k->t.feed));
+	set(it, "recompute_s", num(c, k->t.recompute));
 	set(it, "exposed_communication_s", num(c, k->t.communication));
 	set(it, "overlapped_communication_s", num(c, k->t.grad_hidden));
 	set(it, "total_s", num(c, k->t.total));

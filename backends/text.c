@@ -129,10 +129,17 @@ system_lines(const Analysis *an, FILE *f)
 		snprintf(b1, sizeof b1, "global batch %" PRId64, an->global_batch);
 	else
 		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->batch_per_gpu);
-	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch\n", an->gpus,
+	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch", an->gpus,
 		an->gpus == 1 ? "" : "s", b1, precision_name(an->prec),
 		optimizer_name(an->opt),
 		grouped(an->dataset_size, b2));
+	if (an->zero)
+		fprintf(f, ", ZeRO stage %d", an->zero);
+	if (an->rc.k)
+		fprintf(f, ", recomputation every %d layers", an->rc.k);
+	if (an->forward_only)
+		fputs(", forward only", f);
+	fputc('\n', f);
 }
 
 static void

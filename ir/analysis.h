@@ -43,6 +43,15 @@ typedef enum DataKind { DATA_AUTO, DATA_JPEG, DATA_RAW, DATA_STORED, DATA_COUNT 
 const char *data_kind_name(DataKind k);
 bool data_kind_parse(const char *s, DataKind *k);
 
+/* Activation recomputation (passes/recompute.c): segments of k layers;
+ * k = 0: none. */
+typedef struct Recompute {
+	int k;
+	int first_kept;     /* the first layer of the last segment, which is
+	                       not recomputed */
+	double fraction;    /* the activations kept, of those without it */
+} Recompute;
+
 /* Time of one training iteration, seconds, by part. */
 typedef struct IterTime {
 	double compute;     /* forward + backward on the slowest GPU (pipeline:
@@ -54,6 +63,7 @@ typedef struct IterTime {
 	double layer;       /* per-layer collectives (filter, channel, spatial gather) */
 	double p2p;         /* halo exchange, pipeline sends */
 	double update;      /* optimizer step */
+	double recompute;   /* forward again of the recomputed segments */
 	double input;       /* reading and decoding the node's samples (overlapped) */
 	double feed;        /* a node loader's batch broadcast to and copied by
 	                       every GPU, in the iteration (not overlapped) */
@@ -118,6 +128,8 @@ typedef struct Analysis {
 	int64_t dataset_size;
 	double sample_bytes;      /* stored bytes of one training sample */
 	DataKind data;            /* what a sample is as stored (never AUTO) */
+	int zero;                 /* ZeRO stage 0-3 over the data-parallel group */
+	Recompute rc;             /* activation recomputation */
 	bool forward_only;        /* runs without backward (the ParaDL CosmoFlow
 	                             runs): gradients still exchanged, weights
 	                             still updated */

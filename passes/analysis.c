@@ -128,7 +128,10 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 		.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind),
 		.data = kind,
 		.forward_only = set->forward_only,
+		.zero = set->zero,
 	};
+	if (set->recompute != RECOMPUTE_NONE)
+		recompute_plan(g, set->recompute == RECOMPUTE_FULL ? 0 : set->recompute, &an->rc);
 	return true;
 }
 

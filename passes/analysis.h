@@ -39,9 +39,13 @@ typedef struct Settings {
 	int loader_workers;     /* --loader-workers; 0: the implementation's */
 	DataKind data;          /* --data; DATA_AUTO: from the input's shape */
 	bool forward_only;      /* --forward-only */
+	int zero;               /* --zero: ZeRO stage 0-3 */
+	int recompute;          /* --recompute: RECOMPUTE_NONE, RECOMPUTE_FULL
+	                           or K > 0, segments of K layers */
 } Settings;
 
 extern const Settings settings_default;
+enum { RECOMPUTE_NONE = 0, RECOMPUTE_FULL = -1 }; /* Settings.recompute; > 0: every K */
 
 /* Bytes per activation or weight item at precision p. */
 int precision_bytes(Precision p);

@@ -66,6 +66,16 @@ double p2p_time(const Analysis *an, double bytes, bool across_nodes);
  * memory (docs/model.md, "Implementations"). */
 double gather_time(const Analysis *an, Group g, double bytes);
 
+/* zero.c */
+
+/* The weights, gradients and optimizer state of a GPU holding `weights`
+ * parameters under ZeRO stage an->zero (1-3) over nd GPUs, into m. */
+void zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m);
+/* Stage 3's parameter all-gathers over grp: the part `compute` seconds of
+ * forward and backward do not hide (returned) and the part they hide. */
+double zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights,
+			double compute, double *hidden);
+
 /* overlap.c */
 
 /* The gradient exchange over grp after a backward pass on n samples, each

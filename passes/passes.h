@@ -96,6 +96,10 @@ void pipeline(const Graph *g, const Analysis *an, const struct Mapping *m, Candi
 double pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end,
 			  int *n);
 
+/* recompute.c: the segments of k layers (k = 0: the k that keeps least)
+ * of g (PASS_MEMORY done) into r. */
+bool recompute_plan(const Graph *g, int k, Recompute *r);
+
 /* calibrate.c: fit the system's physical parameters (compute efficiency,
  * network bandwidth and latency, point-to-point latency, the shared file
  * system's file rate and cache) to measured runs by least squares on

@@ -86,11 +86,62 @@ split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 static void
 memory(const Ctx *c, Candidate *k, double weights, double act_samples, double act_share)
 {
+	Totals t = c->g->total;
+
+	if (c->an->rc.k) /* recomputation keeps a fraction of them */
+		t.act_bytes = (int64_t)((double)t.act_bytes * c->an->rc.fraction);
 	k->mem.weights = weights * c->delta + mem_cast_weights(&c->g->total, weights);
 	k->mem.grads = weights * c->delta;
 	k->mem.optimizer = weights * optimizer_bytes(c->an->opt);
-	mem_activations(&k->mem, &c->g->total, act_samples, act_share);
+	if (c->an->zero)
+		zero_memory(c->an, c->g, weights, (double)c->map.grad.size, &k->mem);
+	mem_activations(&k->mem, &t, act_samples, act_share);
 	mem_total(&k->mem, c->s);
+}
+
+/* Under ZeRO: the optimizer step on this GPU's shard of the `weights`,
+ * and stage 3's parameter gathers beside the gradient exchange. */
+static void
+sharded(const Ctx *c, Candidate *k, double weights)
+{
+	double hidden, nd = c->map.grad.size > 1 ? (double)c->map.grad.size : 1;
+
+	if (!c->an->zero)
+		return;
+	k->t.update = update_time(c->an, weights / nd, c->arrays);
+	k->t.grad += zero_gather_time(c->an, c->g, c->map.grad, weights, k->t.compute, &hidden);
+	k->t.grad_hidden += hidden;
+}
+
+/* The forward again of the layers recomputation recomputes (those before
+ * the last segment), layer i at n[i] samples and share[i] of its work. */
+static double
+recompute_time(const Ctx *c, const double *n, const double *share)
+{
+	double t = 0;
+
+	if (!c->an->rc.k)
+		return 0;
+	for (int i = 0; i < c->an->rc.first_kept; i++)
+		t += layer_time(c->an, c->g, &c->g->layer[i], n[i], share[i], false);
+	return t;
+}
+
+/* Per-layer samples and shares for recompute_time: `n` samples for every
+ * layer; share 1, or 1 / ways for the layers split (filter, channel) or
+ * the spatially split head up to `head` (-1: none). */
+static void
+layer_work(const Ctx *c, double *nv, double *sv, double n, double n_tail, int64_t ways,
+	   int head, int split)
+{
+	for (int i = 0; i < c->g->nlayer; i++) {
+		const Layer *l = &c->g->layer[i];
+		bool part = split == 1 ? split_layer(l) : split == 2 ? split_layer(l) &&
+									   !reads_input(c->g, l)
+							 : i <= head;
+		nv[i] = i <= head || head < 0 ? n : n_tail;
+		sv[i] = part ? 1.0 / ways : 1;
+	}
 }
 
 /* The input of one iteration (docs/model.md, "Input pipeline").  Each
@@ -119,6 +170,24 @@ static double
 node_samples(const Ctx *c, double per_gpu)
 {
 	return per_gpu * (double)c->map.in_node;
+}
+
+/* Recomputation's time for a strategy whose layers work as layer_work
+ * says. */
+static void
+recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int head,
+	  int split)
+{
+	double *nv, *sv;
+
+	if (!c->an->rc.k)
+		return;
+	nv = xcalloc((size_t)c->g->nlayer + 1, sizeof *nv);
+	sv = xcalloc((size_t)c->g->nlayer + 1, sizeof *sv);
+	layer_work(c, nv, sv, n, n_tail, ways, head, split);
+	k->t.recompute = recompute_time(c, nv, sv);
+	free(nv);
+	free(sv);
 }
 
 /* A grid beyond the strategy's limit: kept with the reason, no times. */
@@ -150,6 +219,8 @@ data(const Ctx *c, Candidate *k)
 	k->t.compute = span_time(c->an, c->g, 0, c->g->nlayer - 1, n, 1);
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, NULL, &k->t.grad_hidden);
 	k->t.update = update_time(c->an, c->W, c->arrays);
+	sharded(c, k, c->W);
+	recompute(c, k, n, n, 1, -1, 0);
 	input(c, k, n, node_samples(c, n), false);
 	memory(c, k, c->W, n, 1);
 }
@@ -228,6 +299,8 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
 	free(wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);
+	sharded(c, k, local_w);
+	recompute(c, k, n, n, ways, -1, channel ? 2 : 1);
 	/* each sample is loaded once per model-parallel group */
 	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
 	memory(c, k, local_w, n, 1);
@@ -348,6 +421,8 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	k->t.layer = split_gather(c, split, n);
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / ways, NULL, &k->t.grad_hidden);
 	k->t.update = update_time(c->an, c->W, c->arrays);
+	sharded(c, k, c->W);
+	recompute(c, k, n, after_gather(c, n, ways), ways, split, 0);
 	/* each sample is loaded once per model-parallel group */
 	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
 	memory(c, k, c->W, n, 1.0 / ways);

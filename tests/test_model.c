@@ -3,6 +3,7 @@
  * validate.c), on numbers worked out by hand in the comments. */
 #include "harness.h"
 #include "onnxbuild.h"
+#include "passes/analysis.h"
 #include "passes/model.h"
 
 #include <math.h>
@@ -166,6 +167,75 @@ forward_only_runs_have_no_backward(void **state)
 	NEAR(k->t.grad, train.cand[STRAT_DATA].t.grad);
 	NEAR(an.cand[STRAT_SPATIAL].t.p2p, 6 * (300e-6 + 2 * 3072 / 6e9));
 	assert_true(train.cand[STRAT_SPATIAL].t.p2p > an.cand[STRAT_SPATIAL].t.p2p);
+}
+
+/* ZeRO against DeepSpeed's statement of it (ZeRO paper, Figure 1; the
+ * DeepSpeed docs): with mixed precision and Adam a parameter costs 2 + 2
+ * + K bytes, K = 12 (fp32 master weights and both moments); stage 1
+ * divides K by Nd, stage 2 also the gradients' 2, stage 3 everything.
+ * Data parallelism over 8 abci GPUs, Nd = 8. */
+static void
+zero_shards_as_deepspeed_states(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
+			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
+	double W, want[4][3] = { { 0 } };
+
+	assert_non_null(g);
+	W = (double)g->total.params;
+	for (int z = 1; z <= 3; z++) {
+		Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 8,
+				.batch_per_gpu = 8, .dataset_size = 800, .sample_bytes = 1000,
+				.prec = PREC_AMP_FP16, .opt = OPT_ADAM, .zero = z };
+		StrategyOpts o = { .mask = 1u << STRAT_DATA };
+		const MemUse *m = &an.cand[STRAT_DATA].mem;
+		want[1][0] = 2 * W, want[1][1] = 2 * W, want[1][2] = 12 * W / 8;
+		want[2][0] = 2 * W, want[2][1] = 2 * W / 8, want[2][2] = 12 * W / 8;
+		want[3][0] = 2 * W / 8, want[3][1] = 2 * W / 8, want[3][2] = 12 * W / 8;
+		assert_true(strategies_run(g, &an, &o));
+		NEAR(m->weights, want[z][0]);
+		NEAR(m->grads, want[z][1]);
+		NEAR(m->optimizer, want[z][2]);
+		/* stage 3 gathers the parameters forward and backward */
+		if (z == 3)
+			assert_true(an.cand[STRAT_DATA].t.grad + an.cand[STRAT_DATA].t.grad_hidden >
+				    allreduce_time(an.sys, (Group){ 8, 4, 1 }, W * 4) * (1 - 1e-12));
+	}
+}
+
+/* Recomputation against Chen et al.'s sqrt(L) rule: a chain of 16 equal
+ * layers (ReLUs of 1,000 items, each saving its output, 4,000 B) keeps,
+ * with segments of K, the input, the 16 / K - 1 boundaries and one
+ * segment: 4,000 (1 + 16 / K - 1 + K) B per sample, least at K = 4
+ * (32,000 B of 68,000); forward again for the 12 layers before the last
+ * segment. */
+static void
+recompute_keeps_sqrt_of_a_chain(void **state)
+{
+	Fx *fx = *state;
+	char src[1024];
+	int len = snprintf(src, sizeof src, "model m { input x: 1000; y0 = relu(x);");
+	Graph *g;
+	Settings set = settings_default;
+	Analysis an;
+
+	for (int i = 1; i < 16; i++)
+		len += snprintf(src + len, sizeof src - (size_t)len, " y%d = relu(y%d);", i, i - 1);
+	snprintf(src + len, sizeof src - (size_t)len, " }");
+	g = fx_run(fx, src, PASS_MEMORY);
+	assert_non_null(g);
+	assert_int_equal(g->nlayer, 16);
+	assert_int_equal(g->layer[0].cost.act_bytes, 4000);
+	set.recompute = RECOMPUTE_FULL;
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_int_equal(an.rc.k, 4);
+	assert_int_equal(an.rc.first_kept, 12);
+	NEAR(an.rc.fraction, 32000.0 / 68000);
+	set.recompute = 8;
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	NEAR(an.rc.fraction, 40000.0 / 68000);
 }
 
 /* Tensor cores on NCHW data: a convolution run in TF32 on dgx-a100 adds
@@ -482,6 +552,8 @@ main(void)
 		FX_TEST(the_loader_divides_the_samples_over_its_workers),
 		FX_TEST(the_shared_file_system_serves_what_the_cache_misses),
 		FX_TEST(forward_only_runs_have_no_backward),
+		FX_TEST(zero_shards_as_deepspeed_states),
+		FX_TEST(recompute_keeps_sqrt_of_a_chain),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 	};
 

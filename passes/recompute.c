@@ -1,0 +1,82 @@
+/* recompute.c -- activation recomputation (checkpointing: Chen et al.,
+ * "Training Deep Nets with Sublinear Memory Cost", 2016;
+ * torch.utils.checkpoint_sequential), docs/model.md "Recomputation".
+ *
+ * The layers, in their order, split into segments of K.  Forward keeps
+ * the input of every segment -- every tensor alive across the boundary:
+ * produced before it and used after it, skip connections included -- and
+ * frees the rest; backward recomputes one segment's forward at a time and
+ * holds its activations while it runs back through it.  Per sample:
+ *
+ *   kept(K) = input + sum over boundaries b of live(b) + max over segments s of act(s)
+ *
+ * The last segment is not recomputed (its activations are still there
+ * when backward starts), so the extra work is the forward of every layer
+ * before it.  `full` takes the K with the least kept(K) (about sqrt(L)
+ * for L equal layers). */
+#include "passes/passes.h"
+
+#include <stdlib.h>
+
+/* Bytes per sample kept with segments of k; *last: the first layer of the
+ * last segment. */
+static double
+kept(const Graph *g, const int *last_use, int k, int *last)
+{
+	double input = 0, live = 0, seg = 0, most = 0;
+
+	for (int i = 0; i < g->ninput; i++)
+		input += (double)g->tensor[g->input[i]].elems * g->elem_bytes;
+	*last = 0;
+	for (int i = 0; i < g->nlayer; i++) {
+		if (i > 0 && i % k == 0) { /* a boundary before layer i */
+			*last = i;
+			if (seg > most)
+				most = seg;
+			seg = 0;
+			for (int t = 0; t < g->ntensor; t++)
+				if (g->tensor[t].producer >= 0 && g->tensor[t].producer < i &&
+				    last_use[t] >= i && g->tensor[t].root == t)
+					live += (double)g->tensor[t].elems * g->elem_bytes;
+		}
+		seg += (double)g->layer[i].cost.act_bytes;
+	}
+	if (seg > most)
+		most = seg;
+	return input + live + most;
+}
+
+bool
+recompute_plan(const Graph *g, int k, Recompute *r)
+{
+	int *last_use = xcalloc((size_t)g->ntensor + 1, sizeof *last_use);
+	double full = 0, best = -1;
+	int best_k = 1, last = 0;
+
+	for (int t = 0; t < g->ntensor; t++)
+		last_use[t] = g->tensor[t].output ? g->nlayer : -1;
+	for (int i = 0; i < g->nlayer; i++)
+		for (int j = 0; j < g->layer[i].nin; j++)
+			if (last_use[g->layer[i].in[j]] < i)
+				last_use[g->layer[i].in[j]] = i;
+	for (int i = 0; i < g->ninput; i++)
+		full += (double)g->tensor[g->input[i]].elems * g->elem_bytes;
+	for (int i = 0; i < g->nlayer; i++)
+		full += (double)g->layer[i].cost.act_bytes;
+	if (k > 0) {
+		best = kept(g, last_use, k < g->nlayer ? k : g->nlayer, &last);
+		best_k = k;
+	} else {
+		for (int c = 1; c <= g->nlayer; c++) {
+			int l;
+			double v = kept(g, last_use, c, &l);
+			if (best < 0 || v < best * (1 - 1e-12))
+				best = v, best_k = c, last = l;
+		}
+	}
+	free(last_use);
+	r->k = best_k;
+	r->first_kept = last;
+	r->fraction = full > 0 && best < full ? best / full : 1;
+	return true;
+}

@@ -1,0 +1,57 @@
+/* zero.c -- ZeRO: the model states sharded over the data-parallel group
+ * (Rajbhandari et al., SC'20; DeepSpeed's zero_optimization stages;
+ * PyTorch FSDP's FULL_SHARD is stage 3), docs/model.md "ZeRO".
+ *
+ * Under ZeRO the states are laid out as DeepSpeed does: with mixed
+ * precision, 16-bit parameters and gradients (2 + 2 bytes per parameter)
+ * and, in the optimizer, the fp32 master weights with the optimizer's
+ * moments (4 + 8 bytes for Adam: K = 12); in fp32, 4 + 4 and the
+ * moments.  Stage 1 shards the optimizer states over the Nd GPUs of the
+ * group, stage 2 the gradients too, stage 3 the parameters too:
+ *
+ *   stage 0  (2 + 2 + K) W        stage 2  2 W + (2 + K) W / Nd
+ *   stage 1  (2 + 2) W + K W / Nd stage 3  (2 + 2 + K) W / Nd
+ *
+ * Communication: stages 1 and 2 reduce-scatter the gradients and
+ * all-gather the updated parameters, the volume of DDP's all-reduce;
+ * stage 3 also all-gathers every layer's parameters before its forward
+ * and again before its backward, prefetched while the layer before it
+ * computes: hidden behind the compute as far as it lasts. */
+#include "passes/model.h"
+#include "passes/passes.h"
+
+/* Bytes per parameter of the 16-bit (or fp32) parameters and gradients
+ * under ZeRO. */
+static double
+state_bytes(const Analysis *an, const Graph *g)
+{
+	return precision_info[an->prec].low ? precision_info[an->prec].low : g->elem_bytes;
+}
+
+void
+zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m)
+{
+	double p = state_bytes(an, g);
+	double k = optimizer_bytes(an->opt) + (precision_info[an->prec].low ? 4 : 0);
+
+	if (nd < 1)
+		nd = 1;
+	m->weights = weights * p / (an->zero >= 3 ? nd : 1);
+	m->grads = weights * p / (an->zero >= 2 ? nd : 1);
+	m->optimizer = weights * k / nd;
+}
+
+double
+zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights, double compute,
+		 double *hidden)
+{
+	double t;
+
+	*hidden = 0;
+	if (an->zero < 3 || grp.size <= 1)
+		return 0;
+	/* the whole model's parameters gathered twice, forward and backward */
+	t = 2 * allgather_time(an->sys, grp, weights * state_bytes(an, g));
+	*hidden = t < compute ? t : compute;
+	return t - *hidden;
+}
