@@ -43,6 +43,7 @@ enum {
 	OPT_DATA,
 	OPT_FORWARD_ONLY,
 	OPT_ZERO,
+	OPT_MICRO_BATCHES,
 	OPT_RECOMPUTE,
 	OPT_STRATEGIES,
 	OPT_OPTIMIZER,
@@ -111,6 +112,7 @@ static const struct option longopts[] = {
 	{ "data",         required_argument, NULL, OPT_DATA },
 	{ "forward-only", no_argument,       NULL, OPT_FORWARD_ONLY },
 	{ "zero",         required_argument, NULL, OPT_ZERO },
+	{ "micro-batches", required_argument, NULL, OPT_MICRO_BATCHES },
 	{ "recompute",    required_argument, NULL, OPT_RECOMPUTE },
 	{ "batch-per-gpu", required_argument, NULL, 'b' },
 	{ "global-batch", required_argument, NULL, 'B' },
@@ -212,7 +214,10 @@ usage(FILE *f)
 		"      --strict             an operator of unknown cost is an error\n"
 		"      --as-exported        ONNX: analyse an eval-mode export's graph as it is\n"
 		"      --dropout L1,L2,...  a dropout after each named layer (the export removed it)\n"
-		"      --schedule S         pipeline schedule: gpipe (default) or 1f1b\n"
+		"      --schedule S         pipeline schedule: gpipe (default), 1f1b or\n"
+		"                           interleaved:V (V model chunks per GPU)\n"
+		"      --micro-batches M    micro-batches per iteration: the pipeline's, or\n"
+		"                           gradient accumulation steps (default: chosen)\n"
 		"      --channels-last      activations in NHWC (PyTorch's channels_last): tensor-core\n"
 		"                           convolutions need no layout transposes\n"
 		"                           (default: BatchNormalization folded into\n"
@@ -474,6 +479,9 @@ parse_options(int argc, char **argv, Options *o)
 			o->set.zero = optarg[0] - '0';
 			break;
 		case OPT_RECOMPUTE: recompute_option(optarg, &o->set); break;
+		case OPT_MICRO_BATCHES:
+			o->set.micro_batches = number(optarg, "--micro-batches", (int64_t)1 << 30);
+			break;
 		case OPT_DATA:
 			if (!data_kind_parse(optarg, &o->set.data))
 				usage_error("unknown data kind '%s' (jpeg, raw, stored, auto)", optarg);
@@ -514,8 +522,9 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
 		case OPT_DROPOUT: o->set.dropout_after = optarg; break;
 		case OPT_SCHEDULE:
-			if (!schedule_parse(optarg, &o->set.schedule))
-				usage_error("unknown schedule '%s' (gpipe, 1f1b)", optarg);
+			if (!schedule_parse(optarg, &o->set.schedule, &o->set.virtual_stages))
+				usage_error("unknown schedule '%s' (gpipe, 1f1b, interleaved:V with V "
+					    "of 2 or more)", optarg);
 			break;
 		case OPT_SAMPLE_BYTES:
 			o->set.sample_bytes = (double)number(optarg, "--sample-bytes", (int64_t)1 << 40);

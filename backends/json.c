@@ -262,9 +262,14 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 			json_array_append_new(st, s);
 		}
 		set(o, "micro_batches", json_integer(k->micro_batches));
-		set(o, "schedule", jstr(schedule_name(an->schedule)));
+		set(o, "schedule", an->schedule == SCHED_INTERLEAVED
+					   ? jstr(arena_printf(g->arena, "interleaved:%d",
+							       an->virtual_stages))
+					   : jstr(schedule_name(an->schedule)));
 		set(o, "stages", st);
 	}
+	if (k->kind == STRAT_DATA && c && k->micro_batches > 1)
+		set(o, "micro_batches", json_integer(k->micro_batches)); /* accumulation */
 	if (k->split >= 0 && c)
 		set(o, "split_after", jstr(g->layer[k->split].name));
 	return o;

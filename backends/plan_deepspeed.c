@@ -46,6 +46,18 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	/* DeepSpeed's fp16 and bf16 keep fp32 master weights: amp */
 	set(root, "fp16", enabled(an->prec == PREC_FP16 || an->prec == PREC_AMP_FP16));
 	set(root, "bf16", enabled(an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16));
+	if (an->zero) {
+		json_t *z = json_object();
+		set(z, "stage", json_integer(an->zero));
+		set(z, "overlap_comm", json_boolean(true));
+		set(root, "zero_optimization", z);
+	}
+	if (pl->checkpoints) {
+		json_t *ac = json_object();
+		set(ac, "number_checkpoints", json_integer(pl->checkpoints));
+		set(ac, "partition_activations", json_boolean(false));
+		set(root, "activation_checkpointing", ac);
+	}
 	set(own, "model", jstr(g->name));
 	set(own, "strategy", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < pl->ndim; d++)

@@ -47,11 +47,13 @@ stage_json(const Graph *g, const Placement *pl, int i)
 }
 
 static json_t *
-pipeline_json(const Graph *g, const Placement *pl)
+pipeline_json(const Graph *g, const Analysis *an, const Placement *pl)
 {
 	json_t *o = json_object(), *st = json_array();
 
-	set(o, "schedule", jstr("gpipe"));
+	set(o, "schedule", jstr(schedule_name(an->schedule)));
+	if (an->schedule == SCHED_INTERLEAVED)
+		set(o, "virtual_stages", json_integer(an->virtual_stages));
 	set(o, "micro_batches", json_integer(pl->micro_batches));
 	set(o, "micro_batch", count(pl->micro_batch));
 	set(o, "boundaries", jstr(pl->recut ? "blocks" : "report"));
@@ -114,7 +116,10 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(batch, "micro_batch", count(pl->micro_batch));
 	set(batch, "micro_batches", json_integer(pl->micro_batches));
 	set(root, "batch", batch);
-	set(root, "pipeline", pl->nstage ? pipeline_json(g, pl) : json_null());
+	set(root, "zero", json_integer(an->zero));
+	set(root, "recompute_segments", pl->checkpoints ? json_integer(pl->checkpoints)
+							: json_null());
+	set(root, "pipeline", pl->nstage ? pipeline_json(g, an, pl) : json_null());
 	if (pl->split >= 0) {
 		json_t *sp = json_object();
 		set(sp, "layer", jstr(g->layer[pl->split].name));

@@ -77,6 +77,13 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 		fputs("\t--fp16\n", f);
 	if (an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16)
 		fputs("\t--bf16\n", f);
+	if (an->schedule == SCHED_INTERLEAVED)
+		fprintf(f, "\t--num-virtual-stages-per-pipeline-rank %d\n", an->virtual_stages);
+	if (an->rc.k)
+		fprintf(f, "\t--recompute-granularity full\n\t--recompute-method uniform\n"
+			   "\t--recompute-num-layers %d\n", an->rc.k);
+	if (an->zero) /* Megatron's distributed optimizer shards the optimizer state */
+		fputs("\t--use-distributed-optimizer\n", f);
 	if (pl->nstage && pl->layout)
 		layout(g, pl, f);
 	fputs(")\n", f);

@@ -18,12 +18,20 @@ static const char *const use[DIM_COUNT] = {
 			"for nn.Linear), outputs all-reduced",
 };
 
+/* torch.distributed.pipelining's schedule classes */
+static const char *const schedule_class[SCHED_COUNT] = {
+	[SCHED_GPIPE] = "ScheduleGPipe", [SCHED_1F1B] = "Schedule1F1B",
+	[SCHED_INTERLEAVED] = "ScheduleInterleaved1F1B",
+};
+
 static json_t *
-pipeline_json(const Placement *pl)
+pipeline_json(const Analysis *an, const Placement *pl)
 {
 	json_t *o = json_object(), *split = json_object(), *stages = json_array();
 
-	set(o, "schedule", jstr("ScheduleGPipe"));
+	set(o, "schedule", jstr(schedule_class[an->schedule]));
+	if (an->schedule == SCHED_INTERLEAVED)
+		set(o, "stages_per_rank", json_integer(an->virtual_stages));
 	set(o, "n_microbatches", json_integer(pl->micro_batches));
 	set(o, "microbatch_size", count(pl->micro_batch));
 	for (int i = 1; i < pl->nstage; i++)
@@ -75,7 +83,16 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 							  : json_null());
 	set(root, "allow_tf32", json_boolean(an->prec == PREC_TF32));
 	set(root, "module_names", jstr(pl->mod.names));
-	set(root, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
+	/* FSDP's sharding for the ZeRO stage modelled (stage 3: FULL_SHARD,
+	 * 2: SHARD_GRAD_OP; 1 has no FSDP equivalent: ZeroRedundancyOptimizer) */
+	set(root, "fsdp", an->zero == 3   ? jstr("FULL_SHARD")
+			  : an->zero == 2 ? jstr("SHARD_GRAD_OP")
+					  : json_null());
+	set(root, "zero_redundancy_optimizer", json_boolean(an->zero == 1));
+	/* torch.utils.checkpoint.checkpoint_sequential(segments=...) */
+	set(root, "checkpoint_segments", pl->checkpoints ? json_integer(pl->checkpoints)
+							 : json_null());
+	set(root, "pipeline", pl->nstage ? pipeline_json(an, pl) : json_null());
 	set(root, "split_after", pl->split >= 0 && *pl->mod.fqn[pl->split]
 					 ? jstr(pl->mod.fqn[pl->split])
 					 : json_null());

@@ -23,12 +23,15 @@
 typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW } Optimizer;
 
 /* Pipeline schedules (passes/pipeline.c): GPipe, all forwards then all
- * backwards; 1F1B (PipeDream-Flush), one forward one backward. */
-typedef enum Schedule { SCHED_GPIPE, SCHED_1F1B, SCHED_COUNT } Schedule;
+ * backwards; 1F1B (PipeDream-Flush), one forward one backward;
+ * interleaved 1F1B (Megatron-LM), V model chunks per GPU. */
+typedef enum Schedule { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_COUNT } Schedule;
 
-/* optimizer.c: the optimizers' and schedules' names */
+/* optimizer.c: the optimizers' and schedules' names.  schedule_parse
+ * reads "gpipe", "1f1b" or "interleaved:V" (V >= 2 into *v; 1 for the
+ * others). */
 const char *schedule_name(Schedule s);
-bool schedule_parse(const char *s, Schedule *out);
+bool schedule_parse(const char *s, Schedule *out, int *v);
 
 /* optimizer.c */
 const char *optimizer_name(Optimizer o);
@@ -122,6 +125,8 @@ typedef struct Analysis {
 	Precision prec;
 	Optimizer opt;
 	Schedule schedule;        /* pipeline */
+	int virtual_stages;       /* interleaved: model chunks per GPU; else 1 */
+	int64_t micro_batches;    /* --micro-batches; 0: the model chooses */
 	int64_t gpus;
 	int64_t batch_per_gpu;    /* weak scaling; 0 when the global batch is fixed */
 	int64_t global_batch;     /* strong scaling; 0 when weak */

@@ -1,6 +1,7 @@
 /* optimizer.c -- the optimizers', pipeline schedules' and data kinds' names, as
  * options, reports and plans spell them (the state each optimizer keeps is
  * in passes/compute.c, what a schedule holds in passes/pipeline.c). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/analysis.h"
@@ -26,7 +27,8 @@ optimizer_parse(const char *s, Optimizer *o)
 	return false;
 }
 
-static const char *const sched[] = { [SCHED_GPIPE] = "gpipe", [SCHED_1F1B] = "1f1b" };
+static const char *const sched[] = { [SCHED_GPIPE] = "gpipe", [SCHED_1F1B] = "1f1b",
+				     [SCHED_INTERLEAVED] = "interleaved" };
 
 const char *
 schedule_name(Schedule s)
@@ -35,10 +37,22 @@ schedule_name(Schedule s)
 }
 
 bool
-schedule_parse(const char *s, Schedule *out)
+schedule_parse(const char *s, Schedule *out, int *v)
 {
+	char *end;
+	long n;
+
+	*v = 1;
+	if (strncmp(s, "interleaved:", 12) == 0) {
+		n = strtol(s + 12, &end, 10);
+		if (end == s + 12 || *end || n < 2 || n > 1024)
+			return false;
+		*out = SCHED_INTERLEAVED;
+		*v = (int)n;
+		return true;
+	}
 	for (int i = 0; i < SCHED_COUNT; i++)
-		if (strcmp(s, sched[i]) == 0) {
+		if (i != SCHED_INTERLEAVED && strcmp(s, sched[i]) == 0) {
 			*out = (Schedule)i;
 			return true;
 		}

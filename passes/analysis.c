@@ -121,6 +121,8 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 		.prec = set->prec,
 		.opt = set->opt,
 		.schedule = set->schedule,
+		.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1,
+		.micro_batches = set->micro_batches,
 		.gpus = set->gpus,
 		.global_batch = set->global_batch,
 		.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu,

@@ -33,6 +33,8 @@ typedef struct Settings {
 	                           a raw image, else 4 */
 	bool as_exported;       /* keep an eval-mode export's folded graph */
 	Schedule schedule;      /* pipeline schedule: gpipe */
+	int virtual_stages;     /* interleaved:V; 0 or 1 otherwise */
+	int64_t micro_batches;  /* --micro-batches; 0: chosen */
 	const char *dropout_after; /* --dropout LAYER,...: NULL none */
 	bool channels_last;     /* activations in NHWC (docs/model.md, "Precision") */
 	const Implementation *impl; /* --implementation; NULL: the system's */

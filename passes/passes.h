@@ -207,7 +207,10 @@ typedef struct Placement {
 	double replica_batch;      /* samples per replica and iteration */
 	double micro_batch;        /* samples per micro-batch (pipeline), else
 	                              replica_batch */
-	int64_t micro_batches;     /* per iteration: pipeline M, else 1 */
+	int64_t micro_batches;     /* per iteration: pipeline M, gradient
+	                              accumulation steps, else 1 */
+	int checkpoints;           /* recomputation: the segments (of
+	                              Analysis.rc.k layers), else 0 */
 	Modules mod;
 	PlaceStage *stage;         /* pipeline */
 	int nstage;

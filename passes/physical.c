@@ -206,6 +206,7 @@ static void
 data(const Ctx *c, Candidate *k)
 {
 	int64_t p = c->map.gpus, B = batch_for(c, p);
+	int64_t M = c->an->micro_batches > 1 ? c->an->micro_batches : 1;
 	double n = (double)B / p;
 
 	k->grid[DIM_DATA] = p;
@@ -216,13 +217,19 @@ data(const Ctx *c, Candidate *k)
 	if (p > B)
 		return beyond(k, "more GPUs than samples in the batch");
 	k->per_gpu_batch = n;
-	k->t.compute = span_time(c->an, c->g, 0, c->g->nlayer - 1, n, 1);
-	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, NULL, &k->t.grad_hidden);
+	/* gradient accumulation: M forward-backward passes of n / M samples,
+	 * one exchange, overlapped with the last backward */
+	if ((double)M > n)
+		return beyond(k, "more micro-batches than samples per GPU");
+	k->micro_batches = M;
+	k->t.compute = (double)M * span_time(c->an, c->g, 0, c->g->nlayer - 1, n / M, 1);
+	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
 	k->t.update = update_time(c->an, c->W, c->arrays);
 	sharded(c, k, c->W);
-	recompute(c, k, n, n, 1, -1, 0);
+	recompute(c, k, n / M, n / M, 1, -1, 0);
+	k->t.recompute *= (double)M;
 	input(c, k, n, node_samples(c, n), false);
-	memory(c, k, c->W, n, 1);
+	memory(c, k, c->W, n / M, 1);
 }
 
 /* ---- filter and channel ------------------------------------------------- */

@@ -176,10 +176,19 @@ layer_costs(const Graph *g, const Analysis *an, double n, double *t, double *f, 
  * Narayanan et al., SC'21) starts backward as soon as the last stage can,
  * so stage i holds at most S - i. */
 static void
-schedule_held(Schedule sched, int64_t M, int S, double *held)
+schedule_held(Schedule sched, int v, int64_t M, int S, double *held)
 {
-	for (int i = 0; i < S; i++)
-		held[i] = sched == SCHED_1F1B && S - i < M ? S - i : (double)M;
+	for (int i = 0; i < S; i++) {
+		held[i] = sched != SCHED_GPIPE && S - i < M ? S - i : (double)M;
+		/* interleaved: the warm-up runs ahead on the V chunks, so the
+		 * first stage holds p (1 + (p - 1) / (p V)) micro-batches
+		 * (Korthikanti et al., MLSys'23, section 4.2.3) */
+		if (sched == SCHED_INTERLEAVED) {
+			held[i] *= 1 + (double)(S - 1) / ((double)S * v);
+			if (held[i] > (double)M)
+				held[i] = (double)M;
+		}
+	}
 }
 
 /* Where the layers may be cut: G items, item j ending at layer end[j]
@@ -277,10 +286,10 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	const System *s = an->sys;
 	double n = (double)B / M, delta = g->elem_bytes;
 	double T, edge = 0, upd = 0, *w = c->w;
-	int L = g->nlayer;
+	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
 
 	layer_costs(g, an, n, c->t, c->f, c->a, w);
-	schedule_held(an->schedule, M, (int)S, c->held);
+	schedule_held(an->schedule, v, M, (int)S, c->held);
 	if ((T = partition_items(c->t, c->f, c->a, c->held, L, it, cap - stage_extra(g, s, n),
 				 (int)S, st)) < 0)
 		return false;
@@ -299,9 +308,12 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	}
 	k->micro_batches = M;
 	k->per_gpu_batch = n;
+	/* interleaved: each GPU's stage is V chunks, so the fill and drain
+	 * take chunks of T / V (Megatron's bubble (p - 1) / (V M)), and a
+	 * micro-batch crosses V times as many stage boundaries */
 	k->t.compute = M * T;
-	k->t.bubble = (S - 1) * T;
-	k->t.p2p = st->n > 1 ? (M + S - 2) * (an->forward_only ? 1 : 2) *
+	k->t.bubble = (S - 1) * T / v;
+	k->t.p2p = st->n > 1 ? (M * v + S - 2) * (an->forward_only ? 1 : 2) *
 				       p2p_time(an, edge, map->across)
 			     : 0;
 	k->t.update = upd;
@@ -368,8 +380,16 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		k->bottleneck = "scaling limit";
 		goto out;
 	}
+	if (an->micro_batches > B) {
+		k->computable = false;
+		k->feasible = false;
+		k->reason = "more micro-batches than samples in the batch";
+		k->bottleneck = "scaling limit";
+		goto out;
+	}
 again:
-	for (int64_t M = 1; M <= B; M = M * 2 > B && M != B ? B : M * 2) {
+	for (int64_t M = an->micro_batches ? an->micro_batches : 1; M <= B;
+	     M = an->micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st)) {
 			double total = tmp.t.compute + tmp.t.bubble + tmp.t.p2p + tmp.t.update;
@@ -380,7 +400,7 @@ again:
 				any = true;
 			}
 		}
-		if (M == B)
+		if (M == B || an->micro_batches)
 			break;
 	}
 	if (!any && isfinite(cap)) {

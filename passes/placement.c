@@ -57,7 +57,7 @@ batch(const Graph *g, Placement *pl)
 
 	pl->replicas = k->grid[DIM_DATA] > 0 ? k->grid[DIM_DATA] : 1;
 	pl->replica_batch = (double)B / (double)pl->replicas;
-	pl->micro_batches = k->grid[DIM_PIPELINE] > 0 ? k->micro_batches : 1;
+	pl->micro_batches = k->micro_batches > 1 ? k->micro_batches : 1;
 	pl->micro_batch = pl->replica_batch / (double)pl->micro_batches;
 	parts = pl->replicas * pl->micro_batches; /* a pipeline has one replica */
 	if (B % parts == 0)
@@ -165,6 +165,7 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		return false;
 	}
 	pl->k = &an->cand[an->best];
+	pl->checkpoints = an->rc.k ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
 	if (an->gpus > MAX_PLAN_RANKS) {
 		diag_error(at, "a plan lists every rank: %" PRId64 " GPUs are more than %d",
 			   an->gpus, MAX_PLAN_RANKS);

@@ -325,6 +325,37 @@ one_f_one_b_holds_fewer_micro_batches(void **state)
 	NEAR(ob.mem.activations * (double)gp.micro_batches / 2, gp.mem.activations);
 }
 
+/* Megatron-LM's bubble (Narayanan et al., SC'21): with p stages and m
+ * micro-batches the bubble is (p - 1) / m of the ideal time under GPipe
+ * and 1F1B, (p - 1) / (v m) with v interleaved chunks per GPU.  Two
+ * stages, --micro-batches 8: 1/8, and 1/16 with v = 2; interleaving adds
+ * (p - 1) / (p v) to the first stage's micro-batches in flight
+ * (Korthikanti et al., MLSys'23): 2 (1 + 1/4) = 2.5 of 1F1B's 2. */
+static void
+pipeline_bubbles_are_megatrons(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 2,
+			.batch_per_gpu = 64, .dataset_size = 6400, .sample_bytes = 1000,
+			.micro_batches = 8, .virtual_stages = 1, .schedule = SCHED_1F1B };
+	StrategyOpts o = { 0 };
+	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
+	Candidate ob, il;
+
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &ob));
+	assert_int_equal(ob.micro_batches, 8);
+	NEAR(ob.t.bubble / ob.t.compute, 1.0 / 8);
+	an.schedule = SCHED_INTERLEAVED;
+	an.virtual_stages = 2;
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &il));
+	NEAR(il.t.bubble / il.t.compute, 1.0 / 16);
+	NEAR(il.mem.activations, ob.mem.activations * 2.5 / 2);
+	an.micro_batches = 65; /* more than the batch */
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &il));
+	assert_false(il.computable);
+}
+
 /* With --plan the analysis cuts only where the modules allow, and the plan
  * lists that prediction's stages and costs. */
 static void
@@ -417,6 +448,7 @@ main(void)
 		FX_TEST(a_pipeline_keeps_each_stage_cost),
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
 		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
+		FX_TEST(pipeline_bubbles_are_megatrons),
 		cmocka_unit_test(advice_warns_with_stable_codes),
 	};
 
