@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "backends/backends.h"
+#include "backends/charts.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "passes/analysis.h"
@@ -44,6 +45,7 @@ enum {
 	OPT_FORWARD_ONLY,
 	OPT_ZERO,
 	OPT_MICRO_BATCHES,
+	OPT_PLOT,
 	OPT_RECOMPUTE,
 	OPT_STRATEGIES,
 	OPT_OPTIMIZER,
@@ -113,6 +115,7 @@ static const struct option longopts[] = {
 	{ "forward-only", no_argument,       NULL, OPT_FORWARD_ONLY },
 	{ "zero",         required_argument, NULL, OPT_ZERO },
 	{ "micro-batches", required_argument, NULL, OPT_MICRO_BATCHES },
+	{ "plot",         required_argument, NULL, OPT_PLOT },
 	{ "recompute",    required_argument, NULL, OPT_RECOMPUTE },
 	{ "batch-per-gpu", required_argument, NULL, 'b' },
 	{ "global-batch", required_argument, NULL, 'B' },
@@ -164,7 +167,10 @@ usage(FILE *f)
 		"Options:\n"
 		"  -g, --gpus N             GPUs to plan for (default 1)\n"
 		"      --sweep              also analyse 1, 2, 4, ... GPUs up to N\n"
-		"  -f, --format FMT         report format: text, json, csv (default text)\n"
+		"  -f, --format FMT         report format: text, json, csv, html (a page with\n"
+		"                           charts) or svg (one chart; default text)\n"
+		"      --plot NAME          with -f svg: scaling (default), breakdown, memory\n"
+		"                           or layers\n"
 		"  -o, --output FILE        write the report to FILE (atomically)\n"
 		"      --plan KIND          write, for the recommended strategy, a plan instead\n"
 		"                           of a report: generic, pytorch, deepspeed, megatron,\n"
@@ -406,6 +412,31 @@ recompute_option(const char *arg, Settings *set)
 		usage_error("--recompute every:K needs K of 1 or more, not '%s'", arg);
 }
 
+/* The command line as a shell would read it back (each word quoted when
+ * it holds more than [A-Za-z0-9_./=:,+-]), for the HTML page. */
+static const char *
+command_line(int argc, char **argv)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = i ? argv[i] : progname;
+		if (i)
+			fputc(' ', f);
+		if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				    "0123456789_./=:,+-") == strlen(a))
+			fputs(a, f);
+		else
+			esc_shell(f, a);
+	}
+	fclose(f);
+	return buf;
+}
+
 static void
 parse_options(int argc, char **argv, Options *o)
 {
@@ -441,6 +472,12 @@ parse_options(int argc, char **argv, Options *o)
 			break;
 		case 'o': o->output = optarg; break;
 		case OPT_LAYERS: o->report.layers = true; break;
+		case OPT_PLOT:
+			if (!chart_find(optarg))
+				usage_error("unknown plot '%s' (scaling, breakdown, memory, layers)",
+					    optarg);
+			o->report.plot = optarg;
+			break;
 		case OPT_PRECISION:
 			if (!precision_parse(optarg, &o->set.prec))
 				usage_error("unknown precision '%s' (fp32, tf32, amp-fp16, amp-bf16, "
@@ -549,6 +586,18 @@ parse_options(int argc, char **argv, Options *o)
 	o->model = argv[optind];
 	if (o->sweep && (o->strat.forced || o->validate))
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->report.plot && strcmp(o->backend->name, "svg") != 0)
+		usage_error("--plot %s draws a chart of -f svg", o->report.plot);
+	/* the page's scaling chart, and -f svg's, run the sweep themselves */
+	if ((strcmp(o->backend->name, "html") == 0 ||
+	     (strcmp(o->backend->name, "svg") == 0 &&
+	      (!o->report.plot || strcmp(o->report.plot, "scaling") == 0))) &&
+	    !o->strat.forced && !o->validate)
+		o->sweep = true;
+	if (strcmp(o->backend->name, "svg") == 0 && o->strat.forced &&
+	    (!o->report.plot || strcmp(o->report.plot, "scaling") == 0))
+		usage_error("--plot %s needs a sweep, which --grid excludes", "scaling");
+	o->report.command = command_line(argc, argv);
 	if (o->profile && o->validate)
 		usage_error("--profile names the layers of one model, not %s", "validate");
 	if (o->strat.forced)

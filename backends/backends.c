@@ -7,6 +7,8 @@ static const Backend backends[] = {
 	{ "text", text_emit },
 	{ "json", json_emit },
 	{ "csv", csv_emit },
+	{ "html", html_emit },
+	{ "svg", svg_emit },
 };
 
 const Backend *

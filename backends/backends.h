@@ -10,7 +10,9 @@
 #include "util/files.h"
 
 typedef struct ReportOpts {
-	bool layers;   /* --layers: the per-layer table */
+	bool layers;          /* --layers: the per-layer table */
+	const char *plot;     /* -f svg --plot: the chart (charts.h); NULL: scaling */
+	const char *command;  /* the command line, for the HTML page; NULL: none */
 } ReportOpts;
 
 typedef struct Backend {
@@ -30,6 +32,10 @@ bool json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 
 /* csv.c */
 bool csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
+
+/* html.c: the visual report (-f html) and one of its charts (-f svg) */
+bool html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
+bool svg_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 
 /* depfile.c: the make rule for -M / -MD.  depfile_check() is false, after
  * an error naming it, when a name cannot be written in a make rule;

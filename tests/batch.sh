@@ -1,6 +1,6 @@
 #!/bin/sh
 # batch.sh -- examples/batch/Makefile on a small grid: it builds every
-# report and summary.csv, a second make does nothing, and touching one
+# report, summary.csv and the pages, a second make does nothing, and touching one
 # model (or a file it includes) redoes only the reports that read it.  TAP.
 : "${ORACLEC:=./oraclec}" "${srcdir:=.}"
 LC_ALL=C; export LC_ALL
@@ -30,11 +30,12 @@ bad=0
 eval "$MAKE -s -j2 $args" >"$tmp/log1" 2>&1
 rows=$(wc -l <summary.csv 2>/dev/null || echo 0)
 # 2 models x 2 systems x 2 GPU counts x 7 strategies, plus the header
-if [ "$rows" -eq 57 ] && [ "$(find out -name '*.csv' | wc -l)" -eq 8 ]; then
-	echo "ok 1 - make builds 8 reports and a 57-line summary.csv"
+pages=$(find out -name '*.html' | wc -l)
+if [ "$rows" -eq 57 ] && [ "$(find out -name '*.csv' | wc -l)" -eq 8 ] && [ "$pages" -eq 4 ]; then
+	echo "ok 1 - make builds 8 reports, a 57-line summary.csv and 4 pages"
 else
 	bad=1
-	echo "not ok 1 - make builds 8 reports and a 57-line summary.csv (got $rows lines)"
+	echo "not ok 1 - make builds 8 reports, a 57-line summary.csv and 4 pages (got $rows lines, $pages pages)"
 	sed 's/^/# /' "$tmp/log1"
 fi
 
@@ -52,11 +53,11 @@ touch ../blk.odl
 eval "$MAKE $args" >"$tmp/log3" 2>&1
 redone=$(grep -c "oraclec ../a.odl" "$tmp/log3")
 others=$(grep -c "oraclec ../b.odl" "$tmp/log3")
-if [ "$redone" -eq 4 ] && [ "$others" -eq 0 ]; then
-	echo "ok 3 - touching an include redoes the 4 reports of its model only"
+if [ "$redone" -eq 6 ] && [ "$others" -eq 0 ]; then
+	echo "ok 3 - touching an include redoes the 4 reports and 2 pages of its model only"
 else
 	bad=1
-	echo "not ok 3 - touching an include redoes the 4 reports of its model only ($redone, $others)"
+	echo "not ok 3 - touching an include redoes the 4 reports and 2 pages of its model only ($redone, $others)"
 	sed 's/^/# /' "$tmp/log3"
 fi
 exit "$bad"

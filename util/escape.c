@@ -148,6 +148,23 @@ esc_text_dup(const char *s)
 }
 
 void
+esc_xml(FILE *f, const char *s)
+{
+	char *t = esc_text_dup(s);
+
+	for (const char *p = t; *p; p++)
+		switch (*p) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*p, f);
+		}
+	free(t);
+}
+
+void
 esc_shell(FILE *f, const char *s)
 {
 	fputc('\'', f);

@@ -53,6 +53,10 @@ void esc_odl_string(FILE *f, const char *s);
  * before a leading digit, after a keyword, or for the empty string. */
 void esc_odl_ident(FILE *f, const char *s);
 
+/* XML (and HTML) character data or a quoted attribute value: the text of
+ * esc_text (no control byte, valid UTF-8) with & < > " ' as entities. */
+void esc_xml(FILE *f, const char *s);
+
 /* UTF-8 (RFC 3629: shortest form, no surrogates, at most U+10FFFF). */
 bool utf8_valid(const char *s);
 /* A malloc'd copy of s with each maximal bad subpart (a byte that cannot

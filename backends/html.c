@@ -1,0 +1,209 @@
+/* html.c -- the visual report (-f html): one self-contained page, inline
+ * CSS and SVG, no script and no external resource, so it opens from a mail
+ * attachment or a cluster's file browser (docs/report.md).  It shows the
+ * recommendation, the ranking, the system and training settings, the
+ * command line, and the four charts of charts.c.  The numbers are the
+ * passes'; this file only lays them out.  Also -f svg: one chart,
+ * chosen with --plot. */
+#include "backends/backends.h"
+#include "backends/charts.h"
+#include "backends/svg.h"
+#include "util/escape.h"
+
+#include <inttypes.h>
+
+static const char style[] =
+	"body{font-family:sans-serif;margin:24px auto;max-width:1000px;color:#222}"
+	"h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}"
+	"table{border-collapse:collapse;font-size:13px}"
+	"td,th{padding:3px 8px;border-bottom:1px solid #e4e4e4;text-align:right}"
+	"td:first-child,th:first-child,td.l{text-align:left}"
+	"tr.recommended{font-weight:bold;background:#fff6d5}"
+	".recommendation{font-size:15px;background:#f3f7fb;padding:10px;border-left:4px solid "
+	"#0072B2}"
+	"code{background:#f4f4f4;padding:2px 4px;word-break:break-all}"
+	".warning{color:#a04000}"
+	"svg{display:block;margin:8px 0}"
+	"svg .chart-title{font-weight:bold;font-size:14px}"
+	"svg .row.recommended .bar-label{font-weight:bold}"
+	"svg .axis-label{font-size:12px}svg .tick{fill:#444;font-size:11px}";
+
+static void
+cell(FILE *f, const char *s, bool left)
+{
+	fputs(left ? "<td class=\"l\">" : "<td>", f);
+	esc_xml(f, s);
+	fputs("</td>", f);
+}
+
+static const char *
+num(bool ok, const char *fmt, double v, char *buf)
+{
+	if (!ok)
+		return "-";
+	snprintf(buf, 32, fmt, v);
+	return buf;
+}
+
+/* The grid as "data=4,spatial=2". */
+static const char *
+grid_text(const Candidate *k, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int d = 0; d < DIM_COUNT && len < n; d++)
+		if (k->grid[d])
+			len += (size_t)snprintf(buf + len, n - len, "%s%s=%" PRId64, len ? "," : "",
+						grid_dim_name[d], k->grid[d]);
+	return len ? buf : "-";
+}
+
+static void
+ranking(FILE *f, const Analysis *an)
+{
+	char grid[96], b[5][32];
+
+	fputs("<table class=\"ranking\"><tr><th>strategy</th><th>grid</th><th>fits</th>"
+	      "<th>compute (s)</th><th>communication (s)</th><th>iteration (s)</th>"
+	      "<th>epoch (s)</th><th>memory/GPU (GiB)</th><th>limited by</th></tr>\n", f);
+	for (int i = 0; i < STRAT_COUNT; i++) {
+		const Candidate *k = &an->cand[i];
+		bool c = k->computable;
+		if (!k->analysed)
+			continue;
+		fprintf(f, "<tr class=\"%s\">", i == an->best ? "recommended" : "");
+		cell(f, strategy_name[k->kind], true);
+		cell(f, grid_text(k, grid, sizeof grid), true);
+		cell(f, k->feasible ? "yes" : "no", true);
+		cell(f, num(c, "%.4f", k->t.compute, b[0]), false);
+		cell(f, num(c, "%.4f", k->t.communication, b[1]), false);
+		cell(f, num(c, "%.4f", k->t.total, b[2]), false);
+		cell(f, num(c, "%.1f", k->epoch, b[3]), false);
+		cell(f, num(c, "%.2f", k->mem.total / 1073741824.0, b[4]), false);
+		cell(f, k->feasible ? k->bottleneck : k->reason ? k->reason : "-", true);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static void
+recommendation(FILE *f, const Analysis *an)
+{
+	const Candidate *k;
+	char grid[96];
+
+	fputs("<p class=\"recommendation\">", f);
+	if (an->best < 0) {
+		fprintf(f, "No strategy fits on %" PRId64 " GPUs of this system: use a smaller "
+			   "batch, more GPUs or a larger GPU.</p>\n", an->gpus);
+		return;
+	}
+	k = &an->cand[an->best];
+	fputs("Use <b>", f);
+	esc_xml(f, strategy_name[k->kind]);
+	fputs("</b> parallelism (", f);
+	esc_xml(f, grid_text(k, grid, sizeof grid));
+	fprintf(f, "): %.4f s per iteration, %.1f s per epoch", k->t.total, k->epoch);
+	if (an->runner_up_ratio > 1.005)
+		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
+	fputs("; it is limited by ", f);
+	esc_xml(f, k->bottleneck);
+	fputs(".</p>\n", f);
+	for (int i = 0; i < an->nwarning; i++) {
+		fputs("<p class=\"warning\">warning [", f);
+		esc_xml(f, an->warning[i].code);
+		fputs("]: ", f);
+		esc_xml(f, an->warning[i].message);
+		fputs(".</p>\n", f);
+	}
+}
+
+static void
+row(FILE *f, const char *key, const char *value)
+{
+	fputs("<tr><td class=\"l\">", f);
+	esc_xml(f, key);
+	fputs("</td><td class=\"l\">", f);
+	esc_xml(f, value);
+	fputs("</td></tr>\n", f);
+}
+
+static void
+settings(FILE *f, const Graph *g, const Analysis *an)
+{
+	const System *s = an->sys;
+	char b[160];
+
+	fputs("<table class=\"settings\">\n", f);
+	row(f, "model", g->name);
+	row(f, "file", g->source);
+	snprintf(b, sizeof b, "%d layers, %" PRId64 " parameters, %.3g GFLOPs forward per sample",
+		 g->nlayer, g->total.params, (double)g->total.flops_fwd / 1e9);
+	row(f, "size", b);
+	snprintf(b, sizeof b, "%d x %s per node, %s %.0f GB/s, network %.1f GB/s per node",
+		 s->gpus_per_node, s->gpu, s->intra, s->intra_bw / 1e9, s->nic_bw / 1e9);
+	row(f, "system", s->name);
+	row(f, "hardware", b);
+	row(f, "software", an->impl.name);
+	if (an->global_batch)
+		snprintf(b, sizeof b, "%" PRId64 " GPUs, global batch %" PRId64 ", %s, %s", an->gpus,
+			 an->global_batch, precision_name(an->prec), optimizer_name(an->opt));
+	else
+		snprintf(b, sizeof b, "%" PRId64 " GPUs, %" PRId64 " samples per GPU, %s, %s",
+			 an->gpus, an->batch_per_gpu, precision_name(an->prec),
+			 optimizer_name(an->opt));
+	row(f, "training", b);
+	snprintf(b, sizeof b, "%" PRId64 " samples", an->dataset_size);
+	row(f, "epoch", b);
+	fputs("</table>\n", f);
+}
+
+static bool
+section(FILE *f, const char *title, const Chart *c, const Graph *g, const Analysis *an)
+{
+	fputs("<h2>", f);
+	esc_xml(f, title);
+	fputs("</h2>\n", f);
+	return c->emit(f, g, an);
+}
+
+bool
+html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
+{
+	bool ok = true;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>oraclec: ",
+	      f);
+	esc_xml(f, g->name);
+	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>oraclec: ", style);
+	esc_xml(f, g->name);
+	fprintf(f, " on %" PRId64 " GPUs of ", an->gpus);
+	esc_xml(f, an->sys->name);
+	fputs("</h1>\n", f);
+	recommendation(f, an);
+	fputs("<h2>Ranking</h2>\n", f);
+	ranking(f, an);
+	ok &= section(f, "Scaling", &charts[0], g, an);
+	ok &= section(f, "Where the time goes", &charts[1], g, an);
+	ok &= section(f, "Memory per GPU", &charts[2], g, an);
+	ok &= section(f, "Per layer", &charts[3], g, an);
+	fputs("<h2>Settings</h2>\n", f);
+	settings(f, g, an);
+	if (o->command) {
+		fputs("<p>Command: <code>", f);
+		esc_xml(f, o->command);
+		fputs("</code></p>\n", f);
+	}
+	fputs("<p>Every number is explained in oraclec's docs/model.md; the charts in "
+	      "docs/report.md.</p>\n</body>\n</html>\n", f);
+	return ok && !ferror(f);
+}
+
+bool
+svg_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
+{
+	const Chart *c = chart_find(o->plot ? o->plot : "scaling");
+
+	return c && c->emit(f, g, an);
+}
