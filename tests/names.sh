@@ -5,11 +5,14 @@
 # non-ASCII (ONNX node, input and operator names and file names from
 # tests/namegen, a ParaDL Model| name, a measured run's model, a system's
 # gpu string and file names) give every report (text, JSON, CSV) and plan
-# (generic, pytorch, deepspeed, megatron, slurm) and each is checked:
+# (generic, pytorch, deepspeed, megatron, slurm) and the HTML page, and
+# each is checked:
 #
 #   - against the same artifact of a model named "plain": equal once the
 #     name, escaped as that format escapes it, is read back and replaced
 #     by "plain" (python3's json and csv modules read them; no key lost);
+#   - the HTML page has the plain page's elements and attribute names in
+#     the same order (python3's html.parser), and is strict UTF-8;
 #   - the text and shell outputs hold no control character but newline
 #     and tab, and as many lines as the plain one's;
 #   - the shell plans pass `bash -n` and run (srun and scontrol stubbed)
@@ -62,9 +65,10 @@ hostile()
 	bad-utf8) name=$(printf 'bad\377\376\303(\346\227') ;;
 	unicode) name=$(printf 'mod\303\251le-\346\250\241\345\236\213\302\205\033[31mred') ;;
 	csv) name='a,b "c"' ;;
+	html) name='x<b onclick="y">&amp;<!--' ;;
 	esac
 }
-cases="newline cr quotes backtick subst semicolon long bad-utf8 unicode csv"
+cases="newline cr quotes backtick subst semicolon long bad-utf8 unicode csv html"
 
 # The comparisons, in python3: compare FORMAT GOT PLAIN NAMEFILE.
 cat >"$tmp/compare.py" <<'EOF'
@@ -98,7 +102,23 @@ def norm(x, h):
 
 fmt, got, plain, namefile = sys.argv[1:5]
 name = open(namefile, "rb").read()
-if fmt == "json":
+if fmt == "html":
+    # the page's elements and attribute names, in order: a name adds none
+    from html.parser import HTMLParser
+    class Shape(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+        def handle_starttag(self, tag, attrs):
+            self.seen.append((tag, tuple(k for k, _ in attrs)))
+        def handle_endtag(self, tag):
+            self.seen.append(("/" + tag,))
+    def shape(p):
+        sh = Shape()
+        sh.feed(open(p, encoding="utf-8", errors="strict").read())
+        return sh.seen
+    a, b = shape(got), shape(plain)
+elif fmt == "json":
     # strict UTF-8, every key kept: equal to the plain one once the name
     # (invalid bytes as U+FFFD) is "plain"
     a = json.load(open(got, encoding="utf-8"))
@@ -168,6 +188,7 @@ artifacts()
 	"$ORACLEC" "$1" -g 4 -f json --layers >a.json 2>>"$tmp/err" ||
 		fail "JSON report: exit status $?"
 	"$ORACLEC" "$1" -g 4 -f csv >a.csv 2>>"$tmp/err" || fail "CSV report: exit status $?"
+	"$ORACLEC" "$1" -g 4 -f html >a.html 2>>"$tmp/err" || fail "HTML report: exit status $?"
 	for k in $kinds; do
 		"$ORACLEC" "$1" -g 4 --grid pipeline=4 --plan $k -o p.$k 2>>"$tmp/err" ||
 			fail "--plan $k: exit status $?"
@@ -219,6 +240,8 @@ for c in $cases; do
 		check "$c: JSON reports and plans read back, every key there"
 		same csv a.csv
 		check "$c: the CSV report reads back (RFC 4180)"
+		same html a.html
+		check "$c: the HTML page has the plain page's elements and attributes, strict UTF-8"
 		for f in a.txt p.megatron p.slurm; do
 			same text $f
 		done
