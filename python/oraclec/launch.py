@@ -1,0 +1,411 @@
+"""oraclec.launch -- run the job an oraclec PyTorch plan describes, with the
+PyTorch that is installed (torch >= 1.13; no torch.distributed.pipelining
+needed), and with --check verify that it computes what one process does.
+
+    python3 -m oraclec.launch --plan PLAN.json --model torchvision:NAME \
+        [--steps K] [--check] [--batch B] [--image-size S]
+
+It starts the plan's world_size ranks as local processes.  Without a GPU
+they run on the CPU with the gloo backend (NCCL with one GPU per rank
+otherwise).  The plan's device mesh says what each rank does:
+
+  data      DistributedDataParallel over the data ranks, each on its share
+            of the batch
+  pipeline  the model traced with torch.fx and cut where the plan's
+            split_spec says a stage begins (every node of the graph in
+            exactly one stage; every value a later stage uses is sent on,
+            skip connections included); the plan's schedule (GPipe, or
+            1F1B: the same micro-batches in another order) on
+            torch.distributed send/recv; a parameter used by two stages
+            is named and its gradient summed over them
+
+With --check, each rank also computes one step of the whole model in one
+process on the whole batch, in the same pieces (each replica's share, each
+micro-batch, accumulated), and compares the loss (the last pipeline stage,
+or every data rank) and the gradient of every parameter it holds, to fp32
+tolerance (the norm of the difference within 1e-4 of the gradient's); the
+exit status is 0 when they agree, 1 with the first difference.  BatchNorm runs on its running statistics and dropout is off
+for the check: batch statistics of a micro-batch differ from the whole
+batch's by design, not by the plan.
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.fx
+import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def fail(msg):
+    sys.exit("oraclec.launch: " + msg)
+
+
+def load_plan(path):
+    with open(path, encoding="utf-8") as f:
+        plan = json.load(f)
+    if plan.get("plan") != "pytorch":
+        fail("%s: not a PyTorch plan (oraclec --plan pytorch)" % path)
+    return plan
+
+
+def build_model(spec, image_size):
+    if not spec.startswith("torchvision:"):
+        fail("--model %s: only torchvision:NAME models are supported" % spec)
+    import torchvision
+    name = spec.split(":", 1)[1]
+    ctor = getattr(torchvision.models, name, None)
+    if ctor is None:
+        fail("--model %s: torchvision has no model %s" % (spec, name))
+    torch.manual_seed(0)
+    # a vision transformer is built for the image size (its position
+    # embedding has one entry per patch); the plan's stages do not depend
+    # on it
+    kw = {"image_size": image_size} if name.startswith("vit_") else {}
+    return ctor(weights=None, **kw)
+
+
+def traceable(model):
+    """torchvision 0.14's VisionTransformer unpacks x.shape in
+    _process_input, and its EncoderBlock unpacks MultiheadAttention's
+    result, which torch.fx (1.13, on Python 3.11) cannot trace: these
+    methods, the same computations, index them instead."""
+    import torchvision
+    vt = getattr(torchvision.models, "VisionTransformer", None)
+    if vt is not None and isinstance(model, vt):
+        def process_input(self, x):
+            n, side = x.shape[0], self.image_size // self.patch_size
+            x = self.conv_proj(x)
+            return x.reshape(n, self.hidden_dim, side * side).permute(0, 2, 1)
+        model._process_input = process_input.__get__(model)
+
+        def block(self, inp):
+            x = self.ln_1(inp)
+            x = self.self_attention(query=x, key=x, value=x, need_weights=False)[0]
+            x = self.dropout(x) + inp
+            return x + self.mlp(self.ln_2(x))
+        for m in model.modules():
+            if type(m).__name__ == "EncoderBlock":
+                m.forward = block.__get__(m)
+    return model
+
+
+def deterministic(model):
+    """BatchNorm on running statistics, dropout off; the rest trains."""
+    model.train()
+    for m in model.modules():
+        if isinstance(m, (nn.modules.batchnorm._BatchNorm, nn.Dropout)):
+            m.eval()
+    return model
+
+
+def batch(n, size, classes=1000):
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(n, 3, size, size, generator=g), torch.randint(0, classes, (n,), generator=g)
+
+
+# ---- the mesh ------------------------------------------------------------
+
+def coords(plan, rank):
+    """This rank's coordinate in each mesh dimension (row-major)."""
+    shape, names = plan["device_mesh"]["mesh_shape"], plan["device_mesh"]["mesh_dim_names"]
+    c, r = {}, rank
+    for n, s in reversed(list(zip(names, shape))):
+        c[n] = r % s
+        r //= s
+    return c
+
+
+def group_of(plan, rank, dim, groups):
+    """The ranks that differ from this one only in `dim`, as a process
+    group (every rank creates every group, in the same order)."""
+    shape, names = plan["device_mesh"]["mesh_shape"], plan["device_mesh"]["mesh_dim_names"]
+    world = plan["world_size"]
+    mine = None
+    for r0 in range(world):
+        c = coords(plan, r0)
+        if c[dim] != 0:
+            continue
+        members = [q for q in range(world)
+                   if all(coords(plan, q)[d] == c[d] for d in names if d != dim)]
+        key = (dim, tuple(members))
+        if key not in groups:
+            groups[key] = dist.new_group(members)
+        if rank in members:
+            mine = (groups[key], members)
+    return mine
+
+
+# ---- pipeline stages -----------------------------------------------------
+
+def stages_of(gm, split):
+    """Each node's stage: a new stage begins at the first node that calls a
+    module at or under the next split point, in the graph's order."""
+    stage, cur, points = {}, 0, list(split)
+    for node in gm.graph.nodes:
+        if node.op == "call_module" and cur < len(points):
+            t = node.target
+            if t == points[cur] or t.startswith(points[cur] + "."):
+                cur += 1
+        stage[node] = cur
+    if cur != len(points):
+        fail("split point %s is not a module the traced model calls" % points[cur])
+    # a constant (get_attr) belongs to the stage of its first user
+    for node in gm.graph.nodes:
+        if node.op == "get_attr" and node.users:
+            stage[node] = min(stage[u] for u in node.users)
+    return stage
+
+
+def run_nodes(gm, nodes, env):
+    """Evaluates `nodes` (in order) on env, node -> value; returns the
+    graph's output if it is among them."""
+    out = None
+    for node in nodes:
+        args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+        if node.op == "get_attr":
+            v = gm
+            for a in node.target.split("."):
+                v = getattr(v, a)
+        elif node.op == "call_module":
+            v = gm.get_submodule(node.target)(*args, **kwargs)
+        elif node.op == "call_function":
+            v = node.target(*args, **kwargs)
+        elif node.op == "call_method":
+            v = getattr(args[0], node.target)(*args[1:], **kwargs)
+        elif node.op == "output":
+            out = args[0]
+            continue
+        else:
+            continue
+        env[node] = v
+    return out
+
+
+def crossing(gm, stage, s):
+    """The values computed in stages <= s that a later stage uses, in the
+    graph's order."""
+    return [n for n in gm.graph.nodes if stage[n] <= s and n.op != "output"
+            and any(stage[u] > s for u in n.users)]
+
+
+def send(values, dst, group_rank):
+    for v in values:
+        if not torch.is_tensor(v):
+            fail("a value crossing a stage boundary is not a tensor (%r)" % (v,))
+        meta = torch.tensor([v.dim()] + list(v.shape), dtype=torch.long)
+        dist.send(torch.tensor([meta.numel()], dtype=torch.long), group_rank[dst])
+        dist.send(meta, group_rank[dst])
+        dist.send(v.detach().contiguous(), group_rank[dst])
+
+
+def recv(count, src, group_rank):
+    out = []
+    for _ in range(count):
+        n = torch.zeros(1, dtype=torch.long)
+        dist.recv(n, group_rank[src])
+        meta = torch.zeros(int(n.item()), dtype=torch.long)
+        dist.recv(meta, group_rank[src])
+        t = torch.zeros(tuple(meta[1:].tolist()))
+        dist.recv(t, group_rank[src])
+        out.append(t)
+    return out
+
+
+def pipeline_step(gm, plan, me, members, x, y, total):
+    """One step of this rank's stage over the micro-batches (GPipe order:
+    every forward, then every backward; 1F1B computes the same).  Returns
+    the summed loss on the last stage, else None."""
+    pp = plan["pipeline"]
+    split = list(pp["split_spec"])
+    S, M = len(split) + 1, pp["n_microbatches"]
+    stage = stages_of(gm, split)
+    mine = [n for n in gm.graph.nodes if stage[n] == me]
+    ins = crossing(gm, stage, me - 1) if me > 0 else []
+    outs = crossing(gm, stage, me) if me < S - 1 else []
+    xs, ys = x.chunk(M), y.chunk(M)
+    saved, loss_sum = [], None
+    for m in range(M):
+        env = {}
+        if me == 0:
+            env[next(n for n in gm.graph.nodes if n.op == "placeholder")] = xs[m]
+        else:
+            for n, v in zip(ins, recv(len(ins), me - 1, members)):
+                env[n] = v.requires_grad_(v.is_floating_point())
+        got = run_nodes(gm, mine, env)
+        if me < S - 1:
+            vals = [env[n] for n in outs]
+            send(vals, me + 1, members)
+            saved.append(([env[n] for n in ins], vals))
+        else:
+            # each micro-batch's mean, weighted: the sum is the batch mean
+            loss = F.cross_entropy(got, ys[m]) * (ys[m].numel() / total)
+            saved.append(([env[n] for n in ins], loss))
+            loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
+    for m in reversed(range(M)):
+        inputs, out = saved[m]
+        if me == S - 1:
+            out.backward()
+        else:
+            grads = recv(len(out), me + 1, members)
+            pairs = [(o, g) for o, g in zip(out, grads) if o.requires_grad]
+            torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        if me > 0:
+            send([i.grad if i.grad is not None else torch.zeros_like(i) for i in inputs],
+                 me - 1, members)
+    return loss_sum, stage
+
+
+# ---- a rank --------------------------------------------------------------
+
+def compare(name, got, want):
+    if got is None and want is None:
+        return None
+    if got is None or want is None:
+        return "%s: gradient %s, single process %s" % (name, "none" if got is None else "set",
+                                                       "none" if want is None else "set")
+    # fp32 tolerance on the whole tensor: the sums run in another order
+    # (per shard, per micro-batch), so each element may differ by rounding
+    # relative to the tensor's size, not its own
+    err, size = (got - want).norm().item(), want.norm().item()
+    if err > RTOL * size + ATOL:
+        return "%s: differs from one process by %.3g (norm %.3g)" % (name, err, size)
+    return None
+
+
+def stage_params(gm, stage, me, group):
+    """The parameters stage `me` holds (those of the modules it calls and
+    the constants it reads), by name; a parameter two stages use has its
+    gradient summed over the pipeline group (named in the error when the
+    sum cannot be formed)."""
+    users = {}
+    for node, s in stage.items():
+        if node.op == "call_module":
+            for n, _ in gm.get_submodule(node.target).named_parameters():
+                users.setdefault(node.target + "." + n, set()).add(s)
+        elif node.op == "get_attr":
+            users.setdefault(node.target, set()).add(s)
+    named = dict(gm.named_parameters())
+    for n in sorted(users):
+        if len(users[n]) > 1 and n in named:
+            p = named[n]
+            g = p.grad if p.grad is not None else torch.zeros_like(p)
+            dist.all_reduce(g, group=group)
+            p.grad = g
+    return [(n, named[n]) for n in named if me in users.get(n, ())]
+
+
+def rank_main(rank, args, plan, port, results):
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+    world = plan["world_size"]
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    names = plan["device_mesh"]["mesh_dim_names"]
+    c = coords(plan, rank)
+    groups = {}
+    data_g = group_of(plan, rank, "data", groups) if "data" in names else None
+    pipe_g = group_of(plan, rank, "pipeline", groups) if "pipeline" in names else None
+    for d in names:
+        if d not in ("data", "pipeline"):
+            fail("mesh dimension %s is not run by this launcher yet (data, pipeline)" % d)
+    model = deterministic(build_model(args.model, args.image_size))
+    ref = deterministic(build_model(args.model, args.image_size)) if args.check else None
+    replicas = len(data_g[1]) if data_g else 1
+    B = args.batch or replicas * (plan["pipeline"]["n_microbatches"] if plan.get("pipeline") else 1)
+    x, y = batch(B, args.image_size)
+    errors = []
+    share = B // replicas
+    lo = (c["data"] if data_g else 0) * share
+    xl, yl = x[lo:lo + share], y[lo:lo + share]
+    for step in range(args.steps):
+        model.zero_grad(set_to_none=True)
+        if pipe_g:
+            gm = torch.fx.symbolic_trace(traceable(model))
+            loss, stage = pipeline_step(gm, plan, c["pipeline"], pipe_g[1], xl, yl, share)
+            params = stage_params(gm, stage, c["pipeline"], pipe_g[0])
+        else:
+            ddp = nn.parallel.DistributedDataParallel(model, process_group=data_g[0])
+            loss = F.cross_entropy(ddp(xl), yl)
+            loss.backward()  # DDP averages the gradients over the replicas
+            loss = loss.detach()
+            params = list(model.named_parameters())
+        if pipe_g and data_g:  # the stage's gradients averaged over the replicas
+            for _, p in params:
+                if p.grad is not None:
+                    dist.all_reduce(p.grad, group=data_g[0])
+                    p.grad /= replicas
+        if loss is not None and data_g:  # the replicas' mean: the batch mean
+            dist.all_reduce(loss, group=data_g[0])
+            loss /= replicas
+        if args.check and step == 0:
+            # the same batch in one process, in the same pieces (each
+            # replica's share, each micro-batch), so that the comparison
+            # sees the plan, not the order of fp32 sums in another batching
+            ref.zero_grad(set_to_none=True)
+            rloss = torch.zeros(())
+            M = plan["pipeline"]["n_microbatches"] if pipe_g else 1
+            for xs, ys in zip(x.chunk(replicas * M), y.chunk(replicas * M)):
+                part = F.cross_entropy(ref(xs), ys) * (ys.numel() / B)
+                part.backward()
+                rloss += part.detach()
+            rgrads = dict(ref.named_parameters())
+            if loss is not None and not torch.allclose(loss, rloss.detach(), rtol=RTOL,
+                                                       atol=ATOL):
+                errors.append("loss %.6f, single process %.6f" % (loss.item(), rloss.item()))
+            for n, p in params:
+                e = compare(n, p.grad, rgrads[n].grad)
+                if e:
+                    errors.append(e)
+                    break
+        if step + 1 < args.steps:  # a plain SGD step, the same on every rank
+            with torch.no_grad():
+                for _, p in params:
+                    if p.grad is not None:
+                        p -= 0.01 * p.grad
+    results[rank] = errors[0] if errors else ""
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m oraclec.launch",
+                                 description="Run an oraclec PyTorch plan on local processes.")
+    ap.add_argument("--plan", required=True, help="the plan (oraclec --plan pytorch)")
+    ap.add_argument("--model", required=True, help="torchvision:NAME")
+    ap.add_argument("--steps", type=int, default=1)
+    ap.add_argument("--check", action="store_true",
+                    help="compare loss and gradients with one process")
+    ap.add_argument("--batch", type=int, default=0,
+                    help="samples per step (default: one per micro-batch and replica)")
+    ap.add_argument("--image-size", type=int, default=224)
+    args = ap.parse_args(argv)
+    plan = load_plan(args.plan)
+    results = mp.Manager().dict()
+    mp.spawn(rank_main, args=(args, plan, free_port(), results), nprocs=plan["world_size"],
+             join=True)
+    bad = [(r, e) for r, e in sorted(results.items()) if e]
+    if bad:
+        print("rank %d: %s" % bad[0])
+        return 1
+    if args.check:
+        print("ok: %d ranks agree with one process (loss and every gradient)" %
+              plan["world_size"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+#!/bin/sh
+# launch.sh -- the PyTorch plans run: oraclec writes a plan, python3 -m
+# oraclec.launch starts its ranks as local CPU processes (gloo) with
+# torchvision's model and --check compares the loss and every gradient with
+# one process on the same batch (docs/plans.md, "Running a plan").  Data
+# parallelism on 2 and 4 ranks, pipelines of 2 and 4 stages (ResNet-18,
+# ResNet-50, ViT-B/16, whose cut falls inside an encoder block, a residual
+# crossing it), a plan the launcher does not run (filter), and the check
+# catching a wrong plan (a micro-batch count the batch does not divide is
+# refused by oraclec; a plan edited to cut at no module is refused by the
+# launcher).  Skipped where no python3 with torch and torchvision is found
+# (`./bootstrap --tests` installs Debian's).  TAP.
+: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
+LC_ALL=C
+export LC_ALL
+. "$srcdir/tests/tap.sh"
+absolute ORACLEC
+srcdir_absolute
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/launch.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+py=
+for p in "${PYTHON:-}" /usr/bin/python3 python3; do
+	[ -n "$p" ] && "$p" -c 'import torch, torchvision' 2>/dev/null && { py=$p; break; }
+done
+if [ -z "$py" ]; then
+	echo "1..0 # SKIP no python3 with torch and torchvision (./bootstrap --tests installs them)"
+	exit 0
+fi
+PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH
+zoo=$srcdir/../shared/data/onnx
+[ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
+
+# plan ONNX GRID ARGS...: the PyTorch plan of the grid into $tmp/plan.json
+plan()
+{
+	m=$1 grid=$2
+	shift 2
+	"$ORACLEC" "$m" --grid "$grid" --plan pytorch -q -o "$tmp/plan.json" "$@" 2>"$tmp/err" ||
+		fail "oraclec --plan pytorch: exit status $?"
+}
+
+# launch MODEL ARGS...: runs and checks the plan; must agree
+launch()
+{
+	m=$1
+	shift
+	"$py" -m oraclec.launch --plan "$tmp/plan.json" --model "torchvision:$m" --check "$@" \
+		>"$tmp/out" 2>>"$tmp/err"
+	status_why $? 0
+	grep -q "agree with one process" "$tmp/out" || fail "no agreement reported"
+}
+
+resnet18=$srcdir/examples/resnet50.onnx
+[ -f "$zoo/resnet18.onnx" ] && resnet18=$zoo/resnet18.onnx
+
+plan "$resnet18" data=2
+launch resnet18 --image-size 64
+check "ResNet-18, data=2: DDP on 2 ranks equals one process"
+
+plan "$resnet18" pipeline=2 --micro-batches 2 -b 2
+launch resnet18 --image-size 64
+check "ResNet-18, pipeline=2, 2 micro-batches: the stages equal one process"
+
+plan "$srcdir/examples/resnet50.onnx" data=4
+launch resnet50 --image-size 64
+check "ResNet-50, data=4: DDP on 4 ranks equals one process"
+
+plan "$srcdir/examples/resnet50.onnx" pipeline=4 --micro-batches 2 -b 2 --schedule 1f1b
+launch resnet50 --image-size 64
+grep -q '"Schedule1F1B"' "$tmp/plan.json" || fail "the plan does not name 1F1B"
+check "ResNet-50, pipeline=4 (1F1B): four stages equal one process"
+
+gunzip -c "$srcdir/tests/data/zoo/vit_b_16.onnx.gz" >"$tmp/vit.onnx"
+plan "$tmp/vit.onnx" pipeline=2 --micro-batches 2 -b 2
+launch vit_b_16 --image-size 32
+check "ViT-B/16, pipeline=2: the stages (a residual crossing the cut) equal one process"
+
+plan "$resnet18" data=2,filter=2
+"$py" -m oraclec.launch --plan "$tmp/plan.json" --model torchvision:resnet18 --check \
+	--image-size 64 >"$tmp/out" 2>"$tmp/err"
+[ $? -ne 0 ] || fail "a filter split ran"
+grep -q "mesh dimension filter is not run by this launcher" "$tmp/err" || fail "no message"
+check "a filter split is refused with a message (not run by the launcher yet)"
+
+plan "$resnet18" pipeline=2 --micro-batches 2 -b 2
+sed 's/"layer[0-9.]*": "BEGINNING"/"nothing.here": "BEGINNING"/' "$tmp/plan.json" >"$tmp/p2.json"
+mv "$tmp/p2.json" "$tmp/plan.json"
+"$py" -m oraclec.launch --plan "$tmp/plan.json" --model torchvision:resnet18 --check \
+	--image-size 64 >"$tmp/out" 2>"$tmp/err"
+[ $? -ne 0 ] || fail "a cut at no module ran"
+grep -q "split point nothing.here is not a module" "$tmp/err" || fail "no message"
+check "a split point the model does not call is refused, named"
+
+finish
