@@ -170,6 +170,8 @@ plans(Graph *g, const System *s, const Settings *set, StrategyOpts o)
 		plan_find(kind[i])->emit(g, &an, &pl, devnull);
 }
 
+enum { FUZZ_MAX_ANALYSED_LAYERS = 2000 };
+
 void
 fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 {
@@ -178,6 +180,12 @@ fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 	Settings set = settings_default;
 	Analysis an;
 
+	/* the analysis is linear in the layers but runs many times (the
+	 * strategies, the advice's fewer GPUs, the plans, paper mode): a model
+	 * of tens of thousands of layers takes a second without sanitizers,
+	 * the fuzzer's timeout; they are parsed and checked, not analysed */
+	if (g->nlayer > FUZZ_MAX_ANALYSED_LAYERS)
+		return;
 	set.gpus = gpus;
 	if (!s)
 		s = system_load(default_system, a, files);
