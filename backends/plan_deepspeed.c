@@ -46,6 +46,16 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	/* DeepSpeed's fp16 and bf16 keep fp32 master weights: amp */
 	set(root, "fp16", enabled(an->prec == PREC_FP16 || an->prec == PREC_AMP_FP16));
 	set(root, "bf16", enabled(an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16));
+	/* the optimizer modelled: DeepSpeed's own for Adam and AdamW (its
+	 * "params" default to torch's); SGD, with or without momentum, has no
+	 * DeepSpeed type and is the client optimizer deepspeed.initialize()
+	 * is given (named under "oraclec") */
+	if (an->opt == OPT_ADAM || an->opt == OPT_ADAMW) {
+		json_t *opt = json_object();
+		set(opt, "type", jstr(an->opt == OPT_ADAM ? "Adam" : "AdamW"));
+		set(opt, "params", json_object());
+		set(root, "optimizer", opt);
+	}
 	if (an->zero) {
 		json_t *z = json_object();
 		set(z, "stage", json_integer(an->zero));
@@ -65,6 +75,9 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	set(own, "grid", grid);
 	set(own, "world_size", json_integer(pl->gpus));
 	set(own, "data_parallel_size", json_integer(pl->replicas));
+	set(own, "client_optimizer", an->opt == OPT_MOMENTUM ? jstr("torch.optim.SGD(momentum=0.9)")
+				     : an->opt == OPT_SGD    ? jstr("torch.optim.SGD")
+							     : json_null());
 	set(own, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
 	set(root, "oraclec", own);
 	return plan_dump(root, f);

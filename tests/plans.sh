@@ -247,4 +247,21 @@ done
 	fail "no list of the kinds"
 check "--plan usage errors: an unknown kind, with --format"
 
+# The DeepSpeed config carries the optimizer and the sharding modelled;
+# the PyTorch plan the schedule, FSDP and the checkpoint segments.
+"$ORACLEC" "$srcdir/examples/resnet50.odl" -g 4 --optimizer adamw --zero 2 --recompute every:8 \
+	--plan deepspeed -q -o "$tmp/ds.json" 2>"$tmp/err" || fail "deepspeed: exit status $?"
+[ "$(get "$tmp/ds.json" optimizer.type)" = AdamW ] || fail "optimizer: $(get "$tmp/ds.json" optimizer.type)"
+[ "$(get "$tmp/ds.json" zero_optimization.stage)" = 2 ] || fail "no ZeRO stage 2"
+[ -n "$(get "$tmp/ds.json" activation_checkpointing.number_checkpoints)" ] || fail "no checkpoints"
+"$ORACLEC" "$srcdir/examples/resnet50.odl" -g 4 --plan deepspeed -q -o "$tmp/ds2.json" 2>>"$tmp/err"
+[ "$(get "$tmp/ds2.json" oraclec.client_optimizer)" = "torch.optim.SGD(momentum=0.9)" ] ||
+	fail "client optimizer: $(get "$tmp/ds2.json" oraclec.client_optimizer)"
+"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid pipeline=4 --schedule interleaved:2 --zero 3 \
+	--plan pytorch -q -o "$tmp/pt.json" 2>>"$tmp/err" || fail "pytorch: exit status $?"
+[ "$(get "$tmp/pt.json" pipeline.schedule)" = ScheduleInterleaved1F1B ] ||
+	fail "schedule: $(get "$tmp/pt.json" pipeline.schedule)"
+[ "$(get "$tmp/pt.json" fsdp)" = FULL_SHARD ] || fail "fsdp: $(get "$tmp/pt.json" fsdp)"
+check "plans carry the optimizer, ZeRO, recomputation and the schedule modelled"
+
 finish
