@@ -46,6 +46,7 @@ enum {
 	OPT_ZERO,
 	OPT_MICRO_BATCHES,
 	OPT_PLOT,
+	OPT_SEARCH,
 	OPT_RECOMPUTE,
 	OPT_STRATEGIES,
 	OPT_OPTIMIZER,
@@ -94,6 +95,8 @@ typedef struct Options {
 	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
 	const char *profile;    /* --profile: measured layer times (CSV) */
 	bool sweep;             /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
+	bool search;            /* --search */
+	SearchFix fix;          /* what the options fix for --search */
 } Options;
 
 static const struct option longopts[] = {
@@ -116,6 +119,7 @@ static const struct option longopts[] = {
 	{ "zero",         required_argument, NULL, OPT_ZERO },
 	{ "micro-batches", required_argument, NULL, OPT_MICRO_BATCHES },
 	{ "plot",         required_argument, NULL, OPT_PLOT },
+	{ "search",       no_argument,       NULL, OPT_SEARCH },
 	{ "recompute",    required_argument, NULL, OPT_RECOMPUTE },
 	{ "batch-per-gpu", required_argument, NULL, 'b' },
 	{ "global-batch", required_argument, NULL, 'B' },
@@ -167,6 +171,8 @@ usage(FILE *f)
 		"Options:\n"
 		"  -g, --gpus N             GPUs to plan for (default 1)\n"
 		"      --sweep              also analyse 1, 2, 4, ... GPUs up to N\n"
+		"      --search             search every grid with the schedules, ZeRO stages\n"
+		"                           and recomputation no option fixes; the best 10\n"
 		"  -f, --format FMT         report format: text, json, csv, html (a page with\n"
 		"                           charts) or svg (one chart; default text)\n"
 		"      --plot NAME          with -f svg: scaling (default), breakdown, memory\n"
@@ -514,8 +520,12 @@ parse_options(int argc, char **argv, Options *o)
 			if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3')
 				usage_error("--zero takes a stage 0, 1, 2 or 3, not '%s'", optarg);
 			o->set.zero = optarg[0] - '0';
+			o->fix.zero = true;
 			break;
-		case OPT_RECOMPUTE: recompute_option(optarg, &o->set); break;
+		case OPT_RECOMPUTE:
+			recompute_option(optarg, &o->set);
+			o->fix.recompute = true;
+			break;
 		case OPT_MICRO_BATCHES:
 			o->set.micro_batches = number(optarg, "--micro-batches", (int64_t)1 << 30);
 			break;
@@ -555,10 +565,12 @@ parse_options(int argc, char **argv, Options *o)
 			break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_SWEEP: o->sweep = true; break;
+		case OPT_SEARCH: o->search = true; break;
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
 		case OPT_DROPOUT: o->set.dropout_after = optarg; break;
 		case OPT_SCHEDULE:
+			o->fix.schedule = true;
 			if (!schedule_parse(optarg, &o->set.schedule, &o->set.virtual_stages))
 				usage_error("unknown schedule '%s' (gpipe, 1f1b, interleaved:V with V "
 					    "of 2 or more)", optarg);
@@ -586,6 +598,8 @@ parse_options(int argc, char **argv, Options *o)
 	o->model = argv[optind];
 	if (o->sweep && (o->strat.forced || o->validate))
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->search && (o->strat.forced || o->validate))
+		usage_error("--search does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->report.plot && strcmp(o->backend->name, "svg") != 0)
 		usage_error("--plot %s draws a chart of -f svg", o->report.plot);
 	/* the page's scaling chart, and -f svg's, run the sweep themselves */
@@ -914,6 +928,15 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->gpus,
 			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
 			  now_ms() - t0);
+	if (o->search) {
+		Search *s = arena_alloc(a, sizeof *s);
+		t0 = now_ms();
+		if (!search_run(g, an, so, &o->fix, s))
+			return false;
+		an->search = s;
+		diag_verbose_note("search: %d configurations evaluated, %d pruned (%.2f ms)",
+				  s->evaluated, s->pruned, now_ms() - t0);
+	}
 	t0 = now_ms();
 	if (o->sweep && !sweep(o, g, an, a))
 		return false;

@@ -194,6 +194,43 @@ implementation_json(const Implementation *im)
 	return o;
 }
 
+/* --search: { evaluated, pruned, top: [configuration, ...] }; the
+ * elapsed time is left out (the report is deterministic; -v says it). */
+static json_t *
+search_json(const Graph *g, const Search *s)
+{
+	json_t *o = json_object(), *top = json_array();
+
+	set(o, "evaluated", json_integer(s->evaluated));
+	set(o, "pruned", json_integer(s->pruned));
+	for (int i = 0; i < s->ntop; i++) {
+		const SearchConfig *c = &s->top[i];
+		json_t *e = json_object(), *grid = json_object();
+		set(e, "strategy", jstr(strategy_name[c->kind]));
+		for (int d = 0; d < DIM_COUNT; d++)
+			if (c->grid[d])
+				set(grid, grid_dim_name[d], json_integer(c->grid[d]));
+		set(e, "grid", grid);
+		set(e, "schedule", c->kind != STRAT_PIPELINE ? json_null()
+				   : c->schedule == SCHED_INTERLEAVED
+				   ? jstr(arena_printf(g->arena, "interleaved:%d", c->virtual_stages))
+				   : jstr(schedule_name(c->schedule)));
+		set(e, "micro_batches", c->micro_batches ? json_integer(c->micro_batches)
+							 : json_null());
+		set(e, "zero", json_integer(c->zero));
+		set(e, "recompute", c->recompute ? jstr(arena_printf(g->arena, "every:%d", c->recompute))
+						 : jstr("none"));
+		set(e, "iteration_s", json_real(c->iteration));
+		set(e, "epoch_s", json_real(c->epoch));
+		set(e, "memory_per_gpu_bytes", bytes_json(c->memory));
+		set(e, "feasible", json_boolean(c->feasible));
+		set(e, "reason", i && c->why[0] ? jstr(c->why) : json_null());
+		json_array_append_new(top, e);
+	}
+	set(o, "top", top);
+	return o;
+}
+
 /* The advice pass's warnings: [{ "code", "message" }]. */
 static json_t *
 warnings_json(const Analysis *an)
@@ -306,6 +343,8 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "batch", batch);
 	set(root, "strategies", strategies_json(g, an));
 	set(root, "best", an->best >= 0 ? jstr(strategy_name[an->best]) : json_null());
+	if (an->search)
+		set(root, "search", search_json(g, an->search));
 	if (an->nsweep) {
 		json_t *sw = json_array();
 		for (int i = 0; i < an->nsweep; i++) {

@@ -270,6 +270,38 @@ memory_line(const Candidate *k, FILE *f)
 	fprintf(f, ".\n");
 }
 
+/* --search: the best configurations, and why each lost to the first. */
+static void
+search_table(const Search *s, FILE *f)
+{
+	char b1[32], b2[32], b3[32];
+
+	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned; the best %d:\n",
+		s->evaluated, s->pruned, s->ntop);
+	fprintf(f, "%-9s %-22s %-14s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
+		"schedule", "zero", "recompute", "iteration", "epoch", "memory/GPU", "lost by");
+	for (int i = 0; i < s->ntop; i++) {
+		const SearchConfig *c = &s->top[i];
+		Candidate k = { .kind = c->kind };
+		char grid[96], sched[32], rc[32];
+		memcpy(k.grid, c->grid, sizeof k.grid);
+		if (c->kind != STRAT_PIPELINE)
+			snprintf(sched, sizeof sched, "-");
+		else if (c->schedule == SCHED_INTERLEAVED)
+			snprintf(sched, sizeof sched, "interleaved:%d", c->virtual_stages);
+		else
+			snprintf(sched, sizeof sched, "%s", schedule_name(c->schedule));
+		if (c->recompute)
+			snprintf(rc, sizeof rc, "every:%d", c->recompute);
+		else
+			snprintf(rc, sizeof rc, "none");
+		fprintf(f, "%-9s %-22s %-14s %4d %-10s %10s %10s %11s  %s\n", strategy_name[c->kind],
+			grid_str(&k, grid, sizeof grid), sched, c->zero, rc,
+			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
+			bytes((int64_t)c->memory, b3), i ? c->why : "(the best)");
+	}
+}
+
 static void
 recommendation(const Analysis *an, FILE *f)
 {
@@ -345,6 +377,8 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	system_lines(an, f);
 	strategy_table(an, f);
 	recommendation(an, f);
+	if (an->search)
+		search_table(an->search, f);
 	if (an->nsweep)
 		sweep_table(an, f);
 	if (o->layers)

@@ -118,6 +118,34 @@ typedef struct Warning {
 	char message[320];
 } Warning;
 
+/* The joint search (passes/search.c): one configuration evaluated. */
+enum { SEARCH_TOP = 10 };
+typedef struct SearchConfig {
+	StrategyKind kind;
+	int64_t grid[DIM_COUNT];
+	Schedule schedule;
+	int virtual_stages;
+	int zero;
+	int recompute;            /* segments of k layers; 0 none */
+	int64_t micro_batches;
+	double iteration, epoch, memory;
+	bool feasible;
+	const char *reason, *bottleneck;
+	char why[96];             /* why it lost to the best; "" for the best */
+} SearchConfig;
+
+/* What --search leaves fixed: the options given. */
+typedef struct SearchFix {
+	bool schedule, zero, recompute;
+} SearchFix;
+
+typedef struct Search {
+	int evaluated, pruned;
+	double best;              /* the best feasible epoch found */
+	SearchConfig top[SEARCH_TOP];
+	int ntop;
+} Search;
+
 typedef struct Analysis {
 	const System *sys;
 	Implementation impl;      /* the software stack, with what the system
@@ -144,6 +172,7 @@ typedef struct Analysis {
 	double runner_up_ratio;   /* second best / best epoch time */
 	Warning warning[MAX_WARNINGS]; /* pass advice */
 	int nwarning;
+	const Search *search;     /* --search: the joint search; NULL without */
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;

@@ -96,6 +96,12 @@ void pipeline(const Graph *g, const Analysis *an, const struct Mapping *m, Candi
 double pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end,
 			  int *n);
 
+/* search.c: the joint search over the strategies' grids, schedules,
+ * ZeRO stages and recomputation that fix leaves open, on an's GPUs
+ * (requires what strategies_run does). */
+bool search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
+		Search *s);
+
 /* recompute.c: the segments of k layers (k = 0: the k that keeps least)
  * of g (PASS_MEMORY done) into r. */
 bool recompute_plan(const Graph *g, int k, Recompute *r);

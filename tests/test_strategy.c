@@ -356,6 +356,36 @@ pipeline_bubbles_are_megatrons(void **state)
 	assert_false(il.computable);
 }
 
+/* The joint search: with every dimension fixed (schedule, ZeRO 0, no
+ * recomputation) it is the analysis over every grid, so its best is the
+ * analysis's best; opening ZeRO and recomputation multiplies the
+ * configurations (4 x 2 per grid, but what the bound prunes) and never
+ * loses the best: a ZeRO variant can only be as fast or faster. */
+static void
+search_finds_the_analysis_best(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 8,
+			.batch_per_gpu = 8, .dataset_size = 800, .sample_bytes = 1000,
+			.virtual_stages = 1 };
+	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
+	SearchFix all = { true, true, true }, none = { false, false, false };
+	Search s, t;
+
+	assert_true(strategies_run(g, &an, &o));
+	assert_true(an.best >= 0);
+	assert_true(search_run(g, &an, &o, &all, &s));
+	assert_true(s.ntop > 0 && s.top[0].feasible);
+	NEAR(s.top[0].epoch, an.cand[an.best].epoch);
+	assert_int_equal(s.pruned, 0);
+	assert_true(search_run(g, &an, &o, &none, &t));
+	assert_true(t.evaluated + t.pruned > s.evaluated * 8 - 1);
+	assert_true(t.top[0].epoch <= s.top[0].epoch * (1 + 1e-12));
+	for (int i = 1; i < t.ntop; i++)
+		assert_true(!t.top[i].feasible || t.top[i].epoch >= t.top[0].epoch);
+}
+
 /* With --plan the analysis cuts only where the modules allow, and the plan
  * lists that prediction's stages and costs. */
 static void
@@ -449,6 +479,7 @@ main(void)
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
 		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
 		FX_TEST(pipeline_bubbles_are_megatrons),
+		FX_TEST(search_finds_the_analysis_best),
 		cmocka_unit_test(advice_warns_with_stable_codes),
 	};
 

@@ -1,0 +1,155 @@
+/* search.c -- the joint search (--search; docs/model.md, "Search"): every
+ * strategy on every grid of the GPU count (each factorization of a
+ * hybrid), crossed with the choices no option fixes -- the pipeline
+ * schedule (GPipe, 1F1B, interleaved with 2 chunks), the ZeRO stage (0-3)
+ * and recomputation (none, full) -- each predicted by the cost model as a
+ * single analysis would; the pipeline's micro-batch count is chosen inside
+ * each prediction, as always.  Ranked as the analysis ranks: feasible
+ * first, then the shorter epoch.  The best SEARCH_TOP are kept, each loser
+ * with why it lost.
+ *
+ * Pruning: ZeRO and recomputation never shorten anything but the weight
+ * update (ZeRO's sharded step), so once a grid's plain configuration fits
+ * and its time without the update already exceeds the best epoch found,
+ * its variants are skipped (counted as pruned). */
+#include "passes/passes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* a before b: feasible first, then the shorter epoch */
+static bool
+ahead(const SearchConfig *a, const SearchConfig *b)
+{
+	if (a->feasible != b->feasible)
+		return a->feasible;
+	return a->epoch < b->epoch;
+}
+
+/* Keeps c among the best SEARCH_TOP, in order. */
+static void
+keep(Search *s, const SearchConfig *c)
+{
+	int i = s->ntop < SEARCH_TOP ? s->ntop++ : SEARCH_TOP;
+
+	if (i == SEARCH_TOP && !ahead(c, &s->top[SEARCH_TOP - 1]))
+		return;
+	if (i == SEARCH_TOP)
+		i = SEARCH_TOP - 1;
+	while (i > 0 && ahead(c, &s->top[i - 1])) {
+		s->top[i] = s->top[i - 1];
+		i--;
+	}
+	s->top[i] = *c;
+}
+
+/* One configuration: predicted, recorded, kept if among the best. */
+static const Candidate *
+evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
+	 const int64_t grid[DIM_COUNT], Search *s, Candidate *k)
+{
+	SearchConfig c = { .kind = kind };
+
+	strategy_predict(g, a, o, kind, grid, k);
+	s->evaluated++;
+	if (!k->computable)
+		return k;
+	memcpy(c.grid, k->grid, sizeof c.grid);
+	c.schedule = a->schedule;
+	c.virtual_stages = a->virtual_stages;
+	c.zero = a->zero;
+	c.recompute = a->rc.k;
+	c.micro_batches = k->micro_batches;
+	c.iteration = k->t.total;
+	c.epoch = k->epoch;
+	c.memory = k->mem.total;
+	c.feasible = k->feasible;
+	c.reason = k->reason;
+	c.bottleneck = k->bottleneck;
+	keep(s, &c);
+	if (c.feasible && c.epoch < s->best)
+		s->best = c.epoch;
+	return k;
+}
+
+/* The variants of one grid: schedules (pipelines), ZeRO stages,
+ * recomputation, with the plain one first for the bound. */
+static void
+grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
+	      const Recompute *full, StrategyKind kind, const int64_t grid[DIM_COUNT], Search *s)
+{
+	static const struct { Schedule sched; int v; } scheds[] = {
+		{ SCHED_GPIPE, 1 }, { SCHED_1F1B, 1 }, { SCHED_INTERLEAVED, 2 },
+	};
+	int nsched = kind == STRAT_PIPELINE && !fix->schedule ? 3 : 1;
+	Analysis a = *an;
+	Candidate k;
+
+	for (int si = 0; si < nsched; si++) {
+		bool bound = false;
+		if (nsched > 1)
+			a.schedule = scheds[si].sched, a.virtual_stages = scheds[si].v;
+		for (int z = fix->zero ? an->zero : 0; z <= (fix->zero ? an->zero : 3); z++)
+			for (int r = 0; r < (fix->recompute ? 1 : 2); r++) {
+				const Candidate *c;
+				if (bound) {
+					s->pruned++;
+					continue;
+				}
+				a.zero = z;
+				a.rc = fix->recompute ? an->rc : r ? *full : (Recompute){ 0 };
+				c = evaluate(g, &a, o, kind, grid, s, &k);
+				/* the plain configuration sets the bound for the rest */
+				if (z == (fix->zero ? an->zero : 0) && r == 0 && c->computable &&
+				    c->feasible && c->t.total > 0 &&
+				    c->epoch * (c->t.total - c->t.update) / c->t.total > s->best)
+					bound = true;
+			}
+	}
+}
+
+bool
+search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
+	   Search *s)
+{
+	Recompute full = { 0 };
+	int64_t p = an->gpus;
+
+	*s = (Search){ .best = INFINITY };
+	if (!fix->recompute)
+		recompute_plan(g, 0, &full);
+	for (int kind = 0; kind < STRAT_COUNT; kind++) {
+		int64_t grid[DIM_COUNT] = { 0 };
+		unsigned dims = strategy_info[kind].dims;
+		GridDim inner = DIM_DATA;
+		if (!(o->mask & (1u << kind)))
+			continue;
+		for (int d = 0; d < DIM_COUNT; d++)
+			if ((dims & DIM_BIT(d)) && (d != DIM_DATA || dims == DIM_BIT(DIM_DATA)))
+				inner = (GridDim)d;
+		if (strategy_info[kind].grids == GRID_WHOLE) {
+			grid[inner] = p;
+			grid_variants(g, an, o, fix, &full, (StrategyKind)kind, grid, s);
+			continue;
+		}
+		for (int64_t p2 = 2; p2 < p; p2++) {
+			if (p % p2)
+				continue;
+			memset(grid, 0, sizeof grid);
+			grid[DIM_DATA] = p / p2;
+			grid[inner] = p2;
+			grid_variants(g, an, o, fix, &full, (StrategyKind)kind, grid, s);
+		}
+	}
+	/* why each kept one but the first lost */
+	for (int i = 1; i < s->ntop; i++) {
+		SearchConfig *c = &s->top[i];
+		if (!c->feasible)
+			snprintf(c->why, sizeof c->why, "%s", c->reason ? c->reason : "does not fit");
+		else if (s->top[0].feasible)
+			snprintf(c->why, sizeof c->why, "%.3fx the best epoch time (%s)",
+				 c->epoch / s->top[0].epoch, c->bottleneck);
+	}
+	return true;
+}
