@@ -47,6 +47,7 @@ enum {
 	OPT_MICRO_BATCHES,
 	OPT_PLOT,
 	OPT_SEARCH,
+	OPT_PER_LAYER,
 	OPT_RECOMPUTE,
 	OPT_STRATEGIES,
 	OPT_OPTIMIZER,
@@ -96,6 +97,7 @@ typedef struct Options {
 	const char *profile;    /* --profile: measured layer times (CSV) */
 	bool sweep;             /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
 	bool search;            /* --search */
+	bool per_layer;         /* --per-layer */
 	SearchFix fix;          /* what the options fix for --search */
 } Options;
 
@@ -120,6 +122,7 @@ static const struct option longopts[] = {
 	{ "micro-batches", required_argument, NULL, OPT_MICRO_BATCHES },
 	{ "plot",         required_argument, NULL, OPT_PLOT },
 	{ "search",       no_argument,       NULL, OPT_SEARCH },
+	{ "per-layer",    no_argument,       NULL, OPT_PER_LAYER },
 	{ "recompute",    required_argument, NULL, OPT_RECOMPUTE },
 	{ "batch-per-gpu", required_argument, NULL, 'b' },
 	{ "global-batch", required_argument, NULL, 'B' },
@@ -173,6 +176,9 @@ usage(FILE *f)
 		"      --sweep              also analyse 1, 2, 4, ... GPUs up to N\n"
 		"      --search             search every grid with the schedules, ZeRO stages\n"
 		"                           and recomputation no option fixes; the best 10\n"
+		"      --per-layer          let each block of layers choose its own split\n"
+		"                           (data, filter, channel, spatial) by dynamic\n"
+		"                           programming\n"
 		"  -f, --format FMT         report format: text, json, csv, html (a page with\n"
 		"                           charts) or svg (one chart; default text)\n"
 		"      --plot NAME          with -f svg: scaling (default), breakdown, memory\n"
@@ -566,6 +572,7 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_SWEEP: o->sweep = true; break;
 		case OPT_SEARCH: o->search = true; break;
+		case OPT_PER_LAYER: o->per_layer = true; break;
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
 		case OPT_DROPOUT: o->set.dropout_after = optarg; break;
@@ -598,6 +605,8 @@ parse_options(int argc, char **argv, Options *o)
 	o->model = argv[optind];
 	if (o->sweep && (o->strat.forced || o->validate))
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->per_layer && (o->strat.forced || o->validate))
+		usage_error("--per-layer does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->search && (o->strat.forced || o->validate))
 		usage_error("--search does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->report.plot && strcmp(o->backend->name, "svg") != 0)
@@ -936,6 +945,14 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 		an->search = s;
 		diag_verbose_note("search: %d configurations evaluated, %d pruned (%.2f ms)",
 				  s->evaluated, s->pruned, now_ms() - t0);
+	}
+	if (o->per_layer) {
+		PerLayer *pl = arena_alloc(a, sizeof *pl);
+		t0 = now_ms();
+		if (!per_layer_run(g, an, pl))
+			return false;
+		an->per_layer = pl;
+		diag_verbose_note("per-layer: %d blocks (%.2f ms)", pl->nblocks, now_ms() - t0);
 	}
 	t0 = now_ms();
 	if (o->sweep && !sweep(o, g, an, a))

@@ -194,6 +194,33 @@ implementation_json(const Implementation *im)
 	return o;
 }
 
+/* --per-layer: per_layer [{ layer, split: { DIM: N } }] as cli.md names
+ * it, and per_layer_summary with the time and the uniform ones. */
+static void
+per_layer_json(json_t *root, const Graph *g, const Analysis *an)
+{
+	static const GridDim dim[PL_MODES] = { DIM_DATA, DIM_FILTER, DIM_CHANNEL, DIM_SPATIAL };
+	const PerLayer *pl = an->per_layer;
+	json_t *a = json_array(), *sum = json_object(), *uni = json_object();
+
+	for (int i = 0; i < g->nlayer; i++) {
+		json_t *e = json_object(), *split = json_object();
+		set(e, "layer", jstr(g->layer[i].name));
+		set(split, grid_dim_name[dim[pl->mode[i]]], json_integer(an->gpus));
+		set(e, "split", split);
+		json_array_append_new(a, e);
+	}
+	set(root, "per_layer", a);
+	set(sum, "blocks", json_integer(pl->nblocks));
+	set(sum, "global_batch", json_integer((json_int_t)pl->global_batch));
+	set(sum, "iteration_s", json_real(pl->time));
+	for (int m = 0; m < PL_MODES; m++)
+		set(uni, per_layer_mode_name[m], isfinite(pl->uniform[m]) ? json_real(pl->uniform[m])
+									    : json_null());
+	set(sum, "uniform_iteration_s", uni);
+	set(root, "per_layer_summary", sum);
+}
+
 /* --search: { evaluated, pruned, top: [configuration, ...] }; the
  * elapsed time is left out (the report is deterministic; -v says it). */
 static json_t *
@@ -345,6 +372,8 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "best", an->best >= 0 ? jstr(strategy_name[an->best]) : json_null());
 	if (an->search)
 		set(root, "search", search_json(g, an->search));
+	if (an->per_layer && an->per_layer->done)
+		per_layer_json(root, g, an);
 	if (an->nsweep) {
 		json_t *sw = json_array();
 		for (int i = 0; i < an->nsweep; i++) {

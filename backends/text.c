@@ -5,6 +5,7 @@
 #include "util/escape.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 /* 25557032 -> "25,557,032" (fixed, locale-independent) */
@@ -270,6 +271,34 @@ memory_line(const Candidate *k, FILE *f)
 	fprintf(f, ".\n");
 }
 
+/* --per-layer: the choice against the uniform ones, and the runs of
+ * layers in one mode. */
+static void
+per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
+{
+	const PerLayer *pl = an->per_layer;
+	char b[32];
+
+	fprintf(f, "\nper-layer: %d blocks on %lld GPUs, global batch %.0f: %s per iteration "
+		   "(uniform:", pl->nblocks, (long long)an->gpus, pl->global_batch,
+		secs(true, pl->time, b));
+	for (int m = 0; m < PL_MODES; m++)
+		fprintf(f, " %s %s", per_layer_mode_name[m],
+			isfinite(pl->uniform[m]) ? secs(true, pl->uniform[m], b) : "-");
+	fputs(")\n", f);
+	for (int i = 0; i < g->nlayer;) {
+		int j = i;
+		while (j + 1 < g->nlayer && pl->mode[j + 1] == pl->mode[i])
+			j++;
+		fprintf(f, "  %-8s layers %d-%d (", per_layer_mode_name[pl->mode[i]], i, j);
+		esc_text(f, g->layer[i].name);
+		fputs(" .. ", f);
+		esc_text(f, g->layer[j].name);
+		fputs(")\n", f);
+		i = j + 1;
+	}
+}
+
 /* --search: the best configurations, and why each lost to the first. */
 static void
 search_table(const Search *s, FILE *f)
@@ -379,6 +408,8 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	recommendation(an, f);
 	if (an->search)
 		search_table(an->search, f);
+	if (an->per_layer && an->per_layer->done)
+		per_layer_lines(g, an, f);
 	if (an->nsweep)
 		sweep_table(an, f);
 	if (o->layers)

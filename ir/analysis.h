@@ -134,6 +134,20 @@ typedef struct SearchConfig {
 	char why[96];             /* why it lost to the best; "" for the best */
 } SearchConfig;
 
+/* Per-layer parallelization (passes/perlayer.c): each layer's mode. */
+typedef enum PerLayerMode { PL_DATA, PL_FILTER, PL_CHANNEL, PL_SPATIAL, PL_MODES } PerLayerMode;
+extern const char *const per_layer_mode_name[PL_MODES];
+typedef struct PerLayer {
+	bool done;                /* false: no assignment (one GPU, or none fits) */
+	PerLayerMode *mode;       /* per layer */
+	int nblocks;              /* the chain of blocks it chose over */
+	int count[PL_MODES];      /* layers in each mode */
+	double time;              /* per iteration, under the per-layer model */
+	double uniform[PL_MODES]; /* each uniform assignment under the same
+	                             model; INFINITY where it cannot split */
+	double global_batch;
+} PerLayer;
+
 /* What --search leaves fixed: the options given. */
 typedef struct SearchFix {
 	bool schedule, zero, recompute;
@@ -173,6 +187,7 @@ typedef struct Analysis {
 	Warning warning[MAX_WARNINGS]; /* pass advice */
 	int nwarning;
 	const Search *search;     /* --search: the joint search; NULL without */
+	const PerLayer *per_layer; /* --per-layer; NULL without */
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;

@@ -95,6 +95,19 @@ allgather_time(const System *s, Group g, double bytes)
 	return ring((double)(g.size - 1), p.alpha, bytes / g.size, p.bw);
 }
 
+/* An all-to-all of `bytes` in all over g: each GPU holds bytes / g and
+ * sends a g-th of it to each of the others, in g - 1 steps. */
+double
+alltoall_time(const System *s, Group g, double bytes)
+{
+	Path p;
+
+	if (g.size <= 1 || bytes <= 0)
+		return 0;
+	p = path(s, g);
+	return ring((double)(g.size - 1), p.alpha, bytes / ((double)g.size * g.size), p.bw);
+}
+
 /* A point-to-point send.  Device transport (NCCL): the software latency
  * and the bytes over the link.  Host transport (CUDA managed memory under
  * Open MPI, which stages it through host buffers): the latency, a copy

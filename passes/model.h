@@ -58,6 +58,7 @@ typedef struct Group {
 
 double allreduce_time(const System *s, Group g, double bytes);
 double allgather_time(const System *s, Group g, double bytes); /* bytes: the whole result */
+double alltoall_time(const System *s, Group g, double bytes);  /* bytes: the whole tensor */
 /* One message between neighbours, inside a node or across nodes, as the
  * implementation sends it (NCCL, or staged through host memory). */
 double p2p_time(const Analysis *an, double bytes, bool across_nodes);

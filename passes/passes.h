@@ -102,6 +102,10 @@ double pipeline_partition(const double *t, const double *m, int L, double cap, i
 bool search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
 		Search *s);
 
+/* perlayer.c: each block of layers' own split of an's GPUs, by dynamic
+ * programming over the chain of blocks (requires PASS_TIMING). */
+bool per_layer_run(const Graph *g, const Analysis *an, PerLayer *out);
+
 /* recompute.c: the segments of k layers (k = 0: the k that keeps least)
  * of g (PASS_MEMORY done) into r. */
 bool recompute_plan(const Graph *g, int k, Recompute *r);

@@ -386,6 +386,39 @@ search_finds_the_analysis_best(void **state)
 		assert_true(!t.top[i].feasible || t.top[i].epoch >= t.top[0].epoch);
 }
 
+/* Per-layer splits: never slower than the best uniform assignment under
+ * the same model, and for a network of convolutions and a large fully
+ * connected layer Krizhevsky's "one weird trick" (2014): data parallelism
+ * for the convolutions, model parallelism for the fully connected layer,
+ * whose weights dwarf its activations. */
+static void
+per_layer_splits_convs_by_data_and_the_big_fc_by_model(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  a = conv(x, 64, kernel=3, pad=1); r = relu(a);\n"
+			      "  b = conv(r, 64, kernel=3, pad=1); s = relu(b);\n"
+			      "  f = flatten(s); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
+			  PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 16,
+			.batch_per_gpu = 32, .dataset_size = 1000000, .sample_bytes = 1000,
+			.virtual_stages = 1 };
+	PerLayer pl;
+	double uni = INFINITY;
+
+	assert_non_null(g);
+	assert_true(per_layer_run(g, &an, &pl));
+	assert_true(pl.done);
+	for (int m = 0; m < PL_MODES; m++)
+		if (pl.uniform[m] < uni)
+			uni = pl.uniform[m];
+	assert_true(pl.time <= uni * (1 + 1e-12));
+	assert_true(pl.time < pl.uniform[PL_DATA]);
+	assert_int_equal(pl.mode[0], PL_DATA);             /* the first conv */
+	assert_true(pl.mode[g->nlayer - 3] == PL_FILTER ||  /* the 67M-weight fc */
+		    pl.mode[g->nlayer - 3] == PL_CHANNEL);
+}
+
 /* With --plan the analysis cuts only where the modules allow, and the plan
  * lists that prediction's stages and costs. */
 static void
@@ -480,6 +513,7 @@ main(void)
 		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
 		FX_TEST(pipeline_bubbles_are_megatrons),
 		FX_TEST(search_finds_the_analysis_best),
+		FX_TEST(per_layer_splits_convs_by_data_and_the_big_fc_by_model),
 		cmocka_unit_test(advice_warns_with_stable_codes),
 	};
 
