@@ -294,6 +294,22 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 		v[i] = (double)g->layer[i].cost.params;
 	strip(f, g, 460, v, "parameters", 2);
 	cut.ax = (Axis){ 0, L > 0 ? L : 1, false, "" };
+	if (an->per_layer && an->per_layer->done) { /* each layer's own split */
+		double bw = cut.w / (L > 0 ? L : 1);
+		fputs("<g class=\"per-layer\">\n", f);
+		svg_text(f, LEFT - 6, 646, "end", "bar-label", "per-layer split");
+		for (int i = 0; i < L; i++) {
+			fprintf(f, "<rect class=\"split\" x=\"%.2f\" y=\"636\" width=\"%.2f\" "
+				   "height=\"14\" fill=\"%s\"><title>", plot_x(&cut, i), bw,
+				svg_colour(an->per_layer->mode[i]));
+			esc_xml(f, g->layer[i].name);
+			fputs(": ", f);
+			esc_xml(f, per_layer_mode_name[an->per_layer->mode[i]]);
+			fputs("</title></rect>\n", f);
+		}
+		svg_legend(f, LEFT, 680, WIDTH - LEFT - RIGHT, per_layer_mode_name, PL_MODES);
+		fputs("</g>\n", f);
+	}
 	if (pk->analysed && pk->computable && pk->stages > 1 && pk->stage_time) {
 		fputs("<g class=\"cuts\">\n", f);
 		for (int s = 0; s + 1 < pk->stages; s++) {
