@@ -11,10 +11,7 @@
 
 const char *const default_implementation = "pytorch";
 
-static const struct {
-	const char *name;
-	const char *text;
-} builtin[] = {
+static const Builtin builtin[] = {
 	{ "pytorch",
 	  "// PyTorch eager with DistributedDataParallel on NCCL, a DataLoader per\n"
 	  "// process (torchvision's reference training recipe).\n"
@@ -64,61 +61,37 @@ static const struct {
 	  "    conv_tf32 = false;          // CUDA 9, cuDNN 7: no TF32\n"
 	  "}\n" },
 	{ "horovod",
-	  "// Horovod on PyTorch: tensor fusion over NCCL.\n"
+	  "// Horovod on PyTorch: tensor fusion over NCCL; every key not given is\n"
+	  "// pytorch's.\n"
 	  "implementation horovod {\n"
 	  "    framework = \"Horovod (PyTorch, NCCL)\";\n"
-	  "    dispatch = 10us;\n"
-	  "    transport = \"device\";\n"
-	  "    send_latency = 10us;\n"
-	  "    model_loader = \"process\";\n"
-	  "    loader_workers = 16;\n"
-	  "    decode_bw = 49MB/s;\n"
-	  "    raw_sample = 62us;\n"
 	  "    overlap_grad = true;        // gradients all-reduced as backward produces them\n"
 	  "    bucket = 64MB;              // HOROVOD_FUSION_THRESHOLD default\n"
-	  "    conv_tf32 = true;\n"
 	  "}\n" },
 	{ "deepspeed",
-	  "// DeepSpeed's engine on PyTorch (ZeRO stage 0).\n"
+	  "// DeepSpeed's engine on PyTorch (ZeRO stage 0); every key not given is\n"
+	  "// pytorch's.\n"
 	  "implementation deepspeed {\n"
 	  "    framework = \"DeepSpeed (PyTorch, NCCL)\";\n"
-	  "    dispatch = 10us;\n"
-	  "    transport = \"device\";\n"
-	  "    send_latency = 10us;\n"
-	  "    model_loader = \"process\";\n"
-	  "    loader_workers = 16;\n"
-	  "    decode_bw = 49MB/s;\n"
-	  "    raw_sample = 62us;\n"
 	  "    overlap_grad = true;        // overlap_comm\n"
 	  "    bucket = 500MB;             // allreduce_bucket_size default 5e8\n"
-	  "    conv_tf32 = true;\n"
 	  "}\n" },
 };
-
-/* The built-in implementation of that name, or -1. */
-static int
-find(const char *name)
-{
-	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-		if (builtin_same_name(builtin[i].name, name))
-			return (int)i;
-	return -1;
-}
 
 const char *
 builtin_impl(const char *name)
 {
-	int i = find(name);
+	const Builtin *b = builtin_lookup(builtin, sizeof builtin / sizeof builtin[0], name);
 
-	return i < 0 ? NULL : builtin[i].text;
+	return b ? b->text : NULL;
 }
 
 const char *
 builtin_impl_canonical(const char *name)
 {
-	int i = find(name);
+	const Builtin *b = builtin_lookup(builtin, sizeof builtin / sizeof builtin[0], name);
 
-	return i < 0 ? NULL : builtin[i].name;
+	return b ? b->name : NULL;
 }
 
 const char *

@@ -9,10 +9,7 @@
 
 const char *const default_system = "abci";
 
-static const struct {
-	const char *name;
-	const char *text;
-} builtin[] = {
+static const Builtin builtin[] = {
 	{ "abci",
 	  "// ABCI (AIST), the platform of the ParaDL papers (Kahira et al., HPDC'21,\n"
 	  "// and the tech report), as the authors ran it: Chainer 7, ChainerMN,\n"
@@ -153,30 +150,29 @@ builtin_same_name(const char *b, const char *name)
 	return !*b && !*name;
 }
 
-/* The built-in system of that name, or -1. */
-static int
-find(const char *name)
+const Builtin *
+builtin_lookup(const Builtin *t, size_t n, const char *name)
 {
-	for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-		if (builtin_same_name(builtin[i].name, name))
-			return (int)i;
-	return -1;
+	for (size_t i = 0; i < n; i++)
+		if (builtin_same_name(t[i].name, name))
+			return &t[i];
+	return NULL;
 }
 
 const char *
 builtin_system(const char *name)
 {
-	int i = find(name);
+	const Builtin *b = builtin_lookup(builtin, sizeof builtin / sizeof builtin[0], name);
 
-	return i < 0 ? NULL : builtin[i].text;
+	return b ? b->text : NULL;
 }
 
 const char *
 builtin_system_canonical(const char *name)
 {
-	int i = find(name);
+	const Builtin *b = builtin_lookup(builtin, sizeof builtin / sizeof builtin[0], name);
 
-	return i < 0 ? NULL : builtin[i].name;
+	return b ? b->name : NULL;
 }
 
 const char *

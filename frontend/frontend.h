@@ -56,6 +56,13 @@ const char *builtin_system_canonical(const char *name); /* dgx_a100 -> dgx-a100 
 const char *builtin_system_name(int i);
 /* Whether name is built-in name b, '_' standing for '-'. */
 bool builtin_same_name(const char *b, const char *name);
+/* A built-in description: its name and ODL text; the one of t[0..n)
+ * called `name`, or NULL. */
+typedef struct Builtin {
+	const char *name;
+	const char *text;
+} Builtin;
+const Builtin *builtin_lookup(const Builtin *t, size_t n, const char *name);
 
 /* builtin_impl.c: the built-in implementations' ODL text, the same way. */
 extern const char *const default_implementation;

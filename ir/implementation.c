@@ -17,7 +17,7 @@ implementation_defaults(Implementation *im)
 		.halo = "pairwise",
 		.after_gather = "split",
 		.model_loader = "process",
-		.loader_workers = 4,
+		.loader_workers = 16,      /* torchvision references/classification: -j 16 */
 		.decode_bw = 49e6,         /* tools/measure_loader.py, "jpeg" */
 		.raw_sample = 62e-6,       /* tools/measure_loader.py, "raw" */
 		.overlap_grad = true,

@@ -49,8 +49,9 @@ typedef struct Implementation {
 
 /* implementation.c */
 
-/* The generic implementation: an eager framework on NCCL (PyTorch's
- * defaults), for the keys a description leaves out. */
+/* The generic implementation: an eager framework on NCCL, the values of
+ * the built-in `pytorch` (frontend/builtin_impl.c, which states their
+ * sources), for the keys a description leaves out. */
 void implementation_defaults(Implementation *im);
 /* Derives the flags from the string keys; NULL, or the first key whose
  * value is not one of its words (*want: those words, for a message). */
