@@ -127,18 +127,22 @@ recompute_time(const Ctx *c, const double *n, const double *share)
 	return t;
 }
 
-/* Per-layer samples and shares for recompute_time: `n` samples for every
- * layer; share 1, or 1 / ways for the layers split (filter, channel) or
- * the spatially split head up to `head` (-1: none). */
+/* How a strategy splits its layers' work, for recompute_time. */
+typedef enum Work { WORK_ROWS, WORK_FILTER, WORK_CHANNEL } Work;
+
+/* Per-layer samples and shares for recompute_time: n samples up to layer
+ * `head` (every layer when head is -1), n_tail after it; share 1, or
+ * 1 / ways for the layers split: the convolutions and fc layers (filter;
+ * channel: but the first), the spatially split head (rows). */
 static void
 layer_work(const Ctx *c, double *nv, double *sv, double n, double n_tail, int64_t ways,
-	   int head, int split)
+	   int head, Work split)
 {
 	for (int i = 0; i < c->g->nlayer; i++) {
 		const Layer *l = &c->g->layer[i];
-		bool part = split == 1 ? split_layer(l) : split == 2 ? split_layer(l) &&
-									   !reads_input(c->g, l)
-							 : i <= head;
+		bool part = split == WORK_FILTER    ? split_layer(l)
+			    : split == WORK_CHANNEL ? split_layer(l) && !reads_input(c->g, l)
+						    : i <= head;
 		nv[i] = i <= head || head < 0 ? n : n_tail;
 		sv[i] = part ? 1.0 / ways : 1;
 	}
@@ -176,7 +180,7 @@ node_samples(const Ctx *c, double per_gpu)
  * says. */
 static void
 recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int head,
-	  int split)
+	  Work split)
 {
 	double *nv, *sv;
 
@@ -226,7 +230,7 @@ data(const Ctx *c, Candidate *k)
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
 	k->t.update = update_time(c->an, c->W, c->arrays);
 	sharded(c, k, c->W);
-	recompute(c, k, n / M, n / M, 1, -1, 0);
+	recompute(c, k, n / M, n / M, 1, -1, WORK_ROWS);
 	k->t.recompute *= (double)M;
 	input(c, k, n, node_samples(c, n), false);
 	memory(c, k, c->W, n / M, 1);
@@ -307,7 +311,7 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	free(wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);
 	sharded(c, k, local_w);
-	recompute(c, k, n, n, ways, -1, channel ? 2 : 1);
+	recompute(c, k, n, n, ways, -1, channel ? WORK_CHANNEL : WORK_FILTER);
 	/* each sample is loaded once per model-parallel group */
 	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
 	memory(c, k, local_w, n, 1);
@@ -429,7 +433,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / ways, NULL, &k->t.grad_hidden);
 	k->t.update = update_time(c->an, c->W, c->arrays);
 	sharded(c, k, c->W);
-	recompute(c, k, n, after_gather(c, n, ways), ways, split, 0);
+	recompute(c, k, n, after_gather(c, n, ways), ways, split, WORK_ROWS);
 	/* each sample is loaded once per model-parallel group */
 	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
 	memory(c, k, c->W, n, 1.0 / ways);
