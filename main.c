@@ -620,7 +620,8 @@ parse_options(int argc, char **argv, Options *o)
 	if (strcmp(o->backend->name, "svg") == 0 && o->strat.forced &&
 	    (!o->report.plot || strcmp(o->report.plot, "scaling") == 0))
 		usage_error("--plot %s needs a sweep, which --grid excludes", "scaling");
-	o->report.command = command_line(argc, argv);
+	if (strcmp(o->backend->name, "html") == 0) /* the page shows it */
+		o->report.command = command_line(argc, argv);
 	if (o->profile && o->validate)
 		usage_error("--profile names the layers of one model, not %s", "validate");
 	if (o->strat.forced)
@@ -1177,8 +1178,10 @@ main(int argc, char **argv)
 
 	progname = slash ? slash + 1 : (argv[0] && *argv[0] ? argv[0] : "oraclec");
 	parse_options(argc, argv, &o);
-	if (o.tensor_dims)
+	if (o.tensor_dims) {
+		free((char *)o.report.command);
 		return onnx_print_tensor_dims(o.tensor_dims, stdout) ? flush_stdout() : EXIT_INPUT;
+	}
 	arena_init(&arena);
 	status = !inputs_kept(&o, &arena, NULL) ? EXIT_USAGE
 		 : o.implementation &&
@@ -1189,5 +1192,6 @@ main(int argc, char **argv)
 		 : analyse(&o, &arena, &files);
 	arena_free(&arena);
 	files_free(&files);
+	free((char *)o.report.command);
 	return status;
 }
