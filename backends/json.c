@@ -224,9 +224,10 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 /* --search: { evaluated, pruned, top: [configuration, ...] }; the
  * elapsed time is left out (the report is deterministic; -v says it). */
 static json_t *
-search_json(const Graph *g, const Search *s)
+search_json(const Search *s)
 {
 	json_t *o = json_object(), *top = json_array();
+	char b[32];
 
 	set(o, "evaluated", json_integer(s->evaluated));
 	set(o, "pruned", json_integer(s->pruned));
@@ -238,15 +239,14 @@ search_json(const Graph *g, const Search *s)
 			if (c->grid[d])
 				set(grid, grid_dim_name[d], json_integer(c->grid[d]));
 		set(e, "grid", grid);
-		set(e, "schedule", c->kind != STRAT_PIPELINE ? json_null()
-				   : c->schedule == SCHED_INTERLEAVED
-				   ? jstr(arena_printf(g->arena, "interleaved:%d", c->virtual_stages))
-				   : jstr(schedule_name(c->schedule)));
+		set(e, "schedule", c->kind != STRAT_PIPELINE
+					   ? json_null()
+					   : jstr(schedule_label(c->schedule, c->virtual_stages, b,
+								 sizeof b)));
 		set(e, "micro_batches", c->micro_batches ? json_integer(c->micro_batches)
 							 : json_null());
 		set(e, "zero", json_integer(c->zero));
-		set(e, "recompute", c->recompute ? jstr(arena_printf(g->arena, "every:%d", c->recompute))
-						 : jstr("none"));
+		set(e, "recompute", jstr(recompute_label(c->recompute, b, sizeof b)));
 		set(e, "iteration_s", json_real(c->iteration));
 		set(e, "epoch_s", json_real(c->epoch));
 		set(e, "memory_per_gpu_bytes", bytes_json(c->memory));
@@ -284,6 +284,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 {
 	json_t *o = json_object(), *grid = json_object(), *it = json_object();
 	bool c = k->computable;
+	char label[32];
 
 	set(o, "name", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < DIM_COUNT; d++)
@@ -294,8 +295,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
 	set(o, "implementation", jstr(an->impl.name));
 	set(o, "zero", json_integer(an->zero));
-	set(o, "recompute", an->rc.k ? jstr(arena_printf(g->arena, "every:%d", an->rc.k))
-				     : jstr("none"));
+	set(o, "recompute", jstr(recompute_label(an->rc.k, label, sizeof label)));
 	set(it, "compute_s", num(c, k->t.compute));
 	set(it, "communication_s", num(c, k->t.communication));
 	set(it, "gradient_allreduce_s", num(c, k->t.grad));
@@ -326,10 +326,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 			json_array_append_new(st, s);
 		}
 		set(o, "micro_batches", json_integer(k->micro_batches));
-		set(o, "schedule", an->schedule == SCHED_INTERLEAVED
-					   ? jstr(arena_printf(g->arena, "interleaved:%d",
-							       an->virtual_stages))
-					   : jstr(schedule_name(an->schedule)));
+		set(o, "schedule", jstr(schedule_label(an->schedule, an->virtual_stages, label,
+							sizeof label)));
 		set(o, "stages", st);
 	}
 	if (k->kind == STRAT_DATA && c && k->micro_batches > 1)
@@ -371,7 +369,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "strategies", strategies_json(g, an));
 	set(root, "best", an->best >= 0 ? jstr(strategy_name[an->best]) : json_null());
 	if (an->search)
-		set(root, "search", search_json(g, an->search));
+		set(root, "search", search_json(an->search));
 	if (an->per_layer && an->per_layer->done)
 		per_layer_json(root, g, an);
 	if (an->nsweep) {

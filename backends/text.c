@@ -316,14 +316,9 @@ search_table(const Search *s, FILE *f)
 		memcpy(k.grid, c->grid, sizeof k.grid);
 		if (c->kind != STRAT_PIPELINE)
 			snprintf(sched, sizeof sched, "-");
-		else if (c->schedule == SCHED_INTERLEAVED)
-			snprintf(sched, sizeof sched, "interleaved:%d", c->virtual_stages);
 		else
-			snprintf(sched, sizeof sched, "%s", schedule_name(c->schedule));
-		if (c->recompute)
-			snprintf(rc, sizeof rc, "every:%d", c->recompute);
-		else
-			snprintf(rc, sizeof rc, "none");
+			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);
+		recompute_label(c->recompute, rc, sizeof rc);
 		fprintf(f, "%-9s %-22s %-14s %4d %-10s %10s %10s %11s  %s\n", strategy_name[c->kind],
 			grid_str(&k, grid, sizeof grid), sched, c->zero, rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),

@@ -32,6 +32,10 @@ typedef enum Schedule { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_COUNT 
  * others). */
 const char *schedule_name(Schedule s);
 bool schedule_parse(const char *s, Schedule *out, int *v);
+/* As --schedule and --recompute spell them, into buf[n]: "gpipe", "1f1b",
+ * "interleaved:V"; "none", "every:K" (k = 0: none). */
+const char *schedule_label(Schedule s, int v, char *buf, size_t n);
+const char *recompute_label(int k, char *buf, size_t n);
 
 /* optimizer.c */
 const char *optimizer_name(Optimizer o);

@@ -126,3 +126,14 @@ layer_error(const Graph *g, const Layer *l, const char *fmt, ...)
 		diag_note(l->site, "in the expansion of this statement");
 	(void)g;
 }
+
+void
+graph_last_use(const Graph *g, int *last)
+{
+	for (int t = 0; t < g->ntensor; t++)
+		last[t] = g->tensor[t].output ? g->nlayer : -1;
+	for (int i = 0; i < g->nlayer; i++)
+		for (int j = 0; j < g->layer[i].nin; j++)
+			if (last[g->layer[i].in[j]] < i)
+				last[g->layer[i].in[j]] = i;
+}

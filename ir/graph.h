@@ -261,6 +261,9 @@ Graph *graph_new(Arena *a, const char *name, const char *source, const char *for
 int graph_add_tensor(Graph *g, const char *name, int producer);
 int graph_add_input(Graph *g, const char *name, const Shape *s);
 int graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc);
+/* Each tensor's last reader into last[0..ntensor): a layer index, nlayer
+ * for a graph output, -1 for a tensor no layer reads. */
+void graph_last_use(const Graph *g, int *last);
 void layer_set_inputs(Graph *g, int l, const int *in, int nin);
 int layer_add_output(Graph *g, int l, const char *tensor_name);
 int op_lookup(const char *name); /* -1 if unknown */

@@ -1,6 +1,7 @@
 /* optimizer.c -- the optimizers', pipeline schedules' and data kinds' names, as
  * options, reports and plans spell them (the state each optimizer keeps is
  * in passes/compute.c, what a schedule holds in passes/pipeline.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,26 @@ schedule_parse(const char *s, Schedule *out, int *v)
 			return true;
 		}
 	return false;
+}
+
+const char *
+schedule_label(Schedule s, int v, char *buf, size_t n)
+{
+	if (s == SCHED_INTERLEAVED)
+		snprintf(buf, n, "interleaved:%d", v);
+	else
+		snprintf(buf, n, "%s", schedule_name(s));
+	return buf;
+}
+
+const char *
+recompute_label(int k, char *buf, size_t n)
+{
+	if (k)
+		snprintf(buf, n, "every:%d", k);
+	else
+		snprintf(buf, n, "none");
+	return buf;
 }
 
 static const char *const kind[] = { [DATA_AUTO] = "auto", [DATA_JPEG] = "jpeg",

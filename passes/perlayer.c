@@ -175,12 +175,7 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 	c.B = (double)(an->global_batch ? an->global_batch : an->batch_per_gpu * an->gpus);
 	c.rate = W > 0 ? allreduce_time(an->sys, (Group){ an->gpus, map.per_node, 1 }, W) / W : 0;
 	/* the blocks: end where one activation is alive */
-	for (int t = 0; t < g->ntensor; t++)
-		last[t] = g->tensor[t].output ? L : -1;
-	for (int i = 0; i < L; i++)
-		for (int j = 0; j < g->layer[i].nin; j++)
-			if (last[g->layer[i].in[j]] < i)
-				last[g->layer[i].in[j]] = i;
+	graph_last_use(g, last);
 	for (int t = 0; t < g->ntensor; t++)
 		if (g->tensor[t].producer >= 0 && g->tensor[t].root == t)
 			for (int i = g->tensor[t].producer; i < last[t] && i < L; i++)

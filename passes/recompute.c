@@ -53,12 +53,7 @@ recompute_plan(const Graph *g, int k, Recompute *r)
 	double full = 0, best = -1;
 	int best_k = 1, last = 0;
 
-	for (int t = 0; t < g->ntensor; t++)
-		last_use[t] = g->tensor[t].output ? g->nlayer : -1;
-	for (int i = 0; i < g->nlayer; i++)
-		for (int j = 0; j < g->layer[i].nin; j++)
-			if (last_use[g->layer[i].in[j]] < i)
-				last_use[g->layer[i].in[j]] = i;
+	graph_last_use(g, last_use);
 	for (int i = 0; i < g->ninput; i++)
 		full += (double)g->tensor[g->input[i]].elems * g->elem_bytes;
 	for (int i = 0; i < g->nlayer; i++)
