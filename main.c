@@ -213,7 +213,7 @@ usage(FILE *f)
 		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
-		"                           channel,df,ds (default all)\n"
+		"                           channel,df,ds,dp (default all)\n"
 		"      --grid DIM=N[,...]   analyse only this process grid, e.g. data=256,spatial=4\n"
 		"                           (dimensions data, spatial, pipeline, filter,\n"
 		"                           channel; their product is the GPU count)\n"
@@ -982,6 +982,13 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->dump_after)
 		return flush_stdout();
+	if (o->plan && o->plan->transformer && !graph_attention(g)) {
+		diag_error((Loc){ g->source, 0, 0 }, "Megatron-LM trains transformers (--plan %s), and the "
+			   "model has no attention (a softmax over the product of two "
+			   "activations); the generic, pytorch, deepspeed and slurm plans fit any "
+			   "model; no plan written", o->plan->name);
+		return EXIT_INPUT;
+	}
 	if (o->plan) { /* a plan's pipeline stages begin at blocks: price those */
 		modules_derive(g, &mod);
 		so.cut_after = plan_cuts(g, &mod);

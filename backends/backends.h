@@ -52,6 +52,7 @@ bool validation_emit(const Validation *v, const char *format, FILE *f);
 /* plan.c: the kinds of plan (--plan), each formatting a Placement */
 typedef struct PlanKind {
 	const char *name;  /* the --plan value */
+	bool transformer;  /* the framework trains transformers only */
 	/* false on an I/O error (the caller reports it) */
 	bool (*emit)(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
 } PlanKind;

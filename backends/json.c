@@ -239,7 +239,7 @@ search_json(const Search *s)
 			if (c->grid[d])
 				set(grid, grid_dim_name[d], json_integer(c->grid[d]));
 		set(e, "grid", grid);
-		set(e, "schedule", c->kind != STRAT_PIPELINE
+		set(e, "schedule", !STRATEGY_PIPELINED(c->kind)
 					   ? json_null()
 					   : jstr(schedule_label(c->schedule, c->virtual_stages, b,
 								 sizeof b)));
@@ -317,7 +317,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "samples_per_gpu", num(c, k->per_gpu_batch));
 	set(o, "max_gpus", json_integer(k->max_gpus));
 	set(o, "bottleneck", k->bottleneck ? jstr(k->bottleneck) : json_null());
-	if (k->kind == STRAT_PIPELINE && c) {
+	if (STRATEGY_PIPELINED(k->kind) && c) {
 		json_t *st = json_array();
 		for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
 			json_t *s = json_object();

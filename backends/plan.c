@@ -5,11 +5,11 @@
 #include <string.h>
 
 static const PlanKind kinds[] = {
-	{ "generic", plan_generic_emit },
-	{ "pytorch", plan_pytorch_emit },
-	{ "deepspeed", plan_deepspeed_emit },
-	{ "megatron", plan_megatron_emit },
-	{ "slurm", plan_slurm_emit },
+	{ "generic", false, plan_generic_emit },
+	{ "pytorch", false, plan_pytorch_emit },
+	{ "deepspeed", false, plan_deepspeed_emit },
+	{ "megatron", true, plan_megatron_emit }, /* Megatron-LM: GPT, BERT, T5 */
+	{ "slurm", false, plan_slurm_emit },
 };
 
 const PlanKind *

@@ -43,6 +43,7 @@ stage_json(const Graph *g, const Placement *pl, int i)
 	set(o, "modules", mods);
 	set(o, "time_s", json_real(st->time));
 	set(o, "memory_bytes", json_integer((json_int_t)st->mem));
+	set(o, "micro_batches_held", json_real(st->held));
 	return o;
 }
 

@@ -314,7 +314,7 @@ search_table(const Search *s, FILE *f)
 		Candidate k = { .kind = c->kind };
 		char grid[96], sched[32], rc[32];
 		memcpy(k.grid, c->grid, sizeof k.grid);
-		if (c->kind != STRAT_PIPELINE)
+		if (!STRATEGY_PIPELINED(c->kind))
 			snprintf(sched, sizeof sched, "-");
 		else
 			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);

@@ -137,3 +137,31 @@ graph_last_use(const Graph *g, int *last)
 			if (last[g->layer[i].in[j]] < i)
 				last[g->layer[i].in[j]] = i;
 }
+
+int
+graph_attention(const Graph *g)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+
+		if (l->op != OP_SOFTMAX || l->nin < 1)
+			continue;
+		/* back through a scaling, a mask added, a cast: a few steps */
+		for (int step = 0; step < 4 && l->nin >= 1; step++) {
+			int p = g->tensor[l->in[0]].producer;
+
+			if (p < 0)
+				break;
+			l = &g->layer[p];
+			if (op_info[l->op].cls == OPC_MATMUL) { /* a weight makes an fc */
+				n += l->nin == 2;
+				break;
+			}
+			if (op_info[l->op].cls != OPC_UNARY && op_info[l->op].cls != OPC_BINARY)
+				break;
+		}
+	}
+	return n;
+}

@@ -264,6 +264,11 @@ int graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc);
 /* Each tensor's last reader into last[0..ntensor): a layer index, nlayer
  * for a graph output, -1 for a tensor no layer reads. */
 void graph_last_use(const Graph *g, int *last);
+/* The attentions in g: softmax layers over the product of two activations
+ * (reached back through element-wise layers: a scaling, a mask added), as
+ * a transformer's self-attention computes softmax(QK^T/sqrt(d)).
+ * Megatron's plan needs one. */
+int graph_attention(const Graph *g);
 void layer_set_inputs(Graph *g, int l, const int *in, int nin);
 int layer_add_output(Graph *g, int l, const char *tensor_name);
 int op_lookup(const char *name); /* -1 if unknown */

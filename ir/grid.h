@@ -56,6 +56,10 @@ extern const GridDim grid_order[DIM_COUNT];
 /* Room for any grid's text, its terminating NUL included. */
 enum { GRID_TEXT_MAX = 160 };
 
+/* A strategy with a pipeline dimension (pipeline, dp): stages, a
+ * schedule, micro-batches. */
+#define STRATEGY_PIPELINED(k) ((strategy_info[k].dims & DIM_BIT(DIM_PIPELINE)) != 0)
+
 /* The strategy named `name`, or STRAT_COUNT. */
 StrategyKind strategy_lookup(const char *name);
 

@@ -20,8 +20,9 @@
  * Units: pipelines are cut at block boundaries only, as the split points
  * of torch.distributed.pipelining name modules.  A layer's block is the
  * module down to its first indexed part (an element of a Sequential or
- * ModuleList: layer2.0, features.3, transformer.h.7), else its top-level
- * module (conv1, fc).  A unit is a run of layers of one block call; a
+ * ModuleList: layer2.0, features.3, transformer.h.7; or of an OrderedDict
+ * whose keys are numbered: torchvision ViT's encoder.layers.encoder_layer_7
+ * beside encoder_layer_6 or _8), else its top-level module (conv1, fc).  A unit is a run of layers of one block call; a
  * stage may begin at a unit whose module is called once and begins
  * there.  ODL names ("layer1/y/conv1", and ONNX files whose names are not
  * scoped) give one unit per layer, the name with '/' made '.'.
@@ -31,6 +32,7 @@
  * (E: embedding) and after them (L: loss). */
 #include "passes/passes.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/map.h"
@@ -114,6 +116,24 @@ repeat_call(Arena *a, const Map *raw, const char *parent, const char *part)
 	return arena_strndup(a, part, (size_t)(us - part));
 }
 
+/* "encoder_layer_7" under `parent` where "encoder_layer_6" or
+ * "encoder_layer_8" is there too: an element of a numbered container. */
+static bool
+numbered(Arena *a, const Map *raw, const char *parent, const char *part)
+{
+	const char *us = strrchr(part, '_');
+	size_t n = us ? (size_t)(us - part) : 0;
+	long k;
+
+	if (!n || !numeric(us + 1, strlen(us + 1)) || strlen(us + 1) > 9)
+		return false;
+	k = strtol(us + 1, NULL, 10);
+	return (k > 0 && map_get(raw, arena_printf(a, "%s%s%.*s_%ld", parent, *parent ? "/" : "",
+						       (int)n, part, k - 1))) ||
+	       map_get(raw, arena_printf(a, "%s%s%.*s_%ld", parent, *parent ? "/" : "", (int)n,
+					 part, k + 1));
+}
+
 static Span *
 span_at(Modules *m, Arena *a, const char *fqn, int layer)
 {
@@ -159,7 +179,7 @@ scoped_layer(const Graph *g, Modules *m, const Map *raw, int i, const char **uke
 		const char *slash = strchr(s, '/');
 		size_t n = (size_t)(slash - s);
 		const char *part = arena_strndup(a, s, n);
-		const char *x = repeat_call(a, raw, path, part);
+		const char *x = repeat_call(a, raw, path, part), *parent = path;
 		const char *dot = strrchr(x, '.');
 		const char *f1 = join(a, fqn, ".", dot ? dot + 1 : x, strlen(dot ? dot + 1 : x));
 		fqn = strcmp(unqualified(f1), x) == 0 ? f1 : join(a, fqn, ".", x, strlen(x));
@@ -168,7 +188,7 @@ scoped_layer(const Graph *g, Modules *m, const Map *raw, int i, const char **uke
 					  sizeof(char *));
 		p->prefix[i][depth++] = fqn;
 		span_at(m, a, fqn, i);
-		if (!*block && indexed(x)) {
+		if (!*block && (indexed(x) || numbered(a, raw, parent, x))) {
 			*block = true;
 			*ukey = path;
 			*uname = fqn;

@@ -264,6 +264,12 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 		k->t.grad = 2.0 * (p - 1) * (s.alpha + s.delta * s.W * s.beta / p);
 		k->t.p2p = halos(g, &s, kind == STRAT_DS ? B / p1 : B);
 		break;
+	case STRAT_DP: /* not in the paper (Table III) */
+		k->computable = false;
+		k->feasible = false;
+		k->reason = "the paper has no data x pipeline formula (--cost-model default)";
+		k->bottleneck = "scaling limit";
+		return;
 	case STRAT_PIPELINE:
 		k->max_gpus = g->nlayer;
 		if (grid[DIM_PIPELINE] > g->nlayer)

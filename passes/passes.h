@@ -90,6 +90,9 @@ struct Mapping; /* model.h */
  * (Candidate.stage_time, stage_mem); cut_after as in StrategyOpts. */
 void pipeline(const Graph *g, const Analysis *an, const struct Mapping *m, Candidate *k,
 	      const bool *cut_after);
+/* Micro-batches stage i of S holds at its peak under the schedule (v
+ * virtual stages when interleaved), of M. */
+double pipeline_held(Schedule sched, int v, int64_t M, int S, int i);
 /* The optimal min-max partition of L layers with times t and memory m
  * (cap per stage) into S contiguous stages: fills end[] (room for L + 1)
  * and *n, returns the slowest stage's time, -1 when memory forbids. */
@@ -194,6 +197,8 @@ typedef struct PlaceStage {
 	int ufirst, ulast;         /* units */
 	double time;               /* forward + backward of one micro-batch, s */
 	double mem;                /* bytes on its GPU */
+	double held;               /* micro-batches whose activations it holds
+	                              at its peak (pipeline_held) */
 	const char **modules;      /* the largest modules wholly inside */
 	int nmodules;
 	int blocks;                /* stack: blocks in the stage */

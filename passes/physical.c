@@ -487,7 +487,8 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_CHANNEL: model_split(&c, k, true); break;
 	case STRAT_SPATIAL:
 	case STRAT_DS: spatial(&c, k); break;
-	case STRAT_PIPELINE: pipeline(c.g, c.an, &c.map, k, pc->cut_after); break;
+	case STRAT_PIPELINE:
+	case STRAT_DP: pipeline(c.g, c.an, &c.map, k, pc->cut_after); break;
 	case STRAT_COUNT: break;
 	}
 }

@@ -1,4 +1,5 @@
-/* pipeline.c -- layer (pipeline) parallelism: contiguous stages, GPipe.
+/* pipeline.c -- layer (pipeline) parallelism: contiguous stages, under
+ * GPipe, 1F1B or interleaved 1F1B, alone or replicated (dp).
  *
  * The layers, in topological order, are cut into S contiguous stages, one
  * per GPU.  With M micro-batches of B/M samples, GPipe runs M + S - 1
@@ -14,7 +15,10 @@
  * A plan (--plan) may allow cuts only after some layers, at the
  * boundaries of the blocks a framework can split at: the layers between
  * two allowed cuts are then packed as one item.  The candidate keeps each
- * stage's time and memory, which the plan lists. */
+ * stage's time and memory, which the plan lists.
+ *
+ * dp (data x pipeline): p1 replicas of an S-stage pipeline, each on B / p1
+ * samples; each stage's gradients are all-reduced over its p1 copies. */
 #include "passes/model.h"
 #include "passes/passes.h"
 
@@ -175,20 +179,27 @@ layer_costs(const Graph *g, const Analysis *an, double n, double *t, double *f, 
  * runs every forward before any backward (all M); 1F1B (PipeDream-Flush,
  * Narayanan et al., SC'21) starts backward as soon as the last stage can,
  * so stage i holds at most S - i. */
+double
+pipeline_held(Schedule sched, int v, int64_t M, int S, int i)
+{
+	double held = sched != SCHED_GPIPE && S - i < M ? S - i : (double)M;
+
+	/* interleaved: the warm-up runs ahead on the V chunks, so the first
+	 * stage holds p (1 + (p - 1) / (p V)) micro-batches (Korthikanti et
+	 * al., MLSys'23, section 4.2.3) */
+	if (sched == SCHED_INTERLEAVED) {
+		held *= 1 + (double)(S - 1) / ((double)S * v);
+		if (held > (double)M)
+			held = (double)M;
+	}
+	return held;
+}
+
 static void
 schedule_held(Schedule sched, int v, int64_t M, int S, double *held)
 {
-	for (int i = 0; i < S; i++) {
-		held[i] = sched != SCHED_GPIPE && S - i < M ? S - i : (double)M;
-		/* interleaved: the warm-up runs ahead on the V chunks, so the
-		 * first stage holds p (1 + (p - 1) / (p V)) micro-batches
-		 * (Korthikanti et al., MLSys'23, section 4.2.3) */
-		if (sched == SCHED_INTERLEAVED) {
-			held[i] *= 1 + (double)(S - 1) / ((double)S * v);
-			if (held[i] > (double)M)
-				held[i] = (double)M;
-		}
-	}
+	for (int i = 0; i < S; i++)
+		held[i] = pipeline_held(sched, v, M, S, i);
 }
 
 /* Where the layers may be cut: G items, item j ending at layer end[j]
@@ -345,13 +356,36 @@ keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c
 	}
 }
 
+/* dp: each stage's gradients all-reduced over the p1 replicas of that
+ * stage once its last micro-batch's backward is done, every stage at
+ * once on its own group; the iteration waits for the largest.  Not
+ * overlapped: the first stage's backward ends last, and the others' slack
+ * (a few micro-batch backwards) is left out, which is conservative. */
+static double
+stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Candidate *k)
+{
+	double most = 0;
+
+	for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
+		double w = 0, t;
+		for (int j = first; j <= k->stage_end[i]; j++)
+			w += (double)g->layer[j].cost.params;
+		t = allreduce_time(an->sys, map->grad, w * g->elem_bytes);
+		if (t > most)
+			most = t;
+	}
+	return most;
+}
+
 void
 pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 const bool *cut_after)
 {
 	int L = g->nlayer;
-	int64_t S = map->q;
-	int64_t B = an->global_batch ? an->global_batch : an->batch_per_gpu;
+	int64_t S = map->q, p1 = map->replicas;
+	/* dp: p1 replicas of the pipeline, each on its share of the batch */
+	int64_t Bg = an->global_batch ? an->global_batch : an->batch_per_gpu * p1;
+	int64_t B = Bg / p1;
 	Costs c = { xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L + 1, sizeof(double)) }; /* held: S <= L below */
@@ -371,8 +405,18 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 				ends[it.n++] = i;
 	}
 	k->grid[DIM_PIPELINE] = S;
-	k->global_batch = B;
-	k->max_gpus = it.n;
+	if (p1 > 1)
+		k->grid[DIM_DATA] = p1;
+	k->global_batch = Bg;
+	k->max_gpus = p1 > 1 ? it.n * (an->global_batch ? Bg : an->dataset_size / an->batch_per_gpu)
+			     : it.n;
+	if (p1 > Bg) {
+		k->computable = false;
+		k->feasible = false;
+		k->reason = "more data groups than samples in the batch";
+		k->bottleneck = "scaling limit";
+		goto out;
+	}
 	if (S > it.n) {
 		k->computable = false;
 		k->feasible = false;
@@ -410,6 +454,8 @@ again:
 		goto again;
 	}
 	*k = best;
+	if (any && p1 > 1)
+		k->t.grad = stage_exchange(g, an, map, k);
 out:
 	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held);
 	free(st.end);

@@ -96,10 +96,10 @@ blocked(const Graph *g, const StrategyOpts *o, const Candidate *k)
 			   k->reason);
 }
 
-/* The pipeline's stages as predicted, with their modules; false when
- * the model gave no stage times. */
+/* The pipeline's stages as predicted, with their modules and the
+ * micro-batches each holds; false when the model gave no stage times. */
 static bool
-stages(const Graph *g, Placement *pl)
+stages(const Graph *g, const Analysis *an, Placement *pl)
 {
 	const Candidate *k = pl->k;
 	const Modules *m = &pl->mod;
@@ -122,6 +122,8 @@ stages(const Graph *g, Placement *pl)
 		st->ulast = m->unit_of[st->last];
 		st->time = k->stage_time[i];
 		st->mem = k->stage_mem[i];
+		st->held = pipeline_held(an->schedule, an->virtual_stages > 1 ? an->virtual_stages : 1,
+					 k->micro_batches > 1 ? k->micro_batches : 1, k->stages, i);
 		st->nmodules = modules_within(g, m, st->first, st->last, &st->modules);
 		for (int u = st->ufirst; m->stack && u <= st->ulast; u++) {
 			st->pre |= m->unit[u].role == 'E';
@@ -172,7 +174,7 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		return false;
 	}
 	if (pl->k->grid[DIM_PIPELINE] > 0) {
-		if (!stages(g, pl))
+		if (!stages(g, an, pl))
 			return false;
 		pl->recut = o->cut_after != NULL;
 		if (pl->recut)

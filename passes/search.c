@@ -82,7 +82,7 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 	static const struct { Schedule sched; int v; } scheds[] = {
 		{ SCHED_GPIPE, 1 }, { SCHED_1F1B, 1 }, { SCHED_INTERLEAVED, 2 },
 	};
-	int nsched = kind == STRAT_PIPELINE && !fix->schedule ? 3 : 1;
+	int nsched = STRATEGY_PIPELINED(kind) && !fix->schedule ? 3 : 1;
 	Analysis a = *an;
 	Candidate k;
 

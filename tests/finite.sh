@@ -250,7 +250,7 @@ has err "the plan's batch per replica of 12.5 samples is not whole: the global b
 leftovers "$tmp/o.out"
 check "plan: 100 samples over 8 replicas is refused, naming 96 and 104"
 
-run "$srcdir/examples/resnet50.odl" -g 4 --strategies pipeline -b 6 --plan megatron -o o.out
+run "$srcdir/examples/resnet50.odl" -g 4 --strategies pipeline -b 6 --plan pytorch -o o.out
 want_status 1
 has err "the plan's micro-batch of 1.5 samples is not whole: the global batch of 6 does not split into 4 micro-batches; a multiple of 4 does (such as 4 or 8); no plan written"
 leftovers "$tmp/o.out"

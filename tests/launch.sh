@@ -4,8 +4,10 @@
 # torchvision's model and --check compares the loss and every gradient with
 # one process on the same batch (docs/plans.md, "Running a plan").  Data
 # parallelism on 2 and 4 ranks, pipelines of 2 and 4 stages (ResNet-18,
-# ResNet-50, ViT-B/16, whose cut falls inside an encoder block, a residual
-# crossing it), a plan the launcher does not run (filter), and the check
+# ResNet-50 under 1F1B, each stage keeping as many micro-batches at once as
+# oraclec's plan says it holds, ViT-B/16 cut between encoder blocks), the
+# hybrid dp (2 replicas of a 2-stage pipeline on 4 ranks), a plan the
+# launcher does not run (filter), and the check
 # catching a wrong plan (a micro-batch count the batch does not divide is
 # refused by oraclec; a plan edited to cut at no module is refused by the
 # launcher).  Skipped where no python3 with torch and torchvision is found
@@ -69,15 +71,41 @@ plan "$srcdir/examples/resnet50.onnx" data=4
 launch resnet50 --image-size 64
 check "ResNet-50, data=4: DDP on 4 ranks equals one process"
 
-plan "$srcdir/examples/resnet50.onnx" pipeline=4 --micro-batches 2 -b 2 --schedule 1f1b
+# held ARGS...: the micro-batches each stage holds at its peak, as
+# oraclec's generic plan of the same grid predicts them
+held()
+{
+	"$ORACLEC" "$@" --plan generic -q 2>>"$tmp/err" |
+		sed -n 's/.*"micro_batches_held": \([0-9]*\)\.0*$/\1/p' | tr '\n' ' ' | sed 's/ $//'
+}
+
+# flight: what the launcher saw each stage keep at once
+flight()
+{
+	sed -n 's/^micro-batches in flight per stage: //p' "$tmp/out"
+}
+
+plan "$srcdir/examples/resnet50.onnx" pipeline=4 --micro-batches 8 -b 8 --schedule 1f1b
 launch resnet50 --image-size 64
 grep -q '"Schedule1F1B"' "$tmp/plan.json" || fail "the plan does not name 1F1B"
-check "ResNet-50, pipeline=4 (1F1B): four stages equal one process"
+want=$(held "$srcdir/examples/resnet50.onnx" --grid pipeline=4 --micro-batches 8 -b 8 \
+	--schedule 1f1b)
+[ "$want" = "4 3 2 1" ] || fail "oraclec's stages hold '$want', not 4 3 2 1"
+[ "$(flight)" = "$want" ] || fail "in flight: '$(flight)', oraclec: '$want'"
+check "ResNet-50, pipeline=4, 1F1B, 8 micro-batches: equal to one process, stages keep 4 3 2 1 as predicted"
+
+plan "$resnet18" data=2,pipeline=2 --micro-batches 2 -b 2
+launch resnet18 --image-size 64
+[ "$(flight)" = "$(held "$resnet18" --grid data=2,pipeline=2 --micro-batches 2 -b 2)" ] ||
+	fail "in flight: '$(flight)'"
+check "ResNet-18, dp (data=2,pipeline=2) on 4 ranks: replicated stages equal one process"
 
 gunzip -c "$srcdir/tests/data/zoo/vit_b_16.onnx.gz" >"$tmp/vit.onnx"
 plan "$tmp/vit.onnx" pipeline=2 --micro-batches 2 -b 2
+grep -q '"encoder.layers.encoder_layer_6": "BEGINNING"' "$tmp/plan.json" ||
+	fail "the cut is not between encoder blocks"
 launch vit_b_16 --image-size 32
-check "ViT-B/16, pipeline=2: the stages (a residual crossing the cut) equal one process"
+check "ViT-B/16, pipeline=2: cut between encoder blocks, the stages equal one process"
 
 plan "$resnet18" data=2,filter=2
 "$py" -m oraclec.launch --plan "$tmp/plan.json" --model torchvision:resnet18 --check \

@@ -1,7 +1,9 @@
 /* namegen.c -- writes, for tests/names.sh, an ONNX model whose names
  * carry a given string NAME (newlines, quotes, `$(...)`, invalid UTF-8):
  *
- *     input NAME (N x 64) -> /embed/Gemm -> /layers.0/{fc/Gemm,act/Relu}
+ *     input NAME (N x 64) -> /embed/Gemm
+ *       -> /layers.0/{attn/..., fc/Gemm, act/Relu} (attn: a self-attention
+ *          without parameters, so that Megatron's plan takes the model)
  *       -> /NAME/Gemm (a unit between the blocks, so Megatron's plan says
  *          why there is no layout, quoting it) -> /layers.1, /layers.2
  *       -> /head/Gemm -> /tail/NAME, an operator of type NAME (unknown,
@@ -38,9 +40,10 @@ gemm(Arena *a, Onnx__GraphProto *g, const char *name, const char *x, const char 
 static void
 block(Arena *a, Onnx__GraphProto *g, int i, const char *x, const char *y)
 {
-	const char *t = arena_printf(a, "t%d", i);
+	const char *t = arena_printf(a, "t%d", i), *q = arena_printf(a, "q%d", i);
 
-	gemm(a, g, arena_printf(a, "/layers.%d/fc/Gemm", i), x, t, D, D);
+	ob_attention(a, g, arena_printf(a, "/layers.%d/attn", i), x, q, 8, D / 8);
+	gemm(a, g, arena_printf(a, "/layers.%d/fc/Gemm", i), q, t, D, D);
 	ob_add(a, g, ob_node(a, "Relu", arena_printf(a, "/layers.%d/act/Relu", i), t, y));
 }
 

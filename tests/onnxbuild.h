@@ -336,4 +336,44 @@ ob_nested_types(Arena *a, long depth, uint8_t **buf)
 	return (size_t)(end - p);
 }
 
+
+/* A parameter-free self-attention over a per-sample vector of width
+ * tokens * dim, as PyTorch's exporter writes one under module `prefix`:
+ * the vector as `tokens` tokens of `dim`, the scores x x^T, a softmax
+ * over the last axis and the scores times x, flattened back (prefix/
+ * Reshape, Transpose, MatMul, Softmax, MatMul_1, Reshape_1).  x -> y;
+ * prefix and y hold no comma. */
+static inline void
+ob_attention(Arena *a, Onnx__GraphProto *g, const char *prefix, const char *x, const char *y,
+	     int64_t tokens, int64_t dim)
+{
+	const char *shape = arena_printf(a, "%s/shape", prefix);
+	const char *flat = arena_printf(a, "%s/shape_1", prefix);
+	const char *r = arena_printf(a, "%s/r", prefix), *rt = arena_printf(a, "%s/rt", prefix);
+	const char *s = arena_printf(a, "%s/s", prefix), *p = arena_printf(a, "%s/p", prefix);
+	const char *o = arena_printf(a, "%s/o", prefix);
+	Onnx__NodeProto *n;
+
+	ob_init(a, g, ob_ints(a, shape, 3, (int64_t[]){ -1, tokens, dim }));
+	ob_init(a, g, ob_ints(a, flat, 2, (int64_t[]){ -1, tokens * dim }));
+	n = ob_node(a, "Reshape", arena_printf(a, "%s/Reshape", prefix), "x,s", r);
+	n->input[0] = arena_strdup(a, x); /* names may hold a comma */
+	n->input[1] = (char *)shape;
+	ob_add(a, g, n);
+	n = ob_node(a, "Transpose", arena_printf(a, "%s/Transpose", prefix), r, rt);
+	ob_attr_ints(a, n, "perm", 3, (int64_t[]){ 0, 2, 1 });
+	ob_add(a, g, n);
+	ob_add(a, g, ob_node(a, "MatMul", arena_printf(a, "%s/MatMul", prefix),
+			     arena_printf(a, "%s,%s", r, rt), s));
+	n = ob_node(a, "Softmax", arena_printf(a, "%s/Softmax", prefix), s, p);
+	ob_attr_i(a, n, "axis", -1);
+	ob_add(a, g, n);
+	ob_add(a, g, ob_node(a, "MatMul", arena_printf(a, "%s/MatMul_1", prefix),
+			     arena_printf(a, "%s,%s", p, r), o));
+	n = ob_node(a, "Reshape", arena_printf(a, "%s/Reshape_1", prefix), "o,s", y);
+	n->input[0] = (char *)o;
+	n->input[1] = (char *)flat;
+	ob_add(a, g, n);
+}
+
 #endif

@@ -6,9 +6,10 @@
 # one node; pipeline stages cover every layer once, contiguously, in order;
 # PyTorch's module names are modules of the model (derived from the node
 # names, independently, by tests/plancheck); the framework plans agree with
-# the generic one.  Then the acceptance case (resnet50.onnx, 16-stage
-# pipeline: every name a module of torchvision's resnet50), a stack of
-# blocks (Megatron's layout), and the errors.  TAP.
+# the generic one.  Megatron-LM's plans on ViT-B/16 (a CNN's are refused).
+# Then the acceptance case (resnet50.onnx, 16-stage pipeline: every name a
+# module of torchvision's resnet50), a stack of blocks (Megatron's layout),
+# and the errors.  TAP.
 : "${ORACLEC:=./oraclec}" "${PLANCHECK:=./tests/plancheck}" "${STACKGEN:=./tests/stackgen}"
 : "${srcdir:=.}"
 LC_ALL=C
@@ -81,6 +82,7 @@ for m in $models; do
 		esac
 		for kind in $kinds; do
 			f=$tmp/$b.$grid.$kind
+			[ $kind = megatron ] && continue # a transformer's: below
 			if plan "$m" "$kind" "$f" --grid "$grid"; then
 				case $kind in
 				generic)
@@ -104,16 +106,6 @@ for m in $models; do
 					[ $pp = 1 ] || [ "$(get "$f" oraclec.pipeline.num_stages)" = 16 ] ||
 						fail "not 16 stages"
 					;;
-				megatron)
-					syntax "$f" megatron
-					[ "$(flag "$f" pipeline-model-parallel-size)" = $pp ] || fail "pp"
-					[ "$(flag "$f" context-parallel-size)" = $cp ] || fail "cp"
-					[ "$(flag "$f" tensor-model-parallel-size)" = 1 ] || fail "tp"
-					[ "$(flag "$f" global-batch-size)" = "$(get "$g" batch.global)" ] ||
-						fail "global batch"
-					[ "$(flag "$f" micro-batch-size)" = "$(get "$g" batch.micro_batch)" ] ||
-						fail "micro batch"
-					;;
 				slurm)
 					syntax "$f" slurm
 					sed -n '/<<.RANKS.$/,/^RANKS$/p' "$f" | sed '1d;$d' >"$tmp/ranks"
@@ -132,6 +124,50 @@ for m in $models; do
 		done
 	done
 done
+
+# megatron_flags F G PP CP: the Megatron plan F agrees with the generic G.
+megatron_flags()
+{
+	syntax "$1" megatron
+	[ "$(flag "$1" pipeline-model-parallel-size)" = "$3" ] || fail "pp"
+	[ "$(flag "$1" context-parallel-size)" = "$4" ] || fail "cp"
+	[ "$(flag "$1" tensor-model-parallel-size)" = 1 ] || fail "tp"
+	[ "$(flag "$1" global-batch-size)" = "$(get "$2" batch.global)" ] || fail "global batch"
+	[ "$(flag "$1" micro-batch-size)" = "$(get "$2" batch.micro_batch)" ] || fail "micro batch"
+}
+
+# Megatron-LM trains transformers: ViT-B/16's plans on the grids; the
+# CNNs' are refused, with the kinds that fit, and nothing is written.
+gunzip -c "$srcdir/tests/data/zoo/vit_b_16.onnx.gz" >"$tmp/vit.onnx"
+for grid in data=16 data=4,spatial=4 pipeline=8; do
+	case $grid in
+	data=16) pp=1 cp=1 ;;
+	data=4,spatial=4) pp=1 cp=4 ;;
+	pipeline=8) pp=8 cp=1 ;;
+	esac
+	"$ORACLEC" "$tmp/vit.onnx" --grid "$grid" --plan generic -q -o "$tmp/vit.generic" 2>"$tmp/err" ||
+		fail "generic: exit status $?"
+	if plan "$tmp/vit.onnx" megatron "$tmp/vit.megatron" --grid "$grid"; then
+		megatron_flags "$tmp/vit.megatron" "$tmp/vit.generic" $pp $cp
+	fi
+	check "vit_b_16 $grid: the megatron plan is deterministic and consistent"
+done
+# its encoder blocks (encoder_layer_0 .. 11, an OrderedDict's) are a stack
+if plan "$tmp/vit.onnx" megatron "$tmp/vit.megatron" --grid pipeline=4; then
+	grep -Fqx "	--pipeline-model-parallel-layout 'Ettt|ttt|ttt|tttL'" "$tmp/vit.megatron" ||
+		fail "no layout 'Ettt|ttt|ttt|tttL'"
+fi
+check "vit_b_16 pipeline=4: Megatron's layout, three encoder blocks a stage"
+for m in $models; do
+	"$ORACLEC" "$m" --grid data=16 --plan megatron -o "$tmp/cnn.megatron" >"$tmp/out" 2>"$tmp/err"
+	s=$?
+	[ $s -eq 1 ] || fail "$(basename "$m"): exit status $s, expected 1"
+	grep -q 'error: Megatron-LM trains transformers (--plan megatron), and the model has no attention.*the generic, pytorch, deepspeed and slurm plans fit any model; no plan written' \
+		"$tmp/err" || fail "$(basename "$m"): no diagnostic"
+	[ -e "$tmp/cnn.megatron" ] && fail "a plan was written"
+	[ -s "$tmp/out" ] && fail "stdout is not empty"
+done
+check "a Megatron plan of a CNN is refused (exit 1, the kinds that fit), nothing written"
 
 # The acceptance case: the recommended pipeline of resnet50.onnx on 16 GPUs.
 # torchvision's resnet50 modules (named_modules, bn folded away or not):
@@ -208,9 +244,12 @@ if plan "$tmp/stack.onnx" pytorch "$tmp/stack.json" --grid pipeline=4; then
 fi
 check "a stack of 8 blocks: Megatron's layout, ModuleList names as split points"
 
-# resnet50.onnx's blocks differ: no layout, and why.
-"$ORACLEC" "$srcdir/examples/resnet50.onnx" --grid pipeline=16 --plan megatron -q >"$tmp/out" 2>"$tmp/err" ||
+# Blocks that differ (one twice as wide): no layout, and why.
+"$STACKGEN" 8 "$tmp/odd.onnx" 3 || fail "stackgen failed"
+"$ORACLEC" "$tmp/odd.onnx" --grid pipeline=4 --plan megatron -q >"$tmp/out" 2>"$tmp/err" ||
 	fail "exit status $?"
+grep -Fqx "# no --pipeline-model-parallel-layout: the blocks differ ('body.layers.0' and 'body.layers.3')" \
+	"$tmp/out" || fail "not the reason"
 grep -q '^# no --pipeline-model-parallel-layout: ' "$tmp/out" || fail "no reason for the missing layout"
 grep -q -- '--pipeline-model-parallel-layout ' "$tmp/out" && fail "a layout for unlike blocks"
 check "no Megatron layout for unlike blocks, with the reason"

@@ -7,12 +7,18 @@
  *                                      # out
  *         head = nn.Linear
  *     class Block(nn.Module):          # "/body/layers.3/fc1/Gemm"
+ *         attn: a self-attention without parameters (the vector as
+ *               8 tokens of 16; softmax(x x^T) x), so that the model is
+ *               a transformer to Megatron's plan
  *         fc1, fc2 = nn.Linear; act = nn.ReLU, called twice ("act_1")
  *
  * so the modules are body.embed, body.layers.0 .. body.layers.N-1,
  * body.out and head.
  *
- *     stackgen BLOCKS FILE */
+ *     stackgen BLOCKS FILE [WIDE]
+ *
+ * With WIDE, block WIDE's hidden layer is twice as wide: the blocks
+ * differ, and Megatron's plan has no layout. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,11 +46,12 @@ main(int argc, char **argv)
 	Onnx__GraphProto *g;
 	uint8_t *buf;
 	size_t len;
-	int blocks = argc == 3 ? atoi(argv[1]) : 0, status = 0;
+	int blocks = argc == 3 || argc == 4 ? atoi(argv[1]) : 0, status = 0;
+	int wide = argc == 4 ? atoi(argv[3]) : -1;
 	const char *x = "x";
 
 	if (blocks < 1 || blocks > 1000) {
-		fprintf(stderr, "usage: stackgen BLOCKS FILE\n");
+		fprintf(stderr, "usage: stackgen BLOCKS FILE [WIDE]\n");
 		return 2;
 	}
 	arena_init(&a);
@@ -56,11 +63,15 @@ main(int argc, char **argv)
 	for (int i = 0; i < blocks; i++) {
 		const char *p = arena_printf(&a, "/body/layers.%d", i);
 		const char *t = arena_printf(&a, "t%d_", i);
-		gemm(&a, g, arena_printf(&a, "%s/fc1/Gemm", p), x, arena_printf(&a, "%sa", t), D, H);
+		int64_t h = i == wide ? 2 * H : H;
+		ob_attention(&a, g, arena_printf(&a, "%s/attn", p), x, arena_printf(&a, "%sq", t), 8,
+			     D / 8);
+		gemm(&a, g, arena_printf(&a, "%s/fc1/Gemm", p), arena_printf(&a, "%sq", t),
+		     arena_printf(&a, "%sa", t), D, h);
 		ob_add(&a, g, ob_node(&a, "Relu", arena_printf(&a, "%s/act/Relu", p),
 				      arena_printf(&a, "%sa", t), arena_printf(&a, "%sb", t)));
 		gemm(&a, g, arena_printf(&a, "%s/fc2/Gemm", p), arena_printf(&a, "%sb", t),
-		     arena_printf(&a, "%sc", t), H, D);
+		     arena_printf(&a, "%sc", t), h, D);
 		ob_add(&a, g, ob_node(&a, "Add", arena_printf(&a, "%s/Add", p),
 				      arena_printf(&a, "%sc,%s", t, x), arena_printf(&a, "%sd", t)));
 		ob_add(&a, g, ob_node(&a, "Relu", arena_printf(&a, "%s/act_1/Relu", p),

@@ -46,13 +46,13 @@ get()
 hint="Try 'oraclec --help' for more information."
 run "$odl" --strategies data,bogus
 want_status 2
-err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds)
+err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds, dp)
 $hint"
 check "--strategies: an unknown name lists the table's strategies"
 
-run "$odl" --grid data=2,pipeline=4
+run "$odl" --grid pipeline=2,filter=4
 want_status 2
-err "oraclec: --grid 'data=2,pipeline=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial)
+err "oraclec: --grid 'pipeline=2,filter=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline)
 $hint"
 check "--grid: a grid of no strategy lists the table's grids"
 

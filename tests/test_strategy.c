@@ -18,16 +18,20 @@ the_table_names_strategies_and_their_grids(void **state)
 
 	(void)state;
 	assert_int_equal(strategy_lookup("df"), STRAT_DF);
-	assert_int_equal(strategy_lookup("dp"), STRAT_COUNT);
+	assert_int_equal(strategy_lookup("dp"), STRAT_DP);
+	assert_int_equal(strategy_lookup("pd"), STRAT_COUNT);
 	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_SPATIAL)), STRAT_DS);
 	assert_int_equal(grid_strategy(DIM_BIT(DIM_PIPELINE)), STRAT_PIPELINE);
-	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_PIPELINE)), STRAT_COUNT);
+	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_PIPELINE)), STRAT_DP);
+	assert_int_equal(grid_strategy(DIM_BIT(DIM_PIPELINE) | DIM_BIT(DIM_FILTER)), STRAT_COUNT);
+	assert_true(STRATEGY_PIPELINED(STRAT_DP) && !STRATEGY_PIPELINED(STRAT_DS));
 	assert_int_equal(strategy_info[STRAT_DF].grids, GRID_FACTORS);
 	assert_int_equal(strategy_info[STRAT_CHANNEL].grids, GRID_WHOLE);
 	assert_string_equal(strategy_list(buf, sizeof buf),
-			    "data, spatial, pipeline, filter, channel, df, ds");
+			    "data, spatial, pipeline, filter, channel, df, ds, dp");
 	assert_string_equal(grid_shape_list(buf, sizeof buf),
-			    "data, spatial, pipeline, filter, channel, data+filter, data+spatial");
+			    "data, spatial, pipeline, filter, channel, data+filter, data+spatial, "
+			    "data+pipeline");
 	/* a plan's rank order, outer to inner */
 	assert_int_equal(grid_order[0], DIM_DATA);
 	assert_int_equal(grid_order[1], DIM_PIPELINE);
@@ -184,7 +188,7 @@ fake_predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUN
 	k->t.compute = strategy_info[kind].grids == GRID_FACTORS ? 1.0 + fabs((double)p2 - 3)
 								  : 10.0 + kind;
 	k->t.grad = 0.5;
-	k->mem.total = kind == STRAT_DS ? 2 * c->an->sys->mem : 1;
+	k->mem.total = kind == STRAT_DS || kind == STRAT_DP ? 2 * c->an->sys->mem : 1;
 }
 
 static const CostModel fake = { "fake", fake_predict };
@@ -203,7 +207,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	calls.n = 0;
 	assert_true(strategies_run(g, &an, &o));
 	/* five whole grids of 12, then 12 = 6x2, 4x3, 3x4, 2x6 for each hybrid */
-	assert_int_equal(calls.n, 5 + 4 + 4);
+	assert_int_equal(calls.n, 5 + 4 + 4 + 4);
 	assert_int_equal(calls.kind[2], STRAT_PIPELINE);
 	assert_int_equal(calls.grid[2][DIM_PIPELINE], 12);
 	assert_int_equal(grid_dims(calls.grid[2]), DIM_BIT(DIM_PIPELINE));
@@ -213,6 +217,9 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	assert_int_equal(calls.grid[8][DIM_DATA], 2);
 	assert_int_equal(calls.grid[8][DIM_FILTER], 6);
 	assert_int_equal(calls.grid[12][DIM_SPATIAL], 6);
+	assert_int_equal(calls.kind[13], STRAT_DP);
+	assert_int_equal(calls.grid[16][DIM_DATA], 2);
+	assert_int_equal(calls.grid[16][DIM_PIPELINE], 6);
 	assert_ptr_equal(calls.cut_after, cuts);
 	/* the hybrid keeps its best factorization; strategy.c adds the parts */
 	assert_int_equal(df->grid[DIM_DATA], 4);
@@ -294,6 +301,45 @@ a_pipeline_keeps_each_stage_cost(void **state)
 	o.model = &cost_model_paper;
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &k));
 	assert_null(k.stage_time);
+}
+
+/* dp: two copies of the 2-stage pipeline, each on its own batch of b = 8
+ * (the global batch 16): the same stages, compute and bubble as the
+ * pipeline alone on 8 samples, plus each stage's gradients all-reduced
+ * over its two copies, the larger stage's exchange exposed. */
+static void
+dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 2, .batch_per_gpu = 8,
+			.dataset_size = 800, .sample_bytes = 1000 };
+	StrategyOpts o = { 0 };
+	int64_t pg[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
+	int64_t dg[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
+	Candidate pp, dp;
+	Mapping map;
+	double most = 0;
+
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, pg, &pp));
+	an.gpus = 4;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dg, &dp));
+	assert_int_equal(dp.global_batch, 16);
+	assert_int_equal(dp.grid[DIM_DATA], 2);
+	assert_int_equal(dp.stages, pp.stages);
+	assert_int_equal(dp.micro_batches, pp.micro_batches);
+	NEAR(dp.t.compute, pp.t.compute);
+	NEAR(dp.t.bubble, pp.t.bubble);
+	assert_true(pp.t.grad == 0 && dp.t.grad > 0);
+	grid_map(an.sys, dg, &map);
+	assert_int_equal(map.grad.size, 2); /* the copies of a stage */
+	for (int i = 0, first = 0; i < dp.stages; first = dp.stage_end[i] + 1, i++) {
+		double w = 0;
+		for (int j = first; j <= dp.stage_end[i]; j++)
+			w += (double)g->layer[j].cost.params;
+		most = fmax(most, allreduce_time(an.sys, map.grad, w * 4));
+	}
+	NEAR(dp.t.grad, most);
 }
 
 /* 1F1B: stage i of S holds min(M, S - i) micro-batches where GPipe holds
@@ -510,6 +556,7 @@ main(void)
 		cmocka_unit_test(cost_models_are_found_by_name),
 		FX_TEST(a_pipeline_keeps_each_stage_cost),
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
+		FX_TEST(dp_is_the_pipeline_twice_with_a_stage_exchange),
 		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
 		FX_TEST(pipeline_bubbles_are_megatrons),
 		FX_TEST(search_finds_the_analysis_best),

@@ -14,19 +14,22 @@ otherwise).  The plan's device mesh says what each rank does:
   pipeline  the model traced with torch.fx and cut where the plan's
             split_spec says a stage begins (every node of the graph in
             exactly one stage; every value a later stage uses is sent on,
-            skip connections included); the plan's schedule (GPipe, or
-            1F1B: the same micro-batches in another order) on
-            torch.distributed send/recv; a parameter used by two stages
-            is named and its gradient summed over them
+            skip connections included); the plan's schedule on
+            torch.distributed isend/recv: GPipe (every forward, then every
+            backward) or 1F1B (PipeDream-Flush: stage s of S runs S-s-1
+            forwards, then a forward and a backward in turn); a parameter
+            used by two stages is named and its gradient summed over them.
+            It prints how many micro-batches each stage kept at once.
 
 With --check, each rank also computes one step of the whole model in one
 process on the whole batch, in the same pieces (each replica's share, each
 micro-batch, accumulated), and compares the loss (the last pipeline stage,
 or every data rank) and the gradient of every parameter it holds, to fp32
 tolerance (the norm of the difference within 1e-4 of the gradient's); the
-exit status is 0 when they agree, 1 with the first difference.  BatchNorm runs on its running statistics and dropout is off
-for the check: batch statistics of a micro-batch differ from the whole
-batch's by design, not by the plan.
+exit status is 0 when they agree, 1 with the first difference.  BatchNorm
+runs on its running statistics and dropout is off for the check: batch
+statistics of a micro-batch differ from the whole batch's by design, not by
+the plan.
 """
 import argparse
 import json
@@ -197,14 +200,17 @@ def crossing(gm, stage, s):
             and any(stage[u] > s for u in n.users)]
 
 
-def send(values, dst, group_rank):
+def send(values, dst, group_rank, pending):
+    """Sends each value (its rank and shape, then its data) without
+    waiting: 1F1B sends an activation on while the next stage sends a
+    gradient back, and two blocking sends would wait for each other.  The
+    requests and their buffers are kept in `pending` until waited on."""
     for v in values:
         if not torch.is_tensor(v):
             fail("a value crossing a stage boundary is not a tensor (%r)" % (v,))
         meta = torch.tensor([v.dim()] + list(v.shape), dtype=torch.long)
-        dist.send(torch.tensor([meta.numel()], dtype=torch.long), group_rank[dst])
-        dist.send(meta, group_rank[dst])
-        dist.send(v.detach().contiguous(), group_rank[dst])
+        for t in (torch.tensor([meta.numel()], dtype=torch.long), meta, v.detach().contiguous()):
+            pending.append((dist.isend(t, group_rank[dst]), t))
 
 
 def recv(count, src, group_rank):
@@ -220,10 +226,33 @@ def recv(count, src, group_rank):
     return out
 
 
+def schedule_order(plan, S, M, me):
+    """The order in which stage `me` of S runs its M micro-batches' forward
+    ("F", m) and backward ("B", m) passes: GPipe every forward, then every
+    backward in reverse; 1F1B (PipeDream-Flush) S - me - 1 forwards, then
+    one forward and one backward in turn, then the backwards left, so that
+    at most S - me micro-batches are in flight."""
+    if pp_schedule(plan) == "Schedule1F1B":
+        warm = min(S - me - 1, M)
+        order = [("F", m) for m in range(warm)]
+        for m in range(warm, M):
+            order += [("F", m), ("B", m - warm)]
+        return order + [("B", m) for m in range(M - warm, M)]
+    return [("F", m) for m in range(M)] + [("B", m) for m in reversed(range(M))]
+
+
+def pp_schedule(plan):
+    name = plan["pipeline"]["schedule"]
+    if name not in ("ScheduleGPipe", "Schedule1F1B"):
+        fail("pipeline schedule %s is not run by this launcher yet (ScheduleGPipe, "
+             "Schedule1F1B)" % name)
+    return name
+
+
 def pipeline_step(gm, plan, me, members, x, y, total):
-    """One step of this rank's stage over the micro-batches (GPipe order:
-    every forward, then every backward; 1F1B computes the same).  Returns
-    the summed loss on the last stage, else None."""
+    """One step of this rank's stage over the micro-batches, in the plan's
+    schedule.  Returns the summed loss on the last stage (else None) and
+    each node's stage."""
     pp = plan["pipeline"]
     split = list(pp["split_spec"])
     S, M = len(split) + 1, pp["n_microbatches"]
@@ -232,26 +261,28 @@ def pipeline_step(gm, plan, me, members, x, y, total):
     ins = crossing(gm, stage, me - 1) if me > 0 else []
     outs = crossing(gm, stage, me) if me < S - 1 else []
     xs, ys = x.chunk(M), y.chunk(M)
-    saved, loss_sum = [], None
-    for m in range(M):
-        env = {}
-        if me == 0:
-            env[next(n for n in gm.graph.nodes if n.op == "placeholder")] = xs[m]
-        else:
-            for n, v in zip(ins, recv(len(ins), me - 1, members)):
-                env[n] = v.requires_grad_(v.is_floating_point())
-        got = run_nodes(gm, mine, env)
-        if me < S - 1:
-            vals = [env[n] for n in outs]
-            send(vals, me + 1, members)
-            saved.append(([env[n] for n in ins], vals))
-        else:
-            # each micro-batch's mean, weighted: the sum is the batch mean
-            loss = F.cross_entropy(got, ys[m]) * (ys[m].numel() / total)
-            saved.append(([env[n] for n in ins], loss))
-            loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
-    for m in reversed(range(M)):
-        inputs, out = saved[m]
+    saved, pending, loss_sum, peak = {}, [], None, 0
+    for what, m in schedule_order(plan, S, M, me):
+        if what == "F":
+            env = {}
+            if me == 0:
+                env[next(n for n in gm.graph.nodes if n.op == "placeholder")] = xs[m]
+            else:
+                for n, v in zip(ins, recv(len(ins), me - 1, members)):
+                    env[n] = v.requires_grad_(v.is_floating_point())
+            got = run_nodes(gm, mine, env)
+            if me < S - 1:
+                vals = [env[n] for n in outs]
+                send(vals, me + 1, members, pending)
+                saved[m] = ([env[n] for n in ins], vals)
+            else:
+                # each micro-batch's mean, weighted: the sum is the batch mean
+                loss = F.cross_entropy(got, ys[m]) * (ys[m].numel() / total)
+                saved[m] = ([env[n] for n in ins], loss)
+                loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
+            peak = max(peak, len(saved))
+            continue
+        inputs, out = saved.pop(m)
         if me == S - 1:
             out.backward()
         else:
@@ -260,8 +291,10 @@ def pipeline_step(gm, plan, me, members, x, y, total):
             torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
         if me > 0:
             send([i.grad if i.grad is not None else torch.zeros_like(i) for i in inputs],
-                 me - 1, members)
-    return loss_sum, stage
+                 me - 1, members, pending)
+    for work, _ in pending:
+        work.wait()
+    return loss_sum, stage, peak
 
 
 # ---- a rank --------------------------------------------------------------
@@ -321,7 +354,7 @@ def rank_main(rank, args, plan, port, results):
     replicas = len(data_g[1]) if data_g else 1
     B = args.batch or replicas * (plan["pipeline"]["n_microbatches"] if plan.get("pipeline") else 1)
     x, y = batch(B, args.image_size)
-    errors = []
+    errors, peak = [], 0
     share = B // replicas
     lo = (c["data"] if data_g else 0) * share
     xl, yl = x[lo:lo + share], y[lo:lo + share]
@@ -329,7 +362,7 @@ def rank_main(rank, args, plan, port, results):
         model.zero_grad(set_to_none=True)
         if pipe_g:
             gm = torch.fx.symbolic_trace(traceable(model))
-            loss, stage = pipeline_step(gm, plan, c["pipeline"], pipe_g[1], xl, yl, share)
+            loss, stage, peak = pipeline_step(gm, plan, c["pipeline"], pipe_g[1], xl, yl, share)
             params = stage_params(gm, stage, c["pipeline"], pipe_g[0])
         else:
             ddp = nn.parallel.DistributedDataParallel(model, process_group=data_g[0])
@@ -370,7 +403,8 @@ def rank_main(rank, args, plan, port, results):
                 for _, p in params:
                     if p.grad is not None:
                         p -= 0.01 * p.grad
-    results[rank] = errors[0] if errors else ""
+    results[rank] = (errors[0] if errors else "",
+                     c["pipeline"] if pipe_g else None, peak if pipe_g else None)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -397,10 +431,14 @@ def main(argv=None):
     results = mp.Manager().dict()
     mp.spawn(rank_main, args=(args, plan, free_port(), results), nprocs=plan["world_size"],
              join=True)
-    bad = [(r, e) for r, e in sorted(results.items()) if e]
+    bad = [(r, e) for r, (e, _, _) in sorted(results.items()) if e]
     if bad:
         print("rank %d: %s" % bad[0])
         return 1
+    flight = {s: p for _, s, p in results.values() if s is not None}
+    if flight:  # the activations each stage kept at once, in micro-batches
+        print("micro-batches in flight per stage: %s" %
+              " ".join(str(flight[s]) for s in sorted(flight)))
     if args.check:
         print("ok: %d ranks agree with one process (loss and every gradient)" %
               plan["world_size"])
