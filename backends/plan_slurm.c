@@ -74,7 +74,15 @@ plan_slurm_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f
 	fprintf(f,
 		"\nset -eu\n"
 		"[ $# -gt 0 ] || { echo \"usage: sbatch $0 COMMAND [ARG...]\" >&2; exit 2; }\n"
+		"[ -n \"${SLURM_JOB_NODELIST:-}\" ] ||\n"
+		"\t{ echo \"oraclec plan: run it with sbatch (no SLURM_JOB_NODELIST)\" >&2; exit 2; }\n"
 		"mapfile -t hosts < <(scontrol show hostnames \"$SLURM_JOB_NODELIST\")\n"
+		"[ ${#hosts[@]} -eq %lld ] || {\n"
+		"\techo \"oraclec plan: the job has ${#hosts[@]} node(s); this plan places its "
+		"%lld ranks on %lld: write the plan for the job's size (oraclec MODEL "
+		"--gpus N --plan slurm) rather than editing --nodes\" >&2\n"
+		"\texit 1\n"
+		"}\n"
 		"SLURM_HOSTFILE=$(mktemp)\n"
 		"trap 'rm -f \"$SLURM_HOSTFILE\"' EXIT\n"
 		"while read -r rank node rest; do\n"
@@ -86,6 +94,7 @@ plan_slurm_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f
 		"srun --distribution=arbitrary --ntasks=%lld --kill-on-bad-exit=1 \\\n"
 		"\tbash -c 'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; exec \"$@\"' "
 		"rank \"$@\"\n",
-		(long long)pl->gpus, (long long)pl->gpus);
+		(long long)pl->nodes, (long long)pl->gpus, (long long)pl->nodes, (long long)pl->gpus,
+		(long long)pl->gpus);
 	return !ferror(f);
 }
