@@ -93,6 +93,7 @@ typedef struct Options {
 	bool deps, deps_only, dep_phony; /* -MD, -M, -MP */
 	const char *dep_file, *dep_target; /* -MF, -MT */
 	int64_t grid_gpus;      /* --grid: the product of its dimensions */
+	bool gpus_given;        /* -g/--gpus was given */
 	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
 	const char *profile;    /* --profile: measured layer times (CSV) */
 	bool sweep;             /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
@@ -471,7 +472,10 @@ parse_options(int argc, char **argv, Options *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":g:f:o:s:b:B:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'g': o->set.gpus = number(optarg, "--gpus", (int64_t)1 << 24); break;
+		case 'g':
+			o->set.gpus = number(optarg, "--gpus", (int64_t)1 << 24);
+			o->gpus_given = true;
+			break;
 		case 'f':
 			if (!(o->backend = backend_find(optarg)))
 				usage_error("unknown format '%s' (text, json, csv)", optarg);
@@ -624,6 +628,12 @@ parse_options(int argc, char **argv, Options *o)
 		o->report.command = command_line(argc, argv);
 	if (o->profile && o->validate)
 		usage_error("--profile names the layers of one model, not %s", "validate");
+	if (o->strat.forced && o->gpus_given && o->set.gpus != o->grid_gpus) {
+		char both[96];
+		snprintf(both, sizeof both, "--grid has %" PRId64 " GPUs and --gpus %" PRId64,
+			 o->grid_gpus, o->set.gpus);
+		usage_error("%s: give one of them, or make them agree", both);
+	}
 	if (o->strat.forced)
 		o->set.gpus = o->grid_gpus; /* the grid says how many */
 	if (o->plan && (o->validate || o->format_given))

@@ -73,6 +73,8 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	for (int d = 0; d < pl->ndim; d++)
 		set(grid, grid_dim_name[pl->dim[d]], json_integer(k->grid[pl->dim[d]]));
 	set(own, "grid", grid);
+	set(own, "checked_with", jstr("DeepSpeed's config documentation (keys and batch "
+				      "arithmetic); not run: DeepSpeed is not packaged in Debian"));
 	set(own, "world_size", json_integer(pl->gpus));
 	set(own, "data_parallel_size", json_integer(pl->replicas));
 	set(own, "client_optimizer", an->opt == OPT_MOMENTUM ? jstr("torch.optim.SGD(momentum=0.9)")

@@ -57,6 +57,8 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
 	fprintf(f, "# data-parallel size: %lld\n", (long long)pl->replicas);
+	fputs("# checked with: Megatron-LM's megatron/training/arguments.py (the flags); not run: "
+	      "Megatron-LM is not packaged in Debian\n", f);
 	if (pl->nstage && !pl->layout) { /* the reason may quote a module's name */
 		fputs("# no --pipeline-model-parallel-layout: ", f);
 		esc_text(f, pl->layout_why);

@@ -44,6 +44,8 @@ header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 		(long long)pl->gpus);
 	esc_text(f, an->sys->name);
 	fputc('\n', f);
+	fputs("# checked with: Slurm 22.05 (Debian 12's slurm-wlm): sbatch and srun run it on a "
+	      "local cluster (tests/slurm.sh)\n", f);
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
 }

@@ -314,7 +314,12 @@ check "--grid analyses exactly that grid (64 GPUs), -f csv has a header and one 
 run "$model" --grid pipeline=2,filter=4
 want_status 2
 has err "is not a strategy's grid"
-check "--grid with dimensions no strategy has is a usage error"
+run "$model" -g 8 --grid data=4
+want_status 2
+has err "oraclec: --grid has 4 GPUs and --gpus 8: give one of them, or make them agree"
+run "$model" -g 4 --grid data=4 -q
+want_status 0
+check "--grid with dimensions no strategy has, or that disagrees with --gpus, is a usage error"
 
 run "$model" -g 64 -f json
 want_status 0
