@@ -6,8 +6,9 @@
 # parallelism on 2 and 4 ranks, pipelines of 2 and 4 stages (ResNet-18,
 # ResNet-50 under 1F1B, each stage keeping as many micro-batches at once as
 # oraclec's plan says it holds, ViT-B/16 cut between encoder blocks), the
-# hybrid dp (2 replicas of a 2-stage pipeline on 4 ranks), a plan the
-# launcher does not run (filter), and the check
+# hybrid dp (2 replicas of a 2-stage pipeline on 4 ranks), ZeRO-1 (the
+# optimizer state sharded as oraclec predicts), every parameter after the
+# step, plans the launcher does not run (filter, FSDP), and the check
 # catching a wrong plan (a micro-batch count the batch does not divide is
 # refused by oraclec; a plan edited to cut at no module is refused by the
 # launcher).  Skipped where no python3 with torch and torchvision is found
@@ -106,6 +107,33 @@ grep -q '"encoder.layers.encoder_layer_6": "BEGINNING"' "$tmp/plan.json" ||
 	fail "the cut is not between encoder blocks"
 launch vit_b_16 --image-size 32
 check "ViT-B/16, pipeline=2: cut between encoder blocks, the stages equal one process"
+
+# ZeRO-1: each rank keeps the momentum of about half the parameters, as
+# oraclec's optimizer bytes per GPU (4 bytes of momentum per element, over
+# 2) say; the step after it equals one process's
+plan "$resnet18" data=2 --zero 1
+launch resnet18 --image-size 64
+state=$(sed -n 's/^optimizer state per rank (parameter elements): //p' "$tmp/out")
+"$ORACLEC" "$resnet18" --grid data=2 --zero 1 -f json -q >"$tmp/z.json" 2>>"$tmp/err"
+"$py" - "$tmp/z.json" "$state" <<'PY' >>"$tmp/err" 2>&1 || fail "ZeRO-1's shards are not oraclec's"
+import json, sys
+want = json.load(open(sys.argv[1]))["strategies"][0]["memory"]["optimizer"]
+parts = sys.argv[2].split()
+a, b, total = int(parts[0]), int(parts[1]), int(parts[3])
+assert a + b == total, (a, b, total)
+assert abs(want - total * 4 / 2) <= 1, ("oraclec's optimizer bytes", want, total * 2)
+for n in (a, b):  # whole tensors: within 1 % of half
+    assert abs(n * 4 - want) <= 0.01 * want, ("a rank keeps", n * 4, "bytes, oraclec", want)
+PY
+check "ResNet-18, data=2, ZeRO-1: sharded optimizer state as oraclec predicts, the step equals one process's"
+
+plan "$resnet18" data=2 --zero 3
+"$py" -m oraclec.launch --plan "$tmp/plan.json" --model torchvision:resnet18 --check \
+	--image-size 64 >"$tmp/out" 2>"$tmp/err"
+[ $? -ne 0 ] || fail "an FSDP plan ran"
+grep -q "the plan shards with FSDP (FULL_SHARD), which this launcher does not run yet" "$tmp/err" ||
+	fail "no message"
+check "an FSDP plan (ZeRO-3) is refused with a message"
 
 plan "$resnet18" data=2,filter=2
 "$py" -m oraclec.launch --plan "$tmp/plan.json" --model torchvision:resnet18 --check \

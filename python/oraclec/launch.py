@@ -20,12 +20,19 @@ otherwise).  The plan's device mesh says what each rank does:
             forwards, then a forward and a backward in turn); a parameter
             used by two stages is named and its gradient summed over them.
             It prints how many micro-batches each stage kept at once.
+  ZeRO-1    with "zero_redundancy_optimizer": the optimizer state sharded
+            over the data ranks (ZeroRedundancyOptimizer); it prints the
+            parameter elements whose state each rank keeps.  FSDP plans
+            (--zero 2 and 3) are refused: not run yet.
+
+Every rank then takes an SGD step (lr 0.01, momentum 0.9) on the
+parameters it holds.
 
 With --check, each rank also computes one step of the whole model in one
 process on the whole batch, in the same pieces (each replica's share, each
 micro-batch, accumulated), and compares the loss (the last pipeline stage,
-or every data rank) and the gradient of every parameter it holds, to fp32
-tolerance (the norm of the difference within 1e-4 of the gradient's); the
+or every data rank), the gradient of every parameter it holds and the
+parameter after the step, to fp32 tolerance (the norm of the difference within 1e-4 of the gradient's); the
 exit status is 0 when they agree, 1 with the first difference.  BatchNorm
 runs on its running statistics and dropout is off for the check: batch
 statistics of a micro-batch differ from the whole batch's by design, not by
@@ -45,6 +52,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 RTOL, ATOL = 1e-4, 1e-5
+# the step every rank (and the one-process reference) takes
+SGD = {"lr": 0.01, "momentum": 0.9}
 
 
 def fail(msg):
@@ -336,6 +345,32 @@ def stage_params(gm, stage, me, group):
     return [(n, named[n]) for n in named if me in users.get(n, ())]
 
 
+def supported(plan):
+    """Refuses, before any process starts, what the launcher does not run."""
+    names = plan["device_mesh"]["mesh_dim_names"]
+    for d in names:
+        if d not in ("data", "pipeline"):
+            fail("mesh dimension %s is not run by this launcher yet (data, pipeline)" % d)
+    if plan.get("fsdp"):
+        fail("the plan shards with FSDP (%s), which this launcher does not run yet "
+             "(ZeRO-1's ZeroRedundancyOptimizer it does)" % plan["fsdp"])
+    if plan.get("zero_redundancy_optimizer") and names != ["data"]:
+        fail("ZeRO-1 is run over data parallelism alone")
+    if plan.get("pipeline"):
+        pp_schedule(plan)
+
+
+def optimizer(plan, params, data_g):
+    """SGD with momentum over the parameters this rank holds, sharded over
+    the data ranks (ZeRO-1: each rank keeps and updates the momentum of its
+    part, then broadcasts it) where the plan says so."""
+    if plan.get("zero_redundancy_optimizer"):
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        return ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.SGD,
+                                       process_group=data_g[0], **SGD)
+    return torch.optim.SGD(params, **SGD)
+
+
 def rank_main(rank, args, plan, port, results):
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     world = plan["world_size"]
@@ -346,15 +381,12 @@ def rank_main(rank, args, plan, port, results):
     groups = {}
     data_g = group_of(plan, rank, "data", groups) if "data" in names else None
     pipe_g = group_of(plan, rank, "pipeline", groups) if "pipeline" in names else None
-    for d in names:
-        if d not in ("data", "pipeline"):
-            fail("mesh dimension %s is not run by this launcher yet (data, pipeline)" % d)
     model = deterministic(build_model(args.model, args.image_size))
     ref = deterministic(build_model(args.model, args.image_size)) if args.check else None
     replicas = len(data_g[1]) if data_g else 1
     B = args.batch or replicas * (plan["pipeline"]["n_microbatches"] if plan.get("pipeline") else 1)
     x, y = batch(B, args.image_size)
-    errors, peak = [], 0
+    errors, peak, opt = [], 0, None
     share = B // replicas
     lo = (c["data"] if data_g else 0) * share
     xl, yl = x[lo:lo + share], y[lo:lo + share]
@@ -378,6 +410,8 @@ def rank_main(rank, args, plan, port, results):
         if loss is not None and data_g:  # the replicas' mean: the batch mean
             dist.all_reduce(loss, group=data_g[0])
             loss /= replicas
+        if opt is None:
+            opt = optimizer(plan, [p for _, p in params], data_g)
         if args.check and step == 0:
             # the same batch in one process, in the same pieces (each
             # replica's share, each micro-batch), so that the comparison
@@ -398,13 +432,19 @@ def rank_main(rank, args, plan, port, results):
                 if e:
                     errors.append(e)
                     break
-        if step + 1 < args.steps:  # a plain SGD step, the same on every rank
-            with torch.no_grad():
-                for _, p in params:
-                    if p.grad is not None:
-                        p -= 0.01 * p.grad
+        opt.step()
+        if args.check and step == 0:  # the step too: every parameter after it
+            torch.optim.SGD(ref.parameters(), **SGD).step()
+            for n, p in params:
+                e = compare(n + " after the step", p.detach(), rgrads[n].detach())
+                if e:
+                    errors.append(e)
+                    break
+    state = None
+    if plan.get("zero_redundancy_optimizer"):  # the elements whose momentum it keeps
+        state = sum(p.numel() for g in opt.optim.param_groups for p in g["params"])
     results[rank] = (errors[0] if errors else "",
-                     c["pipeline"] if pipe_g else None, peak if pipe_g else None)
+                     c["pipeline"] if pipe_g else None, peak if pipe_g else None, state)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -428,19 +468,24 @@ def main(argv=None):
     ap.add_argument("--image-size", type=int, default=224)
     args = ap.parse_args(argv)
     plan = load_plan(args.plan)
+    supported(plan)
     results = mp.Manager().dict()
     mp.spawn(rank_main, args=(args, plan, free_port(), results), nprocs=plan["world_size"],
              join=True)
-    bad = [(r, e) for r, (e, _, _) in sorted(results.items()) if e]
+    bad = [(r, e) for r, (e, _, _, _) in sorted(results.items()) if e]
     if bad:
         print("rank %d: %s" % bad[0])
         return 1
-    flight = {s: p for _, s, p in results.values() if s is not None}
+    flight = {s: p for _, s, p, _ in results.values() if s is not None}
     if flight:  # the activations each stage kept at once, in micro-batches
         print("micro-batches in flight per stage: %s" %
               " ".join(str(flight[s]) for s in sorted(flight)))
+    if plan.get("zero_redundancy_optimizer"):  # ZeRO-1: a part of the state each
+        state = [results[r][3] for r in sorted(results)]
+        print("optimizer state per rank (parameter elements): %s of %d" %
+              (" ".join(map(str, state)), sum(state)))
     if args.check:
-        print("ok: %d ranks agree with one process (loss and every gradient)" %
+        print("ok: %d ranks agree with one process (loss, every gradient, the step)" %
               plan["world_size"])
     return 0
 
