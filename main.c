@@ -44,6 +44,7 @@ enum {
 	OPT_DATA,
 	OPT_FORWARD_ONLY,
 	OPT_ZERO,
+	OPT_FSDP,
 	OPT_MICRO_BATCHES,
 	OPT_PLOT,
 	OPT_SEARCH,
@@ -94,6 +95,7 @@ typedef struct Options {
 	const char *dep_file, *dep_target; /* -MF, -MT */
 	int64_t grid_gpus;      /* --grid: the product of its dimensions */
 	bool gpus_given;        /* -g/--gpus was given */
+	bool fsdp;              /* --fsdp was given */
 	const char *models;     /* validate: where MODEL.odl / MODEL.onnx live */
 	const char *profile;    /* --profile: measured layer times (CSV) */
 	bool sweep;             /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
@@ -120,6 +122,7 @@ static const struct option longopts[] = {
 	{ "data",         required_argument, NULL, OPT_DATA },
 	{ "forward-only", no_argument,       NULL, OPT_FORWARD_ONLY },
 	{ "zero",         required_argument, NULL, OPT_ZERO },
+	{ "fsdp",         required_argument, NULL, OPT_FSDP },
 	{ "micro-batches", required_argument, NULL, OPT_MICRO_BATCHES },
 	{ "plot",         required_argument, NULL, OPT_PLOT },
 	{ "search",       no_argument,       NULL, OPT_SEARCH },
@@ -208,6 +211,8 @@ usage(FILE *f)
 		"                           exchanged, weights still updated)\n"
 		"      --zero N             ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
 		"                           and parameters (3) sharded over the data-parallel GPUs\n"
+		"      --fsdp full|hybrid   PyTorch FSDP: full is stage 3; hybrid shards inside\n"
+		"                           each node and replicates across nodes\n"
 		"      --recompute R        activation recomputation: none (default), every:K\n"
 		"                           (checkpoints every K layers) or full (the K that\n"
 		"                           keeps least)\n"
@@ -529,7 +534,20 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_ZERO:
 			if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3')
 				usage_error("--zero takes a stage 0, 1, 2 or 3, not '%s'", optarg);
+			if (o->fsdp && optarg[0] != '3')
+				usage_error("--fsdp shards as ZeRO stage 3, not --zero %s", optarg);
 			o->set.zero = optarg[0] - '0';
+			o->fix.zero = true;
+			break;
+		case OPT_FSDP: /* FULL_SHARD is stage 3; HYBRID_SHARD shards in a node */
+			if (strcmp(optarg, "full") != 0 && strcmp(optarg, "hybrid") != 0)
+				usage_error("--fsdp takes full or hybrid, not '%s'", optarg);
+			if (o->fix.zero && o->set.zero != 3)
+				usage_error("--fsdp shards as ZeRO stage 3, not --zero %s",
+					    o->set.zero == 0 ? "0" : o->set.zero == 1 ? "1" : "2");
+			o->fsdp = true;
+			o->set.zero = 3;
+			o->set.zero_node = strcmp(optarg, "hybrid") == 0;
 			o->fix.zero = true;
 			break;
 		case OPT_RECOMPUTE:

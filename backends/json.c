@@ -246,6 +246,7 @@ search_json(const Search *s)
 		set(e, "micro_batches", c->micro_batches ? json_integer(c->micro_batches)
 							 : json_null());
 		set(e, "zero", json_integer(c->zero));
+		set(e, "fsdp", c->zero < 3 ? json_null() : jstr(c->zero_node ? "hybrid" : "full"));
 		set(e, "recompute", jstr(recompute_label(c->recompute, b, sizeof b)));
 		set(e, "iteration_s", json_real(c->iteration));
 		set(e, "epoch_s", json_real(c->epoch));
@@ -295,6 +296,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
 	set(o, "implementation", jstr(an->impl.name));
 	set(o, "zero", json_integer(an->zero));
+	set(o, "fsdp", an->zero < 3 ? json_null() : jstr(an->zero_node ? "hybrid" : "full"));
 	set(o, "recompute", jstr(recompute_label(an->rc.k, label, sizeof label)));
 	set(it, "compute_s", num(c, k->t.compute));
 	set(it, "communication_s", num(c, k->t.communication));

@@ -59,6 +59,10 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	if (an->zero) {
 		json_t *z = json_object();
 		set(z, "stage", json_integer(an->zero));
+		/* ZeRO++'s hierarchical partitioning: a copy of the parameters
+		 * sharded inside each node, as FSDP hybrid */
+		if (an->zero_node)
+			set(z, "zero_hpz_partition_size", json_integer(an->sys->gpus_per_node));
 		set(z, "overlap_comm", json_boolean(true));
 		set(root, "zero_optimization", z);
 	}

@@ -83,9 +83,11 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 							  : json_null());
 	set(root, "allow_tf32", json_boolean(an->prec == PREC_TF32));
 	set(root, "module_names", jstr(pl->mod.names));
-	/* FSDP's sharding for the ZeRO stage modelled (stage 3: FULL_SHARD,
-	 * 2: SHARD_GRAD_OP; 1 has no FSDP equivalent: ZeroRedundancyOptimizer) */
-	set(root, "fsdp", an->zero == 3   ? jstr("FULL_SHARD")
+	/* FSDP's sharding for the ZeRO stage modelled (stage 3: FULL_SHARD, or
+	 * HYBRID_SHARD inside each node; 2: SHARD_GRAD_OP; 1 has no FSDP
+	 * equivalent: ZeroRedundancyOptimizer) */
+	set(root, "fsdp", an->zero == 3 && an->zero_node ? jstr("HYBRID_SHARD")
+			  : an->zero == 3 ? jstr("FULL_SHARD")
 			  : an->zero == 2 ? jstr("SHARD_GRAD_OP")
 					  : json_null());
 	set(root, "zero_redundancy_optimizer", json_boolean(an->zero == 1));

@@ -135,7 +135,8 @@ system_lines(const Analysis *an, FILE *f)
 		optimizer_name(an->opt),
 		grouped(an->dataset_size, b2));
 	if (an->zero)
-		fprintf(f, ", ZeRO stage %d", an->zero);
+		fprintf(f, ", ZeRO stage %d%s", an->zero,
+			an->zero_node ? " inside each node (FSDP hybrid)" : "");
 	if (an->rc.k)
 		fprintf(f, ", recomputation every %d layers", an->rc.k);
 	if (an->forward_only)
@@ -319,8 +320,9 @@ search_table(const Search *s, FILE *f)
 		else
 			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);
 		recompute_label(c->recompute, rc, sizeof rc);
-		fprintf(f, "%-9s %-22s %-14s %4d %-10s %10s %10s %11s  %s\n", strategy_name[c->kind],
-			grid_str(&k, grid, sizeof grid), sched, c->zero, rc,
+		fprintf(f, "%-9s %-22s %-14s %3d%s %-10s %10s %10s %11s  %s\n",
+			strategy_name[c->kind], grid_str(&k, grid, sizeof grid), sched, c->zero,
+			c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
 			bytes((int64_t)c->memory, b3), i ? c->why : "(the best)");
 	}

@@ -130,6 +130,7 @@ typedef struct SearchConfig {
 	Schedule schedule;
 	int virtual_stages;
 	int zero;
+	bool zero_node;           /* FSDP hybrid */
 	int recompute;            /* segments of k layers; 0 none */
 	int64_t micro_batches;
 	double iteration, epoch, memory;
@@ -180,6 +181,9 @@ typedef struct Analysis {
 	double sample_bytes;      /* stored bytes of one training sample */
 	DataKind data;            /* what a sample is as stored (never AUTO) */
 	int zero;                 /* ZeRO stage 0-3 over the data-parallel group */
+	bool zero_node;           /* the shards are a node's part of that group,
+	                             replicated across nodes (FSDP's
+	                             HYBRID_SHARD, DeepSpeed's ZeRO++ hpZ) */
 	Recompute rc;             /* activation recomputation */
 	bool forward_only;        /* runs without backward (the ParaDL CosmoFlow
 	                             runs): gradients still exchanged, weights

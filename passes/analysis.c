@@ -131,6 +131,7 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 		.data = kind,
 		.forward_only = set->forward_only,
 		.zero = set->zero,
+		.zero_node = set->zero_node,
 	};
 	if (set->recompute != RECOMPUTE_NONE)
 		recompute_plan(g, set->recompute == RECOMPUTE_FULL ? 0 : set->recompute, &an->rc);

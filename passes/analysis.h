@@ -42,6 +42,7 @@ typedef struct Settings {
 	DataKind data;          /* --data; DATA_AUTO: from the input's shape */
 	bool forward_only;      /* --forward-only */
 	int zero;               /* --zero: ZeRO stage 0-3 */
+	bool zero_node;         /* --fsdp hybrid: stage 3 shards inside a node */
 	int recompute;          /* --recompute: RECOMPUTE_NONE, RECOMPUTE_FULL
 	                           or K > 0, segments of K layers */
 } Settings;

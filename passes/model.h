@@ -72,6 +72,15 @@ double gather_time(const Analysis *an, Group g, double bytes);
 /* The weights, gradients and optimizer state of a GPU holding `weights`
  * parameters under ZeRO stage an->zero (1-3) over nd GPUs, into m. */
 void zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m);
+/* The group the states are sharded over: the data-parallel group `grad`,
+ * or its part inside one node under FSDP hybrid (Analysis.zero_node). */
+Group zero_group(const Analysis *an, Group grad);
+/* FSDP hybrid's gradient exchange: reduce-scatter inside the node, then
+ * each shard all-reduced across the nodes; the part a `window` of
+ * seconds (what backward hid of DDP's exchange) does not hide (returned)
+ * and the part it hides. */
+double zero_node_exchange(const Analysis *an, const Graph *g, Group grad, double weights,
+			  double window, double *hidden);
 /* Stage 3's parameter all-gathers over grp: the part `compute` seconds of
  * forward and backward do not hide (returned) and the part they hide. */
 double zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights,

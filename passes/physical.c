@@ -94,22 +94,31 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 	k->mem.grads = weights * c->delta;
 	k->mem.optimizer = weights * optimizer_bytes(c->an->opt);
 	if (c->an->zero)
-		zero_memory(c->an, c->g, weights, (double)c->map.grad.size, &k->mem);
+		zero_memory(c->an, c->g, weights, (double)zero_group(c->an, c->map.grad).size,
+			    &k->mem);
 	mem_activations(&k->mem, &t, act_samples, act_share);
 	mem_total(&k->mem, c->s);
 }
 
 /* Under ZeRO: the optimizer step on this GPU's shard of the `weights`,
- * and stage 3's parameter gathers beside the gradient exchange. */
+ * and stage 3's parameter gathers beside the gradient exchange; FSDP
+ * hybrid shards inside the node, and its exchange is the node's. */
 static void
 sharded(const Ctx *c, Candidate *k, double weights)
 {
-	double hidden, nd = c->map.grad.size > 1 ? (double)c->map.grad.size : 1;
+	Group shard = zero_group(c->an, c->map.grad);
+	double hidden, left = k->t.compute, nd = shard.size > 1 ? (double)shard.size : 1;
 
 	if (!c->an->zero)
 		return;
 	k->t.update = update_time(c->an, weights / nd, c->arrays);
-	k->t.grad += zero_gather_time(c->an, c->g, c->map.grad, weights, k->t.compute, &hidden);
+	if (shard.size < c->map.grad.size) { /* in the window DDP's exchange had */
+		k->t.grad = zero_node_exchange(c->an, c->g, c->map.grad, weights,
+					       k->t.grad_hidden, &hidden);
+		k->t.grad_hidden = hidden;
+		left -= hidden;
+	}
+	k->t.grad += zero_gather_time(c->an, c->g, shard, weights, left, &hidden);
 	k->t.grad_hidden += hidden;
 }
 

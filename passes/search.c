@@ -1,7 +1,8 @@
 /* search.c -- the joint search (--search; docs/model.md, "Search"): every
  * strategy on every grid of the GPU count (each factorization of a
  * hybrid), crossed with the choices no option fixes -- the pipeline
- * schedule (GPipe, 1F1B, interleaved with 2 chunks), the ZeRO stage (0-3)
+ * schedule (GPipe, 1F1B, interleaved with 2 chunks), the ZeRO stage (0-3,
+ * and stage 3 inside each node, FSDP hybrid, when the GPUs span nodes)
  * and recomputation (none, full) -- each predicted by the cost model as a
  * single analysis would; the pipeline's micro-batch count is chosen inside
  * each prediction, as always.  Ranked as the analysis ranks: feasible
@@ -9,7 +10,8 @@
  * with why it lost.
  *
  * Pruning: ZeRO and recomputation never shorten anything but the weight
- * update (ZeRO's sharded step), so once a grid's plain configuration fits
+ * update (ZeRO's sharded step; FSDP hybrid, whose exchange is another, is
+ * never pruned), so once a grid's plain configuration fits
  * and its time without the update already exceeds the best epoch found,
  * its variants are skipped (counted as pruned). */
 #include "passes/passes.h"
@@ -59,6 +61,7 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	c.schedule = a->schedule;
 	c.virtual_stages = a->virtual_stages;
 	c.zero = a->zero;
+	c.zero_node = a->zero_node;
 	c.recompute = a->rc.k;
 	c.micro_batches = k->micro_batches;
 	c.iteration = k->t.total;
@@ -90,18 +93,24 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		bool bound = false;
 		if (nsched > 1)
 			a.schedule = scheds[si].sched, a.virtual_stages = scheds[si].v;
-		for (int z = fix->zero ? an->zero : 0; z <= (fix->zero ? an->zero : 3); z++)
+		/* z = 4: stage 3 inside each node (FSDP hybrid), when the GPUs
+		 * span nodes */
+		int z0 = fix->zero ? an->zero + (an->zero_node ? 1 : 0) : 0;
+		int z1 = fix->zero ? z0 : an->gpus > an->sys->gpus_per_node ? 4 : 3;
+		for (int z = z0; z <= z1; z++)
 			for (int r = 0; r < (fix->recompute ? 1 : 2); r++) {
 				const Candidate *c;
-				if (bound) {
+				/* hybrid's exchange differs from DDP's: not bounded */
+				if (bound && z < 4) {
 					s->pruned++;
 					continue;
 				}
-				a.zero = z;
+				a.zero = z < 4 ? z : 3;
+				a.zero_node = z == 4;
 				a.rc = fix->recompute ? an->rc : r ? *full : (Recompute){ 0 };
 				c = evaluate(g, &a, o, kind, grid, s, &k);
 				/* the plain configuration sets the bound for the rest */
-				if (z == (fix->zero ? an->zero : 0) && r == 0 && c->computable &&
+				if (z == z0 && r == 0 && c->computable &&
 				    c->feasible && c->t.total > 0 &&
 				    c->epoch * (c->t.total - c->t.update) / c->t.total > s->best)
 					bound = true;

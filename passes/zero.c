@@ -16,7 +16,19 @@
  * all-gather the updated parameters, the volume of DDP's all-reduce;
  * stage 3 also all-gathers every layer's parameters before its forward
  * and again before its backward, prefetched while the layer before it
- * computes: hidden behind the compute as far as it lasts. */
+ * computes: hidden behind the compute as far as it lasts.
+ *
+ * FSDP's HYBRID_SHARD (--fsdp hybrid; DeepSpeed's ZeRO++ hpZ) shards over
+ * the group's GPUs inside one node and replicates across nodes: the
+ * states divide by the k GPUs of the node, the parameter gathers stay on
+ * the node's links, and the gradients are reduce-scattered inside the
+ * node, then each shard all-reduced across the nodes by the k GPUs at
+ * once (sharing the node's NIC):
+ *
+ *   exchange = allgather(node, p W) + allreduce(across, p W / k)
+ *
+ * in buckets during backward as DDP's all-reduce would be: as much of it
+ * is hidden as the bucket timeline hid of DDP's exchange (overlap.c). */
 #include "passes/model.h"
 #include "passes/passes.h"
 
@@ -39,6 +51,28 @@ zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUs
 	m->weights = weights * p / (an->zero >= 3 ? nd : 1);
 	m->grads = weights * p / (an->zero >= 2 ? nd : 1);
 	m->optimizer = weights * k / nd;
+}
+
+Group
+zero_group(const Analysis *an, Group grad)
+{
+	if (an->zero_node && grad.per_node >= 1 && grad.per_node < grad.size)
+		return (Group){ grad.per_node, grad.per_node, 1 };
+	return grad;
+}
+
+double
+zero_node_exchange(const Analysis *an, const Graph *g, Group grad, double weights,
+		   double window, double *hidden)
+{
+	int64_t k = grad.per_node;
+	Group node = { k, k, 1 }, across = { grad.size / k, 1, k };
+	double b = weights * state_bytes(an, g);
+	/* a ring reduce-scatter moves what an all-gather moves */
+	double t = allgather_time(an->sys, node, b) + allreduce_time(an->sys, across, b / k);
+
+	*hidden = t < window ? t : window;
+	return t - *hidden;
 }
 
 double

@@ -205,6 +205,41 @@ zero_shards_as_deepspeed_states(void **state)
 	}
 }
 
+/* FSDP's HYBRID_SHARD against its statement (PyTorch's ShardingStrategy
+ * docs: "shard within a node, replicate across nodes"): on 16 abci GPUs (4
+ * nodes of 4) the states divide by the node's 4, not by 16; the exchange
+ * is a reduce-scatter inside the node, then each 1/4 shard all-reduced
+ * across the 4 nodes by the node's 4 GPUs at once. */
+static void
+fsdp_hybrid_shards_inside_a_node(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
+			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 16,
+			.batch_per_gpu = 8, .dataset_size = 800, .sample_bytes = 1000,
+			.prec = PREC_AMP_FP16, .opt = OPT_ADAM, .zero = 3, .zero_node = true };
+	StrategyOpts o = { .mask = 1u << STRAT_DATA };
+	const Candidate *k = &an.cand[STRAT_DATA];
+	double W, b, exchange;
+
+	assert_non_null(g);
+	W = (double)g->total.params;
+	b = 2 * W;
+	assert_true(strategies_run(g, &an, &o));
+	NEAR(k->mem.weights, 2 * W / 4);
+	NEAR(k->mem.grads, 2 * W / 4);
+	NEAR(k->mem.optimizer, 12 * W / 4);
+	exchange = allgather_time(an.sys, (Group){ 4, 4, 1 }, b) +
+		   allreduce_time(an.sys, (Group){ 4, 1, 4 }, b / 4);
+	/* abci's implementation does not overlap: all of it exposed, with the
+	 * node's parameter gathers (stage 3) beside it */
+	assert_true(!an.impl.overlap_grad);
+	NEAR(k->t.grad + k->t.grad_hidden,
+	     exchange + 2 * allgather_time(an.sys, (Group){ 4, 4, 1 }, b));
+}
+
 /* Recomputation against Chen et al.'s sqrt(L) rule: a chain of 16 equal
  * layers (ReLUs of 1,000 items, each saving its output, 4,000 B) keeps,
  * with segments of K, the input, the 16 / K - 1 boundaries and one
@@ -553,6 +588,7 @@ main(void)
 		FX_TEST(the_shared_file_system_serves_what_the_cache_misses),
 		FX_TEST(forward_only_runs_have_no_backward),
 		FX_TEST(zero_shards_as_deepspeed_states),
+		FX_TEST(fsdp_hybrid_shards_inside_a_node),
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 	};
