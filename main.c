@@ -214,8 +214,8 @@ usage(FILE *f)
 		"      --fsdp full|hybrid   PyTorch FSDP: full is stage 3; hybrid shards inside\n"
 		"                           each node and replicates across nodes\n"
 		"      --recompute R        activation recomputation: none (default), every:K\n"
-		"                           (checkpoints every K layers) or full (the K that\n"
-		"                           keeps least)\n"
+		"                           (checkpoints every K layers), full (the K that\n"
+		"                           keeps least) or selective (attention's softmax)\n"
 		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
@@ -422,10 +422,9 @@ recompute_option(const char *arg, Settings *set)
 	else if (strncmp(arg, "every:", 6) == 0)
 		set->recompute = (int)number(arg + 6, "--recompute every:", 1 << 24);
 	else if (strcmp(arg, "selective") == 0)
-		usage_error("--recompute %s: recomputing only attention's softmax and dropout is "
-			    "not modelled yet (none, full, every:K)", arg);
+		set->recompute = RECOMPUTE_ATTENTION;
 	else
-		usage_error("unknown recomputation '%s' (none, full, every:K)", arg);
+		usage_error("unknown recomputation '%s' (none, full, selective, every:K)", arg);
 	if (set->recompute == 0 && strcmp(arg, "none") != 0)
 		usage_error("--recompute every:K needs K of 1 or more, not '%s'", arg);
 }
@@ -1010,7 +1009,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->dump_after)
 		return flush_stdout();
-	if (o->plan && o->plan->transformer && !graph_attention(g)) {
+	if (o->plan && o->plan->transformer && !graph_attention(g, NULL)) {
 		diag_error((Loc){ g->source, 0, 0 }, "Megatron-LM trains transformers (--plan %s), and the "
 			   "model has no attention (a softmax over the product of two "
 			   "activations); the generic, pytorch, deepspeed and slurm plans fit any "

@@ -81,7 +81,9 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 		fputs("\t--bf16\n", f);
 	if (an->schedule == SCHED_INTERLEAVED)
 		fprintf(f, "\t--num-virtual-stages-per-pipeline-rank %d\n", an->virtual_stages);
-	if (an->rc.k)
+	if (an->rc.k == RECOMPUTE_SELECTIVE)
+		fputs("\t--recompute-granularity selective\n", f);
+	else if (an->rc.k)
 		fprintf(f, "\t--recompute-granularity full\n\t--recompute-method uniform\n"
 			   "\t--recompute-num-layers %d\n", an->rc.k);
 	if (an->zero) /* Megatron's distributed optimizer shards the optimizer state */

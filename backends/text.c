@@ -137,7 +137,9 @@ system_lines(const Analysis *an, FILE *f)
 	if (an->zero)
 		fprintf(f, ", ZeRO stage %d%s", an->zero,
 			an->zero_node ? " inside each node (FSDP hybrid)" : "");
-	if (an->rc.k)
+	if (an->rc.k == RECOMPUTE_SELECTIVE)
+		fputs(", selective recomputation (attention)", f);
+	else if (an->rc.k)
 		fprintf(f, ", recomputation every %d layers", an->rc.k);
 	if (an->forward_only)
 		fputs(", forward only", f);

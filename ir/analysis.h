@@ -51,11 +51,14 @@ const char *data_kind_name(DataKind k);
 bool data_kind_parse(const char *s, DataKind *k);
 
 /* Activation recomputation (passes/recompute.c): segments of k layers;
- * k = 0: none. */
+ * k = 0: none; RECOMPUTE_SELECTIVE: attention's core only. */
+enum { RECOMPUTE_SELECTIVE = -1 };
 typedef struct Recompute {
 	int k;
 	int first_kept;     /* the first layer of the last segment, which is
 	                       not recomputed */
+	const bool *redo;   /* selective: the layers recomputed (else those
+	                       before first_kept) */
 	double fraction;    /* the activations kept, of those without it */
 } Recompute;
 

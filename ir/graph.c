@@ -138,30 +138,65 @@ graph_last_use(const Graph *g, int *last)
 				last[g->layer[i].in[j]] = i;
 }
 
+/* Element-wise: a scaling, a mask added, a cast, dropout. */
+static bool
+elementwise(const Layer *l)
+{
+	return op_info[l->op].cls == OPC_UNARY || op_info[l->op].cls == OPC_BINARY;
+}
+
+/* The one layer that reads tensor t, or -1 (none, or several). */
+static int
+sole_reader(const Graph *g, int t)
+{
+	int r = -1;
+
+	for (int i = 0; i < g->nlayer; i++)
+		for (int j = 0; j < g->layer[i].nin; j++)
+			if (g->layer[i].in[j] == t) {
+				if (r >= 0 && r != i)
+					return -1;
+				r = i;
+			}
+	return r;
+}
+
 int
-graph_attention(const Graph *g)
+graph_attention(const Graph *g, bool *core)
 {
 	int n = 0;
 
 	for (int i = 0; i < g->nlayer; i++) {
-		const Layer *l = &g->layer[i];
+		int path[5], np = 0, at = i;
 
-		if (l->op != OP_SOFTMAX || l->nin < 1)
+		if (g->layer[i].op != OP_SOFTMAX || g->layer[i].nin < 1)
 			continue;
 		/* back through a scaling, a mask added, a cast: a few steps */
-		for (int step = 0; step < 4 && l->nin >= 1; step++) {
-			int p = g->tensor[l->in[0]].producer;
-
+		while (np < 4) {
+			int p = g->tensor[g->layer[at].in[0]].producer;
 			if (p < 0)
 				break;
-			l = &g->layer[p];
-			if (op_info[l->op].cls == OPC_MATMUL) { /* a weight makes an fc */
-				n += l->nin == 2;
+			path[np++] = at = p;
+			if (op_info[g->layer[p].op].cls == OPC_MATMUL || !elementwise(&g->layer[p]))
 				break;
-			}
-			if (op_info[l->op].cls != OPC_UNARY && op_info[l->op].cls != OPC_BINARY)
+		}
+		/* a weight makes an fc: a matmul multiplies two activations */
+		if (!np || op_info[g->layer[at].op].cls != OPC_MATMUL || g->layer[at].nin != 2)
+			continue;
+		n++;
+		if (!core)
+			continue;
+		core[i] = true;
+		for (int k = 0; k < np; k++)
+			core[path[k]] = true;
+		/* on through dropout and casts to the product with V */
+		for (at = i; g->layer[at].nout == 1;) {
+			int r = sole_reader(g, g->layer[at].out[0]);
+			if (r < 0 || !elementwise(&g->layer[r]) || g->layer[r].nin != 1)
 				break;
+			core[at = r] = true;
 		}
 	}
 	return n;
 }
+

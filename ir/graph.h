@@ -267,8 +267,11 @@ void graph_last_use(const Graph *g, int *last);
 /* The attentions in g: softmax layers over the product of two activations
  * (reached back through element-wise layers: a scaling, a mask added), as
  * a transformer's self-attention computes softmax(QK^T/sqrt(d)).
- * Megatron's plan needs one. */
-int graph_attention(const Graph *g);
+ * Megatron's plan needs one.  With core (nlayer flags), marks each
+ * attention's core: the product QK^T, the layers to the softmax, the
+ * softmax, and the element-wise layers after it (dropout) up to the
+ * product with V -- what selective recomputation recomputes. */
+int graph_attention(const Graph *g, bool *core);
 void layer_set_inputs(Graph *g, int l, const int *in, int nin);
 int layer_add_output(Graph *g, int l, const char *tensor_name);
 int op_lookup(const char *name); /* -1 if unknown */

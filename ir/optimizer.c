@@ -73,7 +73,9 @@ schedule_label(Schedule s, int v, char *buf, size_t n)
 const char *
 recompute_label(int k, char *buf, size_t n)
 {
-	if (k)
+	if (k == RECOMPUTE_SELECTIVE)
+		snprintf(buf, n, "selective");
+	else if (k)
 		snprintf(buf, n, "every:%d", k);
 	else
 		snprintf(buf, n, "none");

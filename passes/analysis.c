@@ -133,7 +133,9 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 		.zero = set->zero,
 		.zero_node = set->zero_node,
 	};
-	if (set->recompute != RECOMPUTE_NONE)
+	if (set->recompute == RECOMPUTE_ATTENTION)
+		recompute_selective(g, &an->rc);
+	else if (set->recompute != RECOMPUTE_NONE)
 		recompute_plan(g, set->recompute == RECOMPUTE_FULL ? 0 : set->recompute, &an->rc);
 	return true;
 }

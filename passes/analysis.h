@@ -48,7 +48,8 @@ typedef struct Settings {
 } Settings;
 
 extern const Settings settings_default;
-enum { RECOMPUTE_NONE = 0, RECOMPUTE_FULL = -1 }; /* Settings.recompute; > 0: every K */
+/* Settings.recompute; > 0: every K */
+enum { RECOMPUTE_NONE = 0, RECOMPUTE_FULL = -1, RECOMPUTE_ATTENTION = -2 };
 
 /* Bytes per activation or weight item at precision p. */
 int precision_bytes(Precision p);

@@ -112,6 +112,9 @@ bool per_layer_run(const Graph *g, const Analysis *an, PerLayer *out);
 /* recompute.c: the segments of k layers (k = 0: the k that keeps least)
  * of g (PASS_MEMORY done) into r. */
 bool recompute_plan(const Graph *g, int k, Recompute *r);
+/* Selective recomputation (Korthikanti et al., MLSys'23): every
+ * attention's core (graph_attention) recomputed, the rest kept. */
+void recompute_selective(const Graph *g, Recompute *r);
 
 /* calibrate.c: fit the system's physical parameters (compute efficiency,
  * network bandwidth and latency, point-to-point latency, the shared file

@@ -123,7 +123,8 @@ sharded(const Ctx *c, Candidate *k, double weights)
 }
 
 /* The forward again of the layers recomputation recomputes (those before
- * the last segment), layer i at n[i] samples and share[i] of its work. */
+ * the last segment, or attention's cores), layer i at n[i] samples and
+ * share[i] of its work. */
 static double
 recompute_time(const Ctx *c, const double *n, const double *share)
 {
@@ -131,8 +132,9 @@ recompute_time(const Ctx *c, const double *n, const double *share)
 
 	if (!c->an->rc.k)
 		return 0;
-	for (int i = 0; i < c->an->rc.first_kept; i++)
-		t += layer_time(c->an, c->g, &c->g->layer[i], n[i], share[i], false);
+	for (int i = 0; i < c->g->nlayer; i++)
+		if (c->an->rc.redo ? c->an->rc.redo[i] : i < c->an->rc.first_kept)
+			t += layer_time(c->an, c->g, &c->g->layer[i], n[i], share[i], false);
 	return t;
 }
 

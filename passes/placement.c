@@ -167,7 +167,7 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		return false;
 	}
 	pl->k = &an->cand[an->best];
-	pl->checkpoints = an->rc.k ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
+	pl->checkpoints = an->rc.k > 0 ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
 	if (an->gpus > MAX_PLAN_RANKS) {
 		diag_error(at, "a plan lists every rank: %" PRId64 " GPUs are more than %d",
 			   an->gpus, MAX_PLAN_RANKS);

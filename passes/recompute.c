@@ -13,7 +13,14 @@
  * The last segment is not recomputed (its activations are still there
  * when backward starts), so the extra work is the forward of every layer
  * before it.  `full` takes the K with the least kept(K) (about sqrt(L)
- * for L equal layers). */
+ * for L equal layers).
+ *
+ * Selective recomputation (Korthikanti et al., "Reducing Activation
+ * Recomputation in Large Transformer Models", MLSys'23; Megatron's
+ * --recompute-granularity selective) keeps everything but each
+ * attention's core -- QK^T, the softmax, dropout: large (heads x
+ * sequence^2 per sample) and cheap to compute again -- and recomputes
+ * that core's forward in backward.  Its inputs Q, K and V stay kept. */
 #include "passes/passes.h"
 
 #include <stdlib.h>
@@ -44,6 +51,24 @@ kept(const Graph *g, const int *last_use, int k, int *last)
 	if (seg > most)
 		most = seg;
 	return input + live + most;
+}
+
+void
+recompute_selective(const Graph *g, Recompute *r)
+{
+	bool *core = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *core);
+	double full = 0, freed = 0;
+
+	graph_attention(g, core);
+	for (int i = 0; i < g->ninput; i++)
+		full += (double)g->tensor[g->input[i]].elems * g->elem_bytes;
+	for (int i = 0; i < g->nlayer; i++) {
+		full += (double)g->layer[i].cost.act_bytes;
+		if (core[i])
+			freed += (double)g->layer[i].cost.act_bytes;
+	}
+	*r = (Recompute){ .k = RECOMPUTE_SELECTIVE, .redo = core,
+			  .fraction = full > 0 ? (full - freed) / full : 1 };
 }
 
 bool

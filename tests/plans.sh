@@ -158,6 +158,20 @@ if plan "$tmp/vit.onnx" megatron "$tmp/vit.megatron" --grid pipeline=4; then
 		fail "no layout 'Ettt|ttt|ttt|tttL'"
 fi
 check "vit_b_16 pipeline=4: Megatron's layout, three encoder blocks a stage"
+
+# selective recomputation: less kept, a little more time, Megatron's flag
+"$ORACLEC" "$tmp/vit.onnx" --grid data=8 -f json -q >"$tmp/sel0.json" 2>"$tmp/err" || fail "report"
+"$ORACLEC" "$tmp/vit.onnx" --grid data=8 --recompute selective -f json -q >"$tmp/sel.json" \
+	2>>"$tmp/err" || fail "report with --recompute selective"
+[ "$(get "$tmp/sel.json" strategies.0.recompute)" = selective ] || fail "not selective"
+awk -v a="$(get "$tmp/sel0.json" strategies.0.memory.activations)" \
+    -v b="$(get "$tmp/sel.json" strategies.0.memory.activations)" \
+    -v r="$(get "$tmp/sel.json" strategies.0.iteration.recompute_s)" \
+    'BEGIN { exit !(b < a && b > 0.5 * a && r > 0) }' || fail "not less kept for more time"
+if plan "$tmp/vit.onnx" megatron "$tmp/sel.megatron" --grid data=8 --recompute selective; then
+	grep -Fqx "	--recompute-granularity selective" "$tmp/sel.megatron" || fail "no flag"
+fi
+check "vit_b_16 --recompute selective: fewer activations kept, recomputation time, Megatron's selective granularity"
 for m in $models; do
 	"$ORACLEC" "$m" --grid data=16 --plan megatron -o "$tmp/cnn.megatron" >"$tmp/out" 2>"$tmp/err"
 	s=$?

@@ -273,6 +273,40 @@ recompute_keeps_sqrt_of_a_chain(void **state)
 	NEAR(an.rc.fraction, 40000.0 / 68000);
 }
 
+/* Selective recomputation against Korthikanti et al. (MLSys'23, section
+ * 4.1): it frees the softmax output, the dropout mask and the dropout
+ * output, 2as^2 + as^2 + 2as^2 bytes per sample in fp16 -- here fp32, so
+ * (4 + 1 + 4) a s^2 -- for a = 4 heads over s = 16 tokens: 9,216 B, and
+ * recomputes QK^T, the softmax and dropout in backward.  Q, K and V stay
+ * (graph inputs here). */
+static void
+selective_recomputes_the_attention_core(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input q: 4x16x8; input k: 4x8x16; input v: 4x16x8;\n"
+			      "  s = matmul(q, k); p = softmax(s, axis=2); d = dropout(p);\n"
+			      "  o = matmul(d, v); }", PASS_MEMORY);
+	Settings set = settings_default;
+	Analysis an;
+	double full = 0, core = 0;
+	bool marks[4] = { false };
+
+	assert_non_null(g);
+	assert_int_equal(graph_attention(g, marks), 1);
+	assert_true(marks[0] && marks[1] && marks[2] && !marks[3]);
+	for (int i = 0; i < g->ninput; i++)
+		full += (double)g->tensor[g->input[i]].elems * 4;
+	for (int i = 0; i < g->nlayer; i++)
+		full += (double)g->layer[i].cost.act_bytes;
+	for (int i = 0; i < 3; i++)
+		core += (double)g->layer[i].cost.act_bytes;
+	NEAR(core, 9.0 * 4 * 16 * 16);
+	set.recompute = RECOMPUTE_ATTENTION;
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_int_equal(an.rc.k, RECOMPUTE_SELECTIVE);
+	NEAR(an.rc.fraction, (full - 9216) / full);
+}
+
 /* Tensor cores on NCHW data: a convolution run in TF32 on dgx-a100 adds
  * the transposes of its input and output, a read and a write of each: 2 x
  * its activation bytes over memory_bw x eff_memory.  The conv reads
@@ -589,6 +623,7 @@ main(void)
 		FX_TEST(forward_only_runs_have_no_backward),
 		FX_TEST(zero_shards_as_deepspeed_states),
 		FX_TEST(fsdp_hybrid_shards_inside_a_node),
+		FX_TEST(selective_recomputes_the_attention_core),
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 	};
