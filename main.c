@@ -219,7 +219,7 @@ usage(FILE *f)
 		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
-		"                           channel,df,ds,dp (default all)\n"
+		"                           channel,df,ds,dp,dpf (default all)\n"
 		"      --grid DIM=N[,...]   analyse only this process grid, e.g. data=256,spatial=4\n"
 		"                           (dimensions data, spatial, pipeline, filter,\n"
 		"                           channel; their product is the GPU count)\n"
@@ -788,15 +788,17 @@ write_deps(const Options *o, const FileList *files, const char *path)
 	return out_commit(&out) ? EXIT_OK : EXIT_INPUT;
 }
 
-/* Grids a sweep evaluates: five single strategies per GPU count and two
- * hybrids over every factorization p1 x p2 of a power of two. */
+/* Grids a sweep evaluates: every strategy's grids (the table's, as the
+ * analysis enumerates them) on 1, 2, 4, ... GPUs. */
 static int64_t
 configurations(int counts)
 {
-	int64_t c = 0;
+	int64_t c = 0, grid[DIM_COUNT];
 
 	for (int i = 0; i < counts; i++)
-		c += 5 + 2 * (i > 1 ? i - 1 : 0);
+		for (int k = 0; k < STRAT_COUNT; k++)
+			for (int64_t it = 0; grid_next((StrategyKind)k, (int64_t)1 << i, &it, grid);)
+				c++;
 	return c;
 }
 

@@ -8,14 +8,16 @@
 #include <string.h>
 
 /* Okabe and Ito, "Color Universal Design" (2008): distinguishable with
- * every common colour-vision deficiency. */
+ * every common colour-vision deficiency; then Paul Tol's wine, from his
+ * colour-blind safe "muted" scheme, for a ninth strategy. */
 static const char *const palette[] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7",
-				       "#56B4E9", "#D55E00", "#F0E442", "#000000" };
+				       "#56B4E9", "#D55E00", "#F0E442", "#000000", "#882255" };
+enum { NPALETTE = sizeof palette / sizeof palette[0] };
 
 const char *
 svg_colour(int i)
 {
-	return palette[(i % 8 + 8) % 8];
+	return palette[(i % NPALETTE + NPALETTE) % NPALETTE];
 }
 
 const char *

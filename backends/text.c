@@ -151,14 +151,14 @@ strategy_table(const Analysis *an, FILE *f)
 {
 	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32];
 
-	fprintf(f, "\n%-9s %-22s %-4s %10s %10s %10s %10s %11s %9s  %s\n", "strategy", "grid",
+	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %10s %11s %11s  %s\n", "strategy", "grid",
 		"fits", "compute", "comm", "iteration", "epoch", "memory/GPU", "max GPUs",
 		"limited by");
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		const Candidate *k = &an->cand[i];
 		if (!k->analysed)
 			continue;
-		fprintf(f, "%-9s %-22s %-4s %10s %10s %10s %10s %11s %9" PRId64 "  %s\n",
+		fprintf(f, "%-9s %-30s %-4s %10s %10s %10s %10s %11s %11" PRId64 "  %s\n",
 			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
 			k->feasible ? "yes" : "no", secs(k->computable, k->t.compute, b1),
 			secs(k->computable, k->t.communication, b2),
@@ -310,7 +310,7 @@ search_table(const Search *s, FILE *f)
 
 	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned; the best %d:\n",
 		s->evaluated, s->pruned, s->ntop);
-	fprintf(f, "%-9s %-22s %-14s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
+	fprintf(f, "%-9s %-30s %-14s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
 		"schedule", "zero", "recompute", "iteration", "epoch", "memory/GPU", "lost by");
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
@@ -322,7 +322,7 @@ search_table(const Search *s, FILE *f)
 		else
 			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);
 		recompute_label(c->recompute, rc, sizeof rc);
-		fprintf(f, "%-9s %-22s %-14s %3d%s %-10s %10s %10s %11s  %s\n",
+		fprintf(f, "%-9s %-30s %-14s %3d%s %-10s %10s %10s %11s  %s\n",
 			strategy_name[c->kind], grid_str(&k, grid, sizeof grid), sched, c->zero,
 			c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),

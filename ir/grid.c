@@ -52,6 +52,48 @@ grid_strategy(unsigned dims)
 	return (StrategyKind)k;
 }
 
+bool
+grid_next(StrategyKind k, int64_t p, int64_t *it, int64_t grid[DIM_COUNT])
+{
+	GridDim in[2];
+	int n = 0;
+
+	for (int d = 0; d < DIM_COUNT; d++)
+		if ((strategy_info[k].dims & DIM_BIT(d)) && d != DIM_DATA && n < 2)
+			in[n++] = (GridDim)d;
+	memset(grid, 0, DIM_COUNT * sizeof *grid);
+	switch (strategy_info[k].grids) {
+	case GRID_WHOLE:
+		if (*it)
+			return false;
+		*it = 1;
+		grid[n ? in[0] : DIM_DATA] = p;
+		return true;
+	case GRID_FACTORS: /* *it: the last p2 */
+		for (int64_t p2 = *it ? *it + 1 : 2; p2 < p; p2++)
+			if (p % p2 == 0) {
+				*it = p2;
+				grid[DIM_DATA] = p / p2;
+				grid[in[0]] = p2;
+				return true;
+			}
+		return false;
+	case GRID_FACTORS3: /* *it: the last p2 * p + p3 */
+		for (int64_t p2 = *it ? *it / p : 2; p2 * 4 <= p; p2++)
+			for (int64_t p3 = *it && p2 == *it / p ? *it % p + 1 : 2; p2 * p3 * 2 <= p;
+			     p3++)
+				if (p % (p2 * p3) == 0) {
+					*it = p2 * p + p3;
+					grid[DIM_DATA] = p / (p2 * p3);
+					grid[in[0]] = p2;
+					grid[in[1]] = p3;
+					return true;
+				}
+		return false;
+	}
+	return false;
+}
+
 unsigned
 grid_dims(const int64_t grid[DIM_COUNT])
 {

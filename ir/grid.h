@@ -30,6 +30,7 @@ typedef enum StrategyKind {
 typedef enum GridEnum {
 	GRID_WHOLE,   /* its one dimension takes all p */
 	GRID_FACTORS, /* data p1 x another dimension p2, every p1 p2 = p with both > 1 */
+	GRID_FACTORS3,/* data p1 x two others p2 x p3, every p1 p2 p3 = p, all > 1 */
 } GridEnum;
 
 typedef struct StrategyInfo {
@@ -66,6 +67,13 @@ StrategyKind strategy_lookup(const char *name);
 /* The strategy whose grid has exactly the dimensions `dims` (DIM_BITs),
  * or STRAT_COUNT. */
 StrategyKind grid_strategy(unsigned dims);
+
+/* The grids of p GPUs strategy k is analysed on, one per call into
+ * grid[]: its one dimension of p (GRID_WHOLE), or every factorization
+ * with each dimension above 1, data outermost, in increasing order of the
+ * inner sizes.  *it is 0 before the first call; false when there are no
+ * more. */
+bool grid_next(StrategyKind k, int64_t p, int64_t *it, int64_t grid[DIM_COUNT]);
 
 /* The DIM_BITs of the dimensions above 0, and their product. */
 unsigned grid_dims(const int64_t grid[DIM_COUNT]);

@@ -67,6 +67,16 @@ double p2p_time(const Analysis *an, double bytes, bool across_nodes);
  * memory (docs/model.md, "Implementations"). */
 double gather_time(const Analysis *an, Group g, double bytes);
 
+/* physical.c */
+
+/* Whether a filter (or channel) split divides layer l's work, and into at
+ * most how many ways (its filters, or input channels). */
+bool model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *ways);
+/* The forward and backward collectives of split layer l over grp, on n
+ * samples, as the implementation runs them. */
+double split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,
+			bool channel);
+
 /* zero.c */
 
 /* The weights, gradients and optimizer state of a GPU holding `weights`

@@ -265,9 +265,10 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 		k->t.p2p = halos(g, &s, kind == STRAT_DS ? B / p1 : B);
 		break;
 	case STRAT_DP: /* not in the paper (Table III) */
+	case STRAT_DPF:
 		k->computable = false;
 		k->feasible = false;
-		k->reason = "the paper has no data x pipeline formula (--cost-model default)";
+		k->reason = "the paper has no formula for pipeline hybrids (--cost-model default)";
 		k->bottleneck = "scaling limit";
 		return;
 	case STRAT_PIPELINE:

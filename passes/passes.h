@@ -89,7 +89,7 @@ struct Mapping; /* model.h */
  * S = m->q stages of the mapped grid, with each stage's time and memory
  * (Candidate.stage_time, stage_mem); cut_after as in StrategyOpts. */
 void pipeline(const Graph *g, const Analysis *an, const struct Mapping *m, Candidate *k,
-	      const bool *cut_after);
+	      const bool *cut_after, int64_t ways);
 /* Micro-batches stage i of S holds at its peak under the schedule (v
  * virtual stages when interleaved), of M. */
 double pipeline_held(Schedule sched, int v, int64_t M, int S, int i);

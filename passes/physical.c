@@ -253,39 +253,55 @@ data(const Ctx *c, Candidate *k)
  * parallel group, on n samples.  Returns the forward + backward
  * communication time; *split_w the split layers' parameters, *limit the
  * fewest ways a split layer allows. */
+bool
+model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *ways)
+{
+	const Shape *in = &g->tensor[l->in[0]].shape;
+
+	if (!split_layer(l) || (channel && reads_input(g, l)))
+		return false;
+	/* a convolution's channels follow its leading dimensions (ONNX:
+	 * frames or windows merged with the batch) */
+	*ways = channel ? (op_info[l->op].cls == OPC_CONV ? in->d[l->attr.lead]
+							  : in->d[in->rank - 1])
+			: l->attr.filters;
+	return true;
+}
+
+double
+split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,
+		 bool channel)
+{
+	double y = (double)g->tensor[l->out[0]].elems * n * g->elem_bytes;
+	double x = (double)g->tensor[l->in[0]].elems * n * g->elem_bytes;
+	bool first = reads_input(g, l) || an->forward_only; /* no backward collective */
+
+	if (an->impl.staged) /* all-gather forward, all-to-all backward */
+		return gather_time(an, grp, channel ? x : y) +
+		       (first ? 0 : gather_time(an, grp, channel ? y : x));
+	if (channel) /* partial outputs summed; input gradients gathered */
+		return allreduce_time(an->sys, grp, y) +
+		       (first ? 0 : allgather_time(an->sys, grp, x));
+	/* outputs gathered; input-gradient partial sums reduced */
+	return allgather_time(an->sys, grp, y) + (first ? 0 : allreduce_time(an->sys, grp, x));
+}
+
 static double
 layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t *limit)
 {
-	double t = 0, y, x;
-	Group grp = c->map.model;
+	double t = 0;
 
 	*split_w = 0;
 	*limit = INT64_MAX;
 	for (int i = 0; i < c->g->nlayer; i++) {
 		const Layer *l = &c->g->layer[i];
-		const Shape *in = &c->g->tensor[l->in[0]].shape;
-		bool first = reads_input(c->g, l);
 		int64_t ways;
-		if (!split_layer(l) || (channel && first))
+		if (!model_split_layer(c->g, l, channel, &ways))
 			continue;
 		*split_w += (double)l->cost.params;
-		/* a convolution's channels follow its leading dimensions (ONNX:
-		 * frames or windows merged with the batch) */
-		ways = channel ? (op_info[l->op].cls == OPC_CONV ? in->d[l->attr.lead]
-								 : in->d[in->rank - 1])
-			       : l->attr.filters;
 		if (ways < *limit)
 			*limit = ways;
-		y = (double)c->g->tensor[l->out[0]].elems * n * c->delta;
-		x = (double)c->g->tensor[l->in[0]].elems * n * c->delta;
-		first = first || c->an->forward_only; /* no backward collective */
-		if (c->an->impl.staged) /* all-gather forward, all-to-all backward */
-			t += gather_time(c->an, grp, channel ? x : y) +
-			     (first ? 0 : gather_time(c->an, grp, channel ? y : x));
-		else if (channel) /* partial outputs summed; input gradients gathered */
-			t += allreduce_time(c->s, grp, y) + (first ? 0 : allgather_time(c->s, grp, x));
-		else              /* outputs gathered; input-gradient partial sums reduced */
-			t += allgather_time(c->s, grp, y) + (first ? 0 : allreduce_time(c->s, grp, x));
+		t += split_collective(c->an, c->g, l, c->map.model, n, channel);
 	}
 	return t;
 }
@@ -499,7 +515,10 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_SPATIAL:
 	case STRAT_DS: spatial(&c, k); break;
 	case STRAT_PIPELINE:
-	case STRAT_DP: pipeline(c.g, c.an, &c.map, k, pc->cut_after); break;
+	case STRAT_DP:
+	case STRAT_DPF:
+		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid[DIM_FILTER] > 0 ? grid[DIM_FILTER] : 1);
+		break;
 	case STRAT_COUNT: break;
 	}
 }

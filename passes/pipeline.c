@@ -153,26 +153,44 @@ partition(const double *t, const double *f, const double *a, const double *held,
 	return T;
 }
 
+/* The per-layer arrays of one micro-batch count (layer_costs) and the
+ * micro-batches each stage holds (schedule_held); dpf splits each stage's
+ * layers by filter over `ways` GPUs of group `grp` (Megatron's tensor
+ * parallelism inside a pipeline stage). */
+typedef struct Costs {
+	double *t, *f, *a, *w, *held;
+	double *col;    /* of t: the filter split's collectives */
+	int64_t ways;   /* 1: no split inside the stages */
+	Group grp;
+} Costs;
+
 /* Per layer: the time of forward and backward of one micro-batch of n
- * samples (t), the parameters (w), the bytes a stage holds for them
- * whatever the schedule (f: weights, gradients, optimizer state) and the
- * activations it keeps per micro-batch in flight (a). */
+ * samples (t; with a filter split, the layer's share of the work and its
+ * collectives, col), the parameters a GPU holds (w), the bytes a stage
+ * holds for them whatever the schedule (f: weights, gradients, optimizer
+ * state) and the activations it keeps per micro-batch in flight (a: whole,
+ * as the filter split gathers its outputs). */
 static void
-layer_costs(const Graph *g, const Analysis *an, double n, double *t, double *f, double *a,
-	    double *w)
+layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 {
 	double delta = g->elem_bytes, per_w = 2 * delta + optimizer_bytes(an->opt);
 	double in_act = (double)g->total.act_bytes;
 
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
-		t[i] = layer_time(an, g, l, n, 1, false) + layer_time(an, g, l, n, 1, true);
-		w[i] = (double)l->cost.params;
-		f[i] = w[i] * per_w;
-		a[i] = (double)l->cost.act_bytes * n;
+		int64_t most;
+		double share = c->ways > 1 && model_split_layer(g, l, false, &most)
+				       ? 1.0 / (double)c->ways
+				       : 1;
+		c->col[i] = share < 1 ? split_collective(an, g, l, c->grp, n, false) : 0;
+		c->t[i] = layer_time(an, g, l, n, share, false) + layer_time(an, g, l, n, share, true) +
+			  c->col[i];
+		c->w[i] = (double)l->cost.params * share;
+		c->f[i] = c->w[i] * per_w;
+		c->a[i] = (double)l->cost.act_bytes * n;
 		in_act -= (double)l->cost.act_bytes;
 	}
-	a[0] += in_act * n; /* the kept graph input lives on the first stage */
+	c->a[0] += in_act * n; /* the kept graph input lives on the first stage */
 }
 
 /* Micro-batches whose activations stage i of S holds at its peak: GPipe
@@ -281,25 +299,19 @@ stage_memory(const Graph *g, const Analysis *an, const Stages *st, const double 
 	mem_total(mem, an->sys);
 }
 
-/* The per-layer arrays of one micro-batch count (layer_costs) and the
- * micro-batches each stage holds (schedule_held). */
-typedef struct Costs {
-	double *t, *f, *a, *w, *held;
-} Costs;
-
 /* Evaluates M micro-batches; fills k and returns false when no partition
  * fits in memory. */
 static bool
 with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k, int64_t B,
 	   int64_t M, double cap, const Costs *c, const Items *it, Stages *st)
 {
-	int64_t S = map->q;
+	int64_t S = map->q / c->ways;
 	const System *s = an->sys;
 	double n = (double)B / M, delta = g->elem_bytes;
-	double T, edge = 0, upd = 0, *w = c->w;
+	double T, edge = 0, upd = 0, slow = -1, *w = c->w;
 	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
 
-	layer_costs(g, an, n, c->t, c->f, c->a, w);
+	layer_costs(g, an, n, c);
 	schedule_held(an->schedule, v, M, (int)S, c->held);
 	if ((T = partition_items(c->t, c->f, c->a, c->held, L, it, cap - stage_extra(g, s, n),
 				 (int)S, st)) < 0)
@@ -310,19 +322,22 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		if (y > edge)
 			edge = y;
 	}
+	k->t.layer = 0;
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double ww = 0, arrays = 0;
+		double ww = 0, arrays = 0, time = 0, col = 0;
 		for (int j = first; j <= st->end[i]; j++)
-			ww += w[j], arrays += g->layer[j].nw;
+			ww += w[j], arrays += g->layer[j].nw, time += c->t[j], col += c->col[j];
 		if (update_time(an, ww, arrays) > upd)
 			upd = update_time(an, ww, arrays);
+		if (time > slow) /* the slowest stage's collectives, apart */
+			slow = time, k->t.layer = M * col;
 	}
 	k->micro_batches = M;
 	k->per_gpu_batch = n;
 	/* interleaved: each GPU's stage is V chunks, so the fill and drain
 	 * take chunks of T / V (Megatron's bubble (p - 1) / (V M)), and a
 	 * micro-batch crosses V times as many stage boundaries */
-	k->t.compute = M * T;
+	k->t.compute = M * T - k->t.layer;
 	k->t.bubble = (S - 1) * T / v;
 	k->t.p2p = st->n > 1 ? (M * v + S - 2) * (an->forward_only ? 1 : 2) *
 				       p2p_time(an, edge, map->across)
@@ -362,14 +377,15 @@ keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c
  * overlapped: the first stage's backward ends last, and the others' slack
  * (a few micro-batch backwards) is left out, which is conservative. */
 static double
-stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Candidate *k)
+stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Candidate *k,
+	       const double *held_w)
 {
 	double most = 0;
 
 	for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
 		double w = 0, t;
 		for (int j = first; j <= k->stage_end[i]; j++)
-			w += (double)g->layer[j].cost.params;
+			w += held_w[j];
 		t = allreduce_time(an->sys, map->grad, w * g->elem_bytes);
 		if (t > most)
 			most = t;
@@ -377,18 +393,30 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Can
 	return most;
 }
 
+/* Marks k beyond the strategy's limit, for `reason`. */
+static void
+beyond(Candidate *k, const char *reason)
+{
+	k->computable = false;
+	k->feasible = false;
+	k->reason = reason;
+	k->bottleneck = "scaling limit";
+}
+
 void
 pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
-	 const bool *cut_after)
+	 const bool *cut_after, int64_t ways)
 {
 	int L = g->nlayer;
-	int64_t S = map->q, p1 = map->replicas;
+	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX, most;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
 	int64_t Bg = an->global_batch ? an->global_batch : an->batch_per_gpu * p1;
 	int64_t B = Bg / p1;
 	Costs c = { xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
-		    xcalloc(L + 1, sizeof(double)) }; /* held: S <= L below */
+		    xcalloc(L + 1, sizeof(double)), /* held: S <= L below */
+		    xcalloc(L, sizeof(double)), ways,
+		    { ways, ways < an->sys->gpus_per_node ? ways : an->sys->gpus_per_node, 1 } };
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL };
 	int *ends = NULL;
@@ -404,40 +432,38 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			if (cut_after[i] || i == L - 1)
 				ends[it.n++] = i;
 	}
+	for (int i = 0; ways > 1 && i < L; i++)
+		if (model_split_layer(g, &g->layer[i], false, &most) && most < limit)
+			limit = most;
 	k->grid[DIM_PIPELINE] = S;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
+	if (ways > 1)
+		k->grid[DIM_FILTER] = ways;
 	k->global_batch = Bg;
-	k->max_gpus = p1 > 1 ? it.n * (an->global_batch ? Bg : an->dataset_size / an->batch_per_gpu)
-			     : it.n;
-	if (p1 > Bg) {
-		k->computable = false;
-		k->feasible = false;
-		k->reason = "more data groups than samples in the batch";
-		k->bottleneck = "scaling limit";
+	/* the stages' limit, times the filter split's and the data's */
+	k->max_gpus = it.n * (ways > 1 ? limit : 1) *
+		      (p1 > 1 ? (an->global_batch ? Bg : an->dataset_size / an->batch_per_gpu) : 1);
+	if (p1 > Bg)
+		beyond(k, "more data groups than samples in the batch");
+	else if (S > it.n)
+		beyond(k, cut_after ? "more stages than blocks to cut between"
+				    : "more stages than layers");
+	else if (ways > limit)
+		beyond(k, "more GPUs than the fewest filters of a layer");
+	else if (an->micro_batches > B)
+		beyond(k, "more micro-batches than samples in the batch");
+	if (k->reason)
 		goto out;
-	}
-	if (S > it.n) {
-		k->computable = false;
-		k->feasible = false;
-		k->reason = cut_after ? "more stages than blocks to cut between" : "more stages than layers";
-		k->bottleneck = "scaling limit";
-		goto out;
-	}
-	if (an->micro_batches > B) {
-		k->computable = false;
-		k->feasible = false;
-		k->reason = "more micro-batches than samples in the batch";
-		k->bottleneck = "scaling limit";
-		goto out;
-	}
 again:
 	for (int64_t M = an->micro_batches ? an->micro_batches : 1; M <= B;
 	     M = an->micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st)) {
-			double total = tmp.t.compute + tmp.t.bubble + tmp.t.p2p + tmp.t.update;
-			double bt = best.t.compute + best.t.bubble + best.t.p2p + best.t.update;
+			double total = tmp.t.compute + tmp.t.layer + tmp.t.bubble + tmp.t.p2p +
+				       tmp.t.update;
+			double bt = best.t.compute + best.t.layer + best.t.bubble + best.t.p2p +
+				    best.t.update;
 			if (!any || total < bt) {
 				best = tmp;
 				keep_stages(g, an, &st, &c, &best);
@@ -455,9 +481,9 @@ again:
 	}
 	*k = best;
 	if (any && p1 > 1)
-		k->t.grad = stage_exchange(g, an, map, k);
+		k->t.grad = stage_exchange(g, an, map, k, c.w);
 out:
-	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held);
+	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.col);
 	free(st.end);
 	free(ends);
 	free(it.t), free(it.f), free(it.a);

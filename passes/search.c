@@ -94,11 +94,15 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		if (nsched > 1)
 			a.schedule = scheds[si].sched, a.virtual_stages = scheds[si].v;
 		/* z = 4: stage 3 inside each node (FSDP hybrid), when the GPUs
-		 * span nodes */
+		 * span nodes.  Pipelines are priced without ZeRO and
+		 * recomputation (docs/model.md): one variant each. */
 		int z0 = fix->zero ? an->zero + (an->zero_node ? 1 : 0) : 0;
-		int z1 = fix->zero ? z0 : an->gpus > an->sys->gpus_per_node ? 4 : 3;
+		int z1 = fix->zero || STRATEGY_PIPELINED(kind) ? z0
+			 : an->gpus > an->sys->gpus_per_node ? 4
+							      : 3;
+		int nr = fix->recompute || STRATEGY_PIPELINED(kind) ? 1 : 2;
 		for (int z = z0; z <= z1; z++)
-			for (int r = 0; r < (fix->recompute ? 1 : 2); r++) {
+			for (int r = 0; r < nr; r++) {
 				const Candidate *c;
 				/* hybrid's exchange differs from DDP's: not bounded */
 				if (bound && z < 4) {
@@ -129,27 +133,11 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 	if (!fix->recompute)
 		recompute_plan(g, 0, &full);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
-		int64_t grid[DIM_COUNT] = { 0 };
-		unsigned dims = strategy_info[kind].dims;
-		GridDim inner = DIM_DATA;
+		int64_t grid[DIM_COUNT], it = 0;
 		if (!(o->mask & (1u << kind)))
 			continue;
-		for (int d = 0; d < DIM_COUNT; d++)
-			if ((dims & DIM_BIT(d)) && (d != DIM_DATA || dims == DIM_BIT(DIM_DATA)))
-				inner = (GridDim)d;
-		if (strategy_info[kind].grids == GRID_WHOLE) {
-			grid[inner] = p;
+		while (grid_next((StrategyKind)kind, p, &it, grid))
 			grid_variants(g, an, o, fix, &full, (StrategyKind)kind, grid, s);
-			continue;
-		}
-		for (int64_t p2 = 2; p2 < p; p2++) {
-			if (p % p2)
-				continue;
-			memset(grid, 0, sizeof grid);
-			grid[DIM_DATA] = p / p2;
-			grid[inner] = p2;
-			grid_variants(g, an, o, fix, &full, (StrategyKind)kind, grid, s);
-		}
 	}
 	/* why each kept one but the first lost */
 	for (int i = 1; i < s->ntop; i++) {

@@ -141,40 +141,16 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	finish(pc->an, k);
 }
 
-/* The dimension a strategy adds to data (data itself for data): the
- * first of dims but data. */
-static GridDim
-own_dim(unsigned dims)
-{
-	int d = 0;
-
-	if (dims != DIM_BIT(DIM_DATA))
-		dims &= ~DIM_BIT(DIM_DATA);
-	while (d < DIM_COUNT - 1 && !(dims & DIM_BIT(d)))
-		d++;
-	return (GridDim)d;
-}
-
 /* One strategy on p GPUs: its one grid, or (hybrids) the best of its
- * factorizations p = p1 x p2, data p1 outer. */
+ * factorizations p = p1 x p2 (x p3), data p1 outer. */
 static void
 analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candidate *k)
 {
-	GridDim inner = own_dim(strategy_info[kind].dims);
-	int64_t p = pc->an->gpus, grid[DIM_COUNT] = { 0 };
+	int64_t grid[DIM_COUNT], it = 0;
 	bool any = false;
 	Candidate tmp;
 
-	if (strategy_info[kind].grids == GRID_WHOLE) {
-		grid[inner] = p;
-		predict(pc, m, kind, grid, k);
-		return;
-	}
-	for (int64_t p2 = 2; p2 < p; p2++) {
-		if (p % p2)
-			continue;
-		grid[DIM_DATA] = p / p2;
-		grid[inner] = p2;
+	while (grid_next(kind, pc->an->gpus, &it, grid)) {
 		predict(pc, m, kind, grid, &tmp);
 		if (!any || better(&tmp, k))
 			*k = tmp, any = true;
@@ -182,7 +158,9 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 	if (!any)
 		*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .computable = false,
 				  .feasible = false,
-				  .reason = "needs two factors above 1 (p = p1 x p2)",
+				  .reason = strategy_info[kind].grids == GRID_FACTORS3
+						    ? "needs three factors above 1 (p = p1 x p2 x p3)"
+						    : "needs two factors above 1 (p = p1 x p2)",
 				  .bottleneck = "scaling limit" };
 }
 

@@ -28,10 +28,10 @@ the_table_names_strategies_and_their_grids(void **state)
 	assert_int_equal(strategy_info[STRAT_DF].grids, GRID_FACTORS);
 	assert_int_equal(strategy_info[STRAT_CHANNEL].grids, GRID_WHOLE);
 	assert_string_equal(strategy_list(buf, sizeof buf),
-			    "data, spatial, pipeline, filter, channel, df, ds, dp");
+			    "data, spatial, pipeline, filter, channel, df, ds, dp, dpf");
 	assert_string_equal(grid_shape_list(buf, sizeof buf),
 			    "data, spatial, pipeline, filter, channel, data+filter, data+spatial, "
-			    "data+pipeline");
+			    "data+pipeline, data+pipeline+filter");
 	/* a plan's rank order, outer to inner */
 	assert_int_equal(grid_order[0], DIM_DATA);
 	assert_int_equal(grid_order[1], DIM_PIPELINE);
@@ -207,7 +207,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	calls.n = 0;
 	assert_true(strategies_run(g, &an, &o));
 	/* five whole grids of 12, then 12 = 6x2, 4x3, 3x4, 2x6 for each hybrid */
-	assert_int_equal(calls.n, 5 + 4 + 4 + 4);
+	assert_int_equal(calls.n, 5 + 4 + 4 + 4 + 3);
 	assert_int_equal(calls.kind[2], STRAT_PIPELINE);
 	assert_int_equal(calls.grid[2][DIM_PIPELINE], 12);
 	assert_int_equal(grid_dims(calls.grid[2]), DIM_BIT(DIM_PIPELINE));
@@ -220,6 +220,11 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	assert_int_equal(calls.kind[13], STRAT_DP);
 	assert_int_equal(calls.grid[16][DIM_DATA], 2);
 	assert_int_equal(calls.grid[16][DIM_PIPELINE], 6);
+	/* dpf: 12 = 3x2x2, 2x2x3, 2x3x2 (data x pipeline x filter) */
+	assert_int_equal(calls.kind[17], STRAT_DPF);
+	assert_int_equal(calls.grid[17][DIM_DATA], 3);
+	assert_int_equal(calls.grid[18][DIM_FILTER], 3);
+	assert_int_equal(calls.grid[19][DIM_PIPELINE], 3);
 	assert_ptr_equal(calls.cut_after, cuts);
 	/* the hybrid keeps its best factorization; strategy.c adds the parts */
 	assert_int_equal(df->grid[DIM_DATA], 4);
@@ -340,6 +345,57 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 		most = fmax(most, allreduce_time(an.sys, map.grad, w * 4));
 	}
 	NEAR(dp.t.grad, most);
+}
+
+/* dpf, Megatron's three dimensions: inside each of the 2 pipeline stages
+ * the convolutions split by filter over 2 GPUs (tensor parallelism), each
+ * doing half a layer's work plus the layer's collectives; the 2 copies
+ * of the pipeline exchange each stage's half of the weights.  The stage
+ * times, the GPipe schedule over them and the exchange, from the layers'
+ * times and collectives computed here. */
+static void
+dpf_splits_each_stage_by_filter(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 8, .batch_per_gpu = 8,
+			.dataset_size = 800, .sample_bytes = 1000, .micro_batches = 4 };
+	StrategyOpts o = { 0 };
+	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2, [DIM_FILTER] = 2 };
+	Group tp = { 2, 2, 1 };
+	Mapping map;
+	Candidate k;
+	double slow = 0, col = 0, most = 0, n = 8.0 / 4;
+
+	assert_true(strategy_predict(g, &an, &o, STRAT_DPF, grid, &k));
+	assert_true(k.computable);
+	assert_int_equal(k.stages, 2);
+	assert_int_equal(k.grid[DIM_FILTER], 2);
+	assert_int_equal(k.global_batch, 16);
+	grid_map(an.sys, grid, &map);
+	for (int i = 0, first = 0; i < k.stages; first = k.stage_end[i] + 1, i++) {
+		double t = 0, c = 0, w = 0;
+		for (int j = first; j <= k.stage_end[i]; j++) {
+			const Layer *l = &g->layer[j];
+			double cj = split_collective(&an, g, l, tp, n, false);
+			t += layer_time(&an, g, l, n, 0.5, false) + layer_time(&an, g, l, n, 0.5, true) +
+			     cj;
+			c += cj;
+			w += (double)l->cost.params / 2;
+		}
+		if (t > slow)
+			slow = t, col = c;
+		most = fmax(most, allreduce_time(an.sys, map.grad, w * 4));
+	}
+	NEAR(k.t.compute + k.t.layer + k.t.bubble, (4 + 2 - 1) * slow);
+	NEAR(k.t.layer, 4 * col);
+	assert_true(k.t.layer > 0);
+	NEAR(k.t.grad, most);
+	/* more filter ways than a layer has filters: beyond the limit */
+	grid[DIM_DATA] = 1, grid[DIM_FILTER] = 128;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DPF, grid, &k));
+	assert_false(k.computable);
+	assert_string_equal(k.reason, "more GPUs than the fewest filters of a layer");
 }
 
 /* 1F1B: stage i of S holds min(M, S - i) micro-batches where GPipe holds
@@ -557,6 +613,7 @@ main(void)
 		FX_TEST(a_pipeline_keeps_each_stage_cost),
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
 		FX_TEST(dp_is_the_pipeline_twice_with_a_stage_exchange),
+		FX_TEST(dpf_splits_each_stage_by_filter),
 		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
 		FX_TEST(pipeline_bubbles_are_megatrons),
 		FX_TEST(search_finds_the_analysis_best),
