@@ -60,6 +60,11 @@ typedef struct Recompute {
 	const bool *redo;   /* selective: the layers recomputed (else those
 	                       before first_kept) */
 	double fraction;    /* the activations kept, of those without it */
+	const double *boundary; /* segments: per layer, the bytes per sample
+	                       alive across the boundary before it when a
+	                       segment begins there, else 0 (pipelines) */
+	double segment;     /* segments: the largest one's activations, bytes
+	                       per sample */
 } Recompute;
 
 /* Time of one training iteration, seconds, by part. */

@@ -160,9 +160,26 @@ partition(const double *t, const double *f, const double *a, const double *held,
 typedef struct Costs {
 	double *t, *f, *a, *w, *held;
 	double *col;    /* of t: the filter split's collectives */
+	double *redo;   /* of t: the forward recomputed */
 	int64_t ways;   /* 1: no split inside the stages */
 	Group grp;
+	double nd;      /* ZeRO-1: the data-parallel copies sharing the
+	                   optimizer state (1 without) */
 } Costs;
+
+/* Bytes a GPU holds per parameter it trains: weights, gradients and the
+ * optimizer state, this last sharded over nd copies under ZeRO-1 (as
+ * zero.c lays the states out). */
+static MemUse
+per_parameter(const Analysis *an, const Graph *g, double nd)
+{
+	MemUse m = { .weights = g->elem_bytes, .grads = g->elem_bytes,
+		     .optimizer = optimizer_bytes(an->opt) };
+
+	if (an->zero)
+		zero_memory(an, g, 1, nd, &m);
+	return m;
+}
 
 /* Per layer: the time of forward and backward of one micro-batch of n
  * samples (t; with a filter split, the layer's share of the work and its
@@ -173,8 +190,10 @@ typedef struct Costs {
 static void
 layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 {
-	double delta = g->elem_bytes, per_w = 2 * delta + optimizer_bytes(an->opt);
+	MemUse pp = per_parameter(an, g, c->nd);
+	double per_w = pp.weights + pp.grads + pp.optimizer;
 	double in_act = (double)g->total.act_bytes;
+	const Recompute *rc = &an->rc;
 
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
@@ -182,12 +201,17 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 		double share = c->ways > 1 && model_split_layer(g, l, false, &most)
 				       ? 1.0 / (double)c->ways
 				       : 1;
+		double fwd = layer_time(an, g, l, n, share, false);
+		/* recomputation: selective drops the attention cores' tensors
+		 * and runs their forward again; segments keep only what enters
+		 * each segment, and a stage runs its whole forward again */
+		bool redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
 		c->col[i] = share < 1 ? split_collective(an, g, l, c->grp, n, false) : 0;
-		c->t[i] = layer_time(an, g, l, n, share, false) + layer_time(an, g, l, n, share, true) +
-			  c->col[i];
+		c->redo[i] = redo ? fwd : 0;
+		c->t[i] = fwd + layer_time(an, g, l, n, share, true) + c->col[i] + c->redo[i];
 		c->w[i] = (double)l->cost.params * share;
 		c->f[i] = c->w[i] * per_w;
-		c->a[i] = (double)l->cost.act_bytes * n;
+		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)l->cost.act_bytes) * n;
 		in_act -= (double)l->cost.act_bytes;
 	}
 	c->a[0] += in_act * n; /* the kept graph input lives on the first stage */
@@ -254,10 +278,13 @@ partition_items(const double *t, const double *f, const double *a, const double 
  * (the whole model's figures, an upper bound for a stage) and the
  * system's reserve. */
 static double
-stage_extra(const Graph *g, const System *s, double n)
+stage_extra(const Graph *g, const Analysis *an, double n)
 {
+	/* segments: the one being recomputed, during its backward */
+	double seg = an->rc.k > 0 ? an->rc.segment * n : 0;
+
 	return (double)g->total.transient_bytes * n + (double)g->total.workspace_bytes +
-	       s->reserved;
+	       an->sys->reserved + seg;
 }
 
 /* Stage i's own bytes: fixed ones plus the micro-batches it holds. */
@@ -278,9 +305,11 @@ stage_own(const Stages *st, int i, const double *f, const double *a, const doubl
  * the schedule makes it hold, then the parts stage_extra() adds, as
  * memuse.c sums them. */
 static void
-stage_memory(const Graph *g, const Analysis *an, const Stages *st, const double *f,
-	     const double *a, const double *held, const double *w, double n, MemUse *mem)
+stage_memory(const Graph *g, const Analysis *an, const Stages *st, const Costs *c, double n,
+	     MemUse *mem)
 {
+	const double *f = c->f, *a = c->a, *held = c->held, *w = c->w;
+	MemUse pp = per_parameter(an, g, c->nd);
 	double wb = 0, most = -1, acts = 0;
 
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
@@ -290,10 +319,10 @@ stage_memory(const Graph *g, const Analysis *an, const Stages *st, const double 
 		if (sm > most)
 			most = sm, wb = sw, acts = sa;
 	}
-	mem->weights = wb * g->elem_bytes + mem_cast_weights(&g->total, wb);
-	mem->grads = wb * g->elem_bytes;
-	mem->optimizer = wb * optimizer_bytes(an->opt);
-	mem->activations = acts;
+	mem->weights = wb * pp.weights + (an->zero ? 0 : mem_cast_weights(&g->total, wb));
+	mem->grads = wb * pp.grads;
+	mem->optimizer = wb * pp.optimizer;
+	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0);
 	mem->transient = (double)g->total.transient_bytes * n;
 	mem->workspace = (double)g->total.workspace_bytes;
 	mem_total(mem, an->sys);
@@ -313,7 +342,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 
 	layer_costs(g, an, n, c);
 	schedule_held(an->schedule, v, M, (int)S, c->held);
-	if ((T = partition_items(c->t, c->f, c->a, c->held, L, it, cap - stage_extra(g, s, n),
+	if ((T = partition_items(c->t, c->f, c->a, c->held, L, it, cap - stage_extra(g, an, n),
 				 (int)S, st)) < 0)
 		return false;
 	/* the largest activation crossing a stage boundary, each way */
@@ -322,22 +351,25 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		if (y > edge)
 			edge = y;
 	}
-	k->t.layer = 0;
+	k->t.layer = k->t.recompute = 0;
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double ww = 0, arrays = 0, time = 0, col = 0;
-		for (int j = first; j <= st->end[i]; j++)
-			ww += w[j], arrays += g->layer[j].nw, time += c->t[j], col += c->col[j];
-		if (update_time(an, ww, arrays) > upd)
-			upd = update_time(an, ww, arrays);
-		if (time > slow) /* the slowest stage's collectives, apart */
-			slow = time, k->t.layer = M * col;
+		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0;
+		for (int j = first; j <= st->end[i]; j++) {
+			ww += w[j], arrays += g->layer[j].nw, time += c->t[j];
+			col += c->col[j], redo += c->redo[j];
+		}
+		/* ZeRO-1: each copy steps its share of the stage's weights */
+		if (update_time(an, ww / c->nd, arrays) > upd)
+			upd = update_time(an, ww / c->nd, arrays);
+		if (time > slow) /* the slowest stage's collectives and recomputation, apart */
+			slow = time, k->t.layer = M * col, k->t.recompute = M * redo;
 	}
 	k->micro_batches = M;
 	k->per_gpu_batch = n;
 	/* interleaved: each GPU's stage is V chunks, so the fill and drain
 	 * take chunks of T / V (Megatron's bubble (p - 1) / (V M)), and a
 	 * micro-batch crosses V times as many stage boundaries */
-	k->t.compute = M * T - k->t.layer;
+	k->t.compute = M * T - k->t.layer - k->t.recompute;
 	k->t.bubble = (S - 1) * T / v;
 	k->t.p2p = st->n > 1 ? (M * v + S - 2) * (an->forward_only ? 1 : 2) *
 				       p2p_time(an, edge, map->across)
@@ -346,7 +378,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	/* the first stage loads every sample */
 	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,
 				1);
-	stage_memory(g, an, st, c->f, c->a, c->held, w, n, &k->mem);
+	stage_memory(g, an, st, c, n, &k->mem);
 	return true;
 }
 
@@ -367,7 +399,7 @@ keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c
 		for (int j = first; j <= st->end[i]; j++)
 			k->stage_time[i] += c->t[j];
 		k->stage_mem[i] = stage_own(st, i, c->f, c->a, c->held, &acts) +
-				  stage_extra(g, an->sys, k->per_gpu_batch); /* as mem.total */
+				  stage_extra(g, an, k->per_gpu_batch); /* as mem.total */
 	}
 }
 
@@ -415,8 +447,9 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	Costs c = { xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L + 1, sizeof(double)), /* held: S <= L below */
-		    xcalloc(L, sizeof(double)), ways,
-		    { ways, ways < an->sys->gpus_per_node ? ways : an->sys->gpus_per_node, 1 } };
+		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)), ways,
+		    { ways, ways < an->sys->gpus_per_node ? ways : an->sys->gpus_per_node, 1 },
+		    an->zero && p1 > 1 ? (double)p1 : 1 };
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL };
 	int *ends = NULL;
@@ -453,6 +486,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		beyond(k, "more GPUs than the fewest filters of a layer");
 	else if (an->micro_batches > B)
 		beyond(k, "more micro-batches than samples in the batch");
+	else if (an->zero >= 2) /* DeepSpeed's pipeline engine refuses them */
+		beyond(k, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 	if (k->reason)
 		goto out;
 again:
@@ -460,10 +495,10 @@ again:
 	     M = an->micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st)) {
-			double total = tmp.t.compute + tmp.t.layer + tmp.t.bubble + tmp.t.p2p +
-				       tmp.t.update;
-			double bt = best.t.compute + best.t.layer + best.t.bubble + best.t.p2p +
-				    best.t.update;
+			double total = tmp.t.compute + tmp.t.layer + tmp.t.recompute + tmp.t.bubble +
+				       tmp.t.p2p + tmp.t.update;
+			double bt = best.t.compute + best.t.layer + best.t.recompute + best.t.bubble +
+				    best.t.p2p + best.t.update;
 			if (!any || total < bt) {
 				best = tmp;
 				keep_stages(g, an, &st, &c, &best);
@@ -483,7 +518,7 @@ again:
 	if (any && p1 > 1)
 		k->t.grad = stage_exchange(g, an, map, k, c.w);
 out:
-	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.col);
+	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.col), free(c.redo);
 	free(st.end);
 	free(ends);
 	free(it.t), free(it.f), free(it.a);

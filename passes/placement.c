@@ -161,6 +161,14 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		blocked(g, o, &an->cand[o->kind]);
 		return false;
 	}
+	if (an->best < 0 && o->forced) { /* the grid asked for, and why not */
+		char grid[GRID_TEXT_MAX];
+		const Candidate *k = &an->cand[o->kind];
+		grid_format(o->grid, grid_order, DIM_COUNT, grid, sizeof grid);
+		diag_error(at, "%s on %s: %s; no plan written", grid, an->sys->name,
+			   k->reason ? k->reason : "does not fit");
+		return false;
+	}
 	if (an->best < 0) {
 		diag_error(at, "no strategy fits on %" PRId64 " GPU%s of %s: no plan written",
 			   an->gpus, an->gpus == 1 ? "" : "s", an->sys->name);

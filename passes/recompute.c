@@ -26,9 +26,10 @@
 #include <stdlib.h>
 
 /* Bytes per sample kept with segments of k; *last: the first layer of the
- * last segment. */
+ * last segment; with `boundary`, each segment start's live bytes into it
+ * and the largest segment's into *largest. */
 static double
-kept(const Graph *g, const int *last_use, int k, int *last)
+kept(const Graph *g, const int *last_use, int k, int *last, double *boundary, double *largest)
 {
 	double input = 0, live = 0, seg = 0, most = 0;
 
@@ -43,13 +44,19 @@ kept(const Graph *g, const int *last_use, int k, int *last)
 			seg = 0;
 			for (int t = 0; t < g->ntensor; t++)
 				if (g->tensor[t].producer >= 0 && g->tensor[t].producer < i &&
-				    last_use[t] >= i && g->tensor[t].root == t)
-					live += (double)g->tensor[t].elems * g->elem_bytes;
+				    last_use[t] >= i && g->tensor[t].root == t) {
+					double b = (double)g->tensor[t].elems * g->elem_bytes;
+					live += b;
+					if (boundary)
+						boundary[i] += b;
+				}
 		}
 		seg += (double)g->layer[i].cost.act_bytes;
 	}
 	if (seg > most)
 		most = seg;
+	if (largest)
+		*largest = most;
 	return input + live + most;
 }
 
@@ -75,7 +82,7 @@ bool
 recompute_plan(const Graph *g, int k, Recompute *r)
 {
 	int *last_use = xcalloc((size_t)g->ntensor + 1, sizeof *last_use);
-	double full = 0, best = -1;
+	double full = 0, best = -1, *boundary;
 	int best_k = 1, last = 0;
 
 	graph_last_use(g, last_use);
@@ -84,19 +91,19 @@ recompute_plan(const Graph *g, int k, Recompute *r)
 	for (int i = 0; i < g->nlayer; i++)
 		full += (double)g->layer[i].cost.act_bytes;
 	if (k > 0) {
-		best = kept(g, last_use, k < g->nlayer ? k : g->nlayer, &last);
-		best_k = k;
+		best_k = k < g->nlayer ? k : g->nlayer;
 	} else {
 		for (int c = 1; c <= g->nlayer; c++) {
-			int l;
-			double v = kept(g, last_use, c, &l);
+			double v = kept(g, last_use, c, &last, NULL, NULL);
 			if (best < 0 || v < best * (1 - 1e-12))
-				best = v, best_k = c, last = l;
+				best = v, best_k = c;
 		}
 	}
+	*r = (Recompute){ .k = best_k };
+	boundary = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *boundary);
+	best = kept(g, last_use, best_k, &r->first_kept, boundary, &r->segment);
+	r->boundary = boundary;
 	free(last_use);
-	r->k = best_k;
-	r->first_kept = last;
 	r->fraction = full > 0 && best < full ? best / full : 1;
 	return true;
 }

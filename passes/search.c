@@ -94,13 +94,13 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		if (nsched > 1)
 			a.schedule = scheds[si].sched, a.virtual_stages = scheds[si].v;
 		/* z = 4: stage 3 inside each node (FSDP hybrid), when the GPUs
-		 * span nodes.  Pipelines are priced without ZeRO and
-		 * recomputation (docs/model.md): one variant each. */
+		 * span nodes; pipelines take ZeRO-1 at most (docs/model.md) */
 		int z0 = fix->zero ? an->zero + (an->zero_node ? 1 : 0) : 0;
-		int z1 = fix->zero || STRATEGY_PIPELINED(kind) ? z0
+		int z1 = fix->zero ? z0
+			 : STRATEGY_PIPELINED(kind) ? 1
 			 : an->gpus > an->sys->gpus_per_node ? 4
 							      : 3;
-		int nr = fix->recompute || STRATEGY_PIPELINED(kind) ? 1 : 2;
+		int nr = fix->recompute ? 1 : 2;
 		for (int z = z0; z <= z1; z++)
 			for (int r = 0; r < nr; r++) {
 				const Candidate *c;

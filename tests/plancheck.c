@@ -429,6 +429,8 @@ print_value(json_t *v, char *path)
 		printf("%.17g\n", json_number_value(v));
 	else if (json_is_string(v))
 		printf("%s\n", json_string_value(v));
+	else if (json_is_boolean(v))
+		printf("%s\n", json_is_true(v) ? "true" : "false");
 	else
 		printf("null\n");
 }

@@ -310,11 +310,25 @@ check "--plan usage errors: an unknown kind, with --format"
 "$ORACLEC" "$srcdir/examples/resnet50.odl" -g 4 --plan deepspeed -q -o "$tmp/ds2.json" 2>>"$tmp/err"
 [ "$(get "$tmp/ds2.json" oraclec.client_optimizer)" = "torch.optim.SGD(momentum=0.9)" ] ||
 	fail "client optimizer: $(get "$tmp/ds2.json" oraclec.client_optimizer)"
-"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid pipeline=4 --schedule interleaved:2 --zero 3 \
+"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid pipeline=4 --schedule interleaved:2 --zero 1 \
 	--plan pytorch -q -o "$tmp/pt.json" 2>>"$tmp/err" || fail "pytorch: exit status $?"
 [ "$(get "$tmp/pt.json" pipeline.schedule)" = ScheduleInterleaved1F1B ] ||
 	fail "schedule: $(get "$tmp/pt.json" pipeline.schedule)"
-[ "$(get "$tmp/pt.json" fsdp)" = FULL_SHARD ] || fail "fsdp: $(get "$tmp/pt.json" fsdp)"
-check "plans carry the optimizer, ZeRO, recomputation and the schedule modelled"
+[ "$(get "$tmp/pt.json" zero_redundancy_optimizer)" = true ] || fail "no ZeroRedundancyOptimizer"
+"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid data=4 --zero 3 --plan pytorch -q \
+	-o "$tmp/pt3.json" 2>>"$tmp/err" || fail "pytorch: exit status $?"
+[ "$(get "$tmp/pt3.json" fsdp)" = FULL_SHARD ] || fail "fsdp: $(get "$tmp/pt3.json" fsdp)"
+"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid data=8 --fsdp hybrid --plan pytorch -q \
+	-o "$tmp/pth.json" 2>>"$tmp/err" || fail "pytorch: exit status $?"
+[ "$(get "$tmp/pth.json" fsdp)" = HYBRID_SHARD ] || fail "fsdp: $(get "$tmp/pth.json" fsdp)"
+"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid data=8 --fsdp hybrid --plan deepspeed -q \
+	-o "$tmp/dsh.json" 2>>"$tmp/err" || fail "deepspeed: exit status $?"
+[ "$(get "$tmp/dsh.json" zero_optimization.zero_hpz_partition_size)" = 4 ] || fail "no hpZ of 4"
+"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid pipeline=4 --zero 3 --plan pytorch \
+	-o "$tmp/no.json" >"$tmp/out" 2>"$tmp/err2"
+[ $? -eq 1 ] || fail "a pipeline with ZeRO-3 was planned"
+grep -q "error: pipeline=4 on abci: ZeRO stages 2 and 3 do not combine with pipeline parallelism; no plan written" \
+	"$tmp/err2" || fail "no reason: $(cat "$tmp/err2")"
+check "plans carry the optimizer, ZeRO (FSDP full and hybrid), recomputation and the schedule modelled; a pipeline with ZeRO-3 is refused with the reason"
 
 finish

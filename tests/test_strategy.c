@@ -4,6 +4,7 @@
  * whose plan lists the stage costs the prediction made (pipeline.c,
  * placement.c). */
 #include "harness.h"
+#include "passes/analysis.h"
 #include "passes/model.h"
 
 #include <math.h>
@@ -398,6 +399,62 @@ dpf_splits_each_stage_by_filter(void **state)
 	assert_string_equal(k.reason, "more GPUs than the fewest filters of a layer");
 }
 
+/* Recomputation inside pipeline stages, on a chain of 16 ReLUs of 4,000
+ * B each (each saves its output), 2 stages of 8, one sample, segments of
+ * 4: a stage keeps what enters each of its segments (stage 2: the tensors
+ * into layers 8 and 12, 8,000 B), holds one segment while recomputing it
+ * (16,000 B), and runs its forward again (8 layers' forward).  ZeRO-1
+ * over dp's 2 copies halves each GPU's optimizer state; stages 2 and 3
+ * do not combine with a pipeline. */
+static void
+pipelines_recompute_and_shard_the_optimizer(void **state)
+{
+	Fx *fx = *state;
+	char src[1024];
+	int len = snprintf(src, sizeof src, "model m { input x: 1000; y0 = relu(x);");
+	Graph *g;
+	Settings set = settings_default;
+	Analysis an;
+	StrategyOpts o = { 0 };
+	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
+	int64_t dpg[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
+	Candidate k, z0, z1;
+	double fwd = 0;
+
+	for (int i = 1; i < 16; i++)
+		len += snprintf(src + len, sizeof src - (size_t)len, " y%d = relu(y%d);", i, i - 1);
+	snprintf(src + len, sizeof src - (size_t)len, " }");
+	g = fx_run(fx, src, PASS_MEMORY);
+	assert_non_null(g);
+	set.recompute = 4;
+	set.gpus = 2;
+	set.batch_per_gpu = 1;
+	set.micro_batches = 1;
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &k));
+	assert_int_equal(k.stages, 2);
+	assert_int_equal(k.stage_end[0], 7);
+	NEAR(k.mem.activations, 8000 + 16000);
+	for (int i = 8; i < 16; i++)
+		fwd += layer_time(&an, g, &g->layer[i], 1, 1, false);
+	NEAR(k.t.recompute, fwd);
+
+	set = settings_default;
+	set.gpus = 4;
+	set.opt = OPT_ADAM;
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	an.zero = 0;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &z0));
+	an.zero = 1;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &z1));
+	NEAR(z1.mem.optimizer, z0.mem.optimizer / 2);
+	NEAR(z1.mem.weights, z0.mem.weights);
+	an.zero = 2;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &k));
+	assert_false(k.computable);
+	assert_string_equal(k.reason, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
+}
+
 /* 1F1B: stage i of S holds min(M, S - i) micro-batches where GPipe holds
  * all M.  Same grid, same stages and times (memory does not bind here;
  * 4,096 samples make the best M 8 > S = 2): the fullest stage's
@@ -614,6 +671,7 @@ main(void)
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
 		FX_TEST(dp_is_the_pipeline_twice_with_a_stage_exchange),
 		FX_TEST(dpf_splits_each_stage_by_filter),
+		FX_TEST(pipelines_recompute_and_shard_the_optimizer),
 		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
 		FX_TEST(pipeline_bubbles_are_megatrons),
 		FX_TEST(search_finds_the_analysis_best),
