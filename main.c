@@ -502,6 +502,7 @@ parse_options(int argc, char **argv, Options *o)
 			if (!precision_parse(optarg, &o->set.prec))
 				usage_error("unknown precision '%s' (fp32, tf32, amp-fp16, amp-bf16, "
 					    "fp16, bf16)", optarg);
+			o->fix.precision = true;
 			break;
 		case OPT_DATASET:
 			o->set.dataset_size = number(optarg, "--dataset-size", (int64_t)1 << 50);
@@ -970,7 +971,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 	if (o->search) {
 		Search *s = arena_alloc(a, sizeof *s);
 		t0 = now_ms();
-		if (!search_run(g, an, so, &o->fix, s))
+		if (!search_all(g, an, &o->set, so, &o->fix, s))
 			return false;
 		an->search = s;
 		diag_verbose_note("search: %d configurations evaluated, %d pruned (%.2f ms)",

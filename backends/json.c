@@ -245,6 +245,7 @@ search_json(const Search *s)
 								 sizeof b)));
 		set(e, "micro_batches", c->micro_batches ? json_integer(c->micro_batches)
 							 : json_null());
+		set(e, "precision", jstr(precision_name(c->prec)));
 		set(e, "zero", json_integer(c->zero));
 		set(e, "fsdp", c->zero < 3 ? json_null() : jstr(c->zero_node ? "hybrid" : "full"));
 		set(e, "recompute", jstr(recompute_label(c->recompute, b, sizeof b)));

@@ -310,8 +310,9 @@ search_table(const Search *s, FILE *f)
 
 	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned; the best %d:\n",
 		s->evaluated, s->pruned, s->ntop);
-	fprintf(f, "%-9s %-30s %-14s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
-		"schedule", "zero", "recompute", "iteration", "epoch", "memory/GPU", "lost by");
+	fprintf(f, "%-9s %-30s %-14s %-9s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
+		"schedule", "precision", "zero", "recompute", "iteration", "epoch", "memory/GPU",
+		"lost by");
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
 		Candidate k = { .kind = c->kind };
@@ -322,9 +323,9 @@ search_table(const Search *s, FILE *f)
 		else
 			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);
 		recompute_label(c->recompute, rc, sizeof rc);
-		fprintf(f, "%-9s %-30s %-14s %3d%s %-10s %10s %10s %11s  %s\n",
-			strategy_name[c->kind], grid_str(&k, grid, sizeof grid), sched, c->zero,
-			c->zero_node ? "h" : " ", rc,
+		fprintf(f, "%-9s %-30s %-14s %-9s %3d%s %-10s %10s %10s %11s  %s\n",
+			strategy_name[c->kind], grid_str(&k, grid, sizeof grid), sched,
+			precision_name(c->prec), c->zero, c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
 			bytes((int64_t)c->memory, b3), i ? c->why : "(the best)");
 	}

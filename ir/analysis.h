@@ -139,6 +139,7 @@ typedef struct SearchConfig {
 	int virtual_stages;
 	int zero;
 	bool zero_node;           /* FSDP hybrid */
+	Precision prec;
 	int recompute;            /* segments of k layers; 0 none */
 	int64_t micro_batches;
 	double iteration, epoch, memory;
@@ -163,7 +164,7 @@ typedef struct PerLayer {
 
 /* What --search leaves fixed: the options given. */
 typedef struct SearchFix {
-	bool schedule, zero, recompute;
+	bool schedule, zero, recompute, precision;
 } SearchFix;
 
 typedef struct Search {

@@ -253,6 +253,15 @@ passes_run(Graph *g, const Analysis *an, unsigned want, const char *dump_after)
 }
 
 bool
+analysis_precision(Graph *g, Analysis *an, const Settings *set, const System *s)
+{
+	analysis_init(g, set);
+	g->done &= ~(unsigned)(PASS_COST | PASS_MEMORY | PASS_TIMING);
+	return passes_run(g, NULL, PASS_MEMORY, NULL) && analysis_setup(an, set, g, s) &&
+	       passes_run(g, an, PASS_TIMING, NULL);
+}
+
+bool
 pass_dumpable(const char *name)
 {
 	for (int i = 0; i < NPASS; i++)

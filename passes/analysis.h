@@ -75,6 +75,18 @@ bool analysis_setup(Analysis *an, const Settings *set, const Graph *g, const Sys
  * false after an input error (reported). */
 bool passes_run(Graph *g, const Analysis *an, unsigned want, const char *dump_after);
 
+/* g again at another precision (set->prec): its bytes per item and the
+ * passes that count bytes (cost, memory, timing) run anew, with an the
+ * analysis set up for it (analysis_setup) -- the joint search's sweep over
+ * precisions.  false after an input error (reported). */
+bool analysis_precision(Graph *g, Analysis *an, const Settings *set, const System *s);
+
+/* The joint search (search.c), over the precisions the GPU has too
+ * unless fix->precision: each through analysis_precision, then g back at
+ * set's precision with an as it was. */
+bool search_all(Graph *g, Analysis *an, const Settings *set, const StrategyOpts *o,
+		const SearchFix *fix, Search *s);
+
 /* Whether --dump-after may name the pass: one of the table that needs
  * the model only (parse, shape, cost, memory). */
 bool pass_dumpable(const char *name);

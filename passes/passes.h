@@ -101,9 +101,13 @@ double pipeline_partition(const double *t, const double *m, int L, double cap, i
 
 /* search.c: the joint search over the strategies' grids, schedules,
  * ZeRO stages and recomputation that fix leaves open, on an's GPUs
- * (requires what strategies_run does). */
+ * (requires what strategies_run does): search_begin, then search_run
+ * once per precision (each adds what it evaluates), then search_end
+ * (why each loser lost).  search_all (analysis.h) does the three. */
+void search_begin(Search *s);
 bool search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
 		Search *s);
+void search_end(Search *s);
 
 /* perlayer.c: each block of layers' own split of an's GPUs, by dynamic
  * programming over the chain of blocks (requires PASS_TIMING). */

@@ -14,6 +14,7 @@
  * never pruned), so once a grid's plain configuration fits
  * and its time without the update already exceeds the best epoch found,
  * its variants are skipped (counted as pruned). */
+#include "passes/analysis.h"
 #include "passes/passes.h"
 
 #include <math.h>
@@ -62,6 +63,7 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	c.virtual_stages = a->virtual_stages;
 	c.zero = a->zero;
 	c.zero_node = a->zero_node;
+	c.prec = a->prec;
 	c.recompute = a->rc.k;
 	c.micro_batches = k->micro_batches;
 	c.iteration = k->t.total;
@@ -122,6 +124,12 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 	}
 }
 
+void
+search_begin(Search *s)
+{
+	*s = (Search){ .best = INFINITY };
+}
+
 bool
 search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
 	   Search *s)
@@ -129,7 +137,6 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 	Recompute full = { 0 };
 	int64_t p = an->gpus;
 
-	*s = (Search){ .best = INFINITY };
 	if (!fix->recompute)
 		recompute_plan(g, 0, &full);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
@@ -139,6 +146,12 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 		while (grid_next((StrategyKind)kind, p, &it, grid))
 			grid_variants(g, an, o, fix, &full, (StrategyKind)kind, grid, s);
 	}
+	return true;
+}
+
+void
+search_end(Search *s)
+{
 	/* why each kept one but the first lost */
 	for (int i = 1; i < s->ntop; i++) {
 		SearchConfig *c = &s->top[i];
@@ -148,5 +161,46 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 			snprintf(c->why, sizeof c->why, "%.3fx the best epoch time (%s)",
 				 c->epoch / s->top[0].epoch, c->bottleneck);
 	}
-	return true;
+}
+
+/* The mixed precisions a GPU runs: fp32, TF32 where it has it, and
+ * autocast to each 16-bit format it has (pure fp16 and bf16 are left out:
+ * they change the numerics beyond what a tuning search should decide). */
+static bool
+runs(const System *sys, Precision p)
+{
+	switch (p) {
+	case PREC_FP32: return true;
+	case PREC_TF32: return sys->peak[DT_TF32] > 0;
+	case PREC_AMP_FP16: return sys->peak[DT_FP16] > 0;
+	case PREC_AMP_BF16: return sys->peak[DT_BF16] > 0;
+	default: return false;
+	}
+}
+
+bool
+search_all(Graph *g, Analysis *an, const Settings *set, const StrategyOpts *o,
+	   const SearchFix *fix, Search *s)
+{
+	Analysis keep = *an, a;
+	bool ok = true;
+
+	search_begin(s);
+	if (fix->precision) {
+		ok = search_run(g, an, o, fix, s);
+		search_end(s);
+		return ok;
+	}
+	for (int p = 0; p < PREC_COUNT && ok; p++) {
+		Settings at = *set;
+		if (!runs(an->sys, (Precision)p))
+			continue;
+		at.prec = (Precision)p;
+		ok = analysis_precision(g, &a, &at, an->sys) && search_run(g, &a, o, fix, s);
+	}
+	/* g back as the rest of the run (report, sweep, advice) reads it */
+	ok = analysis_precision(g, &a, set, an->sys) && ok;
+	*an = keep;
+	search_end(s);
+	return ok;
 }

@@ -136,4 +136,45 @@ want_status 0
 [ -s "$tmp/err" ] && fail "a note for a model whose every layer is a block"
 check "--plan: no note when any layer may begin a stage"
 
+# ---- the joint search ----------------------------------------------------
+
+# search.py FILE [KEY=VALUE...]: the search's configurations, each fixed
+# KEY equal to VALUE in every one; prints the precisions seen
+py=$(command -v python3 || true)
+if [ -n "$py" ]; then
+	cat >"$tmp/search.py" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+top = d["search"]["top"]
+assert d["search"]["evaluated"] > 0 and top, "no configuration"
+for kv in sys.argv[2:]:
+    k, v = kv.split("=")
+    for c in top:
+        assert str(c[k]) == v, (k, c[k], v)
+best = min(s["epoch_s"] for s in d["strategies"] if s["feasible"])
+assert top[0]["epoch_s"] <= best * (1 + 1e-9), ("the search lost the analysis' best", top[0]["epoch_s"], best)
+print(" ".join(sorted({c["precision"] for c in top})))
+PY
+	run "$odl" -g 64 -s dgx-a100 -f json
+	cp "$tmp/out" "$tmp/plain.json"
+	run "$odl" -g 64 -s dgx-a100 -f json --search
+	want_status 0
+	"$py" "$tmp/search.py" "$tmp/out" >"$tmp/prec" 2>>"$tmp/err" || fail "bad search"
+	grep -q amp "$tmp/prec" || fail "no mixed precision among the best on an A100: $(cat "$tmp/prec")"
+	"$py" -c 'import json, sys
+a, b = (json.load(open(f))["strategies"] for f in sys.argv[1:])
+sys.exit(a != b)' "$tmp/plain.json" "$tmp/out" || fail "--search changed the strategies' figures"
+	check "--search tries the precisions an A100 has; the report's strategies are as without it"
+
+	run "$odl" -g 64 -s dgx-a100 -f json --search --precision fp32 --zero 1 --recompute none
+	want_status 0
+	"$py" "$tmp/search.py" "$tmp/out" precision=fp32 zero=1 recompute=none >/dev/null \
+		2>>"$tmp/err" || fail "a fixed dimension moved"
+	check "--search keeps what --precision, --zero and --recompute fix"
+else
+	echo "ok $((n + 1)) # SKIP python3 not found"
+	echo "ok $((n + 2)) # SKIP python3 not found"
+	n=$((n + 2))
+fi
+
 finish

@@ -529,16 +529,20 @@ search_finds_the_analysis_best(void **state)
 			.batch_per_gpu = 8, .dataset_size = 800, .sample_bytes = 1000,
 			.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
-	SearchFix all = { true, true, true }, none = { false, false, false };
+	SearchFix all = { true, true, true, true }, none = { false, false, false, true };
 	Search s, t;
 
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(an.best >= 0);
+	search_begin(&s);
 	assert_true(search_run(g, &an, &o, &all, &s));
+	search_end(&s);
 	assert_true(s.ntop > 0 && s.top[0].feasible);
 	NEAR(s.top[0].epoch, an.cand[an.best].epoch);
 	assert_int_equal(s.pruned, 0);
+	search_begin(&t);
 	assert_true(search_run(g, &an, &o, &none, &t));
+	search_end(&t);
 	assert_true(t.evaluated + t.pruned > s.evaluated * 8 - 1);
 	assert_true(t.top[0].epoch <= s.top[0].epoch * (1 + 1e-12));
 	for (int i = 1; i < t.ntop; i++)
