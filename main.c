@@ -25,6 +25,7 @@
 #include "passes/analysis.h"
 #include "util/files.h"
 #include "util/map.h"
+#include "util/clock.h"
 #include "util/escape.h"
 #include "util/output.h"
 
@@ -45,6 +46,7 @@ enum {
 	OPT_FORWARD_ONLY,
 	OPT_ZERO,
 	OPT_FSDP,
+	OPT_SEARCH_TIME,
 	OPT_MICRO_BATCHES,
 	OPT_PLOT,
 	OPT_SEARCH,
@@ -101,6 +103,7 @@ typedef struct Options {
 	bool sweep;             /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
 	bool search;            /* --search */
 	bool per_layer;         /* --per-layer */
+	double search_time;     /* --search-time MS, in seconds; 0 none */
 	SearchFix fix;          /* what the options fix for --search */
 } Options;
 
@@ -123,6 +126,7 @@ static const struct option longopts[] = {
 	{ "forward-only", no_argument,       NULL, OPT_FORWARD_ONLY },
 	{ "zero",         required_argument, NULL, OPT_ZERO },
 	{ "fsdp",         required_argument, NULL, OPT_FSDP },
+	{ "search-time",  required_argument, NULL, OPT_SEARCH_TIME },
 	{ "micro-batches", required_argument, NULL, OPT_MICRO_BATCHES },
 	{ "plot",         required_argument, NULL, OPT_PLOT },
 	{ "search",       no_argument,       NULL, OPT_SEARCH },
@@ -180,6 +184,7 @@ usage(FILE *f)
 		"      --sweep              also analyse 1, 2, 4, ... GPUs up to N\n"
 		"      --search             search every grid with the schedules, ZeRO stages\n"
 		"                           and recomputation no option fixes; the best 10\n"
+		"      --search-time MS     stop the search after MS milliseconds\n"
 		"      --per-layer          let each block of layers choose its own split\n"
 		"                           (data, filter, channel, spatial) by dynamic\n"
 		"                           programming\n"
@@ -594,6 +599,9 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_SWEEP: o->sweep = true; break;
 		case OPT_SEARCH: o->search = true; break;
+		case OPT_SEARCH_TIME: /* milliseconds, up to an hour */
+			o->search_time = (double)number(optarg, "--search-time", 3600000) / 1e3;
+			break;
 		case OPT_PER_LAYER: o->per_layer = true; break;
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
@@ -629,6 +637,8 @@ parse_options(int argc, char **argv, Options *o)
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->per_layer && (o->strat.forced || o->validate))
 		usage_error("--per-layer does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->search_time && !o->search)
+		usage_error("%s", "--search-time limits --search: give --search too");
 	if (o->search && (o->strat.forced || o->validate))
 		usage_error("--search does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->report.plot && strcmp(o->backend->name, "svg") != 0)
@@ -660,16 +670,6 @@ parse_options(int argc, char **argv, Options *o)
 	if (o->calibrate && !o->output)
 		usage_error("%s", "calibrate writes the calibrated system: give -o FILE.odl");
 	file_names(o);
-}
-
-/* Milliseconds on a monotonic clock, for -v. */
-static double
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 /* One file a run reads or writes, as messages name it. */
@@ -889,14 +889,14 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 static Graph *
 model_read(const Options *o, Arena *a, FileList *files)
 {
-	double t0 = now_ms();
+	double t0 = clock_ms();
 	Graph *g = frontend_load(o->model, a, files, &o->onnx);
 
 	if (!g)
 		return NULL;
 	diag_verbose_note("read %s: %s model '%s', %d layers, %d tensors, %d file%s (%.2f ms)",
 			  o->model, g->format, g->name, g->nlayer, g->ntensor, files->n,
-			  files->n == 1 ? "" : "s", now_ms() - t0);
+			  files->n == 1 ? "" : "s", clock_ms() - t0);
 	if (o->profile && !profile_load(o->profile, g, files))
 		return NULL;
 	return g;
@@ -962,34 +962,34 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 			  an->sys->gpus_per_node);
 	if (!passes_run(g, an, PASS_TIMING, NULL))
 		return false;
-	t0 = now_ms();
+	t0 = clock_ms();
 	if (!strategies_run(g, an, so))
 		return false;
 	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->gpus,
 			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
-			  now_ms() - t0);
+			  clock_ms() - t0);
 	if (o->search) {
 		Search *s = arena_alloc(a, sizeof *s);
-		t0 = now_ms();
-		if (!search_all(g, an, &o->set, so, &o->fix, s))
+		t0 = clock_ms();
+		if (!search_all(g, an, &o->set, so, &o->fix, o->search_time, s))
 			return false;
 		an->search = s;
 		diag_verbose_note("search: %d configurations evaluated, %d pruned (%.2f ms)",
-				  s->evaluated, s->pruned, now_ms() - t0);
+				  s->evaluated, s->pruned, clock_ms() - t0);
 	}
 	if (o->per_layer) {
 		PerLayer *pl = arena_alloc(a, sizeof *pl);
-		t0 = now_ms();
+		t0 = clock_ms();
 		if (!per_layer_run(g, an, pl))
 			return false;
 		an->per_layer = pl;
-		diag_verbose_note("per-layer: %d blocks (%.2f ms)", pl->nblocks, now_ms() - t0);
+		diag_verbose_note("per-layer: %d blocks (%.2f ms)", pl->nblocks, clock_ms() - t0);
 	}
-	t0 = now_ms();
+	t0 = clock_ms();
 	if (o->sweep && !sweep(o, g, an, a))
 		return false;
 	if (o->sweep)
-		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an->nsweep, now_ms() - t0);
+		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an->nsweep, clock_ms() - t0);
 	return advice(o, g, an, a);
 }
 
@@ -1156,9 +1156,9 @@ calibrate(const Options *o, Arena *a, FileList *files)
 		*s = *orig;
 	if (!(cr = measured_rows(o, &v, s, a, files)))
 		return EXIT_INPUT;
-	t0 = now_ms();
+	t0 = clock_ms();
 	calibrate_run(s, cr, v.nrow, &o->strat, &cal);
-	diag_verbose_note("fit: %d runs, with leave-one-out (%.2f ms)", v.nrow, now_ms() - t0);
+	diag_verbose_note("fit: %d runs, with leave-one-out (%.2f ms)", v.nrow, clock_ms() - t0);
 	for (int i = 0; i < v.nrow; i++) {
 		v.row[i].predicted = cr[i].predicted;
 		v.row[i].note = "calibrated";

@@ -231,6 +231,7 @@ search_json(const Search *s)
 
 	set(o, "evaluated", json_integer(s->evaluated));
 	set(o, "pruned", json_integer(s->pruned));
+	set(o, "complete", json_boolean(!s->stopped));
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
 		json_t *e = json_object(), *grid = json_object();

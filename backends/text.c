@@ -308,8 +308,9 @@ search_table(const Search *s, FILE *f)
 {
 	char b1[32], b2[32], b3[32];
 
-	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned; the best %d:\n",
-		s->evaluated, s->pruned, s->ntop);
+	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned%s; the best %d:\n",
+		s->evaluated, s->pruned,
+		s->stopped ? ", stopped at --search-time with some untried" : "", s->ntop);
 	fprintf(f, "%-9s %-30s %-14s %-9s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
 		"schedule", "precision", "zero", "recompute", "iteration", "epoch", "memory/GPU",
 		"lost by");

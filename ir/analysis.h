@@ -169,6 +169,8 @@ typedef struct SearchFix {
 
 typedef struct Search {
 	int evaluated, pruned;
+	double deadline;          /* --search-time: clock_ms() to stop at; 0 none */
+	bool stopped;             /* stopped at the deadline, some untried */
 	double best;              /* the best feasible epoch found */
 	SearchConfig top[SEARCH_TOP];
 	int ntop;

@@ -8,9 +8,9 @@
  * the passes on the model alone, then, once the system is read, those
  * that need it. */
 #include "passes/analysis.h"
+#include "util/clock.h"
 
 #include <string.h>
-#include <time.h>
 
 /* Defaults (documented in oraclec(1)): ImageNet-1k's 1,281,167 training
  * images when the model gives no dataset size. */
@@ -193,16 +193,6 @@ static const Pass passes[] = {
 };
 enum { NPASS = sizeof passes / sizeof passes[0] };
 
-/* Milliseconds on a monotonic clock, for -v. */
-static double
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* Whether p has run on g: what it provides is done ("parse", which
  * provides nothing, has run once any pass has). */
 static bool
@@ -215,7 +205,7 @@ ran(const Graph *g, const Pass *p)
 static bool
 pass_run(Graph *g, const Analysis *an, const Pass *p)
 {
-	double t0 = now_ms();
+	double t0 = clock_ms();
 
 	if ((g->done & p->requires) != p->requires)
 		die("pass '%s' runs before what it requires", p->name);
@@ -226,7 +216,7 @@ pass_run(Graph *g, const Analysis *an, const Pass *p)
 	if ((g->done & p->provides) != p->provides)
 		die("pass '%s' did not provide what it says", p->name);
 	if (p->run)
-		diag_verbose_note("pass %s: %.2f ms", p->name, now_ms() - t0);
+		diag_verbose_note("pass %s: %.2f ms", p->name, clock_ms() - t0);
 #ifdef ORACLEC_CHECKING
 	if (ir_verify(g))
 		die("IR invariants broken after pass '%s'", p->name);

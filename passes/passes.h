@@ -104,7 +104,7 @@ double pipeline_partition(const double *t, const double *m, int L, double cap, i
  * (requires what strategies_run does): search_begin, then search_run
  * once per precision (each adds what it evaluates), then search_end
  * (why each loser lost).  search_all (analysis.h) does the three. */
-void search_begin(Search *s);
+void search_begin(Search *s, double budget_s); /* budget_s: 0 none */
 bool search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
 		Search *s);
 void search_end(Search *s);

@@ -16,6 +16,7 @@
  * its variants are skipped (counted as pruned). */
 #include "passes/analysis.h"
 #include "passes/passes.h"
+#include "util/clock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -125,9 +126,9 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 }
 
 void
-search_begin(Search *s)
+search_begin(Search *s, double budget_s)
 {
-	*s = (Search){ .best = INFINITY };
+	*s = (Search){ .best = INFINITY, .deadline = budget_s > 0 ? clock_ms() + budget_s * 1e3 : 0 };
 }
 
 bool
@@ -143,8 +144,13 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 		int64_t grid[DIM_COUNT], it = 0;
 		if (!(o->mask & (1u << kind)))
 			continue;
-		while (grid_next((StrategyKind)kind, p, &it, grid))
+		while (grid_next((StrategyKind)kind, p, &it, grid)) {
+			if (s->deadline && clock_ms() > s->deadline) {
+				s->stopped = true;
+				return true;
+			}
 			grid_variants(g, an, o, fix, &full, (StrategyKind)kind, grid, s);
+		}
 	}
 	return true;
 }
@@ -180,18 +186,18 @@ runs(const System *sys, Precision p)
 
 bool
 search_all(Graph *g, Analysis *an, const Settings *set, const StrategyOpts *o,
-	   const SearchFix *fix, Search *s)
+	   const SearchFix *fix, double budget_s, Search *s)
 {
 	Analysis keep = *an, a;
 	bool ok = true;
 
-	search_begin(s);
+	search_begin(s, budget_s);
 	if (fix->precision) {
 		ok = search_run(g, an, o, fix, s);
 		search_end(s);
 		return ok;
 	}
-	for (int p = 0; p < PREC_COUNT && ok; p++) {
+	for (int p = 0; p < PREC_COUNT && ok && !s->stopped; p++) {
 		Settings at = *set;
 		if (!runs(an->sys, (Precision)p))
 			continue;

@@ -171,10 +171,21 @@ sys.exit(a != b)' "$tmp/plain.json" "$tmp/out" || fail "--search changed the str
 	"$py" "$tmp/search.py" "$tmp/out" precision=fp32 zero=1 recompute=none >/dev/null \
 		2>>"$tmp/err" || fail "a fixed dimension moved"
 	check "--search keeps what --precision, --zero and --recompute fix"
+
+	# a budget of 1 ms stops a search that takes about 100 ms
+	run "$srcdir/examples/resnet152.odl" -g 65536 -f json --search --search-time 1
+	want_status 0
+	[ "$(get "$tmp/out" search.complete)" = false ] || fail "not stopped"
+	run "$odl" -g 64 -f json --search
+	[ "$(get "$tmp/out" search.complete)" = true ] || fail "a search without a budget stopped"
+	run "$odl" -g 64 --search-time 5
+	want_status 2
+	check "--search-time stops the search (JSON complete: false); without --search a usage error"
 else
 	echo "ok $((n + 1)) # SKIP python3 not found"
 	echo "ok $((n + 2)) # SKIP python3 not found"
-	n=$((n + 2))
+	echo "ok $((n + 3)) # SKIP python3 not found"
+	n=$((n + 3))
 fi
 
 finish

@@ -534,13 +534,13 @@ search_finds_the_analysis_best(void **state)
 
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(an.best >= 0);
-	search_begin(&s);
+	search_begin(&s, 0);
 	assert_true(search_run(g, &an, &o, &all, &s));
 	search_end(&s);
 	assert_true(s.ntop > 0 && s.top[0].feasible);
 	NEAR(s.top[0].epoch, an.cand[an.best].epoch);
 	assert_int_equal(s.pruned, 0);
-	search_begin(&t);
+	search_begin(&t, 0);
 	assert_true(search_run(g, &an, &o, &none, &t));
 	search_end(&t);
 	assert_true(t.evaluated + t.pruned > s.evaluated * 8 - 1);
