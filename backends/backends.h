@@ -62,6 +62,10 @@ const char *plan_grid(const Graph *g, const Placement *pl);
 /* Writes a JSON plan (and releases root) in the reports' number format. */
 struct json_t;
 bool plan_dump(struct json_t *root, FILE *f);
+/* --per-layer's assignment (null without one): over a mesh of all the
+ * GPUs, each module with its split (data, filter, channel, spatial), in
+ * order, a module whose layers change split listed at each change. */
+struct json_t *plan_per_layer(const Graph *g, const Analysis *an, const Placement *pl);
 
 /* plan_generic.c, plan_pytorch.c, plan_deepspeed.c, plan_megatron.c,
  * plan_slurm.c: the formats of docs/plans.md */

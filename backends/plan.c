@@ -1,5 +1,6 @@
 /* plan.c -- the kinds of plan, chosen by --plan, and what they share. */
 #include "backends/backends.h"
+#include "backends/jsonout.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -27,6 +28,37 @@ plan_grid(const Graph *g, const Placement *pl)
 	char s[GRID_TEXT_MAX];
 
 	return arena_strdup(g->arena, grid_format(pl->k->grid, pl->dim, pl->ndim, s, sizeof s));
+}
+
+json_t *
+plan_per_layer(const Graph *g, const Analysis *an, const Placement *pl)
+{
+	const PerLayer *p = an->per_layer;
+	json_t *o, *mods;
+	const char *last = NULL;
+	PerLayerMode mode = PL_DATA;
+
+	if (!p || !p->done)
+		return json_null();
+	o = json_object();
+	mods = json_array();
+	set(o, "world_size", json_integer(an->gpus));
+	set(o, "iteration_s", json_real(p->time));
+	for (int i = 0; i < g->nlayer; i++) {
+		const char *m = pl->mod.fqn[i];
+		json_t *e;
+		if (!*m || (last && strcmp(last, m) == 0 && mode == p->mode[i]))
+			continue; /* root code, or the module's split again */
+		last = m;
+		mode = p->mode[i];
+		e = json_object();
+		set(e, "module", jstr(m));
+		set(e, "first_layer", jstr(g->layer[i].name));
+		set(e, "split", jstr(per_layer_mode_name[mode]));
+		json_array_append_new(mods, e);
+	}
+	set(o, "modules", mods);
+	return o;
 }
 
 bool

@@ -131,5 +131,6 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 		set(root, "split_after", json_null());
 	}
 	set(root, "predicted", predicted_json(k));
+	set(root, "per_layer", plan_per_layer(g, an, pl));
 	return plan_dump(root, f);
 }

@@ -98,6 +98,8 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(root, "split_after", pl->split >= 0 && *pl->mod.fqn[pl->split]
 					 ? jstr(pl->mod.fqn[pl->split])
 					 : json_null());
+	/* nn.Linear and conv: filter is ColwiseParallel, channel RowwiseParallel */
+	set(root, "per_layer", plan_per_layer(g, an, pl));
 	set(root, "checked_with", jstr("PyTorch 1.13 (Debian 12): python3 -m oraclec.launch runs "
 				       "data, pipeline (GPipe, 1F1B) and dp plans on CPU with "
 				       "gloo (tests/launch.sh); torch.distributed.pipelining's "

@@ -331,4 +331,18 @@ grep -q "error: pipeline=4 on abci: ZeRO stages 2 and 3 do not combine with pipe
 	"$tmp/err2" || fail "no reason: $(cat "$tmp/err2")"
 check "plans carry the optimizer, ZeRO (FSDP full and hybrid), recomputation and the schedule modelled; a pipeline with ZeRO-3 is refused with the reason"
 
+# --per-layer: the assignment by module, VGG16's convolutions by data and
+# its fully connected layers by model; null without --per-layer
+for k in generic pytorch; do
+	"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 16 --per-layer --plan $k -q -o "$tmp/pl.$k" \
+		2>>"$tmp/err" || fail "$k: exit status $?"
+	[ "$(get "$tmp/pl.$k" per_layer.world_size)" = 16 ] || fail "$k: no per-layer assignment"
+	[ "$(get "$tmp/pl.$k" per_layer.modules.0.split)" = data ] || fail "$k: the first conv is not data"
+	grep -A2 '"module": "fc2"' "$tmp/pl.$k" | grep -q '"split": "filter"' ||
+		fail "$k: fc2 is not split by filter"
+	"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 16 --plan $k -q -o "$tmp/pl0.$k" 2>>"$tmp/err"
+	[ "$(get "$tmp/pl0.$k" per_layer)" = null ] || fail "$k: a per-layer assignment without --per-layer"
+done
+check "--per-layer plans: each module's split (VGG16: convolutions data, fc2 filter)"
+
 finish
