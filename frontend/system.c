@@ -24,6 +24,7 @@ defaults(System *s)
 {
 	/* the implementation's (ir/implementation.h) unless a file sets them */
 	s->p2p_lat = -1;
+	s->staging_bw = -1;
 	s->dispatch = -1;
 	s->decode_bw = -1;
 	s->eff_conv = 0.7;

@@ -69,6 +69,8 @@ typedef struct System {
 	 * set them: -1 (the default) leaves them to the implementation, which
 	 * a value given here overrides (docs/systems.md) */
 	double p2p_lat;           /* the implementation's send_latency */
+	double staging_bw;        /* the implementation's staging_bw (host-
+	                             staged copies; oraclec calibrate fits it) */
 	bool tree;                /* collectives may use trees (NCCL >= 2.4) */
 	NetLevel level[MAX_LEVELS];
 	int nlevels;

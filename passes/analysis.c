@@ -72,7 +72,8 @@ sample_bytes(const Graph *g, DataKind k)
 
 /* The implementation the analysis runs: --implementation, else the one
  * the system names, else the defaults; then what the system file still
- * sets of the software's keys (dispatch, p2p_latency, decode_bw). */
+ * sets of the software's keys (dispatch, p2p_latency, staging_bw,
+ * decode_bw). */
 static Implementation
 implementation(const Settings *set, const System *s)
 {
@@ -92,6 +93,8 @@ implementation(const Settings *set, const System *s)
 		im.dispatch = s->dispatch;
 	if (s->p2p_lat >= 0)
 		im.send_latency = s->p2p_lat;
+	if (s->staging_bw >= 0)
+		im.staging_bw = s->staging_bw;
 	if (s->decode_bw >= 0)
 		im.decode_bw = s->decode_bw;
 	if (set->loader_workers > 0)

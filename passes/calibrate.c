@@ -1,6 +1,6 @@
 /* calibrate.c -- fit a system's physical parameters to measured runs.
  *
- * Six parameters, each a mechanism of the model rather than a per-point
+ * Seven parameters, each a mechanism of the model rather than a per-point
  * correction (docs/model.md, "Calibration"):
  *   compute       a factor on eff_conv and eff_gemm (capped so neither
  *                 passes 1)
@@ -11,6 +11,10 @@
  *                 system's p2p_latency overrides)
  *   fs_file_rate  the shared file system's files per second
  *   cache_files   the files a node keeps between epochs
+ *   staging_bw    the bandwidth of each copy of a host-staged transfer
+ *                 (the implementation's, which the written system's
+ *                 staging_bw overrides; seen only where the implementation
+ *                 stages sends through the host)
  * A parameter the system leaves at 0 (no such limit) is not fitted.
  *
  * The fit is least squares on the relative errors (p - m) / m, plus a weak
@@ -44,7 +48,7 @@ enum { NP = CALIB_PARAMS, MAX_ITER = 200, STARTS = 5 };
 
 const char *const calib_param_name[CALIB_PARAMS] = {
 	"compute efficiency", "nic_bw", "nic_latency", "p2p_latency", "fs_file_rate",
-	"cache_files",
+	"cache_files", "staging_bw",
 };
 
 typedef struct Fit {
@@ -87,6 +91,21 @@ send_latency(const System *s)
 	return im.send_latency;
 }
 
+/* The staging bandwidth s runs with: its own staging_bw, else its
+ * implementation's; 0 when its implementation does not stage. */
+static double
+staging_bw(const System *s)
+{
+	Implementation im;
+
+	if (s->staging_bw >= 0)
+		return s->staging_bw;
+	if (s->impl)
+		return s->impl->staged ? s->impl->staging_bw : 0;
+	implementation_defaults(&im);
+	return im.staged ? im.staging_bw : 0;
+}
+
 /* Sets the parameters of s to base's scaled by exp(lp[]), every one kept
  * within a system's ranges (ir.h), so --system reads the fit back. */
 static void
@@ -108,6 +127,8 @@ apply(System *s, const System *base, const double *lp)
 	s->p2p_lat = scaled_latency(send_latency(base), f[3]);
 	s->fs_file_rate = clamp(base->fs_file_rate * f[4], 0, SYS_MAX_COUNT);
 	s->cache_files = clamp(base->cache_files * f[5], 0, SYS_MAX_COUNT);
+	if (staging_bw(base) > 0)
+		s->staging_bw = clamp(staging_bw(base) * f[6], SYS_MIN_RATE, SYS_MAX_RATE);
 }
 
 /* Whether base has parameter j to scale (a limit of 0 is none). */
@@ -119,6 +140,7 @@ has(const System *base, int j)
 	case 3: return send_latency(base) > 0;
 	case 4: return base->fs_file_rate > 0;
 	case 5: return base->cache_files > 0;
+	case 6: return staging_bw(base) > 0;
 	default: return true;
 	}
 }
@@ -370,6 +392,7 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 	out->factor[3] = send_latency(&f.base) > 0 ? s->p2p_lat / send_latency(&f.base) : 1;
 	out->factor[4] = f.base.fs_file_rate > 0 ? s->fs_file_rate / f.base.fs_file_rate : 1;
 	out->factor[5] = f.base.cache_files > 0 ? s->cache_files / f.base.cache_files : 1;
+	out->factor[6] = staging_bw(&f.base) > 0 ? s->staging_bw / staging_bw(&f.base) : 1;
 	if (n < 2)
 		out->loo = NAN; /* nothing is left to fit without the one run */
 	gsl_set_error_handler(old);

@@ -126,7 +126,7 @@ void recompute_selective(const Graph *g, Recompute *r);
  * relative errors; s is changed in place, but for the parameters the runs
  * do not constrain.  requires: PASS_COST and PASS_MEMORY on every row's
  * graph. */
-enum { CALIB_PARAMS = 6 };
+enum { CALIB_PARAMS = 7 };
 extern const char *const calib_param_name[CALIB_PARAMS];
 typedef struct CalibRow {
 	const Graph *g;
