@@ -11,6 +11,14 @@
  * the CPU dispatch time.  Backward moves twice the forward's activation
  * bytes (it reads the saved activations and the incoming gradient).
  *
+ * Batch norm in training is two-pass in both directions, as cuDNN's and
+ * PyTorch's kernels are written (batch_norm_collect_statistics, then
+ * batch_norm_transform_input; backward batch_norm_backward_reduce, then
+ * batch_norm_backward_elemt): a channel's statistics span the whole batch,
+ * more than a kernel keeps on chip, so forward reads x twice and writes y
+ * (3 passes, where an element-wise layer makes 2) and backward reads dy
+ * and x twice and writes dx (5, where the rule above gives 4).
+ *
  * A layer with a measured time (Layer.timed: a ParaDL table's time column,
  * --profile) takes that time per sample instead of the roofline, scaled
  * by the samples it works on; the CPU dispatch still bounds it below.  A
@@ -46,6 +54,16 @@ efficiency(const System *s, const Layer *l)
 
 /* The roofline of one pass: the larger of compute and memory time, for n
  * samples at a share; `weights` counts the weights' read. */
+/* Memory passes over a layer's activations beyond the one read and one
+ * write bytes_fwd counts, forward and backward (4 there). */
+static double
+memory_passes(const Layer *l, bool bwd)
+{
+	if (l->op == OP_BATCHNORM)
+		return bwd ? 5.0 / 4 : 3.0 / 2;
+	return 1;
+}
+
 static double
 roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd,
 	 bool weights)
@@ -60,7 +78,8 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	/* autocast: a layer whose output is 16-bit moves about that many
 	 * bytes per activation item (its inputs are mostly 16-bit too) */
 	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
-	double act = ((double)c->bytes_fwd - wbytes) * narrow * n * share * (bwd ? 2 : 1);
+	double act = ((double)c->bytes_fwd - wbytes) * narrow * n * share * (bwd ? 2 : 1) *
+		     memory_passes(l, bwd);
 	double bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = flops / (peak * efficiency(s, l));
 	double tm = bytes / (s->mem_bw * s->eff_mem);
