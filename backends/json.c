@@ -214,6 +214,9 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 	set(sum, "blocks", json_integer(pl->nblocks));
 	set(sum, "global_batch", json_integer((json_int_t)pl->global_batch));
 	set(sum, "iteration_s", json_real(pl->time));
+	set(sum, "memory_per_gpu_bytes", bytes_json(pl->memory));
+	set(sum, "fits", json_boolean(pl->fits));
+	set(sum, "memory_limited", json_boolean(pl->limited));
 	for (int m = 0; m < PL_MODES; m++)
 		set(uni, per_layer_mode_name[m], isfinite(pl->uniform[m]) ? json_real(pl->uniform[m])
 									    : json_null());

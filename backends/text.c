@@ -288,7 +288,10 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 	for (int m = 0; m < PL_MODES; m++)
 		fprintf(f, " %s %s", per_layer_mode_name[m],
 			isfinite(pl->uniform[m]) ? secs(true, pl->uniform[m], b) : "-");
-	fputs(")\n", f);
+	fprintf(f, "), %s per GPU%s\n", bytes((int64_t)pl->memory, b),
+		!pl->fits    ? ": does not fit in GPU memory"
+		: pl->limited ? " (chosen to fit: the fastest assignment does not)"
+			      : "");
 	for (int i = 0; i < g->nlayer;) {
 		int j = i;
 		while (j + 1 < g->nlayer && pl->mode[j + 1] == pl->mode[i])

@@ -157,6 +157,10 @@ typedef struct PerLayer {
 	int nblocks;              /* the chain of blocks it chose over */
 	int count[PL_MODES];      /* layers in each mode */
 	double time;              /* per iteration, under the per-layer model */
+	double memory;            /* per GPU at the peak, bytes */
+	bool fits;                /* memory within the GPU's */
+	bool limited;             /* the fastest did not fit: chosen under the
+	                             memory limit (time + lambda x memory) */
 	double uniform[PL_MODES]; /* each uniform assignment under the same
 	                             model; INFINITY where it cannot split */
 	double global_batch;

@@ -28,7 +28,17 @@
  * (one collective, shared by the blocks that need it); each block adds
  * the optimizer step on the weights its GPUs hold.  Under the same
  * model the uniform assignments are the four uniform strategies, so the
- * result is never worse than the best of them; both are reported. */
+ * result is never worse than the best of them; both are reported.
+ *
+ * Memory: a GPU holds each block's weights (split layers 1/p under filter
+ * and channel) with their gradients and optimizer state, and its kept
+ * activations for the samples it sees (B/p under data and spatial, all B
+ * under filter and channel, whose outputs are gathered); the sum must fit
+ * what the GPU leaves after the reserve, workspace and backward peak.
+ * When the fastest assignment does not, the programme minimises time +
+ * lambda x memory instead, lambda found by bisection as the least that
+ * fits (Lagrangian relaxation: the assignment fits, and is the fastest of
+ * those the relaxation can reach, not always the fastest that fits). */
 #include "passes/model.h"
 #include "passes/passes.h"
 
@@ -49,6 +59,7 @@ typedef struct Ctx {
 	double rate;       /* seconds per byte of gradient all-reduce */
 } Ctx;
 
+
 static bool
 splits(const Layer *l)
 {
@@ -64,6 +75,25 @@ first_layer(const Graph *g, const Layer *l)
 		if (g->tensor[l->in[i]].producer >= 0)
 			return false;
 	return true;
+}
+
+/* Layers first..last in mode m: the bytes a GPU holds for them (weights
+ * and their state, kept activations). */
+static double
+block_memory(const Ctx *c, int first, int last, PerLayerMode m)
+{
+	const Graph *g = c->g;
+	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->opt), mem = 0;
+	double n = m == PL_DATA || m == PL_SPATIAL ? c->B / (double)c->p : c->B;
+
+	for (int i = first; i <= last; i++) {
+		const Layer *l = &g->layer[i];
+		bool part = (m == PL_FILTER || m == PL_CHANNEL) && splits(l) &&
+			    !(m == PL_CHANNEL && first_layer(g, l));
+		mem += (double)l->cost.params / (part ? (double)c->p : 1) * per_w +
+		       (double)l->cost.act_bytes * n;
+	}
+	return mem;
 }
 
 /* Forward + backward of layer l on n samples at a share. */
@@ -155,17 +185,74 @@ move(const Ctx *c, int a, int b, double bytes)
 	return 2 * alltoall_time(s, c->grp, bytes); /* B <-> H */
 }
 
+/* The chain of nb blocks (block b ends at layer end[b]) with each mode's
+ * time and memory, for the dynamic programme. */
+typedef struct Chain {
+	int nb;
+	const int *end;
+	double (*cost)[PL_MODES], (*mem)[PL_MODES];
+	double *in;            /* bytes of the activation entering block b */
+} Chain;
+
+/* The assignment minimising time + lambda x memory into pick[] (a mode
+ * per block); its time and memory in *time and *mem.  false when no
+ * assignment can run. */
+static bool
+solve(const Ctx *c, const Chain *ch, double lambda, int *pick, double *time, double *mem)
+{
+	int nb = ch->nb;
+	double (*best)[PL_MODES] = xcalloc((size_t)nb, sizeof *best);
+	int (*from)[PL_MODES] = xcalloc((size_t)nb, sizeof *from);
+	int m = 0;
+	bool ok;
+
+	for (int b = 0; b < nb; b++)
+		for (int k = 0; k < PL_MODES; k++) {
+			double own = ch->cost[b][k] + lambda * ch->mem[b][k];
+			best[b][k] = INFINITY;
+			from[b][k] = -1;
+			if (!isfinite(ch->cost[b][k]))
+				continue;
+			if (b == 0) {
+				best[b][k] = own + move(c, L_B, layout_of[k], ch->in[0]);
+				continue;
+			}
+			for (int q = 0; q < PL_MODES; q++) {
+				double v = best[b - 1][q] + move(c, layout_of[q], layout_of[k], ch->in[b]) +
+					   own;
+				if (v < best[b][k] * (1 - 1e-12))
+					best[b][k] = v, from[b][k] = q;
+			}
+		}
+	for (int q = 1; q < PL_MODES; q++)
+		if (best[nb - 1][q] < best[nb - 1][m])
+			m = q;
+	ok = isfinite(best[nb - 1][m]);
+	*time = *mem = 0;
+	for (int b = nb - 1; ok && b >= 0; b--) {
+		pick[b] = m;
+		m = b ? from[b][m] : m;
+	}
+	for (int b = 0; ok && b < nb; b++) {
+		*time += ch->cost[b][pick[b]] +
+			 move(c, b ? layout_of[pick[b - 1]] : L_B, layout_of[pick[b]], ch->in[b]);
+		*mem += ch->mem[b][pick[b]];
+	}
+	free(best), free(from);
+	return ok;
+}
+
 bool
 per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 {
 	int L = g->nlayer, nb = 0, *end = xcalloc((size_t)L + 1, sizeof *end);
 	int *last = xcalloc((size_t)g->ntensor + 1, sizeof *last);
-	int *live = xcalloc((size_t)L + 1, sizeof *live);
-	double W = (double)g->total.params * g->elem_bytes, (*best)[PL_MODES], (*cost)[PL_MODES];
-	int (*from)[PL_MODES];
+	int *live = xcalloc((size_t)L + 1, sizeof *live), *pick = NULL;
+	double W = (double)g->total.params * g->elem_bytes, time, mem, cap;
 	int64_t grid[DIM_COUNT] = { [DIM_FILTER] = an->gpus };
 	Mapping map;
 	Ctx c = { g, an, an->gpus, 0, { 0 }, 0 };
+	Chain ch = { 0 };
 
 	*out = (PerLayer){ 0 };
 	if (L == 0 || an->gpus < 2)
@@ -183,66 +270,68 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 	for (int i = 0; i < L; i++)
 		if (live[i] <= 1 || i == L - 1)
 			end[nb++] = i;
-	cost = xcalloc((size_t)nb, sizeof *cost);
-	best = xcalloc((size_t)nb, sizeof *best);
-	from = xcalloc((size_t)nb, sizeof *from);
-	for (int b = 0, first = 0; b < nb; first = end[b] + 1, b++)
-		for (int m = 0; m < PL_MODES; m++)
-			cost[b][m] = block_time(&c, first, end[b], (PerLayerMode)m);
-	/* the dynamic programme over the chain of blocks */
-	for (int b = 0; b < nb; b++) {
+	ch = (Chain){ nb, end, xcalloc((size_t)nb, sizeof *ch.cost),
+		      xcalloc((size_t)nb, sizeof *ch.mem), xcalloc((size_t)nb, sizeof *ch.in) };
+	pick = xcalloc((size_t)nb, sizeof *pick);
+	for (int b = 0, first = 0; b < nb; first = end[b] + 1, b++) {
 		int prev = b ? end[b - 1] : -1;
-		double bytes = (prev < 0 ? (g->ninput ? (double)g->tensor[g->input[0]].elems : 0)
-					 : (double)g->tensor[g->layer[prev].out[0]].elems) *
-			       c.B * g->elem_bytes;
+		ch.in[b] = (prev < 0 ? (g->ninput ? (double)g->tensor[g->input[0]].elems : 0)
+				     : (double)g->tensor[g->layer[prev].out[0]].elems) *
+			   c.B * g->elem_bytes;
 		for (int m = 0; m < PL_MODES; m++) {
-			best[b][m] = INFINITY;
-			from[b][m] = -1;
-			if (!isfinite(cost[b][m]))
-				continue;
-			if (b == 0) {
-				best[b][m] = cost[b][m] + move(&c, L_B, layout_of[m], bytes);
-				continue;
-			}
-			for (int q = 0; q < PL_MODES; q++) {
-				double v = best[b - 1][q] + move(&c, layout_of[q], layout_of[m], bytes) +
-					   cost[b][m];
-				if (v < best[b][m] * (1 - 1e-12))
-					best[b][m] = v, from[b][m] = q;
-			}
+			ch.cost[b][m] = block_time(&c, first, end[b], (PerLayerMode)m);
+			ch.mem[b][m] = block_memory(&c, first, end[b], (PerLayerMode)m);
 		}
 	}
 	/* the uniform assignments under the same model */
 	for (int m = 0; m < PL_MODES; m++) {
-		double u = move(&c, L_B, layout_of[m],
-				(g->ninput ? (double)g->tensor[g->input[0]].elems : 0) * c.B *
-					g->elem_bytes);
+		double u = move(&c, L_B, layout_of[m], ch.in[0]);
 		for (int b = 0; b < nb && isfinite(u); b++)
-			u += cost[b][m];
+			u += ch.cost[b][m];
 		out->uniform[m] = u;
 	}
-	{
-		int m = 0;
-		for (int q = 1; q < PL_MODES; q++)
-			if (best[nb - 1][q] < best[nb - 1][m])
-				m = q;
-		if (!isfinite(best[nb - 1][m]))
-			goto freeall;
-		out->time = best[nb - 1][m];
-		out->mode = arena_array(g->arena, L, sizeof *out->mode);
-		out->nblocks = nb;
-		for (int b = nb - 1; b >= 0; b--) {
-			int first = b ? end[b - 1] + 1 : 0;
-			for (int i = first; i <= end[b]; i++)
-				out->mode[i] = (PerLayerMode)m;
-			out->count[m] += end[b] - first + 1;
-			m = b ? from[b][m] : m;
+	/* the fastest; if it does not fit, time + lambda x memory for the
+	 * least lambda whose assignment fits */
+	cap = an->sys->mem - an->sys->reserved - (double)g->total.workspace_bytes -
+	      (double)g->total.transient_bytes * c.B / (double)c.p;
+	if (!solve(&c, &ch, 0, pick, &time, &mem))
+		goto freeall;
+	if (mem > cap) {
+		double lo = 0, hi = 1e-12;
+		int *fit = xcalloc((size_t)nb, sizeof *fit);
+		bool found = false;
+		for (int k = 0; k < 40 && !found; k++, hi *= 10) /* up to 1e28 s/byte */
+			found = solve(&c, &ch, hi, fit, &time, &mem) && mem <= cap;
+		hi /= 10;
+		for (int k = 0; found && k < 60; k++) {
+			double mid = (lo + hi) / 2;
+			if (solve(&c, &ch, mid, pick, &time, &mem) && mem <= cap)
+				hi = mid, memcpy(fit, pick, (size_t)nb * sizeof *fit);
+			else
+				lo = mid;
 		}
-		out->global_batch = c.B;
-		out->done = true;
+		if (found) { /* the least lambda that fits */
+			solve(&c, &ch, hi, pick, &time, &mem);
+			out->limited = true;
+		} else {     /* nothing fits: the fastest, marked so */
+			solve(&c, &ch, 0, pick, &time, &mem);
+		}
+		free(fit);
 	}
+	out->time = time;
+	out->memory = mem + an->sys->mem - cap;
+	out->fits = mem <= cap;
+	out->mode = arena_array(g->arena, L, sizeof *out->mode);
+	out->nblocks = nb;
+	for (int b = 0, first = 0; b < nb; first = end[b] + 1, b++)
+		for (int i = first; i <= end[b]; i++) {
+			out->mode[i] = (PerLayerMode)pick[b];
+			out->count[pick[b]]++;
+		}
+	out->global_batch = c.B;
+	out->done = true;
 freeall:
-	free(cost), free(best), free(from);
+	free(ch.cost), free(ch.mem), free(ch.in), free(pick);
 done:
 	free(end), free(last), free(live);
 	return true;

@@ -582,6 +582,41 @@ per_layer_splits_convs_by_data_and_the_big_fc_by_model(void **state)
 		    pl.mode[g->nlayer - 3] == PL_CHANNEL);
 }
 
+/* Per-layer splits under a memory limit: with room the fastest stands;
+ * on a GPU too small for it, the assignment that fits (time + lambda x
+ * memory) is slower but within the memory; on one too small for any, the
+ * fastest is reported as not fitting. */
+static void
+per_layer_splits_fit_the_memory(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  a = conv(x, 16, kernel=3, pad=1); r = relu(a); p = maxpool(r, kernel=2);\n"
+			      "  f = flatten(p); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
+			  PASS_MEMORY);
+	System small = *fx_abci(fx);
+	Analysis an = { .sys = &small, .impl = fx_impl(fx_abci(fx)), .gpus = 4,
+			.batch_per_gpu = 64, .dataset_size = 1000000, .sample_bytes = 1000,
+			.virtual_stages = 1 };
+	PerLayer free_run, tight, none;
+
+	assert_non_null(g);
+	assert_true(per_layer_run(g, &an, &free_run));
+	assert_true(free_run.done && free_run.fits && !free_run.limited);
+	/* 5 % less room than the fastest needs: the fc's 16.8 M weights split
+	 * by filter fit, at some time */
+	small.mem = small.reserved + (free_run.memory - small.reserved) * 0.95;
+	assert_true(per_layer_run(g, &an, &tight));
+	assert_true(tight.limited && tight.fits);
+	assert_true(tight.memory <= small.mem);
+	assert_true(tight.time > free_run.time);
+	small.mem = small.reserved + 1; /* nothing fits */
+	assert_true(per_layer_run(g, &an, &none));
+	assert_false(none.fits);
+	assert_false(none.limited);
+	NEAR(none.time, free_run.time);
+}
+
 /* With --plan the analysis cuts only where the modules allow, and the plan
  * lists that prediction's stages and costs. */
 static void
@@ -680,6 +715,7 @@ main(void)
 		FX_TEST(pipeline_bubbles_are_megatrons),
 		FX_TEST(search_finds_the_analysis_best),
 		FX_TEST(per_layer_splits_convs_by_data_and_the_big_fc_by_model),
+		FX_TEST(per_layer_splits_fit_the_memory),
 		cmocka_unit_test(advice_warns_with_stable_codes),
 	};
 
