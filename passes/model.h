@@ -69,6 +69,9 @@ double gather_time(const Analysis *an, Group g, double bytes);
 
 /* physical.c */
 
+/* A grid beyond the strategy's limit: kept with the reason, no times. */
+void beyond_limit(Candidate *k, const char *reason);
+
 /* Whether a filter (or channel) split divides layer l's work, and into at
  * most how many ways (its filters, or input channels). */
 bool model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *ways);

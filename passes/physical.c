@@ -205,9 +205,8 @@ recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int
 	free(sv);
 }
 
-/* A grid beyond the strategy's limit: kept with the reason, no times. */
-static void
-beyond(Candidate *k, const char *reason)
+void
+beyond_limit(Candidate *k, const char *reason)
 {
 	k->computable = false;
 	k->feasible = false;
@@ -230,12 +229,12 @@ data(const Ctx *c, Candidate *k)
 	 * per iteration than the dataset holds */
 	k->max_gpus = c->an->global_batch ? B : c->an->dataset_size / c->an->batch_per_gpu;
 	if (p > B)
-		return beyond(k, "more GPUs than samples in the batch");
+		return beyond_limit(k, "more GPUs than samples in the batch");
 	k->per_gpu_batch = n;
 	/* gradient accumulation: M forward-backward passes of n / M samples,
 	 * one exchange, overlapped with the last backward */
 	if ((double)M > n)
-		return beyond(k, "more micro-batches than samples per GPU");
+		return beyond_limit(k, "more micro-batches than samples per GPU");
 	k->micro_batches = M;
 	k->t.compute = (double)M * span_time(c->an, c->g, 0, c->g->nlayer - 1, n / M, 1);
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
@@ -321,9 +320,9 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	k->t.layer = layer_collectives(c, n, channel, &split_w, &limit);
 	k->max_gpus = limit;
 	if (p1 > B)
-		return beyond(k, "more data groups than samples in the batch");
+		return beyond_limit(k, "more data groups than samples in the batch");
 	if (ways > limit)
-		return beyond(k, channel ? "more GPUs than the fewest input channels of a layer"
+		return beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
 					 : "more GPUs than the fewest filters of a layer");
 	k->per_gpu_batch = n;
 	k->t.compute = split_compute(c, n, ways, channel);
@@ -478,18 +477,18 @@ spatial(const Ctx *c, Candidate *k)
 	k->global_batch = B;
 	k->max_gpus = c->g->nlayer ? c->g->tensor[c->g->layer[0].out[0]].shape.d[1] : 1;
 	if (p1 > B)
-		return beyond(k, "more data groups than samples in the batch");
+		return beyond_limit(k, "more data groups than samples in the batch");
 	/* rows are the second dimension of [C, H, W]: a model whose layers
 	 * have dimensions before the channels (an ONNX file that merges
 	 * frames or windows with the batch) has them elsewhere */
 	for (int i = 0; i < c->g->nlayer; i++)
 		if (c->g->layer[i].attr.lead > 0) {
 			k->max_gpus = 1;
-			return beyond(k, "layers with dimensions before the channels are not "
+			return beyond_limit(k, "layers with dimensions before the channels are not "
 					 "split spatially");
 		}
 	if (last < 0)
-		return beyond(k, "more GPUs than rows in the first layer's output");
+		return beyond_limit(k, "more GPUs than rows in the first layer's output");
 	spatial_at(c, k,
 		   c->pc->spatial_split == SPLIT_ALL ? last
 						     : best_split(c, (double)B / p1, ways, last));

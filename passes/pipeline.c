@@ -425,16 +425,6 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Can
 	return most;
 }
 
-/* Marks k beyond the strategy's limit, for `reason`. */
-static void
-beyond(Candidate *k, const char *reason)
-{
-	k->computable = false;
-	k->feasible = false;
-	k->reason = reason;
-	k->bottleneck = "scaling limit";
-}
-
 void
 pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 const bool *cut_after, int64_t ways)
@@ -478,16 +468,16 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	k->max_gpus = it.n * (ways > 1 ? limit : 1) *
 		      (p1 > 1 ? (an->global_batch ? Bg : an->dataset_size / an->batch_per_gpu) : 1);
 	if (p1 > Bg)
-		beyond(k, "more data groups than samples in the batch");
+		beyond_limit(k, "more data groups than samples in the batch");
 	else if (S > it.n)
-		beyond(k, cut_after ? "more stages than blocks to cut between"
+		beyond_limit(k, cut_after ? "more stages than blocks to cut between"
 				    : "more stages than layers");
 	else if (ways > limit)
-		beyond(k, "more GPUs than the fewest filters of a layer");
+		beyond_limit(k, "more GPUs than the fewest filters of a layer");
 	else if (an->micro_batches > B)
-		beyond(k, "more micro-batches than samples in the batch");
+		beyond_limit(k, "more micro-batches than samples in the batch");
 	else if (an->zero >= 2) /* DeepSpeed's pipeline engine refuses them */
-		beyond(k, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
+		beyond_limit(k, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 	if (k->reason)
 		goto out;
 again:

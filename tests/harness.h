@@ -205,6 +205,20 @@ fx_run(Fx *fx, const char *odl, unsigned upto)
 	return g;
 }
 
+/* A chain of n ReLUs over an input of 1,000 (each saves its output:
+ * 4,000 B per sample), through the memory pass. */
+static inline Graph *
+fx_relu_chain(Fx *fx, int n)
+{
+	char src[2048];
+	int len = snprintf(src, sizeof src, "model m { input x: 1000; y0 = relu(x);");
+
+	for (int i = 1; i < n && len < (int)sizeof src - 64; i++)
+		len += snprintf(src + len, sizeof src - (size_t)len, " y%d = relu(y%d);", i, i - 1);
+	snprintf(src + len, sizeof src - (size_t)len, " }");
+	return fx_run(fx, src, PASS_MEMORY);
+}
+
 /* dsl_parse() on a string: it scans in place and wants two NULs after
  * the text, so the text is copied into the arena first. */
 static inline Decl *

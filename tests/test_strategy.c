@@ -410,9 +410,7 @@ static void
 pipelines_recompute_and_shard_the_optimizer(void **state)
 {
 	Fx *fx = *state;
-	char src[1024];
-	int len = snprintf(src, sizeof src, "model m { input x: 1000; y0 = relu(x);");
-	Graph *g;
+	Graph *g = fx_relu_chain(fx, 16);
 	Settings set = settings_default;
 	Analysis an;
 	StrategyOpts o = { 0 };
@@ -421,10 +419,6 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	Candidate k, z0, z1;
 	double fwd = 0;
 
-	for (int i = 1; i < 16; i++)
-		len += snprintf(src + len, sizeof src - (size_t)len, " y%d = relu(y%d);", i, i - 1);
-	snprintf(src + len, sizeof src - (size_t)len, " }");
-	g = fx_run(fx, src, PASS_MEMORY);
 	assert_non_null(g);
 	set.recompute = 4;
 	set.gpus = 2;
