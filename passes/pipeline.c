@@ -21,6 +21,7 @@
  * samples; each stage's gradients are all-reduced over its p1 copies. */
 #include "passes/model.h"
 #include "passes/passes.h"
+#include "util/checked.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -464,9 +465,13 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	if (ways > 1)
 		k->grid[DIM_FILTER] = ways;
 	k->global_batch = Bg;
-	/* the stages' limit, times the filter split's and the data's */
-	k->max_gpus = it.n * (ways > 1 ? limit : 1) *
-		      (p1 > 1 ? (an->global_batch ? Bg : an->dataset_size / an->batch_per_gpu) : 1);
+	/* the stages' limit, times the filter split's and the data's (kept
+	 * at INT64_MAX where the product overflows: no limit that matters) */
+	if (!ck_mul(it.n, ways > 1 ? limit : 1, &k->max_gpus) ||
+	    !ck_mul(k->max_gpus,
+		    p1 > 1 ? (an->global_batch ? Bg : an->dataset_size / an->batch_per_gpu) : 1,
+		    &k->max_gpus))
+		k->max_gpus = INT64_MAX;
 	if (p1 > Bg)
 		beyond_limit(k, "more data groups than samples in the batch");
 	else if (S > it.n)
