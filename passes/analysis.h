@@ -83,9 +83,9 @@ bool analysis_precision(Graph *g, Analysis *an, const Settings *set, const Syste
 
 /* The joint search (search.c), over the precisions the GPU has too
  * unless fix->precision: each through analysis_precision, then g back at
- * set's precision with an as it was; stops after budget_s seconds when
+ * set's precision (an, set up for it, unchanged); stops after budget_s seconds when
  * it is above 0 (Search.stopped). */
-bool search_all(Graph *g, Analysis *an, const Settings *set, const StrategyOpts *o,
+bool search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts *o,
 		const SearchFix *fix, double budget_s, Search *s);
 
 /* Whether --dump-after may name the pass: one of the table that needs

@@ -100,12 +100,8 @@ allgather_time(const System *s, Group g, double bytes)
 double
 alltoall_time(const System *s, Group g, double bytes)
 {
-	Path p;
-
-	if (g.size <= 1 || bytes <= 0)
-		return 0;
-	p = path(s, g);
-	return ring((double)(g.size - 1), p.alpha, bytes / ((double)g.size * g.size), p.bw);
+	/* the steps of an all-gather, each a g-th of its chunk */
+	return g.size > 1 ? allgather_time(s, g, bytes / (double)g.size) : 0;
 }
 
 /* A point-to-point send.  Device transport (NCCL): the software latency

@@ -298,25 +298,21 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 		goto freeall;
 	if (mem > cap) {
 		double lo = 0, hi = 1e-12;
-		int *fit = xcalloc((size_t)nb, sizeof *fit);
 		bool found = false;
 		for (int k = 0; k < 40 && !found; k++, hi *= 10) /* up to 1e28 s/byte */
-			found = solve(&c, &ch, hi, fit, &time, &mem) && mem <= cap;
+			found = solve(&c, &ch, hi, pick, &time, &mem) && mem <= cap;
 		hi /= 10;
 		for (int k = 0; found && k < 60; k++) {
 			double mid = (lo + hi) / 2;
 			if (solve(&c, &ch, mid, pick, &time, &mem) && mem <= cap)
-				hi = mid, memcpy(fit, pick, (size_t)nb * sizeof *fit);
+				hi = mid;
 			else
 				lo = mid;
 		}
-		if (found) { /* the least lambda that fits */
-			solve(&c, &ch, hi, pick, &time, &mem);
-			out->limited = true;
-		} else {     /* nothing fits: the fastest, marked so */
-			solve(&c, &ch, 0, pick, &time, &mem);
-		}
-		free(fit);
+		/* the least lambda that fits; when nothing fits, the fastest,
+		 * marked so */
+		solve(&c, &ch, found ? hi : 0, pick, &time, &mem);
+		out->limited = found;
 	}
 	out->time = time;
 	out->memory = mem + an->sys->mem - cap;

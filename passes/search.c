@@ -89,6 +89,14 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		{ SCHED_GPIPE, 1 }, { SCHED_1F1B, 1 }, { SCHED_INTERLEAVED, 2 },
 	};
 	int nsched = STRATEGY_PIPELINED(kind) && !fix->schedule ? 3 : 1;
+	/* z = 4: stage 3 inside each node (FSDP hybrid), when the GPUs span
+	 * nodes; pipelines take ZeRO-1 at most (docs/model.md) */
+	int z0 = fix->zero ? an->zero + (an->zero_node ? 1 : 0) : 0;
+	int z1 = fix->zero ? z0
+		 : STRATEGY_PIPELINED(kind) ? 1
+		 : an->gpus > an->sys->gpus_per_node ? 4
+						      : 3;
+	int nr = fix->recompute ? 1 : 2;
 	Analysis a = *an;
 	Candidate k;
 
@@ -96,14 +104,6 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		bool bound = false;
 		if (nsched > 1)
 			a.schedule = scheds[si].sched, a.virtual_stages = scheds[si].v;
-		/* z = 4: stage 3 inside each node (FSDP hybrid), when the GPUs
-		 * span nodes; pipelines take ZeRO-1 at most (docs/model.md) */
-		int z0 = fix->zero ? an->zero + (an->zero_node ? 1 : 0) : 0;
-		int z1 = fix->zero ? z0
-			 : STRATEGY_PIPELINED(kind) ? 1
-			 : an->gpus > an->sys->gpus_per_node ? 4
-							      : 3;
-		int nr = fix->recompute ? 1 : 2;
 		for (int z = z0; z <= z1; z++)
 			for (int r = 0; r < nr; r++) {
 				const Candidate *c;
@@ -185,11 +185,12 @@ runs(const System *sys, Precision p)
 }
 
 bool
-search_all(Graph *g, Analysis *an, const Settings *set, const StrategyOpts *o,
+search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts *o,
 	   const SearchFix *fix, double budget_s, Search *s)
 {
-	Analysis keep = *an, a;
-	bool ok = true;
+	Analysis a;
+	Precision cur = set->prec;
+	bool ok = true, moved = false;
 
 	search_begin(s, budget_s);
 	if (fix->precision) {
@@ -197,16 +198,22 @@ search_all(Graph *g, Analysis *an, const Settings *set, const StrategyOpts *o,
 		search_end(s);
 		return ok;
 	}
+	/* g is counted at set's precision: an serves it until g moves */
 	for (int p = 0; p < PREC_COUNT && ok && !s->stopped; p++) {
 		Settings at = *set;
 		if (!runs(an->sys, (Precision)p))
 			continue;
 		at.prec = (Precision)p;
-		ok = analysis_precision(g, &a, &at, an->sys) && search_run(g, &a, o, fix, s);
+		if (p != (int)cur) {
+			ok = analysis_precision(g, &a, &at, an->sys);
+			cur = (Precision)p;
+			moved = true;
+		}
+		ok = ok && search_run(g, moved ? &a : an, o, fix, s);
 	}
 	/* g back as the rest of the run (report, sweep, advice) reads it */
-	ok = analysis_precision(g, &a, set, an->sys) && ok;
-	*an = keep;
+	if (cur != set->prec)
+		ok = analysis_precision(g, &a, set, an->sys) && ok;
 	search_end(s);
 	return ok;
 }
