@@ -59,6 +59,17 @@ path(const System *s, Group g)
 	return p;
 }
 
+/* The start-up latency and bandwidth of one step of a ring over g: the
+ * paper mode's alpha and 1 / beta (passes/paper.c). */
+void
+ring_link(const System *s, Group g, double *alpha, double *bw)
+{
+	Path p = path(s, g);
+
+	*alpha = p.alpha;
+	*bw = p.bw;
+}
+
 static double
 ring(double steps, double alpha, double chunk, double bw)
 {

@@ -57,6 +57,7 @@ typedef struct Group {
 } Group;
 
 double allreduce_time(const System *s, Group g, double bytes);
+void ring_link(const System *s, Group g, double *alpha, double *bw);
 double allgather_time(const System *s, Group g, double bytes); /* bytes: the whole result */
 double alltoall_time(const System *s, Group g, double bytes);  /* bytes: the whole tensor */
 /* One message between neighbours, inside a node or across nodes, as the

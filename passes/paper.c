@@ -3,15 +3,20 @@
  * Kahira et al., "A Model-driven Analysis of the Practical Limits of
  * Large-scale DNN Training", Table III, per iteration (docs/model.md,
  * "Paper mode", and the shared design notes restate it).  Notation:
- * layers l = 1..G in IR order; |x_l|, |y_l|, |w_l| the per-sample input,
- * output and weight element counts; delta the bytes per item; c_l the
- * per-sample forward + backward seconds of layer l (forward and backward
- * FLOPs over the peak FLOP/s: the paper's profile-free
- * estimate); WU_l the weight update, 2 |w_l| FLOPs over the peak (ParaDL
+ * layers l = 1..G, the rows of the table (the IR's layers but views);
+ * |x_l|, |y_l|, |w_l| the per-sample input, output and weight element
+ * counts, |w_l| the filter's C x F x K x K (no bias; batch norm 0, as the
+ * tables write it); delta the bytes per item; c_l the per-sample forward +
+ * backward seconds of layer l: the profile's where there is one (a ParaDL
+ * table's time column, --profile), else forward and backward FLOPs over
+ * the peak; WU_l the weight update, 2 |w_l| FLOPs over the peak (ParaDL
  * counts the weight gradient as |w| operations and the update as another
- * |w|); alpha the network latency and beta = 1 / its bandwidth (a .plat's
- * LATENCY and BANDWIDTH, which ParaDL reads but never uses; the paper does);
- * B the global batch; W = sum |w_l|.
+ * |w|), 0 for a profiled layer, whose time holds it; alpha and beta the
+ * start-up latency and 1 / bandwidth of the slowest link a ring over the
+ * collective's GPUs crosses, with the switches on its way (comm.c's path:
+ * NVLink inside a node, the NIC and the levels it reaches beyond; a
+ * .plat's BANDWIDTH and LATENCY for every link); B the global batch;
+ * W = sum |w_l|.
  *
  *   data      (B/p) sum c + sum WU + 2(p-1)(alpha + delta W beta / p)
  *   filter,   (B/p) sum c + sum WU / p
@@ -31,9 +36,15 @@
  * pipeline: the largest stage's sum at b = B.  h_x = 2 floor(K/2) C H (D)
  * input elements, h_dy the same of the output gradient (F and the output's
  * height).  Limits: data p <= B, filter p <= min F, channel p <= min C from
- * the second layer, spatial p <= min H W, pipeline p <= G.  Where ParaDL's
- * script departs from the paper (its README lists the defects), this
- * follows the paper. */
+ * the second layer, spatial p <= min H W, pipeline p <= G.
+ *
+ * On ParaDL's own tables, with its hard-coded alpha and beta as a system,
+ * this gives the times its script parallel_analysis.py prints for data,
+ * filter and channel (tests/paradl-script.sh).  Where the script departs
+ * from the paper (the defects ../shared/data/paradl/README.md lists: its
+ * memory leaves out ReLU and batch norm and divides split weights by p
+ * twice; its spatial, ds and df halos and all-reduces; its pipeline, which
+ * does not run), this follows the paper. */
 #include "passes/costmodel.h"
 #include "passes/model.h"
 #include "passes/passes.h"
@@ -57,16 +68,46 @@ y_elems(const Graph *g, const Layer *l)
 	return (double)g->tensor[l->out[0]].elems;
 }
 
+/* The table's rows: the layers that compute (a view, a reshape or
+ * flatten, launches nothing and is no row of ParaDL's tables). */
+static bool
+in_table(const Layer *l)
+{
+	return !(op_info[l->op].save & S_VIEW);
+}
+
+/* c_l: the profile's seconds per sample (a ParaDL table's time column,
+ * --profile) where the layer has one, else its FLOPs over the peak. */
 static double
 c_of(const Sums *s, const Layer *l)
 {
+	if (l->timed)
+		return l->fwd_s + l->bwd_s;
 	return ((double)l->cost.flops_fwd + (double)l->cost.flops_bwd) / s->peak;
 }
 
+/* |w_l|: the filter's elements, C x F x K x K as the paper's tables write
+ * it; a bias is not in it, and batch norm's scale and shift are not either
+ * (its rows say C x C x 0 x 0). */
+static double
+w_of(const Layer *l)
+{
+	OpClass c = op_info[l->op].cls;
+
+	if (l->op == OP_BATCHNORM)
+		return 0;
+	if ((c == OPC_CONV || c == OPC_FC) && l->attr.bias)
+		return (double)(l->cost.params - l->attr.filters);
+	return (double)l->cost.params;
+}
+
+/* WU_l: 2 |w_l| over the peak (ParaDL counts the weight gradient as |w|
+ * operations and the update as another |w|); a profiled layer's time
+ * already holds it. */
 static double
 wu_of(const Sums *s, const Layer *l)
 {
-	return 2 * (double)l->cost.params / s->peak;
+	return l->timed ? 0 : 2 * w_of(l) / s->peak;
 }
 
 /* sum_{l<G} |y_l| */
@@ -76,7 +117,8 @@ y_but_last(const Graph *g)
 	double y = 0;
 
 	for (int i = 0; i + 1 < g->nlayer; i++)
-		y += y_elems(g, &g->layer[i]);
+		if (in_table(&g->layer[i]))
+			y += y_elems(g, &g->layer[i]);
 	return y;
 }
 
@@ -88,7 +130,8 @@ paper_memory(const Graph *g, const Sums *s, double b, double q, int first, int l
 
 	for (int i = first; i <= last; i++) {
 		const Layer *l = &g->layer[i];
-		m += b * (x_elems(g, l) + y_elems(g, l)) + (double)l->cost.params / q;
+		if (in_table(l))
+			m += b * (x_elems(g, l) + y_elems(g, l)) + w_of(l) / q;
 	}
 	return 2 * s->delta * m;
 }
@@ -130,7 +173,7 @@ min_filters(const Graph *g, bool channel)
 		const Layer *l = &g->layer[i];
 		const Shape *x = &g->tensor[l->in[0]].shape;
 		int64_t v;
-		if (l->cost.params == 0)
+		if (w_of(l) == 0)
 			continue;
 		if (channel && g->tensor[l->in[0]].producer < 0)
 			continue; /* from the second layer */
@@ -212,22 +255,35 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	const Graph *g = c->g;
 	const Analysis *an = c->an;
 	const System *sys = an->sys;
-	Sums s = { .alpha = sys->nic_lat, .beta = 1 / sys->nic_bw, .delta = g->elem_bytes,
+	Sums s = { .delta = g->elem_bytes,
 		   .peak = sys->peak[precision_dtype(an->prec, true)] > 0
 				   ? sys->peak[precision_dtype(an->prec, true)]
 				   : sys->peak[DT_FP32] };
 	int64_t p1 = grid[DIM_DATA] ? grid[DIM_DATA] : 1, p2 = 1, p;
-	double B, Yl = y_but_last(g), wmem = 1, bmem;
+	double B, Yl = y_but_last(g), wmem = 1, bmem, rows = 0, ga, gb;
+	Mapping m;
 
 	for (int i = 0; i < g->nlayer; i++) {
-		s.c += c_of(&s, &g->layer[i]);
-		s.wu += wu_of(&s, &g->layer[i]);
+		const Layer *l = &g->layer[i];
+		s.c += c_of(&s, l);
+		s.wu += wu_of(&s, l);
+		s.W += w_of(l);
+		rows += in_table(l);
 	}
-	s.W = (double)g->total.params;
 	for (int d = 0; d < DIM_COUNT; d++)
 		if (d != DIM_DATA && grid[d])
 			p2 = grid[d];
 	p = p1 * p2;
+	/* alpha and beta of the slowest link each ring crosses, and the
+	 * switches on its way (comm.c): the model-parallel group's for the
+	 * layer-wise collectives, halos and stage sends, the replicas' for the
+	 * gradient; one ring to a NIC, as the paper counts them */
+	grid_map(sys, grid, &m);
+	m.model.sharing = m.grad.sharing = 1;
+	ring_link(sys, m.model, &s.alpha, &s.beta);
+	ring_link(sys, m.grad, &ga, &gb);
+	s.beta = 1 / s.beta;
+	gb = 1 / gb;
 	k->kind = kind;
 	for (int d = 0; d < DIM_COUNT; d++)
 		k->grid[d] = grid[d];
@@ -241,7 +297,7 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 		k->max_gpus = (int64_t)B;
 		k->t.compute = (B / p) * s.c;
 		k->t.update = s.wu;
-		k->t.grad = 2.0 * (p - 1) * (s.alpha + s.delta * s.W * s.beta / p);
+		k->t.grad = 2.0 * (p - 1) * (ga + s.delta * s.W * gb / p);
 		break;
 	case STRAT_FILTER:
 	case STRAT_CHANNEL:
@@ -249,10 +305,9 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 		k->max_gpus = min_filters(g, kind == STRAT_CHANNEL);
 		k->t.compute = (B / p) * s.c;
 		k->t.update = s.wu / p2;
-		k->t.layer = 3.0 * (p2 - 1) * ((double)(g->nlayer - 1) * s.alpha +
-					       B * Yl * s.delta * s.beta / p);
+		k->t.layer = 3.0 * (p2 - 1) * ((rows - 1) * s.alpha + B * Yl * s.delta * s.beta / p);
 		if (kind == STRAT_DF)
-			k->t.grad = 2.0 * (p1 - 1) * (s.alpha + s.delta * s.W * s.beta / (p1 * p2));
+			k->t.grad = 2.0 * (p1 - 1) * (ga + s.delta * s.W * gb / (p1 * p2));
 		bmem = kind == STRAT_DF ? B / p1 : B;
 		wmem = (double)p2;
 		break;
@@ -261,7 +316,7 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 		k->max_gpus = min_plane(g);
 		k->t.compute = (B / p) * s.c;
 		k->t.update = s.wu;
-		k->t.grad = 2.0 * (p - 1) * (s.alpha + s.delta * s.W * s.beta / p);
+		k->t.grad = 2.0 * (p - 1) * (ga + s.delta * s.W * gb / p);
 		k->t.p2p = halos(g, &s, kind == STRAT_DS ? B / p1 : B);
 		break;
 	case STRAT_DP: /* not in the paper (Table III) */
