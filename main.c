@@ -225,7 +225,7 @@ usage(FILE *f)
 		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
-		"                           channel,df,ds,dp,dpf (default all)\n"
+		"                           channel,df,ds,dp,dpf,dpc (default all)\n"
 		"      --grid DIM=N[,...]   analyse only this process grid, e.g. data=256,spatial=4\n"
 		"                           (dimensions data, spatial, pipeline, filter,\n"
 		"                           channel; their product is the GPU count)\n"
@@ -922,14 +922,15 @@ enum { ADVICE_HALVINGS = 6 };
 
 /* The warnings on the recommendation (pass advice), against the same
  * analysis on fewer GPUs: the sweep's counts when there is one, else
- * gpus/64, ..., gpus/4, gpus/2 (fewest first). */
+ * gpus/64, ..., gpus/4, gpus/2 (fewest first); none under --grid, whose
+ * grid is of all the GPUs. */
 static bool
 advice(const Options *o, const Graph *g, Analysis *an, Arena *a)
 {
 	Analysis *fewer = an->sweep;
 	int n = an->nsweep;
 
-	if (!fewer) {
+	if (!fewer && !o->strat.forced) {
 		int64_t p = an->gpus;
 		n = 0;
 		fewer = arena_array(a, ADVICE_HALVINGS, sizeof *fewer);

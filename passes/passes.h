@@ -86,10 +86,11 @@ double validation_accuracy(double p, double m);
 
 struct Mapping; /* model.h */
 /* pipeline.c: the pipeline strategy of the default cost model over the
- * S = m->q stages of the mapped grid, with each stage's time and memory
- * (Candidate.stage_time, stage_mem); cut_after as in StrategyOpts. */
+ * stages of the mapped grid (its pipeline dimension; a filter or channel
+ * dimension splits every stage's layers), with each stage's time and
+ * memory (Candidate.stage_time, stage_mem); cut_after as in StrategyOpts. */
 void pipeline(const Graph *g, const Analysis *an, const struct Mapping *m, Candidate *k,
-	      const bool *cut_after, int64_t ways);
+	      const bool *cut_after, const int64_t grid[DIM_COUNT]);
 /* Micro-batches stage i of S holds at its peak under the schedule (v
  * virtual stages when interleaved), of M. */
 double pipeline_held(Schedule sched, int v, int64_t M, int S, int i);

@@ -516,7 +516,8 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_PIPELINE:
 	case STRAT_DP:
 	case STRAT_DPF:
-		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid[DIM_FILTER] > 0 ? grid[DIM_FILTER] : 1);
+	case STRAT_DPC:
+		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid);
 		break;
 	case STRAT_COUNT: break;
 	}

@@ -157,12 +157,14 @@ partition(const double *t, const double *f, const double *a, const double *held,
 /* The per-layer arrays of one micro-batch count (layer_costs) and the
  * micro-batches each stage holds (schedule_held); dpf splits each stage's
  * layers by filter over `ways` GPUs of group `grp` (Megatron's tensor
- * parallelism inside a pipeline stage). */
+ * parallelism inside a pipeline stage, its column-parallel layers), dpc
+ * by input channel (its row-parallel layers). */
 typedef struct Costs {
 	double *t, *f, *a, *w, *held;
 	double *col;    /* of t: the filter split's collectives */
 	double *redo;   /* of t: the forward recomputed */
 	int64_t ways;   /* 1: no split inside the stages */
+	bool channel;   /* the split is by input channel (dpc), else by filter */
 	Group grp;
 	double nd;      /* ZeRO-1: the data-parallel copies sharing the
 	                   optimizer state (1 without) */
@@ -199,7 +201,7 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
 		int64_t most;
-		double share = c->ways > 1 && model_split_layer(g, l, false, &most)
+		double share = c->ways > 1 && model_split_layer(g, l, c->channel, &most)
 				       ? 1.0 / (double)c->ways
 				       : 1;
 		double fwd = layer_time(an, g, l, n, share, false);
@@ -207,7 +209,7 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 		 * and runs their forward again; segments keep only what enters
 		 * each segment, and a stage runs its whole forward again */
 		bool redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
-		c->col[i] = share < 1 ? split_collective(an, g, l, c->grp, n, false) : 0;
+		c->col[i] = share < 1 ? split_collective(an, g, l, c->grp, n, c->channel) : 0;
 		c->redo[i] = redo ? fwd : 0;
 		c->t[i] = fwd + layer_time(an, g, l, n, share, true) + c->col[i] + c->redo[i];
 		c->w[i] = (double)l->cost.params * share;
@@ -428,9 +430,13 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Can
 
 void
 pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
-	 const bool *cut_after, int64_t ways)
+	 const bool *cut_after, const int64_t grid[DIM_COUNT])
 {
 	int L = g->nlayer;
+	/* the split inside the stages: dpf's filters or dpc's channels */
+	GridDim inner = grid[DIM_CHANNEL] > 0 ? DIM_CHANNEL : DIM_FILTER;
+	bool channel = inner == DIM_CHANNEL;
+	int64_t ways = grid[inner] > 0 ? grid[inner] : 1;
 	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX, most;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
 	int64_t Bg = an->global_batch ? an->global_batch : an->batch_per_gpu * p1;
@@ -438,7 +444,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	Costs c = { xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L + 1, sizeof(double)), /* held: S <= L below */
-		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)), ways,
+		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)), ways, channel,
 		    { ways, ways < an->sys->gpus_per_node ? ways : an->sys->gpus_per_node, 1 },
 		    an->zero && p1 > 1 ? (double)p1 : 1 };
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
@@ -457,13 +463,13 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 				ends[it.n++] = i;
 	}
 	for (int i = 0; ways > 1 && i < L; i++)
-		if (model_split_layer(g, &g->layer[i], false, &most) && most < limit)
+		if (model_split_layer(g, &g->layer[i], channel, &most) && most < limit)
 			limit = most;
 	k->grid[DIM_PIPELINE] = S;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
 	if (ways > 1)
-		k->grid[DIM_FILTER] = ways;
+		k->grid[inner] = ways;
 	k->global_batch = Bg;
 	/* the stages' limit, times the filter split's and the data's (kept
 	 * at INT64_MAX where the product overflows: no limit that matters) */
@@ -478,7 +484,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		beyond_limit(k, cut_after ? "more stages than blocks to cut between"
 				    : "more stages than layers");
 	else if (ways > limit)
-		beyond_limit(k, "more GPUs than the fewest filters of a layer");
+		beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
+					: "more GPUs than the fewest filters of a layer");
 	else if (an->micro_batches > B)
 		beyond_limit(k, "more micro-batches than samples in the batch");
 	else if (an->zero >= 2) /* DeepSpeed's pipeline engine refuses them */

@@ -46,13 +46,13 @@ get()
 hint="Try 'oraclec --help' for more information."
 run "$odl" --strategies data,bogus
 want_status 2
-err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds, dp, dpf)
+err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc)
 $hint"
 check "--strategies: an unknown name lists the table's strategies"
 
 run "$odl" --grid pipeline=2,filter=4
 want_status 2
-err "oraclec: --grid 'pipeline=2,filter=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline, data+pipeline+filter)
+err "oraclec: --grid 'pipeline=2,filter=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline, data+pipeline+filter, data+pipeline+channel)
 $hint"
 check "--grid: a grid of no strategy lists the table's grids"
 

@@ -29,10 +29,10 @@ the_table_names_strategies_and_their_grids(void **state)
 	assert_int_equal(strategy_info[STRAT_DF].grids, GRID_FACTORS);
 	assert_int_equal(strategy_info[STRAT_CHANNEL].grids, GRID_WHOLE);
 	assert_string_equal(strategy_list(buf, sizeof buf),
-			    "data, spatial, pipeline, filter, channel, df, ds, dp, dpf");
+			    "data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc");
 	assert_string_equal(grid_shape_list(buf, sizeof buf),
 			    "data, spatial, pipeline, filter, channel, data+filter, data+spatial, "
-			    "data+pipeline, data+pipeline+filter");
+			    "data+pipeline, data+pipeline+filter, data+pipeline+channel");
 	/* a plan's rank order, outer to inner */
 	assert_int_equal(grid_order[0], DIM_DATA);
 	assert_int_equal(grid_order[1], DIM_PIPELINE);
@@ -208,7 +208,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	calls.n = 0;
 	assert_true(strategies_run(g, &an, &o));
 	/* five whole grids of 12, then 12 = 6x2, 4x3, 3x4, 2x6 for each hybrid */
-	assert_int_equal(calls.n, 5 + 4 + 4 + 4 + 3);
+	assert_int_equal(calls.n, 5 + 4 + 4 + 4 + 3 + 3);
 	assert_int_equal(calls.kind[2], STRAT_PIPELINE);
 	assert_int_equal(calls.grid[2][DIM_PIPELINE], 12);
 	assert_int_equal(grid_dims(calls.grid[2]), DIM_BIT(DIM_PIPELINE));
@@ -226,6 +226,11 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	assert_int_equal(calls.grid[17][DIM_DATA], 3);
 	assert_int_equal(calls.grid[18][DIM_FILTER], 3);
 	assert_int_equal(calls.grid[19][DIM_PIPELINE], 3);
+	/* dpc: the same three, data x pipeline x channel */
+	assert_int_equal(calls.kind[20], STRAT_DPC);
+	assert_int_equal(calls.grid[20][DIM_CHANNEL], 2);
+	assert_int_equal(calls.grid[21][DIM_CHANNEL], 3);
+	assert_int_equal(calls.grid[21][DIM_FILTER], 0);
 	assert_ptr_equal(calls.cut_after, cuts);
 	/* the hybrid keeps its best factorization; strategy.c adds the parts */
 	assert_int_equal(df->grid[DIM_DATA], 4);
@@ -348,41 +353,44 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 	NEAR(dp.t.grad, most);
 }
 
-/* dpf, Megatron's three dimensions: inside each of the 2 pipeline stages
- * the convolutions split by filter over 2 GPUs (tensor parallelism), each
- * doing half a layer's work plus the layer's collectives; the 2 copies
- * of the pipeline exchange each stage's half of the weights.  The stage
- * times, the GPipe schedule over them and the exchange, from the layers'
- * times and collectives computed here. */
+/* dpf and dpc, Megatron's three dimensions: inside each of the 2 pipeline
+ * stages the convolutions split by filter (dpf; column-parallel) or by
+ * input channel (dpc; row-parallel) over 2 GPUs, each doing half a layer's
+ * work plus the layer's collectives; the 2 copies of the pipeline exchange
+ * each stage's half of the weights.  The stage times, the GPipe schedule
+ * over them and the exchange, from the layers' times and collectives
+ * computed here. */
 static void
-dpf_splits_each_stage_by_filter(void **state)
+stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channel)
 {
-	Fx *fx = *state;
-	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 8, .batch_per_gpu = 8,
 			.dataset_size = 800, .sample_bytes = 1000, .micro_batches = 4 };
 	StrategyOpts o = { 0 };
-	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2, [DIM_FILTER] = 2 };
+	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
 	Group tp = { 2, 2, 1 };
 	Mapping map;
 	Candidate k;
 	double slow = 0, col = 0, most = 0, n = 8.0 / 4;
 
-	assert_true(strategy_predict(g, &an, &o, STRAT_DPF, grid, &k));
+	grid[dim] = 2;
+	assert_true(strategy_predict(g, &an, &o, kind, grid, &k));
 	assert_true(k.computable);
 	assert_int_equal(k.stages, 2);
-	assert_int_equal(k.grid[DIM_FILTER], 2);
+	assert_int_equal(k.grid[dim], 2);
 	assert_int_equal(k.global_batch, 16);
 	grid_map(an.sys, grid, &map);
 	for (int i = 0, first = 0; i < k.stages; first = k.stage_end[i] + 1, i++) {
 		double t = 0, c = 0, w = 0;
 		for (int j = first; j <= k.stage_end[i]; j++) {
 			const Layer *l = &g->layer[j];
-			double cj = split_collective(&an, g, l, tp, n, false);
-			t += layer_time(&an, g, l, n, 0.5, false) + layer_time(&an, g, l, n, 0.5, true) +
+			int64_t most_ways;
+			bool split = model_split_layer(g, l, channel, &most_ways);
+			double share = split ? 0.5 : 1;
+			double cj = split ? split_collective(&an, g, l, tp, n, channel) : 0;
+			t += layer_time(&an, g, l, n, share, false) + layer_time(&an, g, l, n, share, true) +
 			     cj;
 			c += cj;
-			w += (double)l->cost.params / 2;
+			w += (double)l->cost.params * share;
 		}
 		if (t > slow)
 			slow = t, col = c;
@@ -392,11 +400,30 @@ dpf_splits_each_stage_by_filter(void **state)
 	NEAR(k.t.layer, 4 * col);
 	assert_true(k.t.layer > 0);
 	NEAR(k.t.grad, most);
-	/* more filter ways than a layer has filters: beyond the limit */
-	grid[DIM_DATA] = 1, grid[DIM_FILTER] = 128;
+}
+
+static void
+dpf_and_dpc_split_each_stage(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 8, .batch_per_gpu = 8,
+			.dataset_size = 800, .sample_bytes = 1000, .micro_batches = 4 };
+	StrategyOpts o = { 0 };
+	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1, [DIM_PIPELINE] = 2, [DIM_FILTER] = 128 };
+	Candidate k;
+
+	stages_split(fx, g, STRAT_DPF, DIM_FILTER, false);
+	stages_split(fx, g, STRAT_DPC, DIM_CHANNEL, true);
+	/* more ways than a layer has filters or input channels: beyond the
+	 * limit */
 	assert_true(strategy_predict(g, &an, &o, STRAT_DPF, grid, &k));
 	assert_false(k.computable);
 	assert_string_equal(k.reason, "more GPUs than the fewest filters of a layer");
+	grid[DIM_FILTER] = 0, grid[DIM_CHANNEL] = 128;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DPC, grid, &k));
+	assert_false(k.computable);
+	assert_string_equal(k.reason, "more GPUs than the fewest input channels of a layer");
 }
 
 /* Recomputation inside pipeline stages, on a chain of 16 ReLUs of 4,000
@@ -703,7 +730,7 @@ main(void)
 		FX_TEST(a_pipeline_keeps_each_stage_cost),
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
 		FX_TEST(dp_is_the_pipeline_twice_with_a_stage_exchange),
-		FX_TEST(dpf_splits_each_stage_by_filter),
+		FX_TEST(dpf_and_dpc_split_each_stage),
 		FX_TEST(pipelines_recompute_and_shard_the_optimizer),
 		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
 		FX_TEST(pipeline_bubbles_are_megatrons),
