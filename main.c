@@ -70,6 +70,7 @@ enum {
 	OPT_CHANNELS_LAST,
 	OPT_DROPOUT,
 	OPT_SCHEDULE,
+	OPT_NESTING,
 	OPT_PLAN,
 	OPT_NO_BATCH,      /* hidden: for the ONNX conformance test */
 	OPT_PRINT_OUTPUTS, /* hidden */
@@ -152,6 +153,7 @@ static const struct option longopts[] = {
 	{ "channels-last", no_argument,      NULL, OPT_CHANNELS_LAST },
 	{ "dropout",      required_argument, NULL, OPT_DROPOUT },
 	{ "schedule",     required_argument, NULL, OPT_SCHEDULE },
+	{ "nesting",      required_argument, NULL, OPT_NESTING },
 	{ "plan",         required_argument, NULL, OPT_PLAN },
 	/* Hidden options for tests/onnx-conformance.sh: each graph input is
 	 * one whole sample (an implicit batch of 1 outside it); print the
@@ -229,6 +231,9 @@ usage(FILE *f)
 		"      --grid DIM=N[,...]   analyse only this process grid, e.g. data=256,spatial=4\n"
 		"                           (dimensions data, spatial, pipeline, filter,\n"
 		"                           channel; their product is the GPU count)\n"
+		"      --nesting N          model-inner (data outermost) or data-inner (data\n"
+		"                           innermost) ranks on the nodes; default: the\n"
+		"                           faster for each grid (measured runs: model-inner)\n"
 		"      --optimizer OPT      sgd, momentum, adam or adamw (default momentum)\n"
 		"      --cost-model M       default, or paper: the tech report's Table III\n"
 		"                           formulas exactly\n"
@@ -467,7 +472,8 @@ parse_options(int argc, char **argv, Options *o)
 
 	*o = (Options){ .backend = backend_find("text"), .system = default_system,
 			.set = settings_default,
-			.strat = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO } };
+			.strat = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO,
+				   .nest = NEST_COUNT } };
 	if (argc > 1 && (strcmp(argv[1], "validate") == 0 || strcmp(argv[1], "calibrate") == 0)) {
 		o->validate = true;
 		o->calibrate = argv[1][0] == 'c';
@@ -607,6 +613,14 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
 		case OPT_DROPOUT: o->set.dropout_after = optarg; break;
+		case OPT_NESTING:
+			for (o->strat.nest = 0; o->strat.nest < NEST_COUNT &&
+						strcmp(nesting_name[o->strat.nest], optarg) != 0;
+			     o->strat.nest++)
+				;
+			if (o->strat.nest == NEST_COUNT)
+				usage_error("unknown nesting '%s' (model-inner, data-inner)", optarg);
+			break;
 		case OPT_SCHEDULE:
 			o->fix.schedule = true;
 			if (!schedule_parse(optarg, &o->set.schedule, &o->set.virtual_stages))
@@ -1070,6 +1084,19 @@ validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileL
 	return g;
 }
 
+/* The options a measured run is predicted with: o's, placed model-inner
+ * as the runs were (ParaDL's scripts make a node's GPUs the model-parallel
+ * group) unless --nesting says otherwise. */
+static StrategyOpts
+measured_strat(const Options *o)
+{
+	StrategyOpts so = o->strat;
+
+	if (so.nest == NEST_COUNT)
+		so.nest = NEST_MODEL_INNER;
+	return so;
+}
+
 /* The measured runs of o->model with their models loaded and analyses set
  * up on system s; NULL after errors. */
 static CalibRow *
@@ -1153,13 +1180,14 @@ calibrate(const Options *o, Arena *a, FileList *files)
 	char comment[1024];
 	int status;
 	double t0;
+	StrategyOpts so = measured_strat(o);
 
 	if (s)
 		*s = *orig;
 	if (!(cr = measured_rows(o, &v, s, a, files)))
 		return EXIT_INPUT;
 	t0 = clock_ms();
-	calibrate_run(s, cr, v.nrow, &o->strat, &cal);
+	calibrate_run(s, cr, v.nrow, &so, &cal);
 	diag_verbose_note("fit: %d runs, with leave-one-out (%.2f ms)", v.nrow, clock_ms() - t0);
 	for (int i = 0; i < v.nrow; i++) {
 		v.row[i].predicted = cr[i].predicted;
@@ -1191,12 +1219,13 @@ validate(const Options *o, Arena *a, FileList *files)
 	Validation v = { 0 };
 	const System *s = system_load(o->system, a, files);
 	CalibRow *cr;
+	StrategyOpts so = measured_strat(o);
 
 	if (!(cr = measured_rows(o, &v, s, a, files)))
 		return EXIT_INPUT;
 	for (int i = 0; i < v.nrow; i++) {
 		Candidate k;
-		strategy_predict(cr[i].g, &cr[i].an, &o->strat, cr[i].kind, cr[i].grid, &k);
+		strategy_predict(cr[i].g, &cr[i].an, &so, cr[i].kind, cr[i].grid, &k);
 		v.row[i].predicted = k.computable ? k.t.total : NAN;
 		v.row[i].note = k.computable ? k.bottleneck : k.reason;
 	}

@@ -243,6 +243,7 @@ search_json(const Search *s)
 			if (c->grid[d])
 				set(grid, grid_dim_name[d], json_integer(c->grid[d]));
 		set(e, "grid", grid);
+		set(e, "nesting", jstr(nesting_name[c->nest]));
 		set(e, "schedule", !STRATEGY_PIPELINED(c->kind)
 					   ? json_null()
 					   : jstr(schedule_label(c->schedule, c->virtual_stages, b,
@@ -297,6 +298,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 		if (k->grid[d])
 			set(grid, grid_dim_name[d], json_integer(k->grid[d]));
 	set(o, "grid", grid);
+	set(o, "nesting", jstr(nesting_name[k->nest]));
 	set(o, "feasible", json_boolean(k->feasible));
 	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
 	set(o, "implementation", jstr(an->impl.name));

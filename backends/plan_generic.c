@@ -106,6 +106,7 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 		json_array_append_new(grid, o);
 	}
 	set(root, "grid", grid);
+	set(root, "nesting", jstr(nesting_name[k->nest]));
 	set(root, "gpus", json_integer(pl->gpus));
 	set(root, "nodes", json_integer(pl->nodes));
 	set(root, "ranks_per_node", json_integer(pl->per_node));

@@ -96,12 +96,28 @@ secs(bool ok, double v, char *buf)
 	return buf;
 }
 
+/* A grid in dimension order, "*" after a data-inner one (nested_note
+ * says what that is). */
 static const char *
 grid_str(const Candidate *k, char *buf, size_t n)
 {
+	size_t len;
+
 	if (!*grid_format(k->grid, NULL, 0, buf, n))
 		snprintf(buf, n, "-");
+	else if (k->nest == NEST_DATA_INNER && (len = strlen(buf)) + 2 <= n)
+		memcpy(buf + len, "*", 2);
 	return buf;
+}
+
+static void
+nested_note(bool any, FILE *f)
+{
+	if (any)
+		fputs("* data-inner: the data dimension innermost, so a shard's replicas share a "
+		      "node\n  and its model-parallel groups span nodes (docs/model.md, "
+		      "\"Placement\")\n",
+		      f);
 }
 
 static void
@@ -150,6 +166,7 @@ static void
 strategy_table(const Analysis *an, FILE *f)
 {
 	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32];
+	bool nested = false;
 
 	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %10s %11s %11s  %s\n", "strategy", "grid",
 		"fits", "compute", "comm", "iteration", "epoch", "memory/GPU", "max GPUs",
@@ -165,7 +182,9 @@ strategy_table(const Analysis *an, FILE *f)
 			secs(k->computable, k->t.total, b3), secs(k->computable, k->epoch, b4),
 			k->computable ? bytes((int64_t)k->mem.total, b5) : "-", k->max_gpus,
 			k->feasible ? k->bottleneck : k->reason);
+		nested |= k->nest == NEST_DATA_INNER;
 	}
+	nested_note(nested, f);
 }
 
 /* seconds per sample: "3.1195 ms", "2.1081 s" */
@@ -229,6 +248,7 @@ static void
 sweep_table(const Analysis *an, FILE *f)
 {
 	char b[32], grid[96];
+	bool nested = false;
 
 	fprintf(f, "\nsweep: epoch time by GPU count (\"-\": beyond the strategy's limit, "
 		   "\"oom\": does not fit)\n%7s", "gpus");
@@ -250,7 +270,9 @@ sweep_table(const Analysis *an, FILE *f)
 		else
 			fprintf(f, "  %s (%s)\n", strategy_name[s->best],
 				grid_str(&s->cand[s->best], grid, sizeof grid));
+		nested |= s->best >= 0 && s->cand[s->best].nest == NEST_DATA_INNER;
 	}
+	nested_note(nested, f);
 }
 
 /* The recommended strategy's memory per GPU by part (MemUse). */
@@ -310,6 +332,7 @@ static void
 search_table(const Search *s, FILE *f)
 {
 	char b1[32], b2[32], b3[32];
+	bool nested = false;
 
 	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned%s; the best %d:\n",
 		s->evaluated, s->pruned,
@@ -319,7 +342,7 @@ search_table(const Search *s, FILE *f)
 		"lost by");
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
-		Candidate k = { .kind = c->kind };
+		Candidate k = { .kind = c->kind, .nest = c->nest };
 		char grid[96], sched[32], rc[32];
 		memcpy(k.grid, c->grid, sizeof k.grid);
 		if (!STRATEGY_PIPELINED(c->kind))
@@ -332,7 +355,9 @@ search_table(const Search *s, FILE *f)
 			precision_name(c->prec), c->zero, c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
 			bytes((int64_t)c->memory, b3), i ? c->why : "(the best)");
+		nested |= c->nest == NEST_DATA_INNER;
 	}
+	nested_note(nested, f);
 }
 
 static void

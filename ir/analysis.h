@@ -102,6 +102,7 @@ typedef struct Candidate {
 	StrategyKind kind;
 	bool analysed;            /* asked for (--strategies) */
 	int64_t grid[DIM_COUNT];  /* 0 = dimension not used */
+	Nesting nest;             /* how the grid nests on the nodes */
 	bool computable;          /* times and memory were predicted */
 	bool feasible;            /* within its limits and GPU memory */
 	const char *reason;       /* why not feasible */
@@ -135,6 +136,7 @@ enum { SEARCH_TOP = 10 };
 typedef struct SearchConfig {
 	StrategyKind kind;
 	int64_t grid[DIM_COUNT];
+	Nesting nest;
 	Schedule schedule;
 	int virtual_stages;
 	int zero;

@@ -32,6 +32,20 @@ const GridDim grid_order[DIM_COUNT] = {
 #include "ir/strategies.def"
 };
 
+const char *const nesting_name[NEST_COUNT] = { "model-inner", "data-inner" };
+
+void
+nest_order(Nesting n, GridDim order[DIM_COUNT])
+{
+	int k = 0;
+
+	for (int i = 0; i < DIM_COUNT; i++)
+		if (n != NEST_DATA_INNER || grid_order[i] != DIM_DATA)
+			order[k++] = grid_order[i];
+	if (n == NEST_DATA_INNER)
+		order[k++] = DIM_DATA;
+}
+
 StrategyKind
 strategy_lookup(const char *name)
 {

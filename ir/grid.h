@@ -52,6 +52,19 @@ extern const char *const grid_dim_name[DIM_COUNT];
 /* The dimensions outer to inner: the order of a plan's ranks. */
 extern const GridDim grid_order[DIM_COUNT];
 
+/* How a grid nests on the nodes (docs/model.md, "Placement").
+ * Model-inner numbers the ranks in grid_order: data outermost, then
+ * pipeline, then the split inside a layer, so a model-parallel group's
+ * GPUs are consecutive and share a node where they fit (Megatron's
+ * order).  Data-inner moves data innermost: a shard's replicas are
+ * consecutive, their gradient all-reduce stays inside a node where they
+ * fit, and the model-parallel groups span nodes. */
+typedef enum Nesting { NEST_MODEL_INNER, NEST_DATA_INNER, NEST_COUNT } Nesting;
+extern const char *const nesting_name[NEST_COUNT]; /* "model-inner", "data-inner" */
+
+/* The dimensions outer to inner under a nesting. */
+void nest_order(Nesting n, GridDim order[DIM_COUNT]);
+
 /* The most GPUs of a grid, and of each of its dimensions. */
 #define GRID_MAX_GPUS ((int64_t)1 << 24)
 /* Room for any grid's text, its terminating NUL included. */

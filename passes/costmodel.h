@@ -24,10 +24,12 @@ typedef struct PredictCtx {
 	                            every layer with spatial extent */
 	const bool *cut_after;   /* pipeline: stages may end only after these
 	                            layers (NULL: after any) */
+	int nest;                /* StrategyOpts.nest */
+	double beat;             /* StrategyOpts.beat; INFINITY: none */
 } PredictCtx;
 
 /* predict: one strategy on one grid whose dimensions are the strategy's.
- * k arrives zeroed but for kind, split (-1) and analysed.  It fills the
+ * k arrives zeroed but for kind, split (-1), analysed and nest.  It fills the
  * grid it ran (k->grid), global_batch, per_gpu_batch, max_gpus, the parts
  * of k->t but communication and total, k->mem, and for a pipeline
  * micro_batches and the stages (stage_end, and stage_time and stage_mem
@@ -39,6 +41,8 @@ typedef struct CostModel {
 	const char *name;
 	void (*predict)(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT],
 			Candidate *k);
+	bool nests;  /* prices a grid's nesting (k->nest) on the nodes; else
+	                it is given model-inner grids only */
 } CostModel;
 
 extern const CostModel cost_model_physical; /* physical.c */

@@ -33,47 +33,77 @@ grad_group(const int64_t grid[DIM_COUNT], int64_t p, int64_t q, int64_t g)
 	return (Group){ r, p <= g ? r : 1, p <= g ? 1 : min64(q, g) };
 }
 
-void
-grid_map(const System *s, const int64_t grid[DIM_COUNT], Mapping *m)
+/* n GPUs one in every `stride` consecutive ranks (data-inner: a group
+ * across the replica blocks): g / stride of them to a node while a block
+ * fits in one, else one; where it spans nodes, the node's min(stride, g)
+ * positions run such groups at the same time through its links. */
+static Group
+strided(int64_t n, int64_t stride, int64_t g)
 {
-	int64_t g = s->gpus_per_node;
+	int64_t k = stride <= g ? min64(n, g / stride) : 1;
+
+	return (Group){ n, k, n > k ? min64(stride, g) : 1 };
+}
+
+void
+grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *m)
+{
+	int64_t g = s->gpus_per_node, u, o, t = 0;
+	GridDim order[DIM_COUNT];
 
 	*m = (Mapping){ .replicas = grid[DIM_DATA] > 0 ? grid[DIM_DATA] : 1, .q = 1,
 			.gpus_per_node = g };
+	nest_order(nest, order);
 	for (int i = 0; i < DIM_COUNT; i++) {
-		GridDim d = grid_order[i];
+		GridDim d = order[i];
 		if (grid[d] <= 0)
 			continue;
 		m->dim[m->ndim++] = d;
 		if (d != DIM_DATA)
 			m->q *= grid[d];
+		if (d != DIM_DATA && d != DIM_PIPELINE)
+			t = grid[d]; /* the split inside a layer */
 	}
+	if (!grid[DIM_PIPELINE] || !t)
+		t = m->q;
 	m->gpus = m->replicas * m->q;
-	if (m->q <= g) {
-		m->groups_per_node = g / m->q;
+	m->nest = m->replicas > 1 && m->q > 1 ? nest : NEST_MODEL_INNER;
+	u = m->inner = m->nest == NEST_DATA_INNER ? m->replicas : m->q;
+	o = m->gpus / u;
+	if (u <= g) {
+		m->groups_per_node = g / u;
 		m->nodes_per_group = 1;
-		m->nodes = (m->replicas + m->groups_per_node - 1) / m->groups_per_node;
-		m->per_node = min64(m->replicas, m->groups_per_node) * m->q;
+		m->nodes = (o + m->groups_per_node - 1) / m->groups_per_node;
+		m->per_node = min64(o, m->groups_per_node) * u;
 	} else {
 		m->groups_per_node = 0;
-		m->nodes_per_group = (m->q + g - 1) / g;
-		m->nodes = m->replicas * m->nodes_per_group;
+		m->nodes_per_group = (u + g - 1) / g;
+		m->nodes = o * m->nodes_per_group;
 		m->per_node = g;
 	}
 	m->in_node = min64(m->gpus, g);
-	m->across = m->q > g;
-	m->model = (Group){ m->q, min64(m->q, g), 1 };
-	m->grad = grad_group(grid, m->gpus, m->q, g);
+	if (m->nest == NEST_MODEL_INNER) {
+		m->model = (Group){ m->q, min64(m->q, g), 1 };
+		m->split = (Group){ t, min64(t, g), 1 };
+		m->grad = grad_group(grid, m->gpus, m->q, g);
+	} else {
+		m->model = strided(m->q, m->replicas, g);
+		m->split = strided(t, m->replicas, g);
+		m->grad = grad_group(grid, m->gpus, m->q, g);
+		if (m->grad.size < m->gpus) /* a shard's replicas: one block */
+			m->grad = (Group){ m->replicas, min64(m->replicas, g), 1 };
+	}
+	m->across = m->model.size > m->model.per_node;
 }
 
 void
 grid_rank(const Mapping *m, int64_t r, int64_t *node, int *gpu)
 {
-	int64_t o = r / m->q, i = r % m->q, g = m->gpus_per_node;
+	int64_t o = r / m->inner, i = r % m->inner, g = m->gpus_per_node;
 
-	if (m->q <= g) {
+	if (m->inner <= g) {
 		*node = o / m->groups_per_node;
-		*gpu = (int)((o % m->groups_per_node) * m->q + i);
+		*gpu = (int)((o % m->groups_per_node) * m->inner + i);
 	} else {
 		*node = o * m->nodes_per_group + i / g;
 		*gpu = (int)(i % g);

@@ -114,36 +114,42 @@ double grad_time(const Analysis *an, const Graph *g, Group grp, double n, const 
 
 /* A grid on the cluster: the one placement both the cost model and a
  * plan assume (docs/model.md, "Placement").  Ranks number the grid
- * row-major with its dimensions outer to inner (grid_order), so a
- * model-parallel group -- the q GPUs that differ only in the dimensions
- * other than data -- has consecutive ranks.  A group of q <= g GPUs sits
- * inside one node, g / q groups to a node (the node's other GPUs idle
- * when q does not divide g); a larger one takes ceil(q / g) nodes of its
- * own.  Each collective's group follows from it. */
+ * row-major with its dimensions outer to inner (nest_order), so the
+ * innermost block -- the q GPUs of a model-parallel group (model-inner)
+ * or the r replicas of a shard (data-inner) -- has consecutive ranks.  A
+ * block of u <= g GPUs sits inside one node, g / u blocks to a node (the
+ * node's other GPUs idle when u does not divide g); a larger one takes
+ * ceil(u / g) nodes of its own.  Each collective's group follows from it. */
 typedef struct Mapping {
 	GridDim dim[DIM_COUNT];   /* the grid's dimensions (sizes above 0),
 	                             outer to inner */
 	int ndim;
+	Nesting nest;             /* model-inner when the grid has one kind of
+	                             dimension only */
 	int64_t gpus;             /* p, the ranks */
 	int64_t replicas;         /* p1: the data dimension, 1 without */
 	int64_t q;                /* a model-parallel group: the other
 	                             dimensions' product */
+	int64_t inner;            /* u: the innermost block, q or r */
 	int64_t gpus_per_node;    /* g */
-	int64_t groups_per_node;  /* q <= g: g / q groups to a node; else 0 */
-	int64_t nodes_per_group;  /* q > g: ceil(q / g); else 1 */
+	int64_t groups_per_node;  /* u <= g: g / u blocks to a node; else 0 */
+	int64_t nodes_per_group;  /* u > g: ceil(u / g); else 1 */
 	int64_t nodes;            /* nodes the ranks take */
 	int64_t per_node;         /* most ranks on one node */
 	int64_t in_node;          /* the job's GPUs on a node as the input
 	                             pipeline counts them: min(p, g) */
-	bool across;              /* a group spans nodes (q > g): neighbours'
-	                             sends cross the network */
-	Group model;              /* collectives inside a group (layer-wise,
-	                             the spatial gather): {q, min(q, g), 1} */
+	bool across;              /* a model-parallel group spans nodes:
+	                             neighbours' sends cross the network */
+	Group model;              /* collectives inside a model-parallel group
+	                             (layer-wise, the spatial gather) */
+	Group split;              /* the split inside a pipeline stage (dpf,
+	                             dpc): its t GPUs; the model group's
+	                             placement without a pipeline */
 	Group grad;               /* the gradient all-reduce among the GPUs
 	                             that hold the same weights */
 } Mapping;
 
-void grid_map(const System *s, const int64_t grid[DIM_COUNT], Mapping *m);
+void grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *m);
 /* Rank r's node (from 0, in the job's nodes) and GPU within it. */
 void grid_rank(const Mapping *m, int64_t r, int64_t *node, int *gpu);
 

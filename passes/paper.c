@@ -278,7 +278,7 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	 * switches on its way (comm.c): the model-parallel group's for the
 	 * layer-wise collectives, halos and stage sends, the replicas' for the
 	 * gradient; one ring to a NIC, as the paper counts them */
-	grid_map(sys, grid, &m);
+	grid_map(sys, grid, k->nest, &m);
 	m.model.sharing = m.grad.sharing = 1;
 	ring_link(sys, m.model, &s.alpha, &s.beta);
 	ring_link(sys, m.grad, &ga, &gb);
@@ -351,4 +351,4 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	}
 }
 
-const CostModel cost_model_paper = { "paper", predict };
+const CostModel cost_model_paper = { "paper", predict, false };

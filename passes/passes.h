@@ -63,6 +63,11 @@ typedef struct StrategyOpts {
 	const bool *cut_after; /* pipeline: stages may end only after these layers
 	                          (NULL: after any); with --plan, the modules'
 	                          cut points (docs/plans.md, "Blocks") */
+	int nest;            /* --nesting: a Nesting fixes it; NEST_COUNT: each
+	                        grid nested the better way the model sees */
+	double beat;         /* an epoch to beat (0: none): a grid's data-inner
+	                        nesting is skipped where its model-inner
+	                        prediction shows it cannot (the search) */
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 

@@ -257,7 +257,7 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 	*out = (PerLayer){ 0 };
 	if (L == 0 || an->gpus < 2)
 		goto done;
-	grid_map(an->sys, grid, &map);
+	grid_map(an->sys, grid, NEST_MODEL_INNER, &map);
 	c.grp = map.model;
 	c.B = (double)(an->global_batch ? an->global_batch : an->batch_per_gpu * an->gpus);
 	c.rate = W > 0 ? allreduce_time(an->sys, (Group){ an->gpus, map.per_node, 1 }, W) / W : 0;

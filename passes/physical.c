@@ -505,7 +505,7 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 
 	for (int i = 0; i < c.g->nlayer; i++)
 		c.arrays += c.g->layer[i].nw;
-	grid_map(c.s, grid, &c.map);
+	grid_map(c.s, grid, k->nest, &c.map);
 	switch (kind) {
 	case STRAT_DATA: data(&c, k); break;
 	case STRAT_FILTER:
@@ -523,4 +523,4 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	}
 }
 
-const CostModel cost_model_physical = { "default", predict };
+const CostModel cost_model_physical = { "default", predict, true };

@@ -445,7 +445,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L + 1, sizeof(double)), /* held: S <= L below */
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)), ways, channel,
-		    { ways, ways < an->sys->gpus_per_node ? ways : an->sys->gpus_per_node, 1 },
+		    map->split,
 		    an->zero && p1 > 1 ? (double)p1 : 1 };
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL };

@@ -24,7 +24,7 @@ ranks(const Graph *g, const System *s, Placement *pl)
 	const int64_t *grid = pl->k->grid;
 	Mapping m;
 
-	grid_map(s, grid, &m);
+	grid_map(s, grid, pl->k->nest, &m);
 	pl->ndim = m.ndim;
 	for (int d = 0; d < m.ndim; d++)
 		pl->dim[d] = m.dim[d];

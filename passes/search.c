@@ -54,12 +54,15 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	 const int64_t grid[DIM_COUNT], Search *s, Candidate *k)
 {
 	SearchConfig c = { .kind = kind };
+	StrategyOpts so = *o;
 
-	strategy_predict(g, a, o, kind, grid, k);
+	so.beat = s->best < INFINITY ? s->best : 0;
+	strategy_predict(g, a, &so, kind, grid, k);
 	s->evaluated++;
 	if (!k->computable)
 		return k;
 	memcpy(c.grid, k->grid, sizeof c.grid);
+	c.nest = k->nest;
 	c.schedule = a->schedule;
 	c.virtual_stages = a->virtual_stages;
 	c.zero = a->zero;

@@ -131,14 +131,57 @@ model_of(const StrategyOpts *o)
 	return o->model ? o->model : &cost_model_physical;
 }
 
-/* One strategy on one grid: the model's prediction, finished. */
+/* One strategy on one grid nested one way: the model's prediction,
+ * finished. */
+static void
+predict_nested(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
+	       const int64_t grid[DIM_COUNT], Nesting nest, Candidate *k)
+{
+	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .nest = nest };
+	m->predict(pc, kind, grid, k);
+	finish(pc->an, k);
+}
+
+/* Whether data-inner could beat `beat` where model-inner gave k: it
+ * changes where the groups sit, not what they compute or hold, so it
+ * fits and computes as k does (but for FSDP's hybrid shard, sharded over
+ * the replicas on a node), and it can save at most k's exposed gradient
+ * exchange (its model-parallel groups cross slower links, never faster
+ * ones). */
+static bool
+may_beat(const Analysis *an, const Candidate *k, double beat)
+{
+	double rest = k->t.total - k->t.grad;
+
+	if (an->zero_node)
+		return true;
+	if (!k->computable || !k->feasible)
+		return false;
+	if (rest < k->t.input)
+		rest = k->t.input;
+	return k->t.total <= 0 || k->epoch * rest / k->t.total < beat;
+}
+
+/* One strategy on one grid: nested as --nesting says, else model-inner
+ * and, where the grid has data and another dimension, the model prices
+ * nestings and data-inner may beat pc->beat, data-inner; the better (a
+ * tie goes to model-inner, the usual placement). */
 static void
 predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	const int64_t grid[DIM_COUNT], Candidate *k)
 {
-	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true };
-	m->predict(pc, kind, grid, k);
-	finish(pc->an, k);
+	Candidate alt;
+
+	if (pc->nest != NEST_COUNT || !m->nests) {
+		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER, k);
+		return;
+	}
+	predict_nested(pc, m, kind, grid, NEST_MODEL_INNER, k);
+	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] || !may_beat(pc->an, k, pc->beat))
+		return;
+	predict_nested(pc, m, kind, grid, NEST_DATA_INNER, &alt);
+	if (better(&alt, k))
+		*k = alt;
 }
 
 /* One strategy on p GPUs: its one grid, or (hybrids) the best of its
@@ -149,11 +192,14 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 	int64_t grid[DIM_COUNT], it = 0;
 	bool any = false;
 	Candidate tmp;
+	PredictCtx c = *pc; /* beat: the best grid so far */
 
 	while (grid_next(kind, pc->an->gpus, &it, grid)) {
-		predict(pc, m, kind, grid, &tmp);
+		predict(&c, m, kind, grid, &tmp);
 		if (!any || better(&tmp, k))
 			*k = tmp, any = true;
+		if (k->feasible && k->epoch < c.beat)
+			c.beat = k->epoch;
 	}
 	if (!any)
 		*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .computable = false,
@@ -168,7 +214,8 @@ bool
 strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKind kind,
 		 const int64_t grid[DIM_COUNT], Candidate *k)
 {
-	PredictCtx pc = { g, an, o->spatial_split, o->cut_after };
+	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
+			  o->beat > 0 ? o->beat : INFINITY };
 
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true };
 	if ((unsigned)kind >= STRAT_COUNT)
@@ -180,7 +227,8 @@ strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKi
 bool
 strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
-	PredictCtx pc = { g, an, o->spatial_split, o->cut_after };
+	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
+			  o->beat > 0 ? o->beat : INFINITY };
 	const CostModel *m = model_of(o);
 	double best = INFINITY, second = INFINITY;
 

@@ -41,6 +41,29 @@ get()
 	"$PLANCHECK" get "$1" "$2"
 }
 
+# ---- nesting: each grid both ways unless --nesting fixes it ---------------
+
+# ParaDL's ResNet-50 table, dp on 16 ABCI GPUs: data-inner keeps each
+# stage's replicas on two nodes (docs/model.md, "Placement")
+table=$srcdir/tests/data/paradl/RESNET50_ImageNet_profall.net_sc
+run "$table" -g 16 --strategies dp -f json
+want_status 0
+[ "$(get "$tmp/out" strategies.0.nesting)" = data-inner ] || fail "dp is not data-inner"
+free=$(get "$tmp/out" strategies.0.epoch_s)
+run "$table" -g 16 --strategies dp -f json --nesting model-inner
+[ "$(get "$tmp/out" strategies.0.nesting)" = model-inner ] || fail "--nesting model-inner ignored"
+fixed=$(get "$tmp/out" strategies.0.epoch_s)
+awk -v a="$free" -v b="$fixed" 'BEGIN { exit !(a < b * 0.9) }' ||
+	fail "data-inner ($free s) is not faster than model-inner ($fixed s)"
+run "$table" -g 16 --strategies dp
+grep -q '^dp  *data=8,pipeline=2\* ' "$tmp/out" || fail "the grid is not marked *"
+grep -q '^\* data-inner: ' "$tmp/out" || fail "no note on the *"
+run "$table" -g 16 --nesting inside
+want_status 2
+err "oraclec: unknown nesting 'inside' (model-inner, data-inner)
+Try 'oraclec --help' for more information."
+check "--nesting: dp is placed data-inner where that is faster, model-inner when asked"
+
 # ---- the lists in messages come from the table --------------------------
 
 hint="Try 'oraclec --help' for more information."

@@ -113,7 +113,7 @@ mapping_places_groups_inside_nodes(void **state)
 	int64_t node;
 	int gpu;
 
-	grid_map(s, data16, &m);
+	grid_map(s, data16, NEST_MODEL_INNER, &m);
 	assert_int_equal(m.gpus, 16);
 	assert_int_equal(m.q, 1);
 	assert_int_equal(m.nodes, 4);
@@ -125,7 +125,7 @@ mapping_places_groups_inside_nodes(void **state)
 
 	/* filter shards the weights: one replica per node, the node's two
 	 * positions sharing its links (the published model) */
-	grid_map(s, df, &m);
+	grid_map(s, df, NEST_MODEL_INNER, &m);
 	assert_int_equal(m.ndim, 2);
 	assert_int_equal(m.dim[0], DIM_DATA);
 	assert_int_equal(m.dim[1], DIM_FILTER);
@@ -133,11 +133,11 @@ mapping_places_groups_inside_nodes(void **state)
 	assert_int_equal(m.nodes, 4);
 	assert_group(m.grad, 8, 1, 2);
 	assert_group(m.model, 2, 2, 1);
-	grid_map(s, df1, &m); /* all in one node */
+	grid_map(s, df1, NEST_MODEL_INNER, &m); /* all in one node */
 	assert_group(m.grad, 2, 2, 1);
 
 	/* spatial replicates the weights: every GPU all-reduces */
-	grid_map(s, ds, &m);
+	grid_map(s, ds, NEST_MODEL_INNER, &m);
 	assert_true(m.across);
 	assert_int_equal(m.nodes_per_group, 2);
 	assert_int_equal(m.nodes, 4);
@@ -148,13 +148,40 @@ mapping_places_groups_inside_nodes(void **state)
 	assert_int_equal(gpu, 1);
 
 	/* 3 does not divide 4: one group to a node, its last GPU idle */
-	grid_map(s, odd, &m);
+	grid_map(s, odd, NEST_MODEL_INNER, &m);
 	assert_int_equal(m.groups_per_node, 1);
 	assert_int_equal(m.nodes, 3);
 	assert_int_equal(m.per_node, 3);
 	grid_rank(&m, 4, &node, &gpu);
 	assert_int_equal(node, 1);
 	assert_int_equal(gpu, 1);
+
+	/* data-inner: df's 8 replicas of a shard on 2 nodes of their own, one
+	 * ring to a NIC; the filter pairs one GPU on each of them, the 4
+	 * positions of a node each running such a pair through its links */
+	grid_map(s, df, NEST_DATA_INNER, &m);
+	assert_int_equal(m.nest, NEST_DATA_INNER);
+	assert_int_equal(m.dim[0], DIM_FILTER);
+	assert_int_equal(m.dim[1], DIM_DATA);
+	assert_int_equal(m.inner, 8);
+	assert_int_equal(m.nodes, 4);
+	assert_group(m.grad, 8, 4, 1);
+	assert_group(m.model, 2, 1, 4);
+	assert_true(m.across);
+	grid_rank(&m, 9, &node, &gpu); /* filter 1, replica 1 */
+	assert_int_equal(node, 2);
+	assert_int_equal(gpu, 1);
+	/* 2 replicas of a 2-way split: both pairs share the node */
+	grid_map(s, df1, NEST_DATA_INNER, &m);
+	assert_group(m.grad, 2, 2, 1);
+	assert_group(m.model, 2, 2, 1);
+	assert_false(m.across);
+	/* ds keeps its all-reduce over every GPU; data alone nests one way */
+	grid_map(s, ds, NEST_DATA_INNER, &m);
+	assert_group(m.grad, 16, 4, 1);
+	assert_group(m.model, 8, 2, 2);
+	grid_map(s, data16, NEST_DATA_INNER, &m);
+	assert_int_equal(m.nest, NEST_MODEL_INNER);
 }
 
 /* ---- the cost-model interface -------------------------------------------- */
@@ -192,7 +219,7 @@ fake_predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUN
 	k->mem.total = kind == STRAT_DS || kind == STRAT_DP ? 2 * c->an->sys->mem : 1;
 }
 
-static const CostModel fake = { "fake", fake_predict };
+static const CostModel fake = { "fake", fake_predict, false };
 
 static void
 strategies_enumerate_grids_and_rank_any_model(void **state)
@@ -342,7 +369,7 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 	NEAR(dp.t.compute, pp.t.compute);
 	NEAR(dp.t.bubble, pp.t.bubble);
 	assert_true(pp.t.grad == 0 && dp.t.grad > 0);
-	grid_map(an.sys, dg, &map);
+	grid_map(an.sys, dg, NEST_MODEL_INNER, &map);
 	assert_int_equal(map.grad.size, 2); /* the copies of a stage */
 	for (int i = 0, first = 0; i < dp.stages; first = dp.stage_end[i] + 1, i++) {
 		double w = 0;
@@ -378,7 +405,7 @@ stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channe
 	assert_int_equal(k.stages, 2);
 	assert_int_equal(k.grid[dim], 2);
 	assert_int_equal(k.global_batch, 16);
-	grid_map(an.sys, grid, &map);
+	grid_map(an.sys, grid, NEST_MODEL_INNER, &map);
 	for (int i = 0, first = 0; i < k.stages; first = k.stage_end[i] + 1, i++) {
 		double t = 0, c = 0, w = 0;
 		for (int j = first; j <= k.stage_end[i]; j++) {
