@@ -101,6 +101,14 @@ launch resnet18 --image-size 64
 	fail "in flight: '$(flight)'"
 check "ResNet-18, dp (data=2,pipeline=2) on 4 ranks: replicated stages equal one process"
 
+# data-inner: the mesh is pipeline x data, a stage's replicas on
+# consecutive ranks; the runner builds its groups from the plan's mesh
+plan "$resnet18" data=2,pipeline=2 --micro-batches 2 -b 2 --nesting data-inner
+grep -A3 '"mesh_dim_names"' "$tmp/plan.json" | tr -d ' \n' | grep -q '\["pipeline","data"\]' ||
+	fail "the mesh is not pipeline x data"
+launch resnet18 --image-size 64
+check "ResNet-18, dp nested data-inner on 4 ranks: replicated stages equal one process"
+
 gunzip -c "$srcdir/tests/data/zoo/vit_b_16.onnx.gz" >"$tmp/vit.onnx"
 plan "$tmp/vit.onnx" pipeline=2 --micro-batches 2 -b 2
 grep -q '"encoder.layers.encoder_layer_6": "BEGINNING"' "$tmp/plan.json" ||
