@@ -227,7 +227,7 @@ usage(FILE *f)
 		"  -b, --batch-per-gpu N    weak scaling: samples per GPU (default 32)\n"
 		"  -B, --global-batch N     strong scaling: a fixed global batch\n"
 		"      --strategies LIST    comma list of data,spatial,pipeline,filter,\n"
-		"                           channel,df,ds,dp,dpf,dpc (default all)\n"
+		"                           channel,df,ds,dp,dpf,dpc,dps (default all)\n"
 		"      --grid DIM=N[,...]   analyse only this process grid, e.g. data=256,spatial=4\n"
 		"                           (dimensions data, spatial, pipeline, filter,\n"
 		"                           channel; their product is the GPU count)\n"

@@ -46,7 +46,7 @@ warn(Analysis *an, const char *code, const char *fmt, ...)
 static bool
 splits_space(StrategyKind s)
 {
-	return s == STRAT_SPATIAL || s == STRAT_DS;
+	return s == STRAT_SPATIAL || s == STRAT_DS || s == STRAT_DPS;
 }
 
 void

@@ -80,6 +80,15 @@ bool model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *wa
  * samples, as the implementation runs them. */
 double split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,
 			bool channel);
+/* Spatial splits: the last of the leading layers whose outputs have at
+ * least `ways` rows (-1: none); layer l's halo exchange, forward and
+ * backward, for n samples over `ways` strips (across: the neighbours are
+ * on other nodes); and the gather of layer `split`'s output forward and
+ * the scatter of its gradient backward over grp. */
+int spatial_limit(const Graph *g, int64_t ways);
+double halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t ways,
+		 bool across);
+double spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp);
 
 /* zero.c */
 

@@ -322,6 +322,7 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	case STRAT_DP: /* not in the paper (Table III) */
 	case STRAT_DPF:
 	case STRAT_DPC:
+	case STRAT_DPS:
 		k->computable = false;
 		k->feasible = false;
 		k->reason = "the paper has no formula for pipeline hybrids (--cost-model default)";

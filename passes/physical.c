@@ -345,9 +345,7 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 
 /* ---- spatial ------------------------------------------------------------ */
 
-/* Layers with spatial extent to split: the leading run whose outputs have
- * at least `ways` rows.  Returns the last layer that can be split. */
-static int
+int
 spatial_limit(const Graph *g, int64_t ways)
 {
 	int last = -1;
@@ -364,9 +362,9 @@ spatial_limit(const Graph *g, int64_t ways)
 /* Halo bytes of layer l for n samples: floor(K/2) rows of the input on
  * each side of a strip, forward, and of the output gradient, backward. */
 static double
-halo(const Ctx *c, const Layer *l, double n, bool bwd)
+halo(const Graph *g, const Layer *l, double n, bool bwd)
 {
-	const Shape *s = &c->g->tensor[bwd ? l->out[0] : l->in[0]].shape;
+	const Shape *s = &g->tensor[bwd ? l->out[0] : l->in[0]].shape;
 	double row = 1;
 	int64_t k = l->attr.kernel[0] / 2;
 
@@ -376,7 +374,7 @@ halo(const Ctx *c, const Layer *l, double n, bool bwd)
 	for (int i = 0; i < s->rank; i++)
 		if (i != 1)
 			row *= (double)s->d[i];
-	return k * row * n * c->delta;
+	return k * row * n * g->elem_bytes;
 }
 
 /* Halo exchange of one layer, forward and backward.  Pairwise: a strip
@@ -384,27 +382,25 @@ halo(const Ctx *c, const Layer *l, double n, bool bwd)
  * other, while the others do the same (the paper's 2 alpha per layer and
  * pass).  Chain (blocking sends r -> r+1, then r -> r-1): the ways - 1
  * sends of each direction wait for one another, 2 (ways - 1) in all. */
-static double
-halo_time(const Ctx *c, const Layer *l, double n, int64_t ways)
+double
+halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t ways,
+	  bool across)
 {
 	double h, sends;
 
-	if (ways <= 1 || (h = halo(c, l, n, false)) < 0)
+	if (ways <= 1 || (h = halo(g, l, n, false)) < 0)
 		return 0;
-	sends = c->an->impl.chain ? 2.0 * (double)(ways - 1) : ways > 2 ? 2 : 1;
-	return sends * (p2p_time(c->an, h, c->map.across) +
-			(c->an->forward_only ? 0
-					     : p2p_time(c->an, halo(c, l, n, true), c->map.across)));
+	sends = an->impl.chain ? 2.0 * (double)(ways - 1) : ways > 2 ? 2 : 1;
+	return sends * (p2p_time(an, h, across) +
+			(an->forward_only ? 0 : p2p_time(an, halo(g, l, n, true), across)));
 }
 
-/* The gather of the split layer's output forward and the scatter of its
- * gradient backward (none in a forward-only run), over the model-parallel
- * group. */
-static double
-split_gather(const Ctx *c, int split, double n)
+double
+spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp)
 {
-	return (c->an->forward_only ? 1 : 2) * gather_time(c->an, c->map.model,
-			       (double)c->g->tensor[c->g->layer[split].out[0]].elems * n * c->delta);
+	return (an->forward_only ? 1 : 2) *
+	       gather_time(an, grp, (double)g->tensor[g->layer[split].out[0]].elems * n *
+					    g->elem_bytes);
 }
 
 /* The samples each GPU runs the layers after the gather on: its share of
@@ -430,8 +426,8 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 	for (int i = 0; i <= last; i++) {
 		double t;
 		head += span_time(c->an, g, i, i, n, 1.0 / ways) +
-			halo_time(c, &g->layer[i], n, ways);
-		t = head + rest[i + 1] + split_gather(c, i, n);
+			halo_time(c->an, g, &g->layer[i], n, ways, c->map.across);
+		t = head + rest[i + 1] + spatial_gather(c->an, g, i, n, c->map.model);
 		if (t < best_t * (1 - 1e-12)) /* ties (rounding apart): the earliest */
 			best_t = t, best = i;
 	}
@@ -454,8 +450,8 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 				 after_gather(c, n, ways), 1);
 	k->t.p2p = 0;
 	for (int i = 0; i <= split; i++)
-		k->t.p2p += halo_time(c, &c->g->layer[i], n, ways);
-	k->t.layer = split_gather(c, split, n);
+		k->t.p2p += halo_time(c->an, c->g, &c->g->layer[i], n, ways, c->map.across);
+	k->t.layer = spatial_gather(c->an, c->g, split, n, c->map.model);
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / ways, NULL, &k->t.grad_hidden);
 	k->t.update = update_time(c->an, c->W, c->arrays);
 	sharded(c, k, c->W);
@@ -517,6 +513,7 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_DP:
 	case STRAT_DPF:
 	case STRAT_DPC:
+	case STRAT_DPS:
 		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid);
 		break;
 	case STRAT_COUNT: break;

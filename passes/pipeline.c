@@ -158,13 +158,16 @@ partition(const double *t, const double *f, const double *a, const double *held,
  * micro-batches each stage holds (schedule_held); dpf splits each stage's
  * layers by filter over `ways` GPUs of group `grp` (Megatron's tensor
  * parallelism inside a pipeline stage, its column-parallel layers), dpc
- * by input channel (its row-parallel layers). */
+ * by input channel (its row-parallel layers), dps by rows up to the
+ * spatial split's last layer `last`. */
 typedef struct Costs {
 	double *t, *f, *a, *w, *held;
-	double *col;    /* of t: the filter split's collectives */
+	double *col;    /* of t: the split's collectives (dps: and halos) */
+	double *halo;   /* of col: dps's halo exchanges */
 	double *redo;   /* of t: the forward recomputed */
 	int64_t ways;   /* 1: no split inside the stages */
-	bool channel;   /* the split is by input channel (dpc), else by filter */
+	GridDim inner;  /* DIM_FILTER (dpf), DIM_CHANNEL (dpc), DIM_SPATIAL (dps) */
+	int last;       /* dps: the last layer split by rows */
 	Group grp;
 	double nd;      /* ZeRO-1: the data-parallel copies sharing the
 	                   optimizer state (1 without) */
@@ -185,11 +188,14 @@ per_parameter(const Analysis *an, const Graph *g, double nd)
 }
 
 /* Per layer: the time of forward and backward of one micro-batch of n
- * samples (t; with a filter split, the layer's share of the work and its
- * collectives, col), the parameters a GPU holds (w), the bytes a stage
- * holds for them whatever the schedule (f: weights, gradients, optimizer
- * state) and the activations it keeps per micro-batch in flight (a: whole,
- * as the filter split gathers its outputs). */
+ * samples (t; with a split inside the stage, the layer's share of the work
+ * and its collectives, col: a filter or channel split's, or a spatial
+ * split's halos and, at its last layer, the gather), the parameters a GPU
+ * holds (w), the bytes a stage holds for them whatever the schedule (f:
+ * weights, gradients, optimizer state) and the activations it keeps per
+ * micro-batch in flight (a: whole, as the filter and channel splits gather
+ * their outputs; a strip's under the spatial split, and after it where the
+ * implementation does not replicate the layers after the gather). */
 static void
 layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 {
@@ -198,10 +204,13 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 	double in_act = (double)g->total.act_bytes;
 	const Recompute *rc = &an->rc;
 
+	bool rows = c->ways > 1 && c->inner == DIM_SPATIAL;
+
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
 		int64_t most;
-		double share = c->ways > 1 && model_split_layer(g, l, c->channel, &most)
+		double share = rows ? (i <= c->last || !an->impl.replicated ? 1.0 / (double)c->ways : 1)
+			       : c->ways > 1 && model_split_layer(g, l, c->inner == DIM_CHANNEL, &most)
 				       ? 1.0 / (double)c->ways
 				       : 1;
 		double fwd = layer_time(an, g, l, n, share, false);
@@ -209,12 +218,22 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 		 * and runs their forward again; segments keep only what enters
 		 * each segment, and a stage runs its whole forward again */
 		bool redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
-		c->col[i] = share < 1 ? split_collective(an, g, l, c->grp, n, c->channel) : 0;
+		c->halo[i] = rows && i <= c->last
+				     ? halo_time(an, g, l, n, c->ways, c->grp.size > c->grp.per_node)
+				     : 0;
+		if (rows)
+			c->col[i] = c->halo[i] +
+				    (i == c->last ? spatial_gather(an, g, i, n, c->grp) : 0);
+		else
+			c->col[i] = share < 1 ? split_collective(an, g, l, c->grp, n,
+								 c->inner == DIM_CHANNEL)
+					      : 0;
 		c->redo[i] = redo ? fwd : 0;
 		c->t[i] = fwd + layer_time(an, g, l, n, share, true) + c->col[i] + c->redo[i];
-		c->w[i] = (double)l->cost.params * share;
+		c->w[i] = (double)l->cost.params * (rows ? 1 : share);
 		c->f[i] = c->w[i] * per_w;
-		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)l->cost.act_bytes) * n;
+		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)l->cost.act_bytes) * n *
+			  (rows ? share : 1);
 		in_act -= (double)l->cost.act_bytes;
 	}
 	c->a[0] += in_act * n; /* the kept graph input lives on the first stage */
@@ -340,7 +359,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int64_t S = map->q / c->ways;
 	const System *s = an->sys;
 	double n = (double)B / M, delta = g->elem_bytes;
-	double T, edge = 0, upd = 0, slow = -1, *w = c->w;
+	double T, edge = 0, upd = 0, slow = -1, halos = 0, *w = c->w;
 	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
 
 	layer_costs(g, an, n, c);
@@ -356,27 +375,30 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	}
 	k->t.layer = k->t.recompute = 0;
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0;
+		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0;
 		for (int j = first; j <= st->end[i]; j++) {
 			ww += w[j], arrays += g->layer[j].nw, time += c->t[j];
-			col += c->col[j], redo += c->redo[j];
+			col += c->col[j], redo += c->redo[j], hal += c->halo[j];
 		}
 		/* ZeRO-1: each copy steps its share of the stage's weights */
 		if (update_time(an, ww / c->nd, arrays) > upd)
 			upd = update_time(an, ww / c->nd, arrays);
-		if (time > slow) /* the slowest stage's collectives and recomputation, apart */
-			slow = time, k->t.layer = M * col, k->t.recompute = M * redo;
+		if (time > slow) /* the slowest stage's collectives, halos and
+				    recomputation, apart */
+			slow = time, k->t.layer = M * (col - hal), halos = M * hal,
+			k->t.recompute = M * redo;
 	}
 	k->micro_batches = M;
 	k->per_gpu_batch = n;
 	/* interleaved: each GPU's stage is V chunks, so the fill and drain
 	 * take chunks of T / V (Megatron's bubble (p - 1) / (V M)), and a
 	 * micro-batch crosses V times as many stage boundaries */
-	k->t.compute = M * T - k->t.layer - k->t.recompute;
+	k->t.compute = M * T - k->t.layer - halos - k->t.recompute;
 	k->t.bubble = (S - 1) * T / v;
 	k->t.p2p = st->n > 1 ? (M * v + S - 2) * (an->forward_only ? 1 : 2) *
 				       p2p_time(an, edge, map->across)
 			     : 0;
+	k->t.p2p += halos;
 	k->t.update = upd;
 	/* the first stage loads every sample */
 	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,
@@ -433,9 +455,12 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 const bool *cut_after, const int64_t grid[DIM_COUNT])
 {
 	int L = g->nlayer;
-	/* the split inside the stages: dpf's filters or dpc's channels */
-	GridDim inner = grid[DIM_CHANNEL] > 0 ? DIM_CHANNEL : DIM_FILTER;
-	bool channel = inner == DIM_CHANNEL;
+	/* the split inside the stages: dpf's filters, dpc's channels or
+	 * dps's rows */
+	GridDim inner = grid[DIM_CHANNEL] > 0   ? DIM_CHANNEL
+			: grid[DIM_SPATIAL] > 0 ? DIM_SPATIAL
+						: DIM_FILTER;
+	bool channel = inner == DIM_CHANNEL, rows = inner == DIM_SPATIAL;
 	int64_t ways = grid[inner] > 0 ? grid[inner] : 1;
 	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX, most;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
@@ -444,9 +469,10 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	Costs c = { xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L + 1, sizeof(double)), /* held: S <= L below */
-		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)), ways, channel,
-		    map->split,
-		    an->zero && p1 > 1 ? (double)p1 : 1 };
+		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
+		    xcalloc(L, sizeof(double)), ways, inner,
+		    rows ? spatial_limit(g, ways) : -1, map->split,
+		    an->zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL };
 	int *ends = NULL;
@@ -462,9 +488,15 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			if (cut_after[i] || i == L - 1)
 				ends[it.n++] = i;
 	}
-	for (int i = 0; ways > 1 && i < L; i++)
+	for (int i = 0; ways > 1 && !rows && i < L; i++)
 		if (model_split_layer(g, &g->layer[i], channel, &most) && most < limit)
 			limit = most;
+	if (rows) { /* the first layer's output rows, as spatial's */
+		limit = L ? g->tensor[g->layer[0].out[0]].shape.d[1] : 1;
+		for (int i = 0; i < L; i++)
+			if (g->layer[i].attr.lead > 0)
+				limit = 1;
+	}
 	k->grid[DIM_PIPELINE] = S;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
@@ -483,6 +515,10 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	else if (S > it.n)
 		beyond_limit(k, cut_after ? "more stages than blocks to cut between"
 				    : "more stages than layers");
+	else if (rows && limit == 1)
+		beyond_limit(k, "layers with dimensions before the channels are not split spatially");
+	else if (rows && c.last < 0)
+		beyond_limit(k, "more GPUs than rows in the first layer's output");
 	else if (ways > limit)
 		beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
 					: "more GPUs than the fewest filters of a layer");
@@ -520,7 +556,8 @@ again:
 	if (any && p1 > 1)
 		k->t.grad = stage_exchange(g, an, map, k, c.w);
 out:
-	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.col), free(c.redo);
+	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.col), free(c.redo),
+		free(c.halo);
 	free(st.end);
 	free(ends);
 	free(it.t), free(it.f), free(it.a);

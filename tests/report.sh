@@ -138,14 +138,14 @@ if [ -z "$chromium" ]; then
 	exit
 fi
 
-# ResNet-50 at 64 GPUs: ten strategies, two plots, all computed
+# ResNet-50 at 64 GPUs: eleven strategies, two plots, all computed
 render "$tmp/r.html"
 [ -s "$tmp/probe.txt" ] || fail "the probe wrote nothing"
 want charts 4
-want series 20
+want series 22
 want recommended_points 2
-want bar_rows 10
-want memory_rows 10
+want bar_rows 11
+want memory_rows 11
 want recommended_bars 1
 want recommended_table_rows 1
 want capacity_lines 1

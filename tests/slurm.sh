@@ -154,7 +154,7 @@ args="ORACLEC=$ORACLEC GPUS=1\\ 4 SYSTEMS=abci\\ dgx-a100"
 grep -q '^job array [0-9]*: 12 cells$' "$tmp/out" || fail "not a job array of 12 cells"
 cmp -s "$tmp/local/batch/summary.csv" "$tmp/slurm/batch/summary.csv" ||
 	fail "summary.csv differs from make's"
-[ "$(wc -l <"$tmp/slurm/batch/summary.csv")" -eq 81 ] || fail "not 80 rows and a header"
+[ "$(wc -l <"$tmp/slurm/batch/summary.csv")" -eq 89 ] || fail "not 88 rows and a header"
 [ "$(find "$tmp/slurm/batch/out" -name '*.html' | wc -l)" -eq 4 ] || fail "not 4 pages"
 check "make slurm: a job array of 12 cells and the merge write make's summary.csv and the pages"
 

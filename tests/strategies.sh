@@ -69,13 +69,13 @@ check "--nesting: dp is placed data-inner where that is faster, model-inner when
 hint="Try 'oraclec --help' for more information."
 run "$odl" --strategies data,bogus
 want_status 2
-err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc)
+err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc, dps)
 $hint"
 check "--strategies: an unknown name lists the table's strategies"
 
 run "$odl" --grid pipeline=2,filter=4
 want_status 2
-err "oraclec: --grid 'pipeline=2,filter=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline, data+pipeline+filter, data+pipeline+channel)
+err "oraclec: --grid 'pipeline=2,filter=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline, data+pipeline+filter, data+pipeline+channel, data+spatial+pipeline)
 $hint"
 check "--grid: a grid of no strategy lists the table's grids"
 

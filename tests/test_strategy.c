@@ -29,10 +29,11 @@ the_table_names_strategies_and_their_grids(void **state)
 	assert_int_equal(strategy_info[STRAT_DF].grids, GRID_FACTORS);
 	assert_int_equal(strategy_info[STRAT_CHANNEL].grids, GRID_WHOLE);
 	assert_string_equal(strategy_list(buf, sizeof buf),
-			    "data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc");
+			    "data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc, dps");
 	assert_string_equal(grid_shape_list(buf, sizeof buf),
 			    "data, spatial, pipeline, filter, channel, data+filter, data+spatial, "
-			    "data+pipeline, data+pipeline+filter, data+pipeline+channel");
+			    "data+pipeline, data+pipeline+filter, data+pipeline+channel, "
+			    "data+spatial+pipeline");
 	/* a plan's rank order, outer to inner */
 	assert_int_equal(grid_order[0], DIM_DATA);
 	assert_int_equal(grid_order[1], DIM_PIPELINE);
@@ -235,7 +236,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	calls.n = 0;
 	assert_true(strategies_run(g, &an, &o));
 	/* five whole grids of 12, then 12 = 6x2, 4x3, 3x4, 2x6 for each hybrid */
-	assert_int_equal(calls.n, 5 + 4 + 4 + 4 + 3 + 3);
+	assert_int_equal(calls.n, 5 + 4 + 4 + 4 + 3 + 3 + 3);
 	assert_int_equal(calls.kind[2], STRAT_PIPELINE);
 	assert_int_equal(calls.grid[2][DIM_PIPELINE], 12);
 	assert_int_equal(grid_dims(calls.grid[2]), DIM_BIT(DIM_PIPELINE));
@@ -427,6 +428,53 @@ stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channe
 	NEAR(k.t.layer, 4 * col);
 	assert_true(k.t.layer > 0);
 	NEAR(k.t.grad, most);
+}
+
+/* dps: inside each of the 2 stages the convolutions split by rows over 2
+ * GPUs of a node, each doing half a layer's work plus its halo exchange;
+ * the last conv (the last layer with 2 rows or more) gathers the strips.
+ * The stage times and the schedule from halo_time and spatial_gather; the
+ * halos are point-to-point time, the gather a layer collective. */
+static void
+dps_splits_each_stage_by_rows(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 8, .batch_per_gpu = 8,
+			.dataset_size = 800, .sample_bytes = 1000, .micro_batches = 4 };
+	StrategyOpts o = { 0 };
+	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2, [DIM_SPATIAL] = 2 };
+	Group strip = { 2, 2, 1 };
+	Candidate k;
+	double slow = 0, hal = 0, gat = 0, n = 8.0 / 4;
+
+	assert_int_equal(spatial_limit(g, 2), 3);
+	assert_true(strategy_predict(g, &an, &o, STRAT_DPS, grid, &k));
+	assert_true(k.computable);
+	assert_int_equal(k.stages, 2);
+	assert_int_equal(k.grid[DIM_SPATIAL], 2);
+	for (int i = 0, first = 0; i < k.stages; first = k.stage_end[i] + 1, i++) {
+		double t = 0, h = 0, c = 0;
+		for (int j = first; j <= k.stage_end[i]; j++) {
+			const Layer *l = &g->layer[j];
+			double hj = halo_time(&an, g, l, n, 2, false);
+			double cj = j == 3 ? spatial_gather(&an, g, 3, n, strip) : 0;
+			assert_true(hj > 0);
+			t += layer_time(&an, g, l, n, 0.5, false) + layer_time(&an, g, l, n, 0.5, true) +
+			     hj + cj;
+			h += hj, c += cj;
+		}
+		if (t > slow)
+			slow = t, hal = h, gat = c;
+	}
+	NEAR(k.t.compute + k.t.layer + 4 * hal + k.t.bubble, (4 + 2 - 1) * slow);
+	NEAR(k.t.layer, 4 * gat);
+	assert_true(k.t.p2p > 4 * hal * (1 - 1e-9));
+	/* more strips than rows: beyond the limit */
+	grid[DIM_DATA] = 1, grid[DIM_SPATIAL] = 64;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DPS, grid, &k));
+	assert_false(k.computable);
+	assert_string_equal(k.reason, "more GPUs than rows in the first layer's output");
 }
 
 static void
@@ -758,6 +806,7 @@ main(void)
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
 		FX_TEST(dp_is_the_pipeline_twice_with_a_stage_exchange),
 		FX_TEST(dpf_and_dpc_split_each_stage),
+		FX_TEST(dps_splits_each_stage_by_rows),
 		FX_TEST(pipelines_recompute_and_shard_the_optimizer),
 		FX_TEST(one_f_one_b_holds_fewer_micro_batches),
 		FX_TEST(pipeline_bubbles_are_megatrons),
