@@ -95,7 +95,10 @@ struct Mapping; /* model.h */
  * dimension splits every stage's layers), with each stage's time and
  * memory (Candidate.stage_time, stage_mem); cut_after as in StrategyOpts. */
 void pipeline(const Graph *g, const Analysis *an, const struct Mapping *m, Candidate *k,
-	      const bool *cut_after, const int64_t grid[DIM_COUNT]);
+	      const bool *cut_after, const int64_t grid[DIM_COUNT], double beat);
+/* The reason of a grid pipeline() did not partition because a lower
+ * bound on its epoch cannot beat `beat` (an epoch; INFINITY: none). */
+extern const char pipeline_bounded[];
 /* Micro-batches stage i of S holds at its peak under the schedule (v
  * virtual stages when interleaved), of M. */
 double pipeline_held(Schedule sched, int v, int64_t M, int S, int i);

@@ -514,7 +514,7 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_DPF:
 	case STRAT_DPC:
 	case STRAT_DPS:
-		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid);
+		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid, pc->beat);
 		break;
 	case STRAT_COUNT: break;
 	}

@@ -450,9 +450,11 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Can
 	return most;
 }
 
+const char pipeline_bounded[] = "cannot beat the best found (a lower bound on its stages' work)";
+
 void
 pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
-	 const bool *cut_after, const int64_t grid[DIM_COUNT])
+	 const bool *cut_after, const int64_t grid[DIM_COUNT], double beat)
 {
 	int L = g->nlayer;
 	/* the split inside the stages: dpf's filters, dpc's channels or
@@ -528,6 +530,22 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		beyond_limit(k, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 	if (k->reason)
 		goto out;
+	/* A bound: with any M micro-batches the slowest stage takes at least
+	 * the average, sum_i t_i(B / M) / S, and M of them at least
+	 * sum_i t_i(B) / S (a layer's time, its collectives and halos are
+	 * affine in the samples with fixed costs >= 0); the rest of the
+	 * iteration adds to it.  A grid whose epoch at that bound cannot beat
+	 * `beat` is not partitioned. */
+	if (beat < INFINITY) {
+		double lb = 0;
+		layer_costs(g, an, (double)B, &c);
+		for (int i = 0; i < L; i++)
+			lb += c.t[i];
+		if (lb / (double)S * ceil((double)an->dataset_size / (double)Bg) >= beat) {
+			beyond_limit(k, pipeline_bounded);
+			goto out;
+		}
+	}
 again:
 	for (int64_t M = an->micro_batches ? an->micro_batches : 1; M <= B;
 	     M = an->micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {

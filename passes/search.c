@@ -58,6 +58,10 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 
 	so.beat = s->best < INFINITY ? s->best : 0;
 	strategy_predict(g, a, &so, kind, grid, k);
+	if (k->reason == pipeline_bounded) {
+		s->pruned++;
+		return k;
+	}
 	s->evaluated++;
 	if (!k->computable)
 		return k;
