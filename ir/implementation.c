@@ -15,6 +15,7 @@ implementation_defaults(Implementation *im)
 		.send_latency = 10e-6,     /* NCCL send/recv */
 		.staging_bw = 12e9,        /* PCIe Gen3 x16, pinned copies */
 		.halo = "pairwise",
+		.strips = "exact",
 		.after_gather = "split",
 		.model_loader = "process",
 		.loader_workers = 16,      /* torchvision references/classification: -j 16 */
@@ -44,6 +45,8 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"device\" or \"host\"", "transport";
 	if (!word(im->halo, "pairwise", "chain", &im->chain))
 		return *want = "\"pairwise\" or \"chain\"", "halo";
+	if (!word(im->strips, "exact", "halo-rows", &im->halo_rows))
+		return *want = "\"exact\" or \"halo-rows\"", "strips";
 	if (!word(im->after_gather, "split", "replicated", &im->replicated))
 		return *want = "\"split\" or \"replicated\"", "after_gather";
 	if (!word(im->model_loader, "process", "node", &im->node_loader))

@@ -25,6 +25,11 @@ typedef struct Implementation {
 	const char *halo;          /* "pairwise": every strip sends to both
 	                              neighbours at once; "chain": blocking
 	                              sends rank to rank, one after another */
+	const char *strips;        /* spatial: "exact" (each GPU computes 1/p of
+	                              a layer's rows) or "halo-rows" (a strip is
+	                              padded by its exchanged halo rows, so it
+	                              keeps rows an exact split drops, and its
+	                              pooling covers all: ParaDL's chainermnx) */
 	const char *after_gather;  /* spatial: the layers after the gather run
 	                              "split" (data parallel on the group's
 	                              samples) or "replicated" (every GPU on all
@@ -44,7 +49,7 @@ typedef struct Implementation {
 	bool conv_tf32;            /* fp32 convolutions run in TF32 where the GPU
 	                              has it (cuDNN's default in PyTorch) */
 	/* derived from the strings above by implementation_check */
-	bool staged, chain, replicated, node_loader;
+	bool staged, chain, halo_rows, replicated, node_loader;
 } Implementation;
 
 /* implementation.c */

@@ -403,6 +403,67 @@ spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group gr
 					    g->elem_bytes);
 }
 
+/* The strips an implementation with halo rows (Implementation.halo_rows,
+ * ParaDL's chainermnx) computes: a split convolution is unpadded on the
+ * split axis and fed the halo rows its padding asks for (zeros on the edge
+ * GPUs), a split pooling gets K/2 rows from each neighbour and covers all
+ * (Chainer's cover_all), so a strip of r rows gives
+ *
+ *   conv  floor((r + 2 pad - K') / s) + 1      (K' the dilated kernel)
+ *   pool  ceil((r + 2 floor(K/2) - K) / s) + 1
+ *   other r x (its output rows / its input rows)
+ *
+ * from ceil(H / ways) rows of the input: more than the exact 1/ways of a
+ * layer where the halos accumulate (VGG16 on 4 GPUs: 56, 29, 16, 9, 6, 4
+ * rows after its pools where an exact split has 56, 28, 14, 7, 3.5).
+ * share[i] is layer i's strip over its whole output, for i <= split; the
+ * gathered output of layer `split` has ways x its strip rows, which the
+ * first layer with weights after it reads whole (VGG16's fc6: 16 rows of
+ * 512 x 7 where the model has 7).  Returns that growth of the gathered
+ * rows (1 when a global pooling comes first). */
+static double
+strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
+{
+	double *r = xcalloc((size_t)g->ntensor, sizeof *r), growth;
+	const Shape *y;
+
+	*grown = -1;
+	for (int i = 0; i <= split; i++) {
+		const Layer *l = &g->layer[i];
+		const Tensor *x = &g->tensor[l->in[0]];
+		double rin = x->producer < 0 ? ceil((double)x->shape.d[1] / (double)ways)
+					     : r[l->in[0]];
+		double full = (double)g->tensor[l->out[0]].shape.d[1], rout;
+		int64_t k = l->attr.kernel[0], st = l->attr.stride[0];
+		OpClass c = op_info[l->op].cls;
+		if (c == OPC_CONV && k > 0) {
+			int64_t kd = (l->attr.dilation[0] > 0 ? l->attr.dilation[0] : 1) * (k - 1) + 1;
+			rout = floor((rin + 2.0 * (double)l->attr.pad[0] - (double)kd) /
+				     (double)(st > 0 ? st : 1)) + 1;
+		} else if (c == OPC_POOL && k > 0) {
+			rout = ceil((rin + 2.0 * (double)(k / 2) - (double)k) /
+				    (double)(st > 0 ? st : k)) + 1;
+		} else {
+			rout = ceil(rin * full / (double)x->shape.d[1]);
+		}
+		r[l->out[0]] = rout < 1 ? 1 : rout;
+		share[i] = r[l->out[0]] / full;
+	}
+	y = &g->tensor[g->layer[split].out[0]].shape;
+	growth = (double)ways * r[g->layer[split].out[0]] / (double)y->d[1];
+	free(r);
+	for (int i = split + 1; i < g->nlayer; i++) {
+		const Shape *o = &g->tensor[g->layer[i].out[0]].shape;
+		if (g->layer[i].cost.params > 0) {
+			*grown = i;
+			return growth;
+		}
+		if (o->rank >= 2 && o->d[1] == 1 && y->d[1] > 1)
+			return 1; /* a global pooling: one row whatever it read */
+	}
+	return 1;
+}
+
 /* The samples each GPU runs the layers after the gather on: its share of
  * the group's n, or all n where the implementation replicates them. */
 static double
@@ -440,25 +501,58 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 static void
 spatial_at(const Ctx *c, Candidate *k, int split)
 {
+	const Graph *g = c->g;
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
-	double n = (double)B / p1;
+	double n = (double)B / p1, after = after_gather(c, n, ways), growth = 1, W = c->W;
+	double *wshare = NULL, act = 0, kept = 0;
+	int grown = -1;
 
 	k->split = split;
 	k->per_gpu_batch = n / ways;
-	k->t.compute = span_time(c->an, c->g, 0, split, n, 1.0 / ways) +
-		       span_time(c->an, c->g, split + 1, c->g->nlayer - 1,
-				 after_gather(c, n, ways), 1);
+	k->t.compute = span_time(c->an, g, split + 1, g->nlayer - 1, after, 1);
+	if (c->an->impl.halo_rows && ways > 1) {
+		/* strips with their halo rows; the gathered tensor grows, and
+		 * with it the first layer with weights after it */
+		double *share = xcalloc((size_t)split + 1, sizeof *share);
+		growth = strips(g, ways, split, share, &grown);
+		for (int i = 0; i <= split; i++) {
+			double a = (double)g->layer[i].cost.act_bytes;
+			k->t.compute += span_time(c->an, g, i, i, n, share[i]);
+			act += a * share[i], kept += a;
+		}
+		free(share);
+		if (grown >= 0) {
+			const Layer *l = &g->layer[grown];
+			double w = (double)l->cost.params;
+			double kernel = w - (l->attr.bias ? (double)l->attr.filters : 0);
+			k->t.compute += (growth - 1) * span_time(c->an, g, grown, grown, after, 1);
+			W += (growth - 1) * kernel;
+			/* its gradients: the grown kernel and the bias */
+			wshare = xcalloc((size_t)g->nlayer, sizeof *wshare);
+			for (int i = 0; i < g->nlayer; i++)
+				wshare[i] = 1;
+			wshare[grown] = (w + (growth - 1) * kernel) / w;
+		}
+	} else {
+		k->t.compute += span_time(c->an, g, 0, split, n, 1.0 / ways);
+	}
 	k->t.p2p = 0;
 	for (int i = 0; i <= split; i++)
-		k->t.p2p += halo_time(c->an, c->g, &c->g->layer[i], n, ways, c->map.across);
-	k->t.layer = spatial_gather(c->an, c->g, split, n, c->map.model);
-	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / ways, NULL, &k->t.grad_hidden);
-	k->t.update = update_time(c->an, c->W, c->arrays);
-	sharded(c, k, c->W);
-	recompute(c, k, n, after_gather(c, n, ways), ways, split, WORK_ROWS);
+		k->t.p2p += halo_time(c->an, g, &g->layer[i], n, ways, c->map.across);
+	k->t.layer = growth * spatial_gather(c->an, g, split, n, c->map.model);
+	k->t.grad = grad_time(c->an, g, c->map.grad, n / ways, wshare, &k->t.grad_hidden);
+	k->t.update = update_time(c->an, W, c->arrays);
+	sharded(c, k, W);
+	recompute(c, k, n, after, ways, split, WORK_ROWS);
 	/* each sample is loaded once per model-parallel group */
 	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
-	memory(c, k, c->W, n, 1.0 / ways);
+	/* a strip keeps its rows' activations (more than 1/ways of the split
+	 * layers' with halo rows), the rest 1/ways as before */
+	memory(c, k, W, n,
+	       kept > 0 ? (act + ((double)g->total.act_bytes - kept) / ways) /
+				  (double)g->total.act_bytes
+			: 1.0 / ways);
+	free(wshare);
 }
 
 static void
