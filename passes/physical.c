@@ -431,8 +431,9 @@ strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
 	for (int i = 0; i <= split; i++) {
 		const Layer *l = &g->layer[i];
 		const Tensor *x = &g->tensor[l->in[0]];
-		double rin = x->producer < 0 ? ceil((double)x->shape.d[1] / (double)ways)
-					     : r[l->in[0]];
+		double rin = x->producer >= 0 ? r[l->in[0]]
+			     : x->shape.rank >= 2 ? ceil((double)x->shape.d[1] / (double)ways)
+						  : 1;
 		double full = (double)g->tensor[l->out[0]].shape.d[1], rout;
 		int64_t k = l->attr.kernel[0], st = l->attr.stride[0];
 		OpClass c = op_info[l->op].cls;
@@ -443,8 +444,10 @@ strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
 		} else if (c == OPC_POOL && k > 0) {
 			rout = ceil((rin + 2.0 * (double)(k / 2) - (double)k) /
 				    (double)(st > 0 ? st : k)) + 1;
-		} else {
+		} else if (x->shape.rank >= 2 && x->shape.d[1] > 0) {
 			rout = ceil(rin * full / (double)x->shape.d[1]);
+		} else { /* no rows to follow */
+			rout = ceil(full / (double)ways);
 		}
 		r[l->out[0]] = rout < 1 ? 1 : rout;
 		share[i] = r[l->out[0]] / full;
