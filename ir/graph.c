@@ -138,6 +138,16 @@ graph_last_use(const Graph *g, int *last)
 				last[g->layer[i].in[j]] = i;
 }
 
+int64_t
+layer_kernel_params(const Layer *l)
+{
+	OpClass c = op_info[l->op].cls;
+
+	if ((c == OPC_CONV || c == OPC_FC) && l->attr.bias)
+		return l->cost.params - l->attr.filters;
+	return l->cost.params;
+}
+
 /* Element-wise: a scaling, a mask added, a cast, dropout. */
 static bool
 elementwise(const Layer *l)

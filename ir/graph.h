@@ -272,6 +272,9 @@ void graph_last_use(const Graph *g, int *last);
  * softmax, and the element-wise layers after it (dropout) up to the
  * product with V -- what selective recomputation recomputes. */
 int graph_attention(const Graph *g, bool *core);
+/* Layer l's trained elements but a conv's or fc's bias: the weight
+ * tensor C x F x K x K (all of them for any other kind). */
+int64_t layer_kernel_params(const Layer *l);
 void layer_set_inputs(Graph *g, int l, const int *in, int nin);
 int layer_add_output(Graph *g, int l, const char *tensor_name);
 int op_lookup(const char *name); /* -1 if unknown */

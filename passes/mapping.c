@@ -82,14 +82,13 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 		m->per_node = g;
 	}
 	m->in_node = min64(m->gpus, g);
+	m->grad = grad_group(grid, m->gpus, m->q, g);
 	if (m->nest == NEST_MODEL_INNER) {
 		m->model = (Group){ m->q, min64(m->q, g), 1 };
 		m->split = (Group){ t, min64(t, g), 1 };
-		m->grad = grad_group(grid, m->gpus, m->q, g);
 	} else {
 		m->model = strided(m->q, m->replicas, g);
 		m->split = strided(t, m->replicas, g);
-		m->grad = grad_group(grid, m->gpus, m->q, g);
 		if (m->grad.size < m->gpus) /* a shard's replicas: one block */
 			m->grad = (Group){ m->replicas, min64(m->replicas, g), 1 };
 	}

@@ -86,6 +86,10 @@ double split_collective(const Analysis *an, const Graph *g, const Layer *l, Grou
  * on other nodes); and the gather of layer `split`'s output forward and
  * the scatter of its gradient backward over grp. */
 int spatial_limit(const Graph *g, int64_t ways);
+/* Why g cannot be split into `ways` strips (NULL: it can), and the most
+ * strips it takes (*most: the first layer's output rows, 1 for a model
+ * whose layers have dimensions before the channels). */
+const char *spatial_refusal(const Graph *g, int64_t ways, int64_t *most);
 double halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t ways,
 		 bool across);
 double spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp);

@@ -92,13 +92,7 @@ c_of(const Sums *s, const Layer *l)
 static double
 w_of(const Layer *l)
 {
-	OpClass c = op_info[l->op].cls;
-
-	if (l->op == OP_BATCHNORM)
-		return 0;
-	if ((c == OPC_CONV || c == OPC_FC) && l->attr.bias)
-		return (double)(l->cost.params - l->attr.filters);
-	return (double)l->cost.params;
+	return l->op == OP_BATCHNORM ? 0 : (double)layer_kernel_params(l);
 }
 
 /* WU_l: 2 |w_l| over the peak (ParaDL counts the weight gradient as |w|

@@ -345,6 +345,22 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 
 /* ---- spatial ------------------------------------------------------------ */
 
+const char *
+spatial_refusal(const Graph *g, int64_t ways, int64_t *most)
+{
+	*most = g->nlayer ? g->tensor[g->layer[0].out[0]].shape.d[1] : 1;
+	/* rows are the second dimension of [C, H, W]: a model whose layers
+	 * have dimensions before the channels (an ONNX file that merges
+	 * frames or windows with the batch) has them elsewhere */
+	for (int i = 0; i < g->nlayer; i++)
+		if (g->layer[i].attr.lead > 0) {
+			*most = 1;
+			return "layers with dimensions before the channels are not split spatially";
+		}
+	return spatial_limit(g, ways) < 0 ? "more GPUs than rows in the first layer's output"
+					  : NULL;
+}
+
 int
 spatial_limit(const Graph *g, int64_t ways)
 {
@@ -526,8 +542,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 		free(share);
 		if (grown >= 0) {
 			const Layer *l = &g->layer[grown];
-			double w = (double)l->cost.params;
-			double kernel = w - (l->attr.bias ? (double)l->attr.filters : 0);
+			double w = (double)l->cost.params, kernel = (double)layer_kernel_params(l);
 			k->t.compute += (growth - 1) * span_time(c->an, g, grown, grown, after, 1);
 			W += (growth - 1) * kernel;
 			/* its gradients: the grown kernel and the bias */
@@ -564,24 +579,17 @@ spatial(const Ctx *c, Candidate *k)
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
 	int last = spatial_limit(c->g, ways);
 
+	const char *why;
+
 	k->grid[DIM_SPATIAL] = ways;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
 	k->global_batch = B;
-	k->max_gpus = c->g->nlayer ? c->g->tensor[c->g->layer[0].out[0]].shape.d[1] : 1;
+	why = spatial_refusal(c->g, ways, &k->max_gpus);
 	if (p1 > B)
 		return beyond_limit(k, "more data groups than samples in the batch");
-	/* rows are the second dimension of [C, H, W]: a model whose layers
-	 * have dimensions before the channels (an ONNX file that merges
-	 * frames or windows with the batch) has them elsewhere */
-	for (int i = 0; i < c->g->nlayer; i++)
-		if (c->g->layer[i].attr.lead > 0) {
-			k->max_gpus = 1;
-			return beyond_limit(k, "layers with dimensions before the channels are not "
-					 "split spatially");
-		}
-	if (last < 0)
-		return beyond_limit(k, "more GPUs than rows in the first layer's output");
+	if (why)
+		return beyond_limit(k, why);
 	spatial_at(c, k,
 		   c->pc->spatial_split == SPLIT_ALL ? last
 						     : best_split(c, (double)B / p1, ways, last));

@@ -465,6 +465,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	bool channel = inner == DIM_CHANNEL, rows = inner == DIM_SPATIAL;
 	int64_t ways = grid[inner] > 0 ? grid[inner] : 1;
 	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX, most;
+	const char *why;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
 	int64_t Bg = an->global_batch ? an->global_batch : an->batch_per_gpu * p1;
 	int64_t B = Bg / p1;
@@ -493,12 +494,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	for (int i = 0; ways > 1 && !rows && i < L; i++)
 		if (model_split_layer(g, &g->layer[i], channel, &most) && most < limit)
 			limit = most;
-	if (rows) { /* the first layer's output rows, as spatial's */
-		limit = L ? g->tensor[g->layer[0].out[0]].shape.d[1] : 1;
-		for (int i = 0; i < L; i++)
-			if (g->layer[i].attr.lead > 0)
-				limit = 1;
-	}
+	why = rows ? spatial_refusal(g, ways, &limit) : NULL;
 	k->grid[DIM_PIPELINE] = S;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
@@ -517,10 +513,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	else if (S > it.n)
 		beyond_limit(k, cut_after ? "more stages than blocks to cut between"
 				    : "more stages than layers");
-	else if (rows && limit == 1)
-		beyond_limit(k, "layers with dimensions before the channels are not split spatially");
-	else if (rows && c.last < 0)
-		beyond_limit(k, "more GPUs than rows in the first layer's output");
+	else if (why)
+		beyond_limit(k, why);
 	else if (ways > limit)
 		beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
 					: "more GPUs than the fewest filters of a layer");
