@@ -28,6 +28,9 @@ static const Builtin builtin[] = {
 	  "    raw_sample = 62us;          // tools/measure_loader.py, \"raw\"\n"
 	  "    overlap_grad = true;        // DDP all-reduces buckets during backward\n"
 	  "    bucket = 25MB;              // DDP bucket_cap_mb default\n"
+	  "    depthwise = \"aten\";        // ATen's select_conv_backend: cuDNN for\n"
+	  "                                // channels-last or fp16 inputs, else its own\n"
+	  "                                // DepthwiseConv2d.cu kernels\n"
 	  "    conv_tf32 = true;           // torch.backends.cudnn.allow_tf32 defaults to True\n"
 	  "}\n" },
 	{ "chainermn-paradl",
@@ -63,6 +66,7 @@ static const Builtin builtin[] = {
 	  "    raw_sample = 62us;\n"
 	  "    overlap_grad = false;       // ChainerMN all-reduces after backward\n"
 	  "    bucket = 25MB;\n"
+	  "    depthwise = \"cudnn\";       // Chainer's grouped Convolution2D calls cuDNN\n"
 	  "    conv_tf32 = false;          // CUDA 9, cuDNN 7: no TF32\n"
 	  "}\n" },
 	{ "horovod",

@@ -23,6 +23,7 @@ implementation_defaults(Implementation *im)
 		.raw_sample = 62e-6,       /* tools/measure_loader.py, "raw" */
 		.overlap_grad = true,
 		.bucket = 25e6,            /* DDP's bucket_cap_mb = 25 */
+		.depthwise = "aten",       /* PyTorch's convolution selector */
 		.conv_tf32 = true,
 	};
 }
@@ -51,6 +52,8 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"split\" or \"replicated\"", "after_gather";
 	if (!word(im->model_loader, "process", "node", &im->node_loader))
 		return *want = "\"process\" or \"node\"", "model_loader";
+	if (!word(im->depthwise, "cudnn", "aten", &im->aten_depthwise))
+		return *want = "\"cudnn\" or \"aten\"", "depthwise";
 	if (im->loader_workers < 1)
 		return *want = "at least 1", "loader_workers";
 	return NULL;

@@ -46,10 +46,16 @@ typedef struct Implementation {
 	bool overlap_grad;         /* gradient all-reduce in buckets, started as
 	                              backward produces them */
 	double bucket;             /* bytes per gradient bucket */
+	const char *depthwise;     /* 2-D depthwise convolutions: "cudnn", or
+	                              "aten" as PyTorch selects: cuDNN for
+	                              channels-last or fp16 tensors, its own
+	                              CUDA kernels otherwise, whose weight
+	                              gradient re-reads its operands once per
+	                              filter tap (docs/model.md) */
 	bool conv_tf32;            /* fp32 convolutions run in TF32 where the GPU
 	                              has it (cuDNN's default in PyTorch) */
 	/* derived from the strings above by implementation_check */
-	bool staged, chain, halo_rows, replicated, node_loader;
+	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise;
 } Implementation;
 
 /* implementation.c */

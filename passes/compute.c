@@ -27,16 +27,36 @@
 #include "passes/model.h"
 #include "passes/passes.h"
 
+/* Whether layer l is a 2-D depthwise convolution that PyTorch runs in its
+ * own kernels (aten/src/ATen/native/cuda/DepthwiseConv2d.cu) rather than in
+ * cuDNN.  Depthwise as ATen's ConvParams::is_depthwise: groups > 1, one
+ * input channel per group.  ATen's use_cudnn_depthwise takes cuDNN for
+ * channels-last tensors and for fp16 ones (after a workload table that picks
+ * cuDNN for most shapes at batches of 32 and more; oraclec takes cuDNN for
+ * every fp16 one), its own kernels for fp32, TF32 runs and bf16. */
+static bool
+aten_depthwise(const Analysis *an, const Graph *g, const Layer *l, bool fp16)
+{
+	const Shape *x;
+
+	if (!an->impl.aten_depthwise || l->op != OP_CONV || l->attr.nspatial != 2 ||
+	    l->attr.groups <= 1 || g->channels_last || fp16)
+		return false;
+	x = &g->tensor[l->in[0]].shape;
+	return x->rank > l->attr.lead && x->d[l->attr.lead] == l->attr.groups;
+}
+
 /* The number format layer l computes in: the precision's, but for the
  * convolutions of an fp32 run on a GPU with TF32 under an implementation
- * that allows it (PyTorch: cudnn.allow_tf32). */
+ * that allows it (PyTorch: cudnn.allow_tf32) -- cuDNN's, not the depthwise
+ * kernels ATen runs on the CUDA cores. */
 static Dtype
-dtype(const Analysis *an, const Layer *l)
+dtype(const Analysis *an, const Graph *g, const Layer *l)
 {
 	Dtype dt = precision_dtype(an->prec, l->cost.macs > 0);
 
 	if (dt == DT_FP32 && an->impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
-	    an->sys->peak[DT_TF32] > 0)
+	    an->sys->peak[DT_TF32] > 0 && !aten_depthwise(an, g, l, false))
 		return DT_TF32;
 	return dt;
 }
@@ -70,8 +90,10 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 {
 	const System *s = an->sys;
 	const Cost *c = &l->cost;
-	Dtype dt = dtype(an, l);
-	double peak = s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32];
+	Dtype dt = dtype(an, g, l);
+	bool aten = aten_depthwise(an, g, l, dt == DT_FP16);
+	/* ATen's depthwise kernels run on the CUDA cores */
+	double peak = s->peak[dt] > 0 && !aten ? s->peak[dt] : s->peak[DT_FP32];
 	double flops = (double)(bwd ? c->flops_bwd : c->flops_fwd) * n * share;
 	/* bytes_fwd counts the weights once per sample; they are read once */
 	double wbytes = (double)c->params * g->elem_bytes;
@@ -80,7 +102,17 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
 	double act = ((double)c->bytes_fwd - wbytes) * narrow * n * share * (bwd ? 2 : 1) *
 		     memory_passes(l, bwd);
-	double bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
+	double bytes;
+
+	/* ATen's depthwise backward: the input gradient as any layer's (read
+	 * dy, write dx: the forward's bytes), and a weight gradient of one
+	 * thread block per channel and filter tap, each reading the tap's
+	 * input and the output gradient over the whole batch: 2 k_h k_w
+	 * reads of the output's size (conv_depthwise2d_grad_weight_kernel) */
+	if (aten && bwd)
+		act = act / 2 + 2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
+				    (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
+	bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = flops / (peak * efficiency(s, l));
 	double tm = bytes / (s->mem_bw * s->eff_mem);
 	/* Tensor cores work on NHWC: on PyTorch's default NCHW tensors cuDNN
@@ -90,7 +122,7 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	 * Layouts In Memory"; ~30 % of ResNet-50's step on V100 and A100 per
 	 * MosaicML's channels-last method card) */
 	double tt = op_info[l->op].cls == OPC_CONV && dt != DT_FP32 && s->peak[dt] > 0 &&
-			    !g->channels_last && act > 0
+			    !g->channels_last && !aten && act > 0
 			    ? 2 * act / (s->mem_bw * s->eff_mem)
 			    : 0;
 

@@ -338,6 +338,54 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nhwc);
 }
 
+/* ATen's depthwise weight gradient (PyTorch, NCHW, fp32/TF32): one block
+ * per channel and tap reads the tap's input and the output gradient, so
+ * backward moves the input gradient's bytes (read dy, write dx: the
+ * forward's (16,384 + 16,384) x 4 = 131,072 per sample) plus 2 x 3 x 3 x
+ * 16,384 x 4 = 1,179,648; cuDNN's TF32 kernels move 2 x 131,072 and
+ * transpose twice that (test below): 786,432.  At 512 samples on
+ * dgx-a100 the difference is 512 x (1,310,720 - 786,432) bytes over
+ * 2039e9 x 0.85 B/s.  ATen's kernels skip the transposes: forward, the
+ * cuDNN time less 2 x 131,072 x 512 bytes.  Channels-last, fp16 and a
+ * grouped conv of 4 channels a group are cuDNN's. */
+static void
+aten_depthwise_weight_gradient_rereads_per_tap(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 16x32x32;\n"
+			      "  c = conv(x, 16, kernel=3, pad=1, groups=16); }", PASS_MEMORY);
+	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
+	Analysis an = { .sys = s, .impl = fx_impl(s), .prec = PREC_TF32 };
+	double bw = 2039e9 * 0.85, aten, cudnn, fwd;
+
+	assert_non_null(g);
+	assert_non_null(s);
+	assert_true(an.impl.aten_depthwise);
+	assert_int_equal(g->layer[0].cost.bytes_fwd - g->layer[0].cost.params * 4, 131072);
+	aten = layer_time(&an, g, &g->layer[0], 512, 1, true);
+	fwd = layer_time(&an, g, &g->layer[0], 512, 1, false);
+	an.impl.aten_depthwise = false;
+	cudnn = layer_time(&an, g, &g->layer[0], 512, 1, true);
+	NEAR(aten - cudnn, 512.0 * (1310720 - 786432) / bw);
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false) - fwd, 2 * 512.0 * 131072 / bw);
+	an.impl.aten_depthwise = true;
+	g->channels_last = true;
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, true), cudnn - 512.0 * 4 * 131072 / bw);
+	g->channels_last = false;
+	an.prec = PREC_AMP_FP16;
+	an.impl.aten_depthwise = false;
+	cudnn = layer_time(&an, g, &g->layer[0], 512, 1, true);
+	an.impl.aten_depthwise = true;
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, true), cudnn);
+
+	g = fx_run(fx, "model m { input x: 16x32x32;\n"
+		       "  c = conv(x, 16, kernel=3, pad=1, groups=4); }", PASS_MEMORY);
+	an.prec = PREC_TF32;
+	aten = layer_time(&an, g, &g->layer[0], 512, 1, true);
+	an.impl.aten_depthwise = false;
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, true), aten);
+}
+
 /* Filter parallelism stops at the fewest filters (16 here), channel at
  * the fewest input channels after the first layer (16). */
 static void
@@ -610,6 +658,7 @@ main(void)
 		FX_TEST(filter_and_channel_are_limited_by_the_narrowest_layer),
 		FX_TEST(pipeline_partition_balances_equal_layers),
 		FX_TEST(paper_mode_is_table_iii),
+		FX_TEST(aten_depthwise_weight_gradient_rereads_per_tap),
 		FX_TEST(tensor_core_convolutions_pay_nchw_transposes),
 		FX_TEST(layers_with_leading_dimensions_are_split_by_their_channels),
 		FX_TEST(sends_are_staged_through_the_host_where_the_implementation_does),
