@@ -206,12 +206,17 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 	for (int i = 0; i < g->nlayer; i++) {
 		json_t *e = json_object(), *split = json_object();
 		set(e, "layer", jstr(g->layer[i].name));
-		set(split, grid_dim_name[dim[pl->mode[i]]], json_integer(an->gpus));
+		int64_t d = pl->degree[i];
+		if (an->gpus / d > 1) /* the groups that share the samples */
+			set(split, grid_dim_name[DIM_DATA], json_integer(an->gpus / d));
+		if (pl->mode[i] != PL_DATA)
+			set(split, grid_dim_name[dim[pl->mode[i]]], json_integer(d));
 		set(e, "split", split);
 		json_array_append_new(a, e);
 	}
 	set(root, "per_layer", a);
 	set(sum, "blocks", json_integer(pl->nblocks));
+	set(sum, "choices_per_block", json_integer(pl->nstates));
 	set(sum, "global_batch", json_integer((json_int_t)pl->global_batch));
 	set(sum, "iteration_s", json_real(pl->time));
 	set(sum, "memory_per_gpu_bytes", bytes_json(pl->memory));

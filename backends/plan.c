@@ -37,6 +37,7 @@ plan_per_layer(const Graph *g, const Analysis *an, const Placement *pl)
 	json_t *o, *mods;
 	const char *last = NULL;
 	PerLayerMode mode = PL_DATA;
+	int64_t d = 1;
 
 	if (!p || !p->done)
 		return json_null();
@@ -47,14 +48,18 @@ plan_per_layer(const Graph *g, const Analysis *an, const Placement *pl)
 	for (int i = 0; i < g->nlayer; i++) {
 		const char *m = pl->mod.fqn[i];
 		json_t *e;
-		if (!*m || (last && strcmp(last, m) == 0 && mode == p->mode[i]))
+		if (!*m || (last && strcmp(last, m) == 0 && mode == p->mode[i] && d == p->degree[i]))
 			continue; /* root code, or the module's split again */
 		last = m;
 		mode = p->mode[i];
+		d = p->degree[i];
 		e = json_object();
 		set(e, "module", jstr(m));
 		set(e, "first_layer", jstr(g->layer[i].name));
 		set(e, "split", jstr(per_layer_mode_name[mode]));
+		/* the GPUs that split it; world_size / degree groups of them
+		 * share the samples */
+		set(e, "degree", json_integer(d));
 		json_array_append_new(mods, e);
 	}
 	set(o, "modules", mods);

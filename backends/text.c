@@ -316,9 +316,18 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 			      : "");
 	for (int i = 0; i < g->nlayer;) {
 		int j = i;
-		while (j + 1 < g->nlayer && pl->mode[j + 1] == pl->mode[i])
+		char how[64];
+		while (j + 1 < g->nlayer && pl->mode[j + 1] == pl->mode[i] &&
+		       pl->degree[j + 1] == pl->degree[i])
 			j++;
-		fprintf(f, "  %-8s layers %d-%d (", per_layer_mode_name[pl->mode[i]], i, j);
+		/* a mode on all GPUs by its name; on fewer, the grid */
+		if (pl->mode[i] == PL_DATA || pl->degree[i] == an->gpus)
+			snprintf(how, sizeof how, "%s", per_layer_mode_name[pl->mode[i]]);
+		else
+			snprintf(how, sizeof how, "data=%lld x %s=%lld",
+				 (long long)(an->gpus / pl->degree[i]), per_layer_mode_name[pl->mode[i]],
+				 (long long)pl->degree[i]);
+		fprintf(f, "  %-8s layers %d-%d (", how, i, j);
 		esc_text(f, g->layer[i].name);
 		fputs(" .. ", f);
 		esc_text(f, g->layer[j].name);

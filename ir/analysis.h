@@ -156,7 +156,12 @@ extern const char *const per_layer_mode_name[PL_MODES];
 typedef struct PerLayer {
 	bool done;                /* false: no assignment (one GPU, or none fits) */
 	PerLayerMode *mode;       /* per layer */
+	int64_t *degree;          /* per layer: the GPUs that split it (1 for
+	                             data); gpus / degree groups of them share
+	                             the samples */
 	int nblocks;              /* the chain of blocks it chose over */
+	int nstates;              /* the choices per block: data, and each
+	                             split mode at each divisor d >= 2 of p */
 	int count[PL_MODES];      /* layers in each mode */
 	double time;              /* per iteration, under the per-layer model */
 	double memory;            /* per GPU at the peak, bytes */

@@ -345,4 +345,15 @@ for k in generic pytorch; do
 done
 check "--per-layer plans: each module's split (VGG16: convolutions data, fc2 filter)"
 
+# --per-layer degrees: VGG16 on 64 GPUs splits its fully connected layers
+# over 16 GPUs in 4 groups sharing the samples (JSON split {data, filter})
+"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 64 --per-layer --plan generic -q -o "$tmp/pl64" \
+	2>>"$tmp/err" || fail "exit status $?"
+grep -A3 '"module": "fc2"' "$tmp/pl64" | grep -q '"degree": 16' || fail "fc2 is not split over 16 GPUs"
+grep -A3 '"module": "stage1.conv"' "$tmp/pl64" | grep -q '"degree": 1' || fail "the first conv is not data"
+"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 64 --per-layer -f json -q -o "$tmp/pl64.json" 2>>"$tmp/err"
+[ "$(jq -c '.per_layer[] | select(.layer == "fc2") | .split' "$tmp/pl64.json")" = '{"data":4,"filter":16}' ] ||
+	fail "fc2's JSON split is not data=4 x filter=16"
+check "--per-layer degrees: VGG16 on 64 GPUs, fc2 data=4 x filter=16 (plan degree 16, JSON split)"
+
 finish
