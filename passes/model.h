@@ -76,6 +76,11 @@ void beyond_limit(Candidate *k, const char *reason);
 /* Whether a filter (or channel) split divides layer l's work, and into at
  * most how many ways (its filters, or input channels). */
 bool model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *ways);
+/* The parameters one of `ways` GPUs holds of a layer split by filter (1/ways
+ * of its weights and bias) or by channel (1/ways of its weights, the whole
+ * bias, added after the partial outputs are summed: Megatron's
+ * RowParallelLinear, PyTorch's RowwiseParallel). */
+double split_params(const Layer *l, bool channel, double ways);
 /* The forward and backward collectives of split layer l over grp, on n
  * samples, as the implementation runs them. */
 double split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,

@@ -121,6 +121,10 @@ void search_end(Search *s);
 /* perlayer.c: each block of layers' own split of an's GPUs, by dynamic
  * programming over the chain of blocks (requires PASS_TIMING). */
 bool per_layer_run(const Graph *g, const Analysis *an, PerLayer *out);
+/* For tests: the least per-layer time by enumerating every assignment
+ * (NAN beyond 1e7 of them); *programme, the least as the programme's
+ * tables have it. */
+double per_layer_exhaustive(const Graph *g, const Analysis *an, double *programme);
 
 /* recompute.c: the segments of k layers (k = 0: the k that keeps least)
  * of g (PASS_MEMORY done) into r. */

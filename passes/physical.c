@@ -268,6 +268,14 @@ model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *ways)
 }
 
 double
+split_params(const Layer *l, bool channel, double ways)
+{
+	double kernel = channel ? (double)layer_kernel_params(l) : (double)l->cost.params;
+
+	return kernel / ways + ((double)l->cost.params - kernel);
+}
+
+double
 split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,
 		 bool channel)
 {
@@ -326,13 +334,17 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 					 : "more GPUs than the fewest filters of a layer");
 	k->per_gpu_batch = n;
 	k->t.compute = split_compute(c, n, ways, channel);
-	local_w = split_w / ways + (c->W - split_w);
+	local_w = c->W - split_w;
 	wshare = xcalloc((size_t)c->g->nlayer + 1, sizeof *wshare);
-	for (int i = 0; i < c->g->nlayer; i++)
-		wshare[i] = split_layer(&c->g->layer[i]) &&
-					    !(channel && reads_input(c->g, &c->g->layer[i]))
-				    ? 1.0 / ways
-				    : 1;
+	for (int i = 0; i < c->g->nlayer; i++) {
+		const Layer *l = &c->g->layer[i];
+		int64_t most;
+		wshare[i] = 1;
+		if (!model_split_layer(c->g, l, channel, &most) || l->cost.params <= 0)
+			continue;
+		local_w += split_params(l, channel, (double)ways);
+		wshare[i] = split_params(l, channel, (double)ways) / (double)l->cost.params;
+	}
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
 	free(wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);

@@ -230,7 +230,8 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 					      : 0;
 		c->redo[i] = redo ? fwd : 0;
 		c->t[i] = fwd + layer_time(an, g, l, n, share, true) + c->col[i] + c->redo[i];
-		c->w[i] = (double)l->cost.params * (rows ? 1 : share);
+		c->w[i] = rows || share >= 1 ? (double)l->cost.params
+					     : split_params(l, c->inner == DIM_CHANNEL, (double)c->ways);
 		c->f[i] = c->w[i] * per_w;
 		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)l->cost.act_bytes) * n *
 			  (rows ? share : 1);

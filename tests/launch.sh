@@ -7,8 +7,10 @@
 # ResNet-50 under 1F1B, each stage keeping as many micro-batches at once as
 # oraclec's plan says it holds, ViT-B/16 cut between encoder blocks), the
 # hybrid dp (2 replicas of a 2-stage pipeline on 4 ranks), ZeRO-1 (the
-# optimizer state sharded as oraclec predicts), every parameter after the
-# step, plans the launcher does not run (filter, FSDP), and the check
+# optimizer state sharded as oraclec predicts), filter and channel splits
+# (each rank holding oraclec's parameters), df, a per-layer plan (AlexNet),
+# every parameter after the step, plans the launcher does not run
+# (spatial, FSDP), and the check
 # catching a wrong plan (a micro-batch count the batch does not divide is
 # refused by oraclec; a plan edited to cut at no module is refused by the
 # launcher).  Skipped where no python3 with torch and torchvision is found
@@ -143,12 +145,51 @@ grep -q "the plan shards with FSDP (FULL_SHARD), which this launcher does not ru
 	fail "no message"
 check "an FSDP plan (ZeRO-3) is refused with a message"
 
+# filter and channel splits: each rank holds its rows (columns) of every
+# conv and fc weight, as many parameters as oraclec's weights per GPU say
+# (the BatchNorm-keeping export has torchvision's parameters: BN whole on
+# every rank; a channel split keeps the bias whole)
+keepbn=$zoo/resnet18_keepbn.onnx
+[ -f "$keepbn" ] || keepbn=$srcdir/tests/data/onnx/resnet18_keepbn.onnx
+for g in filter=2 channel=2; do
+	plan "$keepbn" $g
+	launch resnet18 --image-size 64
+	held=$(sed -n 's/^parameters per rank (elements): //p' "$tmp/out")
+	want=$("$ORACLEC" "$keepbn" --grid $g -f json -q 2>>"$tmp/err" |
+		"$py" -c 'import json, sys; print(int(json.load(sys.stdin)["strategies"][0]["memory"]["weights"] / 4))')
+	[ "$held" = "$want $want" ] || fail "ranks hold '$held' parameters, oraclec: $want each"
+	check "ResNet-18, $g: the split layers equal one process; each rank holds oraclec's $want parameters"
+done
+
 plan "$resnet18" data=2,filter=2
+launch resnet18 --image-size 64
+check "ResNet-18, df (data=2,filter=2) on 4 ranks: the shards' replicas summed, equal to one process"
+
+# a per-layer plan: AlexNet on 4 ranks, the convolutions data parallel,
+# the classifier split (channel, filter, channel), redistributed between
+alexnet=$zoo/alexnet.onnx
+[ -f "$alexnet" ] || alexnet=$srcdir/tests/data/onnx/alexnet.onnx
+"$ORACLEC" "$alexnet" -g 4 --per-layer --plan pytorch -q -o "$tmp/plan.json" 2>"$tmp/err" ||
+	fail "oraclec --per-layer --plan pytorch: exit status $?"
+grep -A3 '"module": "classifier.4"' "$tmp/plan.json" | grep -q '"split": "filter"' ||
+	fail "classifier.4 is not split by filter"
+launch alexnet --image-size 64 --batch 8
+check "AlexNet, per-layer on 4 ranks (convolutions data, classifier channel/filter/channel): equal to one process"
+
+# degrees: the same plan with the classifier split over 2 ranks in 2 groups
+# (data=2 x channel/filter=2), its activations redistributed between the
+# data-parallel convolutions and the groups
+sed 's/"degree": 4/"degree": 2/' "$tmp/plan.json" >"$tmp/p2.json"
+mv "$tmp/p2.json" "$tmp/plan.json"
+launch alexnet --image-size 64 --batch 8
+check "AlexNet, per-layer with the classifier split over 2 ranks in 2 groups: equal to one process"
+
+plan "$resnet18" spatial=2
 "$py" -m oraclec.launch --plan "$tmp/plan.json" --model torchvision:resnet18 --check \
 	--image-size 64 >"$tmp/out" 2>"$tmp/err"
-[ $? -ne 0 ] || fail "a filter split ran"
-grep -q "mesh dimension filter is not run by this launcher" "$tmp/err" || fail "no message"
-check "a filter split is refused with a message (not run by the launcher yet)"
+[ $? -ne 0 ] || fail "a spatial split ran"
+grep -q "mesh dimension spatial is not run by this launcher" "$tmp/err" || fail "no message"
+check "a spatial split is refused with a message (not run by the launcher yet)"
 
 plan "$resnet18" pipeline=2 --micro-batches 2 -b 2
 sed 's/"layer[0-9.]*": "BEGINNING"/"nothing.here": "BEGINNING"/' "$tmp/plan.json" >"$tmp/p2.json"

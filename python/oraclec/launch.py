@@ -24,6 +24,14 @@ otherwise).  The plan's device mesh says what each rank does:
             over the data ranks (ZeroRedundancyOptimizer); it prints the
             parameter elements whose state each rank keeps.  FSDP plans
             (--zero 2 and 3) are refused: not run yet.
+  filter, channel, per_layer
+            the traced model's Conv2d and Linear layers split over groups
+            of consecutive ranks (by output channels: rows of the weight,
+            outputs all-gathered; by input channels: columns, partial
+            outputs all-reduced), each node at the plan's degree, the
+            activations redistributed between degrees (see "filter and
+            channel splits" below); it prints the parameters each rank
+            holds.
 
 Every rank then takes an SGD step (lr 0.01, momentum 0.9) on the
 parameters it holds.
@@ -306,6 +314,272 @@ def pipeline_step(gm, plan, me, members, x, y, total):
     return loss_sum, stage, peak
 
 
+# ---- filter and channel splits, uniform or per layer ----------------------
+#
+# Every node of the traced graph gets a degree d (a divisor of the world):
+# the ranks form groups of d consecutive ranks, and group k holds samples
+# [k n, (k + 1) n) of the batch, n = B d / world (data parallelism is
+# d = 1).  A Conv2d or Linear node split by filter holds rows lo:hi of its
+# weight (its output channels), by channel columns lo:hi (its input
+# channels); the other nodes run whole on their group's samples.  Between
+# nodes of different degrees the activation is redistributed.  These are
+# Megatron's f and g operators and an all-gather, on process groups.
+
+WORLD = {"rank": 0, "size": 1, "groups": {}}
+
+
+def split_group(d, rank):
+    """The process group of the d consecutive ranks this rank is in (every
+    rank creates every group, in the same order)."""
+    n = WORLD["size"]
+    mine = None
+    for k in range(n // d):
+        key = ("split", d, k)
+        if key not in WORLD["groups"]:
+            WORLD["groups"][key] = dist.new_group(list(range(k * d, (k + 1) * d)))
+        if k == rank // d:
+            mine = WORLD["groups"][key]
+    return mine
+
+
+def shard_group(d, rank):
+    """The ranks at this rank's position in every group of d: the
+    replicas of its shard, whose gradients are summed."""
+    n = WORLD["size"]
+    mine = None
+    for pos in range(d):
+        key = ("shard", d, pos)
+        if key not in WORLD["groups"]:
+            WORLD["groups"][key] = dist.new_group(list(range(pos, n, d)))
+        if pos == rank % d:
+            mine = WORLD["groups"][key]
+    return mine
+
+
+class _Copy(torch.autograd.Function):
+    """Identity forward; backward, the input gradient's partial sums (each
+    rank's shard contributes its part) all-reduced over the group."""
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        g = g.clone()
+        dist.all_reduce(g, group=ctx.group)
+        return g, None
+
+
+class _Reduce(torch.autograd.Function):
+    """Partial outputs (each rank's input channels) summed over the group
+    forward; identity backward."""
+    @staticmethod
+    def forward(ctx, y, group):
+        y = y.clone()
+        dist.all_reduce(y, group=group)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class _Gather(torch.autograd.Function):
+    """Each rank's output channels all-gathered along `dim` forward;
+    backward, its own slice of the gradient (the same on every rank of the
+    group: what follows runs whole on each)."""
+    @staticmethod
+    def forward(ctx, y, group, d, dim):
+        parts = [torch.empty_like(y) for _ in range(d)]
+        dist.all_gather(parts, y.contiguous(), group=group)
+        ctx.dim, ctx.n, ctx.pos = dim, y.shape[dim], WORLD["rank"] % d
+        return torch.cat(parts, dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.narrow(ctx.dim, ctx.pos * ctx.n, ctx.n).contiguous(), None, None, None
+
+
+class _Samples(torch.autograd.Function):
+    """An activation from the samples of this rank's group of d1 to those
+    of its group of d2: every rank's piece all-gathered, this rank's
+    samples taken.  Backward the same with the gradients, each sample's
+    taken from the first rank of a group of d2 that holds it (a group's
+    ranks hold the same gradient)."""
+    @staticmethod
+    def forward(ctx, x, d1, d2):
+        n, r = WORLD["size"], WORLD["rank"]
+        parts = [torch.empty_like(x) for _ in range(n)]
+        dist.all_gather(parts, x.contiguous())
+        full = torch.cat(parts[::d1], 0)
+        m = full.shape[0] * d2 // n
+        ctx.d1, ctx.d2, ctx.rows = d1, d2, x.shape[0]
+        return full[(r // d2) * m:(r // d2 + 1) * m].clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        n, r = WORLD["size"], WORLD["rank"]
+        parts = [torch.empty_like(g) for _ in range(n)]
+        dist.all_gather(parts, g.contiguous())
+        full = torch.cat(parts[::ctx.d2], 0)
+        return full[(r // ctx.d1) * ctx.rows:(r // ctx.d1 + 1) * ctx.rows].clone(), None, None
+
+
+def to_samples(x, d1, d2):
+    return _Samples.apply(x, d1, d2)
+
+
+class Split(nn.Module):
+    """A Conv2d or Linear split `mode` ("filter": output channels,
+    "channel": input channels) over the d ranks of a group: it holds its
+    rows (or columns) lo:hi of the weight, and the bias's rows (filter) or
+    the whole bias (channel, added after the sum)."""
+
+    def __init__(self, m, name, mode, d):
+        super().__init__()
+        conv = isinstance(m, nn.Conv2d)
+        if conv and m.groups != 1:
+            fail("%s: a grouped convolution is not split by this launcher yet" % name)
+        width = m.weight.shape[0 if mode == "filter" else 1]
+        if width % d:
+            fail("%s: %d %s do not split %d ways" % (name, width, "outputs" if mode == "filter"
+                                                      else "inputs", d))
+        pos, k = WORLD["rank"] % d, width // d
+        self.mode, self.d, self.conv, self.lo, self.hi = mode, d, conv, pos * k, (pos + 1) * k
+        # the convolution's geometry (the module itself is not kept: its
+        # whole weight would be a parameter of this rank)
+        self.geometry = (m.stride, m.padding, m.dilation) if conv else None
+        self.group = split_group(d, WORLD["rank"])
+        w = m.weight.detach()
+        self.weight = nn.Parameter((w[self.lo:self.hi] if mode == "filter"
+                                    else w[:, self.lo:self.hi]).clone())
+        b = m.bias.detach() if m.bias is not None else None
+        self.bias = None if b is None else nn.Parameter(
+            (b[self.lo:self.hi] if mode == "filter" else b).clone())
+
+    def full_slice(self, name, full):
+        """This rank's part of the whole layer's parameter `name`."""
+        if name == "weight":
+            return full[self.lo:self.hi] if self.mode == "filter" else full[:, self.lo:self.hi]
+        return full[self.lo:self.hi] if self.mode == "filter" else full
+
+    def op(self, x, w, b):
+        if self.conv:
+            return F.conv2d(x, w, b, *self.geometry)
+        return F.linear(x, w, b)
+
+    def forward(self, x):
+        x = _Copy.apply(x, self.group)
+        dim = 1 if self.conv else -1
+        if self.mode == "filter":
+            return _Gather.apply(self.op(x, self.weight, self.bias), self.group, self.d, dim)
+        y = _Reduce.apply(self.op(x.narrow(dim, self.lo, self.hi - self.lo), self.weight, None),
+                          self.group)
+        if self.bias is not None:
+            y = y + (self.bias.view(1, -1, 1, 1) if self.conv else self.bias)
+        return y
+
+
+def node_states(plan, gm):
+    """(mode, degree) of the call_module nodes the plan decides: every
+    module under a uniform filter or channel split (the mesh's last
+    dimension), each module with parameters as the per-layer assignment
+    lists it.  Nodes it leaves out take their first input's degree."""
+    names, shape = plan["device_mesh"]["mesh_dim_names"], plan["device_mesh"]["mesh_shape"]
+    states = {}
+    if plan.get("per_layer"):
+        listed = {}
+        for e in plan["per_layer"]["modules"]:
+            listed.setdefault(e["module"], (e["split"], int(e["degree"])))
+        for node in gm.graph.nodes:
+            if node.op == "call_module" and node.target in listed:
+                if any(True for _ in gm.get_submodule(node.target).parameters()):
+                    states[node] = listed[node.target]
+        return states
+    mode = names[-1]
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            states[node] = (mode, shape[-1])
+    return states
+
+
+def split_model(plan, gm):
+    """The traced model with its split nodes replaced by Split modules and
+    a redistribution before every node whose input is held at another
+    degree.  Returns it, the output's degree and, per parameter name, the
+    degree of the node that holds it and its slice of the whole model's
+    (None: held whole)."""
+    states = node_states(plan, gm)
+    degree, params, first = {}, {}, True
+    for node in list(gm.graph.nodes):
+        if node.op == "placeholder":
+            degree[node] = 1
+            continue
+        if node.op in ("output", "get_attr"):
+            continue
+        ins = [a for a in node.all_input_nodes if a in degree]
+        reads_input = any(a.op == "placeholder" for a in ins)
+        mode, d = states.get(node, (None, degree[ins[0]] if ins else 1))
+        d = 1 if mode == "data" else d
+        for a in ins:
+            if degree[a] != d:
+                with gm.graph.inserting_before(node):
+                    moved = gm.graph.call_function(to_samples, (a, degree[a], d))
+                node.replace_input_with(a, moved)
+        degree[node] = d
+        if node.op != "call_module":
+            continue
+        m = gm.get_submodule(node.target)
+        split = (mode in ("filter", "channel") and d > 1 and isinstance(m, (nn.Conv2d, nn.Linear))
+                 and not (mode == "channel" and reads_input))
+        for n, _ in m.named_parameters():
+            params[node.target + "." + n] = (d, None)
+        if split:
+            sm = Split(m, node.target, mode, d)
+            parent, _, leaf = node.target.rpartition(".")
+            setattr(gm.get_submodule(parent) if parent else gm, leaf, sm)
+            for n in ("weight", "bias"):
+                if getattr(sm, n) is not None:
+                    params[node.target + "." + n] = (d, sm)
+    gm.graph.lint()
+    gm.recompile()
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    return gm, degree[out.all_input_nodes[0]], params
+
+
+def split_step(plan, model, x, y, total):
+    """One forward and backward of the split model: this rank's samples in,
+    the loss over its output's samples (the sum over each group's samples,
+    each sample once per rank of the group, over the whole batch), then
+    every gradient summed where its replicas are: a shard over the ranks at
+    its position in every group, a whole parameter over all ranks (divided
+    by the degree: a group's ranks computed the same)."""
+    gm, d_out, params = split_model(plan, torch.fx.symbolic_trace(model))
+    n, r = WORLD["size"], WORLD["rank"]
+    share = total // n
+    out = gm(x[r * share:(r + 1) * share])
+    rows = total * d_out // n
+    ys = y[(r // d_out) * rows:(r // d_out + 1) * rows]
+    loss = F.cross_entropy(out, ys, reduction="sum") / total
+    loss.backward()
+    named = dict(gm.named_parameters())
+    for name, (d, sm) in sorted(params.items()):
+        p = named.get(name)
+        if p is None:
+            continue
+        g = p.grad if p.grad is not None else torch.zeros_like(p)
+        if sm is not None and not (name.endswith(".bias") and sm.mode == "channel"):
+            dist.all_reduce(g, group=shard_group(d, r))
+        else:
+            dist.all_reduce(g)
+            g /= d
+        p.grad = g
+    loss = loss.detach()
+    dist.all_reduce(loss)
+    return gm, loss / d_out, params
+
+
 # ---- a rank --------------------------------------------------------------
 
 def compare(name, got, want):
@@ -345,12 +619,32 @@ def stage_params(gm, stage, me, group):
     return [(n, named[n]) for n in named if me in users.get(n, ())]
 
 
+def splits(plan):
+    """Whether the plan splits layers (filter, channel; uniform or per
+    layer)."""
+    names = plan["device_mesh"]["mesh_dim_names"]
+    return bool(plan.get("per_layer")) or any(d in ("filter", "channel") for d in names)
+
+
 def supported(plan):
     """Refuses, before any process starts, what the launcher does not run."""
     names = plan["device_mesh"]["mesh_dim_names"]
     for d in names:
-        if d not in ("data", "pipeline"):
-            fail("mesh dimension %s is not run by this launcher yet (data, pipeline)" % d)
+        if d not in ("data", "pipeline", "filter", "channel"):
+            fail("mesh dimension %s is not run by this launcher yet (data, pipeline, filter, "
+                 "channel)" % d)
+    if splits(plan):
+        if "pipeline" in names:
+            fail("a pipeline with filter or channel splits (dpf, dpc) is not run by this "
+                 "launcher yet")
+        if names[-1] not in ("filter", "channel", "data") or (len(names) > 1 and names[0] != "data"):
+            fail("the split must be the mesh's innermost dimension (model-inner nesting)")
+        for e in (plan.get("per_layer") or {}).get("modules", []):
+            if e["split"] not in ("data", "filter", "channel"):
+                fail("module %s is split by %s, which this launcher does not run yet" %
+                     (e["module"], e["split"]))
+        if plan.get("fsdp") or plan.get("zero_redundancy_optimizer"):
+            fail("ZeRO and FSDP with filter or channel splits are not run by this launcher yet")
     if plan.get("fsdp"):
         fail("the plan shards with FSDP (%s), which this launcher does not run yet "
              "(ZeRO-1's ZeroRedundancyOptimizer it does)" % plan["fsdp"])
@@ -371,11 +665,60 @@ def optimizer(plan, params, data_g):
     return torch.optim.SGD(params, **SGD)
 
 
+def split_main(args, plan):
+    """A plan that splits layers: one step (and with --check the one-process
+    comparison of the loss, every parameter's gradient -- a shard against
+    its slice of the whole layer's -- and the step)."""
+    world = plan["world_size"]
+    model = deterministic(build_model(args.model, args.image_size))
+    B = args.batch or world
+    x, y = batch(B, args.image_size)
+    if B % world:
+        fail("--batch %d does not split over %d ranks" % (B, world))
+    gm, loss, params = split_step(plan, model, x, y, B)
+    errors = []
+    if args.check:
+        ref = deterministic(build_model(args.model, args.image_size))
+        rloss = F.cross_entropy(ref(x), y)
+        rloss.backward()
+        if not torch.allclose(loss, rloss.detach(), rtol=RTOL, atol=ATOL):
+            errors.append("loss %.6f, single process %.6f" % (loss.item(), rloss.item()))
+        whole = dict(ref.named_parameters())
+        for n, p in gm.named_parameters():
+            d, sm = params.get(n, (1, None))
+            want = whole[n].grad
+            e = compare(n, p.grad, sm.full_slice(n.rpartition(".")[2], want) if sm else want)
+            if e:
+                errors.append(e)
+                break
+    opt = torch.optim.SGD(gm.parameters(), **SGD)
+    opt.step()
+    if args.check and not errors:
+        torch.optim.SGD(ref.parameters(), **SGD).step()
+        for n, p in gm.named_parameters():
+            d, sm = params.get(n, (1, None))
+            want = whole[n].detach()
+            e = compare(n + " after the step", p.detach(),
+                        sm.full_slice(n.rpartition(".")[2], want) if sm else want)
+            if e:
+                errors.append(e)
+                break
+    held = sum(p.numel() for p in gm.parameters())
+    return errors, held
+
+
 def rank_main(rank, args, plan, port, results):
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     world = plan["world_size"]
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.set_num_threads(1)
+    WORLD.update(rank=rank, size=world, groups={})
+    if splits(plan):
+        errors, held = split_main(args, plan)
+        results[rank] = (errors[0] if errors else "", None, None, None, held)
+        dist.barrier()
+        dist.destroy_process_group()
+        return
     names = plan["device_mesh"]["mesh_dim_names"]
     c = coords(plan, rank)
     groups = {}
@@ -444,7 +787,7 @@ def rank_main(rank, args, plan, port, results):
     if plan.get("zero_redundancy_optimizer"):  # the elements whose momentum it keeps
         state = sum(p.numel() for g in opt.optim.param_groups for p in g["params"])
     results[rank] = (errors[0] if errors else "",
-                     c["pipeline"] if pipe_g else None, peak if pipe_g else None, state)
+                     c["pipeline"] if pipe_g else None, peak if pipe_g else None, state, None)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -470,13 +813,19 @@ def main(argv=None):
     plan = load_plan(args.plan)
     supported(plan)
     results = mp.Manager().dict()
-    mp.spawn(rank_main, args=(args, plan, free_port(), results), nprocs=plan["world_size"],
-             join=True)
-    bad = [(r, e) for r, (e, _, _, _) in sorted(results.items()) if e]
+    try:
+        mp.spawn(rank_main, args=(args, plan, free_port(), results), nprocs=plan["world_size"],
+                 join=True)
+    except mp.ProcessExitedException as e:  # the rank said why (above)
+        fail("a rank stopped: %s" % e)
+    bad = [(r, v[0]) for r, v in sorted(results.items()) if v[0]]
     if bad:
         print("rank %d: %s" % bad[0])
         return 1
-    flight = {s: p for _, s, p, _ in results.values() if s is not None}
+    flight = {v[1]: v[2] for v in results.values() if v[1] is not None}
+    if splits(plan):  # the parameter elements each rank holds
+        print("parameters per rank (elements): %s" %
+              " ".join(str(results[r][4]) for r in sorted(results)))
     if flight:  # the activations each stage kept at once, in micro-batches
         print("micro-batches in flight per stage: %s" %
               " ".join(str(flight[s]) for s in sorted(flight)))
