@@ -999,8 +999,8 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 		if (!per_layer_run(g, an, pl))
 			return false;
 		an->per_layer = pl;
-		diag_verbose_note("per-layer: %d blocks x %d choices (%.2f ms)", pl->nblocks,
-				  pl->nstates, clock_ms() - t0);
+		diag_verbose_note("per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
+				  pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
 	}
 	t0 = clock_ms();
 	if (o->sweep && !sweep(o, g, an, a))

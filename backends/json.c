@@ -216,7 +216,8 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 	}
 	set(root, "per_layer", a);
 	set(sum, "blocks", json_integer(pl->nblocks));
-	set(sum, "choices_per_block", json_integer(pl->nstates));
+	set(sum, "choices_per_layer", json_integer(pl->nstates));
+	set(sum, "blocks_not_series_parallel", json_integer(pl->nwhole));
 	set(sum, "global_batch", json_integer((json_int_t)pl->global_batch));
 	set(sum, "iteration_s", json_real(pl->time));
 	set(sum, "memory_per_gpu_bytes", bytes_json(pl->memory));

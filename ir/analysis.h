@@ -160,6 +160,8 @@ typedef struct PerLayer {
 	                             data); gpus / degree groups of them share
 	                             the samples */
 	int nblocks;              /* the chain of blocks it chose over */
+	int nwhole;               /* blocks that are not series-parallel: one
+	                             state for all their layers */
 	int nstates;              /* the choices per block: data, and each
 	                             split mode at each divisor d >= 2 of p */
 	int count[PL_MODES];      /* layers in each mode */

@@ -272,6 +272,8 @@ typedef struct Chain {
 	Edge *edge;
 	double *cost, *mem;
 	double lambda;     /* the weight of memory: time + lambda x memory */
+	int whole;         /* blocks of several layers that did not reduce
+	                      (one state for all their layers), last solve */
 	/* move()'s table for an activation size, kept for the first
 	 * MOVE_MEMO sizes (a network repeats a few): [S * S] each */
 	double memo_bytes[MOVE_MEMO], *memo[MOVE_MEMO];
@@ -458,6 +460,7 @@ block_table(const Ctx *c, Chain *ch, int b, double *T, int a0, int z0, int *stat
 		for (int k = 0; k < S * S; k++)
 			T[k] = r.arc[r.root].t[k] + weight(c, ch, l, k % S);
 	} else {
+		ch->whole += f < l;
 		double *mv = xcalloc((size_t)S * S, sizeof *mv);
 		for (int z = 0; z < S; z++) {
 			double w = 0;
@@ -511,6 +514,7 @@ solve(const Ctx *c, Chain *ch, double lambda, int *state, double *time, double *
 	bool ok;
 
 	ch->lambda = lambda;
+	ch->whole = 0;
 	for (int b = 0; b < nb; b++) {
 		block_table(c, ch, b, T, 0, 0, NULL);
 		for (int k = 0; k < S; k++) {
@@ -613,18 +617,23 @@ chain_build(const Graph *g, const Analysis *an, Ctx *c, Chain *ch)
 	/* their edges: every input of a layer, from its producer in the
 	 * block or from the block's source */
 	for (int i = 0; i < L; i++)
-		ne += g->layer[i].nin;
+		ne += g->layer[i].nin + 1;
 	ch->edge = xcalloc((size_t)ne + 1, sizeof *ch->edge);
 	ne = 0;
 	for (int b = 0; b < nb; b++) {
 		ch->e0[b] = ne;
-		for (int i = ch->first[b]; i <= ch->end[b]; i++)
+		for (int i = ch->first[b]; i <= ch->end[b]; i++) {
+			/* a layer that reads nothing (a constant) hangs from the
+			 * source by an edge that moves nothing */
+			if (g->layer[i].nin == 0)
+				ch->edge[ne++] = (Edge){ -1, i, 0 };
 			for (int k = 0; k < g->layer[i].nin; k++) {
 				const Tensor *t = &g->tensor[g->layer[i].in[k]];
 				int p = t->producer;
 				ch->edge[ne++] = (Edge){ p >= ch->first[b] && p < i ? p : -1, i,
 							 (double)t->elems * c->B * g->elem_bytes };
 			}
+		}
 	}
 	ch->e0[nb] = ne;
 	ch->cost = xcalloc((size_t)L * S, sizeof *ch->cost);
@@ -700,6 +709,7 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 	out->mode = arena_array(g->arena, L, sizeof *out->mode);
 	out->degree = arena_array(g->arena, L, sizeof *out->degree);
 	out->nblocks = ch.nb;
+	out->nwhole = ch.whole;
 	out->nstates = S;
 	for (int i = 0; i < L; i++) {
 		out->mode[i] = c.st[state[i]].mode;
