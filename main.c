@@ -231,9 +231,11 @@ usage(FILE *f)
 		"      --grid DIM=N[,...]   analyse only this process grid, e.g. data=256,spatial=4\n"
 		"                           (dimensions data, spatial, pipeline, filter,\n"
 		"                           channel; their product is the GPU count)\n"
-		"      --nesting N          model-inner (data outermost) or data-inner (data\n"
-		"                           innermost) ranks on the nodes; default: the\n"
-		"                           faster for each grid (measured runs: model-inner)\n"
+		"      --nesting N          model-inner (data outermost), data-inner (data\n"
+		"                           innermost) or pipeline-outer (stages outermost,\n"
+		"                           then data, the split inside: Megatron's order)\n"
+		"                           ranks on the nodes; default: the fastest for each\n"
+		"                           grid (measured runs: model-inner)\n"
 		"      --optimizer OPT      sgd, momentum, adam or adamw (default momentum)\n"
 		"      --cost-model M       default, or paper: the tech report's Table III\n"
 		"                           formulas exactly\n"
@@ -619,7 +621,7 @@ parse_options(int argc, char **argv, Options *o)
 			     o->strat.nest++)
 				;
 			if (o->strat.nest == NEST_COUNT)
-				usage_error("unknown nesting '%s' (model-inner, data-inner)", optarg);
+				usage_error("unknown nesting '%s' (model-inner, data-inner, pipeline-outer)", optarg);
 			break;
 		case OPT_SCHEDULE:
 			o->fix.schedule = true;
@@ -1039,6 +1041,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 	if (o->plan) { /* a plan's pipeline stages begin at blocks: price those */
 		modules_derive(g, &mod);
 		so.cut_after = plan_cuts(g, &mod);
+		so.megatron = o->plan->transformer;
 	}
 	if (!strategies(o, &so, g, &an, a, files))
 		return EXIT_INPUT;
@@ -1048,6 +1051,15 @@ analyse(const Options *o, Arena *a, FileList *files)
 		return write_deps(o, files, o->dep_file);
 	if (o->plan && !placement_run(g, &an, &so, &mod, &pl))
 		return EXIT_INPUT;
+	if (o->plan && o->plan->transformer && !plan_megatron_places(pl.k)) {
+		char grid[GRID_TEXT_MAX];
+		diag_error((Loc){ g->source, 0, 0 }, "Megatron-LM numbers its ranks tp-dp-pp, or "
+			   "tp-pp-dp with --use-tp-pp-dp-mapping; the recommended %s grid %s is "
+			   "nested data-inner (data innermost), which it cannot place; --nesting "
+			   "model-inner or pipeline-outer gives one it can; no plan written",
+			   strategy_name[pl.k->kind], grid_format(pl.k->grid, NULL, 0, grid, sizeof grid));
+		return EXIT_INPUT;
+	}
 	if (o->deps && !depfile_check(files, dep_target(o))) /* -MD: no report either */
 		return EXIT_INPUT;
 	return write_report(o, g, &an, &pl, files, dep_output(o, a));

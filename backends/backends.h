@@ -73,6 +73,9 @@ bool plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, 
 bool plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
 bool plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
 bool plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
+/* Whether Megatron-LM can number k's ranks as its nesting does (it has no
+ * order with data innermost and a split inside the layers). */
+bool plan_megatron_places(const Candidate *k);
 bool plan_slurm_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
 
 #endif

@@ -16,6 +16,23 @@ enabled(bool on)
 	return o;
 }
 
+static json_t *
+topology_json(const Placement *pl)
+{
+	json_t *o = json_object(), *axes = json_array(), *dims = json_array();
+
+	for (int d = 0; d < pl->ndim; d++) {
+		GridDim g = pl->dim[d];
+		json_array_append_new(axes, jstr(g == DIM_PIPELINE ? "pipe"
+						 : g == DIM_DATA   ? "data"
+								   : "model"));
+		json_array_append_new(dims, json_integer(pl->k->grid[g]));
+	}
+	set(o, "axes", axes);
+	set(o, "dims", dims);
+	return o;
+}
+
 /* PipelineModule: the layer list (one entry per unit) and its parts. */
 static json_t *
 pipeline_json(const Placement *pl)
@@ -31,6 +48,12 @@ pipeline_json(const Placement *pl)
 		json_array_append_new(layers, jstr(pl->mod.unit[u].name));
 	set(o, "layers", layers);
 	set(o, "module_names", jstr(pl->mod.names));
+	/* the ranks' order as the grid nests (outer to inner), in
+	 * DeepSpeed's axis names, for PipelineModule(topology=
+	 * ProcessTopology(axes, dims)); DeepSpeed's own
+	 * PipeModelDataParallelTopology is ["pipe", "data", "model"]:
+	 * pipeline-outer */
+	set(o, "topology", topology_json(pl));
 	return o;
 }
 

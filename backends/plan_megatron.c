@@ -5,7 +5,10 @@
  *
  * filter and channel splits are Megatron's tensor parallelism, the spatial
  * split its context parallelism; the data-parallel size is what remains
- * of the world. */
+ * of the world.  The ranks' order is the grid's nesting: pipeline-outer
+ * is Megatron's default (tp-cp-ep-dp-pp), model-inner its
+ * --use-tp-pp-dp-mapping; data-inner with a split inside a layer has no
+ * Megatron order (plan_megatron_places). */
 #include "backends/backends.h"
 #include "util/escape.h"
 
@@ -41,6 +44,17 @@ layout(const Graph *g, const Placement *pl, FILE *f)
 	fputs("\t--pipeline-model-parallel-layout ", f);
 	esc_shell(f, s);
 	fputc('\n', f);
+}
+
+bool
+plan_megatron_places(const Candidate *k)
+{
+	int64_t split = 1;
+
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (d != DIM_DATA && d != DIM_PIPELINE && k->grid[d] > 0)
+			split *= k->grid[d];
+	return k->nest != NEST_DATA_INNER || split == 1;
 }
 
 bool
@@ -88,6 +102,11 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 			   "\t--recompute-num-layers %d\n", an->rc.k);
 	if (an->zero) /* Megatron's distributed optimizer shards the optimizer state */
 		fputs("\t--use-distributed-optimizer\n", f);
+	/* Megatron numbers its ranks tp-cp-ep-dp-pp (pipeline-outer), or with
+	 * this flag tp-cp-ep-pp-dp (data outermost: model-inner); the orders
+	 * differ only with both data and pipeline parallelism */
+	if (k->nest == NEST_MODEL_INNER && pl->replicas > 1 && size(pl, DIM_PIPELINE) > 1)
+		fputs("\t--use-tp-pp-dp-mapping\n", f);
 	if (pl->nstage && pl->layout)
 		layout(g, pl, f);
 	fputs(")\n", f);

@@ -96,8 +96,11 @@ secs(bool ok, double v, char *buf)
 	return buf;
 }
 
-/* A grid in dimension order, "*" after a data-inner one (nested_note
- * says what that is). */
+/* The mark after a grid nested other than model-inner (nested_note says
+ * what it means). */
+static const char *const nest_mark[NEST_COUNT] = { "", "*", "^" };
+
+/* A grid in dimension order, with its nesting's mark. */
 static const char *
 grid_str(const Candidate *k, char *buf, size_t n)
 {
@@ -105,18 +108,24 @@ grid_str(const Candidate *k, char *buf, size_t n)
 
 	if (!*grid_format(k->grid, NULL, 0, buf, n))
 		snprintf(buf, n, "-");
-	else if (k->nest == NEST_DATA_INNER && (len = strlen(buf)) + 2 <= n)
-		memcpy(buf + len, "*", 2);
+	else if (*nest_mark[k->nest] && (len = strlen(buf)) + 2 <= n)
+		memcpy(buf + len, nest_mark[k->nest], 2);
 	return buf;
 }
 
+/* The footnotes of the nestings a table used (a bit per nesting). */
 static void
-nested_note(bool any, FILE *f)
+nested_note(unsigned used, FILE *f)
 {
-	if (any)
+	if (used & 1u << NEST_DATA_INNER)
 		fputs("* data-inner: the data dimension innermost, so a shard's replicas share a "
 		      "node\n  and its model-parallel groups span nodes (docs/model.md, "
 		      "\"Placement\")\n",
+		      f);
+	if (used & 1u << NEST_PIPELINE_OUTER)
+		fputs("^ pipeline-outer: the split innermost, then data, the stages outermost "
+		      "(Megatron-LM's\n  tp-dp-pp), so a stage's replicas share a node and its "
+		      "sends cross nodes\n  (docs/model.md, \"Placement\")\n",
 		      f);
 }
 
@@ -166,7 +175,7 @@ static void
 strategy_table(const Analysis *an, FILE *f)
 {
 	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32];
-	bool nested = false;
+	unsigned nested = 0;
 
 	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %10s %11s %11s  %s\n", "strategy", "grid",
 		"fits", "compute", "comm", "iteration", "epoch", "memory/GPU", "max GPUs",
@@ -182,7 +191,7 @@ strategy_table(const Analysis *an, FILE *f)
 			secs(k->computable, k->t.total, b3), secs(k->computable, k->epoch, b4),
 			k->computable ? bytes((int64_t)k->mem.total, b5) : "-", k->max_gpus,
 			k->feasible ? k->bottleneck : k->reason);
-		nested |= k->nest == NEST_DATA_INNER;
+		nested |= 1u << k->nest;
 	}
 	nested_note(nested, f);
 }
@@ -248,7 +257,7 @@ static void
 sweep_table(const Analysis *an, FILE *f)
 {
 	char b[32], grid[96];
-	bool nested = false;
+	unsigned nested = 0;
 
 	fprintf(f, "\nsweep: epoch time by GPU count (\"-\": beyond the strategy's limit, "
 		   "\"oom\": does not fit)\n%7s", "gpus");
@@ -270,7 +279,7 @@ sweep_table(const Analysis *an, FILE *f)
 		else
 			fprintf(f, "  %s (%s)\n", strategy_name[s->best],
 				grid_str(&s->cand[s->best], grid, sizeof grid));
-		nested |= s->best >= 0 && s->cand[s->best].nest == NEST_DATA_INNER;
+		nested |= s->best >= 0 ? 1u << s->cand[s->best].nest : 0;
 	}
 	nested_note(nested, f);
 }
@@ -341,7 +350,7 @@ static void
 search_table(const Search *s, FILE *f)
 {
 	char b1[32], b2[32], b3[32];
-	bool nested = false;
+	unsigned nested = 0;
 
 	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned%s; the best %d:\n",
 		s->evaluated, s->pruned,
@@ -364,7 +373,7 @@ search_table(const Search *s, FILE *f)
 			precision_name(c->prec), c->zero, c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
 			bytes((int64_t)c->memory, b3), i ? c->why : "(the best)");
-		nested |= c->nest == NEST_DATA_INNER;
+		nested |= 1u << c->nest;
 	}
 	nested_note(nested, f);
 }

@@ -32,15 +32,21 @@ const GridDim grid_order[DIM_COUNT] = {
 #include "ir/strategies.def"
 };
 
-const char *const nesting_name[NEST_COUNT] = { "model-inner", "data-inner" };
+const char *const nesting_name[NEST_COUNT] = { "model-inner", "data-inner", "pipeline-outer" };
 
 void
 nest_order(Nesting n, GridDim order[DIM_COUNT])
 {
 	int k = 0;
 
+	if (n == NEST_PIPELINE_OUTER) { /* pipeline, data, the split */
+		order[k++] = DIM_PIPELINE;
+		order[k++] = DIM_DATA;
+	}
 	for (int i = 0; i < DIM_COUNT; i++)
-		if (n != NEST_DATA_INNER || grid_order[i] != DIM_DATA)
+		if ((n != NEST_DATA_INNER || grid_order[i] != DIM_DATA) &&
+		    (n != NEST_PIPELINE_OUTER ||
+		     (grid_order[i] != DIM_DATA && grid_order[i] != DIM_PIPELINE)))
 			order[k++] = grid_order[i];
 	if (n == NEST_DATA_INNER)
 		order[k++] = DIM_DATA;

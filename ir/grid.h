@@ -55,12 +55,17 @@ extern const GridDim grid_order[DIM_COUNT];
 /* How a grid nests on the nodes (docs/model.md, "Placement").
  * Model-inner numbers the ranks in grid_order: data outermost, then
  * pipeline, then the split inside a layer, so a model-parallel group's
- * GPUs are consecutive and share a node where they fit (Megatron's
- * order).  Data-inner moves data innermost: a shard's replicas are
- * consecutive, their gradient all-reduce stays inside a node where they
- * fit, and the model-parallel groups span nodes. */
-typedef enum Nesting { NEST_MODEL_INNER, NEST_DATA_INNER, NEST_COUNT } Nesting;
-extern const char *const nesting_name[NEST_COUNT]; /* "model-inner", "data-inner" */
+ * GPUs are consecutive and share a node where they fit.  Data-inner
+ * moves data innermost: a shard's replicas are consecutive, their
+ * gradient all-reduce stays inside a node where they fit, and the
+ * model-parallel groups span nodes.  Pipeline-outer (grids of data,
+ * pipeline and a split) moves the pipeline outermost: the split
+ * innermost, then data, then the stages -- Megatron-LM's default order
+ * (tp-dp-pp), a stage's replicas beside each other and the stages'
+ * sends across nodes. */
+typedef enum Nesting { NEST_MODEL_INNER, NEST_DATA_INNER, NEST_PIPELINE_OUTER, NEST_COUNT } Nesting;
+extern const char *const nesting_name[NEST_COUNT]; /* "model-inner", "data-inner",
+                                                       "pipeline-outer" */
 
 /* The dimensions outer to inner under a nesting. */
 void nest_order(Nesting n, GridDim order[DIM_COUNT]);

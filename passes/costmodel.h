@@ -26,6 +26,7 @@ typedef struct PredictCtx {
 	                            layers (NULL: after any) */
 	int nest;                /* StrategyOpts.nest */
 	double beat;             /* StrategyOpts.beat; INFINITY: none */
+	bool megatron;           /* StrategyOpts.megatron */
 } PredictCtx;
 
 /* predict: one strategy on one grid whose dimensions are the strategy's.

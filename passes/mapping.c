@@ -68,7 +68,14 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 		t = m->q;
 	m->gpus = m->replicas * m->q;
 	m->nest = m->replicas > 1 && m->q > 1 ? nest : NEST_MODEL_INNER;
-	u = m->inner = m->nest == NEST_DATA_INNER ? m->replicas : m->q;
+	/* pipeline-outer is another order only with data, pipeline and a
+	 * split: without a pipeline it is model-inner, without a split
+	 * data-inner */
+	if (m->nest == NEST_PIPELINE_OUTER && (!grid[DIM_PIPELINE] || t == m->q))
+		m->nest = grid[DIM_PIPELINE] ? NEST_DATA_INNER : NEST_MODEL_INNER;
+	u = m->inner = m->nest == NEST_DATA_INNER	    ? m->replicas
+		       : m->nest == NEST_PIPELINE_OUTER ? m->replicas * t
+							: m->q;
 	o = m->gpus / u;
 	if (u <= g) {
 		m->groups_per_node = g / u;
@@ -86,6 +93,18 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 	if (m->nest == NEST_MODEL_INNER) {
 		m->model = (Group){ m->q, min64(m->q, g), 1 };
 		m->split = (Group){ t, min64(t, g), 1 };
+	} else if (m->nest == NEST_PIPELINE_OUTER) {
+		/* a stage's block: its replicas of t consecutive ranks each;
+		 * a shard's replicas one in every t of them; the stages one
+		 * block apart, their sends across nodes once the grid spans
+		 * more than one */
+		m->split = (Group){ t, min64(t, g), 1 };
+		m->model = m->split;
+		m->grad = grid[DIM_SPATIAL] > 0 /* dps: whole weights, the block's */
+				  ? (Group){ u, min64(u, g), 1 }
+				  : strided(m->replicas, t, g);
+		m->across = m->gpus > g;
+		return;
 	} else {
 		m->model = strided(m->q, m->replicas, g);
 		m->split = strided(t, m->replicas, g);

@@ -68,6 +68,9 @@ typedef struct StrategyOpts {
 	double beat;         /* an epoch to beat (0: none): a grid's data-inner
 	                        nesting is skipped where its model-inner
 	                        prediction shows it cannot (the search) */
+	bool megatron;       /* --plan megatron: no data-inner grid with a split
+	                        inside a layer (Megatron-LM has no such rank
+	                        order) */
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 

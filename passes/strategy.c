@@ -142,7 +142,7 @@ predict_nested(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	finish(pc->an, k);
 }
 
-/* Whether data-inner could beat `beat` where model-inner gave k: it
+/* Whether another nesting could beat `beat` where model-inner gave k: it
  * changes where the groups sit, not what they compute or hold, so it
  * fits and computes as k does (but for FSDP's hybrid shard, sharded over
  * the replicas on a node), and it can save at most k's exposed gradient
@@ -164,13 +164,16 @@ may_beat(const Analysis *an, const Candidate *k, double beat)
 
 /* One strategy on one grid: nested as --nesting says, else model-inner
  * and, where the grid has data and another dimension, the model prices
- * nestings and data-inner may beat pc->beat, data-inner; the better (a
- * tie goes to model-inner, the usual placement). */
+ * nestings and another nesting may beat pc->beat, data-inner and (data,
+ * pipeline and a split) pipeline-outer; the best (a tie goes to the
+ * earlier: model-inner, the usual placement). */
 static void
 predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	const int64_t grid[DIM_COUNT], Candidate *k)
 {
 	Candidate alt;
+	bool three = grid[DIM_PIPELINE] > 1 &&
+		     grid_gpus(grid) > grid[DIM_DATA] * grid[DIM_PIPELINE];
 
 	if (pc->nest != NEST_COUNT || !m->nests) {
 		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER, k);
@@ -179,9 +182,15 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	predict_nested(pc, m, kind, grid, NEST_MODEL_INNER, k);
 	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] || !may_beat(pc->an, k, pc->beat))
 		return;
-	predict_nested(pc, m, kind, grid, NEST_DATA_INNER, &alt);
-	if (better(&alt, k))
-		*k = alt;
+	for (int n = NEST_DATA_INNER; n < NEST_COUNT; n++) {
+		if ((n == NEST_PIPELINE_OUTER && !three) ||
+		    (n == NEST_DATA_INNER && pc->megatron &&
+		     grid_gpus(grid) > grid[DIM_DATA] * (grid[DIM_PIPELINE] > 0 ? grid[DIM_PIPELINE] : 1)))
+			continue;
+		predict_nested(pc, m, kind, grid, (Nesting)n, &alt);
+		if (better(&alt, k))
+			*k = alt;
+	}
 }
 
 /* One strategy on p GPUs: its one grid, or (hybrids) the best of its
@@ -215,7 +224,7 @@ strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKi
 		 const int64_t grid[DIM_COUNT], Candidate *k)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
-			  o->beat > 0 ? o->beat : INFINITY };
+			  o->beat > 0 ? o->beat : INFINITY, o->megatron };
 
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true };
 	if ((unsigned)kind >= STRAT_COUNT)
@@ -228,7 +237,7 @@ bool
 strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
-			  o->beat > 0 ? o->beat : INFINITY };
+			  o->beat > 0 ? o->beat : INFINITY, o->megatron };
 	const CostModel *m = model_of(o);
 	double best = INFINITY, second = INFINITY;
 

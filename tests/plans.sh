@@ -152,6 +152,28 @@ for grid in data=16 data=4,spatial=4 pipeline=8; do
 	fi
 	check "vit_b_16 $grid: the megatron plan is deterministic and consistent"
 done
+# the rank order: pipeline-outer is Megatron's default (tp-dp-pp),
+# model-inner its --use-tp-pp-dp-mapping (tp-pp-dp); data-inner with
+# tensor parallelism has no Megatron order and is refused
+for nest in model-inner pipeline-outer; do
+	if plan "$tmp/vit.onnx" megatron "$tmp/vit.megatron" --grid data=2,pipeline=2,filter=2 \
+		--nesting $nest; then
+		syntax "$tmp/vit.megatron" megatron
+		if [ $nest = model-inner ]; then
+			grep -Fqx "	--use-tp-pp-dp-mapping" "$tmp/vit.megatron" || fail "$nest: no flag"
+		else
+			grep -Fq -- "--use-tp-pp-dp-mapping" "$tmp/vit.megatron" && fail "$nest: the flag"
+		fi
+	fi
+done
+"$ORACLEC" "$tmp/vit.onnx" --grid data=2,pipeline=2,filter=2 --nesting data-inner --plan megatron \
+	-o "$tmp/di.megatron" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] || fail "data-inner: not exit 1"
+grep -q "error: Megatron-LM numbers its ranks tp-dp-pp, or tp-pp-dp with --use-tp-pp-dp-mapping; the recommended dpf grid data=2,pipeline=2,filter=2 is nested data-inner" "$tmp/err" ||
+	fail "data-inner: no diagnostic"
+[ -e "$tmp/di.megatron" ] && fail "data-inner: a plan was written"
+check "vit_b_16 dpf: Megatron's rank order follows the nesting (--use-tp-pp-dp-mapping for model-inner; data-inner refused)"
+
 # its encoder blocks (encoder_layer_0 .. 11, an OrderedDict's) are a stack
 if plan "$tmp/vit.onnx" megatron "$tmp/vit.megatron" --grid pipeline=4; then
 	grep -Fqx "	--pipeline-model-parallel-layout 'Ettt|ttt|ttt|tttL'" "$tmp/vit.megatron" ||

@@ -60,9 +60,27 @@ grep -q '^dp  *data=8,pipeline=2\* ' "$tmp/out" || fail "the grid is not marked 
 grep -q '^\* data-inner: ' "$tmp/out" || fail "no note on the *"
 run "$table" -g 16 --nesting inside
 want_status 2
-err "oraclec: unknown nesting 'inside' (model-inner, data-inner)
+err "oraclec: unknown nesting 'inside' (model-inner, data-inner, pipeline-outer)
 Try 'oraclec --help' for more information."
 check "--nesting: dp is placed data-inner where that is faster, model-inner when asked"
+
+# pipeline-outer (Megatron's tp-dp-pp): VGG16's dpf on 32 DGX A100 GPUs,
+# data=8 x pipeline=2 x filter=2, a stage's 16 ranks on 2 nodes: faster
+# than model-inner (the replicas on 4 nodes) and data-inner (the filter
+# pairs across nodes)
+vgg=$srcdir/examples/vgg16.odl
+for nest in model-inner data-inner pipeline-outer; do
+	run "$vgg" -s dgx-a100 --grid data=8,pipeline=2,filter=2 --nesting $nest -f json
+	[ "$(get "$tmp/out" strategies.0.nesting)" = $nest ] || fail "--nesting $nest ignored"
+	eval "t_$(echo $nest | tr - _)=$(get "$tmp/out" strategies.0.iteration.total_s)"
+done
+awk -v p="$t_pipeline_outer" -v m="$t_model_inner" -v d="$t_data_inner" \
+	'BEGIN { exit !(p < m && p < d) }' ||
+	fail "pipeline-outer ($t_pipeline_outer s) is not the fastest (model-inner $t_model_inner, data-inner $t_data_inner)"
+run "$vgg" -s dgx-a100 -g 32 --strategies dpf
+grep -q '^dpf  *data=8,pipeline=2,filter=2\^ ' "$tmp/out" || fail "the grid is not marked ^"
+grep -q '^\^ pipeline-outer: ' "$tmp/out" || fail "no note on the ^"
+check "--nesting pipeline-outer: VGG16 dpf on 32 DGX A100 GPUs, faster than the other two, marked ^"
 
 # ---- strips with halo rows (Implementation.strips) -----------------------
 

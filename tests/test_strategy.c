@@ -110,6 +110,8 @@ mapping_places_groups_inside_nodes(void **state)
 	int64_t df1[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_FILTER] = 2 };
 	int64_t ds[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_SPATIAL] = 8 };
 	int64_t odd[DIM_COUNT] = { [DIM_DATA] = 3, [DIM_CHANNEL] = 3 };
+	int64_t dpf[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2, [DIM_FILTER] = 2 };
+	int64_t dp[DIM_COUNT] = { [DIM_DATA] = 4, [DIM_PIPELINE] = 2 };
 	Mapping m;
 	int64_t node;
 	int gpu;
@@ -182,6 +184,31 @@ mapping_places_groups_inside_nodes(void **state)
 	assert_group(m.grad, 16, 4, 1);
 	assert_group(m.model, 8, 2, 2);
 	grid_map(s, data16, NEST_DATA_INNER, &m);
+	assert_int_equal(m.nest, NEST_MODEL_INNER);
+
+	/* pipeline-outer (Megatron's tp-dp-pp): dpf's data=2 x filter=2
+	 * block of a stage fills a node, so a shard's 2 replicas all-reduce
+	 * inside it, where model-inner puts them on 2 nodes, one ring to
+	 * each of the node's 4 positions; stage 1 is the second node */
+	grid_map(s, dpf, NEST_PIPELINE_OUTER, &m);
+	assert_int_equal(m.nest, NEST_PIPELINE_OUTER);
+	assert_int_equal(m.dim[0], DIM_PIPELINE);
+	assert_int_equal(m.dim[1], DIM_DATA);
+	assert_int_equal(m.dim[2], DIM_FILTER);
+	assert_int_equal(m.inner, 4);
+	assert_int_equal(m.nodes, 2);
+	assert_group(m.split, 2, 2, 1);
+	assert_group(m.grad, 2, 2, 1);
+	assert_true(m.across);
+	grid_rank(&m, 5, &node, &gpu); /* stage 1, replica 0, filter 1 */
+	assert_int_equal(node, 1);
+	assert_int_equal(gpu, 1);
+	grid_map(s, dpf, NEST_MODEL_INNER, &m);
+	assert_group(m.grad, 2, 1, 4);
+	/* without a split it is data-inner, without a pipeline model-inner */
+	grid_map(s, dp, NEST_PIPELINE_OUTER, &m);
+	assert_int_equal(m.nest, NEST_DATA_INNER);
+	grid_map(s, df, NEST_PIPELINE_OUTER, &m);
 	assert_int_equal(m.nest, NEST_MODEL_INNER);
 }
 
