@@ -89,23 +89,6 @@ typedef struct Ctx {
 } Ctx;
 
 
-static bool
-splits(const Layer *l)
-{
-	OpClass c = op_info[l->op].cls;
-
-	return c == OPC_CONV || c == OPC_FC;
-}
-
-static bool
-first_layer(const Graph *g, const Layer *l)
-{
-	for (int i = 0; i < l->nin; i++)
-		if (g->tensor[l->in[i]].producer >= 0)
-			return false;
-	return true;
-}
-
 static const Degree *
 degree(const Ctx *c, int64_t d)
 {
@@ -122,25 +105,31 @@ group_samples(const Ctx *c, State s)
 	return c->B * (double)s.d / (double)c->p;
 }
 
-/* Layers first..last in state s: the bytes a GPU holds for them (weights
- * and their state, kept activations). */
+/* Whether state s splits layer l's weights (filter, channel: a conv or fc
+ * but, by channel, one that reads only graph inputs), and into at most how
+ * many ways. */
+static bool
+split_in(const Ctx *c, const Layer *l, State s, int64_t *ways)
+{
+	return (s.mode == PL_FILTER || s.mode == PL_CHANNEL) &&
+	       model_split_layer(c->g, l, s.mode == PL_CHANNEL, ways);
+}
+
+/* Layer l in state s: the bytes a GPU holds for it (weights and their
+ * state, kept activations). */
 static double
-block_memory(const Ctx *c, int first, int last, State s)
+layer_memory(const Ctx *c, const Layer *l, State s)
 {
 	const Graph *g = c->g;
-	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->opt), mem = 0;
+	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->opt);
 	double n = s.mode == PL_DATA || s.mode == PL_SPATIAL ? c->B / (double)c->p
 							     : group_samples(c, s);
+	int64_t ways;
 
-	for (int i = first; i <= last; i++) {
-		const Layer *l = &g->layer[i];
-		bool part = (s.mode == PL_FILTER || s.mode == PL_CHANNEL) && splits(l) &&
-			    !(s.mode == PL_CHANNEL && first_layer(g, l));
-		mem += (part ? split_params(l, s.mode == PL_CHANNEL, (double)s.d)
-			     : (double)l->cost.params) * per_w +
-		       (double)l->cost.act_bytes * n;
-	}
-	return mem;
+	return (split_in(c, l, s, &ways) ? split_params(l, s.mode == PL_CHANNEL, (double)s.d)
+					 : (double)l->cost.params) *
+		       per_w +
+	       (double)l->cost.act_bytes * n;
 }
 
 /* Forward + backward of layer l on n samples at a share. */
@@ -150,77 +139,61 @@ work(const Ctx *c, const Layer *l, double n, double share)
 	return layer_time(c->an, c->g, l, n, share, false) + layer_time(c->an, c->g, l, n, share, true);
 }
 
-/* Layers first..last in state s: time, or INFINITY when the mode cannot
- * split them d ways or a group would have no sample. */
+/* Layer l in state s: its time, or INFINITY when the mode cannot split it
+ * d ways or a group would have no sample. */
 static double
-block_time(const Ctx *c, int first, int last, State s)
+layer_cost(const Ctx *c, const Layer *l, State s)
 {
 	const Graph *g = c->g;
 	const Degree *dg = degree(c, s.d);
-	double t = 0, w = 0, local = 0, arrays = 0, d = g->elem_bytes, n = group_samples(c, s);
-	double k = (double)s.d;
+	const Shape *in = &g->tensor[l->in[0]].shape, *out = &g->tensor[l->out[0]].shape;
+	double n = group_samples(c, s), d = g->elem_bytes, k = (double)s.d, t = 0, local;
+	double x = (double)g->tensor[l->in[0]].elems * n * d;
+	double y = (double)g->tensor[l->out[0]].elems * n * d;
+	int64_t ways;
+	bool part = split_in(c, l, s, &ways);
 
 	if (n < 1)
 		return INFINITY;
-	for (int i = first; i <= last; i++) {
-		const Layer *l = &g->layer[i];
-		const Shape *in = &g->tensor[l->in[0]].shape, *out = &g->tensor[l->out[0]].shape;
-		double x = (double)g->tensor[l->in[0]].elems * n * d;
-		double y = (double)g->tensor[l->out[0]].elems * n * d;
-		bool first = first_layer(g, l);
-		bool part = (s.mode == PL_FILTER || s.mode == PL_CHANNEL) && splits(l) &&
-			    !(s.mode == PL_CHANNEL && first);
-		w += (double)l->cost.params;
-		local += part ? split_params(l, s.mode == PL_CHANNEL, k) : (double)l->cost.params;
-		arrays += l->nw;
-		switch (s.mode) {
-		case PL_DATA:
-			t += work(c, l, n, 1);
-			break;
-		case PL_FILTER:
-		case PL_CHANNEL:
-			if (!part) {
-				t += work(c, l, n, 1); /* replicated in the group */
-				break;
-			}
-			if (l->attr.lead > 0 ||
-			    (s.mode == PL_FILTER ? l->attr.filters
-						 : op_info[l->op].cls == OPC_CONV ? in->d[0]
-										  : in->d[in->rank - 1]) < s.d)
-				return INFINITY;
-			t += work(c, l, n, 1 / k);
-			if (s.mode == PL_FILTER)
-				t += allgather_time(c->an->sys, dg->model, y) +
-				     (first ? 0 : allreduce_time(c->an->sys, dg->model, x));
-			else
-				t += allreduce_time(c->an->sys, dg->model, y) +
-				     allgather_time(c->an->sys, dg->model, x);
-			break;
-		case PL_SPATIAL:
-			if (l->attr.lead > 0 || out->rank < 2 || out->d[1] < s.d)
-				return INFINITY;
-			t += work(c, l, n, 1 / k);
-			if ((op_info[l->op].cls == OPC_CONV || op_info[l->op].cls == OPC_POOL) &&
-			    l->attr.kernel[0] / 2 > 0 && in->rank >= 2) {
-				double row = x / (double)in->d[1] * (double)(l->attr.kernel[0] / 2);
-				double drow = y / (double)out->d[1] * (double)(l->attr.kernel[0] / 2);
-				t += (s.d > 2 ? 2 : 1) * (p2p_time(c->an, row, false) +
-							  p2p_time(c->an, drow, false));
-			}
-			break;
-		case PL_MODES:
+	local = part ? split_params(l, s.mode == PL_CHANNEL, k) : (double)l->cost.params;
+	switch (s.mode) {
+	case PL_DATA:
+		t = work(c, l, n, 1);
+		break;
+	case PL_FILTER:
+	case PL_CHANNEL:
+		if (!part) {
+			t = work(c, l, n, 1); /* replicated in the group */
 			break;
 		}
+		if (l->attr.lead > 0 || ways < s.d)
+			return INFINITY;
+		t = work(c, l, n, 1 / k) + split_collective(c->an, g, l, dg->model, n,
+							    s.mode == PL_CHANNEL);
+		break;
+	case PL_SPATIAL:
+		if (l->attr.lead > 0 || out->rank < 2 || out->d[1] < s.d)
+			return INFINITY;
+		t = work(c, l, n, 1 / k);
+		if ((op_info[l->op].cls == OPC_CONV || op_info[l->op].cls == OPC_POOL) &&
+		    l->attr.kernel[0] / 2 > 0 && in->rank >= 2) {
+			double row = x / (double)in->d[1] * (double)(l->attr.kernel[0] / 2);
+			double drow = y / (double)out->d[1] * (double)(l->attr.kernel[0] / 2);
+			t += (s.d > 2 ? 2 : 1) *
+			     (p2p_time(c->an, row, false) + p2p_time(c->an, drow, false));
+		}
+		break;
+	case PL_MODES:
+		break;
 	}
 	/* gradients: data and spatial hold whole weights, all-reduced over
 	 * all p GPUs; filter and channel hold a group's share (split layers
 	 * 1/d), all-reduced over the p / d groups (none when d = p) */
-	if (s.mode == PL_DATA || s.mode == PL_SPATIAL)
-		t += c->all_rate * w * d;
-	else
-		t += dg->rate * local * d;
+	t += (s.mode == PL_DATA || s.mode == PL_SPATIAL ? c->all_rate * (double)l->cost.params
+							 : dg->rate * local) *
+	     d;
 	/* the optimizer step on this GPU's weights (split layers: 1/d) */
-	return t + update_time(c->an, local, arrays);
+	return t + update_time(c->an, local, l->nw);
 }
 
 /* Redistributing an activation of `bytes` (the whole batch's) from state
@@ -262,11 +235,11 @@ typedef struct Edge {
 	double bytes;      /* the whole batch's activation */
 } Edge;
 
+enum { MOVE_MEMO = 64 };
+
 /* Everything the programme reads: the chain of blocks (block b is layers
  * first[b]..end[b], its edges edge[e0[b]..e0[b + 1]]), and each layer's
  * time and memory in each state ([i * S + s]). */
-enum { MOVE_MEMO = 64 };
-
 typedef struct Chain {
 	int nb, *first, *end, *e0;
 	Edge *edge;
@@ -640,8 +613,8 @@ chain_build(const Graph *g, const Analysis *an, Ctx *c, Chain *ch)
 	ch->mem = xcalloc((size_t)L * S, sizeof *ch->mem);
 	for (int i = 0; i < L; i++)
 		for (int k = 0; k < S; k++) {
-			ch->cost[i * S + k] = block_time(c, i, i, c->st[k]);
-			ch->mem[i * S + k] = block_memory(c, i, i, c->st[k]);
+			ch->cost[i * S + k] = layer_cost(c, &g->layer[i], c->st[k]);
+			ch->mem[i * S + k] = layer_memory(c, &g->layer[i], c->st[k]);
 		}
 	return true;
 }

@@ -354,9 +354,11 @@ grep -q "error: pipeline=4 on abci: ZeRO stages 2 and 3 do not combine with pipe
 check "plans carry the optimizer, ZeRO (FSDP full and hybrid), recomputation and the schedule modelled; a pipeline with ZeRO-3 is refused with the reason"
 
 # --per-layer: the assignment by module, VGG16's convolutions by data and
-# its fully connected layers by model; null without --per-layer
+# its fully connected layers by model (under PyTorch's NCCL collectives);
+# null without --per-layer
 for k in generic pytorch; do
-	"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 16 --per-layer --plan $k -q -o "$tmp/pl.$k" \
+	"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 16 --per-layer --implementation pytorch \
+		--plan $k -q -o "$tmp/pl.$k" \
 		2>>"$tmp/err" || fail "$k: exit status $?"
 	[ "$(get "$tmp/pl.$k" per_layer.world_size)" = 16 ] || fail "$k: no per-layer assignment"
 	[ "$(get "$tmp/pl.$k" per_layer.modules.0.split)" = data ] || fail "$k: the first conv is not data"
@@ -369,11 +371,12 @@ check "--per-layer plans: each module's split (VGG16: convolutions data, fc2 fil
 
 # --per-layer degrees: VGG16 on 64 GPUs splits its fully connected layers
 # over 16 GPUs in 4 groups sharing the samples (JSON split {data, filter})
-"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 64 --per-layer --plan generic -q -o "$tmp/pl64" \
-	2>>"$tmp/err" || fail "exit status $?"
+"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 64 --per-layer --implementation pytorch \
+	--plan generic -q -o "$tmp/pl64" 2>>"$tmp/err" || fail "exit status $?"
 grep -A3 '"module": "fc2"' "$tmp/pl64" | grep -q '"degree": 16' || fail "fc2 is not split over 16 GPUs"
 grep -A3 '"module": "stage1.conv"' "$tmp/pl64" | grep -q '"degree": 1' || fail "the first conv is not data"
-"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 64 --per-layer -f json -q -o "$tmp/pl64.json" 2>>"$tmp/err"
+"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 64 --per-layer --implementation pytorch -f json -q \
+	-o "$tmp/pl64.json" 2>>"$tmp/err"
 [ "$(jq -c '.per_layer[] | select(.layer == "fc2") | .split' "$tmp/pl64.json")" = '{"data":4,"filter":16}' ] ||
 	fail "fc2's JSON split is not data=4 x filter=16"
 check "--per-layer degrees: VGG16 on 64 GPUs, fc2 data=4 x filter=16 (plan degree 16, JSON split)"
