@@ -146,10 +146,8 @@ layer_cost(const Ctx *c, const Layer *l, State s)
 {
 	const Graph *g = c->g;
 	const Degree *dg = degree(c, s.d);
-	const Shape *in = &g->tensor[l->in[0]].shape, *out = &g->tensor[l->out[0]].shape;
+	const Shape *out = &g->tensor[l->out[0]].shape;
 	double n = group_samples(c, s), d = g->elem_bytes, k = (double)s.d, t = 0, local;
-	double x = (double)g->tensor[l->in[0]].elems * n * d;
-	double y = (double)g->tensor[l->out[0]].elems * n * d;
 	int64_t ways;
 	bool part = split_in(c, l, s, &ways);
 
@@ -174,14 +172,7 @@ layer_cost(const Ctx *c, const Layer *l, State s)
 	case PL_SPATIAL:
 		if (l->attr.lead > 0 || out->rank < 2 || out->d[1] < s.d)
 			return INFINITY;
-		t = work(c, l, n, 1 / k);
-		if ((op_info[l->op].cls == OPC_CONV || op_info[l->op].cls == OPC_POOL) &&
-		    l->attr.kernel[0] / 2 > 0 && in->rank >= 2) {
-			double row = x / (double)in->d[1] * (double)(l->attr.kernel[0] / 2);
-			double drow = y / (double)out->d[1] * (double)(l->attr.kernel[0] / 2);
-			t += (s.d > 2 ? 2 : 1) *
-			     (p2p_time(c->an, row, false) + p2p_time(c->an, drow, false));
-		}
+		t = work(c, l, n, 1 / k) + halo_time(c->an, g, l, n, s.d, false);
 		break;
 	case PL_MODES:
 		break;

@@ -387,40 +387,86 @@ spatial_limit(const Graph *g, int64_t ways)
 	return last;
 }
 
-/* Halo bytes of layer l for n samples: floor(K/2) rows of the input on
- * each side of a strip, forward, and of the output gradient, backward. */
-static double
-halo(const Graph *g, const Layer *l, double n, bool bwd)
+/* The rows a strip of layer l (a conv or pooling split by rows) needs from
+ * the neighbour above and the one below: forward, of its input; backward,
+ * of its output gradient (docs/model.md, "spatial").  Exact strips (a
+ * strip of outputs [a, b) owning inputs [aS, bS)): forward P rows above
+ * and K' - S - P below, K' the dilated kernel; backward the output rows
+ * whose windows reach its inputs, floor((K' - 1 - P) / S) above and
+ * floor((P - 1) / S) + 1 below (none without padding).  A 3x3 stride-1
+ * conv: 1 and 1 each way; a 2x2 stride-2 pooling: none.  chainermnx
+ * (Implementation.halo_rows) exchanges floor(K/2) rows each way before
+ * every split conv and pooling, and the output gradient's of its convs
+ * only (its pooling exchange crops the gradient: pooling_halo_exchange.py).
+ * false when nothing is exchanged. */
+static bool
+halo_rows(const Analysis *an, const Layer *l, bool bwd, int64_t *up, int64_t *down)
 {
-	const Shape *s = &g->tensor[bwd ? l->out[0] : l->in[0]].shape;
-	double row = 1;
-	int64_t k = l->attr.kernel[0] / 2;
+	OpClass c = op_info[l->op].cls;
+	int64_t K = l->attr.kernel[0], S = l->attr.stride[0], P = l->attr.pad[0];
+	bool transposed = c == OPC_CONV && l->op != OP_CONV;
 
-	if ((op_info[l->op].cls != OPC_CONV && op_info[l->op].cls != OPC_POOL) || k < 1 ||
-	    s->rank < 2)
-		return -1;
+	if (c != OPC_CONV && c != OPC_POOL)
+		return false;
+	if (S < 1)
+		S = c == OPC_POOL ? K : 1;
+	if (l->attr.dilation[0] > 1)
+		K = (K - 1) * l->attr.dilation[0] + 1;
+	if (an->impl.halo_rows || transposed) {
+		/* chainermnx, and transposed convolutions: floor(K/2) a side */
+		*up = *down = bwd && c == OPC_POOL && an->impl.halo_rows ? 0 : K / 2;
+	} else if (!bwd) {
+		*up = P;
+		*down = K - S - P > 0 ? K - S - P : 0;
+	} else {
+		*up = K - 1 - P > 0 ? (K - 1 - P) / S : 0;
+		*down = P > 0 ? (P - 1) / S + 1 : 0;
+	}
+	return *up + *down > 0;
+}
+
+/* One row (the split axis's) of layer l's input, or of its output
+ * (gradient), for n samples, in bytes; 0 without rows. */
+static double
+row_bytes(const Graph *g, const Layer *l, double n, bool out)
+{
+	const Shape *s = &g->tensor[out ? l->out[0] : l->in[0]].shape;
+	double row = 1;
+
+	if (s->rank < 2)
+		return 0;
 	for (int i = 0; i < s->rank; i++)
 		if (i != 1)
 			row *= (double)s->d[i];
-	return k * row * n * g->elem_bytes;
+	return row * n * g->elem_bytes;
 }
 
 /* Halo exchange of one layer, forward and backward.  Pairwise: a strip
- * with neighbours on both sides sends one halo to each, one after the
- * other, while the others do the same (the paper's 2 alpha per layer and
- * pass).  Chain (blocking sends r -> r+1, then r -> r-1): the ways - 1
- * sends of each direction wait for one another, 2 (ways - 1) in all. */
+ * with neighbours on both sides sends to each, one after the other, while
+ * the others do the same (the paper's 2 alpha per layer and pass); two
+ * strips send to each other at once.  Chain (blocking sends r -> r+1,
+ * then r -> r-1): the ways - 1 sends of each direction wait for one
+ * another. */
 double
 halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t ways,
 	  bool across)
 {
-	double h, sends;
+	double t = 0;
 
-	if (ways <= 1 || (h = halo(g, l, n, false)) < 0)
+	if (ways <= 1)
 		return 0;
-	sends = an->impl.chain ? 2.0 * (double)(ways - 1) : ways > 2 ? 2 : 1;
-	return sends * (p2p_time(an, h, across) +
-			(an->forward_only ? 0 : p2p_time(an, halo(g, l, n, true), across)));
+	for (int bwd = 0; bwd < (an->forward_only ? 1 : 2); bwd++) {
+		int64_t up, down;
+		double row = row_bytes(g, l, n, bwd), tu, td;
+		if (row <= 0 || !halo_rows(an, l, bwd, &up, &down))
+			continue;
+		tu = up ? p2p_time(an, (double)up * row, across) : 0;
+		td = down ? p2p_time(an, (double)down * row, across) : 0;
+		t += an->impl.chain ? (double)(ways - 1) * (tu + td)
+		     : ways > 2	    ? tu + td
+				    : (tu > td ? tu : td);
+	}
+	return t;
 }
 
 double

@@ -386,6 +386,47 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, true), aten);
 }
 
+/* Halos are the rows a strip reads beyond its own (exact strips, PyTorch's
+ * pairwise sends on 4 strips, 2 samples): a 3x3 stride-1 conv (pad 1)
+ * one input row from each neighbour and one output-gradient row back
+ * from each; a 3x3 stride-2 conv one input row from above and one
+ * output-gradient row from below; a 2x2 stride-2 pooling none.  Rows:
+ * 16 x 32 floats of the input, 16 x 16 (stride 2) or 16 x 32 of the
+ * output, x 2 samples x 4 bytes.  chainermnx (abci's implementation)
+ * exchanges floor(K/2) rows each way in a chain of 3 sends a direction,
+ * and its pooling exchange has no backward: 6 sends of 1 input row. */
+static void
+halos_are_the_rows_a_strip_reads(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 16x32x32;\n"
+			      "  a = conv(x, 16, kernel=3, pad=1); b = conv(a, 16, kernel=3, stride=2, pad=1);\n"
+			      "  c = maxpool(b, kernel=2); }", PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	Implementation py;
+	Analysis an = { .sys = s, .impl = fx_impl(s) };
+	double in = 16 * 32 * 2 * 4.0, out2 = 16 * 16 * 2 * 4.0;
+
+	assert_non_null(g);
+	implementation_defaults(&py);
+	assert_null(implementation_check(&py, &(const char *){ NULL }));
+	{
+		Analysis pa = { .sys = s, .impl = py };
+		NEAR(halo_time(&pa, g, &g->layer[0], 2, 4, false),
+		     2 * p2p_time(&pa, in, false) + 2 * p2p_time(&pa, in, false));
+		NEAR(halo_time(&pa, g, &g->layer[1], 2, 4, false),
+		     p2p_time(&pa, in, false) + p2p_time(&pa, out2, false));
+		NEAR(halo_time(&pa, g, &g->layer[2], 2, 4, false), 0);
+		/* two strips: the two sends cross at once */
+		NEAR(halo_time(&pa, g, &g->layer[1], 2, 2, false),
+		     p2p_time(&pa, in, false) + p2p_time(&pa, out2, false));
+	}
+	assert_true(an.impl.halo_rows && an.impl.chain);
+	NEAR(halo_time(&an, g, &g->layer[2], 2, 4, false), 6 * p2p_time(&an, out2, false));
+	NEAR(halo_time(&an, g, &g->layer[0], 2, 4, false),
+	     6 * p2p_time(&an, in, false) + 6 * p2p_time(&an, in, false));
+}
+
 /* Filter parallelism stops at the fewest filters (16 here), channel at
  * the fewest input channels after the first layer (16). */
 static void
@@ -659,6 +700,7 @@ main(void)
 		FX_TEST(pipeline_partition_balances_equal_layers),
 		FX_TEST(paper_mode_is_table_iii),
 		FX_TEST(aten_depthwise_weight_gradient_rereads_per_tap),
+		FX_TEST(halos_are_the_rows_a_strip_reads),
 		FX_TEST(tensor_core_convolutions_pay_nchw_transposes),
 		FX_TEST(layers_with_leading_dimensions_are_split_by_their_channels),
 		FX_TEST(sends_are_staged_through_the_host_where_the_implementation_does),
