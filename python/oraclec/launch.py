@@ -494,7 +494,7 @@ def node_states(plan, gm):
             listed.setdefault(e["module"], (e["split"], int(e["degree"])))
         for node in gm.graph.nodes:
             if node.op == "call_module" and node.target in listed:
-                if any(True for _ in gm.get_submodule(node.target).parameters()):
+                if next(gm.get_submodule(node.target).parameters(), None) is not None:
                     states[node] = listed[node.target]
         return states
     mode = names[-1]
@@ -511,7 +511,7 @@ def split_model(plan, gm):
     degree of the node that holds it and its slice of the whole model's
     (None: held whole)."""
     states = node_states(plan, gm)
-    degree, params, first = {}, {}, True
+    degree, params = {}, {}
     for node in list(gm.graph.nodes):
         if node.op == "placeholder":
             degree[node] = 1
