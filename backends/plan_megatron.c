@@ -49,12 +49,7 @@ layout(const Graph *g, const Placement *pl, FILE *f)
 bool
 plan_megatron_places(const Candidate *k)
 {
-	int64_t split = 1;
-
-	for (int d = 0; d < DIM_COUNT; d++)
-		if (d != DIM_DATA && d != DIM_PIPELINE && k->grid[d] > 0)
-			split *= k->grid[d];
-	return k->nest != NEST_DATA_INNER || split == 1;
+	return k->nest != NEST_DATA_INNER || grid_split(k->grid) == 1;
 }
 
 bool

@@ -136,6 +136,17 @@ grid_gpus(const int64_t grid[DIM_COUNT])
 	return p;
 }
 
+int64_t
+grid_split(const int64_t grid[DIM_COUNT])
+{
+	int64_t t = 1;
+
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (d != DIM_DATA && d != DIM_PIPELINE && grid[d] > 0)
+			t *= grid[d];
+	return t;
+}
+
 /* The dimension spelled by the len bytes at s, or DIM_COUNT. */
 static int
 dim_lookup(const char *s, size_t len)

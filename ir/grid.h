@@ -96,6 +96,9 @@ bool grid_next(StrategyKind k, int64_t p, int64_t *it, int64_t grid[DIM_COUNT]);
 /* The DIM_BITs of the dimensions above 0, and their product. */
 unsigned grid_dims(const int64_t grid[DIM_COUNT]);
 int64_t grid_gpus(const int64_t grid[DIM_COUNT]);
+/* The product of the dimensions that split a layer (spatial, filter,
+ * channel): 1 for a grid of data and pipeline only. */
+int64_t grid_split(const int64_t grid[DIM_COUNT]);
 
 typedef enum GridError {
 	GRID_OK,

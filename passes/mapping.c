@@ -95,23 +95,22 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 		m->split = (Group){ t, min64(t, g), 1 };
 	} else if (m->nest == NEST_PIPELINE_OUTER) {
 		/* a stage's block: its replicas of t consecutive ranks each;
-		 * a shard's replicas one in every t of them; the stages one
-		 * block apart, their sends across nodes once the grid spans
-		 * more than one */
+		 * a shard's replicas one in every t of them */
 		m->split = (Group){ t, min64(t, g), 1 };
 		m->model = m->split;
 		m->grad = grid[DIM_SPATIAL] > 0 /* dps: whole weights, the block's */
 				  ? (Group){ u, min64(u, g), 1 }
 				  : strided(m->replicas, t, g);
-		m->across = m->gpus > g;
-		return;
 	} else {
 		m->model = strided(m->q, m->replicas, g);
 		m->split = strided(t, m->replicas, g);
 		if (m->grad.size < m->gpus) /* a shard's replicas: one block */
 			m->grad = (Group){ m->replicas, min64(m->replicas, g), 1 };
 	}
-	m->across = m->model.size > m->model.per_node;
+	/* pipeline-outer: the stages are a block apart, their sends across
+	 * nodes once the grid spans more than one */
+	m->across = m->nest == NEST_PIPELINE_OUTER ? m->gpus > g
+						   : m->model.size > m->model.per_node;
 }
 
 void

@@ -339,11 +339,13 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	for (int i = 0; i < c->g->nlayer; i++) {
 		const Layer *l = &c->g->layer[i];
 		int64_t most;
+		double held;
 		wshare[i] = 1;
 		if (!model_split_layer(c->g, l, channel, &most) || l->cost.params <= 0)
 			continue;
-		local_w += split_params(l, channel, (double)ways);
-		wshare[i] = split_params(l, channel, (double)ways) / (double)l->cost.params;
+		held = split_params(l, channel, (double)ways);
+		local_w += held;
+		wshare[i] = held / (double)l->cost.params;
 	}
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
 	free(wshare);
@@ -399,19 +401,24 @@ spatial_limit(const Graph *g, int64_t ways)
  * every split conv and pooling, and the output gradient's of its convs
  * only (its pooling exchange crops the gradient: pooling_halo_exchange.py).
  * false when nothing is exchanged. */
+/* Layer l's kernel on the split axis, dilated. */
+static int64_t
+dilated_kernel(const Layer *l)
+{
+	return (l->attr.dilation[0] > 0 ? l->attr.dilation[0] : 1) * (l->attr.kernel[0] - 1) + 1;
+}
+
 static bool
 halo_rows(const Analysis *an, const Layer *l, bool bwd, int64_t *up, int64_t *down)
 {
 	OpClass c = op_info[l->op].cls;
-	int64_t K = l->attr.kernel[0], S = l->attr.stride[0], P = l->attr.pad[0];
+	int64_t K = dilated_kernel(l), S = l->attr.stride[0], P = l->attr.pad[0];
 	bool transposed = c == OPC_CONV && l->op != OP_CONV;
 
 	if (c != OPC_CONV && c != OPC_POOL)
 		return false;
 	if (S < 1)
-		S = c == OPC_POOL ? K : 1;
-	if (l->attr.dilation[0] > 1)
-		K = (K - 1) * l->attr.dilation[0] + 1;
+		S = c == OPC_POOL ? l->attr.kernel[0] : 1;
 	if (an->impl.halo_rows || transposed) {
 		/* chainermnx, and transposed convolutions: floor(K/2) a side */
 		*up = *down = bwd && c == OPC_POOL && an->impl.halo_rows ? 0 : K / 2;
@@ -512,8 +519,7 @@ strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
 		int64_t k = l->attr.kernel[0], st = l->attr.stride[0];
 		OpClass c = op_info[l->op].cls;
 		if (c == OPC_CONV && k > 0) {
-			int64_t kd = (l->attr.dilation[0] > 0 ? l->attr.dilation[0] : 1) * (k - 1) + 1;
-			rout = floor((rin + 2.0 * (double)l->attr.pad[0] - (double)kd) /
+			rout = floor((rin + 2.0 * (double)l->attr.pad[0] - (double)dilated_kernel(l)) /
 				     (double)(st > 0 ? st : 1)) + 1;
 		} else if (c == OPC_POOL && k > 0) {
 			rout = ceil((rin + 2.0 * (double)(k / 2) - (double)k) /

@@ -172,8 +172,7 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	const int64_t grid[DIM_COUNT], Candidate *k)
 {
 	Candidate alt;
-	bool three = grid[DIM_PIPELINE] > 1 &&
-		     grid_gpus(grid) > grid[DIM_DATA] * grid[DIM_PIPELINE];
+	bool split = grid_split(grid) > 1;
 
 	if (pc->nest != NEST_COUNT || !m->nests) {
 		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER, k);
@@ -183,9 +182,8 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] || !may_beat(pc->an, k, pc->beat))
 		return;
 	for (int n = NEST_DATA_INNER; n < NEST_COUNT; n++) {
-		if ((n == NEST_PIPELINE_OUTER && !three) ||
-		    (n == NEST_DATA_INNER && pc->megatron &&
-		     grid_gpus(grid) > grid[DIM_DATA] * (grid[DIM_PIPELINE] > 0 ? grid[DIM_PIPELINE] : 1)))
+		if ((n == NEST_PIPELINE_OUTER && (grid[DIM_PIPELINE] <= 1 || !split)) ||
+		    (n == NEST_DATA_INNER && pc->megatron && split))
 			continue;
 		predict_nested(pc, m, kind, grid, (Nesting)n, &alt);
 		if (better(&alt, k))
