@@ -554,6 +554,13 @@ set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *s
 		at->bias = v->i;
 		return true;
 	}
+	if ((c == OPC_CONV || c == OPC_POOL) &&
+	    (strcmp(k, "halo_forward") == 0 || strcmp(k, "halo_backward") == 0)) {
+		if (!want(g, v, V_BOOL))
+			return false;
+		at->no_halo[k[5] == 'b'] = !v->i;
+		return true;
+	}
 	if (c == OPC_POOL && strcmp(k, "ceil") == 0) {
 		if (!want(g, v, V_BOOL))
 			return false;

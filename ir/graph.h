@@ -103,6 +103,11 @@ typedef struct Attr {
 	int64_t groups;               /* conv; 0 = default 1 */
 	bool bias;                    /* conv, fc */
 	bool ceil_mode;               /* pool */
+	bool no_halo[2];              /* conv, pool split by rows: the model as
+	                                 implemented exchanges no halo before
+	                                 the forward [0] or of the output
+	                                 gradient [1] (ParaDL's hand-called
+	                                 exchanges; ODL halo_forward=false) */
 	bool keepdims;                /* reduce: reduced axes stay, as 1 */
 	int axis;                     /* concat, softmax, flatten, gather;
 	                                 layernorm: first normalized axis;

@@ -152,6 +152,8 @@ calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o)
 
 	r->an.sys = s;
 	r->an.impl.send_latency = send_latency(s);
+	if (staging_bw(s) > 0)
+		r->an.impl.staging_bw = staging_bw(s);
 	strategy_predict(r->g, &r->an, o, r->kind, r->grid, &k);
 	return k.computable ? k.t.total : NAN;
 }
@@ -310,8 +312,13 @@ fit(Fit *f, double *lp, Calibration *out)
 			}
 	} while (dropped);
 	if (out) {
-		/* covariance of the free parameters: (J^T J)^-1 times the
-		 * residual variance (when there are more runs than them) */
+		/* covariance of the free parameters: (J^T J + PRIOR^2 I)^-1
+		 * times the residual variance (when there are more runs than
+		 * them) -- the normal matrix of the residuals fit_free
+		 * minimises, the pull included, so parameters the runs see
+		 * only in a combination (a latency and a bandwidth of the
+		 * same sends) get the large errors of the pull alone instead
+		 * of a singular matrix */
 		int k = f->k, idx[NP];
 		gsl_matrix *a = gsl_matrix_alloc((size_t)(k ? k : 1), (size_t)(k ? k : 1));
 		bool ok;
@@ -323,7 +330,7 @@ fit(Fit *f, double *lp, Calibration *out)
 				double v = 0;
 				for (int i = 0; i < m; i++)
 					v += J[i * NP + idx[p]] * J[i * NP + idx[q]];
-				gsl_matrix_set(a, (size_t)p, (size_t)q, v);
+				gsl_matrix_set(a, (size_t)p, (size_t)q, v + (p == q ? PRIOR * PRIOR : 0));
 			}
 		errors(f, lp, e);
 		for (int i = 0; i < m; i++)

@@ -400,6 +400,8 @@ spatial_limit(const Graph *g, int64_t ways)
  * (Implementation.halo_rows) exchanges floor(K/2) rows each way before
  * every split conv and pooling, and the output gradient's of its convs
  * only (its pooling exchange crops the gradient: pooling_halo_exchange.py).
+ * A layer whose implemented model calls no exchange (Attr.no_halo: ODL
+ * halo_forward=false, halo_backward=false) exchanges nothing in that pass.
  * false when nothing is exchanged. */
 /* Layer l's kernel on the split axis, dilated. */
 static int64_t
@@ -415,7 +417,7 @@ halo_rows(const Analysis *an, const Layer *l, bool bwd, int64_t *up, int64_t *do
 	int64_t K = dilated_kernel(l), S = l->attr.stride[0], P = l->attr.pad[0];
 	bool transposed = c == OPC_CONV && l->op != OP_CONV;
 
-	if (c != OPC_CONV && c != OPC_POOL)
+	if ((c != OPC_CONV && c != OPC_POOL) || l->attr.no_halo[bwd])
 		return false;
 	if (S < 1)
 		S = c == OPC_POOL ? l->attr.kernel[0] : 1;
