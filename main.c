@@ -236,7 +236,8 @@ usage(FILE *f)
 		"                           then data, the split inside: Megatron's order)\n"
 		"                           ranks on the nodes; default: the fastest for each\n"
 		"                           grid (measured runs: model-inner)\n"
-		"      --optimizer OPT      sgd, momentum, adam or adamw (default momentum)\n"
+		"      --optimizer OPT      sgd, momentum, adam, adamw or rmsprop (default\n"
+		"                           momentum)\n"
 		"      --cost-model M       default, or paper: the tech report's Table III\n"
 		"                           formulas exactly\n"
 		"      --spatial-split S    auto (the best split point) or all (every layer\n"
@@ -580,7 +581,7 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_STRATEGIES: o->strat.mask = strategy_mask(optarg); break;
 		case OPT_OPTIMIZER:
 			if (!optimizer_parse(optarg, &o->set.opt))
-				usage_error("unknown optimizer '%s' (sgd, momentum, adam, adamw)", optarg);
+				usage_error("unknown optimizer '%s' (sgd, momentum, adam, adamw, rmsprop)", optarg);
 			break;
 		case OPT_SPATIAL_SPLIT:
 			if (strcmp(optarg, "auto") == 0)

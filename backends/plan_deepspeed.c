@@ -70,8 +70,8 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	set(root, "fp16", enabled(an->prec == PREC_FP16 || an->prec == PREC_AMP_FP16));
 	set(root, "bf16", enabled(an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16));
 	/* the optimizer modelled: DeepSpeed's own for Adam and AdamW (its
-	 * "params" default to torch's); SGD, with or without momentum, has no
-	 * DeepSpeed type and is the client optimizer deepspeed.initialize()
+	 * "params" default to torch's); SGD, with or without momentum, and
+	 * RMSprop have no DeepSpeed type and is the client optimizer deepspeed.initialize()
 	 * is given (named under "oraclec") */
 	if (an->opt == OPT_ADAM || an->opt == OPT_ADAMW) {
 		json_t *opt = json_object();
@@ -106,6 +106,7 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	set(own, "data_parallel_size", json_integer(pl->replicas));
 	set(own, "client_optimizer", an->opt == OPT_MOMENTUM ? jstr("torch.optim.SGD(momentum=0.9)")
 				     : an->opt == OPT_SGD    ? jstr("torch.optim.SGD")
+				     : an->opt == OPT_RMSPROP ? jstr("torch.optim.RMSprop(momentum=0.9)")
 							     : json_null());
 	set(own, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
 	set(root, "oraclec", own);

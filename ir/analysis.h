@@ -20,7 +20,7 @@
 
 /* AdamW keeps Adam's two moments; its weight decay is applied to the
  * weights directly (Loshchilov and Hutter, ICLR'19), at no extra state. */
-typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW } Optimizer;
+typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW, OPT_RMSPROP } Optimizer;
 
 /* Pipeline schedules (passes/pipeline.c): GPipe, all forwards then all
  * backwards; 1F1B (PipeDream-Flush), one forward one backward;

@@ -25,6 +25,9 @@ implementation_defaults(Implementation *im)
 		.bucket = 25e6,            /* DDP's bucket_cap_mb = 25 */
 		.depthwise = "aten",       /* PyTorch's convolution selector */
 		.conv_tf32 = true,
+		.optimizer_step = "per-op", /* torch.optim's for-loop (PyTorch 1.x) */
+		.zero_grad = true,          /* zero_grad(set_to_none=False), 1.x */
+		.step_sync = "amp",         /* GradScaler.step reads found_inf */
 	};
 }
 
@@ -54,6 +57,13 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"process\" or \"node\"", "model_loader";
 	if (!word(im->depthwise, "cudnn", "aten", &im->aten_depthwise))
 		return *want = "\"cudnn\" or \"aten\"", "depthwise";
+	if (!word(im->optimizer_step, "fused", "per-op", &im->per_op_step))
+		return *want = "\"fused\" or \"per-op\"", "optimizer_step";
+	for (im->sync = 0; im->sync < 3; im->sync++)
+		if (strcmp(im->step_sync, (const char *[]){ "never", "amp", "always" }[im->sync]) == 0)
+			break;
+	if (im->sync == 3)
+		return *want = "\"never\", \"amp\" or \"always\"", "step_sync";
 	if (im->loader_workers < 1)
 		return *want = "at least 1", "loader_workers";
 	return NULL;

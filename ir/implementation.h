@@ -54,8 +54,21 @@ typedef struct Implementation {
 	                              filter tap (docs/model.md) */
 	bool conv_tf32;            /* fp32 convolutions run in TF32 where the GPU
 	                              has it (cuDNN's default in PyTorch) */
+	/* the optimizer step (docs/model.md, "Optimizer update") */
+	const char *optimizer_step; /* "fused": one kernel per parameter tensor;
+	                              "per-op": torch.optim's loop, each of the
+	                              optimizer's tensor operations a kernel */
+	bool zero_grad;            /* a kernel per gradient tensor clears it
+	                              every iteration */
+	const char *step_sync;     /* when the step's launches wait for the GPU
+	                              and run with it idle: "never" (the CPU
+	                              issued them during the backward), "amp"
+	                              (fp16 loss scaling reads the inf check
+	                              first), "always" (after a synchronous
+	                              all-reduce) */
 	/* derived from the strings above by implementation_check */
-	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise;
+	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, per_op_step;
+	int sync;                  /* step_sync: 0 never, 1 amp, 2 always */
 } Implementation;
 
 /* implementation.c */

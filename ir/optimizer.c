@@ -9,6 +9,7 @@
 
 static const char *const name[] = {
 	[OPT_SGD] = "sgd", [OPT_MOMENTUM] = "momentum", [OPT_ADAM] = "adam", [OPT_ADAMW] = "adamw",
+	[OPT_RMSPROP] = "rmsprop",
 };
 
 const char *

@@ -195,27 +195,60 @@ span_time(const Analysis *an, const Graph *g, int first, int last, double n, dou
 
 /* Reads and writes per parameter element, 4-byte values: SGD reads the
  * weight and gradient and writes the weight (12 B); momentum adds the
- * velocity (20 B); Adam and AdamW the two moments (28 B). */
+ * velocity (20 B); Adam, AdamW and RMSprop (with momentum) their two
+ * state tensors (28 B). */
 static double
 update_bytes(Optimizer opt)
 {
-	return opt == OPT_ADAM || opt == OPT_ADAMW ? 28 : opt == OPT_MOMENTUM ? 20 : 12;
+	return optimizer_bytes(opt) * 2 + 12;
 }
 
 double
 optimizer_bytes(Optimizer opt)
 {
-	return opt == OPT_ADAM || opt == OPT_ADAMW ? 8 : opt == OPT_MOMENTUM ? 4 : 0;
+	return opt == OPT_ADAM || opt == OPT_ADAMW || opt == OPT_RMSPROP ? 8
+	       : opt == OPT_MOMENTUM				       ? 4
+								       : 0;
 }
 
-/* One fused kernel per parameter tensor, each also a framework call. */
+/* The tensor operations torch.optim's loop runs per parameter tensor
+ * (PyTorch 1.x, torch/optim/_functional.py, with weight decay): SGD the
+ * decay and the step; momentum also the velocity's mul_ and add_; Adam
+ * the decay, two per moment, the denominator's sqrt, division and add_,
+ * and the addcdiv_ (AdamW decays the weight with a mul_ instead);
+ * RMSprop with momentum the decay, two for the square average, sqrt and
+ * add_, two for the buffer and the step. */
+static int
+step_ops(Optimizer opt)
+{
+	switch (opt) {
+	case OPT_SGD: return 2;
+	case OPT_MOMENTUM: return 4;
+	case OPT_ADAM:
+	case OPT_ADAMW: return 9;
+	case OPT_RMSPROP: return 8;
+	}
+	return 1;
+}
+
+/* The optimizer step over `arrays` parameter tensors of `params`
+ * elements: its bytes at the memory bandwidth, and its kernels -- one per
+ * tensor fused, the optimizer's operations per tensor in torch.optim's
+ * loop, and one more per tensor that zero_grad clears.  Each kernel costs
+ * the GPU its launch; where the step waits for the GPU first (fp16 loss
+ * scaling's inf check, a synchronous all-reduce) the CPU issues them to
+ * an idle GPU, each at the framework's dispatch cost. */
 double
 update_time(const Analysis *an, double params, double arrays)
 {
 	const System *s = an->sys;
-	double per = an->impl.dispatch > s->kernel_lat ? an->impl.dispatch : s->kernel_lat;
+	const Implementation *im = &an->impl;
+	double kernels = (im->per_op_step ? step_ops(an->opt) : 1) + (im->zero_grad ? 1 : 0);
+	bool waits = im->sync == 2 ||
+		     (im->sync == 1 && precision_info[an->prec].matmul == DT_FP16);
+	double per = waits && im->dispatch > s->kernel_lat ? im->dispatch : s->kernel_lat;
 
-	return params * update_bytes(an->opt) / (s->mem_bw * s->eff_mem) + arrays * per;
+	return params * update_bytes(an->opt) / (s->mem_bw * s->eff_mem) + arrays * kernels * per;
 }
 
 /* CPU seconds one loader worker spends on a sample: decoding and

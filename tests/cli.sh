@@ -619,6 +619,23 @@ want_status 1
 has err "bad.odl:1:16: error: implementation 'a': 'halo' must be \"pairwise\" or \"chain\""
 check "--implementation: a word a key does not take is refused"
 
+printf 'implementation a { step_sync = "sometimes"; }\n' >"$tmp/bad.odl"
+run "$model" --implementation "$tmp/bad.odl"
+want_status 1
+has err "bad.odl:1:16: error: implementation 'a': 'step_sync' must be \"never\", \"amp\" or \"always\""
+empty out
+check "--implementation: step_sync takes one of three words"
+
+# torch.optim's RMSprop on ResNet-50's 161 tensors of 25,557,032
+# elements: 28 B each at 2,039 GB/s x 0.85, and at amp-fp16 its 8
+# operations and zero_grad issued after GradScaler's wait, 10 us each:
+# 0.000413 + 161 x 9 x 10 us = 0.014903 s
+run "$model" -s dgx-a100 -g 1 --optimizer rmsprop --precision amp-fp16 -q -f json
+want_status 0
+has out '"optimizer": "rmsprop"'
+has out '"weight_update_s": 0.0149028880'
+check "--optimizer rmsprop: torch.optim's loop after the loss scaler's wait"
+
 run "$model" --implementation nope
 want_status 1
 has err "unknown implementation 'nope'"

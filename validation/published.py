@@ -34,6 +34,20 @@ MODELS = {
 }
 
 
+# the recipes' optimizers (configs.yml at 7bdfc81d): ResNet-50 SGD with
+# momentum 0.875, EfficientNet RMSprop with momentum 0.9; both torch.optim
+OPTIMIZERS = {"resnet50": "momentum", "efficientnet_b0": "rmsprop"}
+
+
+def workers(row):
+    """DataLoader workers per GPU process of the row's run.  The READMEs'
+    benchmark commands run launch.py with --platform DGXA100 or DGX1V,
+    which sets `workers` from configs.yml's platform table (at 7bdfc81d,
+    the tables' commit: DGXA100 16, DGX1V 8), not main.py's -j default
+    of 5."""
+    return "16" if "A100" in row["hardware"] else "8"
+
+
 def main(argv):
     oraclec = os.path.join(TOP, "oraclec")
     args = argv[1:]
@@ -54,9 +68,7 @@ def main(argv):
         cmd = [oraclec, model, "-q", "-f", "json", "-s", r["nearest_oraclec_system"],
                "-g", r["gpus"], "-b", r["batch_per_gpu"], "--precision", r["precision"],
                "--strategies", "data", "--implementation", "pytorch",
-               # DeepLearningExamples' ConvNets main.py: -j/--workers default 5
-               # (DataLoader worker processes per GPU, data backend "pytorch")
-               "--loader-workers", "5"]
+               "--loader-workers", workers(r), "--optimizer", OPTIMIZERS[r["model"]]]
         if "nhwc" in r["notes"] and r["precision"].startswith("amp"):
             cmd.append("--channels-last")
         p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
