@@ -71,8 +71,8 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	set(root, "bf16", enabled(an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16));
 	/* the optimizer modelled: DeepSpeed's own for Adam and AdamW (its
 	 * "params" default to torch's); SGD, with or without momentum, and
-	 * RMSprop have no DeepSpeed type and is the client optimizer deepspeed.initialize()
-	 * is given (named under "oraclec") */
+	 * RMSprop have no DeepSpeed type and are the client optimizer
+	 * deepspeed.initialize() is given (named under "oraclec") */
 	if (an->opt == OPT_ADAM || an->opt == OPT_ADAMW) {
 		json_t *opt = json_object();
 		set(opt, "type", jstr(an->opt == OPT_ADAM ? "Adam" : "AdamW"));

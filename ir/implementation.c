@@ -59,10 +59,13 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"cudnn\" or \"aten\"", "depthwise";
 	if (!word(im->optimizer_step, "fused", "per-op", &im->per_op_step))
 		return *want = "\"fused\" or \"per-op\"", "optimizer_step";
-	for (im->sync = 0; im->sync < 3; im->sync++)
-		if (strcmp(im->step_sync, (const char *[]){ "never", "amp", "always" }[im->sync]) == 0)
-			break;
-	if (im->sync == 3)
+	if (strcmp(im->step_sync, "never") == 0)
+		im->sync = SYNC_NEVER;
+	else if (strcmp(im->step_sync, "amp") == 0)
+		im->sync = SYNC_AMP;
+	else if (strcmp(im->step_sync, "always") == 0)
+		im->sync = SYNC_ALWAYS;
+	else
 		return *want = "\"never\", \"amp\" or \"always\"", "step_sync";
 	if (im->loader_workers < 1)
 		return *want = "at least 1", "loader_workers";

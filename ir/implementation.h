@@ -60,15 +60,14 @@ typedef struct Implementation {
 	                              optimizer's tensor operations a kernel */
 	bool zero_grad;            /* a kernel per gradient tensor clears it
 	                              every iteration */
-	const char *step_sync;     /* when the step's launches wait for the GPU
-	                              and run with it idle: "never" (the CPU
-	                              issued them during the backward), "amp"
-	                              (fp16 loss scaling reads the inf check
-	                              first), "always" (after a synchronous
-	                              all-reduce) */
+	const char *step_sync;     /* when the step's launches are paced by the
+	                              CPU, the GPU idle: "never" (the CPU issued
+	                              them during the backward), "amp" (fp16
+	                              loss scaling reads its inf check first),
+	                              "always" */
 	/* derived from the strings above by implementation_check */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, per_op_step;
-	int sync;                  /* step_sync: 0 never, 1 amp, 2 always */
+	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 } Implementation;
 
 /* implementation.c */

@@ -236,16 +236,16 @@ step_ops(Optimizer opt)
  * tensor fused, the optimizer's operations per tensor in torch.optim's
  * loop, and one more per tensor that zero_grad clears.  Each kernel costs
  * the GPU its launch; where the step waits for the GPU first (fp16 loss
- * scaling's inf check, a synchronous all-reduce) the CPU issues them to
- * an idle GPU, each at the framework's dispatch cost. */
+ * scaling's inf check) or is always paced by the CPU, the CPU issues them
+ * to an idle GPU, each at the framework's dispatch cost. */
 double
 update_time(const Analysis *an, double params, double arrays)
 {
 	const System *s = an->sys;
 	const Implementation *im = &an->impl;
 	double kernels = (im->per_op_step ? step_ops(an->opt) : 1) + (im->zero_grad ? 1 : 0);
-	bool waits = im->sync == 2 ||
-		     (im->sync == 1 && precision_info[an->prec].matmul == DT_FP16);
+	bool waits = im->sync == SYNC_ALWAYS ||
+		     (im->sync == SYNC_AMP && precision_info[an->prec].matmul == DT_FP16);
 	double per = waits && im->dispatch > s->kernel_lat ? im->dispatch : s->kernel_lat;
 
 	return params * update_bytes(an->opt) / (s->mem_bw * s->eff_mem) + arrays * kernels * per;

@@ -635,7 +635,7 @@ the_step_launches_what_the_optimizer_loops_over(void **state)
 
 	implementation_defaults(&an.impl);
 	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
-	assert_true(an.impl.per_op_step && an.impl.zero_grad && an.impl.sync == 1);
+	assert_true(an.impl.per_op_step && an.impl.zero_grad && an.impl.sync == SYNC_AMP);
 	NEAR(s->kernel_lat, 5e-6);
 	an.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 9 * 5e-6);
