@@ -1149,8 +1149,10 @@ emit_validation(const Options *o, const Validation *v, const char *path)
 }
 
 /* The calibrated system's comment: what was fitted on what, each
- * parameter's factor with its standard error or why it was left, and how
- * well the fit does. */
+ * parameter's factor with its standard error or why it was left, the
+ * pairs the runs see only together (their errors' correlation 0.9 or more
+ * in size: a factor on one is undone by the other), and how well the fit
+ * does. */
 static void
 calibration_note(const Options *o, const System *orig, const Calibration *cal, int nrow,
 		 Arena *a, char *buf, size_t size)
@@ -1174,6 +1176,14 @@ calibration_note(const Options *o, const System *orig, const Calibration *cal, i
 						calib_param_name[j], cal->factor[j],
 						100 * cal->rel_error[j]);
 	}
+	for (int j = 0; j < CALIB_PARAMS; j++)
+		for (int q = j + 1; q < CALIB_PARAMS && len < size; q++)
+			if (fabs(cal->corr[j][q]) >= 0.9)
+				len += (size_t)snprintf(buf + len, size - len,
+							"; %s and %s seen only together "
+							"(correlation %+.2f)",
+							calib_param_name[j], calib_param_name[q],
+							cal->corr[j][q]);
 	if (len < size)
 		snprintf(buf + len, size - len, "; mean accuracy %.3f before, %.3f after, %s",
 			 cal->before, cal->after,

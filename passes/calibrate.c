@@ -338,6 +338,15 @@ fit(Fit *f, double *lp, Calibration *out)
 		ok = k > 0 && m > k && gsl_linalg_cholesky_decomp1(a) == GSL_SUCCESS &&
 		     gsl_linalg_cholesky_invert(a) == GSL_SUCCESS;
 		for (int j = 0, i = 0; j < NP; j++) {
+			for (int q = 0, l = 0; q < NP; q++) {
+				out->corr[j][q] = NAN;
+				if (ok && f->free[j] && f->free[q])
+					out->corr[j][q] =
+						gsl_matrix_get(a, (size_t)i, (size_t)l) /
+						sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) *
+						     gsl_matrix_get(a, (size_t)l, (size_t)l));
+				l += f->free[q];
+			}
 			out->constrained[j] = f->free[j];
 			out->fitted[j] = has(&f->base, j);
 			out->rel_error[j] = NAN;

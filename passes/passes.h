@@ -159,6 +159,9 @@ typedef struct Calibration {
 	bool constrained[CALIB_PARAMS]; /* the runs see it; else left as it was */
 	double rel_error[CALIB_PARAMS]; /* standard error of its logarithm (about
 	                                   the relative error); NAN when unknown */
+	double corr[CALIB_PARAMS][CALIB_PARAMS]; /* correlation of two fitted
+	                                   parameters' errors (near -1 or 1: the runs
+	                                   see them only together); NAN when unknown */
 	double before, after, loo;   /* mean accuracies: before, after, leave-one-out
 					(NAN for a single run) */
 } Calibration;
