@@ -72,6 +72,19 @@ implementation_check(Implementation *im, const char **want)
 	return NULL;
 }
 
+void
+implementation_override(Implementation *im, const System *s)
+{
+	if (s->dispatch >= 0)
+		im->dispatch = s->dispatch;
+	if (s->p2p_lat >= 0)
+		im->send_latency = s->p2p_lat;
+	if (s->staging_bw >= 0)
+		im->staging_bw = s->staging_bw;
+	if (s->decode_bw >= 0)
+		im->decode_bw = s->decode_bw;
+}
+
 #define IMPLKEY(name, type, unit, field, range, json) \
 	{ name, type, unit, offsetof(Implementation, field), false, range, json, SJ_SYSTEM },
 const SysKey impl_keys[NIMPL_KEYS] = {

@@ -79,6 +79,10 @@ void implementation_defaults(Implementation *im);
 /* Derives the flags from the string keys; NULL, or the first key whose
  * value is not one of its words (*want: those words, for a message). */
 const char *implementation_check(Implementation *im, const char **want);
+/* What a system file still sets of the software's keys (dispatch,
+ * p2p_latency, staging_bw, decode_bw; oraclec calibrate writes two of
+ * them) overrides the implementation's. */
+void implementation_override(Implementation *im, const System *s);
 
 #define IMPLKEY(...) +1
 enum { NIMPL_KEYS = 0

@@ -89,14 +89,7 @@ implementation(const Settings *set, const System *s)
 		im.source = "built-in";
 		implementation_check(&im, &(const char *){ NULL });
 	}
-	if (s->dispatch >= 0)
-		im.dispatch = s->dispatch;
-	if (s->p2p_lat >= 0)
-		im.send_latency = s->p2p_lat;
-	if (s->staging_bw >= 0)
-		im.staging_bw = s->staging_bw;
-	if (s->decode_bw >= 0)
-		im.decode_bw = s->decode_bw;
+	implementation_override(&im, s);
 	if (set->loader_workers > 0)
 		im.loader_workers = set->loader_workers;
 	return im;

@@ -151,9 +151,7 @@ calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o)
 	Candidate k;
 
 	r->an.sys = s;
-	r->an.impl.send_latency = send_latency(s);
-	if (staging_bw(s) > 0)
-		r->an.impl.staging_bw = staging_bw(s);
+	implementation_override(&r->an.impl, s); /* the fitted latency and bandwidth */
 	strategy_predict(r->g, &r->an, o, r->kind, r->grid, &k);
 	return k.computable ? k.t.total : NAN;
 }

@@ -376,14 +376,14 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	}
 	k->t.layer = k->t.recompute = 0;
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0;
+		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0, t;
 		for (int j = first; j <= st->end[i]; j++) {
 			ww += w[j], arrays += g->layer[j].nw, time += c->t[j];
 			col += c->col[j], redo += c->redo[j], hal += c->halo[j];
 		}
 		/* ZeRO-1: each copy steps its share of the stage's weights */
-		if (update_time(an, ww / c->nd, arrays) > upd)
-			upd = update_time(an, ww / c->nd, arrays);
+		if ((t = update_time(an, ww / c->nd, arrays)) > upd)
+			upd = t;
 		if (time > slow) /* the slowest stage's collectives, halos and
 				    recomputation, apart */
 			slow = time, k->t.layer = M * (col - hal), halos = M * hal,
