@@ -11,7 +11,9 @@
 # GPU's 1-byte mask: docs/counting.md).  Each line prints both and the
 # ratio.  Asserted, within 3 %, where the graph is a training graph: it
 # has as many batchnorm layers as the PyTorch model has BatchNorm modules
-# (NativeBatchNormBackward0 saves three tensors each).  Otherwise the
+# (NativeBatchNormBackward0 saves three tensors each).  A hand-written
+# ODL model must also have the PyTorch model's parameters (params_bytes / 4;
+# an ONNX file's are checked against the file by tests/zoo.sh).  Otherwise the
 # export folded BatchNorm into the convolutions (or dropped GoogLeNet's
 # and Inception's auxiliary heads): a TODO case (`not ok ... # TODO`),
 # so the table shows progress.
@@ -43,7 +45,7 @@ awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 			if (sub(/^NativeBatchNormBackward0:/, "", nodes[i]))
 				bn = nodes[i] / 3
 		want = $c["saved_fp32_bytes_per_sample"] - 3 * $c["dropout_saved_fp32_bytes_per_sample"] / 4
-		printf "%s %d %d\n", $1, want, bn
+		printf "%s %d %d %d\n", $1, want, bn, $c["params_bytes"] / 4
 	}' "$ref" >"$tmp/ref"
 
 # The model files with a reference row: "name file" lines.
@@ -69,7 +71,7 @@ while read -r name f; do
 	*) model=$f ;;
 	esac
 	short=${f#"$srcdir"/}
-	read -r _ want bn_torch <<EOF
+	read -r _ want bn_torch params_torch <<EOF
 $(grep "^$name " "$tmp/ref")
 EOF
 	n=$((n + 1))
@@ -80,6 +82,7 @@ EOF
 		continue
 	fi
 	got=$(sed -n 's/^    "saved_bytes_per_sample": \([0-9]*\),$/\1/p' "$tmp/json")
+	params=$(sed -n 's/^    "params": \([0-9]*\),$/\1/p' "$tmp/json")
 	bn=$(grep -c '"op": "batchnorm"' "$tmp/json")
 	ratio=$(awk -v g="${got:-0}" -v w="$want" 'BEGIN { printf "%.4f", w ? g / w : 0 }')
 	close=$(awk -v r="$ratio" 'BEGIN { print (r >= 0.97 && r <= 1.03) ? "yes" : "no" }')
@@ -91,7 +94,10 @@ EOF
 		continue
 	fi
 	line="$name ($short): oraclec $got, autograd $want bytes per sample, ratio $ratio"
-	if [ -n "$got" ] && [ "$close" = yes ]; then
+	if [ "${f%.odl}" != "$f" ] && [ "$params" != "$params_torch" ]; then
+		bad=$((bad + 1))
+		echo "not ok $n - $line, but $params parameters where PyTorch has $params_torch"
+	elif [ -n "$got" ] && [ "$close" = yes ]; then
 		# GoogLeNet and Inception-v3 return auxiliary heads in train mode
 		# (the reference counts them); an eval-mode export drops them
 		[ $training = yes ] ||
@@ -100,8 +106,6 @@ EOF
 	elif [ $training = no ]; then
 		echo "not ok $n - $line # TODO BatchNorm folded by the export" \
 			"($bn of $bn_torch batchnorm layers)"
-	elif [ -n "$got" ] && [ "$close" = yes ]; then
-		echo "ok $n - $line"
 	else
 		bad=$((bad + 1))
 		echo "not ok $n - $line (want within 3 %)"

@@ -55,6 +55,50 @@ import torchvision.models.video as tvv
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from export_zoo import gzip_file, MAX_PLAIN  # noqa: E402
 
+class SqueezeExcitation(torch.nn.Module):
+    """NVIDIA DeepLearningExamples' SqueezeAndExcitation (ConvNets,
+    image_classification/models/common.py at 7bdfc81d): pool, 1x1 conv down
+    to `squeeze` channels (a fixed 16), activation, 1x1 conv up, sigmoid."""
+
+    def __init__(self, channels, squeeze):
+        super().__init__()
+        self.pooling = torch.nn.AdaptiveAvgPool2d(1)
+        self.squeeze = torch.nn.Conv2d(channels, squeeze, 1)
+        self.expand = torch.nn.Conv2d(squeeze, channels, 1)
+        self.relu = torch.nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return torch.sigmoid(self.expand(self.relu(self.squeeze(self.pooling(x)))))
+
+
+class SEBottleneck(tvm.resnet.Bottleneck):
+    """DLE's SEBottleneck: torchvision's bottleneck whose output, before the
+    residual add, is gated by SqueezeExcitation, fused as DLE fuses it
+    (torch.addcmul(residual, out, se(out)))."""
+
+    def __init__(self, inplanes, planes, *args, **kwargs):
+        super().__init__(inplanes, planes, *args, **kwargs)
+        self.se = SqueezeExcitation(planes * self.expansion, 16)
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        residual = x if self.downsample is None else self.downsample(x)
+        return self.relu(torch.addcmul(residual, out, self.se(out), value=1))
+
+
+def resnext101_32x4d(weights=None):
+    """DLE's ResNeXt-101 32x4d: torchvision's ResNeXt at cardinality 32,
+    4 channels per group (torchvision has no constructor for it)."""
+    return tvm.resnet.ResNet(tvm.resnet.Bottleneck, [3, 4, 23, 3], groups=32,
+                             width_per_group=4)
+
+
+def se_resnext101_32x4d(weights=None):
+    return tvm.resnet.ResNet(SEBottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)
+
+
 IMAGE = (3, 224, 224)
 VIDEO = (3, 16, 112, 112)
 BATCHES = (2, 4)
@@ -70,6 +114,8 @@ MODELS = collections.OrderedDict([
     ("resnet101", (tvm.resnet101, IMAGE, {})),
     ("resnet152", (tvm.resnet152, IMAGE, {})),
     ("resnext50_32x4d", (tvm.resnext50_32x4d, IMAGE, {})),
+    ("resnext101_32x4d", (resnext101_32x4d, IMAGE, {})),
+    ("se_resnext101_32x4d", (se_resnext101_32x4d, IMAGE, {})),
     ("wide_resnet50_2", (tvm.wide_resnet50_2, IMAGE, {})),
     ("densenet121", (tvm.densenet121, IMAGE, {})),
     ("squeezenet1_0", (tvm.squeezenet1_0, IMAGE, {})),

@@ -27,16 +27,21 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 # the model files oraclec has for the rows' models (torchvision's
-# resnet50 is v1.5, stride 2 in the 3x3 conv, as NVIDIA's)
+# resnet50 is v1.5, stride 2 in the 3x3 conv, as NVIDIA's; the ResNeXts are
+# written from DeepLearningExamples' models/resnet.py)
 MODELS = {
     "resnet50": os.path.join(TOP, "examples", "resnet50.odl"),
+    "resnext101_32x4d": os.path.join(TOP, "examples", "resnext101_32x4d.odl"),
+    "se_resnext101_32x4d": os.path.join(TOP, "examples", "se_resnext101_32x4d.odl"),
     "efficientnet_b0": os.path.join(TOP, "tests", "data", "zoo", "efficientnet_b0.onnx"),
 }
 
 
-# the recipes' optimizers (configs.yml at 7bdfc81d): ResNet-50 SGD with
-# momentum 0.875, EfficientNet RMSprop with momentum 0.9; both torch.optim
-OPTIMIZERS = {"resnet50": "momentum", "efficientnet_b0": "rmsprop"}
+# the recipes' optimizers (configs.yml at 7bdfc81d): the ResNets SGD with
+# momentum 0.875 (resnet_params), EfficientNet RMSprop with momentum 0.9;
+# all torch.optim
+OPTIMIZERS = {"resnet50": "momentum", "resnext101_32x4d": "momentum",
+              "se_resnext101_32x4d": "momentum", "efficientnet_b0": "rmsprop"}
 
 
 def workers(row):
