@@ -117,6 +117,8 @@ layer_json(const Graph *g, const Layer *l)
 	set(o, "flops_bwd_data", json_integer(l->cost.flops_bwd_data));
 	set(o, "flops_bwd_weight", json_integer(l->cost.flops_bwd_weight));
 	set(o, "activation_bytes", json_integer(l->cost.act_bytes));
+	set(o, "bytes_fwd", json_integer(l->cost.bytes_fwd));
+	set(o, "bytes_bwd", json_integer(l->cost.bytes_bwd));
 	if (g->ntiming) {
 		set(o, "measured_fwd_s", l->timed ? json_real(l->fwd_s) : json_null());
 		set(o, "measured_bwd_s", l->timed ? json_real(l->bwd_s) : json_null());

@@ -143,7 +143,13 @@ typedef struct Cost {
 	int64_t flops_bwd;        /* the two added */
 	int64_t params;           /* trained elements: weights, biases, scale, shift */
 	int64_t buffers;          /* untrained state elements (running statistics) */
-	int64_t bytes_fwd;        /* activation bytes read + written in forward */
+	int64_t bytes_fwd;        /* bytes forward reads and writes: the
+	                             activations (batch norm reads its input
+	                             twice) and the weights once */
+	int64_t bytes_bwd;        /* activation bytes the backward pass's kernels
+	                             read and write for the layer, autograd's
+	                             formulas, and the accumulation of its
+	                             output's gradients; pass cost */
 	int64_t act_elems;        /* elements kept for backward that this layer
 	                             made: its outputs kept, its indices, masks
 	                             and per-sample statistics; pass memory */
@@ -195,7 +201,7 @@ typedef struct Timing {
 typedef struct Totals {
 	int64_t params, buffers, macs, flops_fwd, flops_bwd_data, flops_bwd_weight;
 	int64_t flops_bwd;             /* flops_bwd_data + flops_bwd_weight */
-	int64_t bytes_fwd;
+	int64_t bytes_fwd, bytes_bwd;
 	int64_t act_elems, act_bytes;  /* kept for backward, per sample: the
 	                                  layers' act_* plus the graph inputs
 	                                  kept (at Graph.elem_bytes) */

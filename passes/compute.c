@@ -73,17 +73,9 @@ efficiency(const System *s, const Layer *l)
 }
 
 /* The roofline of one pass: the larger of compute and memory time, for n
- * samples at a share; `weights` counts the weights' read. */
-/* Memory passes over a layer's activations beyond the one read and one
- * write bytes_fwd counts, forward and backward (4 there). */
-static double
-memory_passes(const Layer *l, bool bwd)
-{
-	if (l->op == OP_BATCHNORM)
-		return bwd ? 5.0 / 4 : 3.0 / 2;
-	return 1;
-}
-
+ * samples at a share; `weights` counts the weights' read.  The bytes are
+ * the layer's own (passes/cost.c): forward's, or what backward's kernels
+ * move. */
 static double
 roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd,
 	 bool weights)
@@ -100,17 +92,18 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	/* autocast: a layer whose output is 16-bit moves about that many
 	 * bytes per activation item (its inputs are mostly 16-bit too) */
 	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
-	double act = ((double)c->bytes_fwd - wbytes) * narrow * n * share * (bwd ? 2 : 1) *
-		     memory_passes(l, bwd);
+	double fwd = ((double)c->bytes_fwd - wbytes) * narrow * n * share;
+	double act = bwd ? (double)c->bytes_bwd * narrow * n * share : fwd;
 	double bytes;
 
-	/* ATen's depthwise backward: the input gradient as any layer's (read
-	 * dy, write dx: the forward's bytes), and a weight gradient of one
+	/* ATen's depthwise backward: the input gradient, where the input
+	 * needs one, as any layer's (read dy, write dx: the forward's bytes),
+	 * and a weight gradient of one
 	 * thread block per channel and filter tap, each reading the tap's
 	 * input and the output gradient over the whole batch: 2 k_h k_w
 	 * reads of the output's size (conv_depthwise2d_grad_weight_kernel) */
 	if (aten && bwd)
-		act = act / 2 + 2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
+		act = (c->flops_bwd_data > 0 ? fwd : 0) + 2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
 				    (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
 	bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = flops / (peak * efficiency(s, l));
@@ -134,7 +127,9 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 double
 layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
 {
-	int kernels = bwd && l->cost.params > 0 ? 2 : 1; /* data and weight gradients */
+	/* data and weight gradients; none where backward moves nothing (an
+	 * add passes its gradient on) */
+	int kernels = !bwd ? 1 : l->cost.params > 0 ? 2 : l->cost.bytes_bwd > 0 || l->cost.flops_bwd > 0;
 	double gpu;
 
 	if (bwd && an->forward_only)

@@ -35,6 +35,31 @@
  * a gradient, i.e. one downstream of a trained parameter: autograd computes
  * no gradient for the input image, so the first convolution has none.
  *
+ * Bytes moved, per sample (the roofline's memory side, passes/compute.c):
+ * forward reads the inputs and writes the outputs (batch norm reads its
+ * input twice: statistics, then normalization) and reads the weights.
+ * Backward, in elements of E and E_in, as autograd's kernels move them
+ * (derivatives.yaml; docs/model.md, "Backward traffic"):
+ *
+ *   element-wise unary   3 E    read dy and the saved x or y, write dx
+ *                               (a cast or a constant operand: 2 E)
+ *   add, sub             0      dy passes to both inputs as it is; an
+ *                               input broadcast to E gets dy summed down
+ *                               (+E read); sub negates its second (+2 E)
+ *   mul                  per input: dy times the other input, written at
+ *                               full size (2 E + the other's), then summed
+ *                               down if the input was broadcast (+E)
+ *   global/adaptive pool E + E_in  read dy, write dx
+ *   batch norm           5 E    x and dy read for the two reductions and
+ *                               again for dx, dx written
+ *   others               2 x forward's: a data and a weight gradient
+ *                               that each move about what forward moved
+ *   a layer whose inputs need no gradient: forward's, when it has weights
+ *                               (their gradient reads x and dy), else 0
+ *
+ * and, on the layer that made a tensor k layers read differentiably,
+ * autograd's accumulation of its k gradients: (k - 1) x 3 E.
+ *
  * Every product is checked; a model whose counts overflow 64 bits is
  * rejected at the layer where it happens. */
 #include "passes/passes.h"
@@ -176,9 +201,76 @@ layer_sizes(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 	for (int i = 0; i < l->nout; i++)
 		if (!ck_add(moved, g->tensor[l->out[i]].elems, &moved))
 			acc->ok = false;
+	if (l->op == OP_BATCHNORM && !ck_add(moved, g->tensor[l->in[0]].elems, &moved))
+		acc->ok = false; /* the statistics' read */
 	if (!ck_add(moved, c->params, &moved))
 		acc->ok = false;
 	c->bytes_fwd = mul3(acc, moved, g->elem_bytes, 1);
+}
+
+/* Ops through which no gradient flows to their inputs. */
+static bool
+differentiable(OpKind op)
+{
+	switch (op) {
+	case OP_EQUAL: case OP_LESS: case OP_GREATER: case OP_AND: case OP_OR:
+	case OP_XOR: case OP_NOT: case OP_MOD: case OP_FLOOR: case OP_CEIL:
+	case OP_ROUND: case OP_SIGN: case OP_HARDMAX:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* The elements layer l's backward kernels read and write per sample (the
+ * table at the top), its output gradients' accumulation left out. */
+static int64_t
+backward_elems(Acc *acc, const Graph *g, const Layer *l, const Cost *c, bool in_grad)
+{
+	int64_t e = g->tensor[l->out[0]].elems, moved = 0, r = 0;
+
+	if (op_info[l->op].save & S_VIEW)
+		return 0;
+	for (int i = 0; i < l->nin; i++)
+		if (!ck_add(moved, g->tensor[l->in[i]].elems, &moved))
+			acc->ok = false;
+	for (int i = 0; i < l->nout; i++)
+		if (!ck_add(moved, g->tensor[l->out[i]].elems, &moved))
+			acc->ok = false;
+	if (!in_grad)
+		return c->params > 0 ? moved : 0;
+	switch (l->op) {
+	case OP_BATCHNORM:
+		return mul3(acc, 5, e, 1);
+	case OP_ADD:
+	case OP_SUB:
+	case OP_MUL:
+		for (int i = 0; i < l->nin; i++) {
+			int64_t part = g->tensor[l->in[i]].elems < e ? e : 0;
+
+			if (l->op == OP_MUL && l->nin == 2)
+				part += 2 * e + g->tensor[l->in[1 - i]].elems;
+			if (l->op == OP_SUB && i == 1)
+				part += 2 * e;
+			if (!ck_add(r, part, &r))
+				acc->ok = false;
+		}
+		return r;
+	case OP_GAVGPOOL:
+	case OP_GMAXPOOL:
+	case OP_ADAPTAVGPOOL:
+		return moved;
+	case OP_CAST:  /* dy cast back */
+	case OP_SCALE: /* dy times the constant (an added one passes dy on) */
+		return mul3(acc, 2, e, 1);
+	case OP_LRN: /* x, the saved scale and dy read, dx written: forward's twice */
+		break;
+	default:
+		if (op_info[l->op].cls == OPC_UNARY)
+			return op_info[l->op].bwd_data > 0 ? mul3(acc, 3, e, 1) : 0;
+		break;
+	}
+	return mul3(acc, 2, moved, 1);
 }
 
 static bool
@@ -207,7 +299,11 @@ cost_annotate(Graph *g)
 	Totals *t = &g->total;
 	int errors = diag_errors();
 	bool *grad = xcalloc(g->ntensor ? g->ntensor : 1, sizeof *grad);
+	int *reads = xcalloc(g->ntensor ? g->ntensor : 1, sizeof *reads);
 
+	for (int i = 0; i < g->nlayer; i++)
+		for (int k = 0; k < g->layer[i].nin; k++)
+			reads[g->layer[i].in[k]] += differentiable(g->layer[i].op);
 	*t = (Totals){ 0 };
 	for (int i = 0; i < g->nlayer; i++) {
 		Layer *l = &g->layer[i];
@@ -218,22 +314,33 @@ cost_annotate(Graph *g)
 		*c = (Cost){ .act_elems = act };
 		layer_cost(&acc, g, l, c);
 		layer_sizes(&acc, g, l, c);
-		if (!grad_flow(g, l, grad))
+		bool in_grad = grad_flow(g, l, grad);
+
+		if (!in_grad)
 			c->flops_bwd_data = 0;
+		c->bytes_bwd = backward_elems(&acc, g, l, c, in_grad);
+		for (int k = 0; k < l->nout; k++)
+			if (grad[l->out[k]] && reads[l->out[k]] > 1 &&
+			    !ck_add(c->bytes_bwd, mul3(&acc, 3, reads[l->out[k]] - 1,
+						       g->tensor[l->out[k]].elems), &c->bytes_bwd))
+				acc.ok = false;
+		c->bytes_bwd = mul3(&acc, c->bytes_bwd, g->elem_bytes, 1);
 		if (!ck_add(c->flops_bwd_data, c->flops_bwd_weight, &c->flops_bwd))
 			acc.ok = false;
 		acc.ok = acc.ok && sum(&t->params, c->params) && sum(&t->buffers, c->buffers) &&
 			 sum(&t->macs, c->macs) && sum(&t->flops_fwd, c->flops_fwd) &&
 			 sum(&t->flops_bwd_data, c->flops_bwd_data) &&
 			 sum(&t->flops_bwd_weight, c->flops_bwd_weight) &&
-			 sum(&t->bytes_fwd, c->bytes_fwd);
+			 sum(&t->bytes_fwd, c->bytes_fwd) && sum(&t->bytes_bwd, c->bytes_bwd);
 		if (!acc.ok) {
 			layer_error(g, l, "its operation counts overflow 64 bits");
 			free(grad);
+			free(reads);
 			return false;
 		}
 	}
 	free(grad);
+	free(reads);
 	if (!ck_add(t->flops_bwd_data, t->flops_bwd_weight, &t->flops_bwd)) {
 		diag_error(g->loc, "model backward FLOPs overflow 64 bits");
 		return false;

@@ -294,6 +294,7 @@ totals_equal_the_sums_over_layers(void **state)
 		s.flops_bwd_data += c->flops_bwd_data;
 		s.flops_bwd_weight += c->flops_bwd_weight;
 		s.bytes_fwd += c->bytes_fwd;
+		s.bytes_bwd += c->bytes_bwd;
 	}
 	assert_int_equal(g->total.params, 20730);
 	assert_int_equal(g->total.params, s.params);
@@ -307,11 +308,47 @@ totals_equal_the_sums_over_layers(void **state)
 	assert_int_equal(g->total.flops_bwd_weight, s.flops_bwd_weight);
 	assert_int_equal(g->total.flops_bwd, s.flops_bwd_data + s.flops_bwd_weight);
 	assert_int_equal(g->total.bytes_fwd, s.bytes_fwd);
+	assert_int_equal(g->total.bytes_bwd, s.bytes_bwd);
 	assert_int_equal(g->total.weight_bytes, 20730 * 4);
 	/* running the pass again starts from zero */
 	assert_true(cost_annotate(g));
 	assert_int_equal(g->total.params, 20730);
 	assert_int_equal(g->total.macs, 241664);
+}
+
+/* Backward bytes as autograd's kernels move them (the profile of such a
+ * block under torch.autograd.profiler: threshold_backward for a relu, no
+ * kernel for an add, two muls and a sum for the broadcast gate, one add
+ * where a tensor's two gradients meet).  E = 16 x 8 x 8 = 1,024 items of
+ * 4 bytes; the squeezed tensors have 16.
+ *   a  conv on the image: no input gradient, the weight gradient reads x
+ *      and dy: forward's (192 + 1,024) x 4 = 4,864
+ *   b  batch norm: 5 E = 20,480; forward reads x twice: 3 E = 12,288
+ *   r  relu: 3 E = 12,288, + its output's two gradients (read by m and p)
+ *      added: 3 E = 12,288
+ *   p  global pool: E + 16 = 4,160
+ *   s  sigmoid: 3 x 16 = 192
+ *   m  the gate: (2 E + 16) + (2 E + E + E) = 6 E + 16 = 24,640
+ *   y  add of equal shapes: 0; and r2 (read by y and z) 3 E more */
+static void
+backward_bytes_follow_autograds_kernels(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = COST("model m { input x: 3x8x8;\n"
+			"  a = conv(x, 16, kernel=1); b = batchnorm(a); r = relu(b);\n"
+			"  p = globalavgpool(r); s = sigmoid(p); m = mul(r, s);\n"
+			"  r2 = relu(m); y = add(r2, r2); }");
+
+	assert_non_null(g);
+	assert_int_equal(cost_of(g, "a")->bytes_bwd, 4864);
+	assert_int_equal(cost_of(g, "b")->bytes_bwd, 20480);
+	assert_int_equal(cost_of(g, "b")->bytes_fwd - 32 * 4, 12288);
+	assert_int_equal(cost_of(g, "r")->bytes_bwd, 12288 + 12288);
+	assert_int_equal(cost_of(g, "p")->bytes_bwd, 4160);
+	assert_int_equal(cost_of(g, "s")->bytes_bwd, 192);
+	assert_int_equal(cost_of(g, "m")->bytes_bwd, 24640);
+	assert_int_equal(cost_of(g, "r2")->bytes_bwd, 12288 + 12288);
+	assert_int_equal(cost_of(g, "y")->bytes_bwd, 0);
 }
 
 /* 2^20 x 2^20 input -> fc to 2^30 features: shapes fit (2^50 outputs, a
@@ -396,6 +433,7 @@ main(void)
 		FX_TEST(data_movement_ops_cost_no_flops),
 		FX_TEST(forward_bytes_count_activations_and_weights),
 		FX_TEST(totals_equal_the_sums_over_layers),
+		FX_TEST(backward_bytes_follow_autograds_kernels),
 		FX_TEST(layer_counts_beyond_64_bits_are_rejected),
 		FX_TEST(first_layer_has_no_backward_data),
 		FX_TEST(model_totals_beyond_64_bits_are_rejected),
