@@ -317,7 +317,8 @@ totals_equal_the_sums_over_layers(void **state)
 }
 
 /* Backward bytes as autograd's kernels move them (the profile of such a
- * block under torch.autograd.profiler: threshold_backward for a relu, no
+ * block under torch.autograd.profiler, tests/data/autograd/
+ * backward_kernels.txt: threshold_backward for a relu, no
  * kernel for an add, two muls and a sum for the broadcast gate, one add
  * where a tensor's two gradients meet).  E = 16 x 8 x 8 = 1,024 items of
  * 4 bytes; the squeezed tensors have 16.
