@@ -37,6 +37,8 @@ static const Builtin builtin[] = {
 	  "    zero_grad = true;           // zero_grad(set_to_none=False): 1.x's default\n"
 	  "    step_sync = \"amp\";         // GradScaler.step reads found_inf (.item())\n"
 	  "                                // before it calls the optimizer\n"
+	  "    zero_partition = \"tensors\"; // ZeroRedundancyOptimizer: whole parameters\n"
+	  "                                // to each rank (FSDP: flat at stages 2, 3)\n"
 	  "}\n" },
 	{ "chainermn-paradl",
 	  "// The ParaDL scripts on ABCI as they ran: Chainer 7, ChainerMN,\n"
@@ -95,6 +97,9 @@ static const Builtin builtin[] = {
 	  "    framework = \"DeepSpeed (PyTorch, NCCL)\";\n"
 	  "    overlap_grad = true;        // overlap_comm\n"
 	  "    bucket = 500MB;             // allreduce_bucket_size default 5e8\n"
+	  "    zero_partition = \"flat\";   // each rank steps one slice of the flattened\n"
+	  "                                // parameters (stage_1_and_2.py), its engine's\n"
+	  "                                // pipelines too\n"
 	  "}\n" },
 };
 

@@ -28,6 +28,7 @@ implementation_defaults(Implementation *im)
 		.optimizer_step = "per-op", /* torch.optim's for-loop (PyTorch 1.x) */
 		.zero_grad = true,          /* zero_grad(set_to_none=False), 1.x */
 		.step_sync = "amp",         /* GradScaler.step reads found_inf */
+		.zero_partition = "tensors", /* ZeroRedundancyOptimizer */
 	};
 }
 
@@ -59,6 +60,8 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"cudnn\" or \"aten\"", "depthwise";
 	if (!word(im->optimizer_step, "fused", "per-op", &im->per_op_step))
 		return *want = "\"fused\" or \"per-op\"", "optimizer_step";
+	if (!word(im->zero_partition, "tensors", "flat", &im->flat_zero))
+		return *want = "\"tensors\" or \"flat\"", "zero_partition";
 	if (strcmp(im->step_sync, "never") == 0)
 		im->sync = SYNC_NEVER;
 	else if (strcmp(im->step_sync, "amp") == 0)

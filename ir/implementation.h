@@ -65,8 +65,15 @@ typedef struct Implementation {
 	                              them during the backward), "amp" (fp16
 	                              loss scaling reads its inf check first),
 	                              "always" */
+	const char *zero_partition; /* how ZeRO stage 1 shares the optimizer
+	                              state out: "tensors", whole parameters to
+	                              each rank (ZeroRedundancyOptimizer), or
+	                              "flat", one slice of the flattened
+	                              parameters (DeepSpeed); stages 2 and 3 are
+	                              flat in both (FSDP's FlatParameter) */
 	/* derived from the strings above by implementation_check */
-	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, per_op_step;
+	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, per_op_step,
+	     flat_zero;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 } Implementation;
 

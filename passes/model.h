@@ -104,6 +104,12 @@ double spatial_gather(const Analysis *an, const Graph *g, int split, double n, G
 /* The weights, gradients and optimizer state of a GPU holding `weights`
  * parameters under ZeRO stage an->zero (1-3) over nd GPUs, into m. */
 void zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m);
+/* The parameter tensors a GPU's optimizer step runs over when `arrays`
+ * tensors are sharded over nd GPUs: all of them without ZeRO; at stage 1
+ * its share of whole tensors (the implementation's zero_partition
+ * "tensors", at least one) or one flat slice ("flat"); one flat slice at
+ * stages 2 and 3. */
+double zero_step_arrays(const Analysis *an, double arrays, double nd);
 /* The group the states are sharded over: the data-parallel group `grad`,
  * or its part inside one node under FSDP hybrid (Analysis.zero_node). */
 Group zero_group(const Analysis *an, Group grad);

@@ -100,10 +100,9 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 	mem_total(&k->mem, c->s);
 }
 
-/* Under ZeRO: the optimizer step on this GPU's shard of the `weights` --
- * stage 1 as ZeroRedundancyOptimizer, whole tensors to each rank, stages
- * 2 and 3 on one flat shard (FSDP's FlatParameter of the model the plans
- * wrap whole, DeepSpeed's flat partition) -- and stage 3's parameter
+/* Under ZeRO: the optimizer step on this GPU's shard of the `weights`
+ * (zero_step_arrays: stage 1 whole tensors or a flat slice as the
+ * implementation partitions, stages 2 and 3 one flat shard) -- and stage 3's parameter
  * gathers beside the gradient exchange; FSDP hybrid shards inside the
  * node, and its exchange is the node's. */
 static void
@@ -114,8 +113,7 @@ sharded(const Ctx *c, Candidate *k, double weights)
 
 	if (!c->an->zero)
 		return;
-	k->t.update = update_time(c->an, weights / nd,
-				  c->an->zero == 1 && c->arrays / nd > 1 ? c->arrays / nd : 1);
+	k->t.update = update_time(c->an, weights / nd, zero_step_arrays(c->an, c->arrays, nd));
 	if (shard.size < c->map.grad.size) { /* in the window DDP's exchange had */
 		k->t.grad = zero_node_exchange(c->an, c->g, c->map.grad, weights,
 					       k->t.grad_hidden, &hidden);

@@ -381,8 +381,9 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			ww += w[j], arrays += g->layer[j].nw, time += c->t[j];
 			col += c->col[j], redo += c->redo[j], hal += c->halo[j];
 		}
-		/* ZeRO-1: each copy steps its share of the stage's weights */
-		if ((t = update_time(an, ww / c->nd, arrays)) > upd)
+		/* ZeRO-1: each copy steps its share of the stage's weights, as
+		 * data parallelism's does (zero_step_arrays) */
+		if ((t = update_time(an, ww / c->nd, zero_step_arrays(an, arrays, c->nd))) > upd)
 			upd = t;
 		if (time > slow) /* the slowest stage's collectives, halos and
 				    recomputation, apart */

@@ -53,6 +53,18 @@ zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUs
 	m->optimizer = weights * k / nd;
 }
 
+double
+zero_step_arrays(const Analysis *an, double arrays, double nd)
+{
+	double share = nd > 1 ? arrays / nd : arrays;
+
+	if (!an->zero)
+		return arrays;
+	if (an->zero >= 2 || an->impl.flat_zero)
+		return 1;
+	return share >= 1 || arrays == 0 ? share : 1; /* a rank steps at least one */
+}
+
 Group
 zero_group(const Analysis *an, Group grad)
 {

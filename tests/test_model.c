@@ -660,6 +660,32 @@ the_step_launches_what_the_optimizer_loops_over(void **state)
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 1 * 30e-6);
 }
 
+/* Under ZeRO a GPU's step runs over its shard (zero_step_arrays, the rule
+ * data parallelism and pipelines share): 10 tensors over 4 ranks are 2.5
+ * whole tensors a rank at stage 1 under ZeroRedundancyOptimizer (pytorch's
+ * zero_partition "tensors"), at least 1 over 20 ranks; one flat slice at
+ * stage 1 under DeepSpeed ("flat") and at stages 2 and 3 under both. */
+static void
+zero_steps_its_share_of_the_tensors(void **state)
+{
+	Fx *fx = *state;
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(NULL) };
+
+	assert_false(an.impl.flat_zero);
+	NEAR(zero_step_arrays(&an, 10, 4), 10);
+	an.zero = 1;
+	NEAR(zero_step_arrays(&an, 10, 4), 2.5);
+	NEAR(zero_step_arrays(&an, 10, 20), 1);
+	NEAR(zero_step_arrays(&an, 10, 1), 10);
+	an.zero = 2;
+	NEAR(zero_step_arrays(&an, 10, 4), 1);
+	an.zero = 1;
+	an.impl.zero_partition = "flat";
+	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
+	assert_true(an.impl.flat_zero);
+	NEAR(zero_step_arrays(&an, 10, 4), 1);
+}
+
 /* The gradient exchange in buckets (passes/overlap.c).  One bucket
  * holding every gradient starts when backward ends: nothing is hidden,
  * as without overlap.  A bucket per layer starts as each layer's backward
@@ -757,6 +783,7 @@ main(void)
 		FX_TEST(layers_with_leading_dimensions_are_split_by_their_channels),
 		FX_TEST(sends_are_staged_through_the_host_where_the_implementation_does),
 		FX_TEST(the_step_launches_what_the_optimizer_loops_over),
+		FX_TEST(zero_steps_its_share_of_the_tensors),
 		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
 		FX_TEST(the_loader_divides_the_samples_over_its_workers),
 		FX_TEST(the_shared_file_system_serves_what_the_cache_misses),
