@@ -288,7 +288,7 @@ check "--dump-after=cost: the cost pass's error, no dump"
 
 run --list-systems
 want_status 0
-for name in abci thetagpu dgx_a100 dgx_h100; do
+for name in abci thetagpu dgx_1 dgx_a100 dgx_h100; do
 	has out "system $name {"
 done
 check "--list-systems prints every built-in system as ODL"
@@ -299,6 +299,12 @@ run "$model" --system "$tmp/mine.odl" -g 8
 want_status 0
 has out "system       mine ($tmp/mine.odl): 8 x V100-SXM2-16GB per node"
 check "--system FILE reads an edited copy of a built-in"
+
+run "$model" -s dgx-1 -g 8 --strategies data
+want_status 0
+has out "system       dgx-1 (built-in): 8 x V100-SXM2-16GB per node, nvlink 75 GB/s, network 50.0 GB/s per node"
+has out "software     pytorch (built-in)"
+check "dgx-1: 8 V100s on the cube-mesh's three NVLink rings, PyTorch's software"
 
 run "$model" --system summit
 want_status 1

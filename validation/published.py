@@ -10,7 +10,9 @@ oraclec has a file for, it runs
             --strategies data -f json
 
 (data parallelism in one node, as the runs were; --channels-last where the
-row's notes say the run used NHWC: the AMP runs), turns the predicted time
+row's notes say the run used NHWC: the AMP runs; SYSTEM the row's
+nearest_oraclec_system, but dgx-1 for a DGX-1, which that column predates),
+turns the predicted time
 per iteration into images/s (gpus x batch / iteration_s) and prints it
 against the published figure with the accuracy 1 - |pred - meas| / meas,
 clamped at 0, and the mean per precision and overall.  Nothing here is
@@ -44,6 +46,12 @@ OPTIMIZERS = {"resnet50": "momentum", "resnext101_32x4d": "momentum",
               "se_resnext101_32x4d": "momentum", "efficientnet_b0": "rmsprop"}
 
 
+def system(row):
+    """The built-in system of the row's machine: the CSV's nearest one,
+    written before oraclec had a DGX-1 (it names abci, 4 V100s a node)."""
+    return "dgx-1" if row["hardware"].startswith("DGX-1") else row["nearest_oraclec_system"]
+
+
 def workers(row):
     """DataLoader workers per GPU process of the row's run.  The READMEs'
     benchmark commands run launch.py with --platform DGXA100 or DGX1V,
@@ -70,7 +78,7 @@ def main(argv):
         if not model:
             skipped[r["model"]] = skipped.get(r["model"], 0) + 1
             continue
-        cmd = [oraclec, model, "-q", "-f", "json", "-s", r["nearest_oraclec_system"],
+        cmd = [oraclec, model, "-q", "-f", "json", "-s", system(r),
                "-g", r["gpus"], "-b", r["batch_per_gpu"], "--precision", r["precision"],
                "--strategies", "data", "--implementation", "pytorch",
                "--loader-workers", workers(r), "--optimizer", OPTIMIZERS[r["model"]]]
