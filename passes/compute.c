@@ -127,11 +127,13 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 double
 layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
 {
-	/* data and weight gradients; none where backward moves nothing (an
-	 * add passes its gradient on) */
-	int kernels = !bwd ? 1 : l->cost.params > 0 ? 2 : l->cost.bytes_bwd > 0 || l->cost.flops_bwd > 0;
+	int kernels = 1;
 	double gpu;
 
+	if (bwd && l->cost.params > 0)
+		kernels = 2; /* data and weight gradients */
+	else if (bwd && l->cost.bytes_bwd == 0 && l->cost.flops_bwd == 0)
+		kernels = 0; /* an add passes its gradient on */
 	if (bwd && an->forward_only)
 		return 0; /* no backward pass, no dispatch */
 	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat;

@@ -39,7 +39,7 @@
  * forward reads the inputs and writes the outputs (batch norm reads its
  * input twice: statistics, then normalization) and reads the weights.
  * Backward, in elements of E and E_in, as autograd's kernels move them
- * (derivatives.yaml; docs/model.md, "Backward traffic"):
+ * (derivatives.yaml; docs/model.md, "One layer on one GPU"):
  *
  *   element-wise unary   3 E    read dy and the saved x or y, write dx
  *                               (a cast or a constant operand: 2 E)
@@ -179,12 +179,27 @@ layer_cost(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 	}
 }
 
+/* The elements of layer l's inputs and outputs, per sample. */
+static int64_t
+io_elems(Acc *acc, const Graph *g, const Layer *l)
+{
+	int64_t moved = 0;
+
+	for (int i = 0; i < l->nin; i++)
+		if (!ck_add(moved, g->tensor[l->in[i]].elems, &moved))
+			acc->ok = false;
+	for (int i = 0; i < l->nout; i++)
+		if (!ck_add(moved, g->tensor[l->out[i]].elems, &moved))
+			acc->ok = false;
+	return moved;
+}
+
 /* Parameters, untrained buffers, and the bytes forward reads and writes
  * (views move nothing). */
 static void
 layer_sizes(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 {
-	int64_t moved = 0;
+	int64_t moved;
 
 	for (int i = 0; i < l->nw && l->fparams < 0; i++)
 		if (!ck_add(c->params, l->w[i].elems, &c->params))
@@ -195,12 +210,7 @@ layer_sizes(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 		c->buffers = 2 * g->tensor[l->out[0]].shape.d[l->attr.lead];
 	if (op_info[l->op].save & S_VIEW)
 		return;
-	for (int i = 0; i < l->nin; i++)
-		if (!ck_add(moved, g->tensor[l->in[i]].elems, &moved))
-			acc->ok = false;
-	for (int i = 0; i < l->nout; i++)
-		if (!ck_add(moved, g->tensor[l->out[i]].elems, &moved))
-			acc->ok = false;
+	moved = io_elems(acc, g, l);
 	if (l->op == OP_BATCHNORM && !ck_add(moved, g->tensor[l->in[0]].elems, &moved))
 		acc->ok = false; /* the statistics' read */
 	if (!ck_add(moved, c->params, &moved))
@@ -227,16 +237,11 @@ differentiable(OpKind op)
 static int64_t
 backward_elems(Acc *acc, const Graph *g, const Layer *l, const Cost *c, bool in_grad)
 {
-	int64_t e = g->tensor[l->out[0]].elems, moved = 0, r = 0;
+	int64_t e = g->tensor[l->out[0]].elems, moved, r = 0;
 
 	if (op_info[l->op].save & S_VIEW)
 		return 0;
-	for (int i = 0; i < l->nin; i++)
-		if (!ck_add(moved, g->tensor[l->in[i]].elems, &moved))
-			acc->ok = false;
-	for (int i = 0; i < l->nout; i++)
-		if (!ck_add(moved, g->tensor[l->out[i]].elems, &moved))
-			acc->ok = false;
+	moved = io_elems(acc, g, l);
 	if (!in_grad)
 		return c->params > 0 ? moved : 0;
 	switch (l->op) {
@@ -309,7 +314,7 @@ cost_annotate(Graph *g)
 		Layer *l = &g->layer[i];
 		Cost *c = &l->cost;
 		Acc acc = { true };
-		int64_t act = c->act_elems;
+		int64_t act = c->act_elems, bwd;
 
 		*c = (Cost){ .act_elems = act };
 		layer_cost(&acc, g, l, c);
@@ -318,13 +323,13 @@ cost_annotate(Graph *g)
 
 		if (!in_grad)
 			c->flops_bwd_data = 0;
-		c->bytes_bwd = backward_elems(&acc, g, l, c, in_grad);
-		for (int k = 0; k < l->nout; k++)
+		bwd = backward_elems(&acc, g, l, c, in_grad);
+		for (int k = 0; k < l->nout; k++) /* its gradients summed */
 			if (grad[l->out[k]] && reads[l->out[k]] > 1 &&
-			    !ck_add(c->bytes_bwd, mul3(&acc, 3, reads[l->out[k]] - 1,
-						       g->tensor[l->out[k]].elems), &c->bytes_bwd))
+			    !ck_add(bwd, mul3(&acc, 3, reads[l->out[k]] - 1, g->tensor[l->out[k]].elems),
+				    &bwd))
 				acc.ok = false;
-		c->bytes_bwd = mul3(&acc, c->bytes_bwd, g->elem_bytes, 1);
+		c->bytes_bwd = mul3(&acc, bwd, g->elem_bytes, 1);
 		if (!ck_add(c->flops_bwd_data, c->flops_bwd_weight, &c->flops_bwd))
 			acc.ok = false;
 		acc.ok = acc.ok && sum(&t->params, c->params) && sum(&t->buffers, c->buffers) &&
