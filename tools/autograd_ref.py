@@ -99,6 +99,55 @@ def se_resnext101_32x4d(weights=None):
     return tvm.resnet.ResNet(SEBottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)
 
 
+class CifarBasicBlock(torch.nn.Module):
+    """The basic block of kuangliu/pytorch-cifar's ResNet18: two 3x3
+    conv + BN, the shortcut a 1x1 conv + BN where the shape changes."""
+
+    def __init__(self, inplanes, planes, stride):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or inplanes != planes:
+            self.shortcut = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride, bias=False),
+                                          nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        out = torch.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return torch.relu(out + self.shortcut(x))
+
+
+class CifarResNet18(torch.nn.Module):
+    """kuangliu/pytorch-cifar's ResNet18 (100 classes): a 3x3 stem at
+    32x32, four stages of two basic blocks, avg_pool2d(4), one linear."""
+
+    def __init__(self, classes=100):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        blocks, inplanes = [], 64
+        for planes, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            for s in (stride, 1):
+                blocks.append(CifarBasicBlock(inplanes, planes, s))
+                inplanes = planes
+        self.layers = nn.Sequential(*blocks)
+        self.linear = nn.Linear(512, classes)
+
+    def forward(self, x):
+        out = self.layers(torch.relu(self.bn1(self.conv1(x))))
+        out = torch.nn.functional.avg_pool2d(out, 4)
+        return self.linear(out.flatten(1))
+
+
+def resnet18_cifar(weights=None):
+    return CifarResNet18()
+
+
 IMAGE = (3, 224, 224)
 VIDEO = (3, 16, 112, 112)
 BATCHES = (2, 4)
@@ -109,6 +158,7 @@ MODELS = collections.OrderedDict([
     ("vgg11", (tvm.vgg11, IMAGE, {})),
     ("vgg16", (tvm.vgg16, IMAGE, {})),
     ("resnet18", (tvm.resnet18, IMAGE, {})),
+    ("resnet18_cifar", (resnet18_cifar, (3, 32, 32), {})),
     ("resnet34", (tvm.resnet34, IMAGE, {})),
     ("resnet50", (tvm.resnet50, IMAGE, {})),
     ("resnet101", (tvm.resnet101, IMAGE, {})),
