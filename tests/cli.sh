@@ -371,6 +371,21 @@ has err "oraclec: pass timing: "
 has err "oraclec: model resnet50: $srcdir/examples/resnet50.odl, 175 layers"
 check "validate -v notes the passes it runs, as the analysis does"
 
+# make validate-published's harness: every published row has a model file
+# and is predicted (38: ResNet-50, the two ResNeXts, EfficientNet-B0)
+if command -v python3 >/dev/null 2>&1; then
+	python3 "$srcdir/validation/published.py" --oraclec "$ORACLEC" \
+		"$srcdir/validation/published-dle-pytorch.csv" >"$tmp/out" 2>"$tmp/err" ||
+		fail "published.py exited with status $?"
+	has out "all       38 rows, mean accuracy"
+	has out "ranking   Kendall's tau"
+	grep -q '^skipped' "$tmp/out" && fail "rows skipped: $(grep '^skipped' "$tmp/out")"
+	check "validate-published predicts all 38 published rows"
+else
+	n=$((n + 1))
+	echo "ok $n - validate-published predicts all 38 published rows # SKIP no python3"
+fi
+
 run calibrate "$tmp/m.csv" --models "$srcdir/examples" -o "$tmp/cal.odl"
 want_status 0
 has out "calibrated on $tmp/m.csv (1 run): "
