@@ -75,6 +75,23 @@ implementation_check(Implementation *im, const char **want)
 	return NULL;
 }
 
+Implementation
+implementation_for(const System *s)
+{
+	Implementation im;
+
+	if (s->impl)
+		im = *s->impl;
+	else {
+		implementation_defaults(&im);
+		im.name = "default";
+		im.source = "built-in";
+		implementation_check(&im, &(const char *){ NULL });
+	}
+	implementation_override(&im, s);
+	return im;
+}
+
 void
 implementation_override(Implementation *im, const System *s)
 {

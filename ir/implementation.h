@@ -90,6 +90,9 @@ const char *implementation_check(Implementation *im, const char **want);
  * p2p_latency, staging_bw, decode_bw; oraclec calibrate writes two of
  * them) overrides the implementation's. */
 void implementation_override(Implementation *im, const System *s);
+/* The implementation system s runs: the one it names, else the defaults
+ * (named "default"), with implementation_override applied. */
+Implementation implementation_for(const System *s);
 
 #define IMPLKEY(...) +1
 enum { NIMPL_KEYS = 0

@@ -79,17 +79,12 @@ implementation(const Settings *set, const System *s)
 {
 	Implementation im;
 
-	if (set->impl)
+	if (set->impl) {
 		im = *set->impl;
-	else if (s->impl)
-		im = *s->impl;
-	else {
-		implementation_defaults(&im);
-		im.name = "default";
-		im.source = "built-in";
-		implementation_check(&im, &(const char *){ NULL });
+		implementation_override(&im, s);
+	} else {
+		im = implementation_for(s);
 	}
-	implementation_override(&im, s);
 	if (set->loader_workers > 0)
 		im.loader_workers = set->loader_workers;
 	return im;

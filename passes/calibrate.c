@@ -76,34 +76,20 @@ scaled_latency(double base, double f)
 	return base > 0 ? clamp(base * f, SYS_MIN_SECONDS, SYS_MAX_SECONDS) : 0;
 }
 
-/* The send latency s runs with: its own p2p_latency, else its
- * implementation's. */
+/* The send latency and staging bandwidth s runs with (the latter 0 when s
+ * neither stages nor sets one of its own). */
 static double
 send_latency(const System *s)
 {
-	Implementation im;
-
-	if (s->p2p_lat >= 0)
-		return s->p2p_lat;
-	if (s->impl)
-		return s->impl->send_latency;
-	implementation_defaults(&im);
-	return im.send_latency;
+	return implementation_for(s).send_latency;
 }
 
-/* The staging bandwidth s runs with: its own staging_bw, else its
- * implementation's; 0 when its implementation does not stage. */
 static double
 staging_bw(const System *s)
 {
-	Implementation im;
+	Implementation im = implementation_for(s);
 
-	if (s->staging_bw >= 0)
-		return s->staging_bw;
-	if (s->impl)
-		return s->impl->staged ? s->impl->staging_bw : 0;
-	implementation_defaults(&im);
-	return im.staged ? im.staging_bw : 0;
+	return s->staging_bw >= 0 || im.staged ? im.staging_bw : 0;
 }
 
 /* Sets the parameters of s to base's scaled by exp(lp[]), every one kept
