@@ -39,6 +39,8 @@ static const Builtin builtin[] = {
 	  "                                // before it calls the optimizer\n"
 	  "    zero_partition = \"tensors\"; // ZeroRedundancyOptimizer: whole parameters\n"
 	  "                                // to each rank (FSDP: flat at stages 2, 3)\n"
+	  "    pipe_checkpoint = \"never\"; // torch.distributed.pipelining keeps every\n"
+	  "                                // micro-batch's activations\n"
 	  "}\n" },
 	{ "chainermn-paradl",
 	  "// The ParaDL scripts on ABCI as they ran: Chainer 7, ChainerMN,\n"
@@ -89,6 +91,17 @@ static const Builtin builtin[] = {
 	  "    framework = \"Horovod (PyTorch, NCCL)\";\n"
 	  "    overlap_grad = true;        // gradients all-reduced as backward produces them\n"
 	  "    bucket = 64MB;              // HOROVOD_FUSION_THRESHOLD default\n"
+	  "}\n" },
+	{ "torchgpipe",
+	  "// GPipe as torchgpipe built it (Kim et al., arXiv:2004.09910), in PyTorch\n"
+	  "// since 1.8 as torch.distributed.pipeline.sync.Pipe; every key not given\n"
+	  "// is pytorch's.\n"
+	  "implementation torchgpipe {\n"
+	  "    framework = \"torchgpipe (PyTorch Pipe)\";\n"
+	  "    pipe_checkpoint = \"except-last\"; // Pipe(checkpoint='except_last'), the\n"
+	  "                                // default: each partition keeps the input of\n"
+	  "                                // every micro-batch but the last and runs\n"
+	  "                                // its forward again in backward\n"
 	  "}\n" },
 	{ "deepspeed",
 	  "// DeepSpeed's engine on PyTorch (ZeRO stage 0); every key not given is\n"

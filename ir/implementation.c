@@ -29,6 +29,7 @@ implementation_defaults(Implementation *im)
 		.zero_grad = true,          /* zero_grad(set_to_none=False), 1.x */
 		.step_sync = "amp",         /* GradScaler.step reads found_inf */
 		.zero_partition = "tensors", /* ZeroRedundancyOptimizer */
+		.pipe_checkpoint = "never", /* torch.distributed.pipelining */
 	};
 }
 
@@ -70,6 +71,14 @@ implementation_check(Implementation *im, const char **want)
 		im->sync = SYNC_ALWAYS;
 	else
 		return *want = "\"never\", \"amp\" or \"always\"", "step_sync";
+	if (strcmp(im->pipe_checkpoint, "never") == 0)
+		im->ckpt = CKPT_NEVER;
+	else if (strcmp(im->pipe_checkpoint, "except-last") == 0)
+		im->ckpt = CKPT_EXCEPT_LAST;
+	else if (strcmp(im->pipe_checkpoint, "always") == 0)
+		im->ckpt = CKPT_ALWAYS;
+	else
+		return *want = "\"never\", \"except-last\" or \"always\"", "pipe_checkpoint";
 	if (im->loader_workers < 1)
 		return *want = "at least 1", "loader_workers";
 	return NULL;

@@ -71,10 +71,16 @@ typedef struct Implementation {
 	                              "flat", one slice of the flattened
 	                              parameters (DeepSpeed); stages 2 and 3 are
 	                              flat in both (FSDP's FlatParameter) */
+	const char *pipe_checkpoint; /* the micro-batches whose stage forward a
+	                              pipeline keeps only the input of and runs
+	                              again in backward: "never", "except-last"
+	                              (torchgpipe's Pipe: all but the last) or
+	                              "always"; --recompute replaces it */
 	/* derived from the strings above by implementation_check */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, per_op_step,
 	     flat_zero;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
+	enum { CKPT_NEVER, CKPT_EXCEPT_LAST, CKPT_ALWAYS } ckpt;
 } Implementation;
 
 /* implementation.c */

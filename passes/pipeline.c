@@ -33,17 +33,19 @@ typedef struct Stages {
 
 /* The memory of a stage: its layers' fixed bytes (weights and their
  * state) plus the activations of one micro-batch times the micro-batches
- * the schedule makes stage i hold (held[i]; NULL: none are added).  pf and
- * pa are prefix sums. */
+ * the schedule makes stage i hold whole (held[i]; NULL: none are added),
+ * and the input of those it checkpoints (in[first], ins[i] of them; in
+ * NULL: none).  pf and pa are prefix sums. */
 typedef struct Held {
-	const double *pf, *pa, *held;
+	const double *pf, *pa, *held, *in, *ins;
 } Held;
 
 static double
 stage_bytes(const Held *h, int i, int first, int last)
 {
 	return h->pf[last + 1] - h->pf[first] +
-	       (h->held ? h->held[i] * (h->pa[last + 1] - h->pa[first]) : 0);
+	       (h->held ? h->held[i] * (h->pa[last + 1] - h->pa[first]) : 0) +
+	       (h->in ? h->ins[i] * h->in[first] : 0);
 }
 
 /* Greedy packing under time bound T and memory cap; false if more than
@@ -118,15 +120,16 @@ stage_max(const double *v, const Stages *st)
 
 /* The optimal bound for S stages, or -1 when memory makes it impossible:
  * stage i needs f (fixed bytes) plus held[i] times a (activation bytes
- * per micro-batch) of its layers; a and held may be NULL (f alone). */
+ * per micro-batch) of its layers, plus ins[i] times in[] of its first
+ * layer; a, held and in may be NULL (f alone). */
 static double
-partition(const double *t, const double *f, const double *a, const double *held, int L,
-	  double cap, int S, Stages *st)
+partition(const double *t, const double *f, const double *a, const double *held,
+	  const double *in, const double *ins, int L, double cap, int S, Stages *st)
 {
 	double lo = 0, hi, T = -1;
 	double *pt = xcalloc(L + 1, sizeof *pt), *pf = xcalloc(L + 1, sizeof *pf);
 	double *pa = xcalloc(L + 1, sizeof *pa);
-	Held h = { pf, pa, a ? held : NULL };
+	Held h = { pf, pa, a ? held : NULL, in, ins };
 
 	for (int i = 0; i < L; i++) {
 		pt[i + 1] = pt[i] + t[i];
@@ -162,6 +165,11 @@ partition(const double *t, const double *f, const double *a, const double *held,
  * spatial split's last layer `last`. */
 typedef struct Costs {
 	double *t, *f, *a, *w, *held;
+	double *in;     /* bytes per micro-batch entering a stage that begins
+	                   at the layer (what a checkpoint keeps) */
+	double *ins;    /* per stage: the micro-batches it keeps only the
+	                   input of (pipe_checkpoint) */
+	double ck;      /* of the M micro-batches, the share checkpointed */
 	double *col;    /* of t: the split's collectives (dps: and halos) */
 	double *halo;   /* of col: dps's halo exchanges */
 	double *redo;   /* of t: the forward recomputed */
@@ -228,13 +236,16 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 			c->col[i] = share < 1 ? split_collective(an, g, l, c->grp, n,
 								 c->inner == DIM_CHANNEL)
 					      : 0;
-		c->redo[i] = redo ? fwd : 0;
+		/* pipe_checkpoint: a share ck of the micro-batches runs it again */
+		c->redo[i] = redo ? fwd : fwd * c->ck;
 		c->t[i] = fwd + layer_time(an, g, l, n, share, true) + c->col[i] + c->redo[i];
 		c->w[i] = rows || share >= 1 ? (double)l->cost.params
 					     : split_params(l, c->inner == DIM_CHANNEL, (double)c->ways);
 		c->f[i] = c->w[i] * per_w;
 		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)l->cost.act_bytes) * n *
 			  (rows ? share : 1);
+		c->in[i] = (double)g->tensor[i ? g->layer[i - 1].out[0] : l->in[0]].elems * n *
+			   g->elem_bytes * (rows ? share : 1);
 		in_act -= (double)l->cost.act_bytes;
 	}
 	c->a[0] += in_act * n; /* the kept graph input lives on the first stage */
@@ -273,27 +284,29 @@ typedef struct Items {
 	const int *end;
 	int n;
 	double *t, *f, *a;  /* the items' sums */
+	double *in;         /* the input of each item's first layer */
 } Items;
 
-/* The optimal partition of the items; st->end[] are layer indices. */
+/* The optimal partition of the layers (c->t, c->f, c->a, c->held and the
+ * checkpointed inputs) or of the items; st->end[] are layer indices. */
 static double
-partition_items(const double *t, const double *f, const double *a, const double *held, int L,
-		const Items *it, double cap, int S, Stages *st)
+partition_items(const Costs *c, int L, const Items *it, double cap, int S, Stages *st)
 {
 	double T;
 
 	if (!it->end)
-		return partition(t, f, a, held, L, cap, S, st);
+		return partition(c->t, c->f, c->a, c->held, c->in, c->ins, L, cap, S, st);
 	for (int j = 0, i = 0; j < it->n; j++) {
 		it->t[j] = it->f[j] = it->a[j] = 0;
+		it->in[j] = c->in[i];
 		for (; i <= it->end[j]; i++)
-			it->t[j] += t[i], it->f[j] += f[i], it->a[j] += a[i];
+			it->t[j] += c->t[i], it->f[j] += c->f[i], it->a[j] += c->a[i];
 	}
-	if ((T = partition(it->t, it->f, it->a, held, it->n, cap, S, st)) < 0)
+	if ((T = partition(it->t, it->f, it->a, c->held, it->in, c->ins, it->n, cap, S, st)) < 0)
 		return T;
 	for (int i = 0; i < st->n; i++)
 		st->end[i] = it->end[st->end[i]];
-	return stage_max(t, st);
+	return stage_max(c->t, st);
 }
 
 /* Per GPU, beyond a stage's own layers (m[]): the backward peak's
@@ -310,16 +323,17 @@ stage_extra(const Graph *g, const Analysis *an, double n)
 	       an->sys->reserved + seg;
 }
 
-/* Stage i's own bytes: fixed ones plus the micro-batches it holds. */
+/* Stage i's own bytes: fixed ones plus the micro-batches it holds, whole
+ * or (checkpointed) their input. */
 static double
-stage_own(const Stages *st, int i, const double *f, const double *a, const double *held,
-	  double *acts)
+stage_own(const Stages *st, int i, const Costs *c, double *acts)
 {
 	double sf = 0, sa = 0;
+	int first = i ? st->end[i - 1] + 1 : 0;
 
-	for (int j = i ? st->end[i - 1] + 1 : 0; j <= st->end[i]; j++)
-		sf += f[j], sa += a[j];
-	*acts = sa * held[i];
+	for (int j = first; j <= st->end[i]; j++)
+		sf += c->f[j], sa += c->a[j];
+	*acts = sa * c->held[i] + c->ins[i] * c->in[first];
 	return sf + *acts;
 }
 
@@ -331,12 +345,12 @@ static void
 stage_memory(const Graph *g, const Analysis *an, const Stages *st, const Costs *c, double n,
 	     MemUse *mem)
 {
-	const double *f = c->f, *a = c->a, *held = c->held, *w = c->w;
+	const double *w = c->w;
 	MemUse pp = per_parameter(an, g, c->nd);
 	double wb = 0, most = -1, acts = 0;
 
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double sw = 0, sa, sm = stage_own(st, i, f, a, held, &sa);
+		double sw = 0, sa, sm = stage_own(st, i, c, &sa);
 		for (int j = first; j <= st->end[i]; j++)
 			sw += w[j];
 		if (sm > most)
@@ -351,11 +365,22 @@ stage_memory(const Graph *g, const Analysis *an, const Stages *st, const Costs *
 	mem_total(mem, an->sys);
 }
 
+/* Of M micro-batches, those whose stage forward the implementation
+ * checkpoints (torchgpipe's Pipe: all but the last), unless --recompute
+ * chose its own segments. */
+static int64_t
+checkpointed(const Analysis *an, int64_t M)
+{
+	if (an->rc.k != 0)
+		return 0;
+	return an->impl.ckpt == CKPT_ALWAYS ? M : an->impl.ckpt == CKPT_EXCEPT_LAST ? M - 1 : 0;
+}
+
 /* Evaluates M micro-batches; fills k and returns false when no partition
  * fits in memory. */
 static bool
 with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k, int64_t B,
-	   int64_t M, double cap, const Costs *c, const Items *it, Stages *st)
+	   int64_t M, double cap, Costs *c, const Items *it, Stages *st)
 {
 	int64_t S = map->q / c->ways;
 	const System *s = an->sys;
@@ -363,10 +388,19 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	double T, edge = 0, upd = 0, slow = -1, halos = 0, *w = c->w;
 	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
 
+	int64_t nc = checkpointed(an, M);
+
+	c->ck = (double)nc / (double)M;
 	layer_costs(g, an, n, c);
 	schedule_held(an->schedule, v, M, (int)S, c->held);
-	if ((T = partition_items(c->t, c->f, c->a, c->held, L, it, cap - stage_extra(g, an, n),
-				 (int)S, st)) < 0)
+	/* of the micro-batches a stage holds, the checkpointed ones keep
+	 * their input; whole, the rest, or the one recomputed in backward */
+	for (int i = 0; i < S; i++) {
+		double h = c->held[i], kept = (double)nc < h ? (double)nc : h;
+		c->ins[i] = kept;
+		c->held[i] = nc && h - kept < 1 ? 1 : h - kept;
+	}
+	if ((T = partition_items(c, L, it, cap - stage_extra(g, an, n), (int)S, st)) < 0)
 		return false;
 	/* the largest activation crossing a stage boundary, each way */
 	for (int i = 0; i + 1 < st->n; i++) {
@@ -425,7 +459,7 @@ keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c
 		k->stage_time[i] = 0;
 		for (int j = first; j <= st->end[i]; j++)
 			k->stage_time[i] += c->t[j];
-		k->stage_mem[i] = stage_own(st, i, c->f, c->a, c->held, &acts) +
+		k->stage_mem[i] = stage_own(st, i, c, &acts) +
 				  stage_extra(g, an, k->per_gpu_batch); /* as mem.total */
 	}
 }
@@ -474,12 +508,13 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	Costs c = { xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L + 1, sizeof(double)), /* held: S <= L below */
+		    xcalloc(L, sizeof(double)), xcalloc(L + 1, sizeof(double)), 0,
 		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
 		    xcalloc(L, sizeof(double)), ways, inner,
 		    rows ? spatial_limit(g, ways) : -1, map->split,
 		    an->zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
 	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
-	Items it = { NULL, L, NULL, NULL, NULL };
+	Items it = { NULL, L, NULL, NULL, NULL, NULL };
 	int *ends = NULL;
 	Candidate best = *k, tmp;
 	bool any = false;
@@ -488,7 +523,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	if (cut_after) {
 		ends = xcalloc(L, sizeof *ends);
 		it = (Items){ ends, 0, xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
-			      xcalloc(L, sizeof(double)) };
+			      xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)) };
 		for (int i = 0; i < L; i++)
 			if (cut_after[i] || i == L - 1)
 				ends[it.n++] = i;
@@ -570,18 +605,18 @@ again:
 	if (any && p1 > 1)
 		k->t.grad = stage_exchange(g, an, map, k, c.w);
 out:
-	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.col), free(c.redo),
-		free(c.halo);
+	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.in), free(c.ins),
+		free(c.col), free(c.redo), free(c.halo);
 	free(st.end);
 	free(ends);
-	free(it.t), free(it.f), free(it.a);
+	free(it.t), free(it.f), free(it.a), free(it.in);
 }
 
 double
 pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end, int *n)
 {
 	Stages st = { 0, end };
-	double T = partition(t, m, NULL, NULL, L, cap, S, &st);
+	double T = partition(t, m, NULL, NULL, NULL, NULL, L, cap, S, &st);
 
 	*n = st.n;
 	return T;
