@@ -668,4 +668,26 @@ want_status 0
 has out "implementation chainermn_paradl {"
 check "--list-implementations prints the built-ins in ODL"
 
+printf 'implementation a { pipe_checkpoint = "sometimes"; }\n' >"$tmp/bad.odl"
+run "$model" --implementation "$tmp/bad.odl"
+want_status 1
+has err "bad.odl:1:16: error: implementation 'a': 'pipe_checkpoint' must be \"never\", \"except-last\" or \"always\""
+empty out
+check "--implementation: pipe_checkpoint takes one of three words"
+
+# torchgpipe's Pipe checkpoints every micro-batch but the last: the
+# slowest stage runs 7 of its 8 forwards again; torch.distributed.pipelining
+# (pytorch) none
+run "$model" -s dgx-a100 -g 4 -b 64 --strategies pipeline --micro-batches 8 \
+	--implementation torchgpipe -q -f json
+want_status 0
+has out '"pipe_checkpoint": "except-last"'
+has out '"recompute_s": 0.006346966322'
+has out '"activations": 146178048.0'
+run "$model" -s dgx-a100 -g 4 -b 64 --strategies pipeline --micro-batches 8 -q -f json
+want_status 0
+has out '"recompute_s": 0.0,'
+has out '"activations": 2042363904.0'
+check "--implementation torchgpipe: checkpointed micro-batches run their forward again"
+
 finish

@@ -540,6 +540,58 @@ pipeline_partition_balances_equal_layers(void **state)
 	     (k->micro_batches + 1) * k->t.compute / k->micro_batches);
 }
 
+/* torchgpipe's checkpointing (pipe_checkpoint; tools/pipe_checkpoint.py
+ * measured Pipe keep exactly this): of M micro-batches a stage keeps the
+ * activations A of each ("never"), of the last only and the input I of
+ * the others ("except-last", Pipe's default), or the inputs of all plus
+ * the one it recomputes in backward ("always").  The checkpointed ones
+ * run the stage's forward again: M - 1 forwards of the slowest stage.
+ * Two convolutions on two stages, 4 micro-batches of 2 samples. */
+static void
+pipeline_checkpoint_keeps_the_inputs(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 64x32x32;\n"
+			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1); }",
+			  PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
+	double n = 2, M = 4, A[2], I[2], never[2], in_act;
+	const char *want;
+
+	assert_non_null(g);
+	in_act = (double)g->total.act_bytes - (double)g->layer[0].cost.act_bytes -
+		 (double)g->layer[1].cost.act_bytes;
+	A[0] = ((double)g->layer[0].cost.act_bytes + in_act) * n;
+	A[1] = (double)g->layer[1].cost.act_bytes * n;
+	I[0] = 64 * 32 * 32 * 4 * n;
+	I[1] = (double)fx_out(g, "a")->elems * 4 * n;
+	for (int mode = 0; mode < 3; mode++) {
+		Analysis an = { .sys = s, .impl = fx_impl(NULL), .gpus = 2, .batch_per_gpu = 8,
+				.micro_batches = 4, .dataset_size = 800, .sample_bytes = 1000 };
+		const Candidate *k = &an.cand[STRAT_PIPELINE];
+		an.impl.pipe_checkpoint = (const char *[]){ "never", "except-last", "always" }[mode];
+		assert_null(implementation_check(&an.impl, &want));
+		assert_true(strategies_run(g, &an, &o));
+		assert_int_equal(k->stages, 2);
+		assert_int_equal(k->micro_batches, 4);
+		/* stage 0 holds the most: the graph input besides */
+		NEAR(k->mem.activations, mode == 0   ? M * A[0]
+					 : mode == 1 ? A[0] + (M - 1) * I[0]
+						     : A[0] + M * I[0]);
+		for (int i = 0; i < 2; i++) {
+			if (mode == 0)
+				never[i] = k->stage_mem[i] - M * A[i];
+			else
+				NEAR(k->stage_mem[i] - never[i],
+				     mode == 1 ? A[i] + (M - 1) * I[i] : A[i] + M * I[i]);
+		}
+		/* the two stages are alike: either is the slowest */
+		NEAR(k->t.recompute, (mode == 0 ? 0 : mode == 1 ? M - 1 : M) *
+					     layer_time(&an, g, &g->layer[0], n, 1, false));
+	}
+}
+
 /* Paper mode reproduces Table III: data and spatial on a one-conv model,
  * checked against the formulas written out here from the layer counts.
  * Four GPUs are one node of abci: alpha and beta are NVLink's (9 us,
@@ -776,6 +828,7 @@ main(void)
 		FX_TEST(data_parallel_on_one_gpu_has_no_communication),
 		FX_TEST(filter_and_channel_are_limited_by_the_narrowest_layer),
 		FX_TEST(pipeline_partition_balances_equal_layers),
+		FX_TEST(pipeline_checkpoint_keeps_the_inputs),
 		FX_TEST(paper_mode_is_table_iii),
 		FX_TEST(aten_depthwise_weight_gradient_rereads_per_tap),
 		FX_TEST(halos_are_the_rows_a_strip_reads),
