@@ -44,6 +44,8 @@ stage_json(const Graph *g, const Placement *pl, int i)
 	set(o, "time_s", json_real(st->time));
 	set(o, "memory_bytes", json_integer((json_int_t)st->mem));
 	set(o, "micro_batches_held", json_real(st->held));
+	set(o, "micro_batches_checkpointed", json_real(st->checkpointed));
+	set(o, "micro_batches_whole", json_real(st->whole));
 	return o;
 }
 

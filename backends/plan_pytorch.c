@@ -33,6 +33,10 @@ pipeline_json(const Analysis *an, const Placement *pl)
 	if (an->schedule == SCHED_INTERLEAVED)
 		set(o, "stages_per_rank", json_integer(an->virtual_stages));
 	set(o, "n_microbatches", json_integer(pl->micro_batches));
+	/* torchgpipe's Pipe(checkpoint=...): the micro-batches whose stage
+	 * forward runs again in backward */
+	set(o, "checkpoint", jstr((const char *[]){ "never", "except_last",
+						    "always" }[pipeline_checkpoint(an)]));
 	set(o, "microbatch_size", count(pl->micro_batch));
 	for (int i = 1; i < pl->nstage; i++)
 		set(split, pl->mod.unit[pl->stage[i].ufirst].name, jstr("BEGINNING"));

@@ -105,6 +105,13 @@ extern const char pipeline_bounded[];
 /* Micro-batches stage i of S holds at its peak under the schedule (v
  * virtual stages when interleaved), of M. */
 double pipeline_held(Schedule sched, int v, int64_t M, int S, int i);
+/* The pipeline's checkpointing (CKPT_*): the implementation's
+ * pipe_checkpoint, none when --recompute chose its own segments. */
+int pipeline_checkpoint(const Analysis *an);
+/* Of the `held` micro-batches (of M) a stage holds at its peak, those it
+ * keeps as their input only; *whole: those it keeps whole, the rest or,
+ * with any checkpointed, at least the one recomputed in backward. */
+double pipeline_checkpointed(const Analysis *an, int64_t M, double held, double *whole);
 /* The optimal min-max partition of L layers with times t and memory m
  * (cap per stage) into S contiguous stages: fills end[] (room for L + 1)
  * and *n, returns the slowest stage's time, -1 when memory forbids. */
@@ -225,6 +232,9 @@ typedef struct PlaceStage {
 	double mem;                /* bytes on its GPU */
 	double held;               /* micro-batches whose activations it holds
 	                              at its peak (pipeline_held) */
+	double checkpointed;       /* of them, those kept as their input only
+	                              (pipeline_checkpointed) */
+	double whole;              /* and those kept whole at once */
 	const char **modules;      /* the largest modules wholly inside */
 	int nmodules;
 	int blocks;                /* stack: blocks in the stage */

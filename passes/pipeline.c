@@ -365,15 +365,36 @@ stage_memory(const Graph *g, const Analysis *an, const Stages *st, const Costs *
 	mem_total(mem, an->sys);
 }
 
-/* Of M micro-batches, those whose stage forward the implementation
- * checkpoints (torchgpipe's Pipe: all but the last), unless --recompute
- * chose its own segments. */
+int
+pipeline_checkpoint(const Analysis *an)
+{
+	return an->rc.k != 0 ? CKPT_NEVER : (int)an->impl.ckpt;
+}
+
+/* Of M micro-batches, those whose stage forward is checkpointed. */
 static int64_t
 checkpointed(const Analysis *an, int64_t M)
 {
-	if (an->rc.k != 0)
-		return 0;
-	return an->impl.ckpt == CKPT_ALWAYS ? M : an->impl.ckpt == CKPT_EXCEPT_LAST ? M - 1 : 0;
+	int mode = pipeline_checkpoint(an);
+
+	return mode == CKPT_ALWAYS ? M : mode == CKPT_EXCEPT_LAST ? M - 1 : 0;
+}
+
+double
+pipeline_checkpointed(const Analysis *an, int64_t M, double held, double *whole)
+{
+	double nc = (double)checkpointed(an, M), kept = nc < held ? nc : held;
+
+	/* GPipe runs the backwards last to first: the last micro-batch,
+	 * whole, is done before the first recomputation.  1F1B runs them
+	 * first to last: the stage recomputes its oldest while the last one,
+	 * whole, is in flight too. */
+	if (an->schedule != SCHED_GPIPE && nc == (double)M - 1 && held >= 2) {
+		*whole = 2;
+		return held - 1;
+	}
+	*whole = nc > 0 && held - kept < 1 ? 1 : held - kept;
+	return kept;
 }
 
 /* Evaluates M micro-batches; fills k and returns false when no partition
@@ -388,18 +409,11 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	double T, edge = 0, upd = 0, slow = -1, halos = 0, *w = c->w;
 	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
 
-	int64_t nc = checkpointed(an, M);
-
-	c->ck = (double)nc / (double)M;
+	c->ck = (double)checkpointed(an, M) / (double)M;
 	layer_costs(g, an, n, c);
 	schedule_held(an->schedule, v, M, (int)S, c->held);
-	/* of the micro-batches a stage holds, the checkpointed ones keep
-	 * their input; whole, the rest, or the one recomputed in backward */
-	for (int i = 0; i < S; i++) {
-		double h = c->held[i], kept = (double)nc < h ? (double)nc : h;
-		c->ins[i] = kept;
-		c->held[i] = nc && h - kept < 1 ? 1 : h - kept;
-	}
+	for (int i = 0; i < S; i++)
+		c->ins[i] = pipeline_checkpointed(an, M, c->held[i], &c->held[i]);
 	if ((T = partition_items(c, L, it, cap - stage_extra(g, an, n), (int)S, st)) < 0)
 		return false;
 	/* the largest activation crossing a stage boundary, each way */

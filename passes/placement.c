@@ -124,6 +124,8 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 		st->mem = k->stage_mem[i];
 		st->held = pipeline_held(an->schedule, an->virtual_stages > 1 ? an->virtual_stages : 1,
 					 k->micro_batches > 1 ? k->micro_batches : 1, k->stages, i);
+		st->checkpointed = pipeline_checkpointed(an, k->micro_batches > 1 ? k->micro_batches : 1,
+							 st->held, &st->whole);
 		st->nmodules = modules_within(g, m, st->first, st->last, &st->modules);
 		for (int u = st->ufirst; m->stack && u <= st->ulast; u++) {
 			st->pre |= m->unit[u].role == 'E';

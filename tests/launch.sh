@@ -5,7 +5,9 @@
 # one process on the same batch (docs/plans.md, "Running a plan").  Data
 # parallelism on 2 and 4 ranks, pipelines of 2 and 4 stages (ResNet-18,
 # ResNet-50 under 1F1B, each stage keeping as many micro-batches at once as
-# oraclec's plan says it holds, ViT-B/16 cut between encoder blocks), the
+# oraclec's plan says it holds, ResNet-18 under torchgpipe's checkpointing
+# with GPipe and 1F1B, keeping as many whole as predicted, ViT-B/16 cut
+# between encoder blocks), the
 # hybrid dp (2 replicas of a 2-stage pipeline on 4 ranks), ZeRO-1 (the
 # optimizer state sharded as oraclec predicts), filter and channel splits
 # (each rank holding oraclec's parameters), df, a per-layer plan (AlexNet),
@@ -79,7 +81,7 @@ check "ResNet-50, data=4: DDP on 4 ranks equals one process"
 held()
 {
 	"$ORACLEC" "$@" --plan generic -q 2>>"$tmp/err" |
-		sed -n 's/.*"micro_batches_held": \([0-9]*\)\.0*$/\1/p' | tr '\n' ' ' | sed 's/ $//'
+		sed -n 's/.*"micro_batches_held": \([0-9]*\)\.0*,\{0,1\}$/\1/p' | tr '\n' ' ' | sed 's/ $//'
 }
 
 # flight: what the launcher saw each stage keep at once
@@ -96,6 +98,34 @@ want=$(held "$srcdir/examples/resnet50.onnx" --grid pipeline=4 --micro-batches 8
 [ "$want" = "4 3 2 1" ] || fail "oraclec's stages hold '$want', not 4 3 2 1"
 [ "$(flight)" = "$want" ] || fail "in flight: '$(flight)', oraclec: '$want'"
 check "ResNet-50, pipeline=4, 1F1B, 8 micro-batches: equal to one process, stages keep 4 3 2 1 as predicted"
+
+# whole ARGS...: the micro-batches each stage keeps whole at its peak, as
+# oraclec's generic plan predicts them; wholes: what the launcher saw
+whole()
+{
+	"$ORACLEC" "$@" --plan generic -q 2>>"$tmp/err" |
+		sed -n 's/.*"micro_batches_whole": \([0-9]*\)\.0*$/\1/p' | tr '\n' ' ' | sed 's/ $//'
+}
+wholes()
+{
+	sed -n 's/^micro-batches whole per stage: //p' "$tmp/out"
+}
+
+# torchgpipe's checkpointing (Pipe's except_last): every micro-batch but
+# the last keeps only its input and runs its forward again before its
+# backward.  GPipe: the last one whole, done before the first recomputed;
+# 1F1B: the first stage recomputes its oldest while the last is whole too
+for sched in gpipe:"4 4":"1 1" 1f1b:"2 1":"2 1"; do
+	s=${sched%%:*} w=${sched##*:} f=${sched#*:} f=${f%:*}
+	plan "$resnet18" pipeline=2 --micro-batches 4 -b 4 --schedule "$s" --implementation torchgpipe
+	grep -q '"checkpoint": "except_last"' "$tmp/plan.json" || fail "the plan does not checkpoint"
+	launch resnet18 --image-size 64
+	[ "$(whole "$resnet18" --grid pipeline=2 --micro-batches 4 -b 4 --schedule "$s" \
+		--implementation torchgpipe)" = "$w" ] || fail "oraclec's stages keep whole: not $w"
+	[ "$(wholes)" = "$w" ] || fail "whole: '$(wholes)', oraclec: '$w'"
+	[ "$(flight)" = "$f" ] || fail "in flight: '$(flight)', not '$f'"
+	check "ResNet-18, torchgpipe, pipeline=2, $s: checkpointed stages equal one process, keep $w whole as predicted"
+done
 
 plan "$resnet18" data=2,pipeline=2 --micro-batches 2 -b 2
 launch resnet18 --image-size 64

@@ -19,7 +19,10 @@ otherwise).  The plan's device mesh says what each rank does:
             backward) or 1F1B (PipeDream-Flush: stage s of S runs S-s-1
             forwards, then a forward and a backward in turn); a parameter
             used by two stages is named and its gradient summed over them.
-            It prints how many micro-batches each stage kept at once.
+            Under the plan's "checkpoint" (torchgpipe's Pipe) the
+            checkpointed micro-batches keep only their input and run their
+            forward again before their backward.  It prints how many
+            micro-batches each stage kept at once, in flight and whole.
   ZeRO-1    with "zero_redundancy_optimizer": the optimizer state sharded
             over the data ranks (ZeroRedundancyOptimizer); it prints the
             parameter elements whose state each rank keeps.  FSDP plans
@@ -268,38 +271,56 @@ def pp_schedule(plan):
 
 def pipeline_step(gm, plan, me, members, x, y, total):
     """One step of this rank's stage over the micro-batches, in the plan's
-    schedule.  Returns the summed loss on the last stage (else None) and
-    each node's stage."""
+    schedule.  Micro-batches the plan's "checkpoint" names (torchgpipe's
+    Pipe: every one but the last for "except_last", all for "always") run
+    their forward without a graph, keep only their input, and run it again
+    before their backward.  Returns the summed loss on the last stage
+    (else None), each node's stage, and the micro-batches the stage held
+    at once in flight and whole (with their graph)."""
     pp = plan["pipeline"]
     split = list(pp["split_spec"])
     S, M = len(split) + 1, pp["n_microbatches"]
+    ckpt = {"never": 0, "except_last": M - 1, "always": M}.get(pp.get("checkpoint", "never"))
+    if ckpt is None:
+        fail("pipeline checkpoint %s is not one of never, except_last, always" % pp["checkpoint"])
     stage = stages_of(gm, split)
     mine = [n for n in gm.graph.nodes if stage[n] == me]
     ins = crossing(gm, stage, me - 1) if me > 0 else []
     outs = crossing(gm, stage, me) if me < S - 1 else []
     xs, ys = x.chunk(M), y.chunk(M)
-    saved, pending, loss_sum, peak = {}, [], None, 0
+    first = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    saved, pending, loss_sum, peak, whole = {}, [], None, 0, 0
+
+    def forward(m, inputs):
+        """The stage's forward of micro-batch m: what it sends on (or its
+        weighted loss on the last stage)."""
+        env = dict(zip(ins, inputs)) if me > 0 else {first: xs[m]}
+        got = run_nodes(gm, mine, env)
+        if me < S - 1:
+            return [env[n] for n in outs]
+        # each micro-batch's mean, weighted: the sum is the batch mean
+        return F.cross_entropy(got, ys[m]) * (ys[m].numel() / total)
+
     for what, m in schedule_order(plan, S, M, me):
         if what == "F":
-            env = {}
-            if me == 0:
-                env[next(n for n in gm.graph.nodes if n.op == "placeholder")] = xs[m]
-            else:
-                for n, v in zip(ins, recv(len(ins), me - 1, members)):
-                    env[n] = v.requires_grad_(v.is_floating_point())
-            got = run_nodes(gm, mine, env)
+            inputs = []
+            if me > 0:
+                inputs = [v.requires_grad_(v.is_floating_point())
+                          for v in recv(len(ins), me - 1, members)]
+            with torch.no_grad() if m < ckpt else torch.enable_grad():
+                out = forward(m, inputs)
             if me < S - 1:
-                vals = [env[n] for n in outs]
-                send(vals, me + 1, members, pending)
-                saved[m] = ([env[n] for n in ins], vals)
+                send(out, me + 1, members, pending)
             else:
-                # each micro-batch's mean, weighted: the sum is the batch mean
-                loss = F.cross_entropy(got, ys[m]) * (ys[m].numel() / total)
-                saved[m] = ([env[n] for n in ins], loss)
-                loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
+                loss_sum = out.detach() if loss_sum is None else loss_sum + out.detach()
+            saved[m] = (inputs, None if m < ckpt else out)
             peak = max(peak, len(saved))
+            whole = max(whole, sum(o is not None for _, o in saved.values()))
             continue
         inputs, out = saved.pop(m)
+        if out is None:  # checkpointed: its forward again, with the graph
+            out = forward(m, inputs)
+            whole = max(whole, 1 + sum(o is not None for _, o in saved.values()))
         if me == S - 1:
             out.backward()
         else:
@@ -311,7 +332,7 @@ def pipeline_step(gm, plan, me, members, x, y, total):
                  me - 1, members, pending)
     for work, _ in pending:
         work.wait()
-    return loss_sum, stage, peak
+    return loss_sum, stage, (peak, whole)
 
 
 # ---- filter and channel splits, uniform or per layer ----------------------
@@ -828,7 +849,9 @@ def main(argv=None):
               " ".join(str(results[r][4]) for r in sorted(results)))
     if flight:  # the activations each stage kept at once, in micro-batches
         print("micro-batches in flight per stage: %s" %
-              " ".join(str(flight[s]) for s in sorted(flight)))
+              " ".join(str(flight[s][0]) for s in sorted(flight)))
+        print("micro-batches whole per stage: %s" %
+              " ".join(str(flight[s][1]) for s in sorted(flight)))
     if plan.get("zero_redundancy_optimizer"):  # ZeRO-1: a part of the state each
         state = [results[r][3] for r in sorted(results)]
         print("optimizer state per rank (parameter elements): %s of %d" %
