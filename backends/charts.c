@@ -140,6 +140,7 @@ shown(const Analysis *an, int *idx)
 static const char *const time_part[] = {
 	"compute", "pipeline bubble", "gradient exchange (exposed)", "layer-wise collectives",
 	"halo / point-to-point", "weight update", "input copies", "recomputation",
+	"CPU dispatch",
 };
 
 static void
@@ -147,6 +148,7 @@ time_parts(const Candidate *k, double *v)
 {
 	v[0] = k->t.compute, v[1] = k->t.bubble, v[2] = k->t.grad, v[3] = k->t.layer;
 	v[4] = k->t.p2p, v[5] = k->t.update, v[6] = k->t.feed, v[7] = k->t.recompute;
+	v[8] = k->t.dispatch;
 }
 
 static const char *const mem_part[] = {
@@ -168,9 +170,9 @@ mem_parts(const Candidate *k, double *v)
 static bool
 bars(FILE *f, const Analysis *an, bool memory)
 {
-	int idx[STRAT_COUNT], n = shown(an, idx), nparts = memory ? 7 : 8;
+	int idx[STRAT_COUNT], n = shown(an, idx), nparts = memory ? 7 : 9;
 	const char *const *part = memory ? mem_part : time_part;
-	double v[8], top = 0, height = 60 + 34.0 * (n ? n : 1);
+	double v[9], top = 0, height = 60 + 34.0 * (n ? n : 1);
 	Plot p = { .f = f, .x = LEFT, .y = 90, .w = WIDTH - LEFT - RIGHT, .h = height - 60 };
 	char label[64];
 

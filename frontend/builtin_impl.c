@@ -41,6 +41,7 @@ static const Builtin builtin[] = {
 	  "                                // to each rank (FSDP: flat at stages 2, 3)\n"
 	  "    pipe_checkpoint = \"never\"; // torch.distributed.pipelining keeps every\n"
 	  "                                // micro-batch's activations\n"
+	  "    pipe_driver = \"process\";   // and runs a stage in each rank\n"
 	  "}\n" },
 	{ "chainermn-paradl",
 	  "// The ParaDL scripts on ABCI as they ran: Chainer 7, ChainerMN,\n"
@@ -102,6 +103,11 @@ static const Builtin builtin[] = {
 	  "                                // default: each partition keeps the input of\n"
 	  "                                // every micro-batch but the last and runs\n"
 	  "                                // its forward again in backward\n"
+	  "    pipe_driver = \"threads\";   // one process: a worker thread per GPU runs\n"
+	  "                                // its partition's forward, in Python, under\n"
+	  "                                // the one interpreter lock (pipeline/sync/\n"
+	  "                                // worker.py), so every stage's forward\n"
+	  "                                // operators are issued one after another\n"
 	  "}\n" },
 	{ "deepspeed",
 	  "// DeepSpeed's engine on PyTorch (ZeRO stage 0); every key not given is\n"

@@ -79,6 +79,9 @@ typedef struct IterTime {
 	double p2p;         /* halo exchange, pipeline sends */
 	double update;      /* optimizer step */
 	double recompute;   /* forward again of the recomputed segments */
+	double dispatch;    /* pipeline under one process (pipe_driver
+	                       "threads"): the CPU's issue of every stage's
+	                       forward beyond the GPUs' path */
 	double input;       /* reading and decoding the node's samples (overlapped) */
 	double feed;        /* a node loader's batch broadcast to and copied by
 	                       every GPU, in the iteration (not overlapped) */

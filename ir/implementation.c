@@ -30,6 +30,7 @@ implementation_defaults(Implementation *im)
 		.step_sync = "amp",         /* GradScaler.step reads found_inf */
 		.zero_partition = "tensors", /* ZeroRedundancyOptimizer */
 		.pipe_checkpoint = "never", /* torch.distributed.pipelining */
+		.pipe_driver = "process",   /* torch.distributed.pipelining: a rank a stage */
 	};
 }
 
@@ -63,6 +64,8 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"fused\" or \"per-op\"", "optimizer_step";
 	if (!word(im->zero_partition, "tensors", "flat", &im->flat_zero))
 		return *want = "\"tensors\" or \"flat\"", "zero_partition";
+	if (!word(im->pipe_driver, "process", "threads", &im->pipe_threads))
+		return *want = "\"process\" or \"threads\"", "pipe_driver";
 	if (strcmp(im->step_sync, "never") == 0)
 		im->sync = SYNC_NEVER;
 	else if (strcmp(im->step_sync, "amp") == 0)

@@ -76,9 +76,14 @@ typedef struct Implementation {
 	                              again in backward: "never", "except-last"
 	                              (torchgpipe's Pipe: all but the last) or
 	                              "always"; --recompute replaces it */
+	const char *pipe_driver;   /* who issues a pipeline's stages: "process",
+	                              a process per stage; "threads", one
+	                              process whose worker thread per GPU runs
+	                              the Python forward under one interpreter
+	                              lock (torchgpipe's Pipe) */
 	/* derived from the strings above by implementation_check */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, per_op_step,
-	     flat_zero;
+	     flat_zero, pipe_threads;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 	enum { CKPT_NEVER, CKPT_EXCEPT_LAST, CKPT_ALWAYS } ckpt;
 } Implementation;

@@ -450,6 +450,17 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			     : 0;
 	k->t.p2p += halos;
 	k->t.update = upd;
+	/* one process driving every stage (pipe_driver "threads"): its one
+	 * interpreter issues the forward of every layer of every micro-batch,
+	 * and again of those recomputed, one operator call after another;
+	 * the iteration waits for what that takes beyond the GPUs' path */
+	k->t.dispatch = 0;
+	if (an->impl.pipe_threads && st->n > 1) {
+		double cpu = (double)(M + checkpointed(an, M)) * L * an->impl.dispatch;
+		double gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
+		if (cpu > gpu)
+			k->t.dispatch = cpu - gpu;
+	}
 	/* the first stage loads every sample */
 	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,
 				1);
@@ -597,9 +608,9 @@ again:
 		tmp = *k;
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st)) {
 			double total = tmp.t.compute + tmp.t.layer + tmp.t.recompute + tmp.t.bubble +
-				       tmp.t.p2p + tmp.t.update;
+				       tmp.t.p2p + tmp.t.update + tmp.t.dispatch;
 			double bt = best.t.compute + best.t.layer + best.t.recompute + best.t.bubble +
-				    best.t.p2p + best.t.update;
+				    best.t.p2p + best.t.update + best.t.dispatch;
 			if (!any || total < bt) {
 				best = tmp;
 				keep_stages(g, an, &st, &c, &best);

@@ -25,7 +25,7 @@ static double
 partial_total(const Candidate *k)
 {
 	double rest = k->t.compute + k->t.bubble + k->t.grad + k->t.layer + k->t.p2p +
-		      k->t.update + k->t.feed + k->t.recompute;
+		      k->t.update + k->t.feed + k->t.recompute + k->t.dispatch;
 	return rest > k->t.input ? rest : k->t.input;
 }
 
@@ -42,12 +42,13 @@ bottleneck(const Candidate *k)
 		{ k->t.update, "weight update" },
 		{ k->t.feed, "input copies" },
 		{ k->t.recompute, "recomputation" },
+		{ k->t.dispatch, "CPU dispatch" },
 	};
 	const char *worst = part[0].name;
 	double v = part[0].v;
 
 	if (k->t.input >= k->t.compute + k->t.bubble + k->t.communication + k->t.update + k->t.feed +
-				  k->t.recompute)
+				  k->t.recompute + k->t.dispatch)
 		return "input pipeline"; /* it sets the pace */
 	for (size_t i = 1; i < sizeof part / sizeof part[0]; i++)
 		if (part[i].v > v)
@@ -73,7 +74,7 @@ overflow(const Candidate *k)
 {
 	const double t[] = { k->t.compute, k->t.bubble, k->t.grad, k->t.layer, k->t.p2p,
 			     k->t.update, k->t.input, k->t.feed, k->t.communication, k->t.total,
-			     k->epoch, k->t.grad_hidden, k->t.recompute };
+			     k->epoch, k->t.grad_hidden, k->t.recompute, k->t.dispatch };
 	const double m[] = { k->mem.weights, k->mem.grads, k->mem.optimizer,
 			     k->mem.activations, k->mem.buffers, k->mem.total };
 

@@ -592,6 +592,42 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 	}
 }
 
+/* One process driving every stage (pipe_driver "threads", torchgpipe's
+ * Pipe): its CPU issues the forward of each layer of every micro-batch
+ * and of the recomputed ones, at `dispatch` each; what that takes beyond
+ * the GPUs' path is the iteration's CPU dispatch.  Two layers, two
+ * stages, 8 micro-batches, 7 recomputed: 15 x 2 calls.  A process per
+ * stage has none. */
+static void
+one_process_issues_every_stage(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 64x32x32;\n"
+			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1); }",
+			  PASS_MEMORY);
+	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
+	const char *want;
+
+	assert_non_null(g);
+	for (int threads = 0; threads < 2; threads++) {
+		Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(NULL), .gpus = 2,
+				.batch_per_gpu = 8, .micro_batches = 8, .dataset_size = 800,
+				.sample_bytes = 1000 };
+		const Candidate *k = &an.cand[STRAT_PIPELINE];
+		double gpu;
+		an.impl.pipe_checkpoint = "except-last";
+		an.impl.pipe_driver = threads ? "threads" : "process";
+		an.impl.dispatch = 1e-3;
+		assert_null(implementation_check(&an.impl, &want));
+		assert_true(strategies_run(g, &an, &o));
+		assert_int_equal(k->stages, 2);
+		gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
+		NEAR(k->t.dispatch, threads ? 15 * 2 * 1e-3 - gpu : 0);
+		if (threads)
+			assert_true(k->t.dispatch > 1e-3);
+	}
+}
+
 /* Paper mode reproduces Table III: data and spatial on a one-conv model,
  * checked against the formulas written out here from the layer counts.
  * Four GPUs are one node of abci: alpha and beta are NVLink's (9 us,
@@ -829,6 +865,7 @@ main(void)
 		FX_TEST(filter_and_channel_are_limited_by_the_narrowest_layer),
 		FX_TEST(pipeline_partition_balances_equal_layers),
 		FX_TEST(pipeline_checkpoint_keeps_the_inputs),
+		FX_TEST(one_process_issues_every_stage),
 		FX_TEST(paper_mode_is_table_iii),
 		FX_TEST(aten_depthwise_weight_gradient_rereads_per_tap),
 		FX_TEST(halos_are_the_rows_a_strip_reads),
