@@ -45,9 +45,21 @@ word(const char *v, const char *w0, const char *w1, bool *flag)
 	return false;
 }
 
+/* The index of v among three words, or -1. */
+static int
+one_of(const char *v, const char *const w[3])
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(v, w[i]) == 0)
+			return i;
+	return -1;
+}
+
 const char *
 implementation_check(Implementation *im, const char **want)
 {
+	int i;
+
 	if (!word(im->transport, "device", "host", &im->staged))
 		return *want = "\"device\" or \"host\"", "transport";
 	if (!word(im->halo, "pairwise", "chain", &im->chain))
@@ -66,22 +78,14 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"tensors\" or \"flat\"", "zero_partition";
 	if (!word(im->pipe_driver, "process", "threads", &im->pipe_threads))
 		return *want = "\"process\" or \"threads\"", "pipe_driver";
-	if (strcmp(im->step_sync, "never") == 0)
-		im->sync = SYNC_NEVER;
-	else if (strcmp(im->step_sync, "amp") == 0)
-		im->sync = SYNC_AMP;
-	else if (strcmp(im->step_sync, "always") == 0)
-		im->sync = SYNC_ALWAYS;
-	else
+	/* in the order of the enums SYNC_* and CKPT_* */
+	if ((i = one_of(im->step_sync, (const char *[]){ "never", "amp", "always" })) < 0)
 		return *want = "\"never\", \"amp\" or \"always\"", "step_sync";
-	if (strcmp(im->pipe_checkpoint, "never") == 0)
-		im->ckpt = CKPT_NEVER;
-	else if (strcmp(im->pipe_checkpoint, "except-last") == 0)
-		im->ckpt = CKPT_EXCEPT_LAST;
-	else if (strcmp(im->pipe_checkpoint, "always") == 0)
-		im->ckpt = CKPT_ALWAYS;
-	else
+	im->sync = i;
+	if ((i = one_of(im->pipe_checkpoint,
+			(const char *[]){ "never", "except-last", "always" })) < 0)
 		return *want = "\"never\", \"except-last\" or \"always\"", "pipe_checkpoint";
+	im->ckpt = i;
 	if (im->loader_workers < 1)
 		return *want = "at least 1", "loader_workers";
 	return NULL;

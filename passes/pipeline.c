@@ -5,7 +5,10 @@
  * per GPU.  With M micro-batches of B/M samples, GPipe runs M + S - 1
  * steps, each as long as the slowest stage (forward and backward of one
  * micro-batch), and keeps every micro-batch's activations until its
- * backward pass.  For each M (powers of two up to B) the partition that
+ * backward pass, or only the input of those the implementation
+ * checkpoints (pipe_checkpoint: torchgpipe's Pipe runs their forward
+ * again in backward); one process issuing every stage (pipe_driver
+ * "threads") adds what its CPU takes beyond the GPUs' path.  For each M (powers of two up to B) the partition that
  * minimises the slowest stage under the per-GPU memory limit is found
  * exactly: the least bound T for which packing layers greedily into stages
  * of time <= T and memory <= the limit needs at most S stages (greedy

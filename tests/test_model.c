@@ -540,24 +540,44 @@ pipeline_partition_balances_equal_layers(void **state)
 	     (k->micro_batches + 1) * k->t.compute / k->micro_batches);
 }
 
+/* Two convolutions of 64 channels on 64 x 32 x 32, one a stage on two
+ * GPUs, 8 samples in M micro-batches, under an->impl (checked). */
+static Graph *
+two_convs(Fx *fx)
+{
+	return fx_run(fx, "model m { input x: 64x32x32;\n"
+			  "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1); }",
+		      PASS_MEMORY);
+}
+
+static const Candidate *
+two_stages(Fx *fx, Graph *g, Analysis *an, int64_t M)
+{
+	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
+	const char *want;
+
+	*an = (Analysis){ .sys = fx_abci(fx), .impl = an->impl, .gpus = 2, .batch_per_gpu = 8,
+			  .micro_batches = M, .dataset_size = 800, .sample_bytes = 1000 };
+	assert_null(implementation_check(&an->impl, &want));
+	assert_true(strategies_run(g, an, &o));
+	assert_int_equal(an->cand[STRAT_PIPELINE].stages, 2);
+	assert_int_equal(an->cand[STRAT_PIPELINE].micro_batches, M);
+	return &an->cand[STRAT_PIPELINE];
+}
+
 /* torchgpipe's checkpointing (pipe_checkpoint; tools/pipe_checkpoint.py
  * measured Pipe keep exactly this): of M micro-batches a stage keeps the
  * activations A of each ("never"), of the last only and the input I of
  * the others ("except-last", Pipe's default), or the inputs of all plus
  * the one it recomputes in backward ("always").  The checkpointed ones
  * run the stage's forward again: M - 1 forwards of the slowest stage.
- * Two convolutions on two stages, 4 micro-batches of 2 samples. */
+ * 4 micro-batches of 2 samples. */
 static void
 pipeline_checkpoint_keeps_the_inputs(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 64x32x32;\n"
-			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1); }",
-			  PASS_MEMORY);
-	const System *s = fx_abci(fx);
-	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
+	Graph *g = two_convs(fx);
 	double n = 2, M = 4, A[2], I[2], never[2], in_act;
-	const char *want;
 
 	assert_non_null(g);
 	in_act = (double)g->total.act_bytes - (double)g->layer[0].cost.act_bytes -
@@ -567,14 +587,10 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 	I[0] = 64 * 32 * 32 * 4 * n;
 	I[1] = (double)fx_out(g, "a")->elems * 4 * n;
 	for (int mode = 0; mode < 3; mode++) {
-		Analysis an = { .sys = s, .impl = fx_impl(NULL), .gpus = 2, .batch_per_gpu = 8,
-				.micro_batches = 4, .dataset_size = 800, .sample_bytes = 1000 };
-		const Candidate *k = &an.cand[STRAT_PIPELINE];
+		Analysis an = { .impl = fx_impl(NULL) };
+		const Candidate *k;
 		an.impl.pipe_checkpoint = (const char *[]){ "never", "except-last", "always" }[mode];
-		assert_null(implementation_check(&an.impl, &want));
-		assert_true(strategies_run(g, &an, &o));
-		assert_int_equal(k->stages, 2);
-		assert_int_equal(k->micro_batches, 4);
+		k = two_stages(fx, g, &an, 4);
 		/* stage 0 holds the most: the graph input besides */
 		NEAR(k->mem.activations, mode == 0   ? M * A[0]
 					 : mode == 1 ? A[0] + (M - 1) * I[0]
@@ -595,32 +611,23 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 /* One process driving every stage (pipe_driver "threads", torchgpipe's
  * Pipe): its CPU issues the forward of each layer of every micro-batch
  * and of the recomputed ones, at `dispatch` each; what that takes beyond
- * the GPUs' path is the iteration's CPU dispatch.  Two layers, two
- * stages, 8 micro-batches, 7 recomputed: 15 x 2 calls.  A process per
- * stage has none. */
+ * the GPUs' path is the iteration's CPU dispatch.  8 micro-batches, 7
+ * recomputed: 15 x 2 calls.  A process per stage has none. */
 static void
 one_process_issues_every_stage(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 64x32x32;\n"
-			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1); }",
-			  PASS_MEMORY);
-	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
-	const char *want;
+	Graph *g = two_convs(fx);
 
 	assert_non_null(g);
 	for (int threads = 0; threads < 2; threads++) {
-		Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(NULL), .gpus = 2,
-				.batch_per_gpu = 8, .micro_batches = 8, .dataset_size = 800,
-				.sample_bytes = 1000 };
-		const Candidate *k = &an.cand[STRAT_PIPELINE];
+		Analysis an = { .impl = fx_impl(NULL) };
+		const Candidate *k;
 		double gpu;
 		an.impl.pipe_checkpoint = "except-last";
 		an.impl.pipe_driver = threads ? "threads" : "process";
 		an.impl.dispatch = 1e-3;
-		assert_null(implementation_check(&an.impl, &want));
-		assert_true(strategies_run(g, &an, &o));
-		assert_int_equal(k->stages, 2);
+		k = two_stages(fx, g, &an, 8);
 		gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
 		NEAR(k->t.dispatch, threads ? 15 * 2 * 1e-3 - gpu : 0);
 		if (threads)
