@@ -105,6 +105,9 @@ extern const char pipeline_bounded[];
 /* Micro-batches stage i of S holds at its peak under the schedule (v
  * virtual stages when interleaved), of M. */
 double pipeline_held(Schedule sched, int v, int64_t M, int S, int i);
+/* An iteration's parts added, all but the input, which overlaps them
+ * (strategy.c). */
+double iteration_busy(const IterTime *t);
 /* The pipeline's checkpointing (CKPT_*): the implementation's
  * pipe_checkpoint, none when --recompute chose its own segments. */
 int pipeline_checkpoint(const Analysis *an);

@@ -8,12 +8,13 @@
  * backward pass, or only the input of those the implementation
  * checkpoints (pipe_checkpoint: torchgpipe's Pipe runs their forward
  * again in backward); one process issuing every stage (pipe_driver
- * "threads") adds what its CPU takes beyond the GPUs' path.  For each M (powers of two up to B) the partition that
- * minimises the slowest stage under the per-GPU memory limit is found
- * exactly: the least bound T for which packing layers greedily into stages
- * of time <= T and memory <= the limit needs at most S stages (greedy
- * packing is optimal for contiguous partitions under additive limits, so
- * bisection on T finds the optimum).  The best M is kept.
+ * "threads") adds what its CPU takes beyond the GPUs' path.  For each M
+ * (powers of two up to B) the partition that minimises the slowest stage
+ * under the per-GPU memory limit is found exactly: the least bound T for
+ * which packing layers greedily into stages of time <= T and memory <=
+ * the limit needs at most S stages (greedy packing is optimal for
+ * contiguous partitions under additive limits, so bisection on T finds the
+ * optimum).  The best M is kept.
  *
  * A plan (--plan) may allow cuts only after some layers, at the
  * boundaries of the blocks a framework can split at: the layers between
@@ -412,7 +413,9 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	double T, edge = 0, upd = 0, slow = -1, halos = 0, *w = c->w;
 	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
 
-	c->ck = (double)checkpointed(an, M) / (double)M;
+	int64_t nc = checkpointed(an, M);
+
+	c->ck = (double)nc / (double)M;
 	layer_costs(g, an, n, c);
 	schedule_held(an->schedule, v, M, (int)S, c->held);
 	for (int i = 0; i < S; i++)
@@ -459,7 +462,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * the iteration waits for what that takes beyond the GPUs' path */
 	k->t.dispatch = 0;
 	if (an->impl.pipe_threads && st->n > 1) {
-		double cpu = (double)(M + checkpointed(an, M)) * L * an->impl.dispatch;
+		double cpu = (double)(M + nc) * L * an->impl.dispatch;
 		double gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
 		if (cpu > gpu)
 			k->t.dispatch = cpu - gpu;
@@ -610,11 +613,7 @@ again:
 	     M = an->micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st)) {
-			double total = tmp.t.compute + tmp.t.layer + tmp.t.recompute + tmp.t.bubble +
-				       tmp.t.p2p + tmp.t.update + tmp.t.dispatch;
-			double bt = best.t.compute + best.t.layer + best.t.recompute + best.t.bubble +
-				    best.t.p2p + best.t.update + best.t.dispatch;
-			if (!any || total < bt) {
+			if (!any || iteration_busy(&tmp.t) < iteration_busy(&best.t)) {
 				best = tmp;
 				keep_stages(g, an, &st, &c, &best);
 				any = true;

@@ -103,6 +103,7 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 {
 	const Candidate *k = pl->k;
 	const Modules *m = &pl->mod;
+	int64_t M = k->micro_batches > 1 ? k->micro_batches : 1;
 
 	if (!k->stage_time) {
 		diag_error((Loc){ g->source, 0, 0 }, "a pipeline plan needs the default cost "
@@ -123,9 +124,8 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 		st->time = k->stage_time[i];
 		st->mem = k->stage_mem[i];
 		st->held = pipeline_held(an->schedule, an->virtual_stages > 1 ? an->virtual_stages : 1,
-					 k->micro_batches > 1 ? k->micro_batches : 1, k->stages, i);
-		st->checkpointed = pipeline_checkpointed(an, k->micro_batches > 1 ? k->micro_batches : 1,
-							 st->held, &st->whole);
+					 M, k->stages, i);
+		st->checkpointed = pipeline_checkpointed(an, M, st->held, &st->whole);
 		st->nmodules = modules_within(g, m, st->first, st->last, &st->modules);
 		for (int u = st->ufirst; m->stack && u <= st->ulast; u++) {
 			st->pre |= m->unit[u].role == 'E';

@@ -21,11 +21,18 @@
 #define MAX_TIME 1e30
 #define MAX_BYTES 4611686018427387904.0 /* 2^62 */
 
+double
+iteration_busy(const IterTime *t)
+{
+	return t->compute + t->bubble + t->grad + t->layer + t->p2p + t->update + t->feed +
+	       t->recompute + t->dispatch;
+}
+
 static double
 partial_total(const Candidate *k)
 {
-	double rest = k->t.compute + k->t.bubble + k->t.grad + k->t.layer + k->t.p2p +
-		      k->t.update + k->t.feed + k->t.recompute + k->t.dispatch;
+	double rest = iteration_busy(&k->t);
+
 	return rest > k->t.input ? rest : k->t.input;
 }
 
@@ -47,8 +54,7 @@ bottleneck(const Candidate *k)
 	const char *worst = part[0].name;
 	double v = part[0].v;
 
-	if (k->t.input >= k->t.compute + k->t.bubble + k->t.communication + k->t.update + k->t.feed +
-				  k->t.recompute + k->t.dispatch)
+	if (k->t.input >= iteration_busy(&k->t))
 		return "input pipeline"; /* it sets the pace */
 	for (size_t i = 1; i < sizeof part / sizeof part[0]; i++)
 		if (part[i].v > v)

@@ -301,6 +301,10 @@ def pipeline_step(gm, plan, me, members, x, y, total):
         # each micro-batch's mean, weighted: the sum is the batch mean
         return F.cross_entropy(got, ys[m]) * (ys[m].numel() / total)
 
+    def graphs():
+        """The micro-batches kept with their graph."""
+        return sum(o is not None for _, o in saved.values())
+
     for what, m in schedule_order(plan, S, M, me):
         if what == "F":
             inputs = []
@@ -315,12 +319,12 @@ def pipeline_step(gm, plan, me, members, x, y, total):
                 loss_sum = out.detach() if loss_sum is None else loss_sum + out.detach()
             saved[m] = (inputs, None if m < ckpt else out)
             peak = max(peak, len(saved))
-            whole = max(whole, sum(o is not None for _, o in saved.values()))
+            whole = max(whole, graphs())
             continue
         inputs, out = saved.pop(m)
         if out is None:  # checkpointed: its forward again, with the graph
             out = forward(m, inputs)
-            whole = max(whole, 1 + sum(o is not None for _, o in saved.values()))
+            whole = max(whole, 1 + graphs())
         if me == S - 1:
             out.backward()
         else:
