@@ -146,7 +146,7 @@ static const char *const time_part[] = {
 static void
 time_parts(const Candidate *k, double *v)
 {
-	v[0] = k->t.compute, v[1] = k->t.bubble, v[2] = k->t.grad, v[3] = k->t.layer;
+	v[0] = k->t.compute, v[1] = k->t.bubble, v[2] = k->t.grad + k->t.reducer, v[3] = k->t.layer;
 	v[4] = k->t.p2p, v[5] = k->t.update, v[6] = k->t.feed, v[7] = k->t.recompute;
 	v[8] = k->t.dispatch;
 }

@@ -316,6 +316,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "compute_s", num(c, k->t.compute));
 	set(it, "communication_s", num(c, k->t.communication));
 	set(it, "gradient_allreduce_s", num(c, k->t.grad));
+	set(it, "reducer_s", num(c, k->t.reducer));
 	set(it, "layer_collectives_s", num(c, k->t.layer));
 	set(it, "p2p_s", num(c, k->t.p2p));
 	set(it, "bubble_s", num(c, k->t.bubble));

@@ -75,6 +75,9 @@ typedef struct IterTime {
 	double grad;        /* gradient all-reduce across data replicas, the
 	                       part not hidden behind backward */
 	double grad_hidden; /* the part that overlaps backward (buckets) */
+	double reducer;     /* the data-parallel wrapper's own kernels around
+	                       the exchange: its gradient copies and its
+	                       forward's buffer broadcast */
 	double layer;       /* per-layer collectives (filter, channel, spatial gather) */
 	double p2p;         /* halo exchange, pipeline sends */
 	double update;      /* optimizer step */

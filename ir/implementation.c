@@ -23,6 +23,8 @@ implementation_defaults(Implementation *im)
 		.raw_sample = 62e-6,       /* tools/measure_loader.py, "raw" */
 		.overlap_grad = true,
 		.bucket = 25e6,            /* DDP's bucket_cap_mb = 25 */
+		.grad_copies = 2,          /* DDP's reducer: into the bucket, and back */
+		.broadcast_buffers = true, /* DDP(broadcast_buffers=True) */
 		.depthwise = "aten",       /* PyTorch's convolution selector */
 		.conv_tf32 = true,
 		.optimizer_step = "per-op", /* torch.optim's for-loop (PyTorch 1.x) */
@@ -88,6 +90,8 @@ implementation_check(Implementation *im, const char **want)
 	im->ckpt = i;
 	if (im->loader_workers < 1)
 		return *want = "at least 1", "loader_workers";
+	if (im->grad_copies < 0 || im->grad_copies > 2)
+		return *want = "0, 1 or 2", "grad_copies";
 	return NULL;
 }
 

@@ -46,6 +46,16 @@ typedef struct Implementation {
 	bool overlap_grad;         /* gradient all-reduce in buckets, started as
 	                              backward produces them */
 	double bucket;             /* bytes per gradient bucket */
+	int grad_copies;           /* copy kernels per parameter tensor around
+	                              the exchange: 2 for DDP's reducer (each
+	                              gradient into its bucket, and back), 1
+	                              for a copy back from a flattened buffer,
+	                              0 where gradients are views of the
+	                              buckets or copied in batches */
+	bool broadcast_buffers;    /* every forward broadcasts the buffers
+	                              (batch norm's running statistics) from
+	                              one rank and copies them back one by one
+	                              (DDP's broadcast_buffers) */
 	const char *depthwise;     /* 2-D depthwise convolutions: "cudnn", or
 	                              "aten" as PyTorch selects: cuDNN for
 	                              channels-last or fp16 tensors, its own

@@ -133,6 +133,12 @@ double zero_gather_time(const Analysis *an, const Graph *g, Group grp, double we
  * all-reduce after backward, nothing hidden. */
 double grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,
 		 double *hidden);
+/* The data-parallel wrapper's kernels around an exchange over grp of the
+ * `weights` gradient elements of layers first..last: the implementation's
+ * copies of each gradient tensor (grad_copies) and its forward's broadcast
+ * of the buffers (broadcast_buffers); 0 on one replica. */
+double reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
+		    double weights);
 
 /* mapping.c */
 

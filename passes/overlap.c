@@ -40,3 +40,38 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 	*hidden = done > ready ? sum - (done - ready) : sum;
 	return sum - *hidden;
 }
+
+/* What the data-parallel wrapper launches around the exchange of `weights`
+ * gradient elements of layers first..last (docs/model.md, "Gradient
+ * exchange"), nothing under ZeRO stages 2 and 3, whose shards are flat
+ * buffers.  DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp,
+ * gradient_as_bucket_view=False, the default) copies each gradient into
+ * its bucket as it is ready (copy_grad_to_bucket, a mul_out by 1/world)
+ * and each back after the all-reduce (copy_bucket_to_grad): a kernel per
+ * tensor each way, on the compute stream, reading and writing the
+ * gradient.  DDP(broadcast_buffers=True) begins every forward with a
+ * broadcast of the module's buffers from rank 0, flattened into one
+ * tensor and copied back one by one: batch norm's running mean and
+ * variance and its num_batches_tracked, three tensors a layer.
+ * tools/ddp_kernels.py counts these operators in a real DDP iteration. */
+double
+reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last, double weights)
+{
+	const System *s = an->sys;
+	double bw = s->mem_bw * s->eff_mem, arrays = 0, bytes = 0, tensors = 0, t;
+
+	if (grp.size <= 1 || an->zero >= 2)
+		return 0;
+	for (int i = first; i <= last; i++) {
+		const Layer *l = &g->layer[i];
+		arrays += l->nw;
+		if (an->impl.broadcast_buffers && l->cost.buffers > 0) {
+			tensors += 3;
+			bytes += (double)l->cost.buffers * 4 + 8; /* fp32, an int64 */
+		}
+	}
+	t = an->impl.grad_copies * (arrays * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
+	if (tensors > 0) /* a ring broadcast moves what an all-gather of it does */
+		t += allgather_time(s, grp, bytes) + (tensors + 1) * s->kernel_lat + 4 * bytes / bw;
+	return t;
+}

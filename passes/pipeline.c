@@ -500,21 +500,19 @@ keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c
  * once on its own group; the iteration waits for the largest.  Not
  * overlapped: the first stage's backward ends last, and the others' slack
  * (a few micro-batch backwards) is left out, which is conservative. */
-static double
-stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Candidate *k,
+static void
+stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	       const double *held_w)
 {
-	double most = 0;
-
 	for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
-		double w = 0, t;
+		double w = 0, t, r;
 		for (int j = first; j <= k->stage_end[i]; j++)
 			w += held_w[j];
 		t = allreduce_time(an->sys, map->grad, w * g->elem_bytes);
-		if (t > most)
-			most = t;
+		r = reducer_time(an, g, map->grad, first, k->stage_end[i], w);
+		if (t + r > k->t.grad + k->t.reducer)
+			k->t.grad = t, k->t.reducer = r;
 	}
-	return most;
 }
 
 const char pipeline_bounded[] = "cannot beat the best found (a lower bound on its stages' work)";
@@ -630,7 +628,7 @@ again:
 	}
 	*k = best;
 	if (any && p1 > 1)
-		k->t.grad = stage_exchange(g, an, map, k, c.w);
+		stage_exchange(g, an, map, k, c.w);
 out:
 	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.in), free(c.ins),
 		free(c.col), free(c.redo), free(c.halo);

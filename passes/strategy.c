@@ -24,8 +24,8 @@
 double
 iteration_busy(const IterTime *t)
 {
-	return t->compute + t->bubble + t->grad + t->layer + t->p2p + t->update + t->feed +
-	       t->recompute + t->dispatch;
+	return t->compute + t->bubble + t->grad + t->reducer + t->layer + t->p2p + t->update +
+	       t->feed + t->recompute + t->dispatch;
 }
 
 static double
@@ -43,7 +43,7 @@ bottleneck(const Candidate *k)
 	struct { double v; const char *name; } part[] = {
 		{ k->t.compute, "compute" },
 		{ k->t.bubble, "pipeline bubble and imbalance" },
-		{ k->t.grad, "gradient exchange" },
+		{ k->t.grad + k->t.reducer, "gradient exchange" },
 		{ k->t.layer, "layer-wise collectives" },
 		{ k->t.p2p, "point-to-point/halo" },
 		{ k->t.update, "weight update" },
@@ -80,7 +80,8 @@ overflow(const Candidate *k)
 {
 	const double t[] = { k->t.compute, k->t.bubble, k->t.grad, k->t.layer, k->t.p2p,
 			     k->t.update, k->t.input, k->t.feed, k->t.communication, k->t.total,
-			     k->epoch, k->t.grad_hidden, k->t.recompute, k->t.dispatch };
+			     k->epoch, k->t.grad_hidden, k->t.recompute, k->t.dispatch,
+			     k->t.reducer };
 	const double m[] = { k->mem.weights, k->mem.grads, k->mem.optimizer,
 			     k->mem.activations, k->mem.buffers, k->mem.total };
 

@@ -675,6 +675,29 @@ has err "bad.odl:1:16: error: implementation 'a': 'pipe_checkpoint' must be \"ne
 empty out
 check "--implementation: pipe_checkpoint takes one of three words"
 
+printf 'implementation a { grad_copies = 3; }\n' >"$tmp/bad.odl"
+run "$model" --implementation "$tmp/bad.odl"
+want_status 1
+has err "bad.odl:1:16: error: implementation 'a': 'grad_copies' must be 0, 1 or 2"
+empty out
+check "--implementation: grad_copies counts copies each way, at most 2"
+
+# DDP's reducer on 8 DGX A100 GPUs (ResNet-50): its bucket copies and
+# buffer broadcast are reducer_s; horovod copies in batches, on one GPU
+# there is no reducer
+run "$model" -s dgx-a100 -g 8 -b 256 --strategies data -q -f json
+want_status 0
+has out '"grad_copies": 2'
+has out '"reducer_s": 0.002'
+run "$model" -s dgx-a100 -g 8 -b 256 --strategies data --implementation horovod -q -f json
+want_status 0
+has out '"grad_copies": 0'
+has out '"reducer_s": 0.0,'
+run "$model" -s dgx-a100 -g 1 -b 256 --strategies data -q -f json
+want_status 0
+has out '"reducer_s": 0.0,'
+check "data parallelism pays DDP's copies on more than one GPU"
+
 # torchgpipe's Pipe checkpoints every micro-batch but the last: the
 # slowest stage runs 7 of its 8 forwards again; torch.distributed.pipelining
 # (pytorch) none

@@ -819,6 +819,46 @@ buckets_hide_the_gradient_exchange_behind_backward(void **state)
 	assert_true(exposed >= first * (1 - 1e-12));
 }
 
+/* What DDP launches around the exchange (passes/overlap.c): a copy of each
+ * gradient tensor into its bucket and one back, each a kernel reading and
+ * writing the gradient, and every forward a broadcast of the buffers
+ * flattened into one tensor and copied back, three tensors per batch norm
+ * -- the operators tools/ddp_kernels.py counts in a real DDP iteration
+ * (tests/data/autograd/ddp_kernels.txt).  Nothing on one replica, nothing
+ * under ZeRO stage 2's flat shards. */
+static void
+the_reducer_copies_each_gradient_and_buffer(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c = conv(x, 64, kernel=3, pad=1); b = batchnorm(c); f = flatten(b);\n"
+			      "  o = fc(f, 10); }",
+			  PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	Analysis an = { .sys = s, .impl = fx_impl(NULL) };
+	Group grp = { 8, 4, 1 }, one = { 1, 1, 1 };
+	double bw = s->mem_bw * s->eff_mem, W, arrays = 0, bytes = 2 * 64 * 4 + 8;
+	int last;
+
+	assert_non_null(g);
+	last = g->nlayer - 1;
+	W = (double)g->total.params;
+	for (int i = 0; i < g->nlayer; i++)
+		arrays += g->layer[i].nw;
+	assert_int_equal(an.impl.grad_copies, 2);
+	assert_true(an.impl.broadcast_buffers);
+	NEAR(reducer_time(&an, g, grp, 0, last, W),
+	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw) + allgather_time(s, grp, bytes) +
+		     4 * s->kernel_lat + 4 * bytes / bw);
+	an.impl.broadcast_buffers = false;
+	NEAR(reducer_time(&an, g, grp, 0, last, W), 2 * (arrays * s->kernel_lat + 2 * W * 4 / bw));
+	an.impl.grad_copies = 1;
+	NEAR(reducer_time(&an, g, grp, 0, last, W), arrays * s->kernel_lat + 2 * W * 4 / bw);
+	NEAR(reducer_time(&an, g, one, 0, last, W), 0);
+	an.zero = 2;
+	NEAR(reducer_time(&an, g, grp, 0, last, W), 0);
+}
+
 /* The shared file system (docs/model.md, "Input pipeline"): abci's GPFS
  * serves 14,000 files/s and a node keeps 8,500 files of its shard.  64
  * nodes of 256 samples over ImageNet's 1,281,167 files: shards of
@@ -882,6 +922,7 @@ main(void)
 		FX_TEST(the_step_launches_what_the_optimizer_loops_over),
 		FX_TEST(zero_steps_its_share_of_the_tensors),
 		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
+		FX_TEST(the_reducer_copies_each_gradient_and_buffer),
 		FX_TEST(the_loader_divides_the_samples_over_its_workers),
 		FX_TEST(the_shared_file_system_serves_what_the_cache_misses),
 		FX_TEST(forward_only_runs_have_no_backward),
