@@ -134,11 +134,15 @@ double zero_gather_time(const Analysis *an, const Graph *g, Group grp, double we
 double grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,
 		 double *hidden);
 /* The data-parallel wrapper's kernels around an exchange over grp of the
- * `weights` gradient elements of layers first..last: the implementation's
- * copies of each gradient tensor (grad_copies) and its forward's broadcast
- * of the buffers (broadcast_buffers); 0 on one replica. */
+ * gradients of layers first..last, layer i's `wshare[i]` of its parameters
+ * (NULL: all): the implementation's copies of each gradient tensor
+ * (grad_copies) and its forward's broadcast of the buffers
+ * (broadcast_buffers); 0 on one replica. */
 double reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
-		    double weights);
+		    const double *wshare);
+/* Layer l's part of it, the broadcast's collective left out, for `weights`
+ * gradient elements exchanged. */
+double reducer_layer(const Analysis *an, const Graph *g, const Layer *l, double weights);
 
 /* mapping.c */
 

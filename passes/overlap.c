@@ -41,10 +41,9 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 	return sum - *hidden;
 }
 
-/* What the data-parallel wrapper launches around the exchange of `weights`
- * gradient elements of layers first..last (docs/model.md, "Gradient
- * exchange"), nothing under ZeRO stages 2 and 3, whose shards are flat
- * buffers.  DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp,
+/* What the data-parallel wrapper launches around the exchange (docs/model.md,
+ * "The wrapper's own kernels"), nothing under ZeRO stages 2 and 3, whose
+ * shards are flat buffers.  DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp,
  * gradient_as_bucket_view=False, the default) copies each gradient into
  * its bucket as it is ready (copy_grad_to_bucket, a mul_out by 1/world)
  * and each back after the all-reduce (copy_bucket_to_grad): a kernel per
@@ -54,24 +53,42 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
  * tensor and copied back one by one: batch norm's running mean and
  * variance and its num_batches_tracked, three tensors a layer.
  * tools/ddp_kernels.py counts these operators in a real DDP iteration. */
+static double
+buffer_bytes(const Analysis *an, const Layer *l)
+{
+	if (!an->impl.broadcast_buffers || l->cost.buffers <= 0)
+		return 0;
+	return (double)l->cost.buffers * 4 + 8; /* running statistics in fp32, an int64 */
+}
+
 double
-reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last, double weights)
+reducer_layer(const Analysis *an, const Graph *g, const Layer *l, double weights)
 {
 	const System *s = an->sys;
-	double bw = s->mem_bw * s->eff_mem, arrays = 0, bytes = 0, tensors = 0, t;
+	double bw = s->mem_bw * s->eff_mem, b = buffer_bytes(an, l), t;
+
+	if (an->zero >= 2)
+		return 0;
+	t = an->impl.grad_copies * (l->nw * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
+	/* flattened (a read and a write), copied back (another) */
+	return b > 0 ? t + 3 * s->kernel_lat + 4 * b / bw : t;
+}
+
+double
+reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
+	     const double *weights)
+{
+	double t = 0, bytes = 0;
 
 	if (grp.size <= 1 || an->zero >= 2)
 		return 0;
 	for (int i = first; i <= last; i++) {
 		const Layer *l = &g->layer[i];
-		arrays += l->nw;
-		if (an->impl.broadcast_buffers && l->cost.buffers > 0) {
-			tensors += 3;
-			bytes += (double)l->cost.buffers * 4 + 8; /* fp32, an int64 */
-		}
+		t += reducer_layer(an, g, l, (double)l->cost.params * (weights ? weights[i] : 1));
+		bytes += buffer_bytes(an, l);
 	}
-	t = an->impl.grad_copies * (arrays * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
-	if (tensors > 0) /* a ring broadcast moves what an all-gather of it does */
-		t += allgather_time(s, grp, bytes) + (tensors + 1) * s->kernel_lat + 4 * bytes / bw;
+	/* one flatten kernel; a ring broadcast moves what an all-gather does */
+	if (bytes > 0)
+		t += an->sys->kernel_lat + allgather_time(an->sys, grp, bytes);
 	return t;
 }

@@ -179,10 +179,13 @@ layer_cost(const Ctx *c, const Layer *l, State s)
 	}
 	/* gradients: data and spatial hold whole weights, all-reduced over
 	 * all p GPUs; filter and channel hold a group's share (split layers
-	 * 1/d), all-reduced over the p / d groups (none when d = p) */
-	t += (s.mode == PL_DATA || s.mode == PL_SPATIAL ? c->all_rate * (double)l->cost.params
-							 : dg->rate * local) *
-	     d;
+	 * 1/d), all-reduced over the p / d groups (none when d = p), with the
+	 * wrapper's copies of them where they are exchanged */
+	if (s.mode == PL_DATA || s.mode == PL_SPATIAL)
+		t += c->all_rate * (double)l->cost.params * d +
+		     reducer_layer(c->an, g, l, (double)l->cost.params);
+	else if (dg->rate > 0)
+		t += dg->rate * local * d + reducer_layer(c->an, g, l, local);
 	/* the optimizer step on this GPU's weights (split layers: 1/d) */
 	return t + update_time(c->an, local, l->nw);
 }

@@ -240,7 +240,7 @@ data(const Ctx *c, Candidate *k)
 	k->micro_batches = M;
 	k->t.compute = (double)M * span_time(c->an, c->g, 0, c->g->nlayer - 1, n / M, 1);
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
-	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, c->W);
+	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, NULL);
 	k->t.update = update_time(c->an, c->W, c->arrays);
 	sharded(c, k, c->W);
 	recompute(c, k, n / M, n / M, 1, -1, WORK_ROWS);
@@ -351,7 +351,7 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 		wshare[i] = held / (double)l->cost.params;
 	}
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
-	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, local_w);
+	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, wshare);
 	free(wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);
 	sharded(c, k, local_w);
@@ -629,7 +629,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 		k->t.p2p += halo_time(c->an, g, &g->layer[i], n, ways, c->map.across);
 	k->t.layer = growth * spatial_gather(c->an, g, split, n, c->map.model);
 	k->t.grad = grad_time(c->an, g, c->map.grad, n / ways, wshare, &k->t.grad_hidden);
-	k->t.reducer = reducer_time(c->an, g, c->map.grad, 0, g->nlayer - 1, W);
+	k->t.reducer = reducer_time(c->an, g, c->map.grad, 0, g->nlayer - 1, wshare);
 	k->t.update = update_time(c->an, W, c->arrays);
 	sharded(c, k, W);
 	recompute(c, k, n, after, ways, split, WORK_ROWS);

@@ -497,22 +497,28 @@ keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c
 
 /* dp: each stage's gradients all-reduced over the p1 replicas of that
  * stage once its last micro-batch's backward is done, every stage at
- * once on its own group; the iteration waits for the largest.  Not
- * overlapped: the first stage's backward ends last, and the others' slack
- * (a few micro-batch backwards) is left out, which is conservative. */
+ * once on its own group, with its wrapper's copies (reducer_time); the
+ * iteration waits for the largest.  Not overlapped: the first stage's
+ * backward ends last, and the others' slack (a few micro-batch backwards)
+ * is left out, which is conservative. */
 static void
 stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	       const double *held_w)
 {
+	double *share = xcalloc((size_t)g->nlayer, sizeof *share);
+
+	for (int j = 0; j < g->nlayer; j++)
+		share[j] = g->layer[j].cost.params > 0 ? held_w[j] / (double)g->layer[j].cost.params : 1;
 	for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
 		double w = 0, t, r;
 		for (int j = first; j <= k->stage_end[i]; j++)
 			w += held_w[j];
 		t = allreduce_time(an->sys, map->grad, w * g->elem_bytes);
-		r = reducer_time(an, g, map->grad, first, k->stage_end[i], w);
+		r = reducer_time(an, g, map->grad, first, k->stage_end[i], share);
 		if (t + r > k->t.grad + k->t.reducer)
 			k->t.grad = t, k->t.reducer = r;
 	}
+	free(share);
 }
 
 const char pipeline_bounded[] = "cannot beat the best found (a lower bound on its stages' work)";
