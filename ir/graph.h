@@ -156,6 +156,19 @@ typedef struct Cost {
 	int64_t act_bytes;        /* the same in bytes (activations at
 	                             Graph.elem_bytes, indices 8, masks 1,
 	                             statistics 4); pass memory */
+	/* autocast's casts (pass memory; 0 without autocast): each a kernel
+	 * reading one width and writing the other, forward, and its
+	 * gradient's the other way in backward */
+	int64_t cast_w;           /* trained elements of a 16-bit op, cast
+	                             once an iteration (cached), in cast_wn
+	                             tensors */
+	int64_t cast_in;          /* activation elements per sample cast on the
+	                             way in (a 16-bit op's fp32 input, an fp32
+	                             op's 16-bit one), in cast_inn tensors */
+	int64_t cast_grad;        /* of those, the elements whose gradient is
+	                             cast back (not a graph input's), in
+	                             cast_gradn tensors */
+	int cast_wn, cast_inn, cast_gradn;
 } Cost;
 
 typedef struct Layer {

@@ -124,11 +124,26 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	return (tc > tm ? tc : tm) + tt;
 }
 
+/* Autocast's casts for layer l (Cost.cast_*, passes/memory.c), each a
+ * kernel reading 4 bytes an element and writing 2, or the other way: the
+ * cached copies of its trained tensors, then its activation inputs of the
+ * other width (n samples at a share); backward casts the gradients back,
+ * but for a graph input's.  *ops: the operators the CPU dispatches. */
+static double
+cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd, int *ops)
+{
+	const Cost *c = &l->cost;
+	double elems = (double)c->cast_w * share + (double)(bwd ? c->cast_grad : c->cast_in) * n * share;
+
+	*ops = c->cast_wn + (bwd ? c->cast_gradn : c->cast_inn);
+	return *ops * an->sys->kernel_lat + elems * 6 / (an->sys->mem_bw * an->sys->eff_mem);
+}
+
 double
 layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
 {
-	int kernels = 1;
-	double gpu;
+	int kernels = 1, casts;
+	double gpu, cpu;
 
 	if (bwd && l->cost.params > 0)
 		kernels = 2; /* data and weight gradients */
@@ -136,13 +151,15 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 		kernels = 0; /* an add passes its gradient on */
 	if (bwd && an->forward_only)
 		return 0; /* no backward pass, no dispatch */
-	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat;
+	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat +
+	      cast_time(an, l, n, share, bwd, &casts);
 
 	if (l->timed) /* measured, launches and all */
 		gpu = (bwd ? l->bwd_s : l->fwd_s) * n * share;
 	else if (op_info[l->op].save & S_VIEW)
 		gpu = 0; /* a view launches nothing */
-	return gpu > an->impl.dispatch ? gpu : an->impl.dispatch;
+	cpu = (1 + casts) * an->impl.dispatch;
+	return gpu > cpu ? gpu : cpu;
 }
 
 /* The weight of each layer in its span: the roofline per sample at a

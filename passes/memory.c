@@ -138,6 +138,37 @@ widens(OpKind op)
 	}
 }
 
+/* Whether layer `by` reads tensor t in the other width: a lowering op an
+ * fp32 activation, a widening one a 16-bit activation. */
+static bool
+other_width(const Mem *m, int t, const Layer *by)
+{
+	return !m->konst[t] && ((lowers(by->op) && !m->low[t]) || (widens(by->op) && m->low[t]));
+}
+
+/* The casts autocast makes for layer l, whose inputs' widths are known:
+ * the trained tensors of a 16-bit op (cast once an iteration: autocast
+ * caches the copy) and each activation input of the other width; a graph
+ * input's gradient is not cast back, it has none.  tools/autocast_casts.py
+ * counts them in a real autocast iteration. */
+static void
+cast_on_the_way_in(Mem *m, Layer *l)
+{
+	const Graph *g = m->g;
+	Cost *c = &l->cost;
+
+	if (lowers(l->op) && c->params > 0)
+		c->cast_w = c->params, c->cast_wn = l->nw;
+	for (int k = 0; k < l->nin; k++) {
+		int t = l->in[k];
+		if (!other_width(m, t, l))
+			continue;
+		c->cast_in += g->tensor[t].elems, c->cast_inn++;
+		if (g->tensor[t].producer >= 0)
+			c->cast_grad += g->tensor[t].elems, c->cast_gradn++;
+	}
+}
+
 /* Which tensors autocast makes 16-bit, in topological order: the
  * outputs of lowering ops; not those of widening ops; otherwise 16-bit
  * when every activation input is (type promotion: one fp32 input, or a
@@ -171,16 +202,16 @@ mark_low(Mem *m)
 		l->low = low;
 		for (int k = 0; k < l->nout; k++)
 			m->low[l->out[k]] = low;
+		cast_on_the_way_in(m, l);
 	}
 }
 
 /* Under autocast, layer `by` casts tensor t and saves the copy, of its
- * own, instead of t: a lowering op reading fp32, a widening one 16-bit. */
+ * own, instead of t. */
 static bool
 casts(const Mem *m, int t, const Layer *by)
 {
-	return m->amp && !m->konst[t] &&
-	       ((lowers(by->op) && !m->low[t]) || (widens(by->op) && m->low[t]));
+	return m->amp && other_width(m, t, by);
 }
 
 /* Tensor t kept for the backward of layer `by`.  A kept view keeps the
@@ -514,8 +545,12 @@ count(Graph *g, bool amp)
 		g->tensor[t].root = t;
 		g->tensor[t].saved = false;
 	}
-	for (int i = 0; i < g->nlayer; i++)
+	for (int i = 0; i < g->nlayer; i++) {
+		Cost *c = &g->layer[i].cost;
 		g->layer[i].low = false;
+		c->cast_w = c->cast_in = c->cast_grad = 0;
+		c->cast_wn = c->cast_inn = c->cast_gradn = 0;
+	}
 	if (amp)
 		mark_low(&m);
 	for (int i = 0; i < g->nlayer; i++)

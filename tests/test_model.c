@@ -861,6 +861,53 @@ the_reducer_copies_each_gradient_and_buffer(void **state)
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL), 0);
 }
 
+/* Autocast's casts (passes/memory.c), in the CIFAR ResNet-18 as the real
+ * autocast makes them (tools/autocast_casts.py, its output in
+ * tests/data/autograd/autocast_casts.tsv): forward, 22 trained tensors of
+ * 11,210,532 elements (20 convolutions' weights, the linear's weight and
+ * bias: all but batch norm's) and one activation, the image, 3,072
+ * elements a sample; backward the 22 again and no activation.  Each is a
+ * kernel that reads 4 bytes an element and writes 2. */
+static void
+autocast_casts_each_weight_once_and_the_image(void **state)
+{
+	Fx *fx = *state;
+	const char *top = getenv("srcdir") ? getenv("srcdir") : ".";
+	Graph *g = dsl_load(arena_printf(&fx->arena, "%s/examples/resnet18_cifar.odl", top),
+			    &fx->arena, &fx->files);
+	const System *s = fx_abci(fx);
+	Analysis an = { .sys = s, .impl = fx_impl(NULL) };
+	int64_t w = 0, in = 0, grad = 0;
+	int wn = 0, inn = 0, gradn = 0;
+	Layer *conv1;
+	double with;
+
+	assert_non_null(g);
+	assert_true(shape_infer(g) && cost_annotate(g));
+	g->low_bytes = 2; /* as --precision amp-bf16 sets it */
+	assert_true(memory_annotate(g));
+	for (int i = 0; i < g->nlayer; i++) {
+		const Cost *c = &g->layer[i].cost;
+		w += c->cast_w, wn += c->cast_wn, in += c->cast_in, inn += c->cast_inn;
+		grad += c->cast_grad, gradn += c->cast_gradn;
+	}
+	assert_int_equal(wn, 22);
+	assert_int_equal(w, 11210532);
+	assert_int_equal(inn, 1);
+	assert_int_equal(in, 3072);
+	assert_int_equal(gradn, 0);
+	assert_int_equal(grad, 0);
+	conv1 = &g->layer[0];
+	assert_int_equal(conv1->cost.cast_wn, 1);
+	/* a dispatch each: the CPU's pace on one sample */
+	NEAR(layer_time(&an, g, conv1, 1, 1, false), 3 * an.impl.dispatch);
+	with = layer_time(&an, g, conv1, 512, 1, false);
+	conv1->cost.cast_w = conv1->cost.cast_in = 0;
+	conv1->cost.cast_wn = conv1->cost.cast_inn = 0;
+	NEAR(with - layer_time(&an, g, conv1, 512, 1, false),
+	     2 * s->kernel_lat + (64.0 * 3 * 3 * 3 + 512.0 * 3072) * 6 / (s->mem_bw * s->eff_mem));
+}
+
 /* The shared file system (docs/model.md, "Input pipeline"): abci's GPFS
  * serves 14,000 files/s and a node keeps 8,500 files of its shard.  64
  * nodes of 256 samples over ImageNet's 1,281,167 files: shards of
@@ -925,6 +972,7 @@ main(void)
 		FX_TEST(zero_steps_its_share_of_the_tensors),
 		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
 		FX_TEST(the_reducer_copies_each_gradient_and_buffer),
+		FX_TEST(autocast_casts_each_weight_once_and_the_image),
 		FX_TEST(the_loader_divides_the_samples_over_its_workers),
 		FX_TEST(the_shared_file_system_serves_what_the_cache_misses),
 		FX_TEST(forward_only_runs_have_no_backward),
