@@ -139,10 +139,27 @@ cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd, 
 	return *ops * an->sys->kernel_lat + elems * 6 / (an->sys->mem_bw * an->sys->eff_mem);
 }
 
+/* Where the gradients stay allocated between iterations (zero_grad =
+ * true: zero_grad(set_to_none=False)), autograd's AccumulateGrad adds each
+ * new weight gradient into its parameter's: an add_ per trained tensor,
+ * reading two and writing one (tools/accumulate_grad.py); without, it
+ * takes the new one as it is.  *ops: the operators dispatched. */
+static double
+accumulate_time(const Analysis *an, const Graph *g, const Layer *l, double share, int *ops)
+{
+	const System *s = an->sys;
+
+	*ops = an->impl.zero_grad && l->cost.params > 0 ? l->nw : 0;
+	if (!*ops)
+		return 0;
+	return *ops * s->kernel_lat +
+	       3.0 * (double)l->cost.params * share * g->elem_bytes / (s->mem_bw * s->eff_mem);
+}
+
 double
 layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
 {
-	int kernels = 1, casts;
+	int kernels = 1, casts, adds = 0;
 	double gpu, cpu;
 
 	if (bwd && l->cost.params > 0)
@@ -153,12 +170,14 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 		return 0; /* no backward pass, no dispatch */
 	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat +
 	      cast_time(an, l, n, share, bwd, &casts);
+	if (bwd)
+		gpu += accumulate_time(an, g, l, share, &adds);
 
 	if (l->timed) /* measured, launches and all */
 		gpu = (bwd ? l->bwd_s : l->fwd_s) * n * share;
 	else if (op_info[l->op].save & S_VIEW)
 		gpu = 0; /* a view launches nothing */
-	cpu = (1 + casts) * an->impl.dispatch;
+	cpu = (1 + casts + adds) * an->impl.dispatch;
 	return gpu > cpu ? gpu : cpu;
 }
 

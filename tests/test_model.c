@@ -612,7 +612,8 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
  * Pipe): its CPU issues the forward of each layer of every micro-batch
  * and of the recomputed ones, at `dispatch` each; what that takes beyond
  * the GPUs' path is the iteration's CPU dispatch.  8 micro-batches, 7
- * recomputed: 15 x 2 calls.  A process per stage has none. */
+ * recomputed: 15 x 2 calls.  A process per stage has none.  (Gradients
+ * set to None: a backward call a layer, no accumulating add.) */
 static void
 one_process_issues_every_stage(void **state)
 {
@@ -627,6 +628,7 @@ one_process_issues_every_stage(void **state)
 		an.impl.pipe_checkpoint = "except-last";
 		an.impl.pipe_driver = threads ? "threads" : "process";
 		an.impl.dispatch = 1e-3;
+		an.impl.zero_grad = false;
 		k = two_stages(fx, g, &an, 8);
 		gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
 		NEAR(k->t.dispatch, threads ? 15 * 2 * 1e-3 - gpu : 0);
@@ -908,6 +910,36 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 	     2 * s->kernel_lat + (64.0 * 3 * 3 * 3 + 512.0 * 3072) * 6 / (s->mem_bw * s->eff_mem));
 }
 
+/* zero_grad(set_to_none=False) leaves the gradients allocated, so every
+ * backward adds each new weight gradient into its parameter's: one add_
+ * per trained tensor, reading two and writing one, and one more operator
+ * to dispatch (tools/accumulate_grad.py: 62 add_ for ResNet-18's 62
+ * tensors, none with set_to_none=True; tests/data/autograd/
+ * accumulate_grad.tsv).  The forward is unchanged. */
+static void
+gradients_left_allocated_are_added_into(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 64x32x32; b = batchnorm(x); }", PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	Analysis an = { .sys = s, .impl = fx_impl(NULL) };
+	const Layer *bn;
+	double with, fwd;
+
+	assert_non_null(g);
+	bn = &g->layer[0];
+	assert_int_equal(bn->nw, 2);
+	assert_true(an.impl.zero_grad);
+	with = layer_time(&an, g, bn, 512, 1, true);
+	fwd = layer_time(&an, g, bn, 512, 1, false);
+	/* on one sample the CPU's pace: the backward and two adds */
+	NEAR(layer_time(&an, g, bn, 1, 1, true), 3 * an.impl.dispatch);
+	an.impl.zero_grad = false;
+	NEAR(with - layer_time(&an, g, bn, 512, 1, true),
+	     2 * s->kernel_lat + 3.0 * 128 * 4 / (s->mem_bw * s->eff_mem));
+	NEAR(layer_time(&an, g, bn, 512, 1, false), fwd);
+}
+
 /* The shared file system (docs/model.md, "Input pipeline"): abci's GPFS
  * serves 14,000 files/s and a node keeps 8,500 files of its shard.  64
  * nodes of 256 samples over ImageNet's 1,281,167 files: shards of
@@ -973,6 +1005,7 @@ main(void)
 		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
 		FX_TEST(the_reducer_copies_each_gradient_and_buffer),
 		FX_TEST(autocast_casts_each_weight_once_and_the_image),
+		FX_TEST(gradients_left_allocated_are_added_into),
 		FX_TEST(the_loader_divides_the_samples_over_its_workers),
 		FX_TEST(the_shared_file_system_serves_what_the_cache_misses),
 		FX_TEST(forward_only_runs_have_no_backward),
