@@ -143,13 +143,15 @@ cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd, 
  * true: zero_grad(set_to_none=False)), autograd's AccumulateGrad adds each
  * new weight gradient into its parameter's: an add_ per trained tensor,
  * reading two and writing one (tools/accumulate_grad.py); without, it
- * takes the new one as it is.  *ops: the operators dispatched. */
+ * takes the new one as it is.  Under ZeRO stages 2 and 3 the gradients
+ * are flat shards, not the layers' tensors (left out, as reducer_time
+ * leaves their copies).  *ops: the operators dispatched. */
 static double
 accumulate_time(const Analysis *an, const Graph *g, const Layer *l, double share, int *ops)
 {
 	const System *s = an->sys;
 
-	*ops = an->impl.zero_grad && l->cost.params > 0 ? l->nw : 0;
+	*ops = an->impl.zero_grad && an->zero < 2 && l->cost.params > 0 ? l->nw : 0;
 	if (!*ops)
 		return 0;
 	return *ops * s->kernel_lat +
