@@ -8,8 +8,11 @@
  * and tail: the reason small layers, and layers split many ways, stop
  * scaling).  Eager frameworks dispatch every layer from the CPU while the
  * GPU runs earlier ones, so a layer takes the larger of the GPU time and
- * the CPU dispatch time.  Backward moves twice the forward's activation
- * bytes (it reads the saved activations and the incoming gradient).
+ * the CPU dispatch time.  Backward moves the bytes autograd's kernels move
+ * (Cost.bytes_bwd, passes/cost.c).  Around a layer's own kernels run those
+ * the framework adds, each a kernel and a dispatch: autocast's casts
+ * (cast_time) and, where the gradients stay allocated, the addition of
+ * each new weight gradient into the kept one (accumulate_time).
  *
  * Batch norm in training is two-pass in both directions, as cuDNN's and
  * PyTorch's kernels are written (batch_norm_collect_statistics, then
