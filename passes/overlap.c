@@ -76,7 +76,7 @@ reducer_layer(const Analysis *an, const Graph *g, const Layer *l, double weights
 
 double
 reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
-	     const double *weights)
+	     const double *wshare)
 {
 	double t = 0, bytes = 0;
 
@@ -84,7 +84,7 @@ reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
 		return 0;
 	for (int i = first; i <= last; i++) {
 		const Layer *l = &g->layer[i];
-		t += reducer_layer(an, g, l, (double)l->cost.params * (weights ? weights[i] : 1));
+		t += reducer_layer(an, g, l, (double)l->cost.params * (wshare ? wshare[i] : 1));
 		bytes += buffer_bytes(an, l);
 	}
 	/* one flatten kernel; a ring broadcast moves what an all-gather does */
