@@ -2,7 +2,7 @@
  *
  * The only file that sees every layer.  Each mode (analyse, validate,
  * calibrate) reads top to bottom: frontend -> the passes and the analysis
- * settings (passes/analysis.h, one pipeline for all) -> strategies ->
+ * settings (plan/analysis.h, one pipeline for all) -> strategies ->
  * backend.  Exit status: 0 the analysis ran, 1 the input is wrong
  * (diagnostics on stderr), 2 usage. */
 #include "config.h"
@@ -22,7 +22,7 @@
 #include "backends/charts.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
-#include "passes/analysis.h"
+#include "plan/analysis.h"
 #include "util/files.h"
 #include "util/map.h"
 #include "util/clock.h"

@@ -1,4 +1,5 @@
-/* backends.c -- the table of report formats, chosen by --format. */
+/* backends.c -- the tables of report formats (--format) and of plan kinds
+ * (--plan). */
 #include "backends/backends.h"
 
 #include <string.h>
@@ -17,5 +18,22 @@ backend_find(const char *name)
 	for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
 		if (strcmp(backends[i].name, name) == 0)
 			return &backends[i];
+	return NULL;
+}
+
+static const PlanKind kinds[] = {
+	{ "generic", false, plan_generic_emit },
+	{ "pytorch", false, plan_pytorch_emit },
+	{ "deepspeed", false, plan_deepspeed_emit },
+	{ "megatron", true, plan_megatron_emit }, /* Megatron-LM: GPT, BERT, T5 */
+	{ "slurm", false, plan_slurm_emit },
+};
+
+const PlanKind *
+plan_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(kinds[i].name, name) == 0)
+			return &kinds[i];
 	return NULL;
 }

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
-#include "passes/passes.h"
+#include "plan/plan.h"
 #include "util/files.h"
 
 typedef struct ReportOpts {
@@ -49,7 +49,7 @@ bool system_emit(const System *s, const char *name, const char *comment, FILE *f
 /* validation.c: the `oraclec validate` report, "text" or "csv" */
 bool validation_emit(const Validation *v, const char *format, FILE *f);
 
-/* plan.c: the kinds of plan (--plan), each formatting a Placement */
+/* backends.c: the kinds of plan (--plan), each formatting a Placement */
 typedef struct PlanKind {
 	const char *name;  /* the --plan value */
 	bool transformer;  /* the framework trains transformers only */
@@ -57,6 +57,8 @@ typedef struct PlanKind {
 	bool (*emit)(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
 } PlanKind;
 const PlanKind *plan_find(const char *name); /* NULL if unknown */
+
+/* plan.c: what the kinds share */
 /* "data=4,spatial=4": the grid, outer to inner */
 const char *plan_grid(const Graph *g, const Placement *pl);
 /* Writes a JSON plan (and releases root) in the reports' number format. */

@@ -1,26 +1,10 @@
-/* plan.c -- the kinds of plan, chosen by --plan, and what they share. */
+/* plan.c -- what the kinds of plan share: the grid's text, --per-layer's
+ * assignment as JSON, and the JSON writer. */
 #include "backends/backends.h"
 #include "backends/jsonout.h"
 
 #include <jansson.h>
 #include <string.h>
-
-static const PlanKind kinds[] = {
-	{ "generic", false, plan_generic_emit },
-	{ "pytorch", false, plan_pytorch_emit },
-	{ "deepspeed", false, plan_deepspeed_emit },
-	{ "megatron", true, plan_megatron_emit }, /* Megatron-LM: GPT, BERT, T5 */
-	{ "slurm", false, plan_slurm_emit },
-};
-
-const PlanKind *
-plan_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		if (strcmp(kinds[i].name, name) == 0)
-			return &kinds[i];
-	return NULL;
-}
 
 const char *
 plan_grid(const Graph *g, const Placement *pl)

@@ -36,7 +36,7 @@ pipeline_json(const Analysis *an, const Placement *pl)
 	/* torchgpipe's Pipe(checkpoint=...): the micro-batches whose stage
 	 * forward runs again in backward */
 	set(o, "checkpoint", jstr((const char *[]){ "never", "except_last",
-						    "always" }[pipeline_checkpoint(an)]));
+						    "always" }[pl->checkpoint]));
 	set(o, "microbatch_size", count(pl->micro_batch));
 	for (int i = 1; i < pl->nstage; i++)
 		set(split, pl->mod.unit[pl->stage[i].ufirst].name, jstr("BEGINNING"));

@@ -4,15 +4,15 @@
  *
  * For each model: the per-layer forward+backward times of one micro-batch
  * of 8 samples on the default system (the built-in abci) with the default
- * settings (oraclec's pipeline, passes/analysis.h), then for S = 1..64
- * stages the exact min-max partition (passes/pipeline.c), timed all together, and
+ * settings (oraclec's pipeline, plan/analysis.h), then for S = 1..64
+ * stages the exact min-max partition (model/pipeline.c), timed all together, and
  * its slowest stage against two common heuristics: the uniform split
  * (equal layer counts) and the parameter-balanced split (contiguous
  * stages of balanced parameter counts, DeepSpeed's default
  * partition_method="parameters").  Prints a table per model. */
 #include "frontend/frontend.h"
-#include "passes/model.h"
-#include "passes/analysis.h"
+#include "model/model.h"
+#include "plan/analysis.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * quote), for names that hold commas.  Blank lines are skipped.  Every
  * error names its line; a file with any error changes nothing, so a
  * report never mixes a half-read profile with estimates.  The times become
- * one Timing per row (Graph.timing), which passes/compute.c uses in place
+ * one Timing per row (Graph.timing), which model/compute.c uses in place
  * of the roofline for those layers. */
 #include "frontend/frontend.h"
 #include "util/map.h"

@@ -4,7 +4,7 @@
 
 #include "backends/backends.h"
 #include "frontend/frontend.h"
-#include "passes/analysis.h"
+#include "plan/analysis.h"
 #include "util/diag.h"
 
 #include <fcntl.h>

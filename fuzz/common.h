@@ -36,7 +36,7 @@ const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
 const char *fuzz_model(const char *src);
 
 /* The passes on the model alone, on a loaded graph, with oraclec's
- * default settings, through oraclec's runner (passes/analysis.h: each
+ * default settings, through oraclec's runner (plan/analysis.h: each
  * checked and verified); false when one reported an input error. */
 bool fuzz_passes(Graph *g);
 

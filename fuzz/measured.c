@@ -8,7 +8,7 @@
 
 #include "backends/backends.h"
 #include "frontend/frontend.h"
-#include "passes/analysis.h"
+#include "plan/analysis.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -22,8 +22,8 @@
 
 #include "backends/backends.h"
 #include "frontend/frontend.h"
-#include "passes/analysis.h"
-#include "passes/passes.h"
+#include "plan/analysis.h"
+#include "plan/plan.h"
 #include "tests/onnxbuild.h"
 #include "util/escape.h"
 

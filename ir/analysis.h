@@ -22,7 +22,7 @@
  * weights directly (Loshchilov and Hutter, ICLR'19), at no extra state. */
 typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW, OPT_RMSPROP } Optimizer;
 
-/* Pipeline schedules (passes/pipeline.c): GPipe, all forwards then all
+/* Pipeline schedules (model/pipeline.c): GPipe, all forwards then all
  * backwards; 1F1B (PipeDream-Flush), one forward one backward;
  * interleaved 1F1B (Megatron-LM), V model chunks per GPU. */
 typedef enum Schedule { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_COUNT } Schedule;
@@ -137,7 +137,7 @@ typedef struct Warning {
 	char message[320];
 } Warning;
 
-/* The joint search (passes/search.c): one configuration evaluated. */
+/* The joint search (plan/search.c): one configuration evaluated. */
 enum { SEARCH_TOP = 10 };
 typedef struct SearchConfig {
 	StrategyKind kind;
@@ -156,7 +156,8 @@ typedef struct SearchConfig {
 	char why[96];             /* why it lost to the best; "" for the best */
 } SearchConfig;
 
-/* Per-layer parallelization (passes/perlayer.c): each layer's mode. */
+/* Per-layer parallelization (plan/perlayer.c): each layer's mode; the
+ * names in ir/grid.c. */
 typedef enum PerLayerMode { PL_DATA, PL_FILTER, PL_CHANNEL, PL_SPATIAL, PL_MODES } PerLayerMode;
 extern const char *const per_layer_mode_name[PL_MODES];
 typedef struct PerLayer {

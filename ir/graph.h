@@ -200,7 +200,7 @@ typedef struct Layer {
 /* A measured time: the seconds per sample that layers [first, last] took
  * together on the profiled GPU.  Frontends fill it from a ParaDL table's
  * time column (one row, or a row and the rows after it that give 0) and
- * from --profile (one layer each); passes/compute.c shares a span's time
+ * from --profile (one layer each); model/compute.c shares a span's time
  * out over its layers. */
 typedef struct Timing {
 	int first, last;      /* layer indices, first <= last */

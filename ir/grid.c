@@ -1,5 +1,6 @@
 /* grid.c -- the strategy and dimension tables (made from
  * ir/strategies.def) and a grid's text form. */
+#include "ir/analysis.h"
 #include "ir/grid.h"
 
 #include <errno.h>
@@ -251,3 +252,6 @@ grid_shape_list(char *buf, size_t n)
 	}
 	return buf;
 }
+
+/* ir/analysis.h: a layer's own split under --per-layer, by its name */
+const char *const per_layer_mode_name[PL_MODES] = { "data", "filter", "channel", "spatial" };

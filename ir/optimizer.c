@@ -1,6 +1,6 @@
 /* optimizer.c -- the optimizers', pipeline schedules' and data kinds' names, as
  * options, reports and plans spell them (the state each optimizer keeps is
- * in passes/compute.c, what a schedule holds in passes/pipeline.c). */
+ * in model/compute.c, what a schedule holds in model/pipeline.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

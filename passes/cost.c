@@ -35,7 +35,7 @@
  * a gradient, i.e. one downstream of a trained parameter: autograd computes
  * no gradient for the input image, so the first convolution has none.
  *
- * Bytes moved, per sample (the roofline's memory side, passes/compute.c):
+ * Bytes moved, per sample (the roofline's memory side, model/compute.c):
  * forward reads the inputs and writes the outputs (batch norm reads its
  * input twice: statistics, then normalization) and reads the weights.
  * Backward, in elements of E and E_in, as autograd's kernels move them

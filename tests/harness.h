@@ -31,7 +31,7 @@
 #include "frontend/frontend.h"
 #include "grammar/ast.h"
 #include "ir/ir.h"
-#include "passes/passes.h"
+#include "plan/plan.h"
 #include "util/arena.h"
 #include "util/diag.h"
 #include "util/files.h"

@@ -1,4 +1,4 @@
-/* test_analysis.c -- passes/analysis.c: the settings' defaults, bytes per
+/* test_analysis.c -- plan/analysis.c: the settings' defaults, bytes per
  * item set before any pass, the pass table's runner (order, resuming,
  * -v notes, its internal checks) and the set-up of measured runs. */
 #include "harness.h"
@@ -6,7 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "passes/analysis.h"
+#include "plan/analysis.h"
 
 /* An image model without a dataset size: 3x32x32 in, ten classes out. */
 static const char image_model[] =

@@ -1,10 +1,10 @@
 /* test_model.c -- the cluster descriptions (frontend/system.c) and the
- * performance model (passes/comm.c, compute.c, strategy.c, pipeline.c,
+ * performance model (model/comm.c, compute.c, strategy.c, pipeline.c,
  * validate.c), on numbers worked out by hand in the comments. */
 #include "harness.h"
 #include "onnxbuild.h"
-#include "passes/analysis.h"
-#include "passes/model.h"
+#include "plan/analysis.h"
+#include "model/model.h"
 
 #include <math.h>
 
@@ -783,7 +783,7 @@ zero_steps_its_share_of_the_tensors(void **state)
 	NEAR(zero_step_arrays(&an, 10, 4), 1);
 }
 
-/* The gradient exchange in buckets (passes/overlap.c).  One bucket
+/* The gradient exchange in buckets (model/overlap.c).  One bucket
  * holding every gradient starts when backward ends: nothing is hidden,
  * as without overlap.  A bucket per layer starts as each layer's backward
  * ends: the exposed and hidden parts add up to the buckets' all-reduces,
@@ -821,7 +821,7 @@ buckets_hide_the_gradient_exchange_behind_backward(void **state)
 	assert_true(exposed >= first * (1 - 1e-12));
 }
 
-/* What DDP launches around the exchange (passes/overlap.c): a copy of each
+/* What DDP launches around the exchange (model/overlap.c): a copy of each
  * gradient tensor into its bucket and one back, each a kernel reading and
  * writing the gradient, and every forward a broadcast of the buffers
  * flattened into one tensor and copied back, three tensors per batch norm

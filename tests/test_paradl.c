@@ -1,9 +1,9 @@
 /* test_paradl.c -- ParaDL's model tables (frontend/paradl.c), measured
  * profiles (frontend/profile.c) and how the model uses measured times
- * (passes/compute.c): the shipped tables of tests/data/paradl, the chain
+ * (model/compute.c): the shipped tables of tests/data/paradl, the chain
  * rule, the time column, and the diagnostics of bad input. */
 #include "harness.h"
-#include "passes/model.h"
+#include "model/model.h"
 
 #include <math.h>
 

@@ -1,11 +1,11 @@
 /* test_strategy.c -- the strategy table and grid text (ir/grid.c), the
- * mapping of a grid onto nodes (passes/mapping.c), the cost-model
- * interface as strategy.c uses it (passes/costmodel.h), and pipelines
+ * mapping of a grid onto nodes (model/mapping.c), the cost-model
+ * interface as strategy.c uses it (model/costmodel.h), and pipelines
  * whose plan lists the stage costs the prediction made (pipeline.c,
  * placement.c). */
 #include "harness.h"
-#include "passes/analysis.h"
-#include "passes/model.h"
+#include "plan/analysis.h"
+#include "model/model.h"
 
 #include <math.h>
 

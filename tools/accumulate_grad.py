@@ -16,7 +16,7 @@ autograd's AccumulateGrad adds each new gradient into its parameter's
 (variable_grad += new_grad, an add_ that reads two tensors and writes
 one); without, it takes the new gradient as it is (a detach, no kernel).
 oraclec charges that add_ per trained tensor in backward where the
-implementation says zero_grad = true (passes/compute.c, docs/model.md
+implementation says zero_grad = true (model/compute.c, docs/model.md
 "One layer on one GPU").  Columns: operator, count with set_to_none=False,
 with set_to_none=True; then the parameter tensors.
 """

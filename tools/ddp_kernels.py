@@ -24,7 +24,7 @@ torch.profiler.  Each operator is attributed by its caller:
                              back one by one
 
 The same model without DDP issues none of them (the script checks that
-too).  oraclec's reducer_time (passes/overlap.c, docs/model.md "Gradient
+too).  oraclec's reducer_time (model/overlap.c, docs/model.md "Gradient
 exchange") prices grad_copies = 2 kernels per parameter tensor and 3 per
 batch norm layer (running mean, running variance, num_batches_tracked):
 the counts printed below are 62 = the parameter tensors, 62, and 60 = 3 x

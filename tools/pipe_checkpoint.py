@@ -28,7 +28,7 @@ bytes and i input bytes each:
 
 The script measures a (never, over M) and i, and asserts the other two
 rows equal the formulas to the byte.  oraclec's pipeline model
-(passes/pipeline.c, docs/model.md "Pipeline parallelism") uses them at
+(model/pipeline.c, docs/model.md "Pipeline parallelism") uses them at
 the stage's peak, which under 'always' adds the micro-batch recomputed
 first in backward (a).  Columns: partition, mode, M, bytes kept, a, i.
 """

@@ -14,8 +14,7 @@
  * between nodes (latency logarithmic in the node count, about twice the
  * bandwidth term of a ring) and broadcast inside the node; the cheaper
  * algorithm is used, as NCCL chooses. */
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/model.h"
 
 #include <math.h>
 
@@ -60,7 +59,7 @@ path(const System *s, Group g)
 }
 
 /* The start-up latency and bandwidth of one step of a ring over g: the
- * paper mode's alpha and 1 / beta (passes/paper.c). */
+ * paper mode's alpha and 1 / beta (model/paper.c). */
 void
 ring_link(const System *s, Group g, double *alpha, double *bw)
 {

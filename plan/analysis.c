@@ -7,7 +7,8 @@
  * and a run can stop after any pass (--dump-after) or run in two steps:
  * the passes on the model alone, then, once the system is read, those
  * that need it. */
-#include "passes/analysis.h"
+#include "model/model.h"
+#include "plan/analysis.h"
 #include "util/clock.h"
 
 #include <string.h>

@@ -14,8 +14,9 @@
  * never pruned), so once a grid's plain configuration fits
  * and its time without the update already exceeds the best epoch found,
  * its variants are skipped (counted as pruned). */
-#include "passes/analysis.h"
-#include "passes/passes.h"
+#include "model/model.h"
+#include "plan/analysis.h"
+#include "plan/plan.h"
 #include "util/clock.h"
 
 #include <math.h>

@@ -3,7 +3,7 @@
  * its mean per strategy and over every row, for oraclec and for ParaDL's
  * projections; and whether they order the runs as measured (Kendall's
  * tau). */
-#include "passes/passes.h"
+#include "plan/plan.h"
 
 #include <math.h>
 

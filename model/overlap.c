@@ -9,8 +9,7 @@
  * stream).  What runs past the end of backward is exposed; the rest is
  * hidden behind it.  Each bucket pays the collective's start-up, so small
  * buckets cost latency and large ones hide little. */
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/model.h"
 
 double
 grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,

@@ -2,7 +2,7 @@
  * collective runs in and each rank's node and GPU (model.h, Mapping).
  * The default cost model (physical.c, pipeline.c) prices the collectives
  * on these groups; a plan (placement.c) places its ranks so. */
-#include "passes/model.h"
+#include "model/model.h"
 
 static int64_t
 min64(int64_t a, int64_t b)

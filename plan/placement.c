@@ -11,8 +11,8 @@
  * analysis already cut only there (main.c hands it the modules' cut
  * points), so the plan lists the stages, times and memory the prediction
  * gave; nothing is predicted here. */
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/model.h"
+#include "plan/plan.h"
 
 #include <inttypes.h>
 
@@ -112,6 +112,7 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 		return false;
 	}
 	pl->nstage = k->stages;
+	pl->checkpoint = pipeline_checkpoint(an);
 	pl->stage = arena_array(g->arena, (size_t)k->stages, sizeof *pl->stage);
 	pl->layout = m->stack;
 	pl->layout_why = m->stack_why;

@@ -50,8 +50,8 @@
  * the least that fits (Lagrangian relaxation: the assignment fits, and is
  * the fastest of those the relaxation can reach, not always the fastest
  * that fits). */
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/model.h"
+#include "plan/plan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -753,5 +753,3 @@ per_layer_exhaustive(const Graph *g, const Analysis *an, double *programme)
 	chain_free(&c, &ch);
 	return t;
 }
-
-const char *const per_layer_mode_name[PL_MODES] = { "data", "filter", "channel", "spatial" };

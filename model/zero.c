@@ -29,8 +29,7 @@
  *
  * in buckets during backward as DDP's all-reduce would be: as much of it
  * is hidden as the bucket timeline hid of DDP's exchange (overlap.c). */
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/model.h"
 
 /* Bytes per parameter of the 16-bit (or fp32) parameters and gradients
  * under ZeRO. */

@@ -17,7 +17,7 @@
  *
  * requires: strategies_run on an (and on each of `fewer`, the same
  * analysis on fewer GPUs); provides: an->warning[]. */
-#include "passes/passes.h"
+#include "plan/plan.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -6,8 +6,8 @@
  *   paper    the tech report's Table III, exactly (paper.c)
  * strategy.c enumerates the grids of each strategy (ir/strategies.def),
  * asks the model, and ranks what it says; it knows no model. */
-#ifndef ORACLEC_PASSES_COSTMODEL_H
-#define ORACLEC_PASSES_COSTMODEL_H
+#ifndef ORACLEC_MODEL_COSTMODEL_H
+#define ORACLEC_MODEL_COSTMODEL_H
 
 #include "ir/ir.h"
 

@@ -1,6 +1,7 @@
 /* strategy.c -- the parallel strategies of the ParaDL paper on p GPUs:
  * every strategy of the table (ir/strategies.def) on its grids, each
- * predicted by the cost model (costmodel.h), then finished and ranked.
+ * predicted by the cost model (model/costmodel.h), then finished
+ * (model/iteration.c) and ranked.
  *
  * A strategy of one dimension has one grid, that dimension = p; a hybrid
  * (data x another dimension) has every p = p1 x p2 with both > 1, and
@@ -8,117 +9,11 @@
  *
  * A grid beyond its strategy's limit is kept with the reason and no
  * times; one over the GPU's memory keeps its times and is marked
- * infeasible; one whose times or memory are not finite, or beyond
- * MAX_TIME and MAX_BYTES, is kept with the reason and no times, so every
- * number a report prints is finite. */
-#include "passes/passes.h"
+ * infeasible (iteration_finish). */
+#include "model/model.h"
+#include "plan/plan.h"
 
 #include <math.h>
-
-/* The largest prediction kept: seconds (of an iteration or an epoch) and
- * bytes per GPU (below 2^63, so a byte count converts to an integer);
- * docs/limits.md, "Numbers". */
-#define MAX_TIME 1e30
-#define MAX_BYTES 4611686018427387904.0 /* 2^62 */
-
-double
-iteration_busy(const IterTime *t)
-{
-	return t->compute + t->bubble + t->grad + t->reducer + t->layer + t->p2p + t->update +
-	       t->feed + t->recompute + t->dispatch;
-}
-
-static double
-partial_total(const Candidate *k)
-{
-	double rest = iteration_busy(&k->t);
-
-	return rest > k->t.input ? rest : k->t.input;
-}
-
-/* The largest part of the iteration, in the paper's terms. */
-static const char *
-bottleneck(const Candidate *k)
-{
-	struct { double v; const char *name; } part[] = {
-		{ k->t.compute, "compute" },
-		{ k->t.bubble, "pipeline bubble and imbalance" },
-		{ k->t.grad + k->t.reducer, "gradient exchange" },
-		{ k->t.layer, "layer-wise collectives" },
-		{ k->t.p2p, "point-to-point/halo" },
-		{ k->t.update, "weight update" },
-		{ k->t.feed, "input copies" },
-		{ k->t.recompute, "recomputation" },
-		{ k->t.dispatch, "CPU dispatch" },
-	};
-	const char *worst = part[0].name;
-	double v = part[0].v;
-
-	if (k->t.input >= iteration_busy(&k->t))
-		return "input pipeline"; /* it sets the pace */
-	for (size_t i = 1; i < sizeof part / sizeof part[0]; i++)
-		if (part[i].v > v)
-			v = part[i].v, worst = part[i].name;
-	return worst;
-}
-
-/* Whether each of the n values is a number of magnitude at most max
- * (false for infinities and NaN). */
-static bool
-within(const double *v, size_t n, double max)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!(fabs(v[i]) <= max))
-			return false;
-	return true;
-}
-
-/* The reason a computed candidate cannot be reported, or NULL: a time or
- * a memory figure that is not finite or beyond the largest kept. */
-static const char *
-overflow(const Candidate *k)
-{
-	const double t[] = { k->t.compute, k->t.bubble, k->t.grad, k->t.layer, k->t.p2p,
-			     k->t.update, k->t.input, k->t.feed, k->t.communication, k->t.total,
-			     k->epoch, k->t.grad_hidden, k->t.recompute, k->t.dispatch,
-			     k->t.reducer };
-	const double m[] = { k->mem.weights, k->mem.grads, k->mem.optimizer,
-			     k->mem.activations, k->mem.buffers, k->mem.total };
-
-	if (!within(t, sizeof t / sizeof t[0], MAX_TIME))
-		return "time overflows";
-	if (!within(m, sizeof m / sizeof m[0], MAX_BYTES))
-		return "memory overflows";
-	return NULL;
-}
-
-/* The end of every candidate's prediction: the sums, the bottleneck and
- * whether it fits; a candidate whose figures overflow is not computable. */
-static void
-finish(const Analysis *an, Candidate *k)
-{
-	const char *why;
-
-	if (!k->computable && k->reason)
-		return;
-	k->computable = true;
-	k->t.communication = k->t.grad + k->t.layer + k->t.p2p;
-	k->t.total = partial_total(k);
-	k->epoch = k->t.total * ceil((double)an->dataset_size / (double)k->global_batch);
-	if ((why = overflow(k))) {
-		k->computable = false;
-		k->feasible = false;
-		k->reason = why;
-		k->bottleneck = why;
-		return;
-	}
-	k->bottleneck = bottleneck(k);
-	k->feasible = k->mem.total <= an->sys->mem;
-	if (!k->feasible) {
-		k->reason = "does not fit in GPU memory";
-		k->bottleneck = "memory capacity";
-	}
-}
 
 /* The better of two candidates: feasible first, then the shorter epoch
  * (iterations differ in size between strategies under weak scaling; the
@@ -147,7 +42,7 @@ predict_nested(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 {
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .nest = nest };
 	m->predict(pc, kind, grid, k);
-	finish(pc->an, k);
+	iteration_finish(pc->an, k);
 }
 
 /* Whether another nesting could beat `beat` where model-inner gave k: it

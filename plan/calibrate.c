@@ -28,7 +28,7 @@
  * others get a standard error from the covariance of the fit, (J^T J)^-1
  * times the residual variance.  Leave-one-out refits without each run in
  * turn and predicts it. */
-#include "passes/passes.h"
+#include "plan/plan.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -27,8 +27,7 @@
  * by the samples it works on; the CPU dispatch still bounds it below.  A
  * time measured for a span of layers (ParaDL's whole-network time) is
  * shared out over them in proportion to their estimates. */
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/model.h"
 
 /* Whether layer l is a 2-D depthwise convolution that PyTorch runs in its
  * own kernels (aten/src/ATen/native/cuda/DepthwiseConv2d.cu) rather than in

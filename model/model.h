@@ -1,10 +1,25 @@
-/* model.h -- the performance model shared by the strategy passes: the
- * time one GPU takes for a layer (compute.c) and the time of a collective
- * on the cluster (comm.c).  Pure functions of the IR and the System. */
-#ifndef ORACLEC_PASSES_MODEL_H
-#define ORACLEC_PASSES_MODEL_H
+/* model.h -- the performance model: the time one GPU takes for a layer
+ * (compute.c), the time of a collective on the cluster (comm.c), a grid's
+ * place on the nodes (mapping.c), the primitives of a split layer
+ * (split.c), the memory parts (memuse.c, zero.c), the gradient exchange
+ * (overlap.c), a pipeline's stages (pipeline.c) and an iteration's sum
+ * (iteration.c); the cost models built on them (costmodel.h: physical.c,
+ * paper.c).  Pure functions of the IR, the System and the Analysis; none
+ * calls up into plan/. */
+#ifndef ORACLEC_MODEL_MODEL_H
+#define ORACLEC_MODEL_MODEL_H
 
 #include "ir/ir.h"
+#include "model/costmodel.h"
+
+/* compute.c
+ * requires: PASS_COST, the system and precision of the analysis.
+ * provides: PASS_TIMING -- Layer.timed, fwd_s and bwd_s from Graph.timing: a span's
+ *           measured time shared out over its layers in proportion to their
+ *           roofline estimates (so one time for the whole network keeps the
+ *           estimate's shape); a later timing wins for a layer two cover.
+ *           Without timings every layer is left to the roofline. */
+bool timing_spread(Graph *g, const Analysis *an);
 
 /* compute.c */
 
@@ -68,7 +83,15 @@ double p2p_time(const Analysis *an, double bytes, bool across_nodes);
  * memory (docs/model.md, "Implementations"). */
 double gather_time(const Analysis *an, Group g, double bytes);
 
-/* physical.c */
+/* split.c */
+
+/* Whether a filter or channel split divides layer l (a convolution or a
+ * fully connected layer); whether l reads only graph inputs (a channel
+ * split leaves it whole: the image has no channels to spare); l's kernel
+ * on the split axis, dilated. */
+bool split_layer(const Layer *l);
+bool reads_input(const Graph *g, const Layer *l);
+int64_t dilated_kernel(const Layer *l);
 
 /* A grid beyond the strategy's limit: kept with the reason, no times. */
 void beyond_limit(Candidate *k, const char *reason);
@@ -186,5 +209,37 @@ typedef struct Mapping {
 void grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *m);
 /* Rank r's node (from 0, in the job's nodes) and GPU within it. */
 void grid_rank(const Mapping *m, int64_t r, int64_t *node, int *gpu);
+
+/* pipeline.c: the pipeline strategy of the default cost model over the
+ * stages of the mapped grid (its pipeline dimension; a filter or channel
+ * dimension splits every stage's layers), with each stage's time and
+ * memory (Candidate.stage_time, stage_mem); cut_after as in StrategyOpts. */
+void pipeline(const Graph *g, const Analysis *an, const Mapping *m, Candidate *k,
+	      const bool *cut_after, const int64_t grid[DIM_COUNT], double beat);
+/* The reason of a grid pipeline() did not partition because a lower
+ * bound on its epoch cannot beat `beat` (an epoch; INFINITY: none). */
+extern const char pipeline_bounded[];
+/* Micro-batches stage i of S holds at its peak under the schedule (v
+ * virtual stages when interleaved), of M. */
+double pipeline_held(Schedule sched, int v, int64_t M, int S, int i);
+/* The pipeline's checkpointing (CKPT_*): the implementation's
+ * pipe_checkpoint, none when --recompute chose its own segments. */
+int pipeline_checkpoint(const Analysis *an);
+/* Of the `held` micro-batches (of M) a stage holds at its peak, those it
+ * keeps as their input only; *whole: those it keeps whole, the rest or,
+ * with any checkpointed, at least the one recomputed in backward. */
+double pipeline_checkpointed(const Analysis *an, int64_t M, double held, double *whole);
+/* The optimal min-max partition of L layers with times t and memory m
+ * (cap per stage) into S contiguous stages: fills end[] (room for L + 1)
+ * and *n, returns the slowest stage's time, -1 when memory forbids. */
+double pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end,
+			  int *n);
+
+/* iteration.c: the end of every candidate's prediction -- its parts
+ * added (the input overlapping the rest), the epoch, the bottleneck and
+ * whether it fits; a candidate whose figures overflow is not computable. */
+void iteration_finish(const Analysis *an, Candidate *k);
+/* An iteration's parts added, all but the input, which overlaps them. */
+double iteration_busy(const IterTime *t);
 
 #endif

@@ -8,7 +8,7 @@
  * workspace; and the system's reserve (CUDA context and what the caching
  * allocator holds back).  These parts are alive together at the backward
  * pass's peak, so the peak is their sum. */
-#include "passes/model.h"
+#include "model/model.h"
 
 void
 mem_activations(MemUse *m, const Totals *t, double samples, double share)

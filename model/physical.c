@@ -23,9 +23,8 @@
  * parallel width; strong scaling fixes it.  A grid beyond its strategy's
  * limit is left not computable with the reason; strategy.c does the rest
  * (sums, epoch, feasibility, ranking). */
-#include "passes/costmodel.h"
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/costmodel.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,23 +39,6 @@ typedef struct Ctx {
 	double W;         /* parameters */
 	double arrays;    /* parameter tensors */
 } Ctx;
-
-static bool
-split_layer(const Layer *l)
-{
-	OpClass c = op_info[l->op].cls;
-
-	return c == OPC_CONV || c == OPC_FC;
-}
-
-static bool
-reads_input(const Graph *g, const Layer *l)
-{
-	for (int i = 0; i < l->nin; i++)
-		if (g->tensor[l->in[i]].producer >= 0)
-			return false;
-	return true;
-}
 
 static int64_t
 batch_for(const Ctx *c, int64_t data_width)
@@ -207,15 +189,6 @@ recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int
 	free(sv);
 }
 
-void
-beyond_limit(Candidate *k, const char *reason)
-{
-	k->computable = false;
-	k->feasible = false;
-	k->reason = reason;
-	k->bottleneck = "scaling limit";
-}
-
 /* ---- data --------------------------------------------------------------- */
 
 static void
@@ -255,46 +228,6 @@ data(const Ctx *c, Candidate *k)
  * parallel group, on n samples.  Returns the forward + backward
  * communication time; *split_w the split layers' parameters, *limit the
  * fewest ways a split layer allows. */
-bool
-model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *ways)
-{
-	const Shape *in = &g->tensor[l->in[0]].shape;
-
-	if (!split_layer(l) || (channel && reads_input(g, l)))
-		return false;
-	/* a convolution's channels follow its leading dimensions (ONNX:
-	 * frames or windows merged with the batch) */
-	*ways = channel ? (op_info[l->op].cls == OPC_CONV ? in->d[l->attr.lead]
-							  : in->d[in->rank - 1])
-			: l->attr.filters;
-	return true;
-}
-
-double
-split_params(const Layer *l, bool channel, double ways)
-{
-	double kernel = channel ? (double)layer_kernel_params(l) : (double)l->cost.params;
-
-	return kernel / ways + ((double)l->cost.params - kernel);
-}
-
-double
-split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,
-		 bool channel)
-{
-	double y = (double)g->tensor[l->out[0]].elems * n * g->elem_bytes;
-	double x = (double)g->tensor[l->in[0]].elems * n * g->elem_bytes;
-	bool first = reads_input(g, l) || an->forward_only; /* no backward collective */
-
-	if (an->impl.staged) /* all-gather forward, all-to-all backward */
-		return gather_time(an, grp, channel ? x : y) +
-		       (first ? 0 : gather_time(an, grp, channel ? y : x));
-	if (channel) /* partial outputs summed; input gradients gathered */
-		return allreduce_time(an->sys, grp, y) +
-		       (first ? 0 : allgather_time(an->sys, grp, x));
-	/* outputs gathered; input-gradient partial sums reduced */
-	return allgather_time(an->sys, grp, y) + (first ? 0 : allreduce_time(an->sys, grp, x));
-}
 
 static double
 layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t *limit)
@@ -362,133 +295,6 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 }
 
 /* ---- spatial ------------------------------------------------------------ */
-
-const char *
-spatial_refusal(const Graph *g, int64_t ways, int64_t *most)
-{
-	*most = g->nlayer ? g->tensor[g->layer[0].out[0]].shape.d[1] : 1;
-	/* rows are the second dimension of [C, H, W]: a model whose layers
-	 * have dimensions before the channels (an ONNX file that merges
-	 * frames or windows with the batch) has them elsewhere */
-	for (int i = 0; i < g->nlayer; i++)
-		if (g->layer[i].attr.lead > 0) {
-			*most = 1;
-			return "layers with dimensions before the channels are not split spatially";
-		}
-	return spatial_limit(g, ways) < 0 ? "more GPUs than rows in the first layer's output"
-					  : NULL;
-}
-
-int
-spatial_limit(const Graph *g, int64_t ways)
-{
-	int last = -1;
-
-	for (int i = 0; i < g->nlayer; i++) {
-		const Shape *y = &g->tensor[g->layer[i].out[0]].shape;
-		if (y->rank < 2 || y->d[1] < ways)
-			break;
-		last = i;
-	}
-	return last;
-}
-
-/* The rows a strip of layer l (a conv or pooling split by rows) needs from
- * the neighbour above and the one below: forward, of its input; backward,
- * of its output gradient (docs/model.md, "spatial").  Exact strips (a
- * strip of outputs [a, b) owning inputs [aS, bS)): forward P rows above
- * and K' - S - P below, K' the dilated kernel; backward the output rows
- * whose windows reach its inputs, floor((K' - 1 - P) / S) above and
- * floor((P - 1) / S) + 1 below (none without padding).  A 3x3 stride-1
- * conv: 1 and 1 each way; a 2x2 stride-2 pooling: none.  chainermnx
- * (Implementation.halo_rows) exchanges floor(K/2) rows each way before
- * every split conv and pooling, and the output gradient's of its convs
- * only (its pooling exchange crops the gradient: pooling_halo_exchange.py).
- * A layer whose implemented model calls no exchange (Attr.no_halo: ODL
- * halo_forward=false, halo_backward=false) exchanges nothing in that pass.
- * false when nothing is exchanged. */
-/* Layer l's kernel on the split axis, dilated. */
-static int64_t
-dilated_kernel(const Layer *l)
-{
-	return (l->attr.dilation[0] > 0 ? l->attr.dilation[0] : 1) * (l->attr.kernel[0] - 1) + 1;
-}
-
-static bool
-halo_rows(const Analysis *an, const Layer *l, bool bwd, int64_t *up, int64_t *down)
-{
-	OpClass c = op_info[l->op].cls;
-	int64_t K = dilated_kernel(l), S = l->attr.stride[0], P = l->attr.pad[0];
-	bool transposed = c == OPC_CONV && l->op != OP_CONV;
-
-	if ((c != OPC_CONV && c != OPC_POOL) || l->attr.no_halo[bwd])
-		return false;
-	if (S < 1)
-		S = c == OPC_POOL ? l->attr.kernel[0] : 1;
-	if (an->impl.halo_rows || transposed) {
-		/* chainermnx, and transposed convolutions: floor(K/2) a side */
-		*up = *down = bwd && c == OPC_POOL && an->impl.halo_rows ? 0 : K / 2;
-	} else if (!bwd) {
-		*up = P;
-		*down = K - S - P > 0 ? K - S - P : 0;
-	} else {
-		*up = K - 1 - P > 0 ? (K - 1 - P) / S : 0;
-		*down = P > 0 ? (P - 1) / S + 1 : 0;
-	}
-	return *up + *down > 0;
-}
-
-/* One row (the split axis's) of layer l's input, or of its output
- * (gradient), for n samples, in bytes; 0 without rows. */
-static double
-row_bytes(const Graph *g, const Layer *l, double n, bool out)
-{
-	const Shape *s = &g->tensor[out ? l->out[0] : l->in[0]].shape;
-	double row = 1;
-
-	if (s->rank < 2)
-		return 0;
-	for (int i = 0; i < s->rank; i++)
-		if (i != 1)
-			row *= (double)s->d[i];
-	return row * n * g->elem_bytes;
-}
-
-/* Halo exchange of one layer, forward and backward.  Pairwise: a strip
- * with neighbours on both sides sends to each, one after the other, while
- * the others do the same (the paper's 2 alpha per layer and pass); two
- * strips send to each other at once.  Chain (blocking sends r -> r+1,
- * then r -> r-1): the ways - 1 sends of each direction wait for one
- * another. */
-double
-halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t ways,
-	  bool across)
-{
-	double t = 0;
-
-	if (ways <= 1)
-		return 0;
-	for (int bwd = 0; bwd < (an->forward_only ? 1 : 2); bwd++) {
-		int64_t up, down;
-		double row = row_bytes(g, l, n, bwd), tu, td;
-		if (row <= 0 || !halo_rows(an, l, bwd, &up, &down))
-			continue;
-		tu = up ? p2p_time(an, (double)up * row, across) : 0;
-		td = down ? p2p_time(an, (double)down * row, across) : 0;
-		t += an->impl.chain ? (double)(ways - 1) * (tu + td)
-		     : ways > 2	    ? tu + td
-				    : (tu > td ? tu : td);
-	}
-	return t;
-}
-
-double
-spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp)
-{
-	return (an->forward_only ? 1 : 2) *
-	       gather_time(an, grp, (double)g->tensor[g->layer[split].out[0]].elems * n *
-					    g->elem_bytes);
-}
 
 /* The strips an implementation with halo rows (Implementation.halo_rows,
  * ParaDL's chainermnx) computes: a split convolution is unpadded on the

@@ -45,9 +45,8 @@
  * memory leaves out ReLU and batch norm and divides split weights by p
  * twice; its spatial, ds and df halos and all-reduces; its pipeline, which
  * does not run), this follows the paper. */
-#include "passes/costmodel.h"
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/costmodel.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdlib.h>

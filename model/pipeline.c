@@ -23,8 +23,7 @@
  *
  * dp (data x pipeline): p1 replicas of an S-stage pipeline, each on B / p1
  * samples; each stage's gradients are all-reduced over its p1 copies. */
-#include "passes/model.h"
-#include "passes/passes.h"
+#include "model/model.h"
 #include "util/checked.h"
 
 #include <math.h>
@@ -627,7 +626,7 @@ again:
 			break;
 	}
 	if (!any && isfinite(cap)) {
-		/* no partition fits: predict without the limit; finish() then
+		/* no partition fits: predict without the limit; iteration_finish() then
 		 * marks it infeasible by its memory */
 		cap = INFINITY;
 		goto again;

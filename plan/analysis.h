@@ -11,10 +11,10 @@
  *   strategies_run(g, &an, ...)      (passes.h)
  *
  * docs/internals.md, "The analysis pipeline". */
-#ifndef ORACLEC_PASSES_ANALYSIS_H
-#define ORACLEC_PASSES_ANALYSIS_H
+#ifndef ORACLEC_PLAN_ANALYSIS_H
+#define ORACLEC_PLAN_ANALYSIS_H
 
-#include "passes/passes.h"
+#include "plan/plan.h"
 
 /* What an analysis is asked for: oraclec's options, else the defaults of
  * settings_default (documented in oraclec(1)).  The precision is kept

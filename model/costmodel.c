@@ -1,5 +1,5 @@
 /* costmodel.c -- the cost models by name (--cost-model). */
-#include "passes/costmodel.h"
+#include "model/costmodel.h"
 
 #include <stdio.h>
 #include <string.h>
