@@ -212,9 +212,10 @@ usage(FILE *f)
 		"      --list-implementations  print the built-in implementations and exit\n"
 		"      --loader-workers N   data-loader workers per loading process (default:\n"
 		"                           the implementation's)\n"
-		"      --data KIND          what a sample is as stored: jpeg, raw, stored or\n"
-		"                           auto (default: jpeg for images of 64 pixels or\n"
-		"                           more, raw for smaller ones, else stored)\n"
+		"      --data KIND          what a sample is as stored: jpeg, raw, stored,\n"
+		"                           synthetic (already on the GPU: no loader, no\n"
+		"                           copy) or auto (default: jpeg for images of 64\n"
+		"                           pixels or more, raw for smaller ones, else stored)\n"
 		"      --forward-only       iterations without backward (gradients still\n"
 		"                           exchanged, weights still updated)\n"
 		"      --zero N             ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
@@ -574,7 +575,8 @@ parse_options(int argc, char **argv, Options *o)
 			break;
 		case OPT_DATA:
 			if (!data_kind_parse(optarg, &o->set.data))
-				usage_error("unknown data kind '%s' (jpeg, raw, stored, auto)", optarg);
+				usage_error("unknown data kind '%s' (jpeg, raw, stored, synthetic, auto)",
+				    optarg);
 			break;
 		case 'b': o->set.batch_per_gpu = number(optarg, "--batch-per-gpu", (int64_t)1 << 30); break;
 		case 'B': o->set.global_batch = number(optarg, "--global-batch", (int64_t)1 << 40); break;

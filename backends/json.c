@@ -325,6 +325,7 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "input_copies_s", num(c, k->t.feed));
 	set(it, "recompute_s", num(c, k->t.recompute));
 	set(it, "dispatch_s", num(c, k->t.dispatch));
+	set(it, "host_s", num(c, k->t.host));
 	set(it, "exposed_communication_s", num(c, k->t.communication));
 	set(it, "overlapped_communication_s", num(c, k->t.grad_hidden));
 	set(it, "total_s", num(c, k->t.total));

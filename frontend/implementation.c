@@ -1,22 +1,62 @@
 /* implementation.c -- software stacks: ODL `implementation` blocks, built-in
  * (builtin_impl.c) or from a file.  A block is a list of `key = value;`
  * settings (ir/implkeys.def, docs/systems.md "Implementations"); a key
- * left out keeps the generic default (implementation_defaults). */
+ * left out keeps the value of the built-in its `base` names, else the
+ * generic default (implementation_defaults). */
 #include "frontend/frontend.h"
 #include "grammar/ast.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+static Implementation *from_text(const char *file, const char *text, size_t len, Arena *a,
+				 const char *source, int depth);
+
+/* The values of the built-in that d's `base` names into im (the generic
+ * defaults without one); false after an error (reported).  A built-in
+ * may stand on another, at most MAX_BASES deep. */
+enum { MAX_BASES = 4 };
+static bool
+base(const Decl *d, Arena *a, int depth, Implementation *im)
+{
+	const Implementation *b;
+	const char *text;
+
+	implementation_defaults(im);
+	for (const Stmt *st = d->body; st; st = st->next) {
+		if (st->kind != ST_LET || strcmp(st->lhs, "base") != 0)
+			continue;
+		if (st->expr->kind != E_STRING)
+			return true; /* key_set reports the type */
+		if (!(text = builtin_impl(st->expr->name))) {
+			diag_error(st->expr->loc, "'base' must name a built-in implementation, "
+				   "not '%.64s' (--list-implementations shows them)", st->expr->name);
+			return false;
+		}
+		if (depth >= MAX_BASES) {
+			diag_error(st->expr->loc, "'base' names built-ins more than %d deep",
+				   MAX_BASES);
+			return false;
+		}
+		if (!(b = from_text(arena_printf(a, "<built-in %s>", st->expr->name), text,
+				    strlen(text), a, "built-in", depth + 1)))
+			return false;
+		*im = *b;
+		return true;
+	}
+	return true;
+}
+
 static Implementation *
-elaborate(const Decl *d, Arena *a, const char *source)
+elaborate(const Decl *d, Arena *a, const char *source, int depth)
 {
 	Implementation *im = arena_alloc(a, sizeof *im);
 	bool seen[NIMPL_KEYS] = { false };
 	int errors = diag_errors();
 	const char *bad, *want;
 
-	implementation_defaults(im);
+	if (!base(d, a, depth, im))
+		return NULL;
 	im->name = d->name;
 	im->source = source;
 	for (const Stmt *st = d->body; st; st = st->next) {
@@ -40,11 +80,12 @@ elaborate(const Decl *d, Arena *a, const char *source)
 }
 
 static Implementation *
-from_text(const char *file, const char *text, size_t len, Arena *a, const char *source)
+from_text(const char *file, const char *text, size_t len, Arena *a, const char *source,
+	  int depth)
 {
 	const Decl *d = odl_block(file, text, len, a, D_IMPLEMENTATION, "implementation");
 
-	return d ? elaborate(d, a, source) : NULL;
+	return d ? elaborate(d, a, source, depth) : NULL;
 }
 
 Implementation *
@@ -58,7 +99,7 @@ implementation_load(const char *name, Arena *a, FileList *files)
 	if (text) {
 		name = builtin_impl_canonical(name);
 		im = from_text(arena_printf(a, "<built-in %s>", name), text, strlen(text), a,
-			       "built-in");
+			       "built-in", 0);
 		if (im)
 			im->name = name;
 		return im;
@@ -71,7 +112,7 @@ implementation_load(const char *name, Arena *a, FileList *files)
 	if (!(buf = file_read(name, &len, MAX_ODL_BYTES, LOC_NONE)))
 		return NULL;
 	files_add(files, name);
-	im = from_text(name, buf, len, a, name);
+	im = from_text(name, buf, len, a, name, 0);
 	free(buf);
 	return im;
 }

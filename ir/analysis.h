@@ -43,8 +43,11 @@ bool optimizer_parse(const char *s, Optimizer *o);
 
 /* What one training sample is as stored, for the CPU cost of loading it
  * (docs/model.md, "Input pipeline"): a JPEG to decode and augment, a small
- * uncompressed image to augment, or data used as stored. */
-typedef enum DataKind { DATA_AUTO, DATA_JPEG, DATA_RAW, DATA_STORED, DATA_COUNT } DataKind;
+ * uncompressed image to augment, data used as stored, or synthetic data
+ * already on the GPU (benchmarks: no loader, no copy to the GPU). */
+typedef enum DataKind {
+	DATA_AUTO, DATA_JPEG, DATA_RAW, DATA_STORED, DATA_SYNTHETIC, DATA_COUNT
+} DataKind;
 
 /* optimizer.c */
 const char *data_kind_name(DataKind k);
@@ -82,9 +85,11 @@ typedef struct IterTime {
 	double p2p;         /* halo exchange, pipeline sends */
 	double update;      /* optimizer step */
 	double recompute;   /* forward again of the recomputed segments */
-	double dispatch;    /* pipeline under one process (pipe_driver
-	                       "threads"): the CPU's issue of every stage's
-	                       forward beyond the GPUs' path */
+	double dispatch;    /* the GPU waiting for the CPU that issues its
+	                       kernels (the host lane, model/host.c; a pipeline
+	                       under one process: every stage's forward) */
+	double host;        /* the CPU's issue time of one iteration (not a
+	                       part: it overlaps the GPU's) */
 	double input;       /* reading and decoding the node's samples (overlapped) */
 	double feed;        /* a node loader's batch broadcast to and copied by
 	                       every GPU, in the iteration (not overlapped) */

@@ -9,8 +9,11 @@ void
 implementation_defaults(Implementation *im)
 {
 	*im = (Implementation){
+		.base = "",
 		.framework = "eager framework on NCCL",
 		.dispatch = 10e-6,         /* PyTorch eager: per-operator CPU cost */
+		.library_call = 38e-6,     /* builtin_impl.c, pytorch */
+		.step_tensor = 0.7e-6,     /* tools/host_costs.py */
 		.transport = "device",
 		.send_latency = 10e-6,     /* NCCL send/recv */
 		.staging_bw = 12e9,        /* PCIe Gen3 x16, pinned copies */
@@ -74,13 +77,14 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"process\" or \"node\"", "model_loader";
 	if (!word(im->depthwise, "cudnn", "aten", &im->aten_depthwise))
 		return *want = "\"cudnn\" or \"aten\"", "depthwise";
-	if (!word(im->optimizer_step, "fused", "per-op", &im->per_op_step))
-		return *want = "\"fused\" or \"per-op\"", "optimizer_step";
+	/* in the order of the enums STEP_*, SYNC_* and CKPT_* */
+	if ((i = one_of(im->optimizer_step, (const char *[]){ "fused", "per-op", "foreach" })) < 0)
+		return *want = "\"fused\", \"per-op\" or \"foreach\"", "optimizer_step";
+	im->step = i;
 	if (!word(im->zero_partition, "tensors", "flat", &im->flat_zero))
 		return *want = "\"tensors\" or \"flat\"", "zero_partition";
 	if (!word(im->pipe_driver, "process", "threads", &im->pipe_threads))
 		return *want = "\"process\" or \"threads\"", "pipe_driver";
-	/* in the order of the enums SYNC_* and CKPT_* */
 	if ((i = one_of(im->step_sync, (const char *[]){ "never", "amp", "always" })) < 0)
 		return *want = "\"never\", \"amp\" or \"always\"", "step_sync";
 	im->sync = i;

@@ -13,8 +13,24 @@
 typedef struct Implementation {
 	const char *name;
 	const char *source;        /* "built-in" or the file */
+	const char *base;          /* the built-in whose values the keys a
+	                              description leaves out take ("": the
+	                              generic defaults) */
 	const char *framework;     /* for reports: "Chainer 7 + ChainerMN", ... */
-	double dispatch;           /* CPU seconds per operator call (eager) */
+	/* the host that issues the kernels (docs/model.md, "The host lane") */
+	double dispatch;           /* CPU seconds to issue one operator: from
+	                              the framework's call through its
+	                              dispatcher (and autograd's record, or its
+	                              engine's node in backward) to the
+	                              kernel's launch */
+	double library_call;       /* CPU seconds a call into cuDNN adds to it
+	                              (a convolution's fprop, dgrad or wgrad, a
+	                              batch norm's forward or backward): the
+	                              library's plan lookup and launch */
+	double step_tensor;        /* CPU seconds a foreach optimizer step (and
+	                              a loss scaler's unscale) spends in Python
+	                              per parameter tensor, gathering its
+	                              gradient and state */
 	/* point-to-point sends (halos, pipeline activations) and the
 	 * layer-wise collectives of the model-parallel strategies */
 	const char *transport;     /* "device": NCCL between GPU buffers;
@@ -67,14 +83,18 @@ typedef struct Implementation {
 	/* the optimizer step (docs/model.md, "Optimizer update") */
 	const char *optimizer_step; /* "fused": one kernel per parameter tensor;
 	                              "per-op": torch.optim's loop, each of the
-	                              optimizer's tensor operations a kernel */
+	                              optimizer's tensor operations a kernel;
+	                              "foreach": each operation one call over
+	                              every tensor, a kernel per chunk of them
+	                              (torch.optim's default since 2.0) */
 	bool zero_grad;            /* a kernel per gradient tensor clears it
 	                              every iteration */
-	const char *step_sync;     /* when the step's launches are paced by the
-	                              CPU, the GPU idle: "never" (the CPU issued
-	                              them during the backward), "amp" (fp16
-	                              loss scaling reads its inf check first),
-	                              "always" */
+	const char *step_sync;     /* when the CPU waits for the GPU before the
+	                              step, then issues it to an idle GPU:
+	                              "never" (the CPU runs iterations ahead),
+	                              "amp" (fp16 loss scaling reads its inf
+	                              check first), "always" (a loss read, a
+	                              communicator's stream sync) */
 	const char *zero_partition; /* how ZeRO stage 1 shares the optimizer
 	                              state out: "tensors", whole parameters to
 	                              each rank (ZeroRedundancyOptimizer), or
@@ -92,8 +112,9 @@ typedef struct Implementation {
 	                              the Python forward under one interpreter
 	                              lock (torchgpipe's Pipe) */
 	/* derived from the strings above by implementation_check */
-	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, per_op_step,
-	     flat_zero, pipe_threads;
+	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, flat_zero,
+	     pipe_threads;
+	enum { STEP_FUSED, STEP_PER_OP, STEP_FOREACH } step;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 	enum { CKPT_NEVER, CKPT_EXCEPT_LAST, CKPT_ALWAYS } ckpt;
 } Implementation;

@@ -84,7 +84,8 @@ recompute_label(int k, char *buf, size_t n)
 }
 
 static const char *const kind[] = { [DATA_AUTO] = "auto", [DATA_JPEG] = "jpeg",
-				    [DATA_RAW] = "raw", [DATA_STORED] = "stored" };
+				    [DATA_RAW] = "raw", [DATA_STORED] = "stored",
+				    [DATA_SYNTHETIC] = "synthetic" };
 
 const char *
 data_kind_name(DataKind k)

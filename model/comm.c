@@ -105,6 +105,22 @@ allgather_time(const System *s, Group g, double bytes)
 	return ring((double)(g.size - 1), p.alpha, bytes / g.size, p.bw);
 }
 
+/* A broadcast of `bytes` from one GPU of g to the others: NCCL's ring,
+ * the message cut into chunks that follow one another around it, so
+ * every link carries the message once and the start-up is one step's
+ * (NCCL's own model, src/graph/tuning.cc, prices a ring broadcast's
+ * latency as its base and one hop, whatever the ranks). */
+double
+broadcast_time(const System *s, Group g, double bytes)
+{
+	Path p;
+
+	if (g.size <= 1 || bytes <= 0)
+		return 0;
+	p = path(s, g);
+	return p.alpha + bytes / p.bw;
+}
+
 /* An all-to-all of `bytes` in all over g: each GPU holds bytes / g and
  * sends a g-th of it to each of the others, in g - 1 steps. */
 double

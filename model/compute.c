@@ -6,9 +6,8 @@
  * products) and the activation bytes it moves over the memory bandwidth
  * times the element-wise efficiency, plus a fixed cost per kernel (launch
  * and tail: the reason small layers, and layers split many ways, stop
- * scaling).  Eager frameworks dispatch every layer from the CPU while the
- * GPU runs earlier ones, so a layer takes the larger of the GPU time and
- * the CPU dispatch time.  Backward moves the bytes autograd's kernels move
+ * scaling).  These are the GPU's times; the CPU that issues the kernels is
+ * the host lane's (host.c).  Backward moves the bytes autograd's kernels move
  * (Cost.bytes_bwd, passes/cost.c).  Around a layer's own kernels run those
  * the framework adds, each a kernel and a dispatch: autocast's casts
  * (cast_time) and, where the gradients stay allocated, the addition of
@@ -24,10 +23,12 @@
  *
  * A layer with a measured time (Layer.timed: a ParaDL table's time column,
  * --profile) takes that time per sample instead of the roofline, scaled
- * by the samples it works on; the CPU dispatch still bounds it below.  A
+ * by the samples it works on.  A
  * time measured for a span of layers (ParaDL's whole-network time) is
  * shared out over them in proportion to their estimates. */
 #include "model/model.h"
+
+#include <math.h>
 
 /* Whether layer l is a 2-D depthwise convolution that PyTorch runs in its
  * own kernels (aten/src/ATen/native/cuda/DepthwiseConv2d.cu) rather than in
@@ -46,6 +47,12 @@ aten_depthwise(const Analysis *an, const Graph *g, const Layer *l, bool fp16)
 		return false;
 	x = &g->tensor[l->in[0]].shape;
 	return x->rank > l->attr.lead && x->d[l->attr.lead] == l->attr.groups;
+}
+
+bool
+layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
+{
+	return aten_depthwise(an, g, l, precision_dtype(an->prec, true) == DT_FP16);
 }
 
 /* The number format layer l computes in: the precision's, but for the
@@ -132,13 +139,13 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
  * other width (n samples at a share); backward casts the gradients back,
  * but for a graph input's.  *ops: the operators the CPU dispatches. */
 static double
-cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd, int *ops)
+cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd)
 {
 	const Cost *c = &l->cost;
 	double elems = (double)c->cast_w * share + (double)(bwd ? c->cast_grad : c->cast_in) * n * share;
+	int ops = c->cast_wn + (bwd ? c->cast_gradn : c->cast_inn);
 
-	*ops = c->cast_wn + (bwd ? c->cast_gradn : c->cast_inn);
-	return *ops * an->sys->kernel_lat + elems * 6 / (an->sys->mem_bw * an->sys->eff_mem);
+	return ops * an->sys->kernel_lat + elems * 6 / (an->sys->mem_bw * an->sys->eff_mem);
 }
 
 /* Where the gradients stay allocated between iterations (zero_grad =
@@ -147,24 +154,24 @@ cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd, 
  * reading two and writing one (tools/accumulate_grad.py); without, it
  * takes the new one as it is.  Under ZeRO stages 2 and 3 the gradients
  * are flat shards, not the layers' tensors (left out, as reducer_time
- * leaves their copies).  *ops: the operators dispatched. */
+ * leaves their copies). */
 static double
-accumulate_time(const Analysis *an, const Graph *g, const Layer *l, double share, int *ops)
+accumulate_time(const Analysis *an, const Graph *g, const Layer *l, double share)
 {
 	const System *s = an->sys;
+	int ops = an->impl.zero_grad && an->zero < 2 && l->cost.params > 0 ? l->nw : 0;
 
-	*ops = an->impl.zero_grad && an->zero < 2 && l->cost.params > 0 ? l->nw : 0;
-	if (!*ops)
+	if (!ops)
 		return 0;
-	return *ops * s->kernel_lat +
+	return ops * s->kernel_lat +
 	       3.0 * (double)l->cost.params * share * g->elem_bytes / (s->mem_bw * s->eff_mem);
 }
 
 double
 layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
 {
-	int kernels = 1, casts, adds = 0;
-	double gpu, cpu;
+	int kernels = 1;
+	double gpu;
 
 	if (bwd && l->cost.params > 0)
 		kernels = 2; /* data and weight gradients */
@@ -173,16 +180,15 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 	if (bwd && an->forward_only)
 		return 0; /* no backward pass, no dispatch */
 	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat +
-	      cast_time(an, l, n, share, bwd, &casts);
+	      cast_time(an, l, n, share, bwd);
 	if (bwd)
-		gpu += accumulate_time(an, g, l, share, &adds);
+		gpu += accumulate_time(an, g, l, share);
 
 	if (l->timed) /* measured, launches and all */
-		gpu = (bwd ? l->bwd_s : l->fwd_s) * n * share;
-	else if (op_info[l->op].save & S_VIEW)
-		gpu = 0; /* a view launches nothing */
-	cpu = (1 + casts + adds) * an->impl.dispatch;
-	return gpu > cpu ? gpu : cpu;
+		return (bwd ? l->bwd_s : l->fwd_s) * n * share;
+	if (op_info[l->op].save & S_VIEW)
+		return 0; /* a view launches nothing */
+	return gpu;
 }
 
 /* The weight of each layer in its span: the roofline per sample at a
@@ -254,8 +260,9 @@ optimizer_bytes(Optimizer opt)
  * the decay, two per moment, the denominator's sqrt, division and add_,
  * and the addcdiv_ (AdamW decays the weight with a mul_ instead);
  * RMSprop with momentum the decay, two for the square average, sqrt and
- * add_, two for the buffer and the step. */
-static int
+ * add_, two for the buffer and the step.  A foreach step (torch.optim's
+ * _multi_tensor_* functions) runs each as one call over all tensors. */
+int
 step_ops(Optimizer opt)
 {
 	switch (opt) {
@@ -268,24 +275,30 @@ step_ops(Optimizer opt)
 	return 1;
 }
 
+/* Tensors one foreach kernel takes: multi_tensor_apply's lists hold at
+ * most 110, 64, 48, 36 tensors for depths 1 to 4 (an optimizer's step
+ * reads the parameter, its gradient and its state: 64) and at most 320
+ * blocks of 65,536 elements (ATen's native/cuda/MultiTensorApply.cuh). */
+#define FOREACH_TENSORS 64
+#define FOREACH_ELEMS (320.0 * 65536)
+
 /* The optimizer step over `arrays` parameter tensors of `params`
- * elements: its bytes at the memory bandwidth, and its kernels -- one per
- * tensor fused, the optimizer's operations per tensor in torch.optim's
- * loop, and one more per tensor that zero_grad clears.  Each kernel costs
- * the GPU its launch; where the step waits for the GPU first (fp16 loss
- * scaling's inf check) or is always paced by the CPU, the CPU issues them
- * to an idle GPU, each at the framework's dispatch cost. */
+ * elements, on the GPU: its bytes at the memory bandwidth, and its
+ * kernels -- one per tensor fused, the optimizer's operations per tensor
+ * in torch.optim's loop, per chunk of tensors in a foreach step -- and
+ * the kernels zero_grad(set_to_none=False) runs to clear the gradients.
+ * The CPU that issues them is the host lane's (host.c). */
 double
 update_time(const Analysis *an, double params, double arrays)
 {
 	const System *s = an->sys;
 	const Implementation *im = &an->impl;
-	double kernels = (im->per_op_step ? step_ops(an->opt) : 1) + (im->zero_grad ? 1 : 0);
-	bool waits = im->sync == SYNC_ALWAYS ||
-		     (im->sync == SYNC_AMP && precision_info[an->prec].matmul == DT_FP16);
-	double per = waits && im->dispatch > s->kernel_lat ? im->dispatch : s->kernel_lat;
+	double chunks = ceil(arrays / FOREACH_TENSORS), big = ceil(params / FOREACH_ELEMS);
+	double per = im->step == STEP_FOREACH ? (chunks > big ? chunks : big) : arrays;
+	double kernels = (im->step == STEP_PER_OP || im->step == STEP_FOREACH ? step_ops(an->opt) : 1) +
+			 (im->zero_grad ? 1 : 0);
 
-	return params * update_bytes(an->opt) / (s->mem_bw * s->eff_mem) + arrays * kernels * per;
+	return params * update_bytes(an->opt) / (s->mem_bw * s->eff_mem) + per * kernels * s->kernel_lat;
 }
 
 /* CPU seconds one loader worker spends on a sample: decoding and
@@ -318,7 +331,7 @@ shared_reads(const Analysis *an, double node_samples, double nodes)
  * most the cores it has (`cores`); the node reads `node_samples` from
  * storage, at its bandwidth and at its share of the shared file system's
  * file rate.  Both run ahead of the GPUs (prefetching): the slower one
- * sets the loader's pace. */
+ * sets the loader's pace.  Synthetic data is on the GPU already: none. */
 double
 input_time(const Analysis *an, double samples, double cores, double node_samples, double nodes)
 {
@@ -329,6 +342,9 @@ input_time(const Analysis *an, double samples, double cores, double node_samples
 					   : 0;
 	double read = bytes > files ? bytes : files;
 	double cpu = workers > 0 ? samples * sample_cpu(an) / workers : 0;
+
+	if (an->data == DATA_SYNTHETIC)
+		return 0;
 
 	return read > cpu ? read : cpu;
 }

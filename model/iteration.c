@@ -29,7 +29,9 @@ partial_total(const Candidate *k)
 	return rest > k->t.input ? rest : k->t.input;
 }
 
-/* The largest part of the iteration, in the paper's terms. */
+/* The largest part of the iteration, in the paper's terms; "host" where
+ * the CPU that issues the kernels takes longer than the GPU's work (the
+ * host lane, host.c: the GPU waits for it). */
 static const char *
 bottleneck(const Candidate *k)
 {
@@ -42,13 +44,15 @@ bottleneck(const Candidate *k)
 		{ k->t.update, "weight update" },
 		{ k->t.feed, "input copies" },
 		{ k->t.recompute, "recomputation" },
-		{ k->t.dispatch, "CPU dispatch" },
+		{ k->t.dispatch, "host" },
 	};
 	const char *worst = part[0].name;
 	double v = part[0].v;
 
 	if (k->t.input >= iteration_busy(&k->t))
 		return "input pipeline"; /* it sets the pace */
+	if (k->t.dispatch > 0 && k->t.host >= iteration_busy(&k->t) - k->t.dispatch)
+		return "host";
 	for (size_t i = 1; i < sizeof part / sizeof part[0]; i++)
 		if (part[i].v > v)
 			v = part[i].v, worst = part[i].name;
@@ -73,7 +77,7 @@ overflow(const Candidate *k)
 {
 	const double t[] = { k->t.compute, k->t.bubble, k->t.grad, k->t.layer, k->t.p2p,
 			     k->t.update, k->t.input, k->t.feed, k->t.communication, k->t.total,
-			     k->epoch, k->t.grad_hidden, k->t.recompute, k->t.dispatch,
+			     k->epoch, k->t.grad_hidden, k->t.recompute, k->t.dispatch, k->t.host,
 			     k->t.reducer };
 	const double m[] = { k->mem.weights, k->mem.grads, k->mem.optimizer,
 			     k->mem.activations, k->mem.buffers, k->mem.total };

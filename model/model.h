@@ -48,6 +48,25 @@ double input_time(const Analysis *an, double samples, double cores, double node_
 
 /* Bytes of optimizer state per parameter element (fp32 moments). */
 double optimizer_bytes(Optimizer opt);
+/* The tensor operations the optimizer's step runs per parameter tensor. */
+int step_ops(Optimizer opt);
+/* Whether layer l is a depthwise convolution PyTorch runs in its own
+ * kernels, not cuDNN's. */
+bool layer_on_aten(const Analysis *an, const Graph *g, const Layer *l);
+
+/* host.c */
+
+/* CPU seconds to issue layer l's forward or backward operators. */
+double layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
+/* CPU seconds to issue the optimizer's step over `arrays` tensors (and
+ * zero_grad's and the loss scaler's operators). */
+double step_host(const Analysis *an, double arrays);
+/* The iteration of k (its parts priced; micro_batches set) on the CPU
+ * that issues it, one process running layers first..last on n samples
+ * a micro-batch and stepping over `arrays` tensors: k->t.host, its issue
+ * time, and k->t.dispatch, what the GPU waits for it. */
+void host_lane(const Analysis *an, const Graph *g, int first, int last, double n, double arrays,
+	       Candidate *k);
 
 /* memuse.c */
 
@@ -75,6 +94,7 @@ double allreduce_time(const System *s, Group g, double bytes);
 void ring_link(const System *s, Group g, double *alpha, double *bw);
 double allgather_time(const System *s, Group g, double bytes); /* bytes: the whole result */
 double alltoall_time(const System *s, Group g, double bytes);  /* bytes: the whole tensor */
+double broadcast_time(const System *s, Group g, double bytes); /* bytes: the message */
 /* One message between neighbours, inside a node or across nodes, as the
  * implementation sends it (NCCL, or staged through host memory). */
 double p2p_time(const Analysis *an, double bytes, bool across_nodes);

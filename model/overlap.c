@@ -86,8 +86,9 @@ reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
 		t += reducer_layer(an, g, l, (double)l->cost.params * (wshare ? wshare[i] : 1));
 		bytes += buffer_bytes(an, l);
 	}
-	/* one flatten kernel; a ring broadcast moves what an all-gather does */
+	/* one flatten kernel and one broadcast of them all: DDP's
+	 * _broadcast_coalesced (torch/csrc/distributed/c10d/comm.cpp) */
 	if (bytes > 0)
-		t += an->sys->kernel_lat + allgather_time(an->sys, grp, bytes);
+		t += an->sys->kernel_lat + broadcast_time(an->sys, grp, bytes);
 	return t;
 }

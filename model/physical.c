@@ -155,6 +155,8 @@ input(const Ctx *c, Candidate *k, double own, double node, bool model_parallel)
 	const System *s = c->s;
 	double tensor = c->g->ninput ? (double)c->g->tensor[c->g->input[0]].elems * 4 : 0;
 
+	if (c->an->data == DATA_SYNTHETIC)
+		return; /* on the GPU already */
 	if (model_parallel && c->an->impl.node_loader) {
 		k->t.input = input_time(c->an, node, s->cpu_cores, node, (double)c->map.nodes);
 		k->t.feed = 2 * node * tensor / c->an->impl.staging_bw;
@@ -497,9 +499,14 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_DPC:
 	case STRAT_DPS:
 		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid, pc->beat);
-		break;
+		return; /* its stages' processes: pipeline.c */
 	case STRAT_COUNT: break;
 	}
+	/* one process a GPU issues every layer of its iteration */
+	if (!k->reason)
+		host_lane(c.an, c.g, 0, c.g->nlayer - 1,
+			  k->per_gpu_batch / (double)(k->micro_batches > 1 ? k->micro_batches : 1),
+			  c.arrays, k);
 }
 
 const CostModel cost_model_physical = { "default", predict, true };

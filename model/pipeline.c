@@ -409,7 +409,8 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int64_t S = map->q / c->ways;
 	const System *s = an->sys;
 	double n = (double)B / M, delta = g->elem_bytes;
-	double T, edge = 0, upd = 0, slow = -1, halos = 0, *w = c->w;
+	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, fwd_host = 0, step = 0,
+	       *w = c->w;
 	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
 
 	int64_t nc = checkpointed(an, M);
@@ -429,11 +430,18 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	}
 	k->t.layer = k->t.recompute = 0;
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0, t;
+		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0, h = 0, t;
 		for (int j = first; j <= st->end[i]; j++) {
+			double f = layer_host(an, g, &g->layer[j], false);
 			ww += w[j], arrays += g->layer[j].nw, time += c->t[j];
 			col += c->col[j], redo += c->redo[j], hal += c->halo[j];
+			/* the stage's process issues each layer, and the forward
+			 * again of a checkpointed micro-batch */
+			h += f * (1 + c->ck) + layer_host(an, g, &g->layer[j], true);
+			fwd_host += f;
 		}
+		if (h > host)
+			host = h, step = step_host(an, arrays);
 		/* ZeRO-1: each copy steps its share of the stage's weights, as
 		 * data parallelism's does (zero_step_arrays) */
 		if ((t = update_time(an, ww / c->nd, zero_step_arrays(an, arrays, c->nd))) > upd)
@@ -455,20 +463,29 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			     : 0;
 	k->t.p2p += halos;
 	k->t.update = upd;
-	/* one process driving every stage (pipe_driver "threads"): its one
+	/* the host lane (host.c): a stage's process issues its layers for
+	 * each micro-batch; where that takes longer than the slowest stage's
+	 * GPU time, every step of the schedule, fill and drain too, takes it.
+	 * One process driving every stage (pipe_driver "threads"): its one
 	 * interpreter issues the forward of every layer of every micro-batch,
-	 * and again of those recomputed, one operator call after another;
-	 * the iteration waits for what that takes beyond the GPUs' path */
-	k->t.dispatch = 0;
-	if (an->impl.pipe_threads && st->n > 1) {
-		double cpu = (double)(M + nc) * L * an->impl.dispatch;
-		double gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
-		if (cpu > gpu)
-			k->t.dispatch = cpu - gpu;
-	}
-	/* the first stage loads every sample */
+	 * and again of those recomputed, one operator call after another; the
+	 * iteration waits for what that takes beyond the GPUs' path */
+	k->t.dispatch = host > T ? ((double)M + (double)(S - 1) / v) * (host - T) : 0;
+	k->t.host = (double)M * host + step;
+	/* the input of the first stage is loaded alongside */
 	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,
 				1);
+	if (st->n == 1) { /* one stage: one process's iteration, as data's */
+		double arrays = 0;
+		for (int i = 0; i < L; i++)
+			arrays += g->layer[i].nw;
+		host_lane(an, g, 0, L - 1, n, zero_step_arrays(an, arrays, c->nd), k);
+	} else if (an->impl.pipe_threads) {
+		double cpu = (double)(M + nc) * fwd_host;
+		double gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
+		k->t.host = cpu;
+		k->t.dispatch = cpu > gpu ? cpu - gpu : 0;
+	}
 	stage_memory(g, an, st, c, n, &k->mem);
 	return true;
 }

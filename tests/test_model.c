@@ -611,9 +611,12 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 /* One process driving every stage (pipe_driver "threads", torchgpipe's
  * Pipe): its CPU issues the forward of each layer of every micro-batch
  * and of the recomputed ones, at `dispatch` each; what that takes beyond
- * the GPUs' path is the iteration's CPU dispatch.  8 micro-batches, 7
- * recomputed: 15 x 2 calls.  A process per stage has none.  (Gradients
- * set to None: a backward call a layer, no accumulating add.) */
+ * the GPUs' path the GPUs wait (the host lane).  8 micro-batches, 7
+ * recomputed: 15 x 2 calls.  A process per stage issues its own layer,
+ * forward (again for 7 of 8) and backward, 1 + 7/8 + 1 calls a
+ * micro-batch: longer than the stage's GPU time, it paces each of the
+ * schedule's 8 + 1 steps.  (Gradients set to None: a backward call a
+ * layer, no accumulating add; no cuDNN cost on top.) */
 static void
 one_process_issues_every_stage(void **state)
 {
@@ -628,12 +631,13 @@ one_process_issues_every_stage(void **state)
 		an.impl.pipe_checkpoint = "except-last";
 		an.impl.pipe_driver = threads ? "threads" : "process";
 		an.impl.dispatch = 1e-3;
+		an.impl.library_call = 0;
 		an.impl.zero_grad = false;
 		k = two_stages(fx, g, &an, 8);
 		gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
-		NEAR(k->t.dispatch, threads ? 15 * 2 * 1e-3 - gpu : 0);
-		if (threads)
-			assert_true(k->t.dispatch > 1e-3);
+		NEAR(k->t.dispatch, threads ? 15 * 2 * 1e-3 - gpu
+					    : 9 * (2.875e-3 - (k->t.compute + k->t.recompute) / 8));
+		assert_true(k->t.dispatch > 1e-3);
 	}
 }
 
@@ -725,12 +729,15 @@ sends_are_staged_through_the_host_where_the_implementation_does(void **state)
 	NEAR(gather_time(&an, (Group){ 4, 4, 1 }, 8e6), allgather_time(s, (Group){ 4, 4, 1 }, 8e6));
 }
 
-/* The optimizer step's kernels (docs/model.md, "Optimizer update"), 10
- * tensors of 1,000 elements on abci (kernel latency 5 us): torch.optim's
- * RMSprop loop (8 operations) and zero_grad launch 9 a tensor, each its
- * launch where the CPU issued them during the backward (fp32),
- * each PyTorch's 10 us dispatch where fp16 loss scaling waits for the GPU
- * first; chainermn-paradl's fused update one kernel a tensor at its 30 us;
+/* The optimizer step on the GPU and on the CPU that issues it (docs/model.md,
+ * "Optimizer update", "The host lane"), 10 tensors of 1,000 elements on
+ * abci (kernel latency 5 us).  torch.optim's RMSprop loop (8 operations)
+ * and zero_grad launch 9 kernels a tensor whatever the precision, each
+ * issued at PyTorch's 10 us; fp16 loss scaling adds GradScaler's 3
+ * operators and its Python loop over the tensors (0.7 us each).  A
+ * foreach step launches a kernel per operation for up to 64 tensors and
+ * issues one call per operation, after its own loop over the tensors;
+ * chainermn-paradl's fused update one kernel a tensor at its 30 us;
  * momentum's loop 4 + 1.  The bytes: 28 per element at 720 GB/s. */
 static void
 the_step_launches_what_the_optimizer_loops_over(void **state)
@@ -740,21 +747,82 @@ the_step_launches_what_the_optimizer_loops_over(void **state)
 	Analysis an = { .sys = s, .impl = fx_impl(NULL), .opt = OPT_RMSPROP };
 	double bytes = 1e4 * 28 / (s->mem_bw * s->eff_mem);
 
-	assert_true(an.impl.per_op_step && an.impl.zero_grad && an.impl.sync == SYNC_AMP);
+	assert_true(an.impl.step == STEP_PER_OP && an.impl.zero_grad && an.impl.sync == SYNC_AMP);
 	NEAR(s->kernel_lat, 5e-6);
+	NEAR(an.impl.step_tensor, 0.7e-6);
 	an.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 9 * 5e-6);
-	an.prec = PREC_AMP_FP16;
-	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 9 * 10e-6);
-	an.prec = PREC_AMP_BF16; /* no loss scaling: no wait */
+	NEAR(step_host(&an, 10), 10 * 9 * 10e-6);
+	an.prec = PREC_AMP_FP16; /* the GPU's work is the same */
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 9 * 5e-6);
+	NEAR(step_host(&an, 10), (10 * 9 + 3) * 10e-6 + 10 * 0.7e-6);
+	an.prec = PREC_AMP_BF16; /* no loss scaling */
+	NEAR(step_host(&an, 10), 10 * 9 * 10e-6);
+	an.impl.optimizer_step = "foreach";
+	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
+	assert_int_equal(an.impl.step, STEP_FOREACH);
+	an.prec = PREC_FP32;
+	NEAR(update_time(&an, 1e4, 10), bytes + 1 * 9 * 5e-6);
+	NEAR(update_time(&an, 1e4, 130), bytes + 3 * 9 * 5e-6); /* 130 tensors: 3 chunks */
+	NEAR(step_host(&an, 10), 9 * 10e-6 + 10 * 0.7e-6);
+	an.prec = PREC_AMP_FP16;
+	NEAR(step_host(&an, 10), 12 * 10e-6 + 2 * 10 * 0.7e-6);
+	an.impl = fx_impl(NULL);
 	an.opt = OPT_MOMENTUM;
 	an.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), 1e4 * 20 / (s->mem_bw * s->eff_mem) + 10 * 5 * 5e-6);
 	an.impl = fx_impl(s);
 	an.opt = OPT_RMSPROP;
 	assert_string_equal(an.impl.name, "chainermn-paradl");
-	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 1 * 30e-6);
+	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 1 * 5e-6);
+	NEAR(step_host(&an, 10), 10 * 30e-6);
+}
+
+/* The host lane (model/host.c) on a chain of 16 ReLUs of 1,000 elements
+ * at one sample: each kernel a few microseconds on abci, each operator
+ * 10 us to issue (PyTorch).  Without a sync point (fp32) the CPU runs
+ * iterations ahead: the iteration takes the CPU's issue time, the GPU
+ * waiting the rest of it.  With GradScaler's (fp16) the CPU waits once an
+ * iteration for the GPU, which then waits for each operator as it is
+ * issued: the iteration is the issue time and the last kernel's time
+ * after the last issue (the first layer's backward).  With operators
+ * that cost nothing to issue, the GPU never waits. */
+static void
+the_gpu_waits_for_the_host_that_issues_it(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_relu_chain(fx, 16);
+	Settings set = settings_default;
+	Analysis an;
+	Candidate k = { .micro_batches = 1 };
+	double host = 0, gpu = 0, busy, arrays = 0;
+
+	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	an.impl = fx_impl(NULL);
+	for (int i = 0; i < g->nlayer; i++) {
+		gpu += layer_time(&an, g, &g->layer[i], 1, 1, false) +
+		       layer_time(&an, g, &g->layer[i], 1, 1, true);
+		host += layer_host(&an, g, &g->layer[i], false) +
+			layer_host(&an, g, &g->layer[i], true);
+		NEAR(layer_host(&an, g, &g->layer[i], false), 10e-6);
+	}
+	assert_true(gpu < host);
+	k.t.compute = gpu;
+	k.t.update = update_time(&an, 0, arrays);
+	busy = k.t.compute + k.t.update;
+	host_lane(&an, g, 0, g->nlayer - 1, 1, arrays, &k);
+	NEAR(k.t.host, host + step_host(&an, arrays));
+	NEAR(k.t.dispatch, k.t.host - busy);
+	an.prec = PREC_AMP_FP16;
+	k.t.dispatch = 0;
+	host_lane(&an, g, 0, g->nlayer - 1, 1, arrays, &k);
+	NEAR(k.t.dispatch, step_host(&an, arrays) + host +
+				   layer_time(&an, g, &g->layer[0], 1, 1, true) - busy);
+	an.impl.dispatch = 0;
+	an.impl.step_tensor = 0;
+	host_lane(&an, g, 0, g->nlayer - 1, 1, arrays, &k);
+	NEAR(k.t.host, 0);
+	NEAR(k.t.dispatch, 0);
 }
 
 /* Under ZeRO a GPU's step runs over its shard (zero_step_arrays, the rule
@@ -851,7 +919,7 @@ the_reducer_copies_each_gradient_and_buffer(void **state)
 	assert_int_equal(an.impl.grad_copies, 2);
 	assert_true(an.impl.broadcast_buffers);
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL),
-	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw) + allgather_time(s, grp, bytes) +
+	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw) + broadcast_time(s, grp, bytes) +
 		     4 * s->kernel_lat + 4 * bytes / bw);
 	an.impl.broadcast_buffers = false;
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL), 2 * (arrays * s->kernel_lat + 2 * W * 4 / bw));
@@ -901,8 +969,9 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 	assert_int_equal(grad, 0);
 	conv1 = &g->layer[0];
 	assert_int_equal(conv1->cost.cast_wn, 1);
-	/* a dispatch each: the CPU's pace on one sample */
-	NEAR(layer_time(&an, g, conv1, 1, 1, false), 3 * an.impl.dispatch);
+	/* an operator each for the CPU to issue, beside the convolution's own
+	 * (a cuDNN call) */
+	NEAR(layer_host(&an, g, conv1, false), 3 * an.impl.dispatch + an.impl.library_call);
 	with = layer_time(&an, g, conv1, 512, 1, false);
 	conv1->cost.cast_w = conv1->cost.cast_in = 0;
 	conv1->cost.cast_wn = conv1->cost.cast_inn = 0;
@@ -932,9 +1001,10 @@ gradients_left_allocated_are_added_into(void **state)
 	assert_true(an.impl.zero_grad);
 	with = layer_time(&an, g, bn, 512, 1, true);
 	fwd = layer_time(&an, g, bn, 512, 1, false);
-	/* on one sample the CPU's pace: the backward and two adds */
-	NEAR(layer_time(&an, g, bn, 1, 1, true), 3 * an.impl.dispatch);
+	/* operators the CPU issues: the backward (a cuDNN call) and two adds */
+	NEAR(layer_host(&an, g, bn, true), 3 * an.impl.dispatch + an.impl.library_call);
 	an.impl.zero_grad = false;
+	NEAR(layer_host(&an, g, bn, true), an.impl.dispatch + an.impl.library_call);
 	NEAR(with - layer_time(&an, g, bn, 512, 1, true),
 	     2 * s->kernel_lat + 3.0 * 128 * 4 / (s->mem_bw * s->eff_mem));
 	NEAR(layer_time(&an, g, bn, 512, 1, false), fwd);
@@ -1001,6 +1071,7 @@ main(void)
 		FX_TEST(layers_with_leading_dimensions_are_split_by_their_channels),
 		FX_TEST(sends_are_staged_through_the_host_where_the_implementation_does),
 		FX_TEST(the_step_launches_what_the_optimizer_loops_over),
+		FX_TEST(the_gpu_waits_for_the_host_that_issues_it),
 		FX_TEST(zero_steps_its_share_of_the_tensors),
 		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
 		FX_TEST(the_reducer_copies_each_gradient_and_buffer),

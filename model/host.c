@@ -1,0 +1,163 @@
+/* host.c -- the CPU that issues the kernels: the host lane
+ * (docs/model.md, "The host lane").
+ *
+ * An eager framework runs an iteration on two lanes.  The CPU issues one
+ * operator after another -- the framework's call, its dispatcher,
+ * autograd's record (backward: its engine's node), a library's plan
+ * lookup, the kernel's launch -- and goes on without waiting; the GPU runs
+ * the kernels in that order, each once the one before has finished and
+ * the CPU has issued it.  So the CPU runs ahead where kernels are long,
+ * the GPU waits where they are short, and between sync points the
+ * iteration takes what the slower lane needs, plus what one lane cannot
+ * overlap with the other where they meet: at a sync point the CPU waits
+ * for the GPU to finish everything issued (GradScaler's step reads its
+ * found_inf flag; a training loop may read the loss), and after it the
+ * GPU waits for the CPU's first issues.  Without a sync point in the
+ * iteration the CPU runs iterations ahead, and the slower lane alone sets
+ * the pace.
+ *
+ * What the CPU issues per operator is the implementation's (dispatch,
+ * library_call) and the operators per layer follow PyTorch's modules:
+ * every layer is a call (a view too, launching nothing), a batch norm in
+ * training also counts its batches (num_batches_tracked.add_(1),
+ * torch/nn/modules/batchnorm.py), a convolution's and a batch norm's
+ * kernels come from cuDNN (but the depthwise ones ATen runs itself), each
+ * autocast cast and each gradient accumulation is an operator of its own;
+ * backward runs a node per layer, a convolution's two cuDNN calls (data
+ * and weight gradients; the first layer's weight gradient only). */
+#include "model/model.h"
+
+#include <stdlib.h>
+
+/* cuDNN calls of layer l's forward or backward. */
+static int
+library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	bool cudnn = op_info[l->op].cls == OPC_CONV && !layer_on_aten(an, g, l);
+
+	if (l->op == OP_BATCHNORM)
+		return 1;
+	if (!cudnn)
+		return 0;
+	return bwd && !reads_input(g, l) ? 2 : 1;
+}
+
+double
+layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	const Cost *c = &l->cost;
+	double ops;
+
+	if (bwd && an->forward_only)
+		return 0;
+	if (op_info[l->op].save & S_VIEW)
+		return bwd ? 0 : an->impl.dispatch; /* a call that launches nothing */
+	if (!bwd)
+		ops = 1 + (l->op == OP_BATCHNORM) + c->cast_wn + c->cast_inn;
+	else
+		ops = 1 + c->cast_gradn +
+		      (an->impl.zero_grad && an->zero < 2 && c->params > 0 ? l->nw : 0);
+	return ops * an->impl.dispatch + library_calls(an, g, l, bwd) * an->impl.library_call;
+}
+
+/* The operators the optimizer's step issues per tensor operation: one
+ * per tensor in torch.optim's loop or fused, one call over them all in a
+ * foreach step. */
+double
+step_host(const Analysis *an, double arrays)
+{
+	const Implementation *im = &an->impl;
+	double ops = im->step == STEP_FOREACH ? step_ops(an->opt)
+		     : im->step == STEP_PER_OP ? arrays * step_ops(an->opt)
+					       : arrays;
+
+	double loops = im->step == STEP_FOREACH; /* the Python loops over the tensors */
+
+	/* zero_grad(set_to_none=False) zeroes each gradient; GradScaler
+	 * scales the loss, unscales the gradients (a loop over them too)
+	 * and updates its scale */
+	if (im->zero_grad)
+		ops += im->step == STEP_FOREACH ? 1 : arrays;
+	if (precision_info[an->prec].matmul == DT_FP16)
+		ops += 3, loops++;
+	return ops * im->dispatch + loops * arrays * im->step_tensor;
+}
+
+/* Whether the CPU waits for the GPU once an iteration, before the
+ * optimizer's step: GradScaler reads found_inf (fp16), or the framework
+ * always does (a loss read after backward, a communicator that
+ * synchronizes its stream before the exchange). */
+static bool
+synced(const Analysis *an)
+{
+	return an->impl.sync == SYNC_ALWAYS ||
+	       (an->impl.sync == SYNC_AMP && precision_info[an->prec].matmul == DT_FP16);
+}
+
+/* The two lanes: the CPU's clock and the GPU's. */
+typedef struct Lanes {
+	double cpu, gpu;
+} Lanes;
+
+/* The CPU issues an operator for `host` seconds; its kernels then run for
+ * `gpu` once the GPU is free. */
+static void
+issue(Lanes *z, double host, double gpu)
+{
+	z->cpu += host;
+	z->gpu = (z->gpu > z->cpu ? z->gpu : z->cpu) + gpu;
+}
+
+/* The forward and backward of layers first..last, scaled so that the
+ * GPU's part sums to `gpu`; f, b: each layer's own GPU times. */
+static void
+passes(const Analysis *an, const Graph *g, int first, int last, const double *f,
+       const double *b, double scale, Lanes *z)
+{
+	for (int i = first; i <= last; i++)
+		issue(z, layer_host(an, g, &g->layer[i], false), f[i - first] * scale);
+	for (int i = last; i >= first; i--)
+		issue(z, layer_host(an, g, &g->layer[i], true), b[i - first] * scale);
+}
+
+void
+host_lane(const Analysis *an, const Graph *g, int first, int last, double n, double arrays,
+	  Candidate *k)
+{
+	IterTime *t = &k->t;
+	int L = last - first + 1;
+	int64_t M = k->micro_batches > 1 ? k->micro_batches : 1;
+	double *f = xcalloc((size_t)L + 1, sizeof *f), *b = xcalloc((size_t)L + 1, sizeof *b);
+	double own = 0, host = 0, busy, scale, tail, step;
+	Lanes z = { 0, 0 };
+
+	for (int i = first; i <= last; i++) {
+		const Layer *l = &g->layer[i];
+		f[i - first] = layer_time(an, g, l, n, 1, false);
+		b[i - first] = layer_time(an, g, l, n, 1, true);
+		own += f[i - first] + b[i - first];
+		host += layer_host(an, g, l, false) + layer_host(an, g, l, true);
+	}
+	t->dispatch = 0;
+	busy = iteration_busy(t);
+	/* the layers' work as the strategy priced it (their shares, their
+	 * collectives and recomputation) spread over them as their own
+	 * times are; the exchange after backward and the step apart */
+	tail = t->grad + t->reducer + t->feed + t->bubble;
+	scale = own > 0 ? (busy - tail - t->update) / ((double)M * own) : 0;
+	step = step_host(an, arrays);
+	t->host = (double)M * host + step;
+	if (!synced(an)) { /* the CPU runs iterations ahead */
+		t->dispatch = t->host > busy ? t->host - busy : 0;
+	} else {
+		/* from one sync point to the next: the step, then the
+		 * micro-batches and what follows backward on the GPU */
+		issue(&z, step, t->update);
+		for (int64_t m = 0; m < M; m++)
+			passes(an, g, first, last, f, b, scale, &z);
+		z.gpu = (z.gpu > z.cpu ? z.gpu : z.cpu) + tail;
+		t->dispatch = z.gpu > busy ? z.gpu - busy : 0;
+	}
+	free(f);
+	free(b);
+}
