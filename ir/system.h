@@ -83,8 +83,21 @@ typedef struct System {
 	double decode_bw;         /* the implementation's decode_bw */
 	double eff_conv;          /* fraction of peak convolutions reach */
 	double eff_gemm;          /* fraction of peak matrix products reach */
+	double eff_conv_dt[DT_COUNT]; /* the same at one number format (tf32,
+	                             fp16, bf16: the tensor cores'); -1: eff_conv */
+	double eff_gemm_dt[DT_COUNT]; /* likewise; -1: eff_gemm */
 	double eff_mem;           /* fraction of mem_bw element-wise kernels reach */
 	double kernel_lat;        /* GPU time per kernel beyond its work */
+	/* one kernel as the GPU runs it (model/kernel.c, docs/model.md "One
+	 * kernel"); sms 0: a plain roofline at the efficiencies above */
+	int sms;                  /* streaming multiprocessors: a kernel's tiles
+	                             run on them in waves */
+	double tile_overhead;     /* a tile's time outside its main loop (loading
+	                             its first operands, writing its result), in
+	                             reduction steps (elements of K) */
+	bool host_device;         /* the device is the CPU that issues the work:
+	                             issuing and computing share its cores, the
+	                             lanes do not overlap (a probed CPU) */
 	double dispatch;          /* the implementation's dispatch */
 	double reserved;          /* memory the runtime keeps (context, allocator) */
 } System;
