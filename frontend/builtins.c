@@ -56,6 +56,9 @@ static const Builtin builtin[] = {
 	  "                                // autograd's\n"
 	  "    eff_memory = 0.8;           // STREAM-like kernels reach ~720 of 900 GB/s\n"
 	  "    kernel_latency = 5us;       // launch and tail of one CUDA kernel\n"
+	  "    sms = 80;                   // V100 datasheet\n"
+	  "    tile_overhead = 17;         // a tile's steps outside its main loop: NeuSight's\n"
+	  "                                // V100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 1GiB;            // CUDA context, cuDNN workspace, allocator slack\n"
 	  "}\n" },
 	{ "thetagpu",
@@ -85,6 +88,9 @@ static const Builtin builtin[] = {
 	  "    eff_gemm = 0.9;             // cuBLAS SGEMM\n"
 	  "    eff_memory = 0.85;          // STREAM-like kernels\n"
 	  "    kernel_latency = 4us;\n"
+	  "    sms = 108;                  // A100 datasheet\n"
+	  "    tile_overhead = 5;          // a tile's steps outside its main loop: NeuSight's\n"
+	  "                                // A100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 1.5GiB;          // CUDA context, cuDNN workspace, caching allocator\n"
 	  "}\n" },
 	{ "dgx-a100",
@@ -113,6 +119,9 @@ static const Builtin builtin[] = {
 	  "    eff_gemm = 0.9;\n"
 	  "    eff_memory = 0.85;\n"
 	  "    kernel_latency = 4us;\n"
+	  "    sms = 108;                  // A100 datasheet\n"
+	  "    tile_overhead = 5;          // a tile's steps outside its main loop: NeuSight's\n"
+	  "                                // A100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 1.5GiB;\n"
 	  "}\n" },
 	{ "dgx-1",
@@ -146,6 +155,9 @@ static const Builtin builtin[] = {
 	  "    eff_gemm = 0.89;            // GEMM: abci's, calibrated on its V100s\n"
 	  "    eff_memory = 0.8;           // as abci's V100s\n"
 	  "    kernel_latency = 5us;\n"
+	  "    sms = 80;                   // V100 datasheet\n"
+	  "    tile_overhead = 17;         // a tile's steps outside its main loop: NeuSight's\n"
+	  "                                // V100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 1GiB;\n"
 	  "}\n" },
 	{ "dgx-h100",
@@ -173,7 +185,13 @@ static const Builtin builtin[] = {
 	  "    eff_conv = 0.6;             // FP32 convolutions use a smaller share of H100\n"
 	  "    eff_gemm = 0.8;\n"
 	  "    eff_memory = 0.85;\n"
+	  "    eff_norm_nchw = 0.56;       // cuDNN's NCHW batch norm kernels on an H100:\n"
+	  "                                // ResNet-50's 53, TF32, batch 128, 8 passes of\n"
+	  "                                // 5.69 GB in 24.4 ms a step, 1.87 TB/s\n"
+	  "                                // (validation/h100/profile_resnet50_tf32.txt)\n"
 	  "    kernel_latency = 3us;\n"
+	  "    sms = 132;                  // H100 SXM5 datasheet\n"
+	  "    tile_overhead = 36;         // NeuSight's H100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 2GiB;\n"
 	  "}\n" },
 };

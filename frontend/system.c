@@ -30,6 +30,7 @@ defaults(System *s)
 	s->eff_conv = 0.7;
 	s->eff_gemm = 0.8;
 	s->eff_mem = 0.8;
+	s->eff_norm_nchw = -1;
 	for (int i = 0; i < DT_COUNT; i++)
 		s->eff_conv_dt[i] = s->eff_gemm_dt[i] = -1;
 	s->kernel_lat = 5e-6;

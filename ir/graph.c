@@ -171,13 +171,26 @@ sole_reader(const Graph *g, int t)
 	return r;
 }
 
-int
-graph_attention(const Graph *g, bool *core)
+/* The layer after `at` on the way from an attention's softmax to its
+ * product with V (dropout, casts), or -1 at the last of them. */
+static int
+after_softmax(const Graph *g, int at)
+{
+	int r = g->layer[at].nout == 1 ? sole_reader(g, g->layer[at].out[0]) : -1;
+
+	return r >= 0 && elementwise(&g->layer[r]) && g->layer[r].nin == 1 ? r : -1;
+}
+
+/* The attentions of g: core (nlayer flags, or NULL) as graph_attention
+ * says; attn (or NULL): the parts of those a fused kernel can run. */
+static int
+attentions(const Graph *g, bool *core, unsigned char *attn)
 {
 	int n = 0;
 
 	for (int i = 0; i < g->nlayer; i++) {
-		int path[5], np = 0, at = i;
+		int path[5], np = 0, at = i, pv;
+		bool trained = false;
 
 		if (g->layer[i].op != OP_SOFTMAX || g->layer[i].nin < 1)
 			continue;
@@ -189,24 +202,49 @@ graph_attention(const Graph *g, bool *core)
 			path[np++] = at = p;
 			if (op_info[g->layer[p].op].cls == OPC_MATMUL || !elementwise(&g->layer[p]))
 				break;
+			trained |= g->layer[p].cost.params > 0;
 		}
 		/* a weight makes an fc: a matmul multiplies two activations */
 		if (!np || op_info[g->layer[at].op].cls != OPC_MATMUL || g->layer[at].nin != 2)
 			continue;
-		n++;
-		if (!core)
-			continue;
-		core[i] = true;
-		for (int k = 0; k < np; k++)
-			core[path[k]] = true;
-		/* on through dropout and casts to the product with V */
-		for (at = i; g->layer[at].nout == 1;) {
-			int r = sole_reader(g, g->layer[at].out[0]);
-			if (r < 0 || !elementwise(&g->layer[r]) || g->layer[r].nin != 1)
-				break;
-			core[at = r] = true;
+		if (!attn)
+			n++;
+		if (core) {
+			core[i] = true;
+			for (int k = 0; k < np; k++)
+				core[path[k]] = true;
+			/* on through dropout and casts to the product with V */
+			for (at = i; (at = after_softmax(g, at)) >= 0;)
+				core[at] = true;
 		}
+		if (!attn || trained)
+			continue;
+		for (at = i; after_softmax(g, at) >= 0;)
+			at = after_softmax(g, at);
+		pv = g->layer[at].nout == 1 ? sole_reader(g, g->layer[at].out[0]) : -1;
+		if (pv < 0 || op_info[g->layer[pv].op].cls != OPC_MATMUL || g->layer[pv].nin != 2)
+			continue; /* no product with V after it: not one kernel */
+		n++;
+		for (int k = 0; k < np - 1; k++)
+			attn[path[k]] = ATTN_CORE;
+		attn[path[np - 1]] = ATTN_QK;
+		attn[i] = ATTN_CORE;
+		for (at = i; (at = after_softmax(g, at)) >= 0;)
+			attn[at] = ATTN_CORE;
+		attn[pv] = ATTN_PV;
 	}
 	return n;
+}
+
+int
+graph_attention(const Graph *g, bool *core)
+{
+	return attentions(g, core, NULL);
+}
+
+int
+graph_fusable_attention(const Graph *g, unsigned char *attn)
+{
+	return attentions(g, NULL, attn);
 }
 

@@ -189,6 +189,14 @@ typedef struct Layer {
 	                      -1 (ODL): the weights w count; frontend */
 	Cost cost;
 	bool low;          /* autocast: its output is 16-bit; pass memory */
+	unsigned char pattern; /* an ONNX decomposition of one PyTorch
+	                      operator (LayerNorm, GELU, SiLU, Hardswish):
+	                      PAT_* the operator at its first layer (which
+	                      reads its input), PAT_PART the rest; pass
+	                      memory */
+	unsigned char attn; /* its part in an attention a fused kernel
+	                      (scaled_dot_product_attention) can run: ATTN_*;
+	                      pass memory */
 	bool folded_bn;    /* ONNX: a Conv whose weights the exporter made by
 	                      folding a BatchNormalization in; frontend */
 	bool timed;        /* measured: fwd_s and bwd_s replace the roofline;
@@ -196,6 +204,14 @@ typedef struct Layer {
 	double fwd_s, bwd_s; /* measured seconds per sample, forward and
 	                      backward; pass timing_spread */
 } Layer;
+
+/* Layer.pattern: the operator a decomposition spells, at its first layer,
+ * and the layers that are its parts. */
+enum { PAT_NONE, PAT_LAYERNORM, PAT_GELU, PAT_GATED, PAT_PART };
+
+/* Layer.attn: the product QK^T, the layers between it and the product
+ * with V (scaling, softmax, dropout, casts), the product with V. */
+enum { ATTN_NONE, ATTN_QK, ATTN_CORE, ATTN_PV };
 
 /* A measured time: the seconds per sample that layers [first, last] took
  * together on the profiled GPU.  Frontends fill it from a ParaDL table's
@@ -277,6 +293,11 @@ typedef struct Graph {
 	                         wins for a layer two cover; frontend, --profile */
 	int ntiming;
 	Totals total;
+	/* what training keeps where a fused kernel runs the attentions
+	 * (Layer.attn): each layer's act_bytes, and the totals; NULL and
+	 * zero for a graph without one; pass memory */
+	int64_t *fused_act;
+	Totals fused_total;
 	unsigned done;        /* PASS_* bits of the passes that ran */
 } Graph;
 
@@ -296,6 +317,11 @@ void graph_last_use(const Graph *g, int *last);
  * softmax, and the element-wise layers after it (dropout) up to the
  * product with V -- what selective recomputation recomputes. */
 int graph_attention(const Graph *g, bool *core);
+/* Those a fused kernel can run (PyTorch's scaled_dot_product_attention:
+ * no trained term, such as Swin's relative-position bias, added to the
+ * product before the softmax), each layer's part (ATTN_*) into attn
+ * (nlayer); how many. */
+int graph_fusable_attention(const Graph *g, unsigned char *attn);
 /* Layer l's trained elements but a conv's or fc's bias: the weight
  * tensor C x F x K x K (all of them for any other kind). */
 int64_t layer_kernel_params(const Layer *l);

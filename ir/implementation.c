@@ -30,6 +30,8 @@ implementation_defaults(Implementation *im)
 		.broadcast_buffers = true, /* DDP(broadcast_buffers=True) */
 		.depthwise = "aten",       /* PyTorch's convolution selector */
 		.conv_tf32 = true,
+		.attention = "eager",       /* PyTorch 1.x: MultiheadAttention's operators */
+		.nchw_transposes = "each-pass", /* cuDNN 8 */
 		.optimizer_step = "per-op", /* torch.optim's for-loop (PyTorch 1.x) */
 		.zero_grad = true,          /* zero_grad(set_to_none=False), 1.x */
 		.step_sync = "amp",         /* GradScaler.step reads found_inf */
@@ -81,6 +83,10 @@ implementation_check(Implementation *im, const char **want)
 	if ((i = one_of(im->optimizer_step, (const char *[]){ "fused", "per-op", "foreach" })) < 0)
 		return *want = "\"fused\", \"per-op\" or \"foreach\"", "optimizer_step";
 	im->step = i;
+	if (!word(im->nchw_transposes, "each-pass", "once", &im->transposes_once))
+		return *want = "\"each-pass\" or \"once\"", "nchw_transposes";
+	if (!word(im->attention, "eager", "fused", &im->fused_attention))
+		return *want = "\"eager\" or \"fused\"", "attention";
 	if (!word(im->zero_partition, "tensors", "flat", &im->flat_zero))
 		return *want = "\"tensors\" or \"flat\"", "zero_partition";
 	if (!word(im->pipe_driver, "process", "threads", &im->pipe_threads))

@@ -80,6 +80,16 @@ typedef struct Implementation {
 	                              filter tap (docs/model.md) */
 	bool conv_tf32;            /* fp32 convolutions run in TF32 where the GPU
 	                              has it (cuDNN's default in PyTorch) */
+	const char *nchw_transposes; /* the layout transposes around a tensor-core
+	                              convolution on NCHW tensors: "each-pass"
+	                              (cuDNN 8: every pass's input and output,
+	                              forward and backward), "once" (cuDNN 9:
+	                              forward's input and output, backward's
+	                              output gradient) */
+	const char *attention;     /* "eager": an attention's operators one by
+	                              one, as autograd records them; "fused":
+	                              one kernel (scaled_dot_product_attention)
+	                              where the model lets it (Layer.attn) */
 	/* the optimizer step (docs/model.md, "Optimizer update") */
 	const char *optimizer_step; /* "fused": one kernel per parameter tensor;
 	                              "per-op": torch.optim's loop, each of the
@@ -113,7 +123,7 @@ typedef struct Implementation {
 	                              lock (torchgpipe's Pipe) */
 	/* derived from the strings above by implementation_check */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, flat_zero,
-	     pipe_threads;
+	     pipe_threads, fused_attention, transposes_once;
 	enum { STEP_FUSED, STEP_PER_OP, STEP_FOREACH } step;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 	enum { CKPT_NEVER, CKPT_EXCEPT_LAST, CKPT_ALWAYS } ckpt;

@@ -87,6 +87,8 @@ typedef struct System {
 	                             fp16, bf16: the tensor cores'); -1: eff_conv */
 	double eff_gemm_dt[DT_COUNT]; /* likewise; -1: eff_gemm */
 	double eff_mem;           /* fraction of mem_bw element-wise kernels reach */
+	double eff_norm_nchw;     /* fraction of mem_bw batch norm's kernels reach
+	                             on NCHW tensors; -1: eff_mem */
 	double kernel_lat;        /* GPU time per kernel beyond its work */
 	/* one kernel as the GPU runs it (model/kernel.c, docs/model.md "One
 	 * kernel"); sms 0: a plain roofline at the efficiencies above */

@@ -70,15 +70,61 @@ dtype(const Analysis *an, const Graph *g, const Layer *l)
 	return dt;
 }
 
+/* The fraction of the peak layer l's kernels reach at number format dt:
+ * convolutions eff_conv, products (and the element-wise FLOPs, never the
+ * bound) eff_gemm, each the system's value for dt where it gives one. */
 static double
-efficiency(const System *s, const Layer *l)
+efficiency(const System *s, const Layer *l, Dtype dt)
 {
-	switch (op_info[l->op].cls) {
-	case OPC_CONV: return s->eff_conv;
-	case OPC_FC:
-	case OPC_MATMUL: return s->eff_gemm;
-	default: return s->eff_gemm; /* element-wise FLOPs are never the bound */
+	if (op_info[l->op].cls == OPC_CONV)
+		return s->eff_conv_dt[dt] > 0 ? s->eff_conv_dt[dt] : s->eff_conv;
+	return s->eff_gemm_dt[dt] > 0 ? s->eff_gemm_dt[dt] : s->eff_gemm;
+}
+
+/* The fraction of the memory bandwidth layer l's kernels reach: batch
+ * norm's on NCHW tensors eff_norm_nchw (cuDNN's per-channel kernels),
+ * where the system gives it; the rest eff_memory. */
+static double
+bandwidth(const System *s, const Graph *g, const Layer *l)
+{
+	if (l->op == OP_BATCHNORM && !g->channels_last && s->eff_norm_nchw > 0)
+		return s->mem_bw * s->eff_norm_nchw;
+	return s->mem_bw * s->eff_mem;
+}
+
+/* An attention run as one kernel (the implementation's attention =
+ * "fused", Layer.attn; FlashAttention-2, Dao 2023, as PyTorch's
+ * scaled_dot_product_attention runs it): the two products at their
+ * tiles' pace, nothing between them moved through memory, only Q, K, V
+ * read and O written (and in backward their gradients); backward
+ * computes the scores QK^T again before its four products.  The layers
+ * between the products take no time of their own.  Seconds of layer l's
+ * part, or -1 when l is not part of a fused attention. */
+static double
+fused_attention(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+		bool bwd, Dtype dt, double peak, double u)
+{
+	const System *s = an->sys;
+	double io = 0, b = g->low_bytes ? g->low_bytes : g->elem_bytes, flops;
+
+	if (!an->impl.fused_attention || !l->attn)
+		return -1;
+	if (l->attn == ATTN_CORE)
+		return 0;
+	/* Q and K, or V and O: what crosses the kernel's edge */
+	for (int k = 0; k < l->nin; k++) {
+		int p = g->tensor[l->in[k]].producer;
+		if (p < 0 || !g->layer[p].attn)
+			io += (double)g->tensor[l->in[k]].elems;
 	}
+	if (l->attn == ATTN_PV)
+		io += (double)g->tensor[l->out[0]].elems;
+	flops = (double)(bwd ? l->cost.flops_bwd : l->cost.flops_fwd) * n * share;
+	if (bwd && l->attn == ATTN_QK)
+		flops += (double)l->cost.flops_fwd * n * share; /* the scores again */
+	double tc = kernel_compute(s, g, l, n, share, bwd, dt, peak, u, flops);
+	double tm = (bwd ? 2 : 1) * io * b * n * share / (s->mem_bw * s->eff_mem);
+	return (tc > tm ? tc : tm) + (l->attn == ATTN_QK ? (bwd ? 2 : 1) * s->kernel_lat : 0);
 }
 
 /* The roofline of one pass: the larger of compute and memory time, for n
@@ -103,8 +149,10 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
 	double fwd = ((double)c->bytes_fwd - wbytes) * narrow * n * share;
 	double act = bwd ? (double)c->bytes_bwd * narrow * n * share : fwd;
-	double bytes;
+	double bytes, fused = fused_attention(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt));
 
+	if (fused >= 0)
+		return fused;
 	/* ATen's depthwise backward: the input gradient, where the input
 	 * needs one, as any layer's (read dy, write dx: the forward's bytes),
 	 * and a weight gradient of one
@@ -115,17 +163,22 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 		act = (c->flops_bwd_data > 0 ? fwd : 0) + 2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
 				    (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
 	bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
-	double tc = flops / (peak * efficiency(s, l));
-	double tm = bytes / (s->mem_bw * s->eff_mem);
+	double tc = aten ? flops / (peak * efficiency(s, l, dt))
+			 : kernel_compute(s, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt), flops);
+	double tm = bytes / bandwidth(s, g, l);
 	/* Tensor cores work on NHWC: on PyTorch's default NCHW tensors cuDNN
-	 * transposes a convolution's input and output (and their gradients)
-	 * in kernels of their own, a read and a write of each -- the overhead
-	 * channels_last removes (NVIDIA's convolution performance guide, "Tensor
-	 * Layouts In Memory"; ~30 % of ResNet-50's step on V100 and A100 per
-	 * MosaicML's channels-last method card) */
+	 * transposes a convolution's operands in kernels of their own, a read
+	 * and a write of each -- the overhead channels_last removes (NVIDIA's
+	 * convolution performance guide, "Tensor Layouts In Memory").  cuDNN
+	 * 8 every pass's input and output (nchw_transposes "each-pass");
+	 * cuDNN 9 forward's input and output and backward's output gradient
+	 * ("once": the H100 profile of ResNet-50 in TF32, validation/h100/,
+	 * runs 157 nchwToNhwc and 65 nhwcToNchw kernels a step for its 53
+	 * convolutions) */
+	double dy = (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
 	double tt = op_info[l->op].cls == OPC_CONV && dt != DT_FP32 && s->peak[dt] > 0 &&
 			    !g->channels_last && !aten && act > 0
-			    ? 2 * act / (s->mem_bw * s->eff_mem)
+			    ? 2 * (bwd && an->impl.transposes_once ? dy : act) / (s->mem_bw * s->eff_mem)
 			    : 0;
 
 	if (op_info[l->op].save & S_VIEW)
@@ -167,6 +220,28 @@ accumulate_time(const Analysis *an, const Graph *g, const Layer *l, double share
 	       3.0 * (double)l->cost.params * share * g->elem_bytes / (s->mem_bw * s->eff_mem);
 }
 
+/* The operator an ONNX decomposition spells (Layer.pattern), at its first
+ * layer, as PyTorch runs it: one kernel reading the input and writing the
+ * output; backward reads the output gradient and the input and writes
+ * the input gradient, LayerNorm's in two kernels (its data gradient, then
+ * gamma's and beta's, which read both again: layer_norm_backward_kernel
+ * in ATen's layer_norm_kernel.cu).  Its other layers run nothing. */
+static double
+pattern_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+	     bool bwd)
+{
+	const System *s = an->sys;
+	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
+	double e = (double)g->tensor[l->in[0]].elems * n * share * g->elem_bytes * narrow;
+	bool ln = l->pattern == PAT_LAYERNORM;
+
+	if (l->pattern == PAT_PART)
+		return 0;
+	if (!bwd)
+		return 2 * e / (s->mem_bw * s->eff_mem) + s->kernel_lat;
+	return (ln ? 5 : 3) * e / (s->mem_bw * s->eff_mem) + (ln ? 2 : 1) * s->kernel_lat;
+}
+
 double
 layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
 {
@@ -179,6 +254,11 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 		kernels = 0; /* an add passes its gradient on */
 	if (bwd && an->forward_only)
 		return 0; /* no backward pass, no dispatch */
+	if (l->pattern && !l->timed)
+		return pattern_time(an, g, l, n, share, bwd) + cast_time(an, l, n, share, bwd);
+	if (an->impl.fused_attention && l->attn) /* one kernel for the attention */
+		return roofline(an, g, l, n, share, bwd, true) +
+		       (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
 	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat +
 	      cast_time(an, l, n, share, bwd);
 	if (bwd)

@@ -50,6 +50,8 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 
 	if (bwd && an->forward_only)
 		return 0;
+	if ((an->impl.fused_attention && l->attn > ATTN_QK) || l->pattern == PAT_PART)
+		return 0; /* one operator's call, counted at its first layer */
 	if (op_info[l->op].save & S_VIEW)
 		return bwd ? 0 : an->impl.dispatch; /* a call that launches nothing */
 	if (!bwd)

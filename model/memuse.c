@@ -10,6 +10,19 @@
  * pass's peak, so the peak is their sum. */
 #include "model/model.h"
 
+const Totals *
+kept(const Analysis *an, const Graph *g)
+{
+	return an->impl.fused_attention && g->fused_act ? &g->fused_total : &g->total;
+}
+
+double
+kept_layer(const Analysis *an, const Graph *g, int i)
+{
+	return (double)(an->impl.fused_attention && g->fused_act ? g->fused_act[i]
+								 : g->layer[i].cost.act_bytes);
+}
+
 void
 mem_activations(MemUse *m, const Totals *t, double samples, double share)
 {

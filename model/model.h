@@ -54,6 +54,27 @@ int step_ops(Optimizer opt);
  * kernels, not cuDNN's. */
 bool layer_on_aten(const Analysis *an, const Graph *g, const Layer *l);
 
+/* kernel.c */
+
+/* A matrix product as a library runs it: `batch` products of m x n over
+ * k. */
+typedef struct Gemm {
+	double m, n, k, batch;
+} Gemm;
+/* Seconds its tiles take in waves over the system's SMs at the peak and
+ * the main loop's efficiency u (the plain rate without sms). */
+double gemm_time(const System *s, const Gemm *p, double peak, double u);
+/* The products of layer l's forward or backward pass (a convolution's
+ * implicit GEMMs, a linear layer's, a product of two activations) on n
+ * samples into out[3]; how many (0: not tiled). */
+int layer_gemms(const Graph *g, const Layer *l, double n, bool bwd, Gemm *out);
+/* The compute time of layer l's pass of `flops` FLOPs on n samples at a
+ * share: its products as tiles in waves (Winograd where cuDNN would take
+ * it), or flops / (peak u) where the layer is not a product or the system
+ * gives no SMs. */
+double kernel_compute(const System *s, const Graph *g, const Layer *l, double n, double share,
+		      bool bwd, Dtype dt, double peak, double u, double flops);
+
 /* host.c */
 
 /* CPU seconds to issue layer l's forward or backward operators. */
@@ -69,6 +90,13 @@ void host_lane(const Analysis *an, const Graph *g, int first, int last, double n
 	       Candidate *k);
 
 /* memuse.c */
+
+/* What training keeps of g per sample under the analysis's
+ * implementation, in total and of layer i: its attentions fused where it
+ * runs them as one kernel (Graph.fused_act), else as autograd keeps each
+ * operator's. */
+const Totals *kept(const Analysis *an, const Graph *g);
+double kept_layer(const Analysis *an, const Graph *g, int i);
 
 /* The activation parts of a GPU's memory: the kept tensors of `samples`
  * samples (and the batch-independent statistics), the backward pass's

@@ -68,7 +68,7 @@ split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 static void
 memory(const Ctx *c, Candidate *k, double weights, double act_samples, double act_share)
 {
-	Totals t = c->g->total;
+	Totals t = *kept(c->an, c->g);
 
 	if (c->an->rc.k) /* recomputation keeps a fraction of them */
 		t.act_bytes = (int64_t)((double)t.act_bytes * c->an->rc.fraction);
@@ -401,7 +401,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	const Graph *g = c->g;
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
 	double n = (double)B / p1, after = after_gather(c, n, ways), growth = 1, W = c->W;
-	double *wshare = NULL, act = 0, kept = 0;
+	double *wshare = NULL, act = 0, whole = 0;
 	int grown = -1;
 
 	k->split = split;
@@ -413,9 +413,9 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 		double *share = xcalloc((size_t)split + 1, sizeof *share);
 		growth = strips(g, ways, split, share, &grown);
 		for (int i = 0; i <= split; i++) {
-			double a = (double)g->layer[i].cost.act_bytes;
+			double a = kept_layer(c->an, g, i);
 			k->t.compute += span_time(c->an, g, i, i, n, share[i]);
-			act += a * share[i], kept += a;
+			act += a * share[i], whole += a;
 		}
 		free(share);
 		if (grown >= 0) {
@@ -446,8 +446,8 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	/* a strip keeps its rows' activations (more than 1/ways of the split
 	 * layers' with halo rows), the rest 1/ways as before */
 	memory(c, k, W, n,
-	       kept > 0 ? (act + ((double)g->total.act_bytes - kept) / ways) /
-				  (double)g->total.act_bytes
+	       whole > 0 ? (act + ((double)kept(c->an, g)->act_bytes - whole) / ways) /
+				  (double)kept(c->an, g)->act_bytes
 			: 1.0 / ways);
 	free(wshare);
 }

@@ -212,7 +212,7 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 {
 	MemUse pp = per_parameter(an, g, c->nd);
 	double per_w = pp.weights + pp.grads + pp.optimizer;
-	double in_act = (double)g->total.act_bytes;
+	double in_act = (double)kept(an, g)->act_bytes;
 	const Recompute *rc = &an->rc;
 
 	bool rows = c->ways > 1 && c->inner == DIM_SPATIAL;
@@ -245,11 +245,11 @@ layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
 		c->w[i] = rows || share >= 1 ? (double)l->cost.params
 					     : split_params(l, c->inner == DIM_CHANNEL, (double)c->ways);
 		c->f[i] = c->w[i] * per_w;
-		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)l->cost.act_bytes) * n *
+		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : kept_layer(an, g, i)) * n *
 			  (rows ? share : 1);
 		c->in[i] = (double)g->tensor[i ? g->layer[i - 1].out[0] : l->in[0]].elems * n *
 			   g->elem_bytes * (rows ? share : 1);
-		in_act -= (double)l->cost.act_bytes;
+		in_act -= kept_layer(an, g, i);
 	}
 	c->a[0] += in_act * n; /* the kept graph input lives on the first stage */
 }
@@ -322,7 +322,7 @@ stage_extra(const Graph *g, const Analysis *an, double n)
 	/* segments: the one being recomputed, during its backward */
 	double seg = an->rc.k > 0 ? an->rc.segment * n : 0;
 
-	return (double)g->total.transient_bytes * n + (double)g->total.workspace_bytes +
+	return (double)kept(an, g)->transient_bytes * n + (double)g->total.workspace_bytes +
 	       an->sys->reserved + seg;
 }
 
@@ -363,7 +363,7 @@ stage_memory(const Graph *g, const Analysis *an, const Stages *st, const Costs *
 	mem->grads = wb * pp.grads;
 	mem->optimizer = wb * pp.optimizer;
 	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0);
-	mem->transient = (double)g->total.transient_bytes * n;
+	mem->transient = (double)kept(an, g)->transient_bytes * n;
 	mem->workspace = (double)g->total.workspace_bytes;
 	mem_total(mem, an->sys);
 }

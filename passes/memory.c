@@ -21,7 +21,14 @@
  * statistics per row; the exact GELU x * (1 + erf(x / sqrt 2)) / 2, SiLU
  * x * sigmoid(x) and Hardswish x * hardsigmoid(x), which save their input.
  * A pattern whose inner tensors have readers outside it is counted node by
- * node. */
+ * node.
+ *
+ * An attention a fused kernel can run (Layer.attn; PyTorch 2's
+ * scaled_dot_product_attention, flash or memory-efficient) keeps neither
+ * its scores nor its probabilities: only Q, K and V and, per query row,
+ * the softmax's log-sum-exp in fp32, which its backward uses to compute
+ * them again.  Both counts are kept (Graph.fused_act); the implementation
+ * says which applies (model/memuse.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +46,7 @@ typedef struct Mem {
 	int64_t *stat;       /* per layer: fp32 statistics saved per sample */
 	int64_t fixed;       /* fp32 statistics saved whatever the batch */
 	bool amp;            /* count as torch.autocast runs (Graph.low_bytes) */
+	bool sdpa;           /* count the attentions as one kernel (Layer.attn) */
 	bool *low;           /* autocast: the tensor is 16-bit */
 	int64_t *cast;       /* per layer: elements of the input copies it casts
 	                        and saves (16-bit for a lowering op, fp32 for a
@@ -244,13 +252,32 @@ keep(Mem *m, int t)
 		m->g->tensor[m->g->tensor[t].root].saved = true;
 }
 
+/* The layers of a decomposition: `head` spells operator `pat`, the
+ * others of parts[] (-1: none) are its parts. */
+static void
+pattern(Mem *m, int head, int pat, const int *parts, int n)
+{
+	m->g->layer[head].pattern = (unsigned char)pat;
+	for (int i = 0; i < n; i++)
+		if (parts[i] >= 0 && parts[i] != head)
+			m->g->layer[parts[i]].pattern = PAT_PART;
+}
+
+/* The layer that scales tensor t by a constant and is its only reader
+ * (GELU's trailing / 2, LayerNorm's beta), or -1. */
+static int
+scaled_by(const Mem *m, int t)
+{
+	return sole_user(m, t, OP_SCALE);
+}
+
 /* The exact GELU as ONNX writes it, from its Erf layer e:
  * Erf(x / c) -> + 1 -> * x (or * x/2) [-> / 2].  Saves x only. */
 static void
 fuse_gelu(Mem *m, int e)
 {
 	const Layer *l = m->g->layer;
-	int p, a, mul, x, o;
+	int p, a, mul, x, o, h = -1;
 
 	if ((p = producer(m, l[e].in[0], OP_SCALE)) < 0 || sole_user(m, l[e].in[0], OP_ERF) != e ||
 	    (a = sole_user(m, l[e].out[0], OP_SCALE)) < 0 ||
@@ -259,13 +286,15 @@ fuse_gelu(Mem *m, int e)
 	x = l[p].in[0];
 	o = l[mul].in[0] == l[a].out[0] ? l[mul].in[1] : l[mul].in[0];
 	if (o != x) {
-		int h = producer(m, o, OP_SCALE);
+		h = producer(m, o, OP_SCALE);
 		if (h < 0 || l[h].in[0] != x || sole_user(m, o, OP_MUL) != mul)
 			return;
 		m->fused[h] = true;
 	}
 	m->fused[p] = m->fused[e] = m->fused[a] = m->fused[mul] = true;
 	keep(m, x);
+	pattern(m, h >= 0 && h < p ? h : p, PAT_GELU,
+		(int[]){ p, e, a, mul, h, scaled_by(m, l[mul].out[0]) }, 6);
 }
 
 /* SiLU and Hardswish as ONNX opset 13 writes them, from the gate layer f
@@ -282,6 +311,7 @@ fuse_gated(Mem *m, int f)
 		return;
 	m->fused[f] = m->fused[mul] = true;
 	keep(m, x);
+	pattern(m, f, PAT_GATED, (int[]){ mul }, 1);
 }
 
 /* The layer among t's readers of kind op (reading t as input k), or -1. */
@@ -320,6 +350,8 @@ fuse_layernorm(Mem *m, int r)
 	m->fused[eps] = m->fused[sq] = m->fused[dv] = true;
 	if ((gm = sole_user(m, l[dv].out[0], OP_SCALE)) >= 0)
 		m->fused[gm] = true; /* gamma: LayerNorm recomputes what it multiplies */
+	pattern(m, r, PAT_LAYERNORM,
+		(int[]){ s, pw, r2, eps, sq, dv, gm, gm >= 0 ? scaled_by(m, l[gm].out[0]) : -1 }, 8);
 	if (m->amp && m->low[x])
 		add(m, &m->cast[r], 1, m->g->tensor[x].elems); /* layer_norm: fp32 list */
 	else
@@ -410,6 +442,31 @@ pads_a_pool(const Mem *m, int p)
 	       sole_user(m, l->out[0], OP_AVGPOOL) >= 0;
 }
 
+/* Layer i's part in a fused attention: the products keep Q and K, and V
+ * (the product with V's operand from outside the attention); the softmax
+ * its log-sum-exp, one fp32 per row; the rest nothing. */
+static void
+fused_rule(Mem *m, int i)
+{
+	const Graph *g = m->g;
+	const Layer *l = &g->layer[i];
+
+	if (l->attn == ATTN_QK) {
+		for (int k = 0; k < l->nin; k++)
+			keep_for(m, l->in[k], l);
+	} else if (l->attn == ATTN_PV) {
+		for (int k = 0; k < l->nin; k++) {
+			int p = g->tensor[l->in[k]].producer;
+			if (p < 0 || !g->layer[p].attn)
+				keep_for(m, l->in[k], l);
+		}
+	} else if (l->op == OP_SOFTMAX && l->nin && l->nout) {
+		const Shape *y = &g->tensor[l->out[0]].shape;
+		if (y->rank > 0 && y->d[y->rank - 1] > 0)
+			add(m, &m->stat[i], 1, g->tensor[l->out[0]].elems / y->d[y->rank - 1]);
+	}
+}
+
 /* Layer i's own rule (ops.def's save column). */
 static void
 apply_rule(Mem *m, int i)
@@ -418,6 +475,8 @@ apply_rule(Mem *m, int i)
 	int save = op_info[l->op].save;
 	int64_t out = l->nout ? m->g->tensor[l->out[0]].elems : 0;
 
+	if (m->sdpa && l->attn)
+		return fused_rule(m, i);
 	for (int k = 0; k < l->nin && (save & S_IN); k++)
 		keep_for(m, l->in[k], l);
 	for (int k = 0; k < l->nout && (save & S_OUT); k++)
@@ -522,12 +581,13 @@ sum_up(Mem *m)
 	transient(m);
 }
 
-/* One count, as autocast runs (amp) or not; false when a count overflowed. */
+/* One count, as autocast runs (amp) or not, the attentions fused or not;
+ * false when a count overflowed. */
 static bool
-count(Graph *g, bool amp)
+count(Graph *g, bool amp, bool fused)
 {
 	size_t nt = (size_t)g->ntensor + 1, nl = (size_t)g->nlayer + 1, reads = 1;
-	Mem m = { .g = g, .ok = true, .amp = amp };
+	Mem m = { .g = g, .ok = true, .amp = amp, .sdpa = fused };
 
 	for (int i = 0; i < g->nlayer; i++)
 		reads += (size_t)g->layer[i].nin;
@@ -548,6 +608,7 @@ count(Graph *g, bool amp)
 	for (int i = 0; i < g->nlayer; i++) {
 		Cost *c = &g->layer[i].cost;
 		g->layer[i].low = false;
+		g->layer[i].pattern = PAT_NONE;
 		c->cast_w = c->cast_in = c->cast_grad = 0;
 		c->cast_wn = c->cast_inn = c->cast_gradn = 0;
 	}
@@ -557,7 +618,8 @@ count(Graph *g, bool amp)
 		if (aliases(&g->layer[i]) || pads_a_pool(&m, i))
 			g->tensor[g->layer[i].out[0]].root = g->tensor[g->layer[i].in[0]].root;
 	for (int i = 0; i < g->nlayer; i++)
-		fuse(&m, i);
+		if (!(fused && g->layer[i].attn))
+			fuse(&m, i);
 	for (int i = 0; i < g->nlayer; i++)
 		if (!m.fused[i])
 			apply_rule(&m, i);
@@ -567,18 +629,46 @@ count(Graph *g, bool amp)
 	return m.ok;
 }
 
+/* The counts with the attentions a fused kernel can run as one
+ * (Graph.fused_act, fused_total), at the graph's precision; none for a
+ * graph without one.  The plain count runs after it. */
+static bool
+fused_count(Graph *g)
+{
+	unsigned char *attn = xcalloc((size_t)g->nlayer + 1, 1);
+	bool ok = true;
+
+	g->fused_act = NULL;
+	g->fused_total = (Totals){ 0 };
+	if (graph_fusable_attention(g, attn) > 0) {
+		for (int i = 0; i < g->nlayer; i++)
+			g->layer[i].attn = attn[i];
+		if ((ok = count(g, g->low_bytes > 0, true))) {
+			g->fused_act = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *g->fused_act);
+			for (int i = 0; i < g->nlayer; i++)
+				g->fused_act[i] = g->layer[i].cost.act_bytes;
+			g->fused_total = g->total;
+		}
+	} else {
+		for (int i = 0; i < g->nlayer; i++)
+			g->layer[i].attn = ATTN_NONE;
+	}
+	free(attn);
+	return ok;
+}
+
 /* autograd's fp32 figure first (saved_bytes, saved_fixed_bytes: what the
  * JSON report calls fp32 whatever the precision); under autocast the
  * count again as it runs, which sets every other figure. */
 bool
 memory_annotate(Graph *g)
 {
-	bool ok = count(g, false);
+	bool ok = fused_count(g) && count(g, false, false);
 
 	g->total.saved_low_bytes = 0;
 	if (ok && g->low_bytes) {
 		int64_t saved = g->total.saved_bytes, fixed = g->total.saved_fixed_bytes;
-		ok = count(g, true);
+		ok = count(g, true, false);
 		g->total.saved_low_bytes = g->total.saved_bytes;
 		g->total.saved_bytes = saved;
 		g->total.saved_fixed_bytes = fixed;

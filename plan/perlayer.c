@@ -129,7 +129,7 @@ layer_memory(const Ctx *c, const Layer *l, State s)
 	return (split_in(c, l, s, &ways) ? split_params(l, s.mode == PL_CHANNEL, (double)s.d)
 					 : (double)l->cost.params) *
 		       per_w +
-	       (double)l->cost.act_bytes * n;
+	       kept_layer(c->an, c->g, (int)(l - c->g->layer)) * n;
 }
 
 /* Forward + backward of layer l on n samples at a share. */
@@ -649,7 +649,7 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 	/* the fastest; if it does not fit, time + lambda x memory for the
 	 * least lambda whose assignment fits */
 	cap = an->sys->mem - an->sys->reserved - (double)g->total.workspace_bytes -
-	      (double)g->total.transient_bytes * c.B / (double)c.p;
+	      (double)kept(an, g)->transient_bytes * c.B / (double)c.p;
 	if (!solve(&c, &ch, 0, state, &time, &mem, &obj))
 		goto freeall;
 	if (mem > cap) {

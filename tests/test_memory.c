@@ -1,6 +1,7 @@
 /* test_memory.c -- passes/memory.c: which activations training keeps for
  * backward, counted once each, on the layer that made them. */
 #include "harness.h"
+#include "model/model.h"
 #include "onnxbuild.h"
 
 #define MEMORY(odl) fx_run(fx, odl, PASS_MEMORY)
@@ -365,6 +366,37 @@ onnx_layernorm_and_gelu_count_as_the_operators_they_spell(void **state)
 	assert_int_equal(g->total.saved_bytes, (32 + 8 + 32 + 64 + 64) * 4);
 }
 
+/* The decompositions are one operator each for the time model too
+ * (Layer.pattern): LayerNorm at its first ReduceMean, its sub, pow, mean,
+ * eps, sqrt, div, gamma and beta parts; GELU at its first division, the
+ * erf, the add and the two products parts.  The parts run nothing; the
+ * operator reads its input and writes its output, 2 x 32 floats a sample
+ * for LayerNorm (backward 5: its data gradient, then gamma's and beta's,
+ * reading both again), plus a kernel's latency each. */
+static void
+onnx_decompositions_run_as_one_kernel(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = onnx_run(fx, mlp(&fx->arena, false));
+	const System *s = fx_abci(fx);
+	Analysis an = { .sys = s, .impl = fx_impl(NULL), .prec = PREC_FP32 };
+	const char *parts[] = { "sub", "sqrt", "beta", "gadd", "gmul", "ghalf" };
+	const Layer *mean = fx_layer(g, "mean");
+	double bw = s->mem_bw * s->eff_mem;
+
+	assert_int_equal(mean->pattern, PAT_LAYERNORM);
+	assert_int_equal(fx_layer(g, "gdiv")->pattern, PAT_GELU);
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		assert_int_equal(fx_layer(g, parts[i])->pattern, PAT_PART);
+		NEAR(layer_time(&an, g, fx_layer(g, parts[i]), 64, 1, false), 0);
+		NEAR(layer_host(&an, g, fx_layer(g, parts[i]), false), 0);
+	}
+	assert_int_equal(fx_layer(g, "fc1")->pattern, PAT_NONE);
+	NEAR(layer_time(&an, g, mean, 64, 1, false), 2 * 32 * 4 * 64 / bw + s->kernel_lat);
+	NEAR(layer_time(&an, g, mean, 64, 1, true), 5 * 32 * 4 * 64 / bw + 2 * s->kernel_lat);
+	NEAR(layer_host(&an, g, mean, false), an.impl.dispatch);
+}
+
 /* With a second reader of d the nodes are counted one by one: Pow and Div
  * keep d, Div the rstd s (4); ReduceMean keeps its input r. */
 static void
@@ -553,6 +585,7 @@ main(void)
 		FX_TEST(backward_peak_and_workspace),
 		FX_TEST(totals_are_elements_times_item_size_and_stable_on_rerun),
 		FX_TEST(onnx_layernorm_and_gelu_count_as_the_operators_they_spell),
+		FX_TEST(onnx_decompositions_run_as_one_kernel),
 		FX_TEST(onnx_decomposition_with_an_outside_reader_counts_node_by_node),
 		FX_TEST(onnx_layer_scale_keeps_its_input_and_dropout_is_its_input),
 		FX_TEST(onnx_slices_keep_their_input_and_silu_keeps_one_tensor),

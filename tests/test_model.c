@@ -301,6 +301,129 @@ selective_recomputes_the_attention_core(void **state)
 	NEAR(an.rc.fraction, (full - 9216) / full);
 }
 
+/* An attention a fused kernel can run (PyTorch 2's scaled_dot_product_
+ * attention: no trained term added before the softmax) keeps Q, K and V
+ * and a log-sum-exp per query row, not the scores' softmax (4 heads x 128
+ * x 128 floats), the dropout's mask (bytes) nor its output (floats):
+ * 589,824 bytes a sample fewer, 4 x 128 x 4 more.  The layers between the
+ * products run nothing of their own, and at a large batch the fused
+ * kernel, moving no scores through memory, is faster than the operators
+ * one by one.  With a trained bias added to the scores (Swin's relative
+ * position bias) nothing is fused. */
+static void
+fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input q: 4x128x16; input k: 4x16x128; input v: 4x128x16;\n"
+			      "  s = matmul(q, k); p = softmax(s, axis=2); d = dropout(p);\n"
+			      "  o = matmul(d, v); }", PASS_MEMORY);
+	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
+	Analysis an = { .sys = s, .impl = fx_impl(NULL), .prec = PREC_FP32 };
+	double eager = 0, fused = 0;
+
+	assert_non_null(g);
+	assert_int_equal(g->layer[0].attn, ATTN_QK);
+	assert_int_equal(g->layer[1].attn, ATTN_CORE);
+	assert_int_equal(g->layer[2].attn, ATTN_CORE);
+	assert_int_equal(g->layer[3].attn, ATTN_PV);
+	assert_non_null(g->fused_act);
+	assert_int_equal(g->fused_total.act_bytes, g->total.act_bytes - 589824 + 4 * 128 * 4);
+	assert_false(an.impl.fused_attention);
+	assert_ptr_equal(kept(&an, g), &g->total);
+	for (int i = 0; i < g->nlayer; i++)
+		eager += layer_time(&an, g, &g->layer[i], 256, 1, false) +
+			 layer_time(&an, g, &g->layer[i], 256, 1, true);
+	an.impl.attention = "fused";
+	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
+	assert_true(an.impl.fused_attention);
+	assert_ptr_equal(kept(&an, g), &g->fused_total);
+	NEAR(kept_layer(&an, g, 1), 4 * 128 * 4);
+	for (int i = 0; i < g->nlayer; i++)
+		fused += layer_time(&an, g, &g->layer[i], 256, 1, false) +
+			 layer_time(&an, g, &g->layer[i], 256, 1, true);
+	NEAR(layer_time(&an, g, &g->layer[1], 256, 1, false), 0);
+	NEAR(layer_time(&an, g, &g->layer[2], 256, 1, true), 0);
+	assert_true(fused < eager);
+
+	g = fx_run(fx, "model m { input q: 4x16x8; input k: 4x8x16; input v: 4x16x8;\n"
+		       "  s = matmul(q, k); b = scale(s); p = softmax(b, axis=2);\n"
+		       "  o = matmul(p, v); }", PASS_COST);
+	assert_non_null(g);
+	g->layer[1].cost.params = 16 * 16; /* the bias a table gives, trained */
+	assert_true(memory_annotate(g));
+	assert_int_equal(graph_attention(g, NULL), 1);
+	assert_null(g->fused_act);
+	for (int i = 0; i < g->nlayer; i++)
+		assert_int_equal(g->layer[i].attn, ATTN_NONE);
+}
+
+/* One matrix product as tiles in waves (model/kernel.c), on a made-up GPU
+ * of one SM at 1 TFLOPS, its main loop at the peak: a 128 x 128 x 128
+ * product is one tile of 128 x 128, 2 x 128^3 FLOPs; one more row
+ * (129) pads a second row of such tiles, where ten tiles of 32 x 64 at
+ * r(32, 64) / r(128, 128) of the rate take least; a tile's overhead of
+ * 32 steps adds 32 / 128 to the first.  On 4 SMs a single tile's K is
+ * split 4 ways, the parts summed through memory. */
+static void
+tiles_run_in_waves_over_the_sms(void **state)
+{
+	(void)state;
+	System s = { .sms = 1, .mem_bw = 1e21, .eff_mem = 1 };
+	Gemm p = { 128, 128, 128, 1 }, q = { 129, 128, 128, 1 };
+	double r = (32.0 * 64 / (32 * 64 + 10 * 96)) / (128.0 * 128 / (128 * 128 + 10 * 256));
+
+	NEAR(gemm_time(&s, &p, 1e12, 1), 2 * 128.0 * 128 * 128 / 1e12);
+	NEAR(gemm_time(&s, &q, 1e12, 1), 10 * 2 * 32.0 * 64 * 128 / (r * 1e12));
+	s.tile_overhead = 32;
+	NEAR(gemm_time(&s, &p, 1e12, 1), 2 * 128.0 * 128 * 160 / 1e12);
+	s.tile_overhead = 0;
+	s.sms = 4;
+	p.k = 1024;
+	assert_true(fabs(gemm_time(&s, &p, 4e12, 1) - 2 * 128.0 * 128 * 256 / 1e12) < 1e-12);
+	s.sms = 0; /* no SMs given: the plain rate */
+	NEAR(gemm_time(&s, &p, 4e12, 0.5), 2 * 128.0 * 128 * 1024 / 2e12);
+}
+
+/* cuDNN's Winograd F(4x4, 3x3) for a 3 x 3, stride-1 convolution in true
+ * fp32 on an H100: 36 products where direct convolution has 144, worth
+ * its transforms at 64 channels of 56 x 56 on 64 samples, faster than its
+ * implicit GEMM; in TF32 (tensor cores) cuDNN runs the implicit GEMM, and
+ * a stride-2 convolution has no Winograd. */
+static void
+winograd_runs_three_by_three_convolutions_in_fp32(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 64x56x56;\n"
+			      "  c = conv(x, 64, kernel=3, pad=1); d = conv(x, 64, kernel=3, pad=1, stride=2); }",
+			  PASS_MEMORY);
+	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
+	const Layer *c, *d;
+	Gemm p[3];
+	double flops, direct;
+
+	assert_non_null(g);
+	c = fx_layer(g, "c"), d = fx_layer(g, "d");
+	assert_int_equal(layer_gemms(g, c, 64, false, p), 1);
+	NEAR(p[0].m, 64.0 * 56 * 56);
+	NEAR(p[0].n, 64);
+	NEAR(p[0].k, 64.0 * 9);
+	flops = (double)c->cost.flops_fwd * 64;
+	direct = gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+		 (2 * p[0].m * p[0].n * p[0].k);
+	assert_true(kernel_compute(s, g, c, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv,
+				   flops) < 0.7 * direct);
+	direct = gemm_time(s, &p[0], s->peak[DT_TF32], s->eff_conv) * flops /
+		 (2 * p[0].m * p[0].n * p[0].k);
+	NEAR(kernel_compute(s, g, c, 64, 1, false, DT_TF32, s->peak[DT_TF32], s->eff_conv, flops),
+	     direct);
+	assert_int_equal(layer_gemms(g, d, 64, true, p), 1); /* reads the input: no data gradient */
+	flops = (double)d->cost.flops_fwd * 64;
+	assert_int_equal(layer_gemms(g, d, 64, false, p), 1);
+	NEAR(kernel_compute(s, g, d, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv, flops),
+	     gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+		     (2 * p[0].m * p[0].n * p[0].k));
+}
+
 /* Tensor cores on NCHW data: a convolution run in TF32 on dgx-a100 adds
  * the transposes of its input and output, a read and a write of each: 2 x
  * its activation bytes over memory_bw x eff_memory.  The conv reads
@@ -1072,6 +1195,9 @@ main(void)
 		FX_TEST(sends_are_staged_through_the_host_where_the_implementation_does),
 		FX_TEST(the_step_launches_what_the_optimizer_loops_over),
 		FX_TEST(the_gpu_waits_for_the_host_that_issues_it),
+		FX_TEST(fused_attention_keeps_q_k_v_and_the_row_statistics),
+		FX_TEST(tiles_run_in_waves_over_the_sms),
+		FX_TEST(winograd_runs_three_by_three_convolutions_in_fp32),
 		FX_TEST(zero_steps_its_share_of_the_tensors),
 		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
 		FX_TEST(the_reducer_copies_each_gradient_and_buffer),
