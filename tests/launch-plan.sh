@@ -7,9 +7,10 @@
 # types, an empty file, bad UTF-8, a top-level list, 200,000-deep nesting,
 # /dev/zero, a FIFO, a directory, 16 MiB and more, a key twice), world_size
 # above what this machine runs, a batch the plan cannot split; a bad
-# command line (--steps, --batch, --image-size out of range, a model
-# torchvision does not have) exits 2; a python without torch says which
-# python and what torch it needs.  These need no torch.  With
+# command line (--steps, --batch, --image-size, --time, --warmup out of
+# range, a model torchvision does not have; --check with --time, --out
+# without --time or in no directory) exits 2; a python without torch
+# says which python and what torch it needs.  These need no torch.  With
 # torch and torchvision (else skipped): a per-layer plan of
 # examples/alexnet.odl, whose modules (conv1 ... fc8) torchvision's
 # AlexNet does not have, is refused naming the entry and listing the
@@ -197,7 +198,8 @@ refused "$tmp/pipe.json" 1 "pipeline.n_microbatches: 2 micro-batches do not spli
 check "--batch that the micro-batches do not split: refused, naming n_microbatches"
 
 for a in "--steps 0" "--batch 0" "--batch -1" "--image-size 100000" "--batch 1e3" \
-	"--model torchvision:resnet99"; do
+	"--model torchvision:resnet99" "--time 0" "--warmup 1" "--time 2 --check" \
+	"--time 2 --steps 3" "--out m.csv" "--time 1 --out /nonexistent/m.csv"; do
 	# shellcheck disable=SC2086
 	refused "$tmp/data.json" 2 "error: " $a
 	check "usage: $a: exit 2, argparse's message"

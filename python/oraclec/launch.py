@@ -1,11 +1,12 @@
 """oraclec.launch -- run the job an oraclec PyTorch plan describes, with the
 PyTorch that is installed (torch >= 1.13 and torchvision; no
 torch.distributed.pipelining needed), and with --check verify that it
-computes what one process does.
+computes what one process does, with --time time it.
 
     python3 -m oraclec.launch --plan PLAN.json --model torchvision:NAME \
         [--steps K] [--check] [--batch B] [--image-size S] [--device D] \
-        [--channels-last] [--validate-only]
+        [--channels-last] [--time K [--warmup W] [--out M.csv]] [--trace FILE] \
+        [--validate-only]
 
 The plan is checked before anything starts (oraclec.planschema: the file,
 its JSON, every key's type and range, world_size against the device
@@ -67,6 +68,27 @@ The exit status is 0 when they agree, 1 with the first difference.
 BatchNorm runs on its running statistics, dropout is off and autocast is
 not applied for the check.
 
+--time K: W warm-up steps (--warmup, default 3, at least 2), then K timed
+steps in training mode; each step (zero_grad, forward, backward, the
+gradient exchange, the optimizer step) is timed between a barrier and its
+end (torch.cuda.synchronize on a GPU); the step time is the median over
+the K steps of the slowest rank's.  Peak memory: the largest rank's
+torch.cuda.max_memory_allocated over the timed steps on a GPU; on the CPU
+the largest rank's RSS growth over one more step, glibc made to return
+freed blocks (runner.CpuMemory).  --out M.csv writes (atomically) one row
+with oraclec validate's columns, model, strategy, gpus, grid,
+global_batch, dataset_size, measured_iteration_s, then precision,
+implementation, peak_memory_bytes, and M.models/NAME.onnx beside it (the
+model, exported as tools/export_zoo.py exports: opset 13, batch 1 at the
+run's image size, dynamic batch axis; BatchNorm kept), so that
+`oraclec validate M.csv --models M.models` predicts it.
+
+--trace FILE: a Chrome trace (JSON) of rank 0's profile (torch.profiler)
+over the timed steps, or over the last step without --time: steps, a
+range per module call named by the module's path, and every operator with
+the module that ran it, backward operators linked to their forward one by
+the autograd sequence number (docs/plans.md, "Running a plan").
+
 --validate-only: check the plan (and the command line; with --model the
 plan's names against the model) and exit, 0 when it would run.
 """
@@ -112,7 +134,7 @@ def parser():
     ap.add_argument("--plan", required=True, help="the plan (oraclec --plan pytorch)")
     ap.add_argument("--model", help="torchvision:NAME (required unless --validate-only)")
     ap.add_argument("--steps", type=ranged(1, 100000), default=None,
-                    help="steps to run (default 1)")
+                    help="steps to run (default 1; not with --time)")
     ap.add_argument("--batch", type=ranged(1, 1 << 20), default=None,
                     help="samples per step (default: one per micro-batch and replica, one per "
                     "rank for a split plan)")
@@ -122,8 +144,17 @@ def parser():
                     "there are as many GPUs as ranks")
     ap.add_argument("--channels-last", action="store_true",
                     help="the model and its input in channels-last (NHWC)")
-    ap.add_argument("--check", action="store_true",
-                    help="compare loss and gradients with one process")
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--check", action="store_true",
+                      help="compare loss and gradients with one process")
+    what.add_argument("--time", type=ranged(1, 100000), metavar="K",
+                      help="time K steps after the warm-up")
+    ap.add_argument("--warmup", type=ranged(2, 100000), default=3, metavar="W",
+                    help="warm-up steps before the timed ones (default 3)")
+    ap.add_argument("--out", metavar="M.csv",
+                    help="with --time: the measured row, for oraclec validate")
+    ap.add_argument("--trace", metavar="FILE",
+                    help="a Chrome trace of rank 0 over the timed steps (or the last step)")
     ap.add_argument("--validate-only", action="store_true",
                     help="check the plan and the command line, start nothing")
     ap.add_argument("--timeout", type=ranged(10, 86400), default=600,
@@ -289,6 +320,14 @@ def model_names(torch, runner, plan, model, spec):
                     mode, target, width, "outputs" if mode == "filter" else "inputs", d))
 
 
+def strategy_of(plan):
+    names = set(plan["device_mesh"]["mesh_dim_names"])
+    for k, dims in planschema.STRATEGIES.items():
+        if dims == names:
+            return k
+    return plan.get("strategy", "?")
+
+
 def grid_of(plan):
     """The grid as oraclec spells it (data=2,pipeline=2), dimensions in
     oraclec's order."""
@@ -296,16 +335,114 @@ def grid_of(plan):
     return ",".join("%s=%d" % (d, size[d]) for d in planschema.DIMS if d in size)
 
 
+def precision_of(cfg, device):
+    """oraclec's --precision for what ran."""
+    if cfg.autocast == "float16":
+        return "amp-fp16"
+    if cfg.autocast == "bfloat16":
+        return "amp-bf16"
+    return "tf32" if device == "cuda" and cfg.allow_tf32 else "fp32"
+
+
+def export_onnx(torch, runner, spec, size, path):
+    """The model as tools/export_zoo.py exports it (opset 13, input and
+    output named, a dynamic batch axis N, constants folded; BatchNorm kept:
+    training=PRESERVE on the eval model), batch 1 at the run's image size;
+    distinct parameter and buffer values, so that the exporter merges no
+    initializers; the weights left out (external data whose file is never
+    written) where the onnx package is there.  None, or why it failed."""
+    import tempfile
+    import warnings
+    model = runner.build_model(spec, size).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.02)
+        for b in model.buffers():
+            if b.is_floating_point():
+                b.uniform_(0.5, 1.5)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=d)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, torch.randn(1, 3, size, size), tmp, opset_version=13,
+                              input_names=["input"], output_names=["output"],
+                              dynamic_axes={"input": {0: "N"}, "output": {0: "N"}},
+                              do_constant_folding=True,
+                              training=torch.onnx.TrainingMode.PRESERVE)
+        try:
+            import onnx
+            import onnx.numpy_helper
+        except ImportError:
+            onnx = None
+        if onnx is not None:
+            m = onnx.load(tmp)
+            float_types = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
+                           onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
+            offset = 0
+            for t in m.graph.initializer:
+                if t.data_type not in float_types:
+                    continue
+                n = len(onnx.numpy_helper.to_array(t).tobytes())
+                del t.external_data[:]
+                for k, v in (("location", os.path.basename(path)[:-5] + ".weights"),
+                             ("offset", str(offset)), ("length", str(n))):
+                    e = t.external_data.add()
+                    e.key, e.value = k, v
+                t.data_location = onnx.TensorProto.EXTERNAL
+                for f in ("raw_data", "float_data", "double_data", "int32_data"):
+                    t.ClearField(f)
+                offset += n
+            onnx.save(m, tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        return None
+    except Exception as e:  # an exporter's failure is the model's, reported
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return runner.one_line(e)
+
+
+def write_csv(runner, path, row):
+    cols = ["model", "strategy", "gpus", "grid", "global_batch", "dataset_size",
+            "measured_iteration_s", "precision", "implementation", "peak_memory_bytes"]
+
+    def write(f):
+        f.write(",".join(cols) + "\n")
+        f.write(",".join(str(row[c]) for c in cols) + "\n")
+    runner.write_atomic(path, write)
+
+
 def main(argv=None):
     ap = parser()
     args = ap.parse_args(argv)
     if not args.model and not args.validate_only:
         ap.error("the following arguments are required: --model")
+    if args.out and not args.time:
+        ap.error("--out writes a timed run: it needs --time K")
+    if args.steps and args.time:
+        ap.error("--time K runs its warm-up and K steps: no --steps")
+    if args.out and not args.out.endswith(".csv"):
+        ap.error("--out %s: the measured row is a .csv file" % printable(args.out))
+    for opt, path in (("--out", args.out), ("--trace", args.trace)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            ap.error("%s %s: no such directory" % (opt, printable(path)))
     where = printable(args.plan)
     try:
         plan = planschema.read(args.plan)
         planschema.check(plan)
         planschema.supported(plan)
+        if args.out and plan.get("per_layer"):
+            raise PlanError("per_layer", "--out writes a row for oraclec validate, which "
+                            "predicts uniform strategies; a per-layer plan has none (time it "
+                            "without --out)")
+        if plan.get("checkpoint_segments") and args.time:
+            raise PlanError("checkpoint_segments", "recomputation (oraclec --recompute) is not "
+                            "run by this launcher yet: the times and memory would not be the "
+                            "plan's")
         if plan.get("autocast") == "float16" and args.device == "cpu" and not args.check:
             raise PlanError("autocast", "float16 autocast runs on a GPU (--device cuda); "
                             "the CPU's autocast takes bfloat16 (oraclec --precision amp-bf16)")
@@ -361,10 +498,11 @@ def run(torch, runner, args, plan, where, B, device):
     threads = max(1, cores() // world)
     cfg = argparse.Namespace(
         model=args.model, image_size=args.image_size, batch=B, steps=args.steps or 1,
-        check=args.check, device=device,
+        time=args.time or 0, warmup=args.warmup, check=args.check, device=device,
         threads=threads, channels_last=bool(args.channels_last or plan.get("channels_last")),
         autocast=None if args.check else plan.get("autocast"),
-        allow_tf32=bool(plan.get("allow_tf32")), timeout=args.timeout)
+        allow_tf32=bool(plan.get("allow_tf32")), timeout=args.timeout,
+        trace=os.path.abspath(args.trace) if args.trace else None)
     if args.check and plan.get("autocast"):
         runner.stderr("oraclec.launch: note: --check compares in fp32: the plan's autocast "
                       "(%s) is not applied" % plan["autocast"])
@@ -406,6 +544,12 @@ def run(torch, runner, args, plan, where, B, device):
     if args.check:
         print("ok: %d ranks agree with one process (loss, every gradient, the step, the "
               "parameters each holds)" % world)
+    if args.time:
+        report_time(torch, runner, args, plan, B, device, cfg, results)
+    if args.trace:
+        steps = ("steps %d to %d" % (args.warmup, args.warmup + args.time - 1) if args.time
+                 else "step %d" % ((args.steps or 1) - 1))
+        print("trace: %s (rank 0, %s)" % (printable(args.trace), steps))
     return 0
 
 
@@ -414,6 +558,39 @@ def runner_port(runner):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def report_time(torch, runner, args, plan, B, device, cfg, results):
+    world = plan["world_size"]
+    median, fast, slow = runner.timing(results, world)
+    peaks = [results[r]["peak"] for r in sorted(results)]
+    peak = None if any(p is None for p in peaks) else max(peaks)
+    print("time: %d warm-up steps, %d timed: %.6g s per step (the median of the slowest "
+          "rank's; steps from %.6g to %.6g s)" % (args.warmup, args.time, median, fast, slow))
+    what = ("torch.cuda.max_memory_allocated over the timed steps" if device == "cuda" else
+            "RSS growth in one step after them")
+    print("peak memory: %s bytes (the largest rank's %s)" % (
+        "not measured" if peak is None else "%d" % peak, what))
+    if not args.out:
+        return
+    name = args.model.split(":", 1)[1]
+    major = int(torch.__version__.split(".")[0])
+    row = {"model": name, "strategy": strategy_of(plan), "gpus": world,
+           "grid": grid_of(plan), "global_batch": B, "dataset_size": runner.DATASET_SIZE,
+           "measured_iteration_s": "%.9g" % median, "precision": precision_of(cfg, device),
+           "implementation": "pytorch-2" if major >= 2 else "pytorch",
+           "peak_memory_bytes": "" if peak is None else peak}
+    write_csv(runner, args.out, row)
+    print("wrote %s" % printable(args.out))
+    models = args.out[:-4] + ".models"
+    os.makedirs(models, exist_ok=True)
+    onnx_path = os.path.join(models, name + ".onnx")
+    why = export_onnx(torch, runner, args.model, args.image_size, onnx_path)
+    if why:
+        runner.stderr("oraclec.launch: note: torch.onnx.export of %s failed (%s): %s not "
+                      "written" % (args.model, why, printable(onnx_path)))
+    else:
+        print("wrote %s" % printable(onnx_path))
 
 
 if __name__ == "__main__":

@@ -6,14 +6,19 @@ replica (DistributedDataParallel), a pipeline stage (the model traced with
 torch.fx and cut at split_spec), or its shards of split layers (filter,
 channel, per layer) -- and runs steps: forward, backward, the gradients
 summed where the plan replicates them, an SGD step.  With --check step 0
-is compared with one process.  docs/plans.md, "Running a plan", says
-what each does.
+is compared with one process; with --time the steps after the warm-up are
+timed; with --trace rank 0 records a profile.  docs/plans.md, "Running a
+plan", says what each does.
 """
 import contextlib
+import ctypes
 import datetime
+import gc
 import json
 import os
+import statistics
 import sys
+import tempfile
 import time
 
 import torch
@@ -27,6 +32,9 @@ from oraclec.planschema import PlanError, splits
 RTOL, ATOL = 1e-4, 1e-5
 # the step every rank (and the one-process reference) takes
 SGD = {"lr": 0.01, "momentum": 0.9}
+# the timed run's input set: ImageNet-1k's training images (the dataset the
+# torchvision models are defined for); only the epoch depends on it
+DATASET_SIZE = 1281167
 
 
 class Stop(Exception):
@@ -923,6 +931,193 @@ def check_params(job, ref, value, suffix):
     return None
 
 
+# ---- --time: memory --------------------------------------------------------
+
+def _proc_status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+class CpuMemory:
+    """A step's peak RSS growth on the CPU: glibc told to return every
+    block of 128 KiB or more to the system when it is freed (mallopt's
+    M_MMAP_THRESHOLD and M_TRIM_THRESHOLD) and the free memory it kept
+    returned (malloc_trim), the kernel's peak-RSS mark reset (writing 5 to
+    /proc/self/clear_refs), then the step: its VmHWM less the VmRSS before
+    it.  None where any of that is not possible."""
+
+    def __init__(self):
+        self.ok, self.base = False, None
+        try:
+            self.libc = ctypes.CDLL(None)
+            self.libc.mallopt(-3, 128 << 10)  # M_MMAP_THRESHOLD
+            self.libc.mallopt(-1, 128 << 10)  # M_TRIM_THRESHOLD
+            self.ok = True
+        except (OSError, AttributeError):
+            pass
+
+    def start(self):
+        if not self.ok:
+            return
+        gc.collect()
+        self.libc.malloc_trim(0)
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.base = _proc_status("VmRSS")
+        except OSError:
+            self.ok = False
+
+    def peak(self):
+        if not self.ok or self.base is None:
+            return None
+        hwm = _proc_status("VmHWM")
+        return None if hwm is None else max(0, hwm - self.base)
+
+
+# ---- --trace ---------------------------------------------------------------
+
+MODULE_RANGE = "oraclec.module::"
+STEP_RANGE = "oraclec.step::"
+
+
+class Ranges:
+    """Profiler ranges named by module path, opened by a forward pre-hook
+    and closed by a forward hook on every module (the root excepted)."""
+
+    def __init__(self, root):
+        self.stack, self.handles, self.paths = [], [], []
+        fast = hasattr(torch.ops.profiler, "_record_function_enter_new")
+        for path, m in root.named_modules():
+            if not path:
+                continue
+            self.paths.append(path)
+            name = MODULE_RANGE + path
+
+            def pre(mod, inp, name=name):
+                if fast:  # no tensor made for the handle (the old entry makes one)
+                    self.stack.append(torch.ops.profiler._record_function_enter_new(name, None))
+                else:
+                    rf = torch.autograd.profiler.record_function(name)
+                    rf.__enter__()
+                    self.stack.append(rf)
+
+            def post(mod, inp, out):
+                if self.stack:
+                    h = self.stack.pop()
+                    if fast:
+                        torch.ops.profiler._record_function_exit._RecordFunction(h)
+                    else:
+                        h.__exit__(None, None, None)
+            self.handles += [m.register_forward_pre_hook(pre), m.register_forward_hook(post)]
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
+def trace_events(prof, rank):
+    """The profile as Chrome trace events (docs/plans.md, "--trace"):
+    steps, module ranges and operators, each operator with the module
+    that ran it (its innermost module range; a backward operator, the
+    module of the forward operator of the same sequence number)."""
+    evs = [e for e in prof.events()]
+    parent = {}
+    for e in evs:
+        for c in e.cpu_children:
+            parent[c.id] = e
+    def walk(e):
+        """(module, phase) from e's ancestors, e included."""
+        module = phase = None
+        bwd = None
+        a = e
+        while a is not None:
+            n = a.name
+            if module is None and n.startswith(MODULE_RANGE):
+                module = n[len(MODULE_RANGE):]
+            if n.startswith("autograd::engine::evaluate_function:") and bwd is None:
+                bwd = a
+            if phase is None and n.startswith("Optimizer.step#"):
+                phase = "optimizer"
+            a = parent.get(a.id)
+        return module, phase, bwd
+
+    fwd = {}
+    cpu = [e for e in evs if str(e.device_type).endswith("CPU")]
+    info = {}
+    for e in cpu:
+        module, phase, bwd = walk(e)
+        info[e.id] = (module, phase, bwd)
+        if bwd is None and e.sequence_nr >= 0 and module is not None:
+            fwd.setdefault((e.sequence_nr, e.thread), module)
+    out = []
+    for e in cpu:
+        start, end = e.time_range.start, e.time_range.end
+        ev = {"ph": "X", "pid": rank, "tid": e.thread, "ts": start, "dur": end - start}
+        if e.name.startswith(STEP_RANGE):
+            ev.update(name="ProfilerStep#" + e.name[len(STEP_RANGE):], cat="step",
+                      args={"step": int(e.name[len(STEP_RANGE):])})
+        elif e.name.startswith(MODULE_RANGE):
+            path = e.name[len(MODULE_RANGE):]
+            ev.update(name=path, cat="module", args={"module": path})
+        else:
+            module, phase, bwd = info[e.id]
+            args = {}
+            if e.sequence_nr >= 0:
+                args["Sequence number"] = e.sequence_nr
+            if bwd is not None:
+                args["Fwd thread id"] = bwd.fwd_thread
+                module = fwd.get((bwd.sequence_nr, bwd.fwd_thread))
+                phase = "backward"
+            elif phase is None:
+                phase = "forward" if module is not None or e.sequence_nr >= 0 else "other"
+            if module is not None:
+                args["module"] = module
+            args["phase"] = phase
+            kernels = sum(k.duration for k in getattr(e, "kernels", []))
+            if kernels:
+                args["device_time_us"] = kernels
+            ev.update(name=e.name, cat="op", args=args)
+        out.append(ev)
+    for e in evs:  # device kernels, where the profiler saw them
+        if str(e.device_type).endswith("CPU"):
+            continue
+        start, end = e.time_range.start, e.time_range.end
+        out.append({"ph": "X", "pid": rank, "tid": "device %s" % e.device_index, "ts": start,
+                    "dur": end - start, "name": e.name, "cat": "kernel", "args": {}})
+    out.sort(key=lambda v: (v["ts"], -v["dur"]))
+    return out
+
+
+def write_atomic(path, write):
+    """Writes `path` through a temporary beside it, renamed over it."""
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            write(f)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_trace(prof, path, ctx, steps, ranges):
+    events = trace_events(prof, ctx.rank)
+    doc = {"traceEvents": events, "displayTimeUnit": "ms",
+           "oraclec": {"trace": 1, "rank": ctx.rank, "model": ctx.cfg.model,
+                       "device": str(ctx.device), "torch": torch.__version__,
+                       "steps": steps, "modules": ranges.paths}}
+    write_atomic(path, lambda f: json.dump(doc, f, separators=(",", ":")))
+
+
 # ---- a rank --------------------------------------------------------------
 
 def make_job(ctx, model, B):
@@ -974,6 +1169,13 @@ def run_rank(rank, cfg, plan, port):
         e = check_held(job, ctx, ref)
         if e:
             errors.append(e)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    nsteps = cfg.warmup + cfg.time if cfg.time else cfg.steps
+    first_timed = cfg.warmup if cfg.time else nsteps
+    traced = set()
+    if cfg.trace and rank == 0:
+        traced = set(range(first_timed, nsteps)) if cfg.time else {nsteps - 1}
+    times, prof, ranges, peak = [], None, None, None
 
     def one_step(i):
         job.modules.zero_grad(set_to_none=True)
@@ -996,8 +1198,43 @@ def run_rank(rank, cfg, plan, port):
             if e:
                 errors.append(e)
 
-    for i in range(cfg.steps):
-        one_step(i)
+    for i in range(nsteps):
+        if i in traced and prof is None:
+            ranges = Ranges(job.modules)
+            acts = [torch.profiler.ProfilerActivity.CPU]
+            if device.type == "cuda":
+                acts.append(torch.profiler.ProfilerActivity.CUDA)
+            prof = torch.profiler.profile(activities=acts)
+            prof.__enter__()
+        if cfg.time:
+            sync()
+            dist.barrier()
+            if i == first_timed and device.type == "cuda":
+                torch.cuda.reset_peak_memory_stats(device)
+        t0 = time.perf_counter()
+        if i in traced:
+            with torch.autograd.profiler.record_function(STEP_RANGE + str(i)):
+                one_step(i)
+        else:
+            one_step(i)
+        sync()
+        if i >= first_timed:
+            times.append(time.perf_counter() - t0)
+    if prof is not None:
+        prof.__exit__(None, None, None)
+        ranges.remove()
+        write_trace(prof, cfg.trace, ctx, sorted(traced), ranges)
+        prof = ranges = None  # its events freed before the memory step
+    if cfg.time:
+        if device.type == "cuda":
+            peak = torch.cuda.max_memory_allocated(device)
+        else:  # one more step, its memory measured (CpuMemory)
+            mem = CpuMemory()
+            job.modules.zero_grad(set_to_none=True)
+            dist.barrier()
+            mem.start()
+            one_step(nsteps)
+            peak = mem.peak()
     state = None
     if plan.get("zero_redundancy_optimizer"):  # the elements whose momentum it keeps
         state = sum(p.numel() for g in opt.optim.param_groups for p in g["params"])
@@ -1006,7 +1243,8 @@ def run_rank(rank, cfg, plan, port):
     return {"error": errors[0] if errors else "",
             "stage": job.me if isinstance(job, PipeJob) else None,
             "flight": job.flight if isinstance(job, PipeJob) else None,
-            "state": state, "held": sum(p.numel() for _, p in job.held)}
+            "state": state, "held": sum(p.numel() for _, p in job.held),
+            "times": times, "peak": peak}
 
 
 def rank_main(rank, cfg, plan, port, outdir):
@@ -1035,6 +1273,14 @@ def results_of(outdir):
             with open(os.path.join(outdir, f)) as fh:
                 out[int(f[:-5])] = json.load(fh)
     return out
+
+
+def timing(results, world):
+    """The step time: per step the slowest rank's, then the median over
+    steps (and the fastest and slowest step)."""
+    per_step = [max(results[r]["times"][i] for r in range(world))
+                for i in range(len(results[0]["times"]))]
+    return statistics.median(per_step), min(per_step), max(per_step)
 
 
 def stderr(msg):
