@@ -11,7 +11,8 @@
 # hybrid dp (2 replicas of a 2-stage pipeline on 4 ranks), ZeRO-1 (the
 # optimizer state sharded as oraclec predicts), filter and channel splits
 # (each rank holding oraclec's parameters), df, a per-layer plan (AlexNet),
-# every parameter after the step, plans the launcher does not run
+# every parameter after the step, the parameters each rank holds against
+# the plan (--check), plans the launcher does not run
 # (spatial, FSDP), and the check
 # catching a wrong plan (a micro-batch count the batch does not divide is
 # refused by oraclec; a plan edited to cut at no module is refused by the

@@ -1,13 +1,25 @@
 """oraclec.launch -- run the job an oraclec PyTorch plan describes, with the
-PyTorch that is installed (torch >= 1.13; no torch.distributed.pipelining
-needed), and with --check verify that it computes what one process does.
+PyTorch that is installed (torch >= 1.13 and torchvision; no
+torch.distributed.pipelining needed), and with --check verify that it
+computes what one process does, with --time time it.
 
     python3 -m oraclec.launch --plan PLAN.json --model torchvision:NAME \
-        [--steps K] [--check] [--batch B] [--image-size S]
+        [--steps K] [--check] [--batch B] [--image-size S] [--device D] \
+        [--channels-last] [--time K [--warmup W] [--out M.csv]] [--trace FILE] \
+        [--validate-only]
 
-It starts the plan's world_size ranks as local processes.  Without a GPU
-they run on the CPU with the gloo backend (NCCL with one GPU per rank
-otherwise).  The plan's device mesh says what each rank does:
+The plan is checked before anything starts (oraclec.planschema: the file,
+its JSON, every key's type and range, world_size against the device
+mesh, the pipeline's micro-batches against the batch; then, with torch,
+world_size against this machine and the plan's module names against the
+model).  A plan that fails says why in one line, `oraclec.launch: PLAN:
+FIELD: ...`, exit status 1; a bad command line exits 2.
+
+It starts the plan's world_size ranks as local processes: on the CPU with
+the gloo backend, each rank with its share of the cores
+(torch.set_num_threads(cores // world_size), at least 1); with
+--device cuda (or auto, where there are as many GPUs as ranks) one GPU per
+rank with NCCL.  The plan's device mesh says what each rank does:
 
   data      DistributedDataParallel over the data ranks, each on its share
             of the batch
@@ -31,839 +43,554 @@ otherwise).  The plan's device mesh says what each rank does:
             the traced model's Conv2d and Linear layers split over groups
             of consecutive ranks (by output channels: rows of the weight,
             outputs all-gathered; by input channels: columns, partial
-            outputs all-reduced), each node at the plan's degree, the
-            activations redistributed between degrees (see "filter and
-            channel splits" below); it prints the parameters each rank
-            holds.
+            outputs all-reduced), each node at the plan's degree (a
+            per-layer entry decides the modules at or under its module),
+            the activations redistributed between degrees; it prints the
+            parameters each rank holds.  Every module the plan names must
+            be one of the model's: a plan written for other names (an ODL
+            model's layers) is refused, naming the entry.
 
 Every rank then takes an SGD step (lr 0.01, momentum 0.9) on the
-parameters it holds.
+parameters it holds.  The forward runs under the plan's autocast
+(float16, bfloat16: torch.autocast), TF32 as its allow_tf32 says (CUDA),
+and in channels-last with --channels-last or the plan's channels_last.
 
-With --check, each rank also computes one step of the whole model in one
-process on the whole batch, in the same pieces (each replica's share, each
-micro-batch, accumulated), and compares the loss (the last pipeline stage,
-or every data rank), the gradient of every parameter it holds and the
-parameter after the step, to fp32 tolerance (the norm of the difference within 1e-4 of the gradient's); the
-exit status is 0 when they agree, 1 with the first difference.  BatchNorm
-runs on its running statistics and dropout is off for the check: batch
-statistics of a micro-batch differ from the whole batch's by design, not by
-the plan.
+--check: each rank also computes one step of the whole model in one
+process on the whole batch, in the same pieces (each replica's share,
+each micro-batch, accumulated), and compares the loss (the last pipeline
+stage, or every data rank), the gradient of every parameter it holds and
+the parameter after the step, to fp32 tolerance (the norm of the
+difference within 1e-4 of the gradient's), and that it holds exactly the
+parameters the plan gives it (every one for a replica; a split plan's
+shards as its modules' splits and degrees say; a stage the parameters of
+the modules module_names_per_stage lists for it and none of another's).
+The exit status is 0 when they agree, 1 with the first difference.
+BatchNorm runs on its running statistics, dropout is off and autocast is
+not applied for the check.
+
+--time K: W warm-up steps (--warmup, default 3, at least 2), then K timed
+steps in training mode; each step (zero_grad, forward, backward, the
+gradient exchange, the optimizer step) is timed between a barrier and its
+end (torch.cuda.synchronize on a GPU); the step time is the median over
+the K steps of the slowest rank's.  Peak memory: the largest rank's
+torch.cuda.max_memory_allocated over the timed steps on a GPU; on the CPU
+the largest rank's RSS growth over one more step, glibc made to return
+freed blocks (runner.CpuMemory).  --out M.csv writes (atomically) one row
+with oraclec validate's columns, model, strategy, gpus, grid,
+global_batch, dataset_size, measured_iteration_s, then precision,
+implementation, peak_memory_bytes, and M.models/NAME.onnx beside it (the
+model, exported as tools/export_zoo.py exports: opset 13, batch 1 at the
+run's image size, dynamic batch axis; BatchNorm kept), so that
+`oraclec validate M.csv --models M.models` predicts it.
+
+--trace FILE: a Chrome trace (JSON) of rank 0's profile (torch.profiler)
+over the timed steps, or over the last step without --time: steps, a
+range per module call named by the module's path, and every operator with
+the module that ran it, backward operators linked to their forward one by
+the autograd sequence number (docs/plans.md, "Running a plan").
+
+--validate-only: check the plan (and the command line; with --model the
+plan's names against the model) and exit, 0 when it would run.
 """
 import argparse
-import json
 import os
-import socket
 import sys
 
-import torch
-import torch.distributed as dist
-import torch.fx
-import torch.multiprocessing as mp
-import torch.nn as nn
-import torch.nn.functional as F
+from oraclec import planschema
+from oraclec.planschema import PlanError
 
-RTOL, ATOL = 1e-4, 1e-5
-# the step every rank (and the one-process reference) takes
-SGD = {"lr": 0.01, "momentum": 0.9}
+TORCH_MIN = (1, 13)
+# the most ranks this machine runs on the CPU: 8 per core, 256 MiB each
+RANKS_PER_CORE = 8
+RANK_MEMORY = 256 << 20
 
 
-def fail(msg):
-    sys.exit("oraclec.launch: " + msg)
+def die(msg, status=1):
+    sys.stderr.write("oraclec.launch: %s\n" % msg)
+    sys.exit(status)
 
 
-def load_plan(path):
-    with open(path, encoding="utf-8") as f:
-        plan = json.load(f)
-    if plan.get("plan") != "pytorch":
-        fail("%s: not a PyTorch plan (oraclec --plan pytorch)" % path)
-    return plan
+def printable(path):
+    """A path as it can be printed on one line."""
+    return path if path.isprintable() else ascii(path)
 
 
-def build_model(spec, image_size):
-    if not spec.startswith("torchvision:"):
-        fail("--model %s: only torchvision:NAME models are supported" % spec)
-    import torchvision
-    name = spec.split(":", 1)[1]
-    ctor = getattr(torchvision.models, name, None)
-    if ctor is None:
-        fail("--model %s: torchvision has no model %s" % (spec, name))
-    torch.manual_seed(0)
-    # a vision transformer is built for the image size (its position
-    # embedding has one entry per patch); the plan's stages do not depend
-    # on it
-    kw = {"image_size": image_size} if name.startswith("vit_") else {}
-    return ctor(weights=None, **kw)
+def ranged(lo, hi):
+    def value(text):
+        try:
+            v = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not an integer" % text)
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError("%d is out of range: an integer from %d to %d"
+                                             % (v, lo, hi))
+        return v
+    return value
 
 
-def traceable(model):
-    """torchvision 0.14's VisionTransformer unpacks x.shape in
-    _process_input, and its EncoderBlock unpacks MultiheadAttention's
-    result, which torch.fx (1.13, on Python 3.11) cannot trace: these
-    methods, the same computations, index them instead."""
-    import torchvision
-    vt = getattr(torchvision.models, "VisionTransformer", None)
-    if vt is not None and isinstance(model, vt):
-        def process_input(self, x):
-            n, side = x.shape[0], self.image_size // self.patch_size
-            x = self.conv_proj(x)
-            return x.reshape(n, self.hidden_dim, side * side).permute(0, 2, 1)
-        model._process_input = process_input.__get__(model)
-
-        def block(self, inp):
-            x = self.ln_1(inp)
-            x = self.self_attention(query=x, key=x, value=x, need_weights=False)[0]
-            x = self.dropout(x) + inp
-            return x + self.mlp(self.ln_2(x))
-        for m in model.modules():
-            if type(m).__name__ == "EncoderBlock":
-                m.forward = block.__get__(m)
-    return model
-
-
-def deterministic(model):
-    """BatchNorm on running statistics, dropout off; the rest trains."""
-    model.train()
-    for m in model.modules():
-        if isinstance(m, (nn.modules.batchnorm._BatchNorm, nn.Dropout)):
-            m.eval()
-    return model
-
-
-def batch(n, size, classes=1000):
-    g = torch.Generator().manual_seed(1)
-    return torch.randn(n, 3, size, size, generator=g), torch.randint(0, classes, (n,), generator=g)
-
-
-# ---- the mesh ------------------------------------------------------------
-
-def coords(plan, rank):
-    """This rank's coordinate in each mesh dimension (row-major)."""
-    shape, names = plan["device_mesh"]["mesh_shape"], plan["device_mesh"]["mesh_dim_names"]
-    c, r = {}, rank
-    for n, s in reversed(list(zip(names, shape))):
-        c[n] = r % s
-        r //= s
-    return c
-
-
-def group_of(plan, rank, dim, groups):
-    """The ranks that differ from this one only in `dim`, as a process
-    group (every rank creates every group, in the same order)."""
-    shape, names = plan["device_mesh"]["mesh_shape"], plan["device_mesh"]["mesh_dim_names"]
-    world = plan["world_size"]
-    mine = None
-    for r0 in range(world):
-        c = coords(plan, r0)
-        if c[dim] != 0:
-            continue
-        members = [q for q in range(world)
-                   if all(coords(plan, q)[d] == c[d] for d in names if d != dim)]
-        key = (dim, tuple(members))
-        if key not in groups:
-            groups[key] = dist.new_group(members)
-        if rank in members:
-            mine = (groups[key], members)
-    return mine
-
-
-# ---- pipeline stages -----------------------------------------------------
-
-def stages_of(gm, split):
-    """Each node's stage: a new stage begins at the first node that calls a
-    module at or under the next split point, in the graph's order."""
-    stage, cur, points = {}, 0, list(split)
-    for node in gm.graph.nodes:
-        if node.op == "call_module" and cur < len(points):
-            t = node.target
-            if t == points[cur] or t.startswith(points[cur] + "."):
-                cur += 1
-        stage[node] = cur
-    if cur != len(points):
-        fail("split point %s is not a module the traced model calls" % points[cur])
-    # a constant (get_attr) belongs to the stage of its first user
-    for node in gm.graph.nodes:
-        if node.op == "get_attr" and node.users:
-            stage[node] = min(stage[u] for u in node.users)
-    return stage
-
-
-def run_nodes(gm, nodes, env):
-    """Evaluates `nodes` (in order) on env, node -> value; returns the
-    graph's output if it is among them."""
-    out = None
-    for node in nodes:
-        args = torch.fx.node.map_arg(node.args, lambda n: env[n])
-        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
-        if node.op == "get_attr":
-            v = gm
-            for a in node.target.split("."):
-                v = getattr(v, a)
-        elif node.op == "call_module":
-            v = gm.get_submodule(node.target)(*args, **kwargs)
-        elif node.op == "call_function":
-            v = node.target(*args, **kwargs)
-        elif node.op == "call_method":
-            v = getattr(args[0], node.target)(*args[1:], **kwargs)
-        elif node.op == "output":
-            out = args[0]
-            continue
-        else:
-            continue
-        env[node] = v
-    return out
-
-
-def crossing(gm, stage, s):
-    """The values computed in stages <= s that a later stage uses, in the
-    graph's order."""
-    return [n for n in gm.graph.nodes if stage[n] <= s and n.op != "output"
-            and any(stage[u] > s for u in n.users)]
-
-
-def send(values, dst, group_rank, pending):
-    """Sends each value (its rank and shape, then its data) without
-    waiting: 1F1B sends an activation on while the next stage sends a
-    gradient back, and two blocking sends would wait for each other.  The
-    requests and their buffers are kept in `pending` until waited on."""
-    for v in values:
-        if not torch.is_tensor(v):
-            fail("a value crossing a stage boundary is not a tensor (%r)" % (v,))
-        meta = torch.tensor([v.dim()] + list(v.shape), dtype=torch.long)
-        for t in (torch.tensor([meta.numel()], dtype=torch.long), meta, v.detach().contiguous()):
-            pending.append((dist.isend(t, group_rank[dst]), t))
-
-
-def recv(count, src, group_rank):
-    out = []
-    for _ in range(count):
-        n = torch.zeros(1, dtype=torch.long)
-        dist.recv(n, group_rank[src])
-        meta = torch.zeros(int(n.item()), dtype=torch.long)
-        dist.recv(meta, group_rank[src])
-        t = torch.zeros(tuple(meta[1:].tolist()))
-        dist.recv(t, group_rank[src])
-        out.append(t)
-    return out
-
-
-def schedule_order(plan, S, M, me):
-    """The order in which stage `me` of S runs its M micro-batches' forward
-    ("F", m) and backward ("B", m) passes: GPipe every forward, then every
-    backward in reverse; 1F1B (PipeDream-Flush) S - me - 1 forwards, then
-    one forward and one backward in turn, then the backwards left, so that
-    at most S - me micro-batches are in flight."""
-    if pp_schedule(plan) == "Schedule1F1B":
-        warm = min(S - me - 1, M)
-        order = [("F", m) for m in range(warm)]
-        for m in range(warm, M):
-            order += [("F", m), ("B", m - warm)]
-        return order + [("B", m) for m in range(M - warm, M)]
-    return [("F", m) for m in range(M)] + [("B", m) for m in reversed(range(M))]
-
-
-def pp_schedule(plan):
-    name = plan["pipeline"]["schedule"]
-    if name not in ("ScheduleGPipe", "Schedule1F1B"):
-        fail("pipeline schedule %s is not run by this launcher yet (ScheduleGPipe, "
-             "Schedule1F1B)" % name)
-    return name
-
-
-def pipeline_step(gm, plan, me, members, x, y, total):
-    """One step of this rank's stage over the micro-batches, in the plan's
-    schedule.  Micro-batches the plan's "checkpoint" names (torchgpipe's
-    Pipe: every one but the last for "except_last", all for "always") run
-    their forward without a graph, keep only their input, and run it again
-    before their backward.  Returns the summed loss on the last stage
-    (else None), each node's stage, and the micro-batches the stage held
-    at once in flight and whole (with their graph)."""
-    pp = plan["pipeline"]
-    split = list(pp["split_spec"])
-    S, M = len(split) + 1, pp["n_microbatches"]
-    ckpt = {"never": 0, "except_last": M - 1, "always": M}.get(pp.get("checkpoint", "never"))
-    if ckpt is None:
-        fail("pipeline checkpoint %s is not one of never, except_last, always" % pp["checkpoint"])
-    stage = stages_of(gm, split)
-    mine = [n for n in gm.graph.nodes if stage[n] == me]
-    ins = crossing(gm, stage, me - 1) if me > 0 else []
-    outs = crossing(gm, stage, me) if me < S - 1 else []
-    xs, ys = x.chunk(M), y.chunk(M)
-    first = next(n for n in gm.graph.nodes if n.op == "placeholder")
-    saved, pending, loss_sum, peak, whole = {}, [], None, 0, 0
-
-    def forward(m, inputs):
-        """The stage's forward of micro-batch m: what it sends on (or its
-        weighted loss on the last stage)."""
-        env = dict(zip(ins, inputs)) if me > 0 else {first: xs[m]}
-        got = run_nodes(gm, mine, env)
-        if me < S - 1:
-            return [env[n] for n in outs]
-        # each micro-batch's mean, weighted: the sum is the batch mean
-        return F.cross_entropy(got, ys[m]) * (ys[m].numel() / total)
-
-    def graphs():
-        """The micro-batches kept with their graph."""
-        return sum(o is not None for _, o in saved.values())
-
-    for what, m in schedule_order(plan, S, M, me):
-        if what == "F":
-            inputs = []
-            if me > 0:
-                inputs = [v.requires_grad_(v.is_floating_point())
-                          for v in recv(len(ins), me - 1, members)]
-            with torch.no_grad() if m < ckpt else torch.enable_grad():
-                out = forward(m, inputs)
-            if me < S - 1:
-                send(out, me + 1, members, pending)
-            else:
-                loss_sum = out.detach() if loss_sum is None else loss_sum + out.detach()
-            saved[m] = (inputs, None if m < ckpt else out)
-            peak = max(peak, len(saved))
-            whole = max(whole, graphs())
-            continue
-        inputs, out = saved.pop(m)
-        if out is None:  # checkpointed: its forward again, with the graph
-            out = forward(m, inputs)
-            whole = max(whole, 1 + graphs())
-        if me == S - 1:
-            out.backward()
-        else:
-            grads = recv(len(out), me + 1, members)
-            pairs = [(o, g) for o, g in zip(out, grads) if o.requires_grad]
-            torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
-        if me > 0:
-            send([i.grad if i.grad is not None else torch.zeros_like(i) for i in inputs],
-                 me - 1, members, pending)
-    for work, _ in pending:
-        work.wait()
-    return loss_sum, stage, (peak, whole)
-
-
-# ---- filter and channel splits, uniform or per layer ----------------------
-#
-# Every node of the traced graph gets a degree d (a divisor of the world):
-# the ranks form groups of d consecutive ranks, and group k holds samples
-# [k n, (k + 1) n) of the batch, n = B d / world (data parallelism is
-# d = 1).  A Conv2d or Linear node split by filter holds rows lo:hi of its
-# weight (its output channels), by channel columns lo:hi (its input
-# channels); the other nodes run whole on their group's samples.  Between
-# nodes of different degrees the activation is redistributed.  These are
-# Megatron's f and g operators and an all-gather, on process groups.
-
-WORLD = {"rank": 0, "size": 1, "groups": {}}
-
-
-def split_group(d, rank):
-    """The process group of the d consecutive ranks this rank is in (every
-    rank creates every group, in the same order)."""
-    n = WORLD["size"]
-    mine = None
-    for k in range(n // d):
-        key = ("split", d, k)
-        if key not in WORLD["groups"]:
-            WORLD["groups"][key] = dist.new_group(list(range(k * d, (k + 1) * d)))
-        if k == rank // d:
-            mine = WORLD["groups"][key]
-    return mine
-
-
-def shard_group(d, rank):
-    """The ranks at this rank's position in every group of d: the
-    replicas of its shard, whose gradients are summed."""
-    n = WORLD["size"]
-    mine = None
-    for pos in range(d):
-        key = ("shard", d, pos)
-        if key not in WORLD["groups"]:
-            WORLD["groups"][key] = dist.new_group(list(range(pos, n, d)))
-        if pos == rank % d:
-            mine = WORLD["groups"][key]
-    return mine
-
-
-class _Copy(torch.autograd.Function):
-    """Identity forward; backward, the input gradient's partial sums (each
-    rank's shard contributes its part) all-reduced over the group."""
-    @staticmethod
-    def forward(ctx, x, group):
-        ctx.group = group
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, g):
-        g = g.clone()
-        dist.all_reduce(g, group=ctx.group)
-        return g, None
-
-
-class _Reduce(torch.autograd.Function):
-    """Partial outputs (each rank's input channels) summed over the group
-    forward; identity backward."""
-    @staticmethod
-    def forward(ctx, y, group):
-        y = y.clone()
-        dist.all_reduce(y, group=group)
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        return g, None
-
-
-class _Gather(torch.autograd.Function):
-    """Each rank's output channels all-gathered along `dim` forward;
-    backward, its own slice of the gradient (the same on every rank of the
-    group: what follows runs whole on each)."""
-    @staticmethod
-    def forward(ctx, y, group, d, dim):
-        parts = [torch.empty_like(y) for _ in range(d)]
-        dist.all_gather(parts, y.contiguous(), group=group)
-        ctx.dim, ctx.n, ctx.pos = dim, y.shape[dim], WORLD["rank"] % d
-        return torch.cat(parts, dim)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g.narrow(ctx.dim, ctx.pos * ctx.n, ctx.n).contiguous(), None, None, None
-
-
-class _Samples(torch.autograd.Function):
-    """An activation from the samples of this rank's group of d1 to those
-    of its group of d2: every rank's piece all-gathered, this rank's
-    samples taken.  Backward the same with the gradients, each sample's
-    taken from the first rank of a group of d2 that holds it (a group's
-    ranks hold the same gradient)."""
-    @staticmethod
-    def forward(ctx, x, d1, d2):
-        n, r = WORLD["size"], WORLD["rank"]
-        parts = [torch.empty_like(x) for _ in range(n)]
-        dist.all_gather(parts, x.contiguous())
-        full = torch.cat(parts[::d1], 0)
-        m = full.shape[0] * d2 // n
-        ctx.d1, ctx.d2, ctx.rows = d1, d2, x.shape[0]
-        return full[(r // d2) * m:(r // d2 + 1) * m].clone()
-
-    @staticmethod
-    def backward(ctx, g):
-        n, r = WORLD["size"], WORLD["rank"]
-        parts = [torch.empty_like(g) for _ in range(n)]
-        dist.all_gather(parts, g.contiguous())
-        full = torch.cat(parts[::ctx.d2], 0)
-        return full[(r // ctx.d1) * ctx.rows:(r // ctx.d1 + 1) * ctx.rows].clone(), None, None
-
-
-def to_samples(x, d1, d2):
-    return _Samples.apply(x, d1, d2)
-
-
-class Split(nn.Module):
-    """A Conv2d or Linear split `mode` ("filter": output channels,
-    "channel": input channels) over the d ranks of a group: it holds its
-    rows (or columns) lo:hi of the weight, and the bias's rows (filter) or
-    the whole bias (channel, added after the sum)."""
-
-    def __init__(self, m, name, mode, d):
-        super().__init__()
-        conv = isinstance(m, nn.Conv2d)
-        if conv and m.groups != 1:
-            fail("%s: a grouped convolution is not split by this launcher yet" % name)
-        width = m.weight.shape[0 if mode == "filter" else 1]
-        if width % d:
-            fail("%s: %d %s do not split %d ways" % (name, width, "outputs" if mode == "filter"
-                                                      else "inputs", d))
-        pos, k = WORLD["rank"] % d, width // d
-        self.mode, self.d, self.conv, self.lo, self.hi = mode, d, conv, pos * k, (pos + 1) * k
-        # the convolution's geometry (the module itself is not kept: its
-        # whole weight would be a parameter of this rank)
-        self.geometry = (m.stride, m.padding, m.dilation) if conv else None
-        self.group = split_group(d, WORLD["rank"])
-        w = m.weight.detach()
-        self.weight = nn.Parameter((w[self.lo:self.hi] if mode == "filter"
-                                    else w[:, self.lo:self.hi]).clone())
-        b = m.bias.detach() if m.bias is not None else None
-        self.bias = None if b is None else nn.Parameter(
-            (b[self.lo:self.hi] if mode == "filter" else b).clone())
-
-    def full_slice(self, name, full):
-        """This rank's part of the whole layer's parameter `name`."""
-        if name == "weight":
-            return full[self.lo:self.hi] if self.mode == "filter" else full[:, self.lo:self.hi]
-        return full[self.lo:self.hi] if self.mode == "filter" else full
-
-    def op(self, x, w, b):
-        if self.conv:
-            return F.conv2d(x, w, b, *self.geometry)
-        return F.linear(x, w, b)
-
-    def forward(self, x):
-        x = _Copy.apply(x, self.group)
-        dim = 1 if self.conv else -1
-        if self.mode == "filter":
-            return _Gather.apply(self.op(x, self.weight, self.bias), self.group, self.d, dim)
-        y = _Reduce.apply(self.op(x.narrow(dim, self.lo, self.hi - self.lo), self.weight, None),
-                          self.group)
-        if self.bias is not None:
-            y = y + (self.bias.view(1, -1, 1, 1) if self.conv else self.bias)
-        return y
-
-
-def node_states(plan, gm):
-    """(mode, degree) of the call_module nodes the plan decides: every
-    module under a uniform filter or channel split (the mesh's last
-    dimension), each module with parameters as the per-layer assignment
-    lists it.  Nodes it leaves out take their first input's degree."""
-    names, shape = plan["device_mesh"]["mesh_dim_names"], plan["device_mesh"]["mesh_shape"]
-    states = {}
-    if plan.get("per_layer"):
-        listed = {}
-        for e in plan["per_layer"]["modules"]:
-            listed.setdefault(e["module"], (e["split"], int(e["degree"])))
-        for node in gm.graph.nodes:
-            if node.op == "call_module" and node.target in listed:
-                if next(gm.get_submodule(node.target).parameters(), None) is not None:
-                    states[node] = listed[node.target]
-        return states
-    mode = names[-1]
-    for node in gm.graph.nodes:
-        if node.op == "call_module":
-            states[node] = (mode, shape[-1])
-    return states
-
-
-def split_model(plan, gm):
-    """The traced model with its split nodes replaced by Split modules and
-    a redistribution before every node whose input is held at another
-    degree.  Returns it, the output's degree and, per parameter name, the
-    degree of the node that holds it and its slice of the whole model's
-    (None: held whole)."""
-    states = node_states(plan, gm)
-    degree, params = {}, {}
-    for node in list(gm.graph.nodes):
-        if node.op == "placeholder":
-            degree[node] = 1
-            continue
-        if node.op in ("output", "get_attr"):
-            continue
-        ins = [a for a in node.all_input_nodes if a in degree]
-        reads_input = any(a.op == "placeholder" for a in ins)
-        mode, d = states.get(node, (None, degree[ins[0]] if ins else 1))
-        d = 1 if mode == "data" else d
-        for a in ins:
-            if degree[a] != d:
-                with gm.graph.inserting_before(node):
-                    moved = gm.graph.call_function(to_samples, (a, degree[a], d))
-                node.replace_input_with(a, moved)
-        degree[node] = d
-        if node.op != "call_module":
-            continue
-        m = gm.get_submodule(node.target)
-        split = (mode in ("filter", "channel") and d > 1 and isinstance(m, (nn.Conv2d, nn.Linear))
-                 and not (mode == "channel" and reads_input))
-        for n, _ in m.named_parameters():
-            params[node.target + "." + n] = (d, None)
-        if split:
-            sm = Split(m, node.target, mode, d)
-            parent, _, leaf = node.target.rpartition(".")
-            setattr(gm.get_submodule(parent) if parent else gm, leaf, sm)
-            for n in ("weight", "bias"):
-                if getattr(sm, n) is not None:
-                    params[node.target + "." + n] = (d, sm)
-    gm.graph.lint()
-    gm.recompile()
-    out = next(n for n in gm.graph.nodes if n.op == "output")
-    return gm, degree[out.all_input_nodes[0]], params
-
-
-def split_step(plan, model, x, y, total):
-    """One forward and backward of the split model: this rank's samples in,
-    the loss over its output's samples (the sum over each group's samples,
-    each sample once per rank of the group, over the whole batch), then
-    every gradient summed where its replicas are: a shard over the ranks at
-    its position in every group, a whole parameter over all ranks (divided
-    by the degree: a group's ranks computed the same)."""
-    gm, d_out, params = split_model(plan, torch.fx.symbolic_trace(model))
-    n, r = WORLD["size"], WORLD["rank"]
-    share = total // n
-    out = gm(x[r * share:(r + 1) * share])
-    rows = total * d_out // n
-    ys = y[(r // d_out) * rows:(r // d_out + 1) * rows]
-    loss = F.cross_entropy(out, ys, reduction="sum") / total
-    loss.backward()
-    named = dict(gm.named_parameters())
-    for name, (d, sm) in sorted(params.items()):
-        p = named.get(name)
-        if p is None:
-            continue
-        g = p.grad if p.grad is not None else torch.zeros_like(p)
-        if sm is not None and not (name.endswith(".bias") and sm.mode == "channel"):
-            dist.all_reduce(g, group=shard_group(d, r))
-        else:
-            dist.all_reduce(g)
-            g /= d
-        p.grad = g
-    loss = loss.detach()
-    dist.all_reduce(loss)
-    return gm, loss / d_out, params
-
-
-# ---- a rank --------------------------------------------------------------
-
-def compare(name, got, want):
-    if got is None and want is None:
-        return None
-    if got is None or want is None:
-        return "%s: gradient %s, single process %s" % (name, "none" if got is None else "set",
-                                                       "none" if want is None else "set")
-    # fp32 tolerance on the whole tensor: the sums run in another order
-    # (per shard, per micro-batch), so each element may differ by rounding
-    # relative to the tensor's size, not its own
-    err, size = (got - want).norm().item(), want.norm().item()
-    if err > RTOL * size + ATOL:
-        return "%s: differs from one process by %.3g (norm %.3g)" % (name, err, size)
-    return None
-
-
-def stage_params(gm, stage, me, group):
-    """The parameters stage `me` holds (those of the modules it calls and
-    the constants it reads), by name; a parameter two stages use has its
-    gradient summed over the pipeline group (named in the error when the
-    sum cannot be formed)."""
-    users = {}
-    for node, s in stage.items():
-        if node.op == "call_module":
-            for n, _ in gm.get_submodule(node.target).named_parameters():
-                users.setdefault(node.target + "." + n, set()).add(s)
-        elif node.op == "get_attr":
-            users.setdefault(node.target, set()).add(s)
-    named = dict(gm.named_parameters())
-    for n in sorted(users):
-        if len(users[n]) > 1 and n in named:
-            p = named[n]
-            g = p.grad if p.grad is not None else torch.zeros_like(p)
-            dist.all_reduce(g, group=group)
-            p.grad = g
-    return [(n, named[n]) for n in named if me in users.get(n, ())]
-
-
-def splits(plan):
-    """Whether the plan splits layers (filter, channel; uniform or per
-    layer)."""
-    names = plan["device_mesh"]["mesh_dim_names"]
-    return bool(plan.get("per_layer")) or any(d in ("filter", "channel") for d in names)
-
-
-def supported(plan):
-    """Refuses, before any process starts, what the launcher does not run."""
-    names = plan["device_mesh"]["mesh_dim_names"]
-    for d in names:
-        if d not in ("data", "pipeline", "filter", "channel"):
-            fail("mesh dimension %s is not run by this launcher yet (data, pipeline, filter, "
-                 "channel)" % d)
-    if splits(plan):
-        if "pipeline" in names:
-            fail("a pipeline with filter or channel splits (dpf, dpc) is not run by this "
-                 "launcher yet")
-        if names[-1] not in ("filter", "channel", "data") or (len(names) > 1 and names[0] != "data"):
-            fail("the split must be the mesh's innermost dimension (model-inner nesting)")
-        for e in (plan.get("per_layer") or {}).get("modules", []):
-            if e["split"] not in ("data", "filter", "channel"):
-                fail("module %s is split by %s, which this launcher does not run yet" %
-                     (e["module"], e["split"]))
-        if plan.get("fsdp") or plan.get("zero_redundancy_optimizer"):
-            fail("ZeRO and FSDP with filter or channel splits are not run by this launcher yet")
-    if plan.get("fsdp"):
-        fail("the plan shards with FSDP (%s), which this launcher does not run yet "
-             "(ZeRO-1's ZeroRedundancyOptimizer it does)" % plan["fsdp"])
-    if plan.get("zero_redundancy_optimizer") and names != ["data"]:
-        fail("ZeRO-1 is run over data parallelism alone")
-    if plan.get("pipeline"):
-        pp_schedule(plan)
-
-
-def optimizer(plan, params, data_g):
-    """SGD with momentum over the parameters this rank holds, sharded over
-    the data ranks (ZeRO-1: each rank keeps and updates the momentum of its
-    part, then broadcasts it) where the plan says so."""
-    if plan.get("zero_redundancy_optimizer"):
-        from torch.distributed.optim import ZeroRedundancyOptimizer
-        return ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.SGD,
-                                       process_group=data_g[0], **SGD)
-    return torch.optim.SGD(params, **SGD)
-
-
-def split_main(args, plan):
-    """A plan that splits layers: one step (and with --check the one-process
-    comparison of the loss, every parameter's gradient -- a shard against
-    its slice of the whole layer's -- and the step)."""
-    world = plan["world_size"]
-    model = deterministic(build_model(args.model, args.image_size))
-    B = args.batch or world
-    x, y = batch(B, args.image_size)
-    if B % world:
-        fail("--batch %d does not split over %d ranks" % (B, world))
-    gm, loss, params = split_step(plan, model, x, y, B)
-    errors = []
-    if args.check:
-        ref = deterministic(build_model(args.model, args.image_size))
-        rloss = F.cross_entropy(ref(x), y)
-        rloss.backward()
-        if not torch.allclose(loss, rloss.detach(), rtol=RTOL, atol=ATOL):
-            errors.append("loss %.6f, single process %.6f" % (loss.item(), rloss.item()))
-        whole = dict(ref.named_parameters())
-        for n, p in gm.named_parameters():
-            d, sm = params.get(n, (1, None))
-            want = whole[n].grad
-            e = compare(n, p.grad, sm.full_slice(n.rpartition(".")[2], want) if sm else want)
-            if e:
-                errors.append(e)
-                break
-    opt = torch.optim.SGD(gm.parameters(), **SGD)
-    opt.step()
-    if args.check and not errors:
-        torch.optim.SGD(ref.parameters(), **SGD).step()
-        for n, p in gm.named_parameters():
-            d, sm = params.get(n, (1, None))
-            want = whole[n].detach()
-            e = compare(n + " after the step", p.detach(),
-                        sm.full_slice(n.rpartition(".")[2], want) if sm else want)
-            if e:
-                errors.append(e)
-                break
-    held = sum(p.numel() for p in gm.parameters())
-    return errors, held
-
-
-def rank_main(rank, args, plan, port, results):
-    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
-    world = plan["world_size"]
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    torch.set_num_threads(1)
-    WORLD.update(rank=rank, size=world, groups={})
-    if splits(plan):
-        errors, held = split_main(args, plan)
-        results[rank] = (errors[0] if errors else "", None, None, None, held)
-        dist.barrier()
-        dist.destroy_process_group()
-        return
-    names = plan["device_mesh"]["mesh_dim_names"]
-    c = coords(plan, rank)
-    groups = {}
-    data_g = group_of(plan, rank, "data", groups) if "data" in names else None
-    pipe_g = group_of(plan, rank, "pipeline", groups) if "pipeline" in names else None
-    model = deterministic(build_model(args.model, args.image_size))
-    ref = deterministic(build_model(args.model, args.image_size)) if args.check else None
-    replicas = len(data_g[1]) if data_g else 1
-    B = args.batch or replicas * (plan["pipeline"]["n_microbatches"] if plan.get("pipeline") else 1)
-    x, y = batch(B, args.image_size)
-    errors, peak, opt = [], 0, None
-    share = B // replicas
-    lo = (c["data"] if data_g else 0) * share
-    xl, yl = x[lo:lo + share], y[lo:lo + share]
-    for step in range(args.steps):
-        model.zero_grad(set_to_none=True)
-        if pipe_g:
-            gm = torch.fx.symbolic_trace(traceable(model))
-            loss, stage, peak = pipeline_step(gm, plan, c["pipeline"], pipe_g[1], xl, yl, share)
-            params = stage_params(gm, stage, c["pipeline"], pipe_g[0])
-        else:
-            ddp = nn.parallel.DistributedDataParallel(model, process_group=data_g[0])
-            loss = F.cross_entropy(ddp(xl), yl)
-            loss.backward()  # DDP averages the gradients over the replicas
-            loss = loss.detach()
-            params = list(model.named_parameters())
-        if pipe_g and data_g:  # the stage's gradients averaged over the replicas
-            for _, p in params:
-                if p.grad is not None:
-                    dist.all_reduce(p.grad, group=data_g[0])
-                    p.grad /= replicas
-        if loss is not None and data_g:  # the replicas' mean: the batch mean
-            dist.all_reduce(loss, group=data_g[0])
-            loss /= replicas
-        if opt is None:
-            opt = optimizer(plan, [p for _, p in params], data_g)
-        if args.check and step == 0:
-            # the same batch in one process, in the same pieces (each
-            # replica's share, each micro-batch), so that the comparison
-            # sees the plan, not the order of fp32 sums in another batching
-            ref.zero_grad(set_to_none=True)
-            rloss = torch.zeros(())
-            M = plan["pipeline"]["n_microbatches"] if pipe_g else 1
-            for xs, ys in zip(x.chunk(replicas * M), y.chunk(replicas * M)):
-                part = F.cross_entropy(ref(xs), ys) * (ys.numel() / B)
-                part.backward()
-                rloss += part.detach()
-            rgrads = dict(ref.named_parameters())
-            if loss is not None and not torch.allclose(loss, rloss.detach(), rtol=RTOL,
-                                                       atol=ATOL):
-                errors.append("loss %.6f, single process %.6f" % (loss.item(), rloss.item()))
-            for n, p in params:
-                e = compare(n, p.grad, rgrads[n].grad)
-                if e:
-                    errors.append(e)
-                    break
-        opt.step()
-        if args.check and step == 0:  # the step too: every parameter after it
-            torch.optim.SGD(ref.parameters(), **SGD).step()
-            for n, p in params:
-                e = compare(n + " after the step", p.detach(), rgrads[n].detach())
-                if e:
-                    errors.append(e)
-                    break
-    state = None
-    if plan.get("zero_redundancy_optimizer"):  # the elements whose momentum it keeps
-        state = sum(p.numel() for g in opt.optim.param_groups for p in g["params"])
-    results[rank] = (errors[0] if errors else "",
-                     c["pipeline"] if pipe_g else None, peak if pipe_g else None, state, None)
-    dist.barrier()
-    dist.destroy_process_group()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def main(argv=None):
+def parser():
     ap = argparse.ArgumentParser(prog="python3 -m oraclec.launch",
                                  description="Run an oraclec PyTorch plan on local processes.")
     ap.add_argument("--plan", required=True, help="the plan (oraclec --plan pytorch)")
-    ap.add_argument("--model", required=True, help="torchvision:NAME")
-    ap.add_argument("--steps", type=int, default=1)
-    ap.add_argument("--check", action="store_true",
-                    help="compare loss and gradients with one process")
-    ap.add_argument("--batch", type=int, default=0,
-                    help="samples per step (default: one per micro-batch and replica)")
-    ap.add_argument("--image-size", type=int, default=224)
-    args = ap.parse_args(argv)
-    plan = load_plan(args.plan)
-    supported(plan)
-    results = mp.Manager().dict()
+    ap.add_argument("--model", help="torchvision:NAME (required unless --validate-only)")
+    ap.add_argument("--steps", type=ranged(1, 100000), default=None,
+                    help="steps to run (default 1; not with --time)")
+    ap.add_argument("--batch", type=ranged(1, 1 << 20), default=None,
+                    help="samples per step (default: one per micro-batch and replica, one per "
+                    "rank for a split plan)")
+    ap.add_argument("--image-size", type=ranged(16, 4096), default=224)
+    ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                    help="cuda: one GPU per rank (NCCL); cpu: gloo; auto (default): cuda where "
+                    "there are as many GPUs as ranks")
+    ap.add_argument("--channels-last", action="store_true",
+                    help="the model and its input in channels-last (NHWC)")
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--check", action="store_true",
+                      help="compare loss and gradients with one process")
+    what.add_argument("--time", type=ranged(1, 100000), metavar="K",
+                      help="time K steps after the warm-up")
+    ap.add_argument("--warmup", type=ranged(2, 100000), default=3, metavar="W",
+                    help="warm-up steps before the timed ones (default 3)")
+    ap.add_argument("--out", metavar="M.csv",
+                    help="with --time: the measured row, for oraclec validate")
+    ap.add_argument("--trace", metavar="FILE",
+                    help="a Chrome trace of rank 0 over the timed steps (or the last step)")
+    ap.add_argument("--validate-only", action="store_true",
+                    help="check the plan and the command line, start nothing")
+    ap.add_argument("--timeout", type=ranged(10, 86400), default=600,
+                    help=argparse.SUPPRESS)  # seconds a collective may wait
+    return ap
+
+
+def meminfo():
     try:
-        mp.spawn(rank_main, args=(args, plan, free_port(), results), nprocs=plan["world_size"],
-                 join=True)
-    except mp.ProcessExitedException as e:  # the rank said why (above)
-        fail("a rank stopped: %s" % e)
-    bad = [(r, v[0]) for r, v in sorted(results.items()) if v[0]]
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def need_torch():
+    """torch and torchvision, or a one-line reason and exit status 1."""
+    want = "the launcher needs torch >= %d.%d and torchvision" % TORCH_MIN
+    try:
+        import torch
+        __import__("torchvision")
+    except Exception as e:  # ImportError, or a broken installation
+        die("this python (%s) cannot import torch and torchvision: %s; %s (Debian: apt install "
+            "python3-torch python3-torchvision, and run /usr/bin/python3)"
+            % (sys.executable, str(e).split("\n")[0], want))
+    try:
+        have = tuple(int(p) for p in torch.__version__.split(".")[:2])
+    except ValueError:
+        have = TORCH_MIN
+    if have < TORCH_MIN:
+        die("this python (%s) has torch %s; %s" % (sys.executable, torch.__version__, want))
+    return torch
+
+
+def batch_of(args, plan, where):
+    """The samples of a step, from --batch or the plan; exits on a batch
+    the plan cannot split."""
+    world = plan["world_size"]
+    replicas = planschema.mesh_size(plan, "data")
+    pp = plan.get("pipeline")
+    if planschema.splits(plan):
+        B = args.batch or world
+        if B % world:
+            die("--batch %d does not split over %d ranks" % (B, world))
+        return B
+    M = pp["n_microbatches"] if pp else 1
+    B = args.batch or replicas * M
+    if B % replicas:
+        die("--batch %d does not split over %d replicas (the device mesh's data)" % (B, replicas))
+    if pp and (B // replicas) % M:
+        die("%s: pipeline.n_microbatches: %d micro-batches do not split the %d samples of a "
+            "replica (--batch %d over %d replicas)" % (where, M, B // replicas, B, replicas))
+    return B
+
+
+def machine_bound(torch, args, plan, where):
+    """The device the ranks run on, and world_size against this machine:
+    one GPU per rank, or at most RANKS_PER_CORE per core and RANK_MEMORY
+    each on the CPU."""
+    world = plan["world_size"]
+    ngpu = 0
+    if torch is not None and args.device != "cpu" and torch.cuda.is_available():
+        ngpu = torch.cuda.device_count()
+    if args.device == "cuda":
+        if ngpu == 0:
+            die("--device cuda: torch %s sees no GPU here" % torch.__version__, 2)
+        if world > ngpu:
+            die("%s: world_size: %d ranks need %d GPUs (one per rank); this machine has %d "
+                "(--device cpu runs them on the CPU)" % (where, world, world, ngpu))
+    device = "cuda" if ngpu and (args.device == "cuda" or world <= ngpu) else "cpu"
+    if device == "cpu":
+        n, mem = cores(), meminfo()
+        bound = max(1, min(RANKS_PER_CORE * n, mem // RANK_MEMORY))
+        if world > bound:
+            die("%s: world_size: %d ranks are more than this machine runs on its CPU: at most "
+                "%d (%d per core on its %d cores, %d MiB of its %.1f GiB of memory each)"
+                % (where, world, bound, RANKS_PER_CORE, n, RANK_MEMORY >> 20, mem / (1 << 30)))
+    return device, ngpu
+
+
+def input_bound(args, plan, where, B, world, device):
+    """Every rank makes the whole batch: at most a quarter of the memory
+    over all ranks."""
+    size = B * 3 * args.image_size * args.image_size * 4
+    mem = meminfo()
+    if size * world * (2 if args.check else 1) > mem // 4:
+        msg = ("the input batch of %d samples at %dx%d takes %.1f GiB in each of %d ranks; this "
+               "machine has %.1f GiB" % (B, args.image_size, args.image_size, size / (1 << 30),
+                                         world, mem / (1 << 30)))
+        if args.batch:
+            die("--batch %d, --image-size %d: %s" % (args.batch, args.image_size, msg), 2)
+        die("%s: pipeline.n_microbatches: %s" % (where, msg))
+
+
+def model_names(torch, runner, plan, model, spec):
+    """The plan's module names against the model: every split point, stage
+    module and per-layer entry must be one of its modules, and the traced
+    model must call a split point and something at or under each per-layer
+    entry.  PlanError naming the entry, with some of the model's names."""
+    import difflib
+    mods = [n for n, _ in model.named_modules() if n]
+    known = set(mods)
+
+    def unknown(field, name, label=""):
+        few = mods if len(mods) <= 8 else mods[:5] + ["..."] + mods[-3:]
+        close = difflib.get_close_matches(name, mods, n=2, cutoff=0.6)
+        raise PlanError(field, "%s%s is not a module of %s (its %d modules: %s)%s" % (
+            label, name, spec, len(mods), ", ".join(few),
+            "; did you mean %s?" % " or ".join(close) if close else ""))
+
+    pp = plan.get("pipeline")
+    per_layer = plan.get("per_layer")
+    if not pp and not per_layer:
+        return
+    for name in (pp or {}).get("split_spec", {}):
+        if name not in known:
+            unknown("pipeline.split_spec", name, "split point ")
+    for s, names in enumerate((pp or {}).get("module_names_per_stage") or []):
+        for j, name in enumerate(names):
+            if name not in known:
+                unknown("pipeline.module_names_per_stage[%d][%d]" % (s, j), name)
+    for i, e in enumerate((per_layer or {}).get("modules", [])):
+        if e["module"] not in known:
+            unknown("per_layer.modules[%d].module" % i, e["module"])
+    gm = torch.fx.symbolic_trace(runner.traceable(model))
+    if pp:
+        runner.stages_of(gm, list(pp["split_spec"]))
+    if per_layer or planschema.splits(plan):
+        called = [n.target for n in gm.graph.nodes if n.op == "call_module"]
+        for i, e in enumerate((per_layer or {}).get("modules", [])):
+            m = e["module"]
+            if not any(t == m or t.startswith(m + ".") for t in called):
+                raise PlanError("per_layer.modules[%d].module" % i, "%s is a module of %s that "
+                                "the traced model never calls, nor anything under it" % (m, spec))
+        for target, (mode, d, field) in sorted(runner.assignment(plan, gm).items()):
+            m = gm.get_submodule(target)
+            if mode not in ("filter", "channel") or d == 1:
+                continue
+            if not isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+                continue
+            node = next(n for n in gm.graph.nodes if n.op == "call_module" and n.target == target)
+            if runner.splits_input(mode, node):
+                continue
+            if isinstance(m, torch.nn.Conv2d) and m.groups != 1:
+                raise PlanError(field, "%s splits %s, a grouped convolution, which this "
+                                "launcher does not split yet" % (mode, target))
+            width = m.weight.shape[0 if mode == "filter" else 1]
+            if width % d:
+                raise PlanError(field, "%s: %s's %d %s do not split %d ways" % (
+                    mode, target, width, "outputs" if mode == "filter" else "inputs", d))
+
+
+def strategy_of(plan):
+    names = set(plan["device_mesh"]["mesh_dim_names"])
+    for k, dims in planschema.STRATEGIES.items():
+        if dims == names:
+            return k
+    return plan.get("strategy", "?")
+
+
+def grid_of(plan):
+    """The grid as oraclec spells it (data=2,pipeline=2), dimensions in
+    oraclec's order."""
+    size = dict(zip(plan["device_mesh"]["mesh_dim_names"], plan["device_mesh"]["mesh_shape"]))
+    return ",".join("%s=%d" % (d, size[d]) for d in planschema.DIMS if d in size)
+
+
+def precision_of(cfg, device):
+    """oraclec's --precision for what ran."""
+    if cfg.autocast == "float16":
+        return "amp-fp16"
+    if cfg.autocast == "bfloat16":
+        return "amp-bf16"
+    return "tf32" if device == "cuda" and cfg.allow_tf32 else "fp32"
+
+
+def export_onnx(torch, runner, spec, size, path):
+    """The model as tools/export_zoo.py exports it (opset 13, input and
+    output named, a dynamic batch axis N, constants folded; BatchNorm kept:
+    training=PRESERVE on the eval model), batch 1 at the run's image size;
+    distinct parameter and buffer values, so that the exporter merges no
+    initializers; the weights left out (external data whose file is never
+    written) where the onnx package is there.  None, or why it failed."""
+    import tempfile
+    import warnings
+    model = runner.build_model(spec, size).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.02)
+        for b in model.buffers():
+            if b.is_floating_point():
+                b.uniform_(0.5, 1.5)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=d)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, torch.randn(1, 3, size, size), tmp, opset_version=13,
+                              input_names=["input"], output_names=["output"],
+                              dynamic_axes={"input": {0: "N"}, "output": {0: "N"}},
+                              do_constant_folding=True,
+                              training=torch.onnx.TrainingMode.PRESERVE)
+        try:
+            import onnx
+            import onnx.numpy_helper
+        except ImportError:
+            onnx = None
+        if onnx is not None:
+            m = onnx.load(tmp)
+            float_types = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
+                           onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
+            offset = 0
+            for t in m.graph.initializer:
+                if t.data_type not in float_types:
+                    continue
+                n = len(onnx.numpy_helper.to_array(t).tobytes())
+                del t.external_data[:]
+                for k, v in (("location", os.path.basename(path)[:-5] + ".weights"),
+                             ("offset", str(offset)), ("length", str(n))):
+                    e = t.external_data.add()
+                    e.key, e.value = k, v
+                t.data_location = onnx.TensorProto.EXTERNAL
+                for f in ("raw_data", "float_data", "double_data", "int32_data"):
+                    t.ClearField(f)
+                offset += n
+            onnx.save(m, tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        return None
+    except Exception as e:  # an exporter's failure is the model's, reported
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return runner.one_line(e)
+
+
+def write_csv(runner, path, row):
+    cols = ["model", "strategy", "gpus", "grid", "global_batch", "dataset_size",
+            "measured_iteration_s", "precision", "implementation", "peak_memory_bytes"]
+
+    def write(f):
+        f.write(",".join(cols) + "\n")
+        f.write(",".join(str(row[c]) for c in cols) + "\n")
+    runner.write_atomic(path, write)
+
+
+def main(argv=None):
+    ap = parser()
+    args = ap.parse_args(argv)
+    if not args.model and not args.validate_only:
+        ap.error("the following arguments are required: --model")
+    if args.out and not args.time:
+        ap.error("--out writes a timed run: it needs --time K")
+    if args.steps and args.time:
+        ap.error("--time K runs its warm-up and K steps: no --steps")
+    if args.out and not args.out.endswith(".csv"):
+        ap.error("--out %s: the measured row is a .csv file" % printable(args.out))
+    for opt, path in (("--out", args.out), ("--trace", args.trace)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            ap.error("%s %s: no such directory" % (opt, printable(path)))
+    where = printable(args.plan)
+    try:
+        plan = planschema.read(args.plan)
+        planschema.check(plan)
+        planschema.supported(plan)
+        if args.out and plan.get("per_layer"):
+            raise PlanError("per_layer", "--out writes a row for oraclec validate, which "
+                            "predicts uniform strategies; a per-layer plan has none (time it "
+                            "without --out)")
+        if plan.get("checkpoint_segments") and args.time:
+            raise PlanError("checkpoint_segments", "recomputation (oraclec --recompute) is not "
+                            "run by this launcher yet: the times and memory would not be the "
+                            "plan's")
+        if plan.get("autocast") == "float16" and args.device == "cpu" and not args.check:
+            raise PlanError("autocast", "float16 autocast runs on a GPU (--device cuda); "
+                            "the CPU's autocast takes bfloat16 (oraclec --precision amp-bf16)")
+    except PlanError as e:
+        die("%s: %s" % (where, e))
+    world = plan["world_size"]
+    B = batch_of(args, plan, where)
+    torch = None
+    if not args.validate_only or args.model or args.device == "cuda":
+        torch = need_torch()
+    device, _ = machine_bound(torch, args, plan, where)
+    input_bound(args, plan, where, B, world, device)
+    if device == "cpu" and plan.get("autocast") == "float16" and not args.check:
+        die("%s: autocast: float16 autocast runs on a GPU (--device cuda); the CPU's autocast "
+            "takes bfloat16 (oraclec --precision amp-bf16)" % where)
+    if torch is None:  # --validate-only without --model
+        print("ok: %s is a plan of %d ranks this launcher runs (%s); its module names are "
+              "not checked without --model" % (where, world, grid_of(plan)))
+        return 0
+    from oraclec import runner
+    try:
+        runner.model_ctor(args.model)
+    except runner.Stop as e:  # a usage error, as argparse's
+        ap.error(str(e))
+    if plan.get("pipeline") or planschema.splits(plan) or args.validate_only:
+        # the plan's module names against the model's
+        model = runner.build_model(args.model, args.image_size)
+        try:
+            model_names(torch, runner, plan, model, args.model)
+        except PlanError as e:
+            die("%s: %s" % (where, e))
+    if args.validate_only:
+        try:  # the image size: one sample through the model
+            with torch.no_grad():
+                model.eval()(torch.randn(1, 3, args.image_size, args.image_size))
+        except Exception as e:  # the model's own complaint
+            die("--image-size %d: %s does not take %dx%d images (%s)" % (
+                args.image_size, args.model, args.image_size, args.image_size,
+                runner.one_line(e)), 2)
+        print("ok: %s is a plan of %d ranks this launcher runs (%s) for %s" % (
+            where, world, grid_of(plan), args.model))
+        return 0
+    return run(torch, runner, args, plan, where, B, device)
+
+
+def run(torch, runner, args, plan, where, B, device):
+    import torch.multiprocessing as mp
+    try:
+        from torch.multiprocessing.spawn import ProcessException
+    except ImportError:  # older names: every spawn error is an Exception
+        ProcessException = Exception
+    world = plan["world_size"]
+    threads = max(1, cores() // world)
+    cfg = argparse.Namespace(
+        model=args.model, image_size=args.image_size, batch=B, steps=args.steps or 1,
+        time=args.time or 0, warmup=args.warmup, check=args.check, device=device,
+        threads=threads, channels_last=bool(args.channels_last or plan.get("channels_last")),
+        autocast=None if args.check else plan.get("autocast"),
+        allow_tf32=bool(plan.get("allow_tf32")), timeout=args.timeout,
+        trace=os.path.abspath(args.trace) if args.trace else None)
+    if args.check and plan.get("autocast"):
+        runner.stderr("oraclec.launch: note: --check compares in fp32: the plan's autocast "
+                      "(%s) is not applied" % plan["autocast"])
+    if device == "cpu":
+        print("threads per rank: %d (%d cores over %d ranks)" % (threads, cores(), world))
+    else:
+        print("devices: %d GPUs, one per rank (NCCL)" % world)
+    sys.stdout.flush()
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="oraclec-launch.") as outdir:
+        try:
+            mp.spawn(runner.rank_main, args=(cfg, plan, runner_port(runner), outdir),
+                     nprocs=world, join=True)
+        except ProcessException as e:  # the first rank to stop says why
+            results = runner.results_of(outdir)
+            stopped = sorted((v["failed"], r) for r, v in results.items() if "failed" in v)
+            if stopped:
+                r = stopped[0][1]
+                die("rank %d: %s" % (r, results[r]["error"]))
+            die("a rank stopped: %s" % runner.one_line(e))
+        results = runner.results_of(outdir)
+    bad = [(r, v["error"]) for r, v in sorted(results.items()) if v["error"]]
     if bad:
         print("rank %d: %s" % bad[0])
         return 1
-    flight = {v[1]: v[2] for v in results.values() if v[1] is not None}
-    if splits(plan):  # the parameter elements each rank holds
+    flight = {v["stage"]: v["flight"] for v in results.values() if v["stage"] is not None}
+    if planschema.splits(plan):  # the parameter elements each rank holds
         print("parameters per rank (elements): %s" %
-              " ".join(str(results[r][4]) for r in sorted(results)))
+              " ".join(str(results[r]["held"]) for r in sorted(results)))
     if flight:  # the activations each stage kept at once, in micro-batches
         print("micro-batches in flight per stage: %s" %
               " ".join(str(flight[s][0]) for s in sorted(flight)))
         print("micro-batches whole per stage: %s" %
               " ".join(str(flight[s][1]) for s in sorted(flight)))
     if plan.get("zero_redundancy_optimizer"):  # ZeRO-1: a part of the state each
-        state = [results[r][3] for r in sorted(results)]
+        state = [results[r]["state"] for r in sorted(results)]
         print("optimizer state per rank (parameter elements): %s of %d" %
               (" ".join(map(str, state)), sum(state)))
     if args.check:
-        print("ok: %d ranks agree with one process (loss, every gradient, the step)" %
-              plan["world_size"])
+        print("ok: %d ranks agree with one process (loss, every gradient, the step, the "
+              "parameters each holds)" % world)
+    if args.time:
+        report_time(torch, runner, args, plan, B, device, cfg, results)
+    if args.trace:
+        steps = ("steps %d to %d" % (args.warmup, args.warmup + args.time - 1) if args.time
+                 else "step %d" % ((args.steps or 1) - 1))
+        print("trace: %s (rank 0, %s)" % (printable(args.trace), steps))
     return 0
+
+
+def runner_port(runner):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def report_time(torch, runner, args, plan, B, device, cfg, results):
+    world = plan["world_size"]
+    median, fast, slow = runner.timing(results, world)
+    peaks = [results[r]["peak"] for r in sorted(results)]
+    peak = None if any(p is None for p in peaks) else max(peaks)
+    print("time: %d warm-up steps, %d timed: %.6g s per step (the median of the slowest "
+          "rank's; steps from %.6g to %.6g s)" % (args.warmup, args.time, median, fast, slow))
+    what = ("torch.cuda.max_memory_allocated over the timed steps" if device == "cuda" else
+            "RSS growth in one step after them")
+    print("peak memory: %s bytes (the largest rank's %s)" % (
+        "not measured" if peak is None else "%d" % peak, what))
+    if not args.out:
+        return
+    name = args.model.split(":", 1)[1]
+    major = int(torch.__version__.split(".")[0])
+    row = {"model": name, "strategy": strategy_of(plan), "gpus": world,
+           "grid": grid_of(plan), "global_batch": B, "dataset_size": runner.DATASET_SIZE,
+           "measured_iteration_s": "%.9g" % median, "precision": precision_of(cfg, device),
+           "implementation": "pytorch-2" if major >= 2 else "pytorch",
+           "peak_memory_bytes": "" if peak is None else peak}
+    write_csv(runner, args.out, row)
+    print("wrote %s" % printable(args.out))
+    models = args.out[:-4] + ".models"
+    os.makedirs(models, exist_ok=True)
+    onnx_path = os.path.join(models, name + ".onnx")
+    why = export_onnx(torch, runner, args.model, args.image_size, onnx_path)
+    if why:
+        runner.stderr("oraclec.launch: note: torch.onnx.export of %s failed (%s): %s not "
+                      "written" % (args.model, why, printable(onnx_path)))
+    else:
+        print("wrote %s" % printable(onnx_path))
 
 
 if __name__ == "__main__":
