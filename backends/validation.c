@@ -50,7 +50,7 @@ text(const Validation *v, FILE *f)
 	num(f, v->all.oraclec, "%10.3f ", "         - ");
 	num(f, v->all.paradl, "%10.3f", "         -");
 	fputc('\n', f);
-	fprintf(f, "%-10s %5d ", "tau", v->rank.pairs);
+	fprintf(f, "%-10s %5" PRId64 " ", "tau", v->rank.pairs);
 	num(f, v->rank.tau, "%10.3f ", "         - ");
 	num(f, v->rank_paradl.tau, "%10.3f", "         -");
 	fputs("   (Kendall's tau over pairs of runs: whether the times rank as measured)\n", f);

@@ -701,6 +701,44 @@ validation_means_are_per_strategy_and_overall(void **state)
 	NEAR(v.rank.tau, -1);
 }
 
+/* Kendall's tau by merge sort equals the count over every pair, ties in
+ * either time or both included, on runs drawn with many ties. */
+static void
+kendall_tau_counts_every_pair_with_ties(void **state)
+{
+	enum { N = 600 };
+	Measured *row = calloc(N, sizeof *row);
+	Validation v = { .row = row, .nrow = N };
+	unsigned seed = 12345;
+	int64_t pairs = 0;
+	double s = 0;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		row[i].kind = STRAT_DATA;
+		row[i].measured = 1 + (seed >> 16) % 40;
+		seed = seed * 1103515245u + 12345u;
+		row[i].predicted = (seed >> 16) % 7 == 0 ? NAN : 1 + (seed >> 16) % 30;
+		row[i].paradl = NAN;
+	}
+	for (int i = 0; i < N; i++)
+		for (int j = i + 1; j < N; j++) {
+			const Measured *a = &row[i], *b = &row[j];
+			if (isnan(a->predicted) || isnan(b->predicted) || a->measured == b->measured)
+				continue;
+			pairs++;
+			s += ((a->measured > b->measured) - (a->measured < b->measured)) *
+			     ((a->predicted > b->predicted) - (a->predicted < b->predicted));
+		}
+	validation_score(&v);
+	assert_true(pairs > 1000);
+	assert_true(v.rank.pairs == pairs);
+	NEAR(v.rank.tau, s / (double)pairs);
+	assert_true(v.rank_paradl.pairs == 0 && isnan(v.rank_paradl.tau));
+	free(row);
+}
+
 /* Sends as the implementation makes them (docs/model.md,
  * "Implementations"): NCCL on abci's NVLink, 10 us + 1 MB / 50 GB/s;
  * ChainerMN on managed memory, staged through the host, 300 us + a copy
@@ -1014,6 +1052,7 @@ main(void)
 		FX_TEST(selective_recomputes_the_attention_core),
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
+		cmocka_unit_test(kendall_tau_counts_every_pair_with_ties),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

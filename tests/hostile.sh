@@ -1,0 +1,109 @@
+#!/bin/sh
+# hostile.sh -- what a red team found (issue 33): legal inputs that took
+# quadratic time, plans Megatron-LM refuses, numbers that were plausible
+# but wrong, paths taken from the wrong directory, and small
+# inconsistencies between options and files.  TAP, with the plan at the
+# end.  No case is timed; a case that must end runs under timeout(1)
+# where there is one.
+#
+#   srcdir=. ORACLEC=./oraclec sh tests/hostile.sh
+
+: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
+LC_ALL=C
+export LC_ALL
+
+. "$srcdir/tests/tap.sh"
+absolute ORACLEC
+srcdir_absolute
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hostile.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+guard=
+command -v timeout >/dev/null 2>&1 && guard="timeout 60"
+runs=$srcdir/validation/abci-measured.csv
+models=$srcdir/validation/models
+
+# run ARGS...: runs oraclec in $tmp (under the guard); sets `status`,
+# leaves $tmp/out and $tmp/err.
+run()
+{
+	(cd "$tmp" && exec $guard "$ORACLEC" "$@") >"$tmp/out" 2>"$tmp/err"
+	status=$?
+}
+
+want_status()
+{
+	status_why "$status" "$1"
+	[ -z "$why" ] || { _w=$why; why=; fail "$_w"; }
+}
+
+has()
+{
+	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
+}
+
+lacks()
+{
+	grep -F -q -e "$2" "$tmp/$1" && fail "std$1 has '$2'"
+	return 0
+}
+
+empty()
+{
+	[ -s "$tmp/$1" ] && fail "std$1 is not empty"
+	return 0
+}
+
+# refused STATUS MESSAGE ARGS...: exit STATUS, stderr holding MESSAGE,
+# nothing on stdout, no -o file left.
+refused()
+{
+	_st=$1 _msg=$2
+	shift 2
+	rm -f "$tmp/o.out"
+	run "$@" -o o.out
+	want_status "$_st"
+	has err "$_msg"
+	empty out
+	[ -e "$tmp/o.out" ] && fail "left the output file"
+	return 0
+}
+
+# rows N [TIMES]: N rows of the ABCI runs repeated on stdout; with TIMES,
+# each configuration measured TIMES times (dataset_size grows by one every
+# TIMES rounds of the runs).
+rows()
+{
+	awk -v n="$1" -v every="${2:-0}" '
+		NR == 1 { print; next }
+		{ row[m++] = $0 }
+		END {
+			for (i = 0; i < n; i++) {
+				r = row[i % m]
+				if (every > 0) {
+					k = split(r, f, ",")
+					d = f[5] ~ /^"/ ? 10 : 9
+					f[d] += int(i / (m * every))
+					r = f[1]
+					for (j = 2; j <= k; j++)
+						r = r "," f[j]
+				}
+				print r
+			}
+		}' "$runs"
+}
+
+# ---- 1. calibrate and validate stay near-linear in the rows ------------
+
+# 100,000 rows (the limit) of validate: Kendall's tau over every pair took
+# 33 s and counted 5e9 pairs in an int
+rows 100000 >"$tmp/m100000.csv"
+run validate m100000.csv --models "$models" --system abci --optimizer adam
+want_status 0
+has out "all        100000 "
+has out "tau        4761904761 "
+check "validate on 100,000 runs ends and counts its 4.8e9 pairs"
+
+finish
