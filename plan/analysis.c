@@ -11,6 +11,7 @@
 #include "plan/analysis.h"
 #include "util/clock.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Defaults (documented in oraclec(1)): ImageNet-1k's 1,281,167 training
@@ -253,7 +254,7 @@ pass_dumpable(const char *name)
 }
 
 bool
-analysis_measured(CalibRow *row, const Settings *set, Graph *g, const System *s,
+analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
 		  const Measured *r)
 {
 	Settings rs = *set;
@@ -261,11 +262,16 @@ analysis_measured(CalibRow *row, const Settings *set, Graph *g, const System *s,
 	rs.gpus = r->gpus;
 	rs.global_batch = r->global_batch;
 	rs.dataset_size = r->dataset_size;
-	if (!analysis_setup(&row->an, &rs, g, s) || !passes_run(g, &row->an, PASS_TIMING, NULL))
-		return false;
+	return analysis_setup(an, &rs, g, s) && passes_run(g, an, PASS_TIMING, NULL);
+}
+
+void
+analysis_row(CalibRow *row, const Graph *g, Analysis *an, const Measured *r)
+{
 	row->g = g;
+	row->an = an;
 	row->kind = r->kind;
 	memcpy(row->grid, r->grid, sizeof r->grid);
 	row->measured = r->measured;
-	return true;
+	row->predicted = NAN;
 }

@@ -89,7 +89,8 @@ enum { CALIB_PARAMS = 7 };
 extern const char *const calib_param_name[CALIB_PARAMS];
 typedef struct CalibRow {
 	const Graph *g;
-	Analysis an;            /* batch, GPUs, dataset, precision, optimizer */
+	Analysis *an;           /* batch, GPUs, dataset, precision, optimizer;
+	                           shared by the runs that have them alike */
 	StrategyKind kind;
 	int64_t grid[DIM_COUNT];
 	double measured;

@@ -401,7 +401,7 @@ check "a calibrated system reads back with --system"
 run calibrate "$srcdir/validation/abci-measured.csv" --models "$srcdir/validation/models" \
 	--optimizer adam -o "$tmp/cal.odl"
 want_status 0
-has out "(21 runs): compute efficiency x0.999 (+-3%), nic_bw x1.077 (+-23%), nic_latency x1.160 (+-39%), p2p_latency x1.004 (+-444%), fs_file_rate x1.088 (+-5%), cache_files x0.935 (+-12%), staging_bw x0.986 (+-120%); p2p_latency and staging_bw seen only together (correlation +1.00); mean accuracy 0.971 before, 0.973 after, 0.945 leave-one-out"
+has out "(21 runs): compute efficiency x0.999 (+-3%), nic_bw x1.077 (+-23%), nic_latency x1.160 (+-39%), p2p_latency x1.004 (+-444%), fs_file_rate x1.088 (+-5%), cache_files x0.935 (+-12%), staging_bw x0.986 (+-120%); p2p_latency and staging_bw seen only together (correlation +1.00); mean accuracy 0.971 before, 0.973 after, 0.950 leave-one-out"
 # the spatial runs see the halo time, a send's latency plus its staged
 # copies, not each: both errors are those of the weak pull alone, and a
 # factor on one is undone by the other (their errors correlate)

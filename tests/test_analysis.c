@@ -280,22 +280,25 @@ analysis_measured_sets_up_the_row(void **state)
 	Measured r = { .kind = STRAT_DATA, .gpus = 8, .global_batch = 256,
 		       .dataset_size = 9000, .measured = 0.5 };
 	CalibRow row = { 0 };
+	Analysis an = { 0 };
 
 	assert_non_null(g);
 	r.grid[DIM_DATA] = 8;
 	set.opt = OPT_ADAM;
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_measured(&row, &set, g, fx_abci(fx), &r));
+	assert_true(analysis_measured(&an, &set, g, fx_abci(fx), &r));
+	analysis_row(&row, g, &an, &r);
 	assert_ptr_equal(row.g, g);
+	assert_ptr_equal(row.an, &an);
 	assert_int_equal(row.kind, STRAT_DATA);
 	assert_int_equal(row.grid[DIM_DATA], 8);
 	assert_true(row.measured == 0.5);
-	assert_int_equal(row.an.gpus, 8);
-	assert_int_equal(row.an.global_batch, 256);
-	assert_int_equal(row.an.batch_per_gpu, 0);
-	assert_int_equal(row.an.dataset_size, 9000);
-	assert_int_equal(row.an.opt, OPT_ADAM);
+	assert_int_equal(row.an->gpus, 8);
+	assert_int_equal(row.an->global_batch, 256);
+	assert_int_equal(row.an->batch_per_gpu, 0);
+	assert_int_equal(row.an->dataset_size, 9000);
+	assert_int_equal(row.an->opt, OPT_ADAM);
 	assert_true(g->done & PASS_TIMING);
 }
 
