@@ -33,10 +33,15 @@ run()
 	status=$?
 }
 
+# want_status N: the run's status is N (a timeout or a signal named);
+# what failed before in the case is kept.
 want_status()
 {
+	_before=$why
 	status_why "$status" "$1"
-	[ -z "$why" ] || { _w=$why; why=; fail "$_w"; }
+	_w=$why
+	why=$_before
+	[ -z "$_w" ] || fail "$_w"
 }
 
 has()
@@ -128,5 +133,38 @@ want_status 0
 has out "all        100000 "
 has out "tau        4761904761 "
 check "validate on 100,000 runs ends and counts its 4.8e9 pairs"
+
+# ---- 5. plausible but wrong numbers ------------------------------------
+
+head='model,strategy,gpus,grid,global_batch,dataset_size,measured_iteration_s,paradl_projected_iteration_s'
+# a run beyond its strategy's limit (4096 rows of spatial split) and one
+# that is predicted
+printf '%s\n' "$head" 'resnet50,spatial,4096,spatial=4096,64,1281167,0.5,' \
+	'resnet50,data,4,data=4,64,1281167,0.2,' >"$tmp/np.csv"
+run validate np.csv --models "$models"
+want_status 0
+lacks out "%"
+grep -q '^resnet50   spatial    4096 spatial=4096               0.5000          -        -          -        -  more GPUs than rows' \
+	"$tmp/out" || fail "the unpredicted run's line is not '-' in each column"
+check "validate: a run it cannot predict prints '-' in the prediction's column, not '%10s'"
+
+# a system of 1 FLOP/s: a prediction of 5e11 s stays in its column
+cat >"$tmp/slow.odl" <<EOF
+system slow {
+    fp32 = 1FLOPS;
+    memory = 16GiB;
+    memory_bw = 900GB/s;
+    gpus_per_node = 4;
+    intra_bw = 50GB/s;
+    intra_latency = 9us;
+    nic_bw = 7GB/s;
+    nic_latency = 10us;
+}
+EOF
+run validate np.csv --models "$models" -s slow.odl
+want_status 0
+grep -q '^resnet50   data          4 data=4                     0.2000  5.278e+11    0.000 ' \
+	"$tmp/out" || fail "the prediction of 5e11 s is not '5.278e+11' in its column"
+check "validate: a prediction past 1e5 s prints in %g form within its column"
 
 finish
