@@ -1205,6 +1205,31 @@ calibration_note(const Options *o, const System *orig, const Calibration *cal, i
 					 : arena_printf(a, "%.3f leave-one-out", cal->loo));
 }
 
+/* Whether any run of v can be predicted on s: a fit on none would write
+ * the system unchanged as "calibrated" (an error at the first run, with
+ * why it cannot be). */
+static bool
+predictable(const Validation *v, CalibRow *cr, const StrategyOpts *so, const System *s)
+{
+	Candidate k, first = { 0 };
+
+	for (int i = 0; i < v->nrow; i++) {
+		strategy_predict(cr[i].g, cr[i].an, so, cr[i].kind, cr[i].grid, &k);
+		if (k.computable)
+			return true;
+		if (i == 0)
+			first = k;
+	}
+	if (v->nrow == 1)
+		diag_error(v->row[0].loc, "the run cannot be predicted on %s (%s): nothing to "
+			   "calibrate on", s->name, first.reason ? first.reason : "no prediction");
+	else
+		diag_error(v->row[0].loc, "none of the %d runs can be predicted on %s (this one: "
+			   "%s): nothing to calibrate on", v->nrow, s->name,
+			   first.reason ? first.reason : "no prediction");
+	return false;
+}
+
 /* oraclec calibrate: fit, write the system to -o, report on stdout. */
 static int
 calibrate(const Options *o, Arena *a, FileList *files)
@@ -1222,14 +1247,14 @@ calibrate(const Options *o, Arena *a, FileList *files)
 
 	if (s)
 		*s = *orig;
-	if (!(cr = measured_rows(o, &v, s, a, files)))
+	if (!(cr = measured_rows(o, &v, s, a, files)) || !predictable(&v, cr, &so, s))
 		return EXIT_INPUT;
 	t0 = clock_ms();
 	calibrate_run(s, cr, v.nrow, &so, &cal);
 	diag_verbose_note("fit: %d runs, with leave-one-out (%.2f ms)", v.nrow, clock_ms() - t0);
 	for (int i = 0; i < v.nrow; i++) {
 		v.row[i].predicted = cr[i].predicted;
-		v.row[i].note = "calibrated";
+		v.row[i].note = isnan(cr[i].predicted) ? "not predicted" : "calibrated";
 	}
 	validation_score(&v);
 	calibration_note(o, orig, &cal, v.nrow, a, comment, sizeof comment);

@@ -167,4 +167,18 @@ grep -q '^resnet50   data          4 data=4                     0.2000  5.278e+1
 	"$tmp/out" || fail "the prediction of 5e11 s is not '5.278e+11' in its column"
 check "validate: a prediction past 1e5 s prints in %g form within its column"
 
+# calibrating on runs of which none can be predicted is an error
+head -n 2 "$tmp/np.csv" >"$tmp/np1.csv"
+refused 1 "np1.csv:2:1: error: the run cannot be predicted on abci (more GPUs than rows in the first layer's output): nothing to calibrate on" \
+	calibrate np1.csv --models "$models"
+printf '%s\n' 'resnet50,spatial,8192,spatial=8192,64,1281167,0.7,' >>"$tmp/np1.csv"
+refused 1 "np1.csv:2:1: error: none of the 2 runs can be predicted on abci (this one: more GPUs than rows in the first layer's output): nothing to calibrate on" \
+	calibrate np1.csv --models "$models"
+check "calibrate: no run that can be predicted is an error, and no system is written"
+run calibrate np.csv --models "$models" -o cal.odl
+want_status 0
+grep -q ' -  not predicted$' "$tmp/out" || fail "the run not predicted is not said to be"
+has out "(2 runs): "
+check "calibrate: a run it cannot predict is 'not predicted', not 'calibrated'"
+
 finish
