@@ -181,4 +181,19 @@ grep -q ' -  not predicted$' "$tmp/out" || fail "the run not predicted is not sa
 has out "(2 runs): "
 check "calibrate: a run it cannot predict is 'not predicted', not 'calibrated'"
 
+# absurd measured times are refused where they are read, at their column
+for m in 1e300 1e-300 2e6 5e-7; do
+	printf '%s\n' "$head" "resnet50,ds,8,\"data=2,spatial=4\",64,1281167,$m,0.5" >"$tmp/abs.csv"
+	v=$(awk -v m="$m" 'BEGIN { printf "%g", m }')
+	refused 1 "abs.csv:2:45: error: measured_iteration_s $v is out of range (1e-6 to 1e6 seconds)" \
+		validate abs.csv --models "$models"
+done
+printf '%s\n' "$head" 'resnet50,ds,8,"data=2,spatial=4",64,1281167,0.25,1e300' >"$tmp/abs.csv"
+refused 1 "abs.csv:2:50: error: paradl_projected_iteration_s 1e+300 is out of range (1e-6 to 1e6 seconds)" \
+	validate abs.csv --models "$models"
+printf '%s\n' "$head" 'resnet50,ds,8,"data=2,spatial=4",64,1281167,1e6,1e-6' >"$tmp/abs.csv"
+run validate abs.csv --models "$models"
+want_status 0
+check "validate: times outside 1e-6 to 1e6 s refused at their line and column; the edges read"
+
 finish
