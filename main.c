@@ -975,7 +975,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 {
 	double t0;
 
-	if (!analysis_setup(an, &o->set, g, system_load(o->system, a, files)))
+	if (!analysis_setup(an, &o->set, g, system_load_with(o->system, o->set.impl, a, files)))
 		return false;
 	diag_verbose_note("system %s (%s): %d GPUs per node", an->sys->name, an->sys->source,
 			  an->sys->gpus_per_node);
@@ -1205,6 +1205,23 @@ calibration_note(const Options *o, const System *orig, const Calibration *cal, i
 					 : arena_printf(a, "%.3f leave-one-out", cal->loo));
 }
 
+/* The implementation file a system names, as the calibrated system
+ * writes it: absolute, as the file may be written elsewhere and reads it
+ * from its own directory (a built-in's name, or a file that cannot be
+ * resolved, as it is). */
+static const char *
+written_path(const char *name, Arena *a)
+{
+	char *real;
+	const char *path;
+
+	if (!name || builtin_impl(name) || name[0] == '/' || !(real = realpath(name, NULL)))
+		return name;
+	path = arena_strdup(a, real);
+	free(real);
+	return path;
+}
+
 /* Whether any run of v can be predicted on s: a fit on none would write
  * the system unchanged as "calibrated" (an error at the first run, with
  * why it cannot be). */
@@ -1235,7 +1252,7 @@ static int
 calibrate(const Options *o, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *orig = system_load(o->system, a, files);
+	const System *orig = system_load_with(o->system, o->set.impl, a, files);
 	System *s = orig ? arena_alloc(a, sizeof *s) : NULL;
 	CalibRow *cr;
 	Calibration cal;
@@ -1245,8 +1262,10 @@ calibrate(const Options *o, Arena *a, FileList *files)
 	double t0;
 	StrategyOpts so = measured_strat(o);
 
-	if (s)
+	if (s) {
 		*s = *orig;
+		s->implementation = written_path(s->implementation, a);
+	}
 	if (!(cr = measured_rows(o, &v, s, a, files)) || !predictable(&v, cr, &so, s))
 		return EXIT_INPUT;
 	t0 = clock_ms();
@@ -1280,7 +1299,7 @@ static int
 validate(const Options *o, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *s = system_load(o->system, a, files);
+	const System *s = system_load_with(o->system, o->set.impl, a, files);
 	CalibRow *cr;
 	StrategyOpts so = measured_strat(o);
 

@@ -196,4 +196,77 @@ run validate abs.csv --models "$models"
 want_status 0
 check "validate: times outside 1e-6 to 1e6 s refused at their line and column; the edges read"
 
+# ---- 6. an implementation file named by a system file -------------------
+
+mkdir "$tmp/sys" "$tmp/run" "$tmp/cal"
+sysfile()
+{
+	cat >"$tmp/sys/sys.odl" <<EOF
+system mine {
+    fp32 = 15TFLOPS;
+    memory = 16GiB;
+    memory_bw = 900GB/s;
+    gpus_per_node = 4;
+    intra_bw = 50GB/s;
+    intra_latency = 9us;
+    nic_bw = 7GB/s;
+    nic_latency = 10us;
+    implementation = "$1";
+}
+EOF
+}
+printf 'implementation beside {\n    dispatch = 7us;\n}\n' >"$tmp/sys/impl.odl"
+model=$srcdir/examples/resnet50.odl
+
+# run2 ARGS...: oraclec run in $tmp/run
+run2()
+{
+	(cd "$tmp/run" && exec $guard "$ORACLEC" "$@") >"$tmp/out" 2>"$tmp/err"
+	status=$?
+}
+
+sysfile impl.odl
+run2 "$model" -s ../sys/sys.odl -q -f json -g 4
+want_status 0
+has out '"implementation": "beside"'
+run2 "$model" -s ../sys/sys.odl -q -M
+want_status 0
+has out "../sys/impl.odl"
+check "a system file's implementation file is read from the system file's directory"
+
+sysfile missing.odl
+run2 "$model" -s ../sys/sys.odl -q
+want_status 1
+has err "../sys/sys.odl:10:22: error: cannot read '../sys/missing.odl': No such file or directory"
+empty out
+sysfile nosuchstack
+run2 "$model" -s ../sys/sys.odl -q
+want_status 1
+has err "../sys/sys.odl:10:22: error: unknown implementation 'nosuchstack'"
+check "a system's missing implementation: the error is at the system file's key"
+
+# the command line's implementation wins, and the system's is not opened
+sysfile missing.odl
+run2 "$model" -s ../sys/sys.odl -q -f json -g 4 --implementation pytorch
+want_status 0
+has out '"implementation": "pytorch"'
+empty err
+run2 "$model" -s ../sys/sys.odl -q -M --implementation pytorch
+lacks out "missing.odl"
+check "--implementation replaces a system's missing implementation, which is not opened"
+
+# calibrate writes the file's absolute path: the system reads back from
+# wherever it is written
+sysfile impl.odl
+printf '%s\n' 'model,strategy,gpus,grid,global_batch,dataset_size,measured_iteration_s' \
+	'resnet50,data,4,data=4,64,1281167,0.2' >"$tmp/run/m.csv"
+run2 calibrate m.csv --models "$models" -s ../sys/sys.odl -o ../cal/cal.odl -q
+want_status 0
+grep -q "^    implementation = \"$tmp/sys/impl.odl\";" "$tmp/cal/cal.odl" ||
+	fail "not the absolute path: $(grep implementation "$tmp/cal/cal.odl")"
+run2 "$model" -s ../cal/cal.odl -q -f json -g 4
+want_status 0
+has out '"implementation": "beside"'
+check "calibrate writes the implementation file's absolute path; the system reads back"
+
 finish
