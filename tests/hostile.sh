@@ -269,4 +269,15 @@ want_status 0
 has out '"implementation": "beside"'
 check "calibrate writes the implementation file's absolute path; the system reads back"
 
+# ---- 7. small inconsistencies -------------------------------------------
+
+# include in an implementation file: refused at the include, even of a
+# device (it used to be ignored)
+printf 'include "/dev/zero";\nimplementation z {\n    dispatch = 7us;\n}\n' >"$tmp/inc.odl"
+run "$model" --implementation ./inc.odl -q
+want_status 1
+has err "./inc.odl:1:1: error: an implementation file does not follow 'include': give every key in its one implementation block"
+empty out
+check "include in an implementation file is refused at the include"
+
 finish
