@@ -541,7 +541,8 @@ parse_options(int argc, char **argv, Options *o)
 			implementation_list(stdout);
 			exit(flush_stdout());
 		case OPT_LOADER_WORKERS:
-			o->set.loader_workers = (int)number(optarg, "--loader-workers", 1 << 20);
+			o->set.loader_workers =
+				(int)number(optarg, "--loader-workers", MAX_LOADER_WORKERS);
 			if (o->set.loader_workers < 1)
 				usage_error("--loader-workers must be at least 1, not %s", optarg);
 			break;

@@ -24,6 +24,7 @@ guard=
 command -v timeout >/dev/null 2>&1 && guard="timeout 60"
 runs=$srcdir/validation/abci-measured.csv
 models=$srcdir/validation/models
+model=$srcdir/examples/resnet50.odl
 
 # run ARGS...: runs oraclec in $tmp (under the guard); sets `status`,
 # leaves $tmp/out and $tmp/err.
@@ -216,8 +217,6 @@ system mine {
 EOF
 }
 printf 'implementation beside {\n    dispatch = 7us;\n}\n' >"$tmp/sys/impl.odl"
-model=$srcdir/examples/resnet50.odl
-
 # run2 ARGS...: oraclec run in $tmp/run
 run2()
 {
@@ -279,5 +278,18 @@ want_status 1
 has err "./inc.odl:1:1: error: an implementation file does not follow 'include': give every key in its one implementation block"
 empty out
 check "include in an implementation file is refused at the include"
+
+# one limit of loader workers: an implementation file's as the option's
+printf 'implementation w {\n    loader_workers = 1073741824;\n}\n' >"$tmp/w.odl"
+run "$model" --implementation ./w.odl -q
+want_status 1
+has err "./w.odl:1:16: error: implementation 'w': 'loader_workers' must be 1 to 1048576"
+printf 'implementation w {\n    loader_workers = 1048576;\n}\n' >"$tmp/w.odl"
+run "$model" --implementation ./w.odl -q
+want_status 0
+run "$model" --loader-workers 1048577 -q
+want_status 2
+has err "invalid value '1048577' for --loader-workers (expected 1 to 1048576)"
+check "loader_workers: 1 to 1048576 in an implementation file, as --loader-workers"
 
 finish
