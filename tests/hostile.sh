@@ -292,4 +292,28 @@ want_status 2
 has err "invalid value '1048577' for --loader-workers (expected 1 to 1048576)"
 check "loader_workers: 1 to 1048576 in an implementation file, as --loader-workers"
 
+# decode_bw = 0B/s: decoding is free (docs/systems.md), as an infinite rate
+for d in 0B/s 1000000TB/s 1MB/s; do
+	printf 'implementation d {\n    decode_bw = %s;\n    loader_workers = 1;\n}\n' "$d" >"$tmp/d.odl"
+	run "$srcdir/examples/resnet50.onnx" --grid data=8 --implementation ./d.odl -q -f json
+	want_status 0
+	grep -o '"input_s": [0-9.e+-]*' "$tmp/out" | head -n 1 >"$tmp/input.$(echo "$d" | tr -c 'A-Za-z0-9\n' _)"
+done
+cmp -s "$tmp/input.0B_s" "$tmp/input.1000000TB_s" || fail "0B/s is not free decoding"
+cmp -s "$tmp/input.0B_s" "$tmp/input.1MB_s" && fail "1MB/s decodes for free too"
+# integer keys take 1.0 as 1, as the system keys do
+printf 'implementation g {\n    grad_copies = %s;\n}\n' 1.0 >"$tmp/g.odl"
+run "$model" --grid data=8 --implementation ./g.odl -q -f json
+want_status 0
+grep -o '"total_s": [0-9.e+-]*' "$tmp/out" >"$tmp/g1.0"
+printf 'implementation g {\n    grad_copies = %s;\n}\n' 1 >"$tmp/g.odl"
+run "$model" --grid data=8 --implementation ./g.odl -q -f json
+grep -o '"total_s": [0-9.e+-]*' "$tmp/out" >"$tmp/g1"
+cmp -s "$tmp/g1.0" "$tmp/g1" || fail "grad_copies = 1.0 is not 1"
+printf 'implementation g {\n    grad_copies = %s;\n}\n' 1.5 >"$tmp/g.odl"
+run "$model" --implementation ./g.odl -q
+want_status 1
+has err "./g.odl:2:19: error: 'grad_copies' must be a non-negative integer"
+check "decode_bw = 0B/s decodes for free; grad_copies = 1.0 is 1, 1.5 refused (docs/systems.md)"
+
 finish
