@@ -316,4 +316,15 @@ want_status 1
 has err "./g.odl:2:19: error: 'grad_copies' must be a non-negative integer"
 check "decode_bw = 0B/s decodes for free; grad_copies = 1.0 is 1, 1.5 refused (docs/systems.md)"
 
+# --dropout's names in messages: escaped, cut after 64 bytes with "..."
+run "$model" --dropout "$(printf 'a\377b\033[31m')" -q
+want_status 1
+has err "error: --dropout: the model has no layer 'a\\xffb\\x1b[31m'"
+LC_ALL=C grep -q "$(printf '\377')" "$tmp/err" && fail "a raw 0xff byte on stderr"
+run "$model" --dropout "$(awk 'BEGIN { while (length(s) < 100000) s = s "xxxxxxxxxx"; print s }')" -q
+want_status 1
+has err "error: --dropout: the model has no layer 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'"
+[ "$(wc -c <"$tmp/err")" -lt 200 ] || fail "stderr holds $(wc -c <"$tmp/err") bytes"
+check "--dropout: a name in a message is escaped (0xff as \\xff) and cut at 64 bytes"
+
 finish
