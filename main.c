@@ -292,6 +292,19 @@ usage_error(const char *fmt, const char *arg)
 
 static _Noreturn void usage_error(const char *fmt, const char *arg);
 
+/* --dropout L1,L2,...: every layer named, none empty ('', ',', 'a,,b'),
+ * else a usage error quoting the list escaped and cut. */
+static void
+dropout_option(const char *list)
+{
+	char *shown;
+
+	if (*list && *list != ',' && list[strlen(list) - 1] != ',' && !strstr(list, ",,"))
+		return;
+	shown = esc_text_cut(list, strlen(list), NAME_SHOWN);
+	usage_error("--dropout: an empty layer name in '%s' (give LAYER,LAYER,...)", shown);
+}
+
 /* "data,df" -> the bits of those strategies */
 static unsigned
 strategy_mask(const char *list)
@@ -616,7 +629,10 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_PER_LAYER: o->per_layer = true; break;
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
-		case OPT_DROPOUT: o->set.dropout_after = optarg; break;
+		case OPT_DROPOUT:
+			dropout_option(optarg);
+			o->set.dropout_after = optarg;
+			break;
 		case OPT_NESTING:
 			for (o->strat.nest = 0; o->strat.nest < NEST_COUNT &&
 						strcmp(nesting_name[o->strat.nest], optarg) != 0;

@@ -327,4 +327,14 @@ has err "error: --dropout: the model has no layer 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxx
 [ "$(wc -c <"$tmp/err")" -lt 200 ] || fail "stderr holds $(wc -c <"$tmp/err") bytes"
 check "--dropout: a name in a message is escaped (0xff as \\xff) and cut at 64 bytes"
 
+# --dropout: an empty layer name is a usage error, '' as ',,,'
+for d in '' ',,,' 'a,' ',a' 'a,,b'; do
+	run "$model" --dropout "$d" -q
+	want_status 2
+	has err "oraclec: --dropout: an empty layer name in '$d' (give LAYER,LAYER,...)"
+	has err "Try 'oraclec --help'"
+	empty out
+done
+check "--dropout: '', ',,,' and any empty name between commas are usage errors"
+
 finish
