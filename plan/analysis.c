@@ -41,6 +41,10 @@ analysis_init(Graph *g, const Settings *set)
 	g->low_bytes = precision_info[set->prec].low;
 	g->channels_last = set->channels_last;
 	g->as_exported = set->as_exported;
+	/* only an ONNX export has a graph that differs from the one trained */
+	if (set->as_exported && strcmp(g->format, "onnx") != 0)
+		diag_warn((Loc){ g->source, 0, 0 }, "--as-exported applies to ONNX files; this "
+			  "%s model is analysed as it is written, as without it", g->format);
 	g->dropout_after = set->dropout_after;
 	if (set->dataset_size)
 		g->dataset_size = set->dataset_size;

@@ -337,4 +337,17 @@ for d in '' ',,,' 'a,' ',a' 'a,,b'; do
 done
 check "--dropout: '', ',,,' and any empty name between commas are usage errors"
 
+# --as-exported means something for ONNX files only: a warning elsewhere
+run "$model" --as-exported -g 8
+want_status 0
+has err "resnet50.odl: warning: --as-exported applies to ONNX files; this odl model is analysed as it is written, as without it"
+"$ORACLEC" "$model" -g 8 2>/dev/null | cmp -s - "$tmp/out" || fail "the report differs from the one without it"
+run "$model" --as-exported -g 8 -q
+want_status 0
+empty err
+run "$srcdir/examples/resnet50.onnx" --as-exported -g 8
+want_status 0
+lacks err "warning"
+check "--as-exported on an ODL model: a warning (not under -q), the same report; none for ONNX"
+
 finish
