@@ -108,8 +108,16 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 	 * 16-bit formats it lacks are an error */
 	if (precision_dtype(set->prec, true) != DT_TF32 &&
 	    s->peak[precision_dtype(set->prec, true)] <= 0) {
-		diag_error((Loc){ s->source, 0, 0 }, "system '%s' gives no peak for %s", s->name,
-			   precision_name(set->prec));
+		static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
+		const char *peak = key[precision_dtype(set->prec, true)];
+		/* a built-in system has no file to point at: the option is the
+		 * place */
+		if (strcmp(s->source, "built-in") == 0)
+			diag_error(LOC_NONE, "--precision %s: %s (built-in) has no %s peak",
+				   precision_name(set->prec), s->name, peak);
+		else
+			diag_error((Loc){ s->source, 0, 0 }, "--precision %s: system '%s' gives no "
+				   "%s peak", precision_name(set->prec), s->name, peak);
 		return false;
 	}
 	*an = (Analysis){

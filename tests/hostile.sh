@@ -350,4 +350,11 @@ want_status 0
 lacks err "warning"
 check "--as-exported on an ODL model: a warning (not under -q), the same report; none for ONNX"
 
+# --precision bf16 on a system without that peak: the option and the
+# system named, not a place called 'built-in:'
+refused 1 "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak" "$model" --precision bf16
+lacks err "built-in:"
+refused 1 "slow.odl: error: --precision amp-bf16: system 'slow' gives no bf16 peak" "$model" -s slow.odl --precision amp-bf16
+check "--precision bf16 without a bf16 peak: the message names the option and the system"
+
 finish
