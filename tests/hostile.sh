@@ -200,6 +200,8 @@ check "validate: times outside 1e-6 to 1e6 s refused at their line and column; t
 # ---- 6. an implementation file named by a system file -------------------
 
 mkdir "$tmp/sys" "$tmp/run" "$tmp/cal"
+# sysfile IMPL [LINE]: $tmp/sys/sys.odl naming the implementation IMPL,
+# with LINE among its keys
 sysfile()
 {
 	cat >"$tmp/sys/sys.odl" <<EOF
@@ -213,6 +215,7 @@ system mine {
     nic_bw = 7GB/s;
     nic_latency = 10us;
     implementation = "$1";
+    ${2:-}
 }
 EOF
 }
@@ -356,5 +359,24 @@ refused 1 "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak" "
 lacks err "built-in:"
 refused 1 "slow.odl: error: --precision amp-bf16: system 'slow' gives no bf16 peak" "$model" -s slow.odl --precision amp-bf16
 check "--precision bf16 without a bf16 peak: the message names the option and the system"
+
+# ---- 8. the earlier red team --------------------------------------------
+
+# calibrate writes 16 GiB as 17179869184B (%.10g wrote 17179869180), and
+# the calibrated system predicts as the one it was written from
+sysfile impl.odl "kernel_latency = 5us;"
+run2 calibrate m.csv --models "$models" -s ../sys/sys.odl -o ../cal/cal.odl -q
+want_status 0
+grep -q '^    memory = 17179869184B;$' "$tmp/cal/cal.odl" ||
+	fail "memory written as $(grep 'memory =' "$tmp/cal/cal.odl")"
+grep -q '^    kernel_latency = 5us;$' "$tmp/cal/cal.odl" ||
+	fail "kernel_latency written as $(grep 'kernel_latency =' "$tmp/cal/cal.odl")"
+# the key the fit leaves (memory) reads back to the same bytes
+run2 "$model" -s ../sys/sys.odl -q -f json -g 4
+grep -o '"memory_bytes": [0-9]*' "$tmp/out" >"$tmp/mem.sys"
+run2 "$model" -s ../cal/cal.odl -q -f json -g 4
+grep -o '"memory_bytes": [0-9]*' "$tmp/out" >"$tmp/mem.cal"
+cmp -s "$tmp/mem.sys" "$tmp/mem.cal" || fail "memory: $(cat "$tmp/mem.sys") written, $(cat "$tmp/mem.cal") read"
+check "calibrate writes 16 GiB and 5 us exactly; they read back"
 
 finish

@@ -5,6 +5,7 @@
 #include "onnxbuild.h"
 #include "plan/analysis.h"
 #include "model/model.h"
+#include "backends/backends.h"
 
 #include <math.h>
 
@@ -55,6 +56,45 @@ system_file_errors_name_the_key(void **state)
 			    "s.odl:1:8: error: system 's' does not give 'intra_latency'\n"
 			    "s.odl:1:8: error: system 's' does not give 'nic_bw'\n"
 			    "s.odl:1:8: error: system 's' does not give 'nic_latency'\n");
+}
+
+/* A system written as ODL (calibrate -o) reads back to the same doubles:
+ * every real key and level key, at values no short decimal gives (a
+ * third of each), 16 GiB, and 5 us (5 * 1e-6, not the double 5e-6). */
+static void
+written_systems_read_back_exactly(void **state)
+{
+	Fx *fx = *state;
+	System s = *fx_abci(fx);
+	const System *back;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (int i = 0; i < NSYS_KEYS; i++)
+		if (sys_keys[i].type == SK_REAL && *(double *)((char *)&s + sys_keys[i].off) > 0)
+			*(double *)((char *)&s + sys_keys[i].off) *= 1 / 3.0;
+	for (int l = 0; l < s.nlevels; l++)
+		s.level[l].latency *= 1 / 3.0;
+	s.mem = 16.0 * 1024 * 1024 * 1024;
+	s.kernel_lat = 5 * 1e-6;
+	assert_non_null(f);
+	assert_true(system_emit(&s, "back", "a round trip", f));
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "    memory = 17179869184B;\n"));
+	assert_non_null(strstr(text, "    kernel_latency = 5us;\n"));
+	back = system_load(fx_write(fx, "back.odl", text), &fx->arena, &fx->files);
+	free(text);
+	assert_non_null(back);
+	for (int i = 0; i < NSYS_KEYS; i++)
+		if (sys_keys[i].type == SK_REAL) {
+			double a = *(const double *)((const char *)&s + sys_keys[i].off);
+			double b = *(const double *)((const char *)back + sys_keys[i].off);
+			if (a >= 0 && a != b)
+				fail_msg("'%s': %.17g written, %.17g read", sys_keys[i].name, a, b);
+		}
+	for (int l = 0; l < s.nlevels; l++)
+		assert_true(back->level[l].latency == s.level[l].latency);
 }
 
 static void
@@ -1023,6 +1063,7 @@ main(void)
 		FX_TEST(every_builtin_system_parses),
 		FX_TEST(abci_constants_are_in_si_units),
 		FX_TEST(system_file_errors_name_the_key),
+		FX_TEST(written_systems_read_back_exactly),
 		FX_TEST(unknown_system_name_is_an_error),
 		FX_TEST(paradl_plat_file_sets_speed_bandwidth_and_latency),
 		FX_TEST(allreduce_inside_a_node_is_a_ring_over_nvlink),
