@@ -293,6 +293,19 @@ usage_error(const char *fmt, const char *arg)
 
 static _Noreturn void usage_error(const char *fmt, const char *arg);
 
+/* --dropout L1,L2,...: every layer named, none empty ('', ',', 'a,,b'),
+ * else a usage error quoting the list escaped and cut. */
+static void
+dropout_option(const char *list)
+{
+	char *shown;
+
+	if (*list && *list != ',' && list[strlen(list) - 1] != ',' && !strstr(list, ",,"))
+		return;
+	shown = esc_text_cut(list, strlen(list), NAME_SHOWN);
+	usage_error("--dropout: an empty layer name in '%s' (give LAYER,LAYER,...)", shown);
+}
+
 /* "data,df" -> the bits of those strategies */
 static unsigned
 strategy_mask(const char *list)
@@ -542,7 +555,8 @@ parse_options(int argc, char **argv, Options *o)
 			implementation_list(stdout);
 			exit(flush_stdout());
 		case OPT_LOADER_WORKERS:
-			o->set.loader_workers = (int)number(optarg, "--loader-workers", 1 << 20);
+			o->set.loader_workers =
+				(int)number(optarg, "--loader-workers", MAX_LOADER_WORKERS);
 			if (o->set.loader_workers < 1)
 				usage_error("--loader-workers must be at least 1, not %s", optarg);
 			break;
@@ -617,7 +631,10 @@ parse_options(int argc, char **argv, Options *o)
 		case OPT_PER_LAYER: o->per_layer = true; break;
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
-		case OPT_DROPOUT: o->set.dropout_after = optarg; break;
+		case OPT_DROPOUT:
+			dropout_option(optarg);
+			o->set.dropout_after = optarg;
+			break;
 		case OPT_NESTING:
 			for (o->strat.nest = 0; o->strat.nest < NEST_COUNT &&
 						strcmp(nesting_name[o->strat.nest], optarg) != 0;
@@ -977,7 +994,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 {
 	double t0;
 
-	if (!analysis_setup(an, &o->set, g, system_load(o->system, a, files)))
+	if (!analysis_setup(an, &o->set, g, system_load_with(o->system, o->set.impl, a, files)))
 		return false;
 	diag_verbose_note("system %s (%s): %d GPUs per node", an->sys->name, an->sys->source,
 			  an->sys->gpus_per_node);
@@ -1114,14 +1131,17 @@ measured_strat(const Options *o)
 }
 
 /* The measured runs of o->model with their models loaded and analyses set
- * up on system s; NULL after errors. */
+ * up on system s, one analysis for the runs of a model with the same GPUs,
+ * global batch and dataset size (an Analysis is 6.6 kB: one a run took
+ * 700 MB for 100,000 runs); NULL after errors. */
 static CalibRow *
 measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileList *files)
 {
-	Map cache;
+	Map cache, analyses;
 	CalibRow *cr;
 
 	map_init(&cache, a);
+	map_init(&analyses, a);
 	if (!s || !(v->row = measured_load(o->model, a, files, &v->nrow)))
 		return NULL;
 	diag_verbose_note("read %s: %d measured run%s; system %s (%s)", o->model, v->nrow,
@@ -1130,8 +1150,19 @@ measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileLi
 	for (int i = 0; i < v->nrow; i++) {
 		Measured *r = &v->row[i];
 		Graph *g = validation_model(o, &cache, r->model, a, files, r->loc);
-		if (!g || !analysis_measured(&cr[i], &o->set, g, s, r))
+		/* the numbers first: they hold no ',', so no two runs share a key */
+		const char *key = arena_printf(a, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%s", r->gpus,
+					       r->global_batch, r->dataset_size, r->model);
+		Analysis *an;
+		if (!g)
 			return NULL;
+		if (!(an = map_get(&analyses, key))) {
+			an = arena_alloc(a, sizeof *an);
+			if (!analysis_measured(an, &o->set, g, s, r))
+				return NULL;
+			map_put(&analyses, key, an);
+		}
+		analysis_row(&cr[i], g, an, r);
 	}
 	return cr;
 }
@@ -1193,12 +1224,54 @@ calibration_note(const Options *o, const System *orig, const Calibration *cal, i
 					 : arena_printf(a, "%.3f leave-one-out", cal->loo));
 }
 
+/* The implementation file a system names, as the calibrated system
+ * writes it: absolute, as the file may be written elsewhere and reads it
+ * from its own directory (a built-in's name, or a file that cannot be
+ * resolved, as it is). */
+static const char *
+written_path(const char *name, Arena *a)
+{
+	char *real;
+	const char *path;
+
+	if (!name || builtin_impl(name) || name[0] == '/' || !(real = realpath(name, NULL)))
+		return name;
+	path = arena_strdup(a, real);
+	free(real);
+	return path;
+}
+
+/* Whether any run of v can be predicted on s: a fit on none would write
+ * the system unchanged as "calibrated" (an error at the first run, with
+ * why it cannot be). */
+static bool
+predictable(const Validation *v, CalibRow *cr, const StrategyOpts *so, const System *s)
+{
+	Candidate k, first = { 0 };
+
+	for (int i = 0; i < v->nrow; i++) {
+		strategy_predict(cr[i].g, cr[i].an, so, cr[i].kind, cr[i].grid, &k);
+		if (k.computable)
+			return true;
+		if (i == 0)
+			first = k;
+	}
+	if (v->nrow == 1)
+		diag_error(v->row[0].loc, "the run cannot be predicted on %s (%s): nothing to "
+			   "calibrate on", s->name, first.reason ? first.reason : "no prediction");
+	else
+		diag_error(v->row[0].loc, "none of the %d runs can be predicted on %s (this one: "
+			   "%s): nothing to calibrate on", v->nrow, s->name,
+			   first.reason ? first.reason : "no prediction");
+	return false;
+}
+
 /* oraclec calibrate: fit, write the system to -o, report on stdout. */
 static int
 calibrate(const Options *o, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *orig = system_load(o->system, a, files);
+	const System *orig = system_load_with(o->system, o->set.impl, a, files);
 	System *s = orig ? arena_alloc(a, sizeof *s) : NULL;
 	CalibRow *cr;
 	Calibration cal;
@@ -1208,16 +1281,18 @@ calibrate(const Options *o, Arena *a, FileList *files)
 	double t0;
 	StrategyOpts so = measured_strat(o);
 
-	if (s)
+	if (s) {
 		*s = *orig;
-	if (!(cr = measured_rows(o, &v, s, a, files)))
+		s->implementation = written_path(s->implementation, a);
+	}
+	if (!(cr = measured_rows(o, &v, s, a, files)) || !predictable(&v, cr, &so, s))
 		return EXIT_INPUT;
 	t0 = clock_ms();
 	calibrate_run(s, cr, v.nrow, &so, &cal);
 	diag_verbose_note("fit: %d runs, with leave-one-out (%.2f ms)", v.nrow, clock_ms() - t0);
 	for (int i = 0; i < v.nrow; i++) {
 		v.row[i].predicted = cr[i].predicted;
-		v.row[i].note = "calibrated";
+		v.row[i].note = isnan(cr[i].predicted) ? "not predicted" : "calibrated";
 	}
 	validation_score(&v);
 	calibration_note(o, orig, &cal, v.nrow, a, comment, sizeof comment);
@@ -1243,7 +1318,7 @@ static int
 validate(const Options *o, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *s = system_load(o->system, a, files);
+	const System *s = system_load_with(o->system, o->set.impl, a, files);
 	CalibRow *cr;
 	StrategyOpts so = measured_strat(o);
 
@@ -1251,7 +1326,7 @@ validate(const Options *o, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	for (int i = 0; i < v.nrow; i++) {
 		Candidate k;
-		strategy_predict(cr[i].g, &cr[i].an, &so, cr[i].kind, cr[i].grid, &k);
+		strategy_predict(cr[i].g, cr[i].an, &so, cr[i].kind, cr[i].grid, &k);
 		v.row[i].predicted = k.computable ? k.t.total : NAN;
 		v.row[i].note = k.computable ? k.bottleneck : k.reason;
 	}

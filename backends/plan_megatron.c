@@ -19,28 +19,34 @@ size(const Placement *pl, GridDim d)
 }
 
 /* E for the units before the blocks, t per block, L for those after; a
- * shell word like every other argument. */
+ * shell word like every other argument.  With V model chunks a rank
+ * (pl->chunks), pipeline x V stages in the model's order: chunk c of rank
+ * r is stage c * pipeline + r (Megatron's order), each rank's blocks
+ * split evenly (plan/placement.c checked that they split), E in the first
+ * chunk of the first rank, L in the last of the last. */
 static void
 layout(const Graph *g, const Placement *pl, FILE *f)
 {
 	size_t n = 0;
 	char *s;
+	int v = pl->chunks;
 
 	for (int i = 0; i < pl->nstage; i++)
-		n += 3 + (size_t)pl->stage[i].blocks;
+		n += (size_t)v * 3 + (size_t)pl->stage[i].blocks;
 	s = arena_alloc(g->arena, n + 1);
 	n = 0;
-	for (int i = 0; i < pl->nstage; i++) {
-		const PlaceStage *st = &pl->stage[i];
-		if (i)
-			s[n++] = '|';
-		if (st->pre)
-			s[n++] = 'E';
-		for (int b = 0; b < st->blocks; b++)
-			s[n++] = 't';
-		if (st->post)
-			s[n++] = 'L';
-	}
+	for (int c = 0; c < v; c++)
+		for (int i = 0; i < pl->nstage; i++) {
+			const PlaceStage *st = &pl->stage[i];
+			if (c || i)
+				s[n++] = '|';
+			if (st->pre && c == 0)
+				s[n++] = 'E';
+			for (int b = 0; b < st->blocks / v; b++)
+				s[n++] = 't';
+			if (st->post && c == v - 1)
+				s[n++] = 'L';
+		}
 	fputs("\t--pipeline-model-parallel-layout ", f);
 	esc_shell(f, s);
 	fputc('\n', f);
@@ -88,8 +94,10 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 		fputs("\t--fp16\n", f);
 	if (an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16)
 		fputs("\t--bf16\n", f);
-	if (an->schedule == SCHED_INTERLEAVED)
-		fprintf(f, "\t--num-virtual-stages-per-pipeline-rank %d\n", an->virtual_stages);
+	/* Megatron takes one of the two: a layout of pipeline x V stages
+	 * says V itself */
+	if (pl->chunks > 1 && !(pl->nstage && pl->layout))
+		fprintf(f, "\t--num-virtual-stages-per-pipeline-rank %d\n", pl->chunks);
 	if (an->rc.k == RECOMPUTE_SELECTIVE)
 		fputs("\t--recompute-granularity selective\n", f);
 	else if (an->rc.k)

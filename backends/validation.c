@@ -17,6 +17,17 @@ num(FILE *f, double v, const char *fmt, const char *none)
 		fprintf(f, fmt, v);
 }
 
+/* Seconds in a column of 10: fixed to 1e5, where the column fills, then
+ * %g (a prediction may reach 1e30 s, docs/limits.md); "-" when none. */
+static void
+seconds(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("         - ", f);
+	else
+		fprintf(f, v < 1e5 ? "%10.4f " : "%10.4g ", v);
+}
+
 static void
 text(const Validation *v, FILE *f)
 {
@@ -27,10 +38,11 @@ text(const Validation *v, FILE *f)
 		esc_text_pad(f, r->model, 10);
 		fprintf(f, " %-8s %6" PRId64 " ", strategy_name[r->kind], r->gpus);
 		esc_text_pad(f, r->grid_text, 22);
-		fprintf(f, " %10.4f ", r->measured);
-		num(f, r->predicted, "%10.4f ", "%10s ");
+		fputc(' ', f);
+		seconds(f, r->measured);
+		seconds(f, r->predicted);
 		num(f, r->acc, "%8.3f ", "       - ");
-		num(f, r->paradl, "%10.4f ", "         - ");
+		seconds(f, r->paradl);
 		num(f, r->acc_paradl, "%8.3f ", "       - ");
 		fputc(' ', f);
 		esc_text(f, r->note ? r->note : "");
@@ -50,7 +62,7 @@ text(const Validation *v, FILE *f)
 	num(f, v->all.oraclec, "%10.3f ", "         - ");
 	num(f, v->all.paradl, "%10.3f", "         -");
 	fputc('\n', f);
-	fprintf(f, "%-10s %5d ", "tau", v->rank.pairs);
+	fprintf(f, "%-10s %5" PRId64 " ", "tau", v->rank.pairs);
 	num(f, v->rank.tau, "%10.3f ", "         - ");
 	num(f, v->rank_paradl.tau, "%10.3f", "         -");
 	fputs("   (Kendall's tau over pairs of runs: whether the times rank as measured)\n", f);

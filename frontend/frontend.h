@@ -73,6 +73,8 @@ const char *builtin_impl_name(int i);
 /* implementation.c: a built-in implementation by name or an ODL file with
  * one `implementation` block.  NULL after reporting errors. */
 Implementation *implementation_load(const char *name, Arena *a, FileList *files);
+/* The same, its errors at `at` (a system file's `implementation` key). */
+Implementation *implementation_load_at(const char *name, Loc at, Arena *a, FileList *files);
 void implementation_list(FILE *f);  /* --list-implementations */
 
 /* keys.c: one `key = value;` setting of key k into the struct at base
@@ -88,8 +90,14 @@ const struct Decl *odl_block(const char *file, const char *text, size_t len, Are
 			     const char *what);
 
 /* system.c: a built-in system by name, an ODL file with one `system`
- * block, or a ParaDL .plat file.  NULL after reporting errors. */
+ * block, or a ParaDL .plat file, with the implementation it names (a file
+ * beside the system file), else the default one.  NULL after reporting
+ * errors. */
 System *system_load(const char *name, Arena *a, FileList *files);
+/* The same with impl (--implementation) in place of the implementation the
+ * system names, which is then not opened; impl NULL: system_load. */
+System *system_load_with(const char *name, const Implementation *impl, Arena *a,
+			 FileList *files);
 void system_list(FILE *f);  /* --list-systems */
 
 /* plat.c: a ParaDL platform file (.plat) read into s, the default system

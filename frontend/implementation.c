@@ -91,6 +91,12 @@ from_text(const char *file, const char *text, size_t len, Arena *a, const char *
 Implementation *
 implementation_load(const char *name, Arena *a, FileList *files)
 {
+	return implementation_load_at(name, LOC_NONE, a, files);
+}
+
+Implementation *
+implementation_load_at(const char *name, Loc at, Arena *a, FileList *files)
+{
 	const char *text = builtin_impl(name);
 	char *buf;
 	size_t len;
@@ -105,11 +111,11 @@ implementation_load(const char *name, Arena *a, FileList *files)
 		return im;
 	}
 	if (!strchr(name, '/') && !strchr(name, '.')) {
-		diag_error(LOC_NONE, "unknown implementation '%.64s' (--list-implementations "
+		diag_error(at, "unknown implementation '%.64s' (--list-implementations "
 			   "shows the built-in ones; a file name needs a '.' or a '/')", name);
 		return NULL;
 	}
-	if (!(buf = file_read(name, &len, MAX_ODL_BYTES, LOC_NONE)))
+	if (!(buf = file_read(name, &len, MAX_ODL_BYTES, at)))
 		return NULL;
 	files_add(files, name);
 	im = from_text(name, buf, len, a, name, 0);

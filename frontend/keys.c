@@ -115,6 +115,14 @@ odl_block(const char *file, const char *text, size_t len, Arena *a, int kind, co
 	if (diag_errors() > errors)
 		return NULL;
 	for (; d; d = d->next) {
+		/* a system file may be a model file that carries its system, and
+		 * the model's includes are not followed here (docs/systems.md);
+		 * an implementation file holds its block alone */
+		if (d->kind == D_INCLUDE && kind == D_IMPLEMENTATION) {
+			diag_error(d->loc, "an implementation file does not follow 'include': "
+				   "give every key in its one implementation block");
+			return NULL;
+		}
 		if ((int)d->kind != kind)
 			continue;
 		if (found) {

@@ -11,6 +11,12 @@
 #include <string.h>
 
 enum { MAX_FIELDS = 64, MAX_ROWS = 100000 };
+/* An iteration's measured (or ParaDL's projected) seconds: a microsecond
+ * to a million seconds (11.6 days), as a ParaDL table's time per sample
+ * (MAX_SAMPLE_SECONDS); outside it a number is a unit or typing mistake,
+ * and 1e300 printed 300 digits into validate's table. */
+#define MIN_ITERATION_SECONDS 1e-6
+#define MAX_ITERATION_SECONDS MAX_SAMPLE_SECONDS
 
 enum { C_MODEL, C_STRATEGY, C_GPUS, C_GRID, C_BATCH, C_DATASET, C_MEASURED, C_PARADL, NCOL };
 static const char *const colname[NCOL] = { "model", "strategy", "gpus", "grid", "global_batch",
@@ -70,51 +76,76 @@ number(const char *s, double *v)
 	return *s && !*end && !errno && isfinite(*v);
 }
 
+/* Seconds of one iteration in field c (`what`), within the range; false
+ * after an error at its column. */
 static bool
-row(Measured *m, char **f, const int *idx, Loc loc, Arena *a)
+seconds(const char *field, const char *what, Loc at, double *v)
+{
+	if (!number(field, v) || *v <= 0) {
+		diag_error(at, "%s must be a positive number of seconds", what);
+		return false;
+	}
+	if (*v < MIN_ITERATION_SECONDS || *v > MAX_ITERATION_SECONDS) {
+		diag_error(at, "%s %g is out of range (1e-6 to 1e6 seconds)", what, *v);
+		return false;
+	}
+	return true;
+}
+
+/* Row m from the fields f of the record that begins at `line` (each
+ * error at its field's column). */
+static bool
+row(Measured *m, char **f, const int *idx, Loc loc, const char *line, Arena *a)
 {
 	double gpus, batch, dataset;
 	StrategyKind k;
 	char bad[1];
+#define AT(c) ((Loc){ loc.file, loc.line, (int)(f[idx[c]] - line) + 1 })
 
 	m->loc = loc;
 	m->model = arena_strdup(a, f[idx[C_MODEL]]);
 	if ((k = strategy_lookup(f[idx[C_STRATEGY]])) == STRAT_COUNT) {
-		diag_error(loc, "unknown strategy '%.40s'", f[idx[C_STRATEGY]]);
+		diag_error(AT(C_STRATEGY), "unknown strategy '%.40s'", f[idx[C_STRATEGY]]);
 		return false;
 	}
 	m->kind = k;
 	m->grid_text = arena_strdup(a, f[idx[C_GRID]]);
 	if (grid_parse(m->grid_text, m->grid, bad, sizeof bad) != GRID_OK) {
-		diag_error(loc, "bad grid '%.60s' (e.g. data=64,spatial=4)", m->grid_text);
+		diag_error(AT(C_GRID), "bad grid '%.60s' (e.g. data=64,spatial=4)", m->grid_text);
 		return false;
 	}
-	if (!number(f[idx[C_GPUS]], &gpus) || gpus < 1 || gpus > (1 << 24) ||
-	    !number(f[idx[C_BATCH]], &batch) || batch < 1 || batch > 1e12 ||
-	    !number(f[idx[C_DATASET]], &dataset) || dataset < 1 || dataset > 1e15) {
-		diag_error(loc, "gpus, global_batch and dataset_size must be positive numbers");
+	if (!number(f[idx[C_GPUS]], &gpus) || gpus < 1 || gpus > (1 << 24)) {
+		diag_error(AT(C_GPUS), "gpus, global_batch and dataset_size must be positive "
+			   "numbers");
 		return false;
 	}
-	if (!number(f[idx[C_MEASURED]], &m->measured) || m->measured <= 0) {
-		diag_error(loc, "measured_iteration_s must be a positive number of seconds");
+	if (!number(f[idx[C_BATCH]], &batch) || batch < 1 || batch > 1e12) {
+		diag_error(AT(C_BATCH), "gpus, global_batch and dataset_size must be positive "
+			   "numbers");
 		return false;
 	}
+	if (!number(f[idx[C_DATASET]], &dataset) || dataset < 1 || dataset > 1e15) {
+		diag_error(AT(C_DATASET), "gpus, global_batch and dataset_size must be positive "
+			   "numbers");
+		return false;
+	}
+	if (!seconds(f[idx[C_MEASURED]], "measured_iteration_s", AT(C_MEASURED), &m->measured))
+		return false;
 	m->gpus = (int64_t)gpus;
 	if (grid_dims(m->grid) != strategy_info[m->kind].dims || grid_gpus(m->grid) != m->gpus) {
-		diag_error(loc, "grid '%.60s' is not a %s grid over %" PRId64 " GPUs", m->grid_text,
-			   strategy_name[m->kind], m->gpus);
+		diag_error(AT(C_GRID), "grid '%.60s' is not a %s grid over %" PRId64 " GPUs",
+			   m->grid_text, strategy_name[m->kind], m->gpus);
 		return false;
 	}
 	m->global_batch = (int64_t)batch;
 	m->dataset_size = (int64_t)dataset;
 	m->paradl = NAN;
 	if (idx[C_PARADL] >= 0 && *f[idx[C_PARADL]] &&
-	    (!number(f[idx[C_PARADL]], &m->paradl) || m->paradl <= 0)) {
-		diag_error(loc, "paradl_projected_iteration_s must be a positive number");
+	    !seconds(f[idx[C_PARADL]], "paradl_projected_iteration_s", AT(C_PARADL), &m->paradl))
 		return false;
-	}
 	m->predicted = NAN;
 	return true;
+#undef AT
 }
 
 Measured *
@@ -144,6 +175,7 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 			diag_error((Loc){ path, 1, 1 }, "missing column '%s'", colname[c]);
 	}
 	while (diag_errors() == errors && *p) {
+		char *start = p;
 		line++;
 		if (!(p = record(p, field, &nf, MAX_FIELDS))) {
 			diag_error((Loc){ path, line, 1 }, "unterminated quoted field");
@@ -174,7 +206,7 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 			cap = cap ? 2 * cap : 32;
 			rows = arena_grow(a, rows, *n, cap, sizeof *rows);
 		}
-		if (!row(&rows[*n], field, idx, (Loc){ path, line, 1 }, a))
+		if (!row(&rows[*n], field, idx, (Loc){ path, line, 1 }, start, a))
 			break;
 		(*n)++;
 	}

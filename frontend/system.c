@@ -80,6 +80,8 @@ settings(const Stmt *st, const Key *keys, size_t n, void *base, bool *seen, Syst
 			diag_error(st->loc, "'%s' is set twice", k->name);
 		seen[k - keys] = true;
 		key_set(k, base, st->expr, st->expr->loc);
+		if (keys == sys_keys && k->off == offsetof(System, implementation))
+			s->implementation_at = st->expr->loc;
 	}
 }
 
@@ -119,17 +121,43 @@ from_text(const char *file, const char *text, size_t len, Arena *a, const char *
 
 static System *load(const char *name, Arena *a, FileList *files);
 
-/* The system and the implementation it names (else the default one). */
 System *
 system_load(const char *name, Arena *a, FileList *files)
 {
+	return system_load_with(name, NULL, a, files);
+}
+
+/* The system and the implementation it names (else the default one), or
+ * impl in its place. */
+System *
+system_load_with(const char *name, const Implementation *impl, Arena *a, FileList *files)
+{
 	System *s = load(name, a, files);
 
-	if (s && !(s->impl = implementation_load(s->implementation ? s->implementation
-								  : default_implementation,
-						 a, files)))
+	if (!s)
+		return NULL;
+	if (impl)
+		s->impl = impl;
+	else if (!(s->impl = implementation_load_at(s->implementation ? s->implementation
+								    : default_implementation,
+						    s->implementation_at, a, files)))
 		return NULL;
 	return s;
+}
+
+/* The implementation file a system file names, from the system file's
+ * directory as an include is from its file's (a name, which holds neither
+ * a '.' nor a '/', an absolute path and a system file in the current
+ * directory as they are). */
+static const char *
+beside(const char *file, const char *name, Arena *a)
+{
+	const char *slash = strrchr(file, '/');
+
+	if (builtin_impl(name) || (!strchr(name, '/') && !strchr(name, '.')) || name[0] == '/' ||
+	    !slash)
+		return name;
+	return arena_printf(a, "%.*s/%s", (int)(slash - file), file, name);
 }
 
 static System *
@@ -166,6 +194,8 @@ load(const char *name, Arena *a, FileList *files)
 	files_add(files, name);
 	s = from_text(name, buf, len, a, name);
 	free(buf);
+	if (s && s->implementation)
+		s->implementation = beside(name, s->implementation, a);
 	return s;
 }
 

@@ -61,9 +61,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		Measured *r = &v.row[i];
 		Candidate k;
 
-		if (!analysis_measured(&cr[i], &settings_default, model, abci, r))
+		Analysis *an = arena_alloc(&a, sizeof *an);
+
+		if (!analysis_measured(an, &settings_default, model, abci, r))
 			abort(); /* the fixed model on abci must analyse */
-		strategy_predict(model, &cr[i].an, &so, r->kind, r->grid, &k);
+		analysis_row(&cr[i], model, an, r);
+		strategy_predict(model, an, &so, r->kind, r->grid, &k);
 		r->predicted = k.computable ? k.t.total : NAN;
 		r->note = k.computable ? k.bottleneck : k.reason;
 	}

@@ -246,7 +246,7 @@ typedef struct Accuracy {
 /* Kendall's tau between measured and predicted times over the pairs of
  * rows whose measured times differ (pass validate). */
 typedef struct Ranking {
-	int pairs;
+	int64_t pairs;
 	double tau;               /* NAN when no pair */
 } Ranking;
 

@@ -98,8 +98,8 @@ implementation_check(Implementation *im, const char **want)
 			(const char *[]){ "never", "except-last", "always" })) < 0)
 		return *want = "\"never\", \"except-last\" or \"always\"", "pipe_checkpoint";
 	im->ckpt = i;
-	if (im->loader_workers < 1)
-		return *want = "at least 1", "loader_workers";
+	if (im->loader_workers < 1 || im->loader_workers > MAX_LOADER_WORKERS)
+		return *want = "1 to 1048576", "loader_workers";
 	if (im->grad_copies < 0 || im->grad_copies > 2)
 		return *want = "0, 1 or 2", "grad_copies";
 	return NULL;

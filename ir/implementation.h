@@ -10,6 +10,10 @@
 
 #include "ir/system.h"
 
+/* The most workers of one loading process, in an implementation file and
+ * on the command line (--loader-workers) alike. */
+enum { MAX_LOADER_WORKERS = 1 << 20 };
+
 typedef struct Implementation {
 	const char *name;
 	const char *source;        /* "built-in" or the file */
@@ -54,7 +58,8 @@ typedef struct Implementation {
 	                              (each GPU's process loads its share) or
 	                              "node" (one loader per node; every GPU
 	                              copies the whole node batch) */
-	int loader_workers;        /* CPU workers per loading process */
+	int loader_workers;        /* CPU workers per loading process, 1 to
+	                              MAX_LOADER_WORKERS */
 	double decode_bw;          /* compressed (JPEG) bytes one worker decodes
 	                              and augments per second */
 	double raw_sample;         /* worker CPU seconds per uncompressed sample

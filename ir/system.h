@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/diag.h"
+
 enum { MAX_LEVELS = 4 };
 
 /* The number formats a GPU computes in, each with its own peak rate. */
@@ -62,7 +64,10 @@ typedef struct System {
 	double nic_bw;            /* bytes/s a node injects into the network */
 	double nic_lat;           /* start-up latency of a message between nodes */
 	const char *implementation; /* the software stack the system runs by
-	                             default (ir/implementation.h); NULL: pytorch */
+	                             default (ir/implementation.h); NULL: pytorch.
+	                             A file's path is the system file's
+	                             directory's, as an include's */
+	Loc implementation_at;    /* where the system file names it */
 	const struct Implementation *impl; /* that one, loaded with the system
 	                             (frontend/system.c); NULL: the defaults */
 	/* Three keys that describe the software, kept for system files that

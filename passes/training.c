@@ -5,7 +5,9 @@
  * convolution's bias away, as PyTorch's convolutions before a batch norm
  * have none.  --as-exported (Graph.as_exported) keeps the file's graph. */
 #include "passes/passes.h"
+#include "util/escape.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* A copy of s with suffix appended, in g's arena. */
@@ -130,13 +132,16 @@ add_dropout(Graph *g, const char *names)
 		for (int i = 0; i < g->nlayer && found < 0; i++)
 			if (strlen(g->layer[i].name) == len && memcmp(g->layer[i].name, p, len) == 0)
 				found = i;
-		if (found < 0 || len == 0) {
-			diag_error(g->loc, "--dropout: the model has no layer '%.*s'", (int)len, p);
-			return false;
-		}
-		if (g->layer[found].nout != 1) {
-			diag_error(g->loc, "--dropout: layer '%s' has %d outputs, not one",
-				   g->layer[found].name, g->layer[found].nout);
+		if (found < 0 || g->layer[found].nout != 1) {
+			/* the name as the user gave it, escaped and cut
+			 * (docs/limits.md, "Names quoted in diagnostics") */
+			char *name = esc_text_cut(p, len, NAME_SHOWN);
+			if (found < 0)
+				diag_error(g->loc, "--dropout: the model has no layer '%s'", name);
+			else
+				diag_error(g->loc, "--dropout: layer '%s' has %d outputs, not one", name,
+					   g->layer[found].nout);
+			free(name);
 			return false;
 		}
 		nadd += !add[found];

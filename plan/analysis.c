@@ -11,6 +11,7 @@
 #include "plan/analysis.h"
 #include "util/clock.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Defaults (documented in oraclec(1)): ImageNet-1k's 1,281,167 training
@@ -40,6 +41,10 @@ analysis_init(Graph *g, const Settings *set)
 	g->low_bytes = precision_info[set->prec].low;
 	g->channels_last = set->channels_last;
 	g->as_exported = set->as_exported;
+	/* only an ONNX export has a graph that differs from the one trained */
+	if (set->as_exported && strcmp(g->format, "onnx") != 0)
+		diag_warn((Loc){ g->source, 0, 0 }, "--as-exported applies to ONNX files; this "
+			  "%s model is analysed as it is written, as without it", g->format);
 	g->dropout_after = set->dropout_after;
 	if (set->dataset_size)
 		g->dataset_size = set->dataset_size;
@@ -103,8 +108,16 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 	 * 16-bit formats it lacks are an error */
 	if (precision_dtype(set->prec, true) != DT_TF32 &&
 	    s->peak[precision_dtype(set->prec, true)] <= 0) {
-		diag_error((Loc){ s->source, 0, 0 }, "system '%s' gives no peak for %s", s->name,
-			   precision_name(set->prec));
+		static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
+		const char *peak = key[precision_dtype(set->prec, true)];
+		/* a built-in system has no file to point at: the option is the
+		 * place */
+		if (strcmp(s->source, "built-in") == 0)
+			diag_error(LOC_NONE, "--precision %s: %s (built-in) has no %s peak",
+				   precision_name(set->prec), s->name, peak);
+		else
+			diag_error((Loc){ s->source, 0, 0 }, "--precision %s: system '%s' gives no "
+				   "%s peak", precision_name(set->prec), s->name, peak);
 		return false;
 	}
 	*an = (Analysis){
@@ -253,7 +266,7 @@ pass_dumpable(const char *name)
 }
 
 bool
-analysis_measured(CalibRow *row, const Settings *set, Graph *g, const System *s,
+analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
 		  const Measured *r)
 {
 	Settings rs = *set;
@@ -261,11 +274,16 @@ analysis_measured(CalibRow *row, const Settings *set, Graph *g, const System *s,
 	rs.gpus = r->gpus;
 	rs.global_batch = r->global_batch;
 	rs.dataset_size = r->dataset_size;
-	if (!analysis_setup(&row->an, &rs, g, s) || !passes_run(g, &row->an, PASS_TIMING, NULL))
-		return false;
+	return analysis_setup(an, &rs, g, s) && passes_run(g, an, PASS_TIMING, NULL);
+}
+
+void
+analysis_row(CalibRow *row, const Graph *g, Analysis *an, const Measured *r)
+{
 	row->g = g;
+	row->an = an;
 	row->kind = r->kind;
 	memcpy(row->grid, r->grid, sizeof r->grid);
 	row->measured = r->measured;
-	return true;
+	row->predicted = NAN;
 }

@@ -92,11 +92,14 @@ bool search_all(Graph *g, const Analysis *an, const Settings *set, const Strateg
  * the model only (parse, shape, cost, memory). */
 bool pass_dumpable(const char *name);
 
-/* One measured run r of oraclec validate and calibrate, set up on g and s
- * as the settings say for everything the run does not give (its GPUs,
- * global batch and dataset size): the analysis, with the passes that
- * need the system run on g.  false after an input error (reported). */
-bool analysis_measured(CalibRow *row, const Settings *set, Graph *g, const System *s,
+/* The analysis of a measured run r of oraclec validate and calibrate,
+ * set up in an on g and s as the settings say for everything the run does
+ * not give (its GPUs, global batch and dataset size), with the passes
+ * that need the system run on g.  Runs of g alike in those three may
+ * share it.  false after an input error (reported). */
+bool analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
 		       const Measured *r);
+/* The row of run r, its model g analysed in an (analysis_measured). */
+void analysis_row(CalibRow *row, const Graph *g, Analysis *an, const Measured *r);
 
 #endif

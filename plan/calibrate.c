@@ -26,8 +26,16 @@
  * runs do not see (the mechanism never binds on them) is put back to the
  * system's value and the rest refitted: the data cannot move it.  The
  * others get a standard error from the covariance of the fit, (J^T J)^-1
- * times the residual variance.  Leave-one-out refits without each run in
- * turn and predicts it. */
+ * times the residual variance.  Leave-one-out comes from the same fit's
+ * influence terms: a run's residual e_i grows to e_i / (1 - h_ii) when the
+ * fit no longer sees it, h_ii the diagonal of the hat matrix J A^-1 J^T
+ * (A the normal matrix of the fit, the pull included).  Refitting without
+ * each run in turn cost n fits of n runs: 44 s for 100 runs.
+ *
+ * Runs that share an analysis (main.c gives one to the runs of a model
+ * with the same GPUs, batch and dataset), a strategy and a grid share a
+ * prediction: each residual evaluation predicts each such configuration
+ * once, however many times it was measured. */
 #include "plan/plan.h"
 
 #include <math.h>
@@ -45,6 +53,9 @@ enum { NP = CALIB_PARAMS, MAX_ITER = 200, STARTS = 5 };
 #define SEEN 0.01
 /* The step of the sensitivity's central difference, in the logarithm. */
 #define STEP 0.1
+/* A fit of this many configurations or more says how it goes on stderr
+ * (each costs about 6 ms: 1,000 take 6 s). */
+enum { PROGRESS_CONFS = 1000 };
 
 const char *const calib_param_name[CALIB_PARAMS] = {
 	"compute efficiency", "nic_bw", "nic_latency", "p2p_latency", "fs_file_rate",
@@ -56,10 +67,12 @@ typedef struct Fit {
 	const System base;
 	CalibRow *rows;
 	int n;
-	int skip;              /* row left out, or -1 */
 	const StrategyOpts *o;
 	bool free[NP];         /* the parameters being fitted */
 	int k;                 /* how many */
+	int *uniq, nuniq;      /* a row of each configuration */
+	int *conf;             /* each row's configuration (index into uniq) */
+	double *pred;          /* each configuration's prediction */
 } Fit;
 
 /* v held within [lo, hi]. */
@@ -136,9 +149,9 @@ calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o)
 {
 	Candidate k;
 
-	r->an.sys = s;
-	implementation_override(&r->an.impl, s); /* the fitted latency and bandwidth */
-	strategy_predict(r->g, &r->an, o, r->kind, r->grid, &k);
+	r->an->sys = s;
+	implementation_override(&r->an->impl, s); /* the fitted latency and bandwidth */
+	strategy_predict(r->g, r->an, o, r->kind, r->grid, &k);
 	return k.computable ? k.t.total : NAN;
 }
 
@@ -151,22 +164,68 @@ expand(const Fit *f, const double *x, double *lp)
 		lp[j] = f->free[j] ? x[i++] : 0;
 }
 
-/* The runs' relative errors at lp into r[] (the left-out run skipped; a
- * run that cannot be predicted is off by 1); returns how many. */
-static int
+/* The runs' relative errors at lp into r[] (a run that cannot be
+ * predicted is off by 1), each configuration predicted once. */
+static void
 errors(Fit *f, const double *lp, double *r)
 {
-	int m = 0;
-
 	apply(f->sys, &f->base, lp);
+	for (int u = 0; u < f->nuniq; u++)
+		f->pred[u] = calibrate_predict(&f->rows[f->uniq[u]], f->sys, f->o);
 	for (int i = 0; i < f->n; i++) {
-		double p;
-		if (i == f->skip)
-			continue;
-		p = calibrate_predict(&f->rows[i], f->sys, f->o);
-		r[m++] = isnan(p) ? 1 : (p - f->rows[i].measured) / f->rows[i].measured;
+		double p = f->pred[f->conf[i]];
+		r[i] = isnan(p) ? 1 : (p - f->rows[i].measured) / f->rows[i].measured;
 	}
-	return m;
+}
+
+/* The order of configurations: analysis, strategy, grid. */
+typedef struct Conf {
+	uintptr_t an;
+	int kind;
+	int64_t grid[DIM_COUNT];
+	int row;
+} Conf;
+
+static int
+by_conf(const void *pa, const void *pb)
+{
+	const Conf *a = pa, *b = pb;
+
+	if (a->an != b->an)
+		return a->an < b->an ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	for (int d = 0; d < DIM_COUNT; d++)
+		if (a->grid[d] != b->grid[d])
+			return a->grid[d] < b->grid[d] ? -1 : 1;
+	return a->row - b->row; /* the first row of each stands for it */
+}
+
+/* f's configurations: the rows that share an analysis, a strategy and a
+ * grid, whose predictions are equal. */
+static void
+configurations(Fit *f)
+{
+	Conf *c = xcalloc((size_t)f->n + 1, sizeof *c);
+
+	for (int i = 0; i < f->n; i++) {
+		c[i].an = (uintptr_t)f->rows[i].an;
+		c[i].kind = (int)f->rows[i].kind;
+		memcpy(c[i].grid, f->rows[i].grid, sizeof c[i].grid);
+		c[i].row = i;
+	}
+	qsort(c, (size_t)f->n, sizeof *c, by_conf);
+	f->uniq = xcalloc((size_t)f->n + 1, sizeof *f->uniq);
+	f->conf = xcalloc((size_t)f->n + 1, sizeof *f->conf);
+	f->pred = xcalloc((size_t)f->n + 1, sizeof *f->pred);
+	f->nuniq = 0;
+	for (int i = 0; i < f->n; i++) {
+		if (i == 0 || c[i].an != c[i - 1].an || c[i].kind != c[i - 1].kind ||
+		    memcmp(c[i].grid, c[i - 1].grid, sizeof c[i].grid) != 0)
+			f->uniq[f->nuniq++] = c[i].row;
+		f->conf[c[i].row] = f->nuniq - 1;
+	}
+	free(c);
 }
 
 /* GSL's residual function: the runs' errors, then the pull of each free
@@ -177,12 +236,12 @@ residuals(const gsl_vector *x, void *arg, gsl_vector *out)
 {
 	Fit *f = arg;
 	double lp[NP], xs[NP], *e = xcalloc((size_t)f->n, sizeof *e);
-	int m;
+	int m = f->n;
 
 	for (int i = 0; i < f->k; i++)
 		xs[i] = gsl_vector_get(x, (size_t)i);
 	expand(f, xs, lp);
-	m = errors(f, lp, e);
+	errors(f, lp, e);
 	for (int i = 0; i < m; i++)
 		gsl_vector_set(out, (size_t)i, e[i]);
 	for (int i = 0; i < f->k; i++)
@@ -232,6 +291,10 @@ fit_free(Fit *f, int m, double *lp)
 		return;
 	}
 	for (int s = 0; s < STARTS; s++) {
+		if (f->nuniq >= PROGRESS_CONFS)
+			diag_progress("calibrate: %d runs, %d configurations: fitting %d "
+				      "parameters, start %d of %d", f->n, f->nuniq, f->k, s + 1,
+				      STARTS);
 		for (int i = 0; i < f->k; i++)
 			x0[i] = start[s][i % 2];
 		cost = solve(f, m, x0, x);
@@ -269,17 +332,62 @@ sensitivity(Fit *f, const double *lp, int m, double *J, double *sens)
 	free(dn);
 }
 
+/* The normal matrix of the free parameters, J^T J + pull * I (J: m rows,
+ * NP columns, row-major; idx: the free columns), Cholesky-inverted into
+ * a; false when it cannot be. */
+static bool
+normal_inverse(const double *J, int m, const int *idx, int k, double pull, gsl_matrix *a)
+{
+	for (int p = 0; p < k; p++)
+		for (int q = 0; q < k; q++) {
+			double v = 0;
+			for (int i = 0; i < m; i++)
+				v += J[i * NP + idx[p]] * J[i * NP + idx[q]];
+			gsl_matrix_set(a, (size_t)p, (size_t)q, v + (p == q ? pull : 0));
+		}
+	return k > 0 && gsl_linalg_cholesky_decomp1(a) == GSL_SUCCESS &&
+	       gsl_linalg_cholesky_invert(a) == GSL_SUCCESS;
+}
+
+/* The mean leave-one-out accuracy from the fit's influence: run i's
+ * relative error without it is about e_i / (1 - h_ii), h_ii = J_i A^-1
+ * J_i^T with A the Gauss-Newton matrix of the residuals fit_free
+ * minimises (the pull's rows sqrt(PRIOR) x make it J^T J + PRIOR I).  A
+ * run that cannot be predicted counts 0, as in the other means. */
+static double
+leave_one_out(const Fit *f, const double *J, const double *e, const int *idx, int k)
+{
+	gsl_matrix *a = gsl_matrix_alloc((size_t)(k ? k : 1), (size_t)(k ? k : 1));
+	bool ok = normal_inverse(J, f->n, idx, k, PRIOR, a);
+	double sum = 0;
+
+	for (int i = 0; i < f->n; i++) {
+		double h = 0, err;
+		if (isnan(f->pred[f->conf[i]]))
+			continue;
+		for (int p = 0; ok && p < k; p++)
+			for (int q = 0; q < k; q++)
+				h += J[i * NP + idx[p]] * gsl_matrix_get(a, (size_t)p, (size_t)q) *
+				     J[i * NP + idx[q]];
+		err = h < 1 ? fabs(e[i]) / (1 - h) : INFINITY;
+		sum += err < 1 ? 1 - err : 0;
+	}
+	gsl_matrix_free(a);
+	return sum / f->n;
+}
+
 /* Fits, then frees no parameter the runs do not see: each pass drops
  * those whose sensitivity is below SEEN and refits the rest.  lp: the
- * fit; out (NULL for leave-one-out): the factors, what is constrained and
- * the standard errors. */
+ * fit; out: the factors, what is constrained, the standard errors and
+ * the leave-one-out accuracy. */
 static void
 fit(Fit *f, double *lp, Calibration *out)
 {
-	int m = f->n - (f->skip >= 0);
+	int m = f->n, k, idx[NP];
 	double *J = xcalloc((size_t)m * NP, sizeof *J), sens[NP], r2 = 0;
 	double *e = xcalloc((size_t)m, sizeof *e);
-	bool dropped;
+	gsl_matrix *a;
+	bool dropped, ok;
 
 	f->k = 0;
 	for (int j = 0; j < NP; j++)
@@ -295,55 +403,42 @@ fit(Fit *f, double *lp, Calibration *out)
 				dropped = true;
 			}
 	} while (dropped);
-	if (out) {
-		/* covariance of the free parameters: (J^T J + PRIOR^2 I)^-1
-		 * times the residual variance (when there are more runs than
-		 * them) -- the normal matrix of the residuals fit_free
-		 * minimises, the pull included, so parameters the runs see
-		 * only in a combination (a latency and a bandwidth of the
-		 * same sends) get the large errors of the pull alone instead
-		 * of a singular matrix */
-		int k = f->k, idx[NP];
-		gsl_matrix *a = gsl_matrix_alloc((size_t)(k ? k : 1), (size_t)(k ? k : 1));
-		bool ok;
-		for (int j = 0, i = 0; j < NP; j++)
-			if (f->free[j])
-				idx[i++] = j;
-		for (int p = 0; p < k; p++)
-			for (int q = 0; q < k; q++) {
-				double v = 0;
-				for (int i = 0; i < m; i++)
-					v += J[i * NP + idx[p]] * J[i * NP + idx[q]];
-				gsl_matrix_set(a, (size_t)p, (size_t)q, v + (p == q ? PRIOR * PRIOR : 0));
-			}
-		errors(f, lp, e);
-		for (int i = 0; i < m; i++)
-			r2 += e[i] * e[i];
-		ok = k > 0 && m > k && gsl_linalg_cholesky_decomp1(a) == GSL_SUCCESS &&
-		     gsl_linalg_cholesky_invert(a) == GSL_SUCCESS;
-		for (int j = 0, i = 0; j < NP; j++) {
-			for (int q = 0, l = 0; q < NP; q++) {
-				out->corr[j][q] = NAN;
-				if (ok && f->free[j] && f->free[q])
-					out->corr[j][q] =
-						gsl_matrix_get(a, (size_t)i, (size_t)l) /
-						sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) *
-						     gsl_matrix_get(a, (size_t)l, (size_t)l));
-				l += f->free[q];
-			}
-			out->constrained[j] = f->free[j];
-			out->fitted[j] = has(&f->base, j);
-			out->rel_error[j] = NAN;
-			if (f->free[j]) {
-				if (ok)
-					out->rel_error[j] =
-						sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) * r2 /
-						     (m - k));
-				i++;
-			}
+	/* covariance of the free parameters: (J^T J + PRIOR^2 I)^-1 times
+	 * the residual variance (when there are more runs than them) -- the
+	 * normal matrix of the residuals fit_free minimises, the pull
+	 * included, so parameters the runs see only in a combination (a
+	 * latency and a bandwidth of the same sends) get the large errors
+	 * of the pull alone instead of a singular matrix */
+	k = f->k;
+	for (int j = 0, i = 0; j < NP; j++)
+		if (f->free[j])
+			idx[i++] = j;
+	a = gsl_matrix_alloc((size_t)(k ? k : 1), (size_t)(k ? k : 1));
+	ok = normal_inverse(J, m, idx, k, PRIOR * PRIOR, a) && m > k;
+	errors(f, lp, e);
+	for (int i = 0; i < m; i++)
+		r2 += e[i] * e[i];
+	for (int j = 0, i = 0; j < NP; j++) {
+		for (int q = 0, l = 0; q < NP; q++) {
+			out->corr[j][q] = NAN;
+			if (ok && f->free[j] && f->free[q])
+				out->corr[j][q] = gsl_matrix_get(a, (size_t)i, (size_t)l) /
+						  sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) *
+						       gsl_matrix_get(a, (size_t)l, (size_t)l));
+			l += f->free[q];
 		}
-		gsl_matrix_free(a);
+		out->constrained[j] = f->free[j];
+		out->fitted[j] = has(&f->base, j);
+		out->rel_error[j] = NAN;
+		if (f->free[j]) {
+			if (ok)
+				out->rel_error[j] =
+					sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) * r2 / (m - k));
+			i++;
+		}
 	}
+	gsl_matrix_free(a);
+	out->loo = m > 1 ? leave_one_out(f, J, e, idx, k) : NAN;
 	free(J);
 	free(e);
 }
@@ -361,27 +456,22 @@ fit_accuracy(double p, double m)
 bool
 calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibration *out)
 {
-	Fit f = { s, *s, rows, n, -1, o, { false }, 0 };
+	Fit f = { s, *s, rows, n, o, { false }, 0, NULL, 0, NULL, NULL };
 	double lp[NP];
 	gsl_error_handler_t *old = gsl_set_error_handler_off(); /* statuses, not aborts */
 
-	out->before = out->after = out->loo = 0;
+	configurations(&f);
+	out->before = out->after = 0;
+	for (int u = 0; u < f.nuniq; u++)
+		f.pred[u] = calibrate_predict(&rows[f.uniq[u]], s, o);
 	for (int i = 0; i < n; i++)
-		out->before += fit_accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) /
-			       n;
-	/* leave one out: fit without row i, then predict it */
-	for (int i = 0; i < n && n > 1; i++) {
-		f.skip = i;
-		fit(&f, lp, NULL);
-		apply(s, &f.base, lp);
-		out->loo += fit_accuracy(calibrate_predict(&rows[i], s, o), rows[i].measured) /
-			    n;
-	}
-	f.skip = -1;
+		out->before += fit_accuracy(f.pred[f.conf[i]], rows[i].measured) / n;
 	fit(&f, lp, out);
 	apply(s, &f.base, lp);
+	for (int u = 0; u < f.nuniq; u++)
+		f.pred[u] = calibrate_predict(&rows[f.uniq[u]], s, o);
 	for (int i = 0; i < n; i++) {
-		rows[i].predicted = calibrate_predict(&rows[i], s, o);
+		rows[i].predicted = f.pred[f.conf[i]];
 		out->after += fit_accuracy(rows[i].predicted, rows[i].measured) / n;
 	}
 	/* the factors as applied (capped, kept in range); a parameter not
@@ -393,8 +483,9 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 	out->factor[4] = f.base.fs_file_rate > 0 ? s->fs_file_rate / f.base.fs_file_rate : 1;
 	out->factor[5] = f.base.cache_files > 0 ? s->cache_files / f.base.cache_files : 1;
 	out->factor[6] = staging_bw(&f.base) > 0 ? s->staging_bw / staging_bw(&f.base) : 1;
-	if (n < 2)
-		out->loo = NAN; /* nothing is left to fit without the one run */
+	free(f.uniq);
+	free(f.conf);
+	free(f.pred);
 	gsl_set_error_handler(old);
 	return true;
 }

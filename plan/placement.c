@@ -144,6 +144,54 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 	return true;
 }
 
+/* The model chunks each pipeline rank runs: the interleaved schedule's V
+ * on a pipeline, else 1 (a grid without one has no schedule).  Megatron-LM
+ * (megatron/training/arguments.py, transformer_block.py) reads a
+ * --pipeline-model-parallel-layout of pipeline x V stages as V chunks per
+ * rank and refuses it beside --num-virtual-stages-per-pipeline-rank; its
+ * even split gives each rank's layers to its V chunks in equal parts.  The
+ * interleaved cost model prices V equal chunks (a bubble of (S - 1) T / V),
+ * so the plan's layout splits each stage's blocks evenly, and a V that
+ * does not divide them is refused: Megatron's rule, and the prediction's. */
+static bool
+chunks(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
+{
+	int64_t v = an->virtual_stages, common = 0;
+	int bad = -1;
+	char *held;
+	size_t n = 0;
+
+	if (pl->nstage < 2 || an->schedule != SCHED_INTERLEAVED || v < 2)
+		return true;
+	pl->chunks = (int)v;
+	if (!o->megatron || !pl->layout)
+		return true;
+	for (int i = 0; i < pl->nstage; i++) {
+		int64_t a = common, b = pl->stage[i].blocks;
+		while (b) { /* the blocks' greatest common divisor */
+			int64_t t = a % b;
+			a = b;
+			b = t;
+		}
+		common = a;
+		if (bad < 0 && pl->stage[i].blocks % v)
+			bad = i;
+	}
+	if (bad < 0)
+		return true;
+	held = arena_alloc(g->arena, (size_t)pl->nstage * 24 + 1);
+	for (int i = 0; i < pl->nstage; i++)
+		n += (size_t)sprintf(held + n, "%s%d", i ? ", " : "", pl->stage[i].blocks);
+	diag_error((Loc){ g->source, 0, 0 },
+		   "--schedule interleaved:%" PRId64 " with --plan megatron: Megatron-LM gives each "
+		   "pipeline rank's blocks to its %" PRId64 " model chunks in equal parts, and stage "
+		   "%d holds %d block%s (the stages hold %s); %s; no plan written",
+		   v, v, bad, pl->stage[bad].blocks, pl->stage[bad].blocks == 1 ? "" : "s", held,
+		   common > 1 ? arena_printf(g->arena, "V must divide %" PRId64, common)
+			      : "no V above 1 divides them all");
+	return false;
+}
+
 const bool *
 plan_cuts(const Graph *g, const Modules *m)
 {
@@ -159,7 +207,7 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 {
 	Loc at = { g->source, 0, 0 };
 
-	*pl = (Placement){ .split = -1, .mod = *mod };
+	*pl = (Placement){ .split = -1, .mod = *mod, .chunks = 1 };
 	if (an->best < 0 && o->forced && o->cut_after && o->grid[DIM_PIPELINE] > 0) {
 		blocked(g, o, &an->cand[o->kind]);
 		return false;
@@ -185,7 +233,7 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		return false;
 	}
 	if (pl->k->grid[DIM_PIPELINE] > 0) {
-		if (!stages(g, an, pl))
+		if (!stages(g, an, pl) || !chunks(g, an, o, pl))
 			return false;
 		pl->recut = o->cut_after != NULL;
 		if (pl->recut)

@@ -89,7 +89,8 @@ enum { CALIB_PARAMS = 7 };
 extern const char *const calib_param_name[CALIB_PARAMS];
 typedef struct CalibRow {
 	const Graph *g;
-	Analysis an;            /* batch, GPUs, dataset, precision, optimizer */
+	Analysis *an;           /* batch, GPUs, dataset, precision, optimizer;
+	                           shared by the runs that have them alike */
 	StrategyKind kind;
 	int64_t grid[DIM_COUNT];
 	double measured;
@@ -175,6 +176,10 @@ typedef struct Placement {
 	int split;                 /* spatial: the last split layer, else -1 */
 	bool layout;               /* stages fit Megatron's layout (E.. t.. L) */
 	const char *layout_why;    /* why not */
+	int chunks;                /* pipeline: the model chunks each rank runs
+	                              (interleaved:V's V), else 1; with a
+	                              Megatron layout each stage's blocks split
+	                              into them evenly */
 } Placement;
 bool placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o,
 		   const Modules *mod, Placement *pl);

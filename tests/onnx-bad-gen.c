@@ -6,6 +6,7 @@
  * (tests/onnxbuild.h, shared with tests/test_onnx.c), so the CLI cases
  * need no committed binary file.  `onnx-bad-gen -l` lists the names.
  * Exit status: 0 written, 1 a write error, 2 usage or an unknown NAME. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -172,6 +173,119 @@ names_many(Arena *a)
 	return g;
 }
 
+/* Graphs that take samples from the batch or make new ones: the counts
+ * per sample would be wrong, so each is an error (oraclec(1): an
+ * operator that mixes samples).  x[0:1] of N samples: */
+static Onnx__GraphProto *
+slice_batch(Arena *a)
+{
+	Onnx__GraphProto *g = base(a);
+
+	ob_init(a, g, ob_ints(a, "s", 1, (int64_t[]){ 0 }));
+	ob_init(a, g, ob_ints(a, "e", 1, (int64_t[]){ 1 }));
+	ob_init(a, g, ob_ints(a, "ax", 1, (int64_t[]){ 0 }));
+	ob_add(a, g, ob_node(a, "Slice", "first", "x,s,e,ax", "y"));
+	return g;
+}
+
+/* x[-1:] of N samples, the last */
+static Onnx__GraphProto *
+slice_batch_last(Arena *a)
+{
+	Onnx__GraphProto *g = base(a);
+
+	ob_init(a, g, ob_ints(a, "s", 1, (int64_t[]){ -1 }));
+	ob_init(a, g, ob_ints(a, "e", 1, (int64_t[]){ INT64_MAX }));
+	ob_init(a, g, ob_ints(a, "ax", 1, (int64_t[]){ 0 }));
+	ob_add(a, g, ob_node(a, "Slice", "last", "x,s,e,ax", "y"));
+	return g;
+}
+
+/* x[0:2] of a file's fixed batch of 4 */
+static Onnx__GraphProto *
+slice_batch_fixed(Arena *a)
+{
+	Onnx__GraphProto *g = ob_graph(a);
+
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(4, 3, 8, 8)));
+	ob_init(a, g, ob_ints(a, "s", 1, (int64_t[]){ 0 }));
+	ob_init(a, g, ob_ints(a, "e", 1, (int64_t[]){ 2 }));
+	ob_init(a, g, ob_ints(a, "ax", 1, (int64_t[]){ 0 }));
+	ob_add(a, g, ob_node(a, "Slice", "half", "x,s,e,ax", "y"));
+	return g;
+}
+
+/* x[0:] along the batch and [2:6] along the width: the whole batch */
+static Onnx__GraphProto *
+slice_batch_whole(Arena *a)
+{
+	Onnx__GraphProto *g = base(a);
+
+	ob_init(a, g, ob_ints(a, "s", 2, (int64_t[]){ 0, 2 }));
+	ob_init(a, g, ob_ints(a, "e", 2, (int64_t[]){ INT64_MAX, 6 }));
+	ob_init(a, g, ob_ints(a, "ax", 2, (int64_t[]){ 0, 3 }));
+	ob_add(a, g, ob_node(a, "Slice", "crop", "x,s,e,ax", "y"));
+	return g;
+}
+
+/* N samples expanded to 4 */
+static Onnx__GraphProto *
+expand_batch(Arena *a)
+{
+	Onnx__GraphProto *g = base(a);
+
+	ob_init(a, g, ob_ints(a, "t", 4, (int64_t[]){ 4, 3, 8, 8 }));
+	ob_add(a, g, ob_node(a, "Expand", "grow", "x,t", "y"));
+	return g;
+}
+
+/* a file's one sample expanded to 8 */
+static Onnx__GraphProto *
+expand_batch_fixed(Arena *a)
+{
+	Onnx__GraphProto *g = ob_graph(a);
+
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(1, 3, 8, 8)));
+	ob_init(a, g, ob_ints(a, "t", 4, (int64_t[]){ 8, 3, 8, 8 }));
+	ob_add(a, g, ob_node(a, "Expand", "grow", "x,t", "y"));
+	return g;
+}
+
+/* Expand by 1 on the batch axis (broadcast: the batch stays) */
+static Onnx__GraphProto *
+expand_batch_kept(Arena *a)
+{
+	Onnx__GraphProto *g = ob_graph(a);
+
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 3, 1, 8)));
+	ob_init(a, g, ob_ints(a, "t", 4, (int64_t[]){ 1, 3, 8, 8 }));
+	ob_add(a, g, ob_node(a, "Expand", "wide", "x,t", "y"));
+	return g;
+}
+
+/* a file's batch of 4 reshaped to 2 rows of two samples each */
+static Onnx__GraphProto *
+reshape_batch_fixed(Arena *a)
+{
+	Onnx__GraphProto *g = ob_graph(a);
+
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(4, 3, 8, 8)));
+	ob_init(a, g, ob_ints(a, "t", 2, (int64_t[]){ 2, 384 }));
+	ob_add(a, g, ob_node(a, "Reshape", "pairs", "x,t", "y"));
+	return g;
+}
+
+/* N samples reshaped to 2 rows */
+static Onnx__GraphProto *
+reshape_batch(Arena *a)
+{
+	Onnx__GraphProto *g = base(a);
+
+	ob_init(a, g, ob_ints(a, "t", 2, (int64_t[]){ 2, -1 }));
+	ob_add(a, g, ob_node(a, "Reshape", "rows", "x,t", "y"));
+	return g;
+}
+
 static Onnx__GraphProto *
 no_graph(Arena *a)
 {
@@ -194,6 +308,15 @@ static const struct {
 	{ "huge-weight", huge_weight },
 	{ "gather-index", gather_index },
 	{ "no-graph", no_graph },
+	{ "slice-batch", slice_batch },
+	{ "slice-batch-last", slice_batch_last },
+	{ "slice-batch-fixed", slice_batch_fixed },
+	{ "slice-batch-whole", slice_batch_whole },
+	{ "expand-batch", expand_batch },
+	{ "expand-batch-fixed", expand_batch_fixed },
+	{ "expand-batch-kept", expand_batch_kept },
+	{ "reshape-batch", reshape_batch },
+	{ "reshape-batch-fixed", reshape_batch_fixed },
 	{ "names-twice", names_twice },
 	{ "names-generated", names_generated },
 	{ "names-many", names_many },

@@ -157,3 +157,12 @@ unknown|1|unknown.onnx: error: node 0 'frob' (Frobnicate): unsupported operator,
 unknown-declared|0|
 unknown-strict|1|unknown-strict.onnx: error: node 0 'frob' (Frobnicate): unknown operator (--strict)
 huge-weight|0|
+slice-batch|1|slice-batch.onnx: error: node 0 'first' (Slice): slicing along the batch axis (axis 0) is not supported: it takes some of the samples, and the counts are per sample
+slice-batch-last|1|slice-batch-last.onnx: error: node 0 'last' (Slice): slicing along the batch axis (axis 0) is not supported: it takes some of the samples, and the counts are per sample
+slice-batch-fixed|1|slice-batch-fixed.onnx: error: node 0 'half' (Slice): slicing along the batch axis (axis 0) is not supported: it takes some of the samples, and the counts are per sample
+slice-batch-whole|0|
+expand-batch|1|expand-batch.onnx: error: node 0 'grow' (Expand): expanding the batch axis (axis 0) to 4 is not supported: it changes the number of samples, and the counts are per sample
+expand-batch-fixed|1|expand-batch-fixed.onnx: error: node 0 'grow' (Expand): expanding the batch axis (axis 0) to 8 is not supported: it changes the number of samples, and the counts are per sample
+expand-batch-kept|0|
+reshape-batch|0|
+reshape-batch-fixed|0|

@@ -181,6 +181,42 @@ if plan "$tmp/vit.onnx" megatron "$tmp/vit.megatron" --grid pipeline=4; then
 fi
 check "vit_b_16 pipeline=4: Megatron's layout, three encoder blocks a stage"
 
+# the interleaved schedule: Megatron-LM takes a layout of pipeline x V
+# stages (chunk c of rank r is stage c x pipeline + r) or the flag
+# --num-virtual-stages-per-pipeline-rank, never both; each rank's blocks
+# go to its V chunks in equal parts, so V must divide every stage's
+if plan "$tmp/vit.onnx" megatron "$tmp/vit.megatron" --grid pipeline=4,data=2 \
+	--schedule interleaved:3; then
+	grep -Fqx "	--pipeline-model-parallel-layout 'Et|t|t|t|t|t|t|t|t|t|t|tL'" "$tmp/vit.megatron" ||
+		fail "no layout of 12 stages"
+	grep -Fq -- --num-virtual-stages-per-pipeline-rank "$tmp/vit.megatron" &&
+		fail "the virtual-stage flag beside the layout"
+	syntax "$tmp/vit.megatron" megatron
+fi
+check "vit_b_16 pipeline=4 interleaved:3: a layout of 4 x 3 stages and no virtual-stage flag"
+for v in 2 13 24; do
+	"$ORACLEC" "$tmp/vit.onnx" --grid pipeline=4,data=2 --schedule interleaved:$v \
+		--plan megatron -o "$tmp/il.megatron" >"$tmp/out" 2>"$tmp/err"
+	s=$?
+	[ $s -eq 1 ] || fail "interleaved:$v: exit status $s, expected 1"
+	grep -Fq "vit.onnx: error: --schedule interleaved:$v with --plan megatron: Megatron-LM gives each pipeline rank's blocks to its $v model chunks in equal parts, and stage 0 holds 3 blocks (the stages hold 3, 3, 3, 3); V must divide 3; no plan written" \
+		"$tmp/err" || fail "interleaved:$v: not the diagnostic"
+	[ -e "$tmp/il.megatron" ] && fail "interleaved:$v: a plan was written"
+	[ -s "$tmp/out" ] && fail "interleaved:$v: stdout is not empty"
+done
+check "vit_b_16 pipeline=4: interleaved:2, 13 and 24 refused (V must divide each rank's 3 blocks)"
+# no pipeline, no schedule; blocks that are not a stack: the flag alone
+if plan "$tmp/vit.onnx" megatron "$tmp/vit.megatron" --grid data=8 --schedule interleaved:2; then
+	grep -Fq -- --num-virtual-stages-per-pipeline-rank "$tmp/vit.megatron" &&
+		fail "a virtual-stage flag without a pipeline"
+fi
+"$STACKGEN" 8 "$tmp/odd.onnx" 3 || fail "stackgen failed"
+if plan "$tmp/odd.onnx" megatron "$tmp/odd.sh" --grid pipeline=4 --schedule interleaved:2; then
+	[ "$(flag "$tmp/odd.sh" num-virtual-stages-per-pipeline-rank)" = 2 ] || fail "no flag"
+	grep -Fq -- "--pipeline-model-parallel-layout " "$tmp/odd.sh" && fail "a layout beside the flag"
+fi
+check "interleaved: no virtual-stage flag without a pipeline; the flag alone where no layout is written"
+
 # selective recomputation: less kept, a little more time, Megatron's flag
 "$ORACLEC" "$tmp/vit.onnx" --grid data=8 -f json -q >"$tmp/sel0.json" 2>"$tmp/err" || fail "report"
 "$ORACLEC" "$tmp/vit.onnx" --grid data=8 --recompute selective -f json -q >"$tmp/sel.json" \

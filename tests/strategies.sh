@@ -145,7 +145,7 @@ printf 'resnet50,ds,%s,"data=%s,spatial=%s,pipeline=%s,filter=%s,channel=%s",512
 	$big $big $big $big $big $big >>"$tmp/m.csv"
 run validate "$tmp/m.csv" --models "$srcdir/examples"
 want_status 1
-grep -q "m.csv:2:1: error: bad grid 'data=$big,spatial=$big," "$tmp/err" ||
+grep -q "m.csv:2:22: error: bad grid 'data=$big,spatial=$big," "$tmp/err" ||
 	fail "no 'bad grid' diagnostic"
 [ -s "$tmp/out" ] && fail "stdout is not empty"
 check "validate: a grid whose product passes 2^24 is a bad grid (no overflow)"

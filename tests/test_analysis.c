@@ -265,7 +265,8 @@ analysis_setup_sizes_other_inputs_and_checks_the_peak(void **state)
 	assert_int_equal(an.data, DATA_STORED);
 	set.prec = PREC_BF16;
 	assert_false(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_non_null(strstr(fx_diags(fx), "error: system 'abci' gives no peak for bf16"));
+	assert_non_null(strstr(fx_diags(fx),
+			       "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak"));
 	assert_false(analysis_setup(&an, &settings_default, g, NULL));
 }
 
@@ -280,22 +281,25 @@ analysis_measured_sets_up_the_row(void **state)
 	Measured r = { .kind = STRAT_DATA, .gpus = 8, .global_batch = 256,
 		       .dataset_size = 9000, .measured = 0.5 };
 	CalibRow row = { 0 };
+	Analysis an = { 0 };
 
 	assert_non_null(g);
 	r.grid[DIM_DATA] = 8;
 	set.opt = OPT_ADAM;
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_measured(&row, &set, g, fx_abci(fx), &r));
+	assert_true(analysis_measured(&an, &set, g, fx_abci(fx), &r));
+	analysis_row(&row, g, &an, &r);
 	assert_ptr_equal(row.g, g);
+	assert_ptr_equal(row.an, &an);
 	assert_int_equal(row.kind, STRAT_DATA);
 	assert_int_equal(row.grid[DIM_DATA], 8);
 	assert_true(row.measured == 0.5);
-	assert_int_equal(row.an.gpus, 8);
-	assert_int_equal(row.an.global_batch, 256);
-	assert_int_equal(row.an.batch_per_gpu, 0);
-	assert_int_equal(row.an.dataset_size, 9000);
-	assert_int_equal(row.an.opt, OPT_ADAM);
+	assert_int_equal(row.an->gpus, 8);
+	assert_int_equal(row.an->global_batch, 256);
+	assert_int_equal(row.an->batch_per_gpu, 0);
+	assert_int_equal(row.an->dataset_size, 9000);
+	assert_int_equal(row.an->opt, OPT_ADAM);
 	assert_true(g->done & PASS_TIMING);
 }
 

@@ -45,6 +45,41 @@ expect(void (*fn)(FILE *, const char *), const char *s, const char *want)
 	free(got);
 }
 
+/* A name for a message: escaped as text, cut after `max` bytes of it with
+ * "...", the bytes of a UTF-8 sequence the cut splits shown as \xNN. */
+static void
+names_in_messages_are_escaped_and_cut(void **state)
+{
+	static const struct {
+		const char *s;
+		size_t max;
+		const char *want;
+	} c[] = {
+		{ "relu", 64, "relu" },
+		{ "a\xff""b\x1b[31m", 64, "a\\xffb\\x1b[31m" },
+		{ "abcdef", 3, "abc..." },
+		{ "abc", 3, "abc" },
+		{ "\xc3\xa9t\xc3\xa9", 4, "\xc3\xa9t\\xc3..." },
+		{ "", 64, "" },
+	};
+	char big[100001], *t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		t = esc_text_cut(c[i].s, strlen(c[i].s), c[i].max);
+		assert_string_equal(t, c[i].want);
+		free(t);
+	}
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	t = esc_text_cut(big, strlen(big), NAME_SHOWN);
+	assert_int_equal(strlen(t), NAME_SHOWN + 3);
+	free(t);
+	t = esc_text_cut("a,b", 1, NAME_SHOWN); /* the first len bytes only */
+	assert_string_equal(t, "a");
+	free(t);
+}
+
 static void
 text_escapes_control_bytes_and_bad_utf8_only(void **state)
 {
@@ -147,6 +182,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(text_escapes_control_bytes_and_bad_utf8_only),
+		cmocka_unit_test(names_in_messages_are_escaped_and_cut),
 		cmocka_unit_test(utf8_fix_replaces_each_maximal_bad_subpart),
 		cmocka_unit_test(shell_words_are_single_quoted),
 		cmocka_unit_test(csv_fields_are_quoted_when_needed),

@@ -5,6 +5,7 @@
 #include "onnxbuild.h"
 #include "plan/analysis.h"
 #include "model/model.h"
+#include "backends/backends.h"
 
 #include <math.h>
 
@@ -55,6 +56,45 @@ system_file_errors_name_the_key(void **state)
 			    "s.odl:1:8: error: system 's' does not give 'intra_latency'\n"
 			    "s.odl:1:8: error: system 's' does not give 'nic_bw'\n"
 			    "s.odl:1:8: error: system 's' does not give 'nic_latency'\n");
+}
+
+/* A system written as ODL (calibrate -o) reads back to the same doubles:
+ * every real key and level key, at values no short decimal gives (a
+ * third of each), 16 GiB, and 5 us (5 * 1e-6, not the double 5e-6). */
+static void
+written_systems_read_back_exactly(void **state)
+{
+	Fx *fx = *state;
+	System s = *fx_abci(fx);
+	const System *back;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (int i = 0; i < NSYS_KEYS; i++)
+		if (sys_keys[i].type == SK_REAL && *(double *)((char *)&s + sys_keys[i].off) > 0)
+			*(double *)((char *)&s + sys_keys[i].off) *= 1 / 3.0;
+	for (int l = 0; l < s.nlevels; l++)
+		s.level[l].latency *= 1 / 3.0;
+	s.mem = 16.0 * 1024 * 1024 * 1024;
+	s.kernel_lat = 5 * 1e-6;
+	assert_non_null(f);
+	assert_true(system_emit(&s, "back", "a round trip", f));
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "    memory = 17179869184B;\n"));
+	assert_non_null(strstr(text, "    kernel_latency = 5us;\n"));
+	back = system_load(fx_write(fx, "back.odl", text), &fx->arena, &fx->files);
+	free(text);
+	assert_non_null(back);
+	for (int i = 0; i < NSYS_KEYS; i++)
+		if (sys_keys[i].type == SK_REAL) {
+			double a = *(const double *)((const char *)&s + sys_keys[i].off);
+			double b = *(const double *)((const char *)back + sys_keys[i].off);
+			if (a >= 0 && a != b)
+				fail_msg("'%s': %.17g written, %.17g read", sys_keys[i].name, a, b);
+		}
+	for (int l = 0; l < s.nlevels; l++)
+		assert_true(back->level[l].latency == s.level[l].latency);
 }
 
 static void
@@ -828,6 +868,44 @@ validation_means_are_per_strategy_and_overall(void **state)
 	NEAR(v.rank.tau, -1);
 }
 
+/* Kendall's tau by merge sort equals the count over every pair, ties in
+ * either time or both included, on runs drawn with many ties. */
+static void
+kendall_tau_counts_every_pair_with_ties(void **state)
+{
+	enum { N = 600 };
+	Measured *row = calloc(N, sizeof *row);
+	Validation v = { .row = row, .nrow = N };
+	unsigned seed = 12345;
+	int64_t pairs = 0;
+	double s = 0;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		row[i].kind = STRAT_DATA;
+		row[i].measured = 1 + (seed >> 16) % 40;
+		seed = seed * 1103515245u + 12345u;
+		row[i].predicted = (seed >> 16) % 7 == 0 ? NAN : 1 + (seed >> 16) % 30;
+		row[i].paradl = NAN;
+	}
+	for (int i = 0; i < N; i++)
+		for (int j = i + 1; j < N; j++) {
+			const Measured *a = &row[i], *b = &row[j];
+			if (isnan(a->predicted) || isnan(b->predicted) || a->measured == b->measured)
+				continue;
+			pairs++;
+			s += ((a->measured > b->measured) - (a->measured < b->measured)) *
+			     ((a->predicted > b->predicted) - (a->predicted < b->predicted));
+		}
+	validation_score(&v);
+	assert_true(pairs > 1000);
+	assert_true(v.rank.pairs == pairs);
+	NEAR(v.rank.tau, s / (double)pairs);
+	assert_true(v.rank_paradl.pairs == 0 && isnan(v.rank_paradl.tau));
+	free(row);
+}
+
 /* Sends as the implementation makes them (docs/model.md,
  * "Implementations"): NCCL on abci's NVLink, 10 us + 1 MB / 50 GB/s;
  * ChainerMN on managed memory, staged through the host, 300 us + a copy
@@ -1178,6 +1256,7 @@ main(void)
 		FX_TEST(every_builtin_system_parses),
 		FX_TEST(abci_constants_are_in_si_units),
 		FX_TEST(system_file_errors_name_the_key),
+		FX_TEST(written_systems_read_back_exactly),
 		FX_TEST(unknown_system_name_is_an_error),
 		FX_TEST(paradl_plat_file_sets_speed_bandwidth_and_latency),
 		FX_TEST(allreduce_inside_a_node_is_a_ring_over_nvlink),
@@ -1211,6 +1290,7 @@ main(void)
 		FX_TEST(selective_recomputes_the_attention_core),
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
+		cmocka_unit_test(kendall_tau_counts_every_pair_with_ties),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

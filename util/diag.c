@@ -128,6 +128,22 @@ diag_verbose_note(const char *fmt, ...)
 	fputc('\n', f);
 }
 
+void
+diag_progress(const char *fmt, ...)
+{
+	FILE *f = diag_out ? diag_out : stderr;
+	va_list ap;
+
+	if (diag_quiet)
+		return;
+	fprintf(f, "%s: ", progname);
+	va_start(ap, fmt);
+	vput_clean(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fflush(f);
+}
+
 int
 diag_errors(void)
 {

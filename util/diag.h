@@ -26,6 +26,9 @@ void diag_warn(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void diag_note(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* With -v (and without -q): "oraclec: msg" on the diagnostics stream. */
 void diag_verbose_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Without -q: "oraclec: msg" on the diagnostics stream, flushed; for work
+ * long enough that a user wants to know it goes on. */
+void diag_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int diag_errors(void);
 void diag_reset(void);
 

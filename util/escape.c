@@ -147,6 +147,24 @@ esc_text_dup(const char *s)
 	return k.buf;
 }
 
+char *
+esc_text_cut(const char *s, size_t len, size_t max)
+{
+	size_t n = len < max ? len : max;
+	char *head = xcalloc(n + 1, 1), *out, *t;
+
+	memcpy(head, s, n);
+	t = esc_text_dup(head);
+	free(head);
+	if (n == len)
+		return t;
+	out = xcalloc(strlen(t) + 4, 1);
+	memcpy(out, t, strlen(t));
+	memcpy(out + strlen(t), "...", 3);
+	free(t);
+	return out;
+}
+
 void
 esc_xml(FILE *f, const char *s)
 {

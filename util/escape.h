@@ -26,6 +26,14 @@ size_t esc_text(FILE *f, const char *s);
 void esc_text_pad(FILE *f, const char *s, size_t width);
 /* The same, into a malloc'd string (for diagnostics). */
 char *esc_text_dup(const char *s);
+/* The first len bytes of s for a message, escaped so, cut after `max` of
+ * them with "..." after it (malloc'd): a name from the command line or a
+ * file can neither hold a control byte nor fill a screen.  A cut through a
+ * UTF-8 sequence shows its bytes as \xNN. */
+char *esc_text_cut(const char *s, size_t len, size_t max);
+/* The bytes of a name a diagnostic quotes before cutting it (docs/limits.md,
+ * "Limits on files and syntax"). */
+enum { NAME_SHOWN = 64 };
 
 /* A POSIX shell word: single-quoted, each ' as '\''. */
 void esc_shell(FILE *f, const char *s);

@@ -593,6 +593,16 @@ slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, Range3 *r, int
 	r->len[ax] = n;
 }
 
+int64_t
+slice_extent(const Onnx *o, const Val *x, int a)
+{
+	if (!x->act || a != x->bax)
+		return x->d[a];
+	if (o->batch == BATCH || x->d[a] > ((int64_t)1 << 62) / o->batch)
+		return (int64_t)1 << 62;
+	return o->batch * x->d[a];
+}
+
 bool
 slice_ranges(Onnx *o, const Val **in, int nin, const Val *x, Range3 *r)
 {
@@ -600,7 +610,7 @@ slice_ranges(Onnx *o, const Val **in, int nin, const Val *x, Range3 *r)
 	int n = attr_ints(o, "starts", st, MAX_RANK + 1), na;
 
 	for (int i = 0; i < x->rank; i++)
-		r->start[i] = 0, r->step[i] = 1, r->len[i] = x->d[i];
+		r->start[i] = 0, r->step[i] = 1, r->len[i] = slice_extent(o, x, i);
 	if (n >= 0) { /* opset < 10 */
 		if (attr_ints(o, "ends", en, MAX_RANK + 1) != n)
 			return false;
@@ -630,7 +640,7 @@ slice_ranges(Onnx *o, const Val **in, int nin, const Val *x, Range3 *r)
 			a += x->rank;
 		if (a < 0 || a >= x->rank || sp[i] == 0)
 			return false;
-		slice_axis(x->d[a], st[i], en[i], sp[i], r, (int)a);
+		slice_axis(slice_extent(o, x, (int)a), st[i], en[i], sp[i], r, (int)a);
 	}
 	return true;
 }

@@ -29,8 +29,13 @@ FoldRule fold_flatten, fold_transpose, fold_reduce;
 typedef struct Range3 {
 	int64_t start[MAX_RANK + 1], step[MAX_RANK + 1], len[MAX_RANK + 1];
 } Range3;
+/* The extent of x's axis a as Slice sees it: an activation's batch axis
+ * holds N * d[a], N the file's batch, or 2^62 (past any bound but "to the
+ * end") when the batch is symbolic; any other axis d[a]. */
+int64_t slice_extent(const Onnx *o, const Val *x, int a);
 /* Reads Slice's inputs (opset >= 10) or attributes (before) for x's full
- * shape into r; false when they are not constants. */
+ * shape into r (the batch axis at slice_extent's); false when they are not
+ * constants. */
 bool slice_ranges(Onnx *o, const Val **in, int nin, const Val *x, Range3 *r);
 /* x op y for op in + - * / % = < > m(in) M(ax), the batch kept
  * symbolic; false when the result is unknown (N * N, N / 7, ...). */

@@ -492,13 +492,24 @@ slice_to(Onnx *o, const Val *x, const int64_t *len, int out)
 bool
 lower_slice(Onnx *o, OpKind kind, const Val **in, int nin)
 {
+	const Val *x = in[0];
 	Range3 r;
 
 	if (!slice_ranges(o, in, nin, in[0], &r)) {
 		NERR(o, "starts, ends, axes and steps are not known constants (data-dependent slices are not supported)");
 		return false;
 	}
-	return slice_to(o, in[0], r.len, 0);
+	/* the batch axis whole (x[0:], x[:N]) keeps every sample; any other
+	 * range takes some of them, and the counts are per sample */
+	if (x->bax >= 0) {
+		if (r.len[x->bax] != slice_extent(o, x, x->bax) || r.step[x->bax] != 1) {
+			NERR(o, "slicing along the batch axis (axis %d) is not supported: it takes "
+				"some of the samples, and the counts are per sample", x->bax);
+			return false;
+		}
+		r.len[x->bax] = x->d[x->bax];
+	}
+	return slice_to(o, x, r.len, 0);
 }
 
 /* Split: one slice layer per output. */
@@ -572,8 +583,20 @@ lower_expand(Onnx *o, OpKind kind, const Val **in, int nin)
 			NERR(o, "expanding to a batch on another axis is not supported");
 			return false;
 		}
+		/* on the batch axis: 1 (broadcast), or the extent it has (N times
+		 * its factor, or the file's batch times it) keeps the samples;
+		 * anything else makes or drops some */
+		if (pos == bax && !(t->iv[i].batch ? t->iv[i].k == x->d[x->bax]
+				    : t->iv[i].k == 1 ||
+					      (o->batch != BATCH &&
+					       t->iv[i].k == slice_extent(o, x, x->bax)))) {
+			NERR(o, "expanding the batch axis (axis %d) to %" PRId64 " is not supported: "
+				"it changes the number of samples, and the counts are per sample",
+			     bax, t->iv[i].k);
+			return false;
+		}
 		if (pos == bax)
-			tv.d[i] = 1; /* N, N * factor or 1: the batch stays */
+			tv.d[i] = 1; /* the batch stays */
 	}
 	if (!(l = onnx_layer(o, OP_EXPAND, &x, 1)) || !ps_const(o, &tv, x, &l->attr.target))
 		return false;
