@@ -722,7 +722,12 @@ def sec_host(P, clock):
         if clock.left() <= 0:
             note("host: out of time before %s" % op)
             break
-        P.out.row("host", op, prec, "", shape, None, None, fn())
+        try:
+            t = fn()
+        except RuntimeError as e:  # one that does not run here leaves the others
+            note("host %s: %s" % (op, one_line(e)))
+            continue
+        P.out.row("host", op, prec, "", shape, None, None, t)
     h = host_costs(P.out)
     note("host: dispatch %.3g us, library_call %s, step_tensor %s" %
          (h["dispatch"] * 1e6, "%.3g us" % (h["library_call"] * 1e6) if "library_call" in h else "-",
@@ -1284,7 +1289,11 @@ def system_text(P, analysed):
         q(prec, "flops")
     q("memory", "bytes")
     q("memory_bw", "bw")
-    put("intra", c_string("nccl" if P.cuda else "gloo"), "the library the collectives ran on")
+    if "ring_error" in P.info:
+        put("intra", c_string("nccl" if P.cuda else "gloo"), "the library the collectives ran on")
+    else:
+        put("intra", c_string("nvlink" if keys["intra_bw"][1].startswith("not measured")
+                              else "pcie"), "a label: the link was not measured")
     q("intra_bw", "bw")
     q("intra_latency", "s")
     q("nic_bw", "bw")
