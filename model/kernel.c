@@ -25,13 +25,18 @@
 #include "model/model.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* The tiles a library chooses from (cuBLAS's and cuDNN's kernel names:
- * tests/data/kernels/, validation/h100/profile_*.txt). */
+ * tests/data/kernels/, validation/h100/profile_*.txt), as indices into
+ * their sides. */
+static const double side[] = { 32, 64, 128, 256 };
 static const int tile[][2] = {
-	{ 256, 128 }, { 128, 256 }, { 256, 64 }, { 64, 256 }, { 128, 128 }, { 128, 64 },
-	{ 64, 128 }, { 64, 64 }, { 64, 32 }, { 32, 64 }, { 32, 32 },
+	{ 3, 2 }, { 2, 3 }, { 3, 1 }, { 1, 3 }, { 2, 2 }, { 2, 1 },
+	{ 1, 2 }, { 1, 1 }, { 1, 0 }, { 0, 1 }, { 0, 0 },
 };
+enum { TILES = sizeof tile / sizeof tile[0] };
 
 /* A tile's operand reuse: its outputs over the operands it loads. */
 static double
@@ -40,33 +45,88 @@ reuse(double a, double b)
 	return a * b / (a * b + 10 * (a + b));
 }
 
+/* The library's choice for product p: the fastest of the menu's tiles
+ * and splits, chosen as if the main loop ran at half the peak (where no
+ * tile reaches the SM's full rate, every tile's time scales alike with
+ * u, so the choice holds for any u below that).  Returned: the tile's
+ * work in FLOPs an SM runs one after another (waves x 2 tm tn (k +
+ * overhead)), its reuse relative to 128 x 128 (*r), and the bytes its
+ * split's partial sums move (*red). */
+typedef struct Choice {
+	double work, r, red;
+} Choice;
+
+static Choice
+choose(const System *s, const Gemm *p, double peak)
+{
+	double best = INFINITY, per_sm = peak / s->sms, r128 = reuse(128, 128), u = 0.5;
+	double cm[4], cn[4], k0 = s->tile_overhead, bw = s->mem_bw * s->eff_mem;
+	Choice c = { 0, 1, 0 };
+
+	for (int i = 0; i < 4; i++)
+		cm[i] = ceil(p->m / side[i]), cn[i] = ceil(p->n / side[i]);
+	for (int i = 0; i < TILES; i++) {
+		double tm = side[tile[i][0]], tn = side[tile[i][1]], r = reuse(tm, tn) / r128;
+		double tiles = p->batch * cm[tile[i][0]] * cn[tile[i][1]];
+		double work = ceil(tiles / s->sms) * 2 * tm * tn * (p->k + k0), t;
+		if ((t = work / (u * r * per_sm)) < best)
+			best = t, c = (Choice){ work, r, 0 };
+		/* split-K while the tiles leave SMs idle, each part at least a
+		 * few steps of the main loop; the partial products summed in
+		 * fp32, read and written */
+		for (double split = 2; split <= 16 && tiles * split <= s->sms; split *= 2) {
+			double k = ceil(p->k / split), red = (split + 1) * p->batch * p->m * p->n * 4;
+			if (k < 64)
+				break;
+			work = 2 * tm * tn * (k + k0);
+			if ((t = work / (u * r * per_sm) + red / bw) < best)
+				best = t, c = (Choice){ work, r, red };
+		}
+	}
+	return c;
+}
+
+/* A product's choice depends on its shape and the GPU only, and the
+ * strategies ask for the same layers at the same sizes again and again
+ * (every grid, every nesting, every configuration of the search, every
+ * step of a calibration): the choices are remembered, by the exact value
+ * of everything they depend on, in a table of a fixed size (a newer one
+ * takes an older one's slot).  A pure function's memo: the answer is the
+ * same either way. */
+enum { MEMO = 1 << 14, KEY = 8 };
+typedef struct Memo {
+	double key[KEY];
+	Choice c;
+} Memo;
+static Memo memo[MEMO];
+
 double
 gemm_time(const System *s, const Gemm *p, double peak, double u)
 {
-	double best = INFINITY, per_sm = peak / s->sms;
+	double key[KEY] = { p->m, p->n, p->k, p->batch, peak, s->sms, s->tile_overhead,
+			    s->mem_bw * s->eff_mem };
+	uint64_t h = 1469598103934665603u, bits;
+	double ut;
+	Memo *e;
 
 	if (s->sms <= 0 || p->m <= 0 || p->n <= 0 || p->k <= 0 || p->batch <= 0)
 		return 2 * p->m * p->n * p->k * p->batch / (peak * u);
-	for (size_t i = 0; i < sizeof tile / sizeof tile[0]; i++) {
-		double tm = tile[i][0], tn = tile[i][1];
-		double ut = u * reuse(tm, tn) / reuse(128, 128);
-		double tiles = p->batch * ceil(p->m / tm) * ceil(p->n / tn);
-		if (ut > 1)
-			ut = 1;
-		/* split-K while the tiles leave SMs idle, each part at least a
-		 * few steps of the main loop */
-		for (double split = 1; split <= 16; split *= 2) {
-			double k = ceil(p->k / split), waves = ceil(tiles * split / s->sms), t;
-			if (split > 1 && (tiles * split > s->sms || k < 64))
-				break;
-			t = waves * 2 * tm * tn * (k + s->tile_overhead) / (ut * per_sm);
-			if (split > 1) /* the partial products summed: fp32, read and written */
-				t += (split + 1) * p->batch * p->m * p->n * 4 / (s->mem_bw * s->eff_mem);
-			if (t < best)
-				best = t;
-		}
+	/* a double's low bits are mostly zeros: the words multiplied in, the
+	 * high bits then mixed down (splitmix64's finalizer) */
+	for (int i = 0; i < KEY; i++) {
+		memcpy(&bits, &key[i], sizeof bits);
+		h = (h ^ bits) * 0x9e3779b97f4a7c15u;
 	}
-	return best;
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9u;
+	h = (h ^ h >> 27) * 0x94d049bb133111ebu;
+	e = &memo[(h ^ h >> 31) & (MEMO - 1)];
+	if (memcmp(e->key, key, sizeof key) != 0) {
+		memcpy(e->key, key, sizeof key);
+		e->c = choose(s, p, peak);
+	}
+	/* the tile's main loop at u and its reuse, at most the SM's peak */
+	ut = u * e->c.r < 1 ? u * e->c.r : 1;
+	return e->c.work / (ut * peak / s->sms) + e->c.red / (s->mem_bw * s->eff_mem);
 }
 
 /* The element count of shape x from dimension `from` on. */

@@ -401,7 +401,7 @@ check "a calibrated system reads back with --system"
 run calibrate "$srcdir/validation/abci-measured.csv" --models "$srcdir/validation/models" \
 	--optimizer adam -o "$tmp/cal.odl"
 want_status 0
-has out "(21 runs): compute efficiency x0.854 (+-6%), nic_bw x1.430 (+-54%), nic_latency x1.128 (+-68%), p2p_latency x1.006 (+-753%), fs_file_rate x1.088 (+-8%), cache_files x0.935 (+-20%), staging_bw x0.976 (+-202%); p2p_latency and staging_bw seen only together (correlation +1.00); mean accuracy 0.952 before, 0.955 after, 0.924 leave-one-out"
+has out "(21 runs): compute efficiency x0.854 (+-6%), nic_bw x1.430 (+-54%), nic_latency x1.128 (+-68%), p2p_latency x1.006 (+-753%), fs_file_rate x1.088 (+-8%), cache_files x0.935 (+-20%), staging_bw x0.976 (+-202%); p2p_latency and staging_bw seen only together (correlation +1.00); mean accuracy 0.952 before, 0.955 after, 0.928 leave-one-out"
 # the spatial runs see the halo time, a send's latency plus its staged
 # copies, not each: both errors are those of the weak pull alone, and a
 # factor on one is undone by the other (their errors correlate)

@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 
 guard=
-command -v timeout >/dev/null 2>&1 && guard="timeout 60"
+command -v timeout >/dev/null 2>&1 && guard="timeout 120"
 runs=$srcdir/validation/abci-measured.csv
 models=$srcdir/validation/models
 model=$srcdir/examples/resnet50.odl
