@@ -177,6 +177,7 @@ static const Builtin builtin[] = {
 	  "    nic_bw = 400GB/s;           // 8 x NDR 400 Gb/s (50 GB/s each)\n"
 	  "    nic_latency = 6us;\n"
 	  "    tree = true;\n"
+	  "    implementation = \"pytorch-2\"; // what H100 users run (PyTorch 2.x)\n"
 	  "    level leaf  { fanout = 32; latency = 130ns; oversubscription = 1; }\n"
 	  "                                // DGX H100 SuperPOD: 32 nodes per scalable unit\n"
 	  "    level spine { fanout = 0;  latency = 130ns; oversubscription = 1; }\n"

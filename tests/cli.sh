@@ -386,6 +386,20 @@ else
 	echo "ok $n - validate-published predicts all 38 published rows # SKIP no python3"
 fi
 
+# make validate-h100's harness: every H100 row has a model file (the
+# zoo's gzip'd ones unpacked) and is predicted, time and memory
+if command -v python3 >/dev/null 2>&1; then
+	python3 "$srcdir/validation/h100.py" --oraclec "$ORACLEC" >"$tmp/out" 2>"$tmp/err" ||
+		fail "h100.py exited with status $?"
+	has out "all       56 rows, time accuracy"
+	has out "memory within 10 %: "
+	grep -q '^skipped' "$tmp/out" && fail "rows skipped: $(grep '^skipped' "$tmp/out")"
+	check "validate-h100 predicts all 56 H100 rows"
+else
+	n=$((n + 1))
+	echo "ok $n - validate-h100 predicts all 56 H100 rows # SKIP no python3"
+fi
+
 run calibrate "$tmp/m.csv" --models "$srcdir/examples" -o "$tmp/cal.odl"
 want_status 0
 has out "calibrated on $tmp/m.csv (1 run): "
