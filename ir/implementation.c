@@ -32,6 +32,7 @@ implementation_defaults(Implementation *im)
 		.conv_tf32 = true,
 		.attention = "eager",       /* PyTorch 1.x: MultiheadAttention's operators */
 		.nchw_transposes = "each-pass", /* cuDNN 8 */
+		.conv_search = "benchmark", /* cudnn.benchmark = True in the references */
 		.optimizer_step = "per-op", /* torch.optim's for-loop (PyTorch 1.x) */
 		.zero_grad = true,          /* zero_grad(set_to_none=False), 1.x */
 		.step_sync = "amp",         /* GradScaler.step reads found_inf */
@@ -85,6 +86,8 @@ implementation_check(Implementation *im, const char **want)
 	im->step = i;
 	if (!word(im->nchw_transposes, "each-pass", "once", &im->transposes_once))
 		return *want = "\"each-pass\" or \"once\"", "nchw_transposes";
+	if (!word(im->conv_search, "heuristic", "benchmark", &im->conv_benchmark))
+		return *want = "\"heuristic\" or \"benchmark\"", "conv_search";
 	if (!word(im->attention, "eager", "fused", &im->fused_attention))
 		return *want = "\"eager\" or \"fused\"", "attention";
 	if (!word(im->zero_partition, "tensors", "flat", &im->flat_zero))

@@ -91,6 +91,11 @@ typedef struct Implementation {
 	                              forward and backward), "once" (cuDNN 9:
 	                              forward's input and output, backward's
 	                              output gradient) */
+	const char *conv_search;   /* how cuDNN's convolution algorithm is chosen:
+	                              "benchmark" (every algorithm timed, the
+	                              fastest kept: Winograd where it wins;
+	                              cudnn.benchmark = True) or "heuristic"
+	                              (the library's guess: implicit GEMM) */
 	const char *attention;     /* "eager": an attention's operators one by
 	                              one, as autograd records them; "fused":
 	                              one kernel (scaled_dot_product_attention)
@@ -128,7 +133,7 @@ typedef struct Implementation {
 	                              lock (torchgpipe's Pipe) */
 	/* derived from the strings above by implementation_check */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, flat_zero,
-	     pipe_threads, fused_attention, transposes_once;
+	     pipe_threads, fused_attention, transposes_once, conv_benchmark;
 	enum { STEP_FUSED, STEP_PER_OP, STEP_FOREACH } step;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 	enum { CKPT_NEVER, CKPT_EXCEPT_LAST, CKPT_ALWAYS } ckpt;
