@@ -180,10 +180,22 @@ memory(Graph *g, const Analysis *an)
 	return memory_annotate(g);
 }
 
+/* The samples a GPU takes an iteration (a profiler's trace that does not
+ * give its batch is taken at it). */
+static int64_t
+per_gpu(const Analysis *an)
+{
+	if (an->batch_per_gpu > 0)
+		return an->batch_per_gpu;
+	return an->gpus > 0 ? an->global_batch / an->gpus : an->global_batch;
+}
+
+/* The measured times: a ParaDL table's and a CSV profile's, then a
+ * profiler's trace's modules over them. */
 static bool
 timing(Graph *g, const Analysis *an)
 {
-	return timing_spread(g, an);
+	return timing_spread(g, an) && trace_times(g, an->sys, per_gpu(an));
 }
 
 /* In the order they run (passes.h says what each fills). */
