@@ -83,17 +83,23 @@ sample_bytes(const Graph *g, DataKind k)
 static Implementation
 implementation(const Settings *set, const System *s)
 {
-	Implementation im;
+	Implementation im = implementation_resolve(s, set->impl);
 
-	if (set->impl) {
-		im = *set->impl;
-		implementation_override(&im, s);
-	} else {
-		im = implementation_for(s);
-	}
 	if (set->loader_workers > 0)
 		im.loader_workers = set->loader_workers;
 	return im;
+}
+
+/* The peak s lacks for precision p (its key), or NULL: a GPU without
+ * TF32 runs tf32 at the fp32 rate, as PyTorch does; 16-bit formats it
+ * lacks are an error. */
+static const char *
+missing_peak(const System *s, Precision p)
+{
+	static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
+	Dtype dt = precision_dtype(p, true);
+
+	return dt != DT_TF32 && s->peak[dt] <= 0 ? key[dt] : NULL;
 }
 
 bool
@@ -101,15 +107,11 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 {
 	int64_t dataset = set->dataset_size ? set->dataset_size : g->dataset_size;
 	DataKind kind = set->data != DATA_AUTO ? set->data : data_kind(g);
+	const char *peak;
 
 	if (!s)
 		return false;
-	/* a GPU without TF32 runs tf32 at the fp32 rate, as PyTorch does;
-	 * 16-bit formats it lacks are an error */
-	if (precision_dtype(set->prec, true) != DT_TF32 &&
-	    s->peak[precision_dtype(set->prec, true)] <= 0) {
-		static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
-		const char *peak = key[precision_dtype(set->prec, true)];
+	if ((peak = missing_peak(s, set->prec))) {
 		/* a built-in system has no file to point at: the option is the
 		 * place */
 		if (strcmp(s->source, "built-in") == 0)
