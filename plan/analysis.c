@@ -279,15 +279,33 @@ pass_dumpable(const char *name)
 	return false;
 }
 
-bool
-analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
-		  const Measured *r)
+Settings
+analysis_run_settings(const Settings *set, const Measured *r)
 {
 	Settings rs = *set;
 
 	rs.gpus = r->gpus;
 	rs.global_batch = r->global_batch;
 	rs.dataset_size = r->dataset_size;
+	if (r->has_prec)
+		rs.prec = r->prec;
+	if (!set->impl && r->implementation)
+		rs.impl = r->implementation;
+	return rs;
+}
+
+bool
+analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
+		  const Measured *r)
+{
+	Settings rs = analysis_run_settings(set, r);
+	const char *peak;
+
+	if (s && r->has_prec && (peak = missing_peak(s, r->prec))) {
+		diag_error(r->prec_loc, "precision %s: system '%s' gives no %s peak",
+			   precision_name(r->prec), s->name, peak);
+		return false;
+	}
 	return analysis_setup(an, &rs, g, s) && passes_run(g, an, PASS_TIMING, NULL);
 }
 
