@@ -243,9 +243,10 @@ usage(FILE *f)
 		"                           formulas exactly\n"
 		"      --spatial-split S    auto (the best split point) or all (every layer\n"
 		"                           with spatial extent, as ParaDL's runs)\n"
-		"      --profile FILE.csv   measured layer times (columns layer,forward_s,\n"
-		"                           backward_s: seconds per sample) replace the\n"
-		"                           estimate for the layers the file names\n"
+		"      --profile FILE       measured layer times replace the estimate for\n"
+		"                           the layers the file names: a CSV (columns\n"
+		"                           layer,forward_s,backward_s: seconds per sample)\n"
+		"                           or the trace of python3 -m oraclec.launch --trace\n"
 		"      --sample-bytes N     stored bytes of one training sample (default:\n"
 		"                           110000 for images, else the input's size)\n"
 		"      --input-shape DIMS   per-sample input shape where the model leaves it\n"
@@ -1086,12 +1087,15 @@ analyse(const Options *o, Arena *a, FileList *files)
 }
 
 /* The model of a measured run: MODELS/<name>.odl, else .onnx, loaded and
- * through the passes on the model alone once per name. */
+ * through the passes on the model alone once per name and precision (the
+ * run's settings, analysis_run_settings). */
 static Graph *
-validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileList *files,
-		 Loc where)
+validation_model(const Options *o, const Settings *set, Map *cache, const char *name, Arena *a,
+		 FileList *files, Loc where)
 {
-	Graph *g = map_get(cache, name);
+	/* the precision's number first: it ends at the first newline */
+	const char *key = arena_printf(a, "%d\n%s", (int)set->prec, name);
+	Graph *g = map_get(cache, key);
 	const char *path;
 	struct stat st;
 
@@ -1109,12 +1113,27 @@ validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileL
 	}
 	if (!(g = frontend_load(path, a, files, &o->onnx)))
 		return NULL;
-	analysis_init(g, &o->set);
+	analysis_init(g, set);
 	if (!passes_run(g, NULL, PASS_MEMORY, NULL))
 		return NULL;
 	diag_verbose_note("model %s: %s, %d layers", name, path, g->nlayer);
-	map_put(cache, name, g);
+	map_put(cache, key, g);
 	return g;
+}
+
+/* The implementation run r names, loaded once per name, where
+ * --implementation does not describe every run; false after errors. */
+static bool
+run_implementation(const Options *o, Measured *r, Map *impls, Arena *a, FileList *files)
+{
+	if (o->set.impl || !r->impl)
+		return true;
+	if (!(r->implementation = map_get(impls, r->impl))) {
+		if (!(r->implementation = implementation_load_at(r->impl, r->impl_loc, a, files)))
+			return false;
+		map_put(impls, r->impl, (void *)r->implementation);
+	}
+	return true;
 }
 
 /* The options a measured run is predicted with: o's, placed model-inner
@@ -1137,11 +1156,12 @@ measured_strat(const Options *o)
 static CalibRow *
 measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileList *files)
 {
-	Map cache, analyses;
+	Map cache, analyses, impls;
 	CalibRow *cr;
 
 	map_init(&cache, a);
 	map_init(&analyses, a);
+	map_init(&impls, a);
 	if (!s || !(v->row = measured_load(o->model, a, files, &v->nrow)))
 		return NULL;
 	diag_verbose_note("read %s: %d measured run%s; system %s (%s)", o->model, v->nrow,
@@ -1149,13 +1169,19 @@ measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileLi
 	cr = arena_array(a, v->nrow, sizeof *cr);
 	for (int i = 0; i < v->nrow; i++) {
 		Measured *r = &v->row[i];
-		Graph *g = validation_model(o, &cache, r->model, a, files, r->loc);
-		/* the numbers first: they hold no ',', so no two runs share a key */
-		const char *key = arena_printf(a, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%s", r->gpus,
-					       r->global_batch, r->dataset_size, r->model);
+		Settings rs;
+		Graph *g;
+		const char *key;
 		Analysis *an;
-		if (!g)
+		if (!run_implementation(o, r, &impls, a, files))
 			return NULL;
+		rs = analysis_run_settings(&o->set, r);
+		if (!(g = validation_model(o, &rs, &cache, r->model, a, files, r->loc)))
+			return NULL;
+		/* the numbers first: they hold no ',', so no two runs share a key */
+		key = arena_printf(a, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%p,%s", r->gpus,
+				   r->global_batch, r->dataset_size, (int)rs.prec, (void *)rs.impl,
+				   r->model);
 		if (!(an = map_get(&analyses, key))) {
 			an = arena_alloc(a, sizeof *an);
 			if (!analysis_measured(an, &o->set, g, s, r))
@@ -1329,6 +1355,8 @@ validate(const Options *o, Arena *a, FileList *files)
 		strategy_predict(cr[i].g, cr[i].an, &so, cr[i].kind, cr[i].grid, &k);
 		v.row[i].predicted = k.computable ? k.t.total : NAN;
 		v.row[i].note = k.computable ? k.bottleneck : k.reason;
+		if (k.computable && !isnan(v.row[i].peak))
+			v.row[i].predicted_peak = validation_memory(&k.mem, s);
 	}
 	validation_score(&v);
 	if (!inputs_kept(o, a, files))

@@ -43,6 +43,8 @@ profile_json(const Graph *g)
 		json_array_append_new(ts, e);
 	}
 	set(o, "timings", ts);
+	if (g->trace) /* --profile TRACE: its modules' times (ir/trace.h) */
+		set(o, "trace", jstr(g->trace->file));
 	return o;
 }
 
@@ -90,7 +92,7 @@ model_json(const Graph *g)
 		json_array_append_new(unk, u);
 	}
 	set(m, "unknown_ops", unk);
-	if (g->ntiming)
+	if (g->ntiming || g->trace)
 		set(m, "profile", profile_json(g));
 	return m;
 }
@@ -119,7 +121,8 @@ layer_json(const Graph *g, const Layer *l)
 	set(o, "activation_bytes", json_integer(l->cost.act_bytes));
 	set(o, "bytes_fwd", json_integer(l->cost.bytes_fwd));
 	set(o, "bytes_bwd", json_integer(l->cost.bytes_bwd));
-	if (g->ntiming) {
+	if (g->ntiming || g->trace) {
+		set(o, "time_source", jstr(l->timed ? "profile" : "model"));
 		set(o, "measured_fwd_s", l->timed ? json_real(l->fwd_s) : json_null());
 		set(o, "measured_bwd_s", l->timed ? json_real(l->bwd_s) : json_null());
 	}

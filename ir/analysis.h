@@ -255,6 +255,8 @@ typedef struct Validation {
 	int nrow;
 	Accuracy per[STRAT_COUNT];
 	Accuracy all;
+	Accuracy mem;             /* peak memory, over the rows that measured
+	                             it (oraclec's only) */
 	Ranking rank, rank_paradl; /* oraclec's predictions, ParaDL's */
 } Validation;
 

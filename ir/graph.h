@@ -292,6 +292,8 @@ typedef struct Graph {
 	Timing *timing;       /* measured times in the order given; a later one
 	                         wins for a layer two cover; frontend, --profile */
 	int ntiming;
+	struct TraceProfile *trace; /* --profile with a profiler's trace: each
+	                         module's times (ir/trace.h); frontend */
 	Totals total;
 	/* what training keeps where a fused kernel runs the attentions
 	 * (Layer.attn): each layer's act_bytes, and the totals; NULL and

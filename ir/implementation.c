@@ -109,11 +109,13 @@ implementation_check(Implementation *im, const char **want)
 }
 
 Implementation
-implementation_for(const System *s)
+implementation_resolve(const System *s, const Implementation *chosen)
 {
 	Implementation im;
 
-	if (s->impl)
+	if (chosen)
+		im = *chosen;
+	else if (s->impl)
 		im = *s->impl;
 	else {
 		implementation_defaults(&im);
@@ -123,6 +125,12 @@ implementation_for(const System *s)
 	}
 	implementation_override(&im, s);
 	return im;
+}
+
+Implementation
+implementation_for(const System *s)
+{
+	return implementation_resolve(s, NULL);
 }
 
 void

@@ -152,8 +152,14 @@ const char *implementation_check(Implementation *im, const char **want);
  * p2p_latency, staging_bw, decode_bw; oraclec calibrate writes two of
  * them) overrides the implementation's. */
 void implementation_override(Implementation *im, const System *s);
-/* The implementation system s runs: the one it names, else the defaults
- * (named "default"), with implementation_override applied. */
+/* The implementation an analysis on system s runs, resolved here for
+ * every caller (the analysis, so each run of validate and calibrate, and
+ * calibrate's parameters through them): `chosen` (--implementation, a
+ * measured run's implementation column) where given, else the one s
+ * names, else the defaults (named "default"); then implementation_override
+ * with s. */
+Implementation implementation_resolve(const System *s, const Implementation *chosen);
+/* implementation_resolve(s, NULL): the one s names. */
 Implementation implementation_for(const System *s);
 
 #define IMPLKEY(...) +1

@@ -51,9 +51,19 @@ bool strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, Strat
 		      const int64_t grid[DIM_COUNT], Candidate *k);
 
 /* validate.c
- * requires: Validation.row[].measured, .predicted, .paradl.
- * provides: every row's accuracies and the means per strategy and overall. */
+ * requires: Validation.row[].measured, .predicted, .paradl; .peak and
+ *           .predicted_peak where measured.
+ * provides: every row's accuracies and the means per strategy and
+ *           overall; memory's (Validation.mem) over the rows that measured
+ *           it. */
 void validation_score(Validation *v);
+/* What a run's measured peak memory is compared with, of the prediction m
+ * on s: on a GPU the peak less the system's reserve (the context and the
+ * allocator's slack, which torch.cuda.max_memory_allocated does not
+ * count); on a host device (System.host_device: the runner measures the
+ * resident set's growth over one step) also less the weights and the
+ * optimizer state, which stay between steps. */
+double validation_memory(const MemUse *m, const System *s);
 /* The accuracy of prediction p of measured m > 0: 1 - |p - m| / m, or 0
  * when that is below 0 (p off by 100 % or more); NAN when p is (no
  * prediction). */
