@@ -19,7 +19,8 @@
  * and cuDNN's benchmark mode do.  The same loops give a convolution's
  * three products (implicit GEMM); at fp32 without tensor cores cuDNN may
  * run a 3 x 3, stride-1 convolution by Winograd's F(4x4, 3x3) (where it
- * times the algorithms, cudnn.benchmark: Implementation.conv_search): 36
+ * times the algorithms, cudnn.benchmark: Implementation.conv_search; a
+ * CPU's oneDNN convolutions are direct): 36
  * products of the transformed tiles where direct convolution has 144, at
  * the cost of transforming the input and the output in passes of their
  * own. */
@@ -250,7 +251,7 @@ kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, dou
 		return flops / (peak * u);
 	for (int i = 0; i < np; i++) {
 		double ti = gemm_time(s, &p[i], peak, u);
-		if (an->impl.conv_benchmark && winograd(l, dt, bwd, i)) {
+		if (an->impl.conv_benchmark && !s->host_device && winograd(l, dt, bwd, i)) {
 			double x = (double)g->tensor[l->in[0]].elems * n * share * elem;
 			double y = (double)g->tensor[l->out[0]].elems * n * share * elem;
 			double tw = winograd_time(s, &p[i], bwd ? y : x, bwd ? x : y, peak, u);
