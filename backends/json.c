@@ -243,6 +243,9 @@ search_json(const Search *s)
 	set(o, "evaluated", json_integer(s->evaluated));
 	set(o, "pruned", json_integer(s->pruned));
 	set(o, "complete", json_boolean(!s->stopped));
+	/* the first is the recommended configuration: the fastest, or the
+	 * simplest within 3 % of it, and why */
+	set(o, "simpler", s->simpler[0] ? jstr(s->simpler) : json_null());
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
 		json_t *e = json_object(), *grid = json_object();

@@ -260,7 +260,7 @@ sweep_table(const Analysis *an, FILE *f)
 	unsigned nested = 0;
 
 	fprintf(f, "\nsweep: epoch time by GPU count (\"-\": beyond the strategy's limit, "
-		   "\"oom\": does not fit)\n%7s", "gpus");
+		   "\"oom\": does not fit, \"not run\": not by the implementation)\n%7s", "gpus");
 	for (int k = 0; k < STRAT_COUNT; k++)
 		if (an->cand[k].analysed)
 			fprintf(f, " %10s", strategy_name[k]);
@@ -271,8 +271,8 @@ sweep_table(const Analysis *an, FILE *f)
 		for (int k = 0; k < STRAT_COUNT; k++) {
 			const Candidate *c = &s->cand[k];
 			if (c->analysed)
-				fprintf(f, " %10s", !c->computable ? "-" : !c->feasible ? "oom"
-								  : epoch(c->epoch, b));
+				fprintf(f, " %10s", !c->computable ? "-" : c->not_run ? "not run"
+						    : !c->feasible ? "oom" : epoch(c->epoch, b));
 		}
 		if (s->best < 0)
 			fprintf(f, "  none fits\n");
@@ -355,6 +355,8 @@ search_table(const Search *s, FILE *f)
 	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned%s; the best %d:\n",
 		s->evaluated, s->pruned,
 		s->stopped ? ", stopped at --search-time with some untried" : "", s->ntop);
+	if (s->simpler[0])
+		fprintf(f, "%s.\n", s->simpler);
 	fprintf(f, "%-9s %-30s %-14s %-9s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
 		"schedule", "precision", "zero", "recompute", "iteration", "epoch", "memory/GPU",
 		"lost by");
@@ -372,7 +374,7 @@ search_table(const Search *s, FILE *f)
 			strategy_name[c->kind], grid_str(&k, grid, sizeof grid), sched,
 			precision_name(c->prec), c->zero, c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
-			bytes((int64_t)c->memory, b3), i ? c->why : "(the best)");
+			bytes((int64_t)c->memory, b3), i ? c->why : "(recommended)");
 		nested |= 1u << c->nest;
 	}
 	nested_note(nested, f);

@@ -132,6 +132,8 @@ typedef struct Candidate {
 	IterTime t;
 	double epoch;             /* seconds per epoch */
 	MemUse mem;
+	bool not_run;             /* the implementation does not run the
+	                             strategy: not feasible, times kept */
 } Candidate;
 
 /* Advice on the recommendation (pass advice): a stable code scripts can
@@ -199,6 +201,14 @@ typedef struct Search {
 	double best;              /* the best feasible epoch found */
 	SearchConfig top[SEARCH_TOP];
 	int ntop;
+	/* the fastest feasible configuration of each simplicity: ZeRO stage
+	 * (FSDP's hybrid as 3) x grid dimensions (1-3) x recomputation (none,
+	 * some); the first of top is the simplest within SIMPLER_WITHIN of
+	 * the fastest (search_end) */
+	SearchConfig simplest[4][3][2];
+	bool has_simplest[4][3][2];
+	char simpler[192];        /* why the first is not the fastest; "" when
+	                             it is */
 } Search;
 
 typedef struct Analysis {
@@ -235,6 +245,9 @@ typedef struct Analysis {
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;
+	int fastest;              /* index into cand of the shortest feasible
+	                             epoch (best is the simplest within
+	                             SIMPLER_WITHIN of it); -1 when none */
 } Analysis;
 
 /* Mean accuracies over a set of rows (pass validate). */

@@ -14,6 +14,9 @@
  *   needs-unsupported-split       the winner splits images spatially, which
  *                                 no mainstream framework provides, for
  *                                 less than 5 % over one that they do
+ *   unsupported-by-implementation an option given (precision, ZeRO,
+ *                                 recomputation, schedule, --grid) that the
+ *                                 implementation does not run
  *
  * requires: strategies_run on an (and on each of `fewer`, the same
  * analysis on fewer GPUs); provides: an->warning[]. */
@@ -49,6 +52,65 @@ splits_space(StrategyKind s)
 	return s == STRAT_SPATIAL || s == STRAT_DS || s == STRAT_DPS;
 }
 
+/* The candidate the warnings are about: the recommendation, else the one
+ * strategy analysed (a --grid that does not fit), else none. */
+static const Candidate *
+subject(const Analysis *an)
+{
+	const Candidate *k = NULL;
+
+	if (an->best >= 0)
+		return &an->cand[an->best];
+	for (int s = 0; s < STRAT_COUNT; s++)
+		if (an->cand[s].analysed) {
+			if (k)
+				return NULL;
+			k = &an->cand[s];
+		}
+	return k;
+}
+
+/* What the analysis was asked for that its implementation does not run
+ * (options given, a grid --grid forced; oraclec itself proposes nothing
+ * of the kind): one warning naming each, with what it runs. */
+static void
+unsupported(const Graph *g, Analysis *an, const Candidate *k)
+{
+	const Implementation *im = &an->impl;
+	char what[256], lb[32];
+	size_t n = 0;
+	int parts = 0;
+
+#define ADD(...) (n < sizeof what ? (n += (size_t)snprintf(what + n, sizeof what - n, \
+							  "%s", parts++ ? "; " : ""), \
+				     n < sizeof what ? (n += (size_t)snprintf(what + n, sizeof what - n, \
+									    __VA_ARGS__)) : 0) : 0)
+	if (!impl_runs_precision(im, an->prec))
+		ADD("%s (it runs %s)", precision_name(an->prec), impl_list_text(g->arena, im->precisions));
+	if ((an->zero || an->zero_node) && !impl_runs_zero(im, an->zero, an->zero_node))
+		ADD("%s (its ZeRO stages: %s)",
+		    an->zero_node ? "FSDP's hybrid shard" : an->zero == 1 ? "ZeRO stage 1"
+		    : an->zero == 2 ? "ZeRO stage 2" : "ZeRO stage 3",
+		    impl_list_text(g->arena, im->zero_stages));
+	if (!impl_runs_recompute(im, an->rc.k))
+		ADD("%s (it recomputes: %s)",
+		    an->rc.k < 0 ? "selective recomputation" : "recomputation in segments",
+		    impl_list_text(g->arena, im->recompute));
+	if (k && k->computable && STRATEGY_PIPELINED(k->kind) &&
+	    !impl_runs_schedule(im, an->schedule))
+		ADD("the %s schedule (its schedules: %s)",
+		    schedule_label(an->schedule, an->virtual_stages, lb, sizeof lb),
+		    *im->schedules ? impl_list_text(g->arena, im->schedules) : "none");
+	if (k && k->feasible && !impl_runs_strategy(im, k->kind))
+		ADD("%s parallelism (it runs %s)", strategy_name[k->kind],
+		    impl_list_text(g->arena, im->strategies));
+#undef ADD
+	if (parts)
+		warn(an, "unsupported-by-implementation",
+		     "%s does not run %s: the figures are for a stack that does "
+		     "(--implementation names one; --list-implementations)", im->name, what);
+}
+
 void
 advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 {
@@ -56,8 +118,8 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 	int64_t batch = -1;
 	bool mixed = false;
 
-	(void)g;
 	an->nwarning = 0;
+	unsupported(g, an, subject(an));
 	if (an->best < 0)
 		return;
 	best = &an->cand[an->best];

@@ -15,6 +15,7 @@
 #include "plan/plan.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 /* The grid's place on the nodes, and each rank's node, GPU and
  * coordinates. */
@@ -226,6 +227,11 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		return false;
 	}
 	pl->k = &an->cand[an->best];
+	/* a plan of what the implementation does not run: said, not refused
+	 * (the options asked for it; oraclec never proposes it) */
+	for (int i = 0; i < an->nwarning; i++)
+		if (strcmp(an->warning[i].code, "unsupported-by-implementation") == 0)
+			diag_warn(at, "%s", an->warning[i].message);
 	pl->checkpoints = an->rc.k > 0 ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
 	if (an->gpus > MAX_PLAN_RANKS) {
 		diag_error(at, "a plan lists every rank: %" PRId64 " GPUs are more than %d",

@@ -41,6 +41,15 @@ typedef struct StrategyOpts {
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 
+/* Configurations whose epochs are within this fraction of the fastest
+ * are as fast: the simpler is recommended (docs/model.md, "Iteration,
+ * epoch and ranking"). */
+#define SIMPLER_WITHIN 0.03
+/* strategy.c: the dimensions a grid uses (data=8,pipeline=2: 2); a list
+ * key of an implementation as text ("data,ds" -> "data, ds"). */
+int grid_dimensions(const int64_t grid[DIM_COUNT]);
+const char *impl_list_text(Arena *a, const char *list);
+
 /* advice.c: warnings on the recommendation (an->warning[]); `fewer` are
  * the same analysis on fewer GPUs, fewest first (may be none). */
 void advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer);

@@ -14,6 +14,7 @@
 #include "plan/plan.h"
 
 #include <math.h>
+#include <string.h>
 
 /* The better of two candidates: feasible first, then the shorter epoch
  * (iterations differ in size between strategies under weak scaling; the
@@ -134,20 +135,99 @@ strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKi
 	return true;
 }
 
+/* A list key's words as a reader reads them: "data,spatial" -> "data,
+ * spatial". */
+const char *
+impl_list_text(Arena *a, const char *list)
+{
+	size_t n = 0;
+	char *out = arena_alloc(a, 2 * strlen(list) + 1);
+
+	for (const char *p = list; *p; p++) {
+		out[n++] = *p;
+		if (*p == ',' && p[1] != ' ')
+			out[n++] = ' ';
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* A strategy the implementation does not run is not recommended: it keeps
+ * its times and memory, marked as not feasible with the reason. */
+static void
+refuse_unrun(const Graph *g, const Analysis *an, Candidate *k)
+{
+	if (!k->computable || impl_runs_strategy(&an->impl, k->kind))
+		return;
+	k->feasible = false;
+	k->not_run = true;
+	k->reason = arena_printf(g->arena, "%s does not run %s parallelism (it runs %s)",
+				 an->impl.name, strategy_name[k->kind],
+				 impl_list_text(g->arena, an->impl.strategies));
+	k->bottleneck = "implementation";
+}
+
+int
+grid_dimensions(const int64_t grid[DIM_COUNT])
+{
+	int n = 0;
+
+	for (int d = 0; d < DIM_COUNT; d++)
+		n += grid[d] > 0;
+	return n;
+}
+
+/* The recommendation among the feasible candidates: of those within
+ * SIMPLER_WITHIN of the shortest epoch, the one with the fewest grid
+ * dimensions, then the shorter epoch (a tie, rounding apart, to the
+ * earlier in the table); an->fastest, the shortest epoch's. */
+static void
+rank_strategies(Analysis *an)
+{
+	double second = INFINITY;
+	int f = -1, r = -1;
+
+	for (int k = 0; k < STRAT_COUNT; k++) {
+		const Candidate *c = &an->cand[k];
+		if (c->analysed && c->feasible && (f < 0 || c->epoch < an->cand[f].epoch * (1 - 1e-9)))
+			f = k;
+	}
+	for (int k = 0; f >= 0 && k < STRAT_COUNT; k++) {
+		const Candidate *c = &an->cand[k];
+		int dc, dr;
+		if (!c->analysed || !c->feasible || c->epoch > an->cand[f].epoch * (1 + SIMPLER_WITHIN))
+			continue;
+		dc = grid_dimensions(c->grid);
+		dr = r < 0 ? 0 : grid_dimensions(an->cand[r].grid);
+		if (r < 0 || dc < dr || (dc == dr && c->epoch < an->cand[r].epoch * (1 - 1e-9)))
+			r = k;
+	}
+	for (int k = 0; r >= 0 && k < STRAT_COUNT; k++)
+		if (k != r && an->cand[k].analysed && an->cand[k].feasible &&
+		    an->cand[k].epoch < second)
+			second = an->cand[k].epoch;
+	an->best = r;
+	an->fastest = f;
+	an->runner_up_ratio = r >= 0 && isfinite(second) && an->cand[r].epoch > 0
+				      ? second / an->cand[r].epoch
+				      : 0;
+}
+
 bool
 strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
 			  o->beat > 0 ? o->beat : INFINITY, o->megatron };
 	const CostModel *m = model_of(o);
-	double best = INFINITY, second = INFINITY;
 
-	an->best = -1;
+	an->best = an->fastest = -1;
 	for (int k = 0; k < STRAT_COUNT; k++)
 		an->cand[k] = (Candidate){ .kind = (StrategyKind)k, .split = -1 };
 	if (o->forced) {
+		/* the grid asked for, whether or not the implementation runs
+		 * it (advice warns) */
 		predict(&pc, m, o->kind, o->grid, &an->cand[o->kind]);
-		an->best = an->cand[o->kind].feasible ? (int)o->kind : -1;
+		an->best = an->fastest = an->cand[o->kind].feasible ? (int)o->kind : -1;
 		an->runner_up_ratio = 0;
 		return true;
 	}
@@ -156,15 +236,8 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 		if (!(o->mask & (1u << k)))
 			continue;
 		analyse_one(&pc, m, (StrategyKind)k, cd);
-		/* a tie (rounding apart) goes to the simpler, earlier strategy */
-		if (cd->feasible && cd->epoch < best * (1 - 1e-9)) {
-			second = best;
-			best = cd->epoch;
-			an->best = k;
-		} else if (cd->feasible && cd->epoch < second) {
-			second = cd->epoch;
-		}
+		refuse_unrun(g, an, cd);
 	}
-	an->runner_up_ratio = isfinite(second) && best > 0 ? second / best : 0;
+	rank_strategies(an);
 	return true;
 }
