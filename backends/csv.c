@@ -45,6 +45,8 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 			fputc(',', f);
 		fprintf(f, ",%" PRId64 ",", k->max_gpus);
 		esc_csv(f, k->bottleneck ? k->bottleneck : "");
+		field(f, c, k->throughput);
+		field(f, c, k->mfu);
 		fputc('\n', f);
 	}
 }
@@ -54,7 +56,8 @@ csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
 	(void)o;
 	fprintf(f, "model,system,gpus,strategy,grid,feasible,reason,global_batch,compute_s,"
-		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck\n");
+		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck,"
+		   "throughput_samples_per_s,mfu\n");
 	if (!an->nsweep)
 		rows(g, an, f);
 	for (int i = 0; i < an->nsweep; i++)

@@ -62,11 +62,12 @@ grid_text(const Candidate *k, char *buf, size_t n)
 static void
 ranking(FILE *f, const Analysis *an)
 {
-	char grid[96], b[5][32];
+	char grid[96], b[7][32];
 
 	fputs("<table class=\"ranking\"><tr><th>strategy</th><th>grid</th><th>fits</th>"
 	      "<th>compute (s)</th><th>communication (s)</th><th>iteration (s)</th>"
-	      "<th>epoch (s)</th><th>memory/GPU (GiB)</th><th>limited by</th></tr>\n", f);
+	      "<th>epoch (s)</th><th>samples/s</th><th>MFU</th><th>memory/GPU (GiB)</th>"
+	      "<th>limited by</th></tr>\n", f);
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		const Candidate *k = &an->cand[i];
 		bool c = k->computable;
@@ -80,6 +81,8 @@ ranking(FILE *f, const Analysis *an)
 		cell(f, num(c, "%.4f", k->t.communication, b[1]), false);
 		cell(f, num(c, "%.4f", k->t.total, b[2]), false);
 		cell(f, num(c, "%.1f", k->epoch, b[3]), false);
+		cell(f, num(c, "%.0f", k->throughput, b[5]), false);
+		cell(f, num(c, "%.1f %%", 100 * k->mfu, b[6]), false);
 		cell(f, num(c, "%.2f", k->mem.total / 1073741824.0, b[4]), false);
 		cell(f, k->feasible ? k->bottleneck : k->reason ? k->reason : "-", true);
 		fputs("</tr>\n", f);

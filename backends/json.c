@@ -267,6 +267,8 @@ search_json(const Search *s)
 		set(e, "recompute", jstr(recompute_label(c->recompute, b, sizeof b)));
 		set(e, "iteration_s", json_real(c->iteration));
 		set(e, "epoch_s", json_real(c->epoch));
+		set(e, "throughput_samples_per_s", json_real(c->throughput));
+		set(e, "mfu", json_real(c->mfu));
 		set(e, "memory_per_gpu_bytes", bytes_json(c->memory));
 		set(e, "feasible", json_boolean(c->feasible));
 		set(e, "reason", i && c->why[0] ? jstr(c->why) : json_null());
@@ -334,6 +336,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "total_s", num(c, k->t.total));
 	set(o, "iteration", it);
 	set(o, "epoch_s", num(c, k->epoch));
+	set(o, "throughput_samples_per_s", num(c, k->throughput));
+	set(o, "mfu", num(c, k->mfu));
 	set(o, "memory_per_gpu_bytes", c ? bytes_json(k->mem.total) : json_null());
 	set(o, "memory", memuse_json(&k->mem, c));
 	set(o, "global_batch", json_integer(k->global_batch));

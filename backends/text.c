@@ -171,24 +171,49 @@ system_lines(const Analysis *an, FILE *f)
 	fputc('\n', f);
 }
 
+/* samples per second, 3 significant digits or whole: "2,118", "45.3" */
+static const char *
+rate(bool ok, double v, char *buf)
+{
+	if (!ok)
+		snprintf(buf, 32, "-");
+	else if (v >= 1000)
+		grouped((int64_t)(v + 0.5), buf);
+	else
+		snprintf(buf, 32, "%.*f", v >= 100 ? 0 : v >= 10 ? 1 : 2, v);
+	return buf;
+}
+
+/* a fraction as a percentage: "37.0 %" */
+static const char *
+percent(bool ok, double v, char *buf)
+{
+	if (!ok)
+		snprintf(buf, 32, "-");
+	else
+		snprintf(buf, 32, "%.1f %%", 100 * v);
+	return buf;
+}
+
 static void
 strategy_table(const Analysis *an, FILE *f)
 {
-	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32];
+	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
 	unsigned nested = 0;
 
-	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %10s %11s %11s  %s\n", "strategy", "grid",
-		"fits", "compute", "comm", "iteration", "epoch", "memory/GPU", "max GPUs",
-		"limited by");
+	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %10s %10s %6s %11s %11s  %s\n", "strategy",
+		"grid", "fits", "compute", "comm", "iteration", "epoch", "samples/s", "MFU",
+		"memory/GPU", "max GPUs", "limited by");
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		const Candidate *k = &an->cand[i];
 		if (!k->analysed)
 			continue;
-		fprintf(f, "%-9s %-30s %-4s %10s %10s %10s %10s %11s %11" PRId64 "  %s\n",
+		fprintf(f, "%-9s %-30s %-4s %10s %10s %10s %10s %10s %6s %11s %11" PRId64 "  %s\n",
 			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
 			k->feasible ? "yes" : "no", secs(k->computable, k->t.compute, b1),
 			secs(k->computable, k->t.communication, b2),
 			secs(k->computable, k->t.total, b3), secs(k->computable, k->epoch, b4),
+			rate(k->computable, k->throughput, b6), percent(k->computable, k->mfu, b7),
 			k->computable ? bytes((int64_t)k->mem.total, b5) : "-", k->max_gpus,
 			k->feasible ? k->bottleneck : k->reason);
 		nested |= 1u << k->nest;
@@ -349,7 +374,7 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 static void
 search_table(const Search *s, FILE *f)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], b4[32];
 	unsigned nested = 0;
 
 	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned%s; the best %d:\n",
@@ -357,9 +382,9 @@ search_table(const Search *s, FILE *f)
 		s->stopped ? ", stopped at --search-time with some untried" : "", s->ntop);
 	if (s->simpler[0])
 		fprintf(f, "%s.\n", s->simpler);
-	fprintf(f, "%-9s %-30s %-14s %-9s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
-		"schedule", "precision", "zero", "recompute", "iteration", "epoch", "memory/GPU",
-		"lost by");
+	fprintf(f, "%-9s %-30s %-14s %-9s %4s %-10s %10s %10s %6s %11s  %s\n", "strategy", "grid",
+		"schedule", "precision", "zero", "recompute", "iteration", "epoch", "MFU",
+		"memory/GPU", "lost by");
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
 		Candidate k = { .kind = c->kind, .nest = c->nest };
@@ -370,11 +395,12 @@ search_table(const Search *s, FILE *f)
 		else
 			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);
 		recompute_label(c->recompute, rc, sizeof rc);
-		fprintf(f, "%-9s %-30s %-14s %-9s %3d%s %-10s %10s %10s %11s  %s\n",
+		fprintf(f, "%-9s %-30s %-14s %-9s %3d%s %-10s %10s %10s %6s %11s  %s\n",
 			strategy_name[c->kind], grid_str(&k, grid, sizeof grid), sched,
 			precision_name(c->prec), c->zero, c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
-			bytes((int64_t)c->memory, b3), i ? c->why : "(recommended)");
+			percent(true, c->mfu, b4), bytes((int64_t)c->memory, b3),
+			i ? c->why : "(recommended)");
 		nested |= 1u << c->nest;
 	}
 	nested_note(nested, f);

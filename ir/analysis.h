@@ -134,6 +134,11 @@ typedef struct Candidate {
 	MemUse mem;
 	bool not_run;             /* the implementation does not run the
 	                             strategy: not feasible, times kept */
+	double throughput;        /* samples per second: global_batch / t.total */
+	double mfu;               /* model FLOPs utilization: the model's forward
+	                             and backward FLOPs per second per GPU
+	                             (recomputation not counted) over the dense
+	                             peak its matrix products run at */
 } Candidate;
 
 /* Advice on the recommendation (pass advice): a stable code scripts can
@@ -158,6 +163,7 @@ typedef struct SearchConfig {
 	int recompute;            /* segments of k layers; 0 none */
 	int64_t micro_batches;
 	double iteration, epoch, memory;
+	double throughput, mfu;   /* as Candidate's */
 	bool feasible;
 	const char *reason, *bottleneck;
 	char why[96];             /* why it lost to the best; "" for the best */

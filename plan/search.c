@@ -78,6 +78,8 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	c.iteration = k->t.total;
 	c.epoch = k->epoch;
 	c.memory = k->mem.total;
+	c.throughput = k->throughput;
+	c.mfu = k->mfu;
 	c.feasible = k->feasible;
 	c.reason = k->reason;
 	c.bottleneck = k->bottleneck;

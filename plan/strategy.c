@@ -35,8 +35,49 @@ model_of(const StrategyOpts *o)
 	return o->model ? o->model : &cost_model_physical;
 }
 
+double
+matmul_peak(const Graph *g, const Analysis *an)
+{
+	const System *s = an->sys;
+	double flops = 0, time = 0;
+	Dtype dt0 = precision_dtype(an->prec, true);
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		double f = (double)l->cost.flops_fwd + (double)l->cost.flops_bwd;
+		Dtype dt = dt0;
+		if (l->cost.macs <= 0 || !(f > 0))
+			continue;
+		/* as the cost model: TF32 for an fp32 run's convolutions where
+		 * the implementation lets cuDNN use it, but ATen's depthwise */
+		if (dt == DT_FP32 && an->impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
+		    s->peak[DT_TF32] > 0 && !layer_on_aten(an, g, l))
+			dt = DT_TF32;
+		flops += f;
+		time += f / (s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32]);
+	}
+	if (time > 0)
+		return flops / time;
+	return s->peak[dt0] > 0 ? s->peak[dt0] : s->peak[DT_FP32];
+}
+
+void
+candidate_rates(const Graph *g, const Analysis *an, Candidate *k)
+{
+	const Totals *t = &g->total;
+	double flops = (double)t->flops_fwd + (an->forward_only ? 0 : (double)t->flops_bwd);
+	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->gpus;
+	double peak = matmul_peak(g, an);
+
+	k->throughput = k->mfu = 0;
+	if (!k->computable || !(k->t.total > 0))
+		return;
+	k->throughput = (double)k->global_batch / k->t.total;
+	k->mfu = peak > 0 && gpus > 0 ? flops * k->throughput / (double)gpus / peak : 0;
+}
+
 /* One strategy on one grid nested one way: the model's prediction,
- * finished. */
+ * finished, with its throughput and MFU. */
 static void
 predict_nested(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	       const int64_t grid[DIM_COUNT], Nesting nest, Candidate *k)
@@ -44,6 +85,7 @@ predict_nested(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .nest = nest };
 	m->predict(pc, kind, grid, k);
 	iteration_finish(pc->an, k);
+	candidate_rates(pc->g, pc->an, k);
 }
 
 /* Whether another nesting could beat `beat` where model-inner gave k: it

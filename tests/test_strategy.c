@@ -795,6 +795,46 @@ implementations_bound_the_proposals(void **state)
 		assert_true(pl.mode[i] == PL_DATA || pl.mode[i] == PL_FILTER);
 }
 
+/* Throughput is the global batch over the iteration; MFU the model's
+ * forward and backward FLOPs per second per GPU over the peak its matrix
+ * products run at: a V100's fp32 (no TF32), an A100's TF32 for an fp32
+ * run's convolutions where the implementation lets cuDNN use it (fp32
+ * where it does not), its fp16 under autocast; recomputation is not
+ * counted, and a forward-only run counts the forward. */
+static void
+throughput_and_mfu_by_hand(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	const System *a100 = system_load("dgx-a100", &fx->arena, &fx->files);
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 8,
+			.prec = PREC_FP32 };
+	Candidate k = { .computable = true, .global_batch = 256, .grid = { [DIM_DATA] = 8 },
+			.t = { .total = 0.5, .recompute = 0.1 } };
+	double flops = (double)g->total.flops_fwd + (double)g->total.flops_bwd;
+
+	assert_non_null(a100);
+	assert_true(g->total.flops_bwd > 0);
+	candidate_rates(g, &an, &k);
+	NEAR(k.throughput, 512);
+	NEAR(k.mfu, flops * 512 / 8 / an.sys->peak[DT_FP32]);
+	an.sys = a100, an.impl = fx_impl(a100);
+	candidate_rates(g, &an, &k);
+	NEAR(k.mfu, flops * 512 / 8 / a100->peak[DT_TF32]);
+	an.impl.conv_tf32 = false;
+	candidate_rates(g, &an, &k);
+	NEAR(k.mfu, flops * 512 / 8 / a100->peak[DT_FP32]);
+	an.prec = PREC_AMP_FP16;
+	candidate_rates(g, &an, &k);
+	NEAR(k.mfu, flops * 512 / 8 / a100->peak[DT_FP16]);
+	an.forward_only = true;
+	candidate_rates(g, &an, &k);
+	NEAR(k.mfu, (double)g->total.flops_fwd * 512 / 8 / a100->peak[DT_FP16]);
+	k.computable = false;
+	candidate_rates(g, &an, &k);
+	assert_true(k.throughput == 0 && k.mfu == 0);
+}
+
 /* A model of two strategies: data at `data_s`, dp at 1 s, the rest out. */
 static double data_s;
 
@@ -1090,6 +1130,7 @@ main(void)
 		FX_TEST(search_finds_the_analysis_best),
 		FX_TEST(implementations_bound_the_proposals),
 		FX_TEST(within_three_percent_the_simpler_wins),
+		FX_TEST(throughput_and_mfu_by_hand),
 		FX_TEST(per_layer_splits_convs_by_data_and_the_big_fc_by_model),
 		FX_TEST(per_layer_branches_choose_apart_and_the_programme_is_exact),
 		FX_TEST(per_layer_splits_fit_the_memory),

@@ -1,0 +1,85 @@
+#!/bin/sh
+# advice.sh -- the advice an expert would sign (issue 32), from the
+# command line: every format says the same (throughput and MFU, the
+# rank, the parts of an iteration, the largest batch), the report reads
+# in order, the warnings and refusals say what is wrong.  TAP.  The JSON
+# is read by python3; without it those cases are skipped.
+: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
+LC_ALL=C
+export LC_ALL
+. "$srcdir/tests/tap.sh"
+absolute ORACLEC
+srcdir_absolute
+onnx=$srcdir/examples/resnet50.onnx
+odl=$srcdir/examples/resnet50.odl
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/advice.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+run()
+{
+	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+}
+
+want_status()
+{
+	status_why "$status" "$1"
+	[ -z "$why" ] || fail "$why"
+}
+
+py=$(command -v python3 || true)
+
+# skip N WHY: N cases skipped
+skip()
+{
+	for _i in $(seq "$1"); do
+		n=$((n + 1))
+		echo "ok $n # SKIP $2"
+	done
+}
+
+# ---- 2. throughput and MFU in every format ------------------------------
+
+if [ -n "$py" ]; then
+	run "$onnx" -g 64 -s dgx-a100 -f json -q
+	cp "$tmp/out" "$tmp/a.json"
+	run "$onnx" -g 64 -s dgx-a100 -f csv -q
+	cp "$tmp/out" "$tmp/a.csv"
+	run "$onnx" -g 64 -s dgx-a100 -q
+	cp "$tmp/out" "$tmp/a.txt"
+	run "$onnx" -g 64 -s dgx-a100 -f html -q
+	cp "$tmp/out" "$tmp/a.html"
+	"$py" - "$tmp/a.json" "$tmp/a.csv" "$tmp/a.txt" "$tmp/a.html" >"$tmp/out" 2>"$tmp/err" <<'PY' ||
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["strategy"]: r for r in csv.DictReader(open(sys.argv[2]))}
+text = open(sys.argv[3]).read()
+html = open(sys.argv[4]).read()
+seen = 0
+for s in d["strategies"]:
+    r = rows[s["name"]]
+    if s["iteration"]["total_s"] is None:
+        assert s["throughput_samples_per_s"] is None and s["mfu"] is None, s
+        assert r["throughput_samples_per_s"] == "" and r["mfu"] == "", r
+        continue
+    seen += 1
+    t = s["global_batch"] / s["iteration"]["total_s"]
+    assert abs(s["throughput_samples_per_s"] - t) <= 1e-9 * t, (s["name"], t)
+    assert 0 < s["mfu"] < 1, s["mfu"]
+    assert float(r["throughput_samples_per_s"]) == float("%.6g" % t), r
+    assert float(r["mfu"]) == float("%.6g" % s["mfu"]), r
+    mfu = "%.1f %%" % (100 * s["mfu"])
+    line = [l for l in text.splitlines() if l.startswith(s["name"] + " ")][0]
+    assert mfu in line, (line, mfu)
+    assert ("<td>%s</td>" % mfu) in html, mfu
+assert seen >= 5, seen
+PY
+		fail "the formats disagree on throughput or MFU"
+	check "throughput (global batch / iteration) and MFU in JSON, CSV, text and HTML alike"
+else
+	skip 1 "python3 not found"
+fi
+
+finish
