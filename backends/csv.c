@@ -47,6 +47,10 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 		esc_csv(f, k->bottleneck ? k->bottleneck : "");
 		field(f, c, k->throughput);
 		field(f, c, k->mfu);
+		if (an->max_batch)
+			fprintf(f, ",%" PRId64, k->max_batch);
+		else
+			fputc(',', f);
 		fputc('\n', f);
 	}
 }
@@ -57,7 +61,7 @@ csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	(void)o;
 	fprintf(f, "model,system,gpus,strategy,grid,feasible,reason,global_batch,compute_s,"
 		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck,"
-		   "throughput_samples_per_s,mfu\n");
+		   "throughput_samples_per_s,mfu,max_batch_per_gpu\n");
 	if (!an->nsweep)
 		rows(g, an, f);
 	for (int i = 0; i < an->nsweep; i++)

@@ -66,8 +66,10 @@ ranking(FILE *f, const Analysis *an)
 
 	fputs("<table class=\"ranking\"><tr><th>strategy</th><th>grid</th><th>fits</th>"
 	      "<th>compute (s)</th><th>communication (s)</th><th>iteration (s)</th>"
-	      "<th>epoch (s)</th><th>samples/s</th><th>MFU</th><th>memory/GPU (GiB)</th>"
-	      "<th>limited by</th></tr>\n", f);
+	      "<th>epoch (s)</th><th>samples/s</th><th>MFU</th><th>memory/GPU (GiB)</th>", f);
+	if (an->max_batch)
+		fputs("<th>max batch/GPU</th>", f);
+	fputs("<th>limited by</th></tr>\n", f);
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		const Candidate *k = &an->cand[i];
 		bool c = k->computable;
@@ -84,6 +86,8 @@ ranking(FILE *f, const Analysis *an)
 		cell(f, num(c, "%.0f", k->throughput, b[5]), false);
 		cell(f, num(c, "%.1f %%", 100 * k->mfu, b[6]), false);
 		cell(f, num(c, "%.2f", k->mem.total / 1073741824.0, b[4]), false);
+		if (an->max_batch)
+			cell(f, num(true, "%.0f", (double)k->max_batch, b[5]), false);
 		cell(f, k->feasible ? k->bottleneck : k->reason ? k->reason : "-", true);
 		fputs("</tr>\n", f);
 	}

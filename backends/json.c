@@ -343,6 +343,10 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "global_batch", json_integer(k->global_batch));
 	set(o, "samples_per_gpu", num(c, k->per_gpu_batch));
 	set(o, "max_gpus", json_integer(k->max_gpus));
+	if (an->max_batch) {
+		set(o, "max_batch_per_gpu", json_integer(k->max_batch));
+		set(o, "max_batch_reason", k->max_batch_why ? jstr(k->max_batch_why) : json_null());
+	}
 	set(o, "bottleneck", k->bottleneck ? jstr(k->bottleneck) : json_null());
 	if (STRATEGY_PIPELINED(k->kind) && c) {
 		json_t *st = json_array();

@@ -198,27 +198,39 @@ percent(bool ok, double v, char *buf)
 static void
 strategy_table(const Analysis *an, FILE *f)
 {
-	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
+	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], mb[32];
 	unsigned nested = 0;
 
-	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %10s %10s %6s %11s %11s  %s\n", "strategy",
+	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %10s %10s %6s %11s %11s  %s%s\n", "strategy",
 		"grid", "fits", "compute", "comm", "iteration", "epoch", "samples/s", "MFU",
-		"memory/GPU", "max GPUs", "limited by");
+		"memory/GPU", "max GPUs", an->max_batch ? "max batch/GPU  " : "", "limited by");
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		const Candidate *k = &an->cand[i];
 		if (!k->analysed)
 			continue;
-		fprintf(f, "%-9s %-30s %-4s %10s %10s %10s %10s %10s %6s %11s %11" PRId64 "  %s\n",
+		if (an->max_batch)
+			snprintf(mb, sizeof mb, "%13" PRId64 "  ", k->max_batch);
+		fprintf(f, "%-9s %-30s %-4s %10s %10s %10s %10s %10s %6s %11s %11" PRId64 "  %s%s\n",
 			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
 			k->feasible ? "yes" : "no", secs(k->computable, k->t.compute, b1),
 			secs(k->computable, k->t.communication, b2),
 			secs(k->computable, k->t.total, b3), secs(k->computable, k->epoch, b4),
 			rate(k->computable, k->throughput, b6), percent(k->computable, k->mfu, b7),
 			k->computable ? bytes((int64_t)k->mem.total, b5) : "-", k->max_gpus,
-			k->feasible ? k->bottleneck : k->reason);
+			an->max_batch ? mb : "", k->feasible ? k->bottleneck : k->reason);
 		nested |= 1u << k->nest;
 	}
 	nested_note(nested, f);
+	/* --max-batch: where the dataset, not the memory, stopped it */
+	for (int i = 0, n = 0; an->max_batch && i < STRAT_COUNT; i++) {
+		const Candidate *k = &an->cand[i];
+		if (k->analysed && k->max_batch && k->max_batch_why)
+			fprintf(f, "%s%s", n++ ? ", " : "max batch/GPU at the dataset's limit (a larger "
+						       "global batch would exceed it): ",
+				strategy_name[k->kind]);
+		if (i == STRAT_COUNT - 1 && n)
+			fputc('\n', f);
+	}
 }
 
 /* seconds per sample: "3.1195 ms", "2.1081 s" */

@@ -139,6 +139,10 @@ typedef struct Candidate {
 	                             and backward FLOPs per second per GPU
 	                             (recomputation not counted) over the dense
 	                             peak its matrix products run at */
+	int64_t max_batch;        /* --max-batch: the largest batch per GPU that
+	                             fits on this grid (0: not even 1) */
+	const char *max_batch_why; /* why 0, or why not more than the dataset
+	                             allows; NULL when memory stops it */
 } Candidate;
 
 /* Advice on the recommendation (pass advice): a stable code scripts can
@@ -251,6 +255,7 @@ typedef struct Analysis {
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;
+	bool max_batch;           /* --max-batch: cand[].max_batch are set */
 	int fastest;              /* index into cand of the shortest feasible
 	                             epoch (best is the simplest within
 	                             SIMPLER_WITHIN of it); -1 when none */

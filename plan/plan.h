@@ -70,6 +70,13 @@ void advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer);
 bool strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKind kind,
 		      const int64_t grid[DIM_COUNT], Candidate *k);
 
+/* maxbatch.c: --max-batch, each analysed strategy's largest batch per GPU
+ * that fits on its grid and nesting with the other settings, its
+ * micro-batches dividing a replica's batch (requires strategies_run under
+ * weak scaling; provides cand[].max_batch, .max_batch_why and
+ * an->max_batch). */
+bool max_batch_run(const Graph *g, Analysis *an, const StrategyOpts *o);
+
 /* validate.c
  * requires: Validation.row[].measured, .predicted, .paradl.
  * provides: every row's accuracies and the means per strategy and overall. */

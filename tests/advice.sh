@@ -82,4 +82,49 @@ else
 	skip 1 "python3 not found"
 fi
 
+# ---- 3. the largest batch that fits ----------------------------------------
+
+# get FILE PATH: a value of the JSON, by python3
+get()
+{
+	"$py" -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print("null" if v is None else v)' "$1" "$2"
+}
+
+if [ -n "$py" ]; then
+	run "$onnx" -g 8 --max-batch -f json -q
+	want_status 0
+	cp "$tmp/out" "$tmp/mb.json"
+	b=$(get "$tmp/mb.json" strategies.0.max_batch_per_gpu)
+	[ "$(get "$tmp/mb.json" strategies.0.max_batch_reason)" = null ] || fail "a reason for data"
+	run "$onnx" --grid data=8 -b "$b" -f json -q
+	[ "$(get "$tmp/out" strategies.0.feasible)" = True ] || fail "data does not fit $b"
+	run "$onnx" --grid data=8 -b $((b + 1)) -f json -q
+	[ "$(get "$tmp/out" strategies.0.feasible)" = False ] || fail "data fits $((b + 1))"
+	run "$onnx" -g 8 --max-batch -q
+	grep -q "^data .* $b  compute$" "$tmp/out" || fail "the text lacks data's $b"
+	run "$onnx" -g 8 --max-batch -f csv -q
+	grep -q "^resnet50,abci,8,data,.*,$b\$" "$tmp/out" || fail "the CSV lacks data's $b"
+	check "--max-batch: data's largest batch per GPU fits and one more does not; JSON, text, CSV alike"
+
+	# a pipeline's fixed micro-batches divide the batch; nothing fits: 0, why
+	run "$onnx" -g 4 --strategies pipeline --micro-batches 8 --max-batch -f json -q
+	b=$(get "$tmp/out" strategies.0.max_batch_per_gpu)
+	[ "$b" -gt 0 ] && [ $((b % 8)) -eq 0 ] || fail "pipeline: $b is not a multiple of 8"
+	run "$srcdir/examples/cosmoflow.odl" --max-batch -f json -q
+	[ "$(get "$tmp/out" strategies.0.max_batch_per_gpu)" = 0 ] || fail "cosmoflow fits"
+	[ "$(get "$tmp/out" strategies.0.max_batch_reason)" = "does not fit in GPU memory" ] ||
+		fail "no reason: $(get "$tmp/out" strategies.0.max_batch_reason)"
+	run "$onnx" -g 8 -f json -q
+	grep -q max_batch "$tmp/out" && fail "max_batch without --max-batch"
+	run "$onnx" --max-batch -B 256
+	want_status 2
+	check "--max-batch: whole micro-batches; 0 with the reason; only when asked; not with -B"
+else
+	skip 2 "python3 not found"
+fi
+
 finish

@@ -835,6 +835,73 @@ throughput_and_mfu_by_hand(void **state)
 	assert_true(k.throughput == 0 && k.mfu == 0);
 }
 
+/* --max-batch: whether a batch fits is monotone in it on every strategy
+ * (one batch after another, 1 to 1,024, on a GPU that holds about 40
+ * samples of data parallelism), and the search's answer is the largest
+ * batch that fits with whole micro-batches, as counting up finds it; a
+ * fixed micro-batch count takes its multiples only; a GPU too small for
+ * one sample gives 0 with the reason. */
+static void
+max_batch_is_the_largest_that_fits(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
+	System s = *fx_abci(fx);
+	Analysis an = { .sys = &s, .impl = fx_impl(NULL), .gpus = 8, .batch_per_gpu = 1,
+			.dataset_size = 1000000, .sample_bytes = 1000, .virtual_stages = 1 };
+	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
+	Candidate one, two, t;
+	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 8 };
+
+	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &one));
+	an.batch_per_gpu = 2;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &two));
+	s.mem = one.mem.total + 40 * (two.mem.total - one.mem.total);
+	for (int m = 0; m < 2; m++) {
+		an.micro_batches = m ? 4 : 0;
+		an.batch_per_gpu = m ? 4 : 1;
+		assert_true(strategies_run(g, &an, &o));
+		assert_true(max_batch_run(g, &an, &o));
+		for (int k = 0; k < STRAT_COUNT; k++) {
+			const Candidate *c = &an.cand[k];
+			Analysis a = an;
+			StrategyOpts so = o;
+			int64_t largest = 0;
+			bool fitted = true;
+			if (!c->computable)
+				continue;
+			so.nest = (int)c->nest;
+			for (int64_t b = m ? 4 : 1; b <= 1024; b += m ? 4 : 1) {
+				bool fit, whole;
+				a.batch_per_gpu = b;
+				strategy_predict(g, &a, &so, c->kind, c->grid, &t);
+				fit = t.computable && t.feasible;
+				if (fit && !fitted)
+					fail_msg("%s fits %" PRId64 " samples but not fewer",
+						 strategy_name[k], b);
+				fitted = fit;
+				whole = t.global_batch % ((t.grid[DIM_DATA] > 0 ? t.grid[DIM_DATA] : 1) *
+							  (t.micro_batches > 1 ? t.micro_batches : 1)) == 0;
+				if (fit && whole)
+					largest = b;
+			}
+			if (largest >= 1024)
+				fail_msg("%s fits 1024 samples", strategy_name[k]);
+			if (c->max_batch != largest)
+				fail_msg("%s: max batch %" PRId64 ", counting %" PRId64,
+					 strategy_name[k], c->max_batch, largest);
+		}
+	}
+	assert_true(an.cand[STRAT_DATA].max_batch >= 36 && an.cand[STRAT_DATA].max_batch % 4 == 0);
+	/* nothing fits */
+	s.mem = one.mem.total / 2;
+	an.micro_batches = 0, an.batch_per_gpu = 1;
+	assert_true(strategies_run(g, &an, &o));
+	assert_true(max_batch_run(g, &an, &o));
+	assert_int_equal(an.cand[STRAT_DATA].max_batch, 0);
+	assert_string_equal(an.cand[STRAT_DATA].max_batch_why, "does not fit in GPU memory");
+}
+
 /* A model of two strategies: data at `data_s`, dp at 1 s, the rest out. */
 static double data_s;
 
@@ -1131,6 +1198,7 @@ main(void)
 		FX_TEST(implementations_bound_the_proposals),
 		FX_TEST(within_three_percent_the_simpler_wins),
 		FX_TEST(throughput_and_mfu_by_hand),
+		FX_TEST(max_batch_is_the_largest_that_fits),
 		FX_TEST(per_layer_splits_convs_by_data_and_the_big_fc_by_model),
 		FX_TEST(per_layer_branches_choose_apart_and_the_programme_is_exact),
 		FX_TEST(per_layer_splits_fit_the_memory),
