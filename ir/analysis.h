@@ -150,7 +150,7 @@ typedef struct Candidate {
 enum { MAX_WARNINGS = 8 };
 typedef struct Warning {
 	const char *code;
-	char message[320];
+	char message[480];
 } Warning;
 
 /* The joint search (plan/search.c): one configuration evaluated. */

@@ -14,6 +14,9 @@
  *   needs-unsupported-split       the winner splits images spatially, which
  *                                 no mainstream framework provides, for
  *                                 less than 5 % over one that they do
+ *   large-global-batch            the recommendation's global batch is past
+ *                                 the largest the literature trains to
+ *                                 full accuracy with the optimizer in use
  *   unsupported-by-implementation an option given (precision, ZeRO,
  *                                 recomputation, schedule, --grid) that the
  *                                 implementation does not run
@@ -44,6 +47,49 @@ warn(Analysis *an, const char *code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(w->message, sizeof w->message, fmt, ap);
 	va_end(ap);
+}
+
+/* The largest global batch the literature trains to full accuracy with
+ * each optimizer, and where (docs/model.md, "Warnings", has the
+ * references).  What oraclec knows of the optimizer is --optimizer;
+ * nothing of layer-wise adaptation (LARS, LAMB), which it names as the
+ * way further. */
+static const struct {
+	int64_t batch;
+	const char *where;
+} batch_limit[] = {
+	[OPT_SGD] = { 8192, "the largest ResNet-50 trains to full accuracy with momentum SGD, "
+			    "the learning rate scaled with the batch and a gradual warm-up (Goyal "
+			    "et al. 2017); LARS reaches about 32,768 (You, Gitman and Ginsburg "
+			    "2017)" },
+	[OPT_MOMENTUM] = { 8192, "the largest ResNet-50 trains to full accuracy with momentum "
+				 "SGD, the learning rate scaled with the batch and a gradual "
+				 "warm-up (Goyal et al. 2017); LARS reaches about 32,768 (You, "
+				 "Gitman and Ginsburg 2017)" },
+	[OPT_ADAM] = { 8192, "the batch BERT-sized models train with Adam (RoBERTa, Liu et al. "
+			     "2019); AdamW stops scaling at 16,384, where LAMB reaches 32,768 (You "
+			     "et al. 2020)" },
+	[OPT_ADAMW] = { 8192, "the batch BERT-sized models train with AdamW (RoBERTa, Liu et al. "
+			      "2019); it stops scaling at 16,384, where LAMB reaches 32,768 (You "
+			      "et al. 2020)" },
+	[OPT_RMSPROP] = { 4096, "the batch MnasNet and EfficientNet train with RMSProp (Tan et al. "
+				"2019; Tan and Le 2019)" },
+};
+
+/* 32768 -> "32,768" */
+static const char *
+thousands(int64_t v, char *buf, size_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof tmp, "%" PRId64, v), j = 0;
+
+	for (int i = 0; i < len && (size_t)j + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0 && tmp[0] != '-')
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
 }
 
 static bool
@@ -129,6 +175,17 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 		     "dataset (%" PRId64 "): an epoch is less than one iteration; use fewer "
 		     "GPUs or a smaller batch per GPU",
 		     strategy_name[best->kind], best->global_batch, an->dataset_size);
+	if ((unsigned)an->opt < sizeof batch_limit / sizeof batch_limit[0] &&
+	    best->global_batch > batch_limit[an->opt].batch) {
+		char b1[32], b2[32];
+		warn(an, "large-global-batch",
+		     "the global batch of %s parallelism, %s samples, is past %s, %s: expect "
+		     "lower accuracy, or more epochs to reach it; fewer GPUs or a smaller "
+		     "batch stay within it",
+		     strategy_name[best->kind], thousands(best->global_batch, b1, sizeof b1),
+		     thousands(batch_limit[an->opt].batch, b2, sizeof b2),
+		     batch_limit[an->opt].where);
+	}
 	/* a hybrid's limit is its model-parallel factor's; its data factor
 	 * is bounded by the dataset, above */
 	if (strategy_info[best->kind].grids == GRID_WHOLE && grid_gpus(best->grid) > best->max_gpus)

@@ -82,6 +82,19 @@ else
 	skip 1 "python3 not found"
 fi
 
+# ---- 4. convergence: a global batch past the literature's -----------------
+
+run "$onnx" -g 1024 -q
+grep -q '^warning \[large-global-batch\]: the global batch of data parallelism, 32,768 samples, is past 8,192, .*(Goyal et al. 2017)' \
+	"$tmp/out" || fail "no large-global-batch warning at 32,768 with momentum SGD"
+run "$onnx" -g 1024 -f json -q
+grep -q '"code": "large-global-batch"' "$tmp/out" || fail "not in JSON"
+run "$onnx" -g 1024 -f html -q
+grep -q 'warning \[large-global-batch\]' "$tmp/out" || fail "not in HTML"
+run "$onnx" -g 256 -q
+grep -q 'large-global-batch' "$tmp/out" && fail "a warning at 8,192"
+check "large-global-batch past 8,192 with momentum SGD (Goyal et al. 2017), in text, JSON and HTML"
+
 # ---- 3. the largest batch that fits ----------------------------------------
 
 # get FILE PATH: a value of the JSON, by python3

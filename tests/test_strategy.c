@@ -1174,6 +1174,25 @@ advice_warns_with_stable_codes(void **state)
 	assert_string_equal(an.warning[1].message,
 			    "data parallelism is recommended on 64 GPUs, beyond its limit of 31 "
 			    "for this model and batch");
+	/* past the literature's batch for the optimizer: momentum SGD 8,192
+	 * (Goyal et al.), Adam 8,192, RMSProp 4,096 */
+	an.dataset_size = 1 << 30;
+	for (int i = 0; i < 5; i++) {
+		static const struct { Optimizer opt; int64_t batch; bool warns; } c[] = {
+			{ OPT_MOMENTUM, 8192, false }, { OPT_MOMENTUM, 8193, true },
+			{ OPT_ADAMW, 16384, true }, { OPT_RMSPROP, 4096, false },
+			{ OPT_RMSPROP, 8192, true },
+		};
+		an.opt = c[i].opt;
+		an.cand[STRAT_DATA].global_batch = c[i].batch;
+		advise(NULL, &an, NULL, 0);
+		assert_int_equal(strcmp(an.warning[0].code, "large-global-batch") == 0, c[i].warns);
+	}
+	an.opt = OPT_MOMENTUM, an.cand[STRAT_DATA].global_batch = 32768;
+	advise(NULL, &an, NULL, 0);
+	assert_non_null(strstr(an.warning[0].message, "32,768 samples, is past 8,192, the largest "
+						      "ResNet-50 trains to full accuracy"));
+	assert_non_null(strstr(an.warning[0].message, "(Goyal et al. 2017)"));
 }
 
 int
