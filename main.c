@@ -1030,6 +1030,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 		t0 = clock_ms();
 		if (!per_layer_run(g, an, pl))
 			return false;
+		per_layer_recommend(an, pl);
 		an->per_layer = pl;
 		diag_verbose_note("per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
 				  pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);

@@ -225,6 +225,8 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 	set(sum, "memory_per_gpu_bytes", bytes_json(pl->memory));
 	set(sum, "fits", json_boolean(pl->fits));
 	set(sum, "memory_limited", json_boolean(pl->limited));
+	set(sum, "epoch_s", json_real(pl->epoch));
+	set(sum, "recommended", json_boolean(pl->recommended));
 	for (int m = 0; m < PL_MODES; m++)
 		set(uni, per_layer_mode_name[m], isfinite(pl->uniform[m]) ? json_real(pl->uniform[m])
 									    : json_null());
@@ -293,6 +295,20 @@ warnings_json(const Analysis *an)
 	return a;
 }
 
+/* Why the recommendation is what it is, besides the warnings: why none,
+ * or why not the fastest (the text's "note:" lines). */
+static json_t *
+notes_json(const Analysis *an)
+{
+	json_t *a = json_array();
+
+	if (an->why_none[0])
+		json_array_append_new(a, jstr(an->why_none));
+	for (int i = 0; i < an->nnote; i++)
+		json_array_append_new(a, jstr(an->note[i]));
+	return a;
+}
+
 static json_t *
 num(bool ok, double v)
 {
@@ -307,6 +323,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	char label[32];
 
 	set(o, "name", jstr(strategy_name[k->kind]));
+	/* 1 = recommended; the array keeps the table's order */
+	set(o, "rank", json_integer(k->rank));
 	for (int d = 0; d < DIM_COUNT; d++)
 		if (k->grid[d])
 			set(grid, grid_dim_name[d], json_integer(k->grid[d]));
@@ -392,6 +410,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "precision", jstr(precision_name(an->prec)));
 	set(root, "optimizer", jstr(optimizer_name(an->opt)));
 	set(root, "warnings", warnings_json(an));
+	set(root, "notes", notes_json(an));
 	set(batch, "per_gpu", an->batch_per_gpu ? json_integer(an->batch_per_gpu) : json_null());
 	set(batch, "global", an->global_batch ? json_integer(an->global_batch) : json_null());
 	set(batch, "dataset_size", json_integer(an->dataset_size));

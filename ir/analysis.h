@@ -143,6 +143,9 @@ typedef struct Candidate {
 	                             fits on this grid (0: not even 1) */
 	const char *max_batch_why; /* why 0, or why not more than the dataset
 	                             allows; NULL when memory stops it */
+	int rank;                 /* 1 = recommended, then feasible by epoch,
+	                             the rest by epoch, the uncomputed last; 0
+	                             when not analysed */
 } Candidate;
 
 /* Advice on the recommendation (pass advice): a stable code scripts can
@@ -197,6 +200,11 @@ typedef struct PerLayer {
 	double uniform[PL_MODES]; /* each uniform assignment under the same
 	                             model; INFINITY where it cannot split */
 	double global_batch;
+	double epoch;             /* seconds per epoch at `time` */
+	bool recommended;         /* more than SIMPLER_WITHIN faster than the
+	                             best uniform assignment under the same
+	                             model, and than the recommended strategy:
+	                             the recommendation (per_layer_recommend) */
 } PerLayer;
 
 /* What --search leaves fixed: the options given. */
@@ -256,6 +264,12 @@ typedef struct Analysis {
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;
 	bool max_batch;           /* --max-batch: cand[].max_batch are set */
+	/* what the recommendation line says besides the warnings (advise):
+	 * why nothing is recommended, else why the recommendation is not the
+	 * fastest (the simpler within SIMPLER_WITHIN, or per-layer splits) */
+	char why_none[480];       /* "" when a strategy is recommended */
+	char note[2][480];
+	int nnote;
 	int fastest;              /* index into cand of the shortest feasible
 	                             epoch (best is the simplest within
 	                             SIMPLER_WITHIN of it); -1 when none */

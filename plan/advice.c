@@ -26,6 +26,7 @@
 #include "plan/plan.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -157,6 +158,111 @@ unsupported(const Graph *g, Analysis *an, const Candidate *k)
 		     "(--implementation names one; --list-implementations)", im->name, what);
 }
 
+static void
+note(Analysis *an, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (an->nnote == (int)(sizeof an->note / sizeof an->note[0]))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(an->note[an->nnote++], sizeof an->note[0], fmt, ap);
+	va_end(ap);
+}
+
+/* Why nothing is recommended: memory (with the usual way out) where a
+ * strategy does not fit, else each strategy's own reason (a grid --grid
+ * forced: its reason alone). */
+static void
+why_none(Analysis *an)
+{
+	size_t n = 0;
+	int analysed = 0;
+	bool memory = false;
+	char grid[GRID_TEXT_MAX];
+
+	for (int s = 0; s < STRAT_COUNT; s++) {
+		const Candidate *k = &an->cand[s];
+		analysed += k->analysed;
+		memory |= k->analysed && k->computable && !k->feasible && !k->not_run;
+	}
+	if (memory || !analysed) {
+		snprintf(an->why_none, sizeof an->why_none, "no strategy fits on %" PRId64 " GPUs of "
+			 "this system; use a smaller batch, more GPUs or a larger GPU", an->gpus);
+		return;
+	}
+	for (int s = 0; s < STRAT_COUNT && analysed == 1; s++) {
+		const Candidate *k = &an->cand[s];
+		if (k->analysed)
+			snprintf(an->why_none, sizeof an->why_none, "%s parallelism (%s) does not run on "
+				 "%" PRId64 " GPUs of this system: %s", strategy_name[k->kind],
+				 *grid_format(k->grid, NULL, 0, grid, sizeof grid) ? grid : "-", an->gpus,
+				 k->reason ? k->reason : "no prediction");
+	}
+	if (analysed == 1)
+		return;
+	n = (size_t)snprintf(an->why_none, sizeof an->why_none, "no strategy runs on %" PRId64
+			     " GPUs of this system:", an->gpus);
+	for (int s = 0, first = 1; s < STRAT_COUNT && n < sizeof an->why_none; s++) {
+		const Candidate *k = &an->cand[s];
+		if (!k->analysed)
+			continue;
+		n += (size_t)snprintf(an->why_none + n, sizeof an->why_none - n, "%s %s, %s",
+				      first ? "" : ";", strategy_name[k->kind],
+				      k->reason ? k->reason : "no prediction");
+		first = 0;
+	}
+}
+
+/* Why the recommendation is not the fastest: the simpler within
+ * SIMPLER_WITHIN, per-layer splits faster or not by enough. */
+static void
+notes(const Graph *g, Analysis *an)
+{
+	const Candidate *b = &an->cand[an->best], *f = an->fastest >= 0 ? &an->cand[an->fastest] : b;
+	const PerLayer *pl = an->per_layer;
+	char g1[GRID_TEXT_MAX], g2[GRID_TEXT_MAX];
+
+	if (f != b)
+		note(an, "%s parallelism (%s) is within %.0f %% of the fastest, %s parallelism (%s) "
+			 "at %.4g s per epoch, and simpler: %d grid dimension%s against %d",
+		     strategy_name[b->kind], grid_format(b->grid, NULL, 0, g1, sizeof g1),
+		     100 * SIMPLER_WITHIN, strategy_name[f->kind],
+		     grid_format(f->grid, NULL, 0, g2, sizeof g2), f->epoch, grid_dimensions(b->grid),
+		     grid_dimensions(b->grid) == 1 ? "" : "s", grid_dimensions(f->grid));
+	if (pl && pl->done) {
+		int u = 0;
+		double gain;
+		for (int m = 1; m < PL_MODES; m++)
+			if (pl->uniform[m] < pl->uniform[u])
+				u = m;
+		gain = isfinite(pl->uniform[u]) ? 1 - pl->time / pl->uniform[u] : 0;
+		if (pl->recommended)
+			note(an, "the per-layer splits are recommended: %.4g s per iteration, %.4g s per "
+				 "epoch, %.1f %% faster than uniform %s parallelism under the same model "
+				 "(%.4g s) and faster than %s parallelism (%s) at %.4g s per epoch",
+			     pl->time, pl->epoch, 100 * gain, per_layer_mode_name[u], pl->uniform[u],
+			     strategy_name[b->kind], grid_format(b->grid, NULL, 0, g1, sizeof g1),
+			     b->epoch);
+		else if (gain > 0.0005 && gain * (1 + SIMPLER_WITHIN) <= SIMPLER_WITHIN)
+			note(an, "the per-layer splits reach %.4g s per iteration, %.1f %% faster than "
+				 "uniform %s parallelism under the same model (%.4g s): within %.0f %%, "
+				 "a uniform strategy is simpler",
+			     pl->time, 100 * gain, per_layer_mode_name[u], pl->uniform[u],
+			     100 * SIMPLER_WITHIN);
+		else if (gain > 0.0005 && pl->fits)
+			note(an, "the per-layer splits reach %.4g s per iteration, %.1f %% faster than "
+				 "uniform %s parallelism under the same model, but %.4g s per epoch "
+				 "against %s parallelism's %.4g s%s",
+			     pl->time, 100 * gain, per_layer_mode_name[u], pl->epoch,
+			     strategy_name[b->kind], b->epoch,
+			     pl->epoch < b->epoch ? arena_printf(g->arena, ": within %.0f %%, the "
+								"strategy is simpler",
+								100 * SIMPLER_WITHIN)
+						  : "");
+	}
+}
+
 void
 advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 {
@@ -164,10 +270,14 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 	int64_t batch = -1;
 	bool mixed = false;
 
-	an->nwarning = 0;
+	an->nwarning = an->nnote = 0;
+	an->why_none[0] = '\0';
 	unsupported(g, an, subject(an));
-	if (an->best < 0)
+	if (an->best < 0) {
+		why_none(an);
 		return;
+	}
+	notes(g, an);
 	best = &an->cand[an->best];
 	if (best->global_batch > an->dataset_size)
 		warn(an, "global-batch-exceeds-dataset",

@@ -771,3 +771,25 @@ per_layer_exhaustive(const Graph *g, const Analysis *an, double *programme)
 	chain_free(&c, &ch);
 	return t;
 }
+
+void
+per_layer_recommend(const Analysis *an, PerLayer *pl)
+{
+	double uniform = INFINITY;
+
+	pl->recommended = false;
+	if (!pl->done)
+		return;
+	pl->epoch = pl->global_batch > 0 ? pl->time * ceil((double)an->dataset_size / pl->global_batch)
+					 : INFINITY;
+	for (int m = 0; m < PL_MODES; m++)
+		if (pl->uniform[m] < uniform)
+			uniform = pl->uniform[m];
+	/* under its own model, more than SIMPLER_WITHIN faster than every
+	 * uniform assignment; and so much faster than the strategy
+	 * recommended, which may be one the per-layer model has not (a
+	 * pipeline), or priced apart (the table's own model) */
+	pl->recommended = pl->fits && isfinite(uniform) && pl->time * (1 + SIMPLER_WITHIN) < uniform &&
+			  (an->best < 0 ||
+			   pl->epoch * (1 + SIMPLER_WITHIN) < an->cand[an->best].epoch);
+}

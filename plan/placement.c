@@ -81,13 +81,22 @@ batch(const Graph *g, Placement *pl)
 }
 
 /* Why the forced grid has no plan when its pipeline could begin stages
- * only at blocks. */
-static void
-blocked(const Graph *g, const StrategyOpts *o, const Candidate *k)
+ * only at blocks: the blocks, where the grid would have run with stages
+ * ending after any layer (the stages the blocks allow, "at most"), else
+ * the grid's own reason, blocks unsaid (ZeRO 2 with a pipeline). */
+static bool
+blocked(const Graph *g, const Analysis *an, const StrategyOpts *o, const Candidate *k)
 {
 	Loc at = { g->source, 0, 0 };
 	char grid[GRID_TEXT_MAX];
+	Analysis a = *an;
+	StrategyOpts free = *o;
+	Candidate any;
 
+	free.cut_after = NULL;
+	strategy_predict(g, &a, &free, o->kind, o->grid, &any);
+	if (!any.feasible)
+		return false;
 	grid_format(o->grid, grid_order, DIM_COUNT, grid, sizeof grid);
 	if (!k->computable)
 		diag_error(at, "%s with stages at block boundaries: %s (at most %" PRId64 "); no "
@@ -95,6 +104,7 @@ blocked(const Graph *g, const StrategyOpts *o, const Candidate *k)
 	else
 		diag_error(at, "%s with stages at block boundaries: %s; no plan written", grid,
 			   k->reason);
+	return true;
 }
 
 /* The pipeline's stages as predicted, with their modules and the
@@ -209,10 +219,9 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 	Loc at = { g->source, 0, 0 };
 
 	*pl = (Placement){ .split = -1, .mod = *mod, .chunks = 1 };
-	if (an->best < 0 && o->forced && o->cut_after && o->grid[DIM_PIPELINE] > 0) {
-		blocked(g, o, &an->cand[o->kind]);
+	if (an->best < 0 && o->forced && o->cut_after && o->grid[DIM_PIPELINE] > 0 &&
+	    blocked(g, an, o, &an->cand[o->kind]))
 		return false;
-	}
 	if (an->best < 0 && o->forced) { /* the grid asked for, and why not */
 		char grid[GRID_TEXT_MAX];
 		const Candidate *k = &an->cand[o->kind];

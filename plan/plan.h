@@ -100,6 +100,12 @@ void search_end(Search *s);
 /* perlayer.c: each block of layers' own split of an's GPUs, by dynamic
  * programming over the chain of blocks (requires PASS_TIMING). */
 bool per_layer_run(const Graph *g, const Analysis *an, PerLayer *out);
+/* perlayer.c: whether the assignment is recommended over the strategies:
+ * it fits, is more than SIMPLER_WITHIN faster than every uniform
+ * assignment under its own model (within it the uniform strategy is
+ * simpler), and than the recommended strategy's epoch;
+ * provides pl->epoch and pl->recommended. */
+void per_layer_recommend(const Analysis *an, PerLayer *pl);
 /* For tests: the least per-layer time by enumerating every assignment
  * (NAN beyond 1e7 of them); *programme, the least as the programme's
  * tables have it. */

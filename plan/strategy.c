@@ -219,6 +219,24 @@ grid_dimensions(const int64_t grid[DIM_COUNT])
 	return n;
 }
 
+/* Whether candidate j is listed before k: the recommendation first, then
+ * the feasible, those with times, the shorter epoch, the table's order. */
+static bool
+ahead_of(const Analysis *an, int j, int k)
+{
+	const Candidate *a = &an->cand[j], *b = &an->cand[k];
+
+	if (j == an->best || k == an->best)
+		return j == an->best;
+	if (a->feasible != b->feasible)
+		return a->feasible;
+	if (a->computable != b->computable)
+		return a->computable;
+	if (a->computable && a->epoch != b->epoch)
+		return a->epoch < b->epoch;
+	return j < k;
+}
+
 /* The recommendation among the feasible candidates: of those within
  * SIMPLER_WITHIN of the shortest epoch, the one with the fewest grid
  * dimensions, then the shorter epoch (a tie, rounding apart, to the
@@ -250,6 +268,19 @@ rank_strategies(Analysis *an)
 			second = an->cand[k].epoch;
 	an->best = r;
 	an->fastest = f;
+	/* the order the reports list them in: the recommendation, then the
+	 * feasible by epoch, then the rest with times by epoch, then those
+	 * without (ties in the table's order) */
+	for (int k = 0; k < STRAT_COUNT; k++) {
+		int at = 0;
+		const Candidate *c = &an->cand[k];
+		an->cand[k].rank = 0;
+		if (!c->analysed)
+			continue;
+		for (int j = 0; j < STRAT_COUNT; j++)
+			at += an->cand[j].analysed && j != k && ahead_of(an, j, k);
+		an->cand[k].rank = at + 1;
+	}
 	an->runner_up_ratio = r >= 0 && isfinite(second) && an->cand[r].epoch > 0
 				      ? second / an->cand[r].epoch
 				      : 0;
@@ -270,6 +301,7 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 		 * it (advice warns) */
 		predict(&pc, m, o->kind, o->grid, &an->cand[o->kind]);
 		an->best = an->fastest = an->cand[o->kind].feasible ? (int)o->kind : -1;
+		an->cand[o->kind].rank = 1;
 		an->runner_up_ratio = 0;
 		return true;
 	}

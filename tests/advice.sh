@@ -120,7 +120,9 @@ if [ -n "$py" ]; then
 	run "$onnx" -g 8 --max-batch -q
 	grep -q "^data .* $b  compute$" "$tmp/out" || fail "the text lacks data's $b"
 	run "$onnx" -g 8 --max-batch -f csv -q
-	grep -q "^resnet50,abci,8,data,.*,$b\$" "$tmp/out" || fail "the CSV lacks data's $b"
+	# max_batch_per_gpu, then rank and the ten parts
+	grep -q "^resnet50,abci,8,data,.*,$b,1\(,[^,]*\)\{10\}\$" "$tmp/out" ||
+		fail "the CSV lacks data's $b"
 	check "--max-batch: data's largest batch per GPU fits and one more does not; JSON, text, CSV alike"
 
 	# a pipeline's fixed micro-batches divide the batch; nothing fits: 0, why
@@ -139,5 +141,91 @@ if [ -n "$py" ]; then
 else
 	skip 2 "python3 not found"
 fi
+
+# ---- 5. a report that reads in order ----------------------------------------
+
+if [ -n "$py" ]; then
+	for f in json csv txt html; do
+		case $f in txt) fmt=text ;; *) fmt=$f ;; esac
+		"$ORACLEC" "$onnx" -g 1024 -f $fmt -q >"$tmp/r.$f" 2>"$tmp/err" || fail "-f $fmt"
+	done
+	"$py" - "$tmp/r.json" "$tmp/r.csv" "$tmp/r.txt" "$tmp/r.html" >"$tmp/out" 2>"$tmp/err" <<'PY' ||
+import csv, json, re, sys
+d = json.load(open(sys.argv[1]))
+st = d["strategies"]
+names = [s["name"] for s in st]
+assert names[:3] == ["data", "spatial", "pipeline"], names  # the table's order
+ranks = sorted(s["rank"] for s in st)
+assert ranks == list(range(1, len(st) + 1)), ranks
+by_rank = [s["name"] for s in sorted(st, key=lambda s: s["rank"])]
+assert by_rank[0] == d["best"], (by_rank, d["best"])
+# feasible first, then by epoch
+key = [(not s["feasible"], s["epoch_s"] is None, s["epoch_s"] or 0)
+       for s in sorted(st, key=lambda s: s["rank"])][1:]
+assert key == sorted(key), key
+rows = {r["strategy"]: r for r in csv.DictReader(open(sys.argv[2]))}
+for s in st:
+    assert int(rows[s["name"]]["rank"]) == s["rank"], s["name"]
+text = open(sys.argv[3]).read().split("\n")
+head = text.index([l for l in text if l.startswith("strategy ")][0])
+listed = [l.split()[0] for l in text[head + 1:head + 1 + len(st)]]
+assert listed == by_rank, (listed, by_rank)
+assert "max GPUs" not in "\n".join(text)
+html = open(sys.argv[4]).read()
+rank_table = html[html.index('class="ranking"'):html.index("</table>")]
+shown = re.findall(r'<tr class="[a-z]*"><td class="l">([a-z]+)</td>', rank_table)
+assert shown == by_rank, (shown, by_rank)
+# the parts add up to the iteration, or the input is it
+parts = ("compute_s", "bubble_s", "gradient_allreduce_s", "reducer_s", "layer_collectives_s",
+         "p2p_s", "weight_update_s", "recompute_s", "input_copies_s", "dispatch_s")
+checked = 0
+for s in st:
+    it = s["iteration"]
+    if it["total_s"] is None:
+        continue
+    total = sum(it[p] for p in parts)
+    assert abs(max(total, it["input_s"]) - it["total_s"]) <= 1e-9 * it["total_s"], (s["name"], total, it)
+    line = [l for l in text[text.index([l for l in text if l.startswith("iteration by part")][0]):]
+            if l.startswith(s["name"] + " ")][0].split()
+    cols = [0 if v == "0" else float(v) for v in line[1:]]
+    assert abs(sum(cols[:10]) - cols[10]) <= 0.0006 or abs(cols[11] - cols[10]) <= 0.0001, line
+    checked += 1
+assert checked >= 7, checked
+PY
+		fail "the report is not in order, or its parts do not add up"
+	check "strategies listed by rank in text and HTML (JSON and CSV in the table's order with rank); the parts add up"
+else
+	skip 1 "python3 not found"
+fi
+
+# per-layer splits, in the recommendation when they win by more than 3 %
+run "$srcdir/examples/vgg16.odl" -g 16 --per-layer -q
+grep -q '^recommendation: use the per-layer splits (below): ' "$tmp/out" || fail "VGG16: not recommended"
+grep -q '^best strategy: use data parallelism (data=16)' "$tmp/out" || fail "VGG16: no best strategy"
+grep -q '^note: the per-layer splits are recommended: ' "$tmp/out" || fail "VGG16: no note"
+run "$srcdir/examples/vgg16.odl" -g 16 --per-layer -q -f json
+grep -q '"recommended": true' "$tmp/out" || fail "VGG16: JSON not recommended"
+grep -q '"best": "data"' "$tmp/out" || fail "VGG16: JSON best changed"
+run "$onnx" -g 1024 --per-layer -q
+grep -q '^recommendation: use data parallelism (data=1024)' "$tmp/out" || fail "ResNet-50: not data"
+grep -q '^note: the per-layer splits reach .*, 0.3 % faster than uniform data parallelism under the same model (.*): within 3 %, a uniform strategy is simpler\.$' \
+	"$tmp/out" || fail "ResNet-50: no note that per-layer is within 3 %"
+check "--per-layer: recommended when more than 3 % faster (VGG16 on 16 GPUs); within 3 % a note (ResNet-50 on 1,024)"
+
+# what is wrong, not "use a smaller batch"; the plan's message its own
+run "$onnx" --zero 2 --grid data=32,pipeline=2 -q
+grep -q '^recommendation: dp parallelism (data=32,pipeline=2) does not run on 64 GPUs of this system: ZeRO stages 2 and 3 do not combine with pipeline parallelism\.$' \
+	"$tmp/out" || fail "the text does not say why"
+grep -q 'smaller batch' "$tmp/out" && fail "the text says to use a smaller batch"
+run "$onnx" --zero 2 --grid data=32,pipeline=2 -q -f json
+grep -q '"ZeRO stages 2 and 3' "$tmp/out" || fail "the JSON notes do not say why"
+run "$onnx" --zero 2 --grid data=32,pipeline=2 --plan deepspeed -q
+want_status 1
+[ "$(cat "$tmp/err")" = "$onnx: error: data=32,pipeline=2 on abci: ZeRO stages 2 and 3 do not combine with pipeline parallelism; no plan written" ] ||
+	fail "the plan's message: $(cat "$tmp/err")"
+run "$onnx" --grid pipeline=64 --plan pytorch -q
+grep -q 'pipeline=64 with stages at block boundaries: more stages than blocks to cut between (at most 21)' \
+	"$tmp/err" || fail "the blocks' message is lost"
+check "--zero 2 with a pipeline: the reason, not a smaller batch; --plan deepspeed says it without blocks or a limit"
 
 finish

@@ -1188,7 +1188,16 @@ advice_warns_with_stable_codes(void **state)
 		advise(NULL, &an, NULL, 0);
 		assert_int_equal(strcmp(an.warning[0].code, "large-global-batch") == 0, c[i].warns);
 	}
-	an.opt = OPT_MOMENTUM, an.cand[STRAT_DATA].global_batch = 32768;
+	/* within 3 % of the fastest, the simpler: said in a note */
+	an.opt = OPT_MOMENTUM, an.cand[STRAT_DATA].global_batch = 64;
+	an.fastest = STRAT_DS;
+	advise(NULL, &an, NULL, 0);
+	assert_int_equal(an.nnote, 1);
+	assert_string_equal(an.note[0], "data parallelism (data=64) is within 3 % of the fastest, ds "
+					"parallelism (data=16,spatial=4) at 100 s per epoch, and "
+					"simpler: 1 grid dimension against 2");
+	an.fastest = STRAT_DATA;
+	an.cand[STRAT_DATA].global_batch = 32768;
 	advise(NULL, &an, NULL, 0);
 	assert_non_null(strstr(an.warning[0].message, "32,768 samples, is past 8,192, the largest "
 						      "ResNet-50 trains to full accuracy"));
