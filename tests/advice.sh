@@ -228,4 +228,54 @@ grep -q 'pipeline=64 with stages at block boundaries: more stages than blocks to
 	"$tmp/err" || fail "the blocks' message is lost"
 check "--zero 2 with a pipeline: the reason, not a smaller batch; --plan deepspeed says it without blocks or a limit"
 
+# ---- 6. charts a person can tell apart ---------------------------------------
+
+if [ -n "$py" ]; then
+	"$ORACLEC" "$onnx" -g 64 -s dgx-a100 -f svg -q >"$tmp/scaling.svg" 2>"$tmp/err" || fail "scaling"
+	"$ORACLEC" "$onnx" -g 64 -f svg --plot breakdown -q >"$tmp/breakdown.svg" 2>>"$tmp/err" || fail "bars"
+	"$ORACLEC" "$onnx" -g 64 -f svg --plot memory -q >"$tmp/memory.svg" 2>>"$tmp/err" || fail "memory"
+	"$ORACLEC" "$onnx" -g 8 -f svg --plot layers -q >"$tmp/layers.svg" 2>>"$tmp/err" || fail "layers"
+	"$ORACLEC" "$onnx" -g 8 --strategies pipeline -f svg --plot layers -q >"$tmp/cuts.svg" \
+		2>>"$tmp/err" || fail "cuts"
+	"$py" - "$tmp" >"$tmp/out" 2>>"$tmp/err" <<'PY' ||
+import re, sys
+d = sys.argv[1]
+svg = open(d + "/scaling.svg").read()
+# every series its own colour and its own dash, in both plots and the legend
+series = re.findall(r'<g class="series" data-name="([a-z]+)" stroke="(#[0-9A-F]+)"[^>]*>\n'
+                    r'(<path fill="none" stroke-width="2"(?: stroke-dasharray="([0-9 ]+)")?)?', svg)
+colour, dash = {}, {}
+for name, c, path, dsh in series:
+    colour.setdefault(name, c)
+    if path:
+        dash.setdefault(name, dsh)
+assert len(colour) == 11 and len(set(colour.values())) == 11, colour
+assert len(dash) >= 8 and len(set(dash.values())) == len(dash), dash
+legend = svg[svg.index('<g class="legend">'):]
+legend = [l for l in legend[:legend.index("</g>")].split("\n") if l.startswith("<line")]
+assert len(legend) == 11, legend
+assert len({re.search(r'stroke="(#[0-9A-F]+)"', l).group(1) for l in legend}) == 11, legend
+assert len({(re.findall(r'stroke-dasharray="([0-9 ]+)"', l) or [""])[0] for l in legend}) == 11
+# tooltips with units
+for t in re.findall(r"<title>([a-z]+: [0-9]+ GPUs?, [^<]*)</title>", svg):
+    assert re.search(r", [0-9.]+ (?:[pnm\u00b5] ?)?s(?:: |$)", t), t
+bars = re.findall(r'class="bar"[^>]*><title>[^:]*: ([^<]*)</title>',
+                  open(d + "/breakdown.svg").read())
+assert bars and all(re.fullmatch(r"[0-9.]+ (?:[pnm\u00b5]s|s)", b) for b in bars), bars
+mem = re.findall(r'class="bar"[^>]*><title>[^:]*: ([^<]*)</title>', open(d + "/memory.svg").read())
+assert mem and all(re.fullmatch(r"[0-9.]+ [kMG]?B", b) for b in mem), mem
+# the per-layer chart draws the cuts only of a recommended pipeline
+layers = open(d + "/layers.svg").read()
+assert 'class="cut"' not in layers and "stages" not in layers and "cuts" not in layers
+cuts = open(d + "/cuts.svg").read()
+assert cuts.count('class="cut"') == 7, cuts.count('class="cut"')
+assert "where the stages of the recommended pipeline end" in cuts
+assert re.search(r"its time per micro-batch [0-9.]+ [m\u00b5]?s</title>", cuts)
+PY
+		fail "the charts do not tell the series apart, or lack units"
+	check "charts: 11 series in 11 colours and 11 dashes; tooltips with units; cuts only of a recommended pipeline"
+else
+	skip 1 "python3 not found"
+fi
+
 finish
