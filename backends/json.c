@@ -83,6 +83,10 @@ model_json(const Graph *g)
 	set(m, "file_batch", g->batch ? json_integer(g->batch) : json_null());
 	set(m, "bn_folded", json_boolean(g->bn_folded));
 	set(m, "training_graph", json_boolean(g->bn_restored > 0));
+	/* initializers of equal elements several modules read: the
+	 * exporter's merges, counted once per module */
+	set(m, "merged_initializers", json_integer(g->merged_inits));
+	set(m, "merged_params", json_integer(g->merged_params));
 	for (int i = 0; i < g->nunknown; i++) {
 		json_t *u = json_object();
 		set(u, "op", jstr(g->unknown[i].op));

@@ -542,6 +542,12 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	else if (g->bn_folded)
 		fprintf(f, "note         BatchNormalization looks folded into the convolutions "
 			   "(an eval-mode export);\n             the counts are of the file\n");
+	if (g->merged_inits)
+		fprintf(f, "note         %d initializer%s of equal elements read by several modules "
+			   "(the exporter's merges\n             of a fresh model's ones and zeros): "
+			   "counted once per module, %s parameters more\n",
+			g->merged_inits, g->merged_inits == 1 ? "" : "s",
+			grouped(g->merged_params, b1));
 	for (int i = 0; i < g->nunknown; i++) {
 		fputs("unknown op   ", f);
 		esc_text(f, g->unknown[i].op);

@@ -6,8 +6,10 @@
  * whose first byte is a protobuf field key of ModelProto that no text file
  * starts with is ONNX -- ir_version (field 1, varint: 0x08), which every
  * writer puts first, or, when a writer left it out, producer_name (0x12),
- * producer_version (0x1a) or graph (0x3a, ':').  Anything else is read as
- * ODL, whose parser gives a clear syntax error on a file that is neither. */
+ * producer_version (0x1a) or graph (0x3a, ':').  A gzip'd file (0x1f
+ * 0x8b) is ONNX gzip'd, which the ONNX frontend inflates.  Anything else is
+ * read as ODL, whose parser gives a clear syntax error on a file that is
+ * neither. */
 #include "frontend/frontend.h"
 
 #include <errno.h>
@@ -58,7 +60,7 @@ head(const char *path, char *buf, size_t n)
 Graph *
 frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 {
-	char b[sizeof paradl_magic - 1];
+	unsigned char b[sizeof paradl_magic - 1];
 	long n;
 	int c;
 
@@ -68,12 +70,13 @@ frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *op
 		return dsl_load(path, a, files);
 	if (paradl_name(path))
 		return paradl_load_net(path, a, files);
-	if ((n = head(path, b, sizeof b)) < 0)
+	if ((n = head(path, (char *)b, sizeof b)) < 0)
 		return NULL;
-	c = n ? (unsigned char)b[0] : EOF;
-	if (c == 0x08 || c == 0x12 || c == 0x1a || c == 0x3a)
+	c = n ? b[0] : EOF;
+	if (c == 0x08 || c == 0x12 || c == 0x1a || c == 0x3a || (n >= 2 && c == 0x1f && b[1] == 0x8b))
 		return onnx_load(path, a, files, opt);
-	if (n == (long)sizeof b && memcmp(b, paradl_magic, sizeof b) == 0)
+	if (n >= (long)sizeof paradl_magic - 1 &&
+	    memcmp(b, paradl_magic, sizeof paradl_magic - 1) == 0)
 		return paradl_load_net(path, a, files);
 	return dsl_load(path, a, files);
 }

@@ -228,6 +228,48 @@ grep -q 'pipeline=64 with stages at block boundaries: more stages than blocks to
 	"$tmp/err" || fail "the blocks' message is lost"
 check "--zero 2 with a pipeline: the reason, not a smaller batch; --plan deepspeed says it without blocks or a limit"
 
+# ---- 7. a model as its user exported it ------------------------------------
+
+# torch.onnx.export of a fresh model merges its equal initializers
+# (tests/data/fresh, tools/export_zoo.py --fresh); the files are gzip'd
+fresh=$srcdir/tests/data/fresh
+for m in convnext_tiny efficientnet_b0; do
+	want=$(sed -n 's/^params //p' "$fresh/${m}_fresh.ref.txt")
+	file=$(sed -n 's/^file_params //p' "$fresh/${m}_fresh.ref.txt")
+	run "$fresh/${m}_fresh.onnx.gz" -f json
+	want_status 0
+	grep -q "^    \"params\": $want,\$" "$tmp/out" || fail "$m: params not $want (the file's $file)"
+	grep -q '"merged_initializers": [1-9]' "$tmp/out" || fail "$m: no merged_initializers"
+	grep -q "note: .* initializers of equal elements .* read by the nodes of several modules" \
+		"$tmp/err" || fail "$m: no note on stderr"
+	run "$fresh/${m}_fresh.onnx.gz" -q
+	grep -q '^note         .* initializers of equal elements read by several modules' "$tmp/out" ||
+		fail "$m: no note in the report"
+done
+# the zoo's exports hold distinct values: nothing merged, nothing added
+run "$srcdir/tests/data/zoo/convnext_tiny.onnx" -f json -q
+grep -q '"merged_initializers": 0,' "$tmp/out" || fail "a merge in the randomized export"
+check "ConvNeXt-T and EfficientNet-B0 as exported fresh: torch's 28,589,128 and 5,288,548 parameters, said in a note"
+
+# a gzip'd ONNX file: read as it is, by name or by content; a broken one
+# and a PNG said for what they are
+cp "$fresh/convnext_tiny_fresh.onnx.gz" "$tmp/model"
+run "$tmp/model" -q
+want_status 0
+grep -q '^model        model (' "$tmp/out" || fail "gzip by content"
+run "$fresh/convnext_tiny_fresh.onnx.gz" -q
+grep -q '^model        convnext_tiny_fresh (' "$tmp/out" || fail "NAME.onnx.gz is not NAME"
+head -c 3000 "$fresh/convnext_tiny_fresh.onnx.gz" >"$tmp/cut.onnx.gz"
+run "$tmp/cut.onnx.gz"
+want_status 1
+[ "$(cat "$tmp/err")" = "$tmp/cut.onnx.gz: error: a gzip file oraclec cannot read: it is truncated" ] ||
+	fail "truncated: $(cat "$tmp/err")"
+printf 'model m { }\n' | gzip >"$tmp/text.gz"
+run "$tmp/text.gz"
+want_status 1
+grep -q "not a valid ONNX model once gunzipped" "$tmp/err" || fail "gzip'd text"
+check "a gzip'd ONNX file is read (NAME.onnx.gz is NAME); a truncated or non-ONNX one says so"
+
 # ---- 6. charts a person can tell apart ---------------------------------------
 
 if [ -n "$py" ]; then
