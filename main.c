@@ -995,15 +995,15 @@ advice(const Options *o, const Graph *g, Analysis *an, Arena *a)
 	return true;
 }
 
-/* The analysis of g on the system: the passes that need it, every
+/* The analysis of g on the system sys: the passes that need it, every
  * strategy, and with --sweep every GPU count. */
 static bool
 strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
-	   FileList *files)
+	   const System *sys)
 {
 	double t0;
 
-	if (!analysis_setup(an, &o->set, g, system_load_with(o->system, o->set.impl, a, files)))
+	if (!analysis_setup(an, &o->set, g, sys))
 		return false;
 	diag_verbose_note("system %s (%s): %d GPUs per node", an->sys->name, an->sys->source,
 			  an->sys->gpus_per_node);
@@ -1053,12 +1053,19 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
-	Graph *g = model_read(o, a, files);
+	/* the system first: a wrong name or file is said before a model of
+	 * minutes is read; its files are listed after the model's */
+	FileList sysfiles = { 0 };
+	const System *sys = system_load_with(o->system, o->set.impl, a, &sysfiles);
+	Graph *g = sys ? model_read(o, a, files) : NULL;
 	Analysis an;
 	Placement pl;
 	Modules mod;
 	StrategyOpts so = o->strat;
 
+	for (int i = 0; g && i < sysfiles.n; i++)
+		files_add(files, sysfiles.path[i]);
+	files_free(&sysfiles);
 	if (!g)
 		return EXIT_INPUT;
 	if (o->onnx.print_outputs)
@@ -1079,7 +1086,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
-	if (!strategies(o, &so, g, &an, a, files))
+	if (!strategies(o, &so, g, &an, a, sys))
 		return EXIT_INPUT;
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;

@@ -270,6 +270,43 @@ want_status 1
 grep -q "not a valid ONNX model once gunzipped" "$tmp/err" || fail "gzip'd text"
 check "a gzip'd ONNX file is read (NAME.onnx.gz is NAME); a truncated or non-ONNX one says so"
 
+# ---- 9. small things that erode trust --------------------------------------
+
+printf '\211PNG\r\n\032\n\0\0\0\rIHDR' >"$tmp/figure.png"
+for f in figure.png figure.onnx figure.odl; do
+	cp "$tmp/figure.png" "$tmp/$f"
+	run "$tmp/$f"
+	want_status 1
+	[ "$(cat "$tmp/err")" = "$tmp/$f: error: neither an ONNX model nor an ODL file nor a ParaDL table: it is a PNG image" ] ||
+		fail "$f: $(head -c 300 "$tmp/err")"
+done
+printf 'PK\003\004rest' >"$tmp/model.pt"
+run "$tmp/model.pt"
+grep -q 'it is a ZIP archive (torch.save writes one: export the model with torch.onnx.export)' \
+	"$tmp/err" || fail "a checkpoint: $(head -c 300 "$tmp/err")"
+check "a PNG or a checkpoint given as a model: one line saying what it is, not 50 stray bytes"
+
+# the system is checked before the model is read, and a near name offered
+run "$tmp/no-such-model.onnx" -s dgx-a10
+want_status 1
+[ "$(cat "$tmp/err")" = "oraclec: error: unknown system 'dgx-a10'; did you mean 'dgx-a100'? (--list-systems shows the built-in ones; a file name needs a '.' or a '/')" ] ||
+	fail "system: $(cat "$tmp/err")"
+run "$odl" -s zzzz
+grep -q "unknown system 'zzzz' (--list-systems" "$tmp/err" || fail "a far name: $(cat "$tmp/err")"
+run "$odl" --implementation pytroch
+grep -q "unknown implementation 'pytroch'; did you mean 'pytorch'?" "$tmp/err" ||
+	fail "implementation: $(cat "$tmp/err")"
+check "an unknown system: 'did you mean', said before the model is read; implementations too"
+
+# the Slurm plan asks the CPUs the cost model gave each rank's loader
+run "$odl" -g 8 -s dgx-a100 --plan slurm -q
+grep -qx '#SBATCH --cpus-per-task=16' "$tmp/out" || fail "dgx-a100: not 16 (pytorch's workers)"
+run "$odl" -g 8 -s dgx-a100 --plan slurm -q --loader-workers 64
+grep -qx '#SBATCH --cpus-per-task=16' "$tmp/out" || fail "not the node's 128 cores over 8 GPUs"
+run "$odl" -g 4 --plan slurm -q --loader-workers 3
+grep -qx '#SBATCH --cpus-per-task=3' "$tmp/out" || fail "--loader-workers 3"
+check "the Slurm plan's --cpus-per-task: the loader's workers, at most the node's cores over its GPUs"
+
 # ---- 6. charts a person can tell apart ---------------------------------------
 
 if [ -n "$py" ]; then
