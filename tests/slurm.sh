@@ -157,9 +157,9 @@ args="ORACLEC=$ORACLEC GPUS=1\\ 4 SYSTEMS=abci\\ dgx-a100"
 (cd "$tmp/slurm/batch" && eval "timeout 300 make -s slurm SBATCH_FLAGS=--wait $args") \
 	>"$tmp/out" 2>"$tmp/err" || fail "make slurm: exit status $?"
 grep -q '^job array [0-9]*: 12 cells$' "$tmp/out" || fail "not a job array of 12 cells"
-cmp -s "$tmp/local/batch/summary.csv" "$tmp/slurm/batch/summary.csv" ||
+cmp -s "$tmp/local/batch/out/summary.csv" "$tmp/slurm/batch/out/summary.csv" ||
 	fail "summary.csv differs from make's"
-[ "$(wc -l <"$tmp/slurm/batch/summary.csv")" -eq 89 ] || fail "not 88 rows and a header"
+[ "$(wc -l <"$tmp/slurm/batch/out/summary.csv")" -eq 89 ] || fail "not 88 rows and a header"
 [ "$(find "$tmp/slurm/batch/out" -name '*.html' | wc -l)" -eq 4 ] || fail "not 4 pages"
 check "make slurm: a job array of 12 cells and the merge write make's summary.csv and the pages"
 
