@@ -72,6 +72,7 @@ enum {
 	OPT_SCHEDULE,
 	OPT_NESTING,
 	OPT_PLAN,
+	OPT_MAX_BATCH,
 	OPT_NO_BATCH,      /* hidden: for the ONNX conformance test */
 	OPT_PRINT_OUTPUTS, /* hidden */
 	OPT_TENSOR_DIMS,   /* hidden */
@@ -104,6 +105,7 @@ typedef struct Options {
 	bool sweep;             /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
 	bool search;            /* --search */
 	bool per_layer;         /* --per-layer */
+	bool max_batch;         /* --max-batch */
 	double search_time;     /* --search-time MS, in seconds; 0 none */
 	SearchFix fix;          /* what the options fix for --search */
 } Options;
@@ -155,6 +157,7 @@ static const struct option longopts[] = {
 	{ "schedule",     required_argument, NULL, OPT_SCHEDULE },
 	{ "nesting",      required_argument, NULL, OPT_NESTING },
 	{ "plan",         required_argument, NULL, OPT_PLAN },
+	{ "max-batch",    no_argument,       NULL, OPT_MAX_BATCH },
 	/* Hidden options for tests/onnx-conformance.sh: each graph input is
 	 * one whole sample (an implicit batch of 1 outside it); print the
 	 * graph outputs' full shapes instead of a report; print a serialized
@@ -188,6 +191,8 @@ usage(FILE *f)
 		"                           recomputation and precisions no option fixes;\n"
 		"                           the best 10\n"
 		"      --search-time MS     stop the search after MS milliseconds\n"
+		"      --max-batch          per strategy, the largest --batch-per-gpu that\n"
+		"                           fits with the other settings\n"
 		"      --per-layer          let each block of layers choose its own split\n"
 		"                           (data, filter, channel, spatial) by dynamic\n"
 		"                           programming\n"
@@ -630,6 +635,7 @@ parse_options(int argc, char **argv, Options *o)
 			o->search_time = (double)number(optarg, "--search-time", 3600000) / 1e3;
 			break;
 		case OPT_PER_LAYER: o->per_layer = true; break;
+		case OPT_MAX_BATCH: o->max_batch = true; break;
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
 		case OPT_DROPOUT:
@@ -675,6 +681,9 @@ parse_options(int argc, char **argv, Options *o)
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->per_layer && (o->strat.forced || o->validate))
 		usage_error("--per-layer does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->max_batch && (o->validate || o->set.global_batch))
+		usage_error("--max-batch finds the largest --batch-per-gpu: it does not go with %s",
+			    o->validate ? "validate" : "--global-batch");
 	if (o->search_time && !o->search)
 		usage_error("%s", "--search-time limits --search: give --search too");
 	if (o->search && (o->strat.forced || o->validate))
@@ -987,15 +996,15 @@ advice(const Options *o, const Graph *g, Analysis *an, Arena *a)
 	return true;
 }
 
-/* The analysis of g on the system: the passes that need it, every
+/* The analysis of g on the system sys: the passes that need it, every
  * strategy, and with --sweep every GPU count. */
 static bool
 strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
-	   FileList *files)
+	   const System *sys)
 {
 	double t0;
 
-	if (!analysis_setup(an, &o->set, g, system_load_with(o->system, o->set.impl, a, files)))
+	if (!analysis_setup(an, &o->set, g, sys))
 		return false;
 	diag_verbose_note("system %s (%s): %d GPUs per node", an->sys->name, an->sys->source,
 			  an->sys->gpus_per_node);
@@ -1007,6 +1016,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->gpus,
 			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
 			  clock_ms() - t0);
+
 	if (o->search) {
 		Search *s = arena_alloc(a, sizeof *s);
 		t0 = clock_ms();
@@ -1021,6 +1031,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 		t0 = clock_ms();
 		if (!per_layer_run(g, an, pl))
 			return false;
+		per_layer_recommend(an, pl);
 		an->per_layer = pl;
 		diag_verbose_note("per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
 				  pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
@@ -1030,6 +1041,11 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 		return false;
 	if (o->sweep)
 		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an->nsweep, clock_ms() - t0);
+	if (o->max_batch) { /* the GPU count asked for only, not the sweep's */
+		t0 = clock_ms();
+		max_batch_run(g, an, so);
+		diag_verbose_note("max batch: %.2f ms", clock_ms() - t0);
+	}
 	return advice(o, g, an, a);
 }
 
@@ -1038,12 +1054,19 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
-	Graph *g = model_read(o, a, files);
+	/* the system first: a wrong name or file is said before a model of
+	 * minutes is read; its files are listed after the model's */
+	FileList sysfiles = { 0 };
+	const System *sys = system_load_with(o->system, o->set.impl, a, &sysfiles);
+	Graph *g = sys ? model_read(o, a, files) : NULL;
 	Analysis an;
 	Placement pl;
 	Modules mod;
 	StrategyOpts so = o->strat;
 
+	for (int i = 0; g && i < sysfiles.n; i++)
+		files_add(files, sysfiles.path[i]);
+	files_free(&sysfiles);
 	if (!g)
 		return EXIT_INPUT;
 	if (o->onnx.print_outputs)
@@ -1064,7 +1087,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
-	if (!strategies(o, &so, g, &an, a, files))
+	if (!strategies(o, &so, g, &an, a, sys))
 		return EXIT_INPUT;
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;

@@ -62,6 +62,23 @@ static const Builtin builtin[] = {
 	  "    pipe_checkpoint = \"never\"; // torch.distributed.pipelining keeps every\n"
 	  "                                // micro-batch's activations\n"
 	  "    pipe_driver = \"process\";   // and runs a stage in each rank\n"
+	  "    // what it runs (the search tries only these)\n"
+	  "    precisions = \"fp32,tf32,amp-fp16,amp-bf16,fp16,bf16\"; // torch.autocast\n"
+	  "                                // (float16 since 1.6, bfloat16 since 1.10),\n"
+	  "                                // TF32 (1.7), .half() and .bfloat16()\n"
+	  "    zero_stages = \"0,1,2,3,hybrid\"; // ZeroRedundancyOptimizer (1); FSDP's\n"
+	  "                                // SHARD_GRAD_OP (2), FULL_SHARD (3) and\n"
+	  "                                // HYBRID_SHARD (2.0)\n"
+	  "    schedules = \"gpipe,1f1b,interleaved\"; // torch.distributed.pipelining's\n"
+	  "                                // ScheduleGPipe, Schedule1F1B and\n"
+	  "                                // ScheduleInterleaved1F1B\n"
+	  "    strategies = \"data,pipeline,filter,channel,df,dp,dpf,dpc\"; // DDP,\n"
+	  "                                // pipelining, tensor parallelism\n"
+	  "                                // (ColwiseParallel splits filters,\n"
+	  "                                // RowwiseParallel input channels); no\n"
+	  "                                // spatial split of images\n"
+	  "    recompute = \"none,segments,selective\"; // torch.utils.checkpoint around\n"
+	  "                                // any function: segments, or attention's core\n"
 	  "}\n" },
 	{ "pytorch-2",
 	  "// PyTorch 2.x eager as people run it today; every key not given is\n"
@@ -138,6 +155,17 @@ static const Builtin builtin[] = {
 	  "    step_sync = \"always\";      // pure_nccl synchronizes the stream before\n"
 	  "                                // its all-reduce: each update call then\n"
 	  "                                // issued to an idle GPU, at the CPU's 30 us\n"
+	  "    // what the scripts run (the search tries only these)\n"
+	  "    precisions = \"fp32\";        // float32 throughout (chainer.config.dtype's\n"
+	  "                                // default; no script sets mixed16)\n"
+	  "    zero_stages = \"0\";          // ChainerMN's optimizer all-reduces every\n"
+	  "                                // gradient; nothing is sharded\n"
+	  "    schedules = \"gpipe\";        // the paper's layer parallelism ran GPipe\n"
+	  "                                // (paraDL pipeline/main.py, torchgpipe)\n"
+	  "    strategies = \"data,spatial,pipeline,filter,channel,df,ds\"; // the paper's\n"
+	  "                                // seven: data/, spatial/, pipeline/, filter/,\n"
+	  "                                // channel/, hybrid_filter/ (df), hybrid/ (ds)\n"
+	  "    recompute = \"none\";         // no script recomputes activations\n"
 	  "}\n" },
 	{ "horovod",
 	  "// Horovod on PyTorch: tensor fusion over NCCL; every key not given is\n"
@@ -149,6 +177,10 @@ static const Builtin builtin[] = {
 	  "    grad_copies = 0;            // into and out of the fusion buffer in batched\n"
 	  "                                // device copies (HOROVOD_BATCH_D2D_MEMCOPIES)\n"
 	  "    broadcast_buffers = false;  // broadcast_parameters once, at the start\n"
+	  "    zero_stages = \"0\";          // DistributedOptimizer all-reduces whole\n"
+	  "                                // gradients; nothing is sharded\n"
+	  "    schedules = \"\";             // no pipeline\n"
+	  "    strategies = \"data\";        // data parallelism only\n"
 	  "}\n" },
 	{ "torchgpipe",
 	  "// GPipe as torchgpipe built it (Kim et al., arXiv:2004.09910), in PyTorch\n"
@@ -165,6 +197,10 @@ static const Builtin builtin[] = {
 	  "                                // the one interpreter lock (pipeline/sync/\n"
 	  "                                // worker.py), so every stage's forward\n"
 	  "                                // operators are issued one after another\n"
+	  "    zero_stages = \"0\";          // Pipe shards nothing\n"
+	  "    schedules = \"gpipe\";        // GPipe's fill and drain only\n"
+	  "    strategies = \"data,pipeline,dp\"; // Pipe in one process, replicas of it\n"
+	  "                                // under DDP (PyTorch's Pipe + DDP recipe)\n"
 	  "}\n" },
 	{ "deepspeed",
 	  "// DeepSpeed's engine on PyTorch (ZeRO stage 0); every key not given is\n"
@@ -180,6 +216,14 @@ static const Builtin builtin[] = {
 	  "    zero_partition = \"flat\";   // each rank steps one slice of the flattened\n"
 	  "                                // parameters (stage_1_and_2.py), its engine's\n"
 	  "                                // pipelines too\n"
+	  "    precisions = \"fp32,tf32,amp-fp16,amp-bf16\"; // its fp16 and bf16 modes keep\n"
+	  "                                // fp32 master weights in the optimizer\n"
+	  "                                // (amp-* here); TF32 as torch sets it\n"
+	  "    zero_stages = \"0,1,2,3,hybrid\"; // zero_optimization.stage; ZeRO++'s\n"
+	  "                                // zero_hpz_partition_size\n"
+	  "    schedules = \"1f1b\";         // the pipeline engine's TrainSchedule\n"
+	  "    strategies = \"data,pipeline,dp\"; // no filter, channel or spatial split\n"
+	  "                                // of its own (a Megatron-LM mpu brings them)\n"
 	  "}\n" },
 };
 

@@ -289,6 +289,10 @@ typedef struct Graph {
 	const char *dropout_after; /* --dropout: comma-separated layer names after
 	                         which the export removed a dropout; NULL none */
 	int bn_restored;      /* batchnorm layers put back; pass training */
+	int merged_inits;     /* ONNX: initializers of equal elements read by
+	                         several modules, counted once per module (the
+	                         exporter's merges) */
+	int64_t merged_params; /* the parameters that added */
 	Timing *timing;       /* measured times in the order given; a later one
 	                         wins for a layer two cover; frontend, --profile */
 	int ntiming;
