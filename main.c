@@ -754,15 +754,18 @@ outputs(const Options *o, Arena *a, Role *r)
 /* The files known to be read before reading: the model (or the measured
  * runs), a system file, a profile; those that exist (one that does not is
  * an input error later, whatever the outputs are). */
+enum { NAMED_INPUTS = 4 };
+
 static int
-named_inputs(const Options *o, Role *r)
+named_inputs(const Options *o, Role r[NAMED_INPUTS])
 {
-	Role all[] = { { o->validate ? "the measured runs" : "the model", o->model },
-		       { "the system", builtin_system(o->system) ? NULL : o->system },
-		       { "the implementation",
-			 !o->implementation || builtin_impl(o->implementation) ? NULL
-									    : o->implementation },
-		       { "the profile", o->profile } };
+	Role all[NAMED_INPUTS] = {
+		{ o->validate ? "the measured runs" : "the model", o->model },
+		{ "the system", builtin_system(o->system) ? NULL : o->system },
+		{ "the implementation",
+		  !o->implementation || builtin_impl(o->implementation) ? NULL : o->implementation },
+		{ "the profile", o->profile },
+	};
 	struct stat st;
 	int n = 0;
 
@@ -791,7 +794,7 @@ distinct(Role out, Role in, const char *why)
 static bool
 inputs_kept(const Options *o, Arena *a, const FileList *files)
 {
-	Role out[2], in[3];
+	Role out[2], in[NAMED_INPUTS];
 	int nout = outputs(o, a, out), nin = named_inputs(o, in);
 	static const char overwrite[] = "an output never replaces an input";
 
