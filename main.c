@@ -681,6 +681,9 @@ parse_options(int argc, char **argv, Options *o)
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->per_layer && (o->strat.forced || o->validate))
 		usage_error("--per-layer does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->per_layer && o->strat.model && !o->strat.model->layer)
+		usage_error("--per-layer prices single layers: the %s cost model prices whole "
+			    "strategies only", o->strat.model->name);
 	if (o->max_batch && (o->validate || o->set.global_batch))
 		usage_error("--max-batch finds the largest --batch-per-gpu: it does not go with %s",
 			    o->validate ? "validate" : "--global-batch");
@@ -1032,7 +1035,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 	if (o->per_layer) {
 		PerLayer *pl = arena_alloc(a, sizeof *pl);
 		t0 = clock_ms();
-		if (!per_layer_run(g, an, pl))
+		if (!per_layer_run(g, an, so->model ? so->model : &cost_model_physical, pl))
 			return false;
 		per_layer_recommend(an, pl);
 		an->per_layer = pl;

@@ -192,13 +192,16 @@ typedef struct PerLayer {
 	int nstates;              /* the choices per block: data, and each
 	                             split mode at each divisor d >= 2 of p */
 	int count[PL_MODES];      /* layers in each mode */
-	double time;              /* per iteration, under the per-layer model */
+	double time;              /* per iteration, as the cost model prices
+	                             the assignment's iteration */
+	double separable;         /* the assignment's time under the separable
+	                             per-layer prices the programme minimises */
 	double memory;            /* per GPU at the peak, bytes */
 	bool fits;                /* memory within the GPU's */
 	bool limited;             /* the fastest did not fit: chosen under the
 	                             memory limit (time + lambda x memory) */
-	double uniform[PL_MODES]; /* each uniform assignment under the same
-	                             model; INFINITY where it cannot split */
+	double uniform[PL_MODES]; /* each uniform assignment's iteration, priced
+	                             as `time`; INFINITY where it cannot split */
 	double global_batch;
 	double epoch;             /* seconds per epoch at `time` */
 	bool recommended;         /* more than SIMPLER_WITHIN faster than the

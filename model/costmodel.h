@@ -38,12 +38,36 @@ typedef struct PredictCtx {
  * strategy's limit: computable false, the reason and the bottleneck
  * "scaling limit".  strategy.c then adds up the parts, the epoch, the
  * bottleneck and whether it fits. */
+/* A layer's place in a per-layer assignment (plan/perlayer.c): split by
+ * `mode` over d GPUs (data: d = 1), the p / d groups of them sharing the
+ * global batch. */
+typedef struct LayerSplit {
+	PerLayerMode mode;
+	int64_t d;
+} LayerSplit;
+
 typedef struct CostModel {
 	const char *name;
 	void (*predict)(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT],
 			Candidate *k);
 	bool nests;  /* prices a grid's nesting (k->nest) on the nodes; else
 	                it is given model-inner grids only */
+	/* The per-layer entry points (NULL: the model prices whole
+	 * strategies only).  layer: the separable price of layer l split as
+	 * s on the analysis's GPUs -- its forward and backward, its split's
+	 * collectives or halos, its gradient's exchange at the group's
+	 * per-byte rate and its optimizer step; INFINITY when s cannot split
+	 * it or a group would have no sample.  The planner's dynamic
+	 * programme adds these up.  assignment: one iteration of every layer
+	 * i split as split[i], `moves` seconds of redistribution between
+	 * them, priced as predict prices a strategy (the exchange overlapped,
+	 * the optimizer step over all tensors at once, the host lane, the
+	 * input): the times of k (global_batch, per_gpu_batch and
+	 * micro_batches too), not its memory nor its sums.  The uniform
+	 * data assignment is the data strategy's iteration. */
+	double (*layer)(const PredictCtx *c, const Layer *l, LayerSplit s);
+	void (*assignment)(const PredictCtx *c, const LayerSplit *split, double moves,
+			   Candidate *k);
 } CostModel;
 
 extern const CostModel cost_model_physical; /* physical.c */

@@ -476,6 +476,183 @@ spatial(const Ctx *c, Candidate *k)
 
 /* ---- the model ---------------------------------------------------------- */
 
+/* ---- per-layer splits (plan/perlayer.c) -------------------------------- */
+
+/* The global batch of a per-layer assignment: the analysis's, or its
+ * per-GPU batch on every GPU (weak scaling, as data parallelism). */
+static double
+assigned_batch(const PredictCtx *pc)
+{
+	const Analysis *an = pc->an;
+
+	return (double)(an->global_batch ? an->global_batch : an->batch_per_gpu * an->gpus);
+}
+
+/* The grid of degree d on p GPUs: p / d groups of d (data alone for d =
+ * 1, the split alone for d = p), model-inner. */
+static void
+degree_map(const PredictCtx *pc, int64_t d, Mapping *m)
+{
+	int64_t p = pc->an->gpus;
+	int64_t grid[DIM_COUNT] = { [DIM_DATA] = d == p ? 0 : p / d, [DIM_FILTER] = d > 1 ? d : 0 };
+
+	grid_map(pc->an->sys, grid, NEST_MODEL_INNER, m);
+}
+
+/* Whether split s divides layer l's weights (filter, channel: a conv or
+ * fc, by channel not one reading only graph inputs), and its parameters
+ * on one GPU. */
+static double
+split_local(const PredictCtx *pc, const Layer *l, LayerSplit s, bool *part)
+{
+	int64_t ways;
+
+	*part = (s.mode == PL_FILTER || s.mode == PL_CHANNEL) &&
+		model_split_layer(pc->g, l, s.mode == PL_CHANNEL, &ways) && ways >= s.d;
+	return *part ? split_params(l, s.mode == PL_CHANNEL, (double)s.d) : (double)l->cost.params;
+}
+
+/* Layer l's work, collectives and halos under split s on n samples of its
+ * group; INFINITY where s cannot split it. */
+static double
+split_work(const PredictCtx *pc, const Layer *l, LayerSplit s, double n, const Mapping *m,
+	   double *comm, double *p2p)
+{
+	const Analysis *an = pc->an;
+	const Graph *g = pc->g;
+	const Shape *out = &g->tensor[l->out[0]].shape;
+	double k = (double)s.d;
+	int64_t ways;
+	bool part;
+
+	*comm = *p2p = 0;
+	switch (s.mode) {
+	case PL_FILTER:
+	case PL_CHANNEL:
+		part = model_split_layer(g, l, s.mode == PL_CHANNEL, &ways);
+		if (!part) /* replicated in the group */
+			break;
+		if (l->attr.lead > 0 || ways < s.d)
+			return INFINITY;
+		*comm = split_collective(an, g, l, m->model, n, s.mode == PL_CHANNEL);
+		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k);
+	case PL_SPATIAL:
+		if (l->attr.lead > 0 || out->rank < 2 || out->d[1] < s.d)
+			return INFINITY;
+		*p2p = halo_time(an, g, l, n, s.d, false);
+		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k);
+	default:
+		break;
+	}
+	return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1);
+}
+
+/* The samples a GPU of split s works on: its group's B d / p (a share of
+ * each under a split; data: d = 1). */
+static double
+split_samples(const PredictCtx *pc, LayerSplit s, double B)
+{
+	return B * (double)s.d / (double)pc->an->gpus;
+}
+
+static double
+layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
+{
+	const Analysis *an = pc->an;
+	const Graph *g = pc->g;
+	double B = assigned_batch(pc), W = (double)g->total.params * g->elem_bytes;
+	double n = split_samples(pc, s, B), comm, p2p, t, local;
+	bool part, whole = s.mode == PL_DATA || s.mode == PL_SPATIAL;
+	Mapping m;
+	Group grad;
+
+	if (n < 1)
+		return INFINITY;
+	degree_map(pc, whole ? 1 : s.d, &m);
+	t = split_work(pc, l, s, n, &m, &comm, &p2p);
+	if (!isfinite(t))
+		return INFINITY;
+	local = split_local(pc, l, s, &part);
+	/* the gradient: data and spatial hold whole weights, exchanged over
+	 * all p; filter and channel a group's share, over the p / d groups
+	 * (none when d = p), at the exchange's per-byte rate for the whole
+	 * model (one collective the layers share), with the wrapper's copies */
+	grad = m.grad;
+	if (grad.size > 1 && W > 0)
+		t += allreduce_time(an->sys, grad, W) / W * local * g->elem_bytes +
+		     reducer_layer(an, g, l, local);
+	return t + comm + p2p + update_time(an, local, l->nw);
+}
+
+static void
+assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidate *k)
+{
+	const Analysis *an = pc->an;
+	const Graph *g = pc->g;
+	double B = assigned_batch(pc), n = B / (double)an->gpus, local = 0, arrays = 0, *wshare;
+	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->sys, .delta = g->elem_bytes,
+		  .W = (double)g->total.params };
+
+	degree_map(pc, 1, &c.map);
+	k->global_batch = (int64_t)B;
+	k->per_gpu_batch = n;
+	k->micro_batches = 1;
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		double comm, p2p;
+		bool part;
+		Mapping m;
+
+		degree_map(pc, split[i].d, &m);
+		k->t.compute += split_work(pc, l, split[i], split_samples(pc, split[i], B), &m, &comm,
+					   &p2p);
+		k->t.layer += comm;
+		k->t.p2p += p2p;
+		local += split_local(pc, l, split[i], &part);
+		arrays += l->nw;
+	}
+	k->t.layer += moves;
+	/* the gradient exchange of each degree's groups: data and spatial
+	 * layers over all p GPUs, a filter or channel layer's share over the
+	 * p / d groups of its degree; each overlapped with the backward */
+	wshare = xcalloc((size_t)g->nlayer + 1, sizeof *wshare);
+	for (int i = -1; i < g->nlayer; i++) {
+		int64_t d = i < 0 ? 1 : split[i].d;
+		bool whole = i < 0, any = false, first = true, part;
+		double hidden;
+		Mapping m;
+
+		if (i >= 0 && (split[i].mode == PL_DATA || split[i].mode == PL_SPATIAL))
+			continue;
+		for (int j = 0; j < i && first; j++) /* each degree once */
+			first = !(split[j].d == d && split[j].mode != PL_DATA &&
+				  split[j].mode != PL_SPATIAL);
+		if (!first)
+			continue;
+		for (int j = 0; j < g->nlayer; j++) {
+			const Layer *l = &g->layer[j];
+			bool wj = split[j].mode == PL_DATA || split[j].mode == PL_SPATIAL;
+			wshare[j] = 0;
+			if (whole ? wj : !wj && split[j].d == d)
+				wshare[j] = l->cost.params > 0
+						    ? split_local(pc, l, split[j], &part) / (double)l->cost.params
+						    : 1;
+			any |= wshare[j] > 0;
+		}
+		if (!any)
+			continue;
+		degree_map(pc, d, &m);
+		k->t.grad += grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->gpus,
+				       wshare, &hidden);
+		k->t.grad_hidden += hidden;
+		k->t.reducer += reducer_time(an, g, m.grad, 0, g->nlayer - 1, wshare);
+	}
+	free(wshare);
+	k->t.update = update_time(an, local, arrays);
+	input(&c, k, n, node_samples(&c, n), false);
+	host_lane(an, g, 0, g->nlayer - 1, n, arrays, k);
+}
+
 /* One strategy on one grid (its dimensions those of the strategy). */
 static void
 predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], Candidate *k)
@@ -509,4 +686,4 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 			  c.arrays, k);
 }
 
-const CostModel cost_model_physical = { "default", predict, true };
+const CostModel cost_model_physical = { "default", predict, true, layer_price, assignment };

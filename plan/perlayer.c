@@ -68,24 +68,23 @@ typedef struct State {
 	int64_t d;
 } State;
 
-/* What the GPUs of a degree share: its groups and gradient rate. */
+/* What the GPUs of a degree share: its groups. */
 typedef struct Degree {
 	int64_t d;
 	Group model;       /* the d GPUs of a group, consecutive ranks */
-	double rate;       /* seconds per byte of gradient all-reduce over
-	                      the p / d groups (data: over all p) */
 } Degree;
 
 typedef struct Ctx {
 	const Graph *g;
 	const Analysis *an;
+	const CostModel *m; /* prices the layers and the assignments */
+	PredictCtx pc;
 	int64_t p;
 	double B;          /* the global batch */
 	Degree *deg;       /* every divisor of p, ascending: deg[0].d = 1 */
 	int ndeg;
 	State *st;         /* data, then each split mode at each d >= 2 */
 	int nst;
-	double all_rate;   /* seconds per byte of all-reduce over all p */
 } Ctx;
 
 
@@ -147,62 +146,12 @@ layer_memory(const Ctx *c, const Layer *l, State s)
 	       kept_layer(c->an, c->g, (int)(l - c->g->layer)) * n;
 }
 
-/* Forward + backward of layer l on n samples at a share. */
-static double
-work(const Ctx *c, const Layer *l, double n, double share)
-{
-	return layer_time(c->an, c->g, l, n, share, false) + layer_time(c->an, c->g, l, n, share, true);
-}
-
-/* Layer l in state s: its time, or INFINITY when the mode cannot split it
- * d ways or a group would have no sample. */
+/* Layer l in state s, as the cost model prices one layer: INFINITY when
+ * the mode cannot split it d ways or a group would have no sample. */
 static double
 layer_cost(const Ctx *c, const Layer *l, State s)
 {
-	const Graph *g = c->g;
-	const Degree *dg = degree(c, s.d);
-	const Shape *out = &g->tensor[l->out[0]].shape;
-	double n = group_samples(c, s), d = g->elem_bytes, k = (double)s.d, t = 0, local;
-	int64_t ways;
-	bool part = split_in(c, l, s, &ways);
-
-	if (n < 1)
-		return INFINITY;
-	local = part ? split_params(l, s.mode == PL_CHANNEL, k) : (double)l->cost.params;
-	switch (s.mode) {
-	case PL_DATA:
-		t = work(c, l, n, 1);
-		break;
-	case PL_FILTER:
-	case PL_CHANNEL:
-		if (!part) {
-			t = work(c, l, n, 1); /* replicated in the group */
-			break;
-		}
-		if (l->attr.lead > 0 || ways < s.d)
-			return INFINITY;
-		t = work(c, l, n, 1 / k) + split_collective(c->an, g, l, dg->model, n,
-							    s.mode == PL_CHANNEL);
-		break;
-	case PL_SPATIAL:
-		if (l->attr.lead > 0 || out->rank < 2 || out->d[1] < s.d)
-			return INFINITY;
-		t = work(c, l, n, 1 / k) + halo_time(c->an, g, l, n, s.d, false);
-		break;
-	case PL_MODES:
-		break;
-	}
-	/* gradients: data and spatial hold whole weights, all-reduced over
-	 * all p GPUs; filter and channel hold a group's share (split layers
-	 * 1/d), all-reduced over the p / d groups (none when d = p), with the
-	 * wrapper's copies of them where they are exchanged */
-	if (s.mode == PL_DATA || s.mode == PL_SPATIAL)
-		t += c->all_rate * (double)l->cost.params * d +
-		     reducer_layer(c->an, g, l, (double)l->cost.params);
-	else if (dg->rate > 0)
-		t += dg->rate * local * d + reducer_layer(c->an, g, l, local);
-	/* the optimizer step on this GPU's weights (split layers: 1/d) */
-	return t + update_time(c->an, local, l->nw);
+	return c->m->layer(&c->pc, l, (LayerSplit){ s.mode, s.d });
 }
 
 /* Redistributing an activation of `bytes` (the whole batch's) from state
@@ -462,23 +411,51 @@ block_table(const Ctx *c, Chain *ch, int b, double *T, int a0, int z0, int *stat
 	reduction_free(&r);
 }
 
-/* The time and memory of an assignment (a state per layer). */
+/* The redistribution time of an assignment (a state per layer): every
+ * edge's move. */
+static double
+moved(const Ctx *c, const Chain *ch, const int *state)
+{
+	double t = 0;
+
+	for (int b = 0; b < ch->nb; b++) {
+		int src = b ? state[ch->end[b - 1]] : 0;
+		for (int e = ch->e0[b]; e < ch->e0[b + 1]; e++) {
+			const Edge *ed = &ch->edge[e];
+			t += move(c, c->st[ed->from < 0 ? src : state[ed->from]], c->st[state[ed->to]],
+				  ed->bytes);
+		}
+	}
+	return t;
+}
+
+/* The time and memory of an assignment under the separable prices the
+ * programme adds up. */
 static void
 evaluate(const Ctx *c, const Chain *ch, const int *state, double *time, double *mem)
 {
-	*time = *mem = 0;
-	for (int b = 0; b < ch->nb; b++) {
-		int src = b ? state[ch->end[b - 1]] : 0;
-		for (int i = ch->first[b]; i <= ch->end[b]; i++) {
-			*time += ch->cost[i * c->nst + state[i]];
-			*mem += ch->mem[i * c->nst + state[i]];
-		}
-		for (int e = ch->e0[b]; e < ch->e0[b + 1]; e++) {
-			const Edge *ed = &ch->edge[e];
-			*time += move(c, c->st[ed->from < 0 ? src : state[ed->from]], c->st[state[ed->to]],
-				      ed->bytes);
-		}
+	*time = moved(c, ch, state);
+	*mem = 0;
+	for (int i = 0; i < c->g->nlayer; i++) {
+		*time += ch->cost[i * c->nst + state[i]];
+		*mem += ch->mem[i * c->nst + state[i]];
 	}
+}
+
+/* An assignment's iteration as the cost model prices a strategy's (the
+ * exchange overlapped with the backward, the optimizer step over all
+ * tensors at once, the host lane, the input): its total; split[] the
+ * layers' splits, filled. */
+static double
+iteration(const Ctx *c, const Chain *ch, const int *state, LayerSplit *split)
+{
+	Candidate k = { .split = -1 };
+
+	for (int i = 0; i < c->g->nlayer; i++)
+		split[i] = (LayerSplit){ c->st[state[i]].mode, c->st[state[i]].d };
+	c->m->assignment(&c->pc, split, moved(c, ch, state), &k);
+	iteration_finish(c->an, &k);
+	return k.t.total;
 }
 
 /* The assignment minimising time + lambda x memory into state[] (a state
@@ -541,7 +518,6 @@ degrees(Ctx *c)
 	c->st[c->nst++] = (State){ PL_DATA, 1 };
 	for (int64_t d = 1; d <= c->p; d++) {
 		int64_t grid[DIM_COUNT] = { [DIM_DATA] = c->p / d, [DIM_FILTER] = d };
-		double W = (double)c->g->total.params * c->g->elem_bytes;
 		Degree *dg;
 		Mapping map;
 
@@ -553,12 +529,7 @@ degrees(Ctx *c)
 		grid_map(c->an->sys, grid, NEST_MODEL_INNER, &map);
 		dg->d = d;
 		dg->model = map.model;
-		dg->rate = W > 0 ? allreduce_time(c->an->sys, d == 1 ? (Group){ c->p, map.per_node, 1 }
-								: map.grad, W) / W
-				 : 0;
-		if (d == 1)
-			c->all_rate = dg->rate;
-		else
+		if (d > 1)
 			for (int m = PL_FILTER; m < PL_MODES; m++)
 				if (mode_runs(&c->an->impl, (PerLayerMode)m))
 					c->st[c->nst++] = (State){ (PerLayerMode)m, d };
@@ -568,11 +539,12 @@ degrees(Ctx *c)
 /* The chain of blocks with its edges and each layer's time and memory in
  * every state; false when there is nothing to split (one GPU, no layer). */
 static bool
-chain_build(const Graph *g, const Analysis *an, Ctx *c, Chain *ch)
+chain_build(const Graph *g, const Analysis *an, const CostModel *m, Ctx *c, Chain *ch)
 {
 	int L = g->nlayer, nb = 0, ne = 0, S, *last, *live;
 
-	*c = (Ctx){ g, an, an->gpus, 0, NULL, 0, NULL, 0, 0 };
+	*c = (Ctx){ .g = g, .an = an, .m = m, .p = an->gpus,
+		    .pc = { .g = g, .an = an, .spatial_split = SPLIT_AUTO, .beat = INFINITY } };
 	*ch = (Chain){ 0 };
 	if (L == 0 || an->gpus < 2)
 		return false;
@@ -639,30 +611,36 @@ chain_free(Ctx *c, Chain *ch)
 }
 
 bool
-per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
+per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *out)
 {
-	int L = g->nlayer, *state, *uni, S;
-	double time, mem, cap, obj;
+	int L = g->nlayer, *state, *uni, S, best = -1;
+	double time, mem, cap, obj, umem[PL_MODES];
+	LayerSplit *split;
 	Ctx c;
 	Chain ch;
 
 	*out = (PerLayer){ 0 };
-	if (!chain_build(g, an, &c, &ch))
+	if (!m->layer || !chain_build(g, an, m, &c, &ch))
 		return true;
 	S = c.nst;
-	for (int m = 0; m < PL_MODES; m++) /* a mode the implementation lacks: none */
-		out->uniform[m] = INFINITY;
+	for (int k = 0; k < PL_MODES; k++) /* a mode the implementation lacks: none */
+		out->uniform[k] = umem[k] = INFINITY;
 	state = xcalloc((size_t)L, sizeof *state);
 	uni = xcalloc((size_t)L, sizeof *uni);
-	/* the uniform assignments under the same model: each mode on all p
-	 * GPUs (the uniform strategies) */
+	split = xcalloc((size_t)L, sizeof *split);
+	cap = an->sys->mem - an->sys->reserved - (double)g->total.workspace_bytes -
+	      (double)kept(an, g)->transient_bytes * c.B / (double)c.p;
+	/* the uniform assignments: each mode on all p GPUs (the uniform
+	 * strategies), priced as the cost model prices an iteration */
 	for (int k = 0; k < S; k++) {
 		State st = c.st[k];
 		if (st.mode != PL_DATA && st.d != c.p)
 			continue;
 		for (int i = 0; i < L; i++)
 			uni[i] = k;
-		evaluate(&c, &ch, uni, &out->uniform[st.mode], &mem);
+		evaluate(&c, &ch, uni, &time, &umem[st.mode]);
+		if (isfinite(time))
+			out->uniform[st.mode] = iteration(&c, &ch, uni, split);
 	}
 	/* the fastest; if it does not fit, time + lambda x memory for the
 	 * least lambda whose assignment fits */
@@ -688,6 +666,23 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 		solve(&c, &ch, found ? hi : 0, state, &time, &mem, &obj);
 		out->limited = found;
 	}
+	/* the programme chose under its separable prices; the iteration, as
+	 * the cost model prices it, is the time, and where a uniform
+	 * assignment that fits as well is faster so priced, that one */
+	time = iteration(&c, &ch, state, split);
+	for (int k = 0; k < PL_MODES; k++)
+		if (out->uniform[k] < time && (umem[k] <= cap || mem > cap) &&
+		    (best < 0 || out->uniform[k] < out->uniform[best]))
+			best = k;
+	if (best >= 0) {
+		for (int k = 0; k < S; k++)
+			if (c.st[k].mode == (PerLayerMode)best && (best == PL_DATA || c.st[k].d == c.p))
+				for (int i = 0; i < L; i++)
+					state[i] = k;
+		time = out->uniform[best];
+		mem = umem[best];
+	}
+	evaluate(&c, &ch, state, &out->separable, &obj);
 	out->time = time;
 	out->memory = mem + an->sys->mem - cap;
 	out->fits = mem <= cap;
@@ -704,7 +699,7 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 	out->global_batch = c.B;
 	out->done = true;
 freeall:
-	free(state), free(uni);
+	free(state), free(uni), free(split);
 	chain_free(&c, &ch);
 	return true;
 }
@@ -751,7 +746,7 @@ per_layer_exhaustive(const Graph *g, const Analysis *an, double *programme)
 	Chain ch;
 
 	*programme = INFINITY;
-	if (!chain_build(g, an, &c, &ch))
+	if (!chain_build(g, an, &cost_model_physical, &c, &ch))
 		return INFINITY;
 	state = xcalloc((size_t)g->nlayer, sizeof *state);
 	solve(&c, &ch, 0, state, &time, &mem, programme);

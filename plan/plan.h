@@ -108,8 +108,11 @@ bool search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const
 void search_end(Search *s);
 
 /* perlayer.c: each block of layers' own split of an's GPUs, by dynamic
- * programming over the chain of blocks (requires PASS_TIMING). */
-bool per_layer_run(const Graph *g, const Analysis *an, PerLayer *out);
+ * programming over the chain of blocks under model m's separable layer
+ * prices, the assignment it finds and the uniform ones then priced as m
+ * prices an iteration (requires PASS_TIMING; a model without per-layer
+ * entry points: pl->done false). */
+bool per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *out);
 /* perlayer.c: whether the assignment is recommended over the strategies:
  * it fits, is more than SIMPLER_WITHIN faster than every uniform
  * assignment under its own model (within it the uniform strategy is

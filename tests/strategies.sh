@@ -120,6 +120,17 @@ err "oraclec: unknown cost model 'physics' (default, paper)
 $hint"
 check "--cost-model: an unknown model lists the models by name"
 
+run "$odl" --cost-model paper --per-layer -g 8
+want_status 2
+err "oraclec: --per-layer prices single layers: the paper cost model prices whole strategies only
+$hint"
+run "$odl" --per-layer -g 8
+want_status 0
+data=$(awk '$1 == "data" && $2 == "data=8" { print $4; exit }' "$tmp/out")
+uni=$(sed -n 's/^per-layer: .*(uniform: data \([0-9.]*\) s .*/\1/p' "$tmp/out")
+[ -n "$data" ] && [ "$data" = "$uni" ] || fail "per-layer's uniform data '$uni' is not the table's '$data'"
+check "--per-layer prices through the cost model: its uniform data is the table's row; paper has no per-layer price (exit 2)"
+
 # ---- one grid reader ----------------------------------------------------
 
 run "$odl" --grid ',spatial=4,,data=16,' -f csv
