@@ -181,9 +181,9 @@ csv_field(const Out *o, size_t *i, FILE *f)
 	*i = j;
 }
 
-/* RFC 4180: the number of records, each of `fields` fields; the first
- * `nfirst` fields of record `row` (1: the first after the header) must be
- * first[]. */
+/* RFC 4180: the number of records, each of `fields` fields (0: as many
+ * as the header's); the first `nfirst` fields of record `row` (1: the
+ * first after the header) must be first[]. */
 static int
 csv_records(const Out *o, int fields, int row, const char **first, int nfirst)
 {
@@ -206,6 +206,8 @@ csv_records(const Out *o, int fields, int row, const char **first, int nfirst)
 			n++;
 			end = o->buf[i++];
 		} while (end == ',');
+		if (fields == 0)
+			fields = n;
 		CHECK(n == fields);
 		records++;
 	}
@@ -241,7 +243,7 @@ reports(const Graph *g, const Analysis *an)
 	out_begin(&o);
 	CHECK(csv_emit(g, an, &layers, o.f));
 	out_end(&o);
-	CHECK(csv_records(&o, 15, 1, first, 2) >= 2);
+	CHECK(csv_records(&o, 0, 1, first, 2) >= 2);
 	free(o.buf);
 }
 
@@ -365,7 +367,7 @@ validation(char **nm)
 	out_begin(&o);
 	CHECK(validation_emit(&v, "csv", o.f));
 	out_end(&o);
-	CHECK(csv_records(&o, 10, 1, first, 1) == 3);
+	CHECK(csv_records(&o, 10, 1, first, 1) == 3); /* no precision, no peak */
 	free(o.buf);
 }
 
