@@ -7,18 +7,9 @@
 #
 #   srcdir=/work/main ORACLEC=/path/to/oraclec sh tests/cli.sh
 
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin cli
 model=$srcdir/examples/resnet50.odl
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 
 # run ARGS...: runs oraclec; sets `status`, leaves $tmp/out and $tmp/err.
 run()

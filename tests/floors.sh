@@ -17,15 +17,9 @@
 # uses a symbol B defines.  tsort(1) finds a circle in the edges.  TAP.
 #
 #   sh tests/floors.sh          (in the build tree, after make)
-LC_ALL=C
-export LC_ALL
-: "${srcdir:=.}"
 
-. "$srcdir/tests/tap.sh"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/floors.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin floors
 
 # floor FILE: the floor's rank, or nothing for a file of no floor
 floor()
