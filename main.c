@@ -182,8 +182,8 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 		return EXIT_INPUT;
 	}
 	errno = 0;
-	ok = o->plan ? o->plan->emit(g, an, pl, out[0].f) : o->backend->emit(g, an, &o->report,
-									   out[0].f);
+	ok = o->plan ? o->plan->emit(g, an, pl, out[0].f)
+		     : o->backend->emit(g, an, &o->report, out[0].f);
 	if (ok && dep && !depfile_emit(files, dep_target(o), o->dep_phony, out[1].f))
 		ok = false, failed = &out[1];
 	if (!ok) {
@@ -271,8 +271,9 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 			return false;
 		per_layer_recommend(an, pl);
 		an->per_layer = pl;
-		diag_verbose_note("per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
-				  pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
+		diag_verbose_note(
+			"per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
+			pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
 	}
 	t0 = clock_ms();
 	if (o->sweep && !sweep_run(g, an, &o->strat, a, progress))
@@ -462,8 +463,8 @@ emit_validation(const Options *o, const Validation *v, const char *path)
  * in size: a factor on one is undone by the other), and how well the fit
  * does. */
 static void
-calibration_note(const Options *o, const System *orig, const Calibration *cal, int nrow,
-		 Arena *a, char *buf, size_t size)
+calibration_note(const Options *o, const System *orig, const Calibration *cal, int nrow, Arena *a,
+		 char *buf, size_t size)
 {
 	size_t len = (size_t)snprintf(buf, size, "%s calibrated on %s (%d run%s):", orig->name,
 				      o->model, nrow, nrow == 1 ? "" : "s");
@@ -474,14 +475,16 @@ calibration_note(const Options *o, const System *orig, const Calibration *cal, i
 			len += (size_t)snprintf(buf + len, size - len, "%s %s not set", sep,
 						calib_param_name[j]);
 		else if (!cal->constrained[j])
-			len += (size_t)snprintf(buf + len, size - len, "%s %s kept (the runs do "
-						"not see it)", sep, calib_param_name[j]);
+			len += (size_t)snprintf(buf + len, size - len,
+						"%s %s kept (the runs do "
+						"not see it)",
+						sep, calib_param_name[j]);
 		else if (isnan(cal->rel_error[j]))
 			len += (size_t)snprintf(buf + len, size - len, "%s %s x%.3f", sep,
 						calib_param_name[j], cal->factor[j]);
 		else
-			len += (size_t)snprintf(buf + len, size - len, "%s %s x%.3f (+-%.0f%%)", sep,
-						calib_param_name[j], cal->factor[j],
+			len += (size_t)snprintf(buf + len, size - len, "%s %s x%.3f (+-%.0f%%)",
+						sep, calib_param_name[j], cal->factor[j],
 						100 * cal->rel_error[j]);
 	}
 	for (int j = 0; j < CALIB_PARAMS; j++)
@@ -532,12 +535,15 @@ predictable(const Validation *v, CalibRow *cr, const StrategyOpts *so, const Sys
 			first = k;
 	}
 	if (v->nrow == 1)
-		diag_error(v->row[0].loc, "the run cannot be predicted on %s (%s): nothing to "
-			   "calibrate on", s->name, first.reason ? first.reason : "no prediction");
+		diag_error(v->row[0].loc,
+			   "the run cannot be predicted on %s (%s): nothing to "
+			   "calibrate on",
+			   s->name, first.reason ? first.reason : "no prediction");
 	else
-		diag_error(v->row[0].loc, "none of the %d runs can be predicted on %s (this one: "
-			   "%s): nothing to calibrate on", v->nrow, s->name,
-			   first.reason ? first.reason : "no prediction");
+		diag_error(v->row[0].loc,
+			   "none of the %d runs can be predicted on %s (this one: "
+			   "%s): nothing to calibrate on",
+			   v->nrow, s->name, first.reason ? first.reason : "no prediction");
 	return false;
 }
 
@@ -634,8 +640,8 @@ main(int argc, char **argv)
 				 !(o.set.impl = implementation_load(o.implementation, &arena, &files))
 			 ? EXIT_INPUT
 		 : o.calibrate ? calibrate(&o, &arena, &files)
-		 : o.validate ? validate(&o, &arena, &files)
-		 : analyse(&o, &arena, &files);
+		 : o.validate  ? validate(&o, &arena, &files)
+			       : analyse(&o, &arena, &files);
 	arena_free(&arena);
 	files_free(&files);
 	free((char *)o.report.command);

@@ -25,15 +25,15 @@ typedef struct Row Row;
 typedef const char *ChoiceFn(int i);
 
 struct Row {
-	const char *name;   /* the long name */
-	int letter;         /* the short option, or 0 */
-	const char *dash;   /* gcc's spelling: "MD" is -MD; NULL: none */
-	const char *arg;    /* the argument as --help names it; NULL: none */
-	const char *help;   /* lines, '\n' between; NULL: a hidden option */
-	const char *dflt;   /* "(default ...)", ending the entry; NULL: none */
-	const char *what;   /* what the choices are ("unknown WHAT 'x'") */
-	ChoiceFn *choice;   /* the choices; NULL: none */
-	const char *hint;   /* after the list in the message, or NULL */
+	const char *name; /* the long name */
+	int letter;       /* the short option, or 0 */
+	const char *dash; /* gcc's spelling: "MD" is -MD; NULL: none */
+	const char *arg;  /* the argument as --help names it; NULL: none */
+	const char *help; /* lines, '\n' between; NULL: a hidden option */
+	const char *dflt; /* "(default ...)", ending the entry; NULL: none */
+	const char *what; /* what the choices are ("unknown WHAT 'x'") */
+	ChoiceFn *choice; /* the choices; NULL: none */
+	const char *hint; /* after the list in the message, or NULL */
 	void (*handle)(Options *o, const char *arg, const Row *r);
 };
 
@@ -76,8 +76,8 @@ unknown(const Row *r, const char *arg)
 {
 	char names[512], fmt[768]; /* the names hold no '%' */
 
-	snprintf(fmt, sizeof fmt, "unknown %s '%%s' (%s%s)", r->what, choices(r, names, sizeof names),
-		 r->hint ? r->hint : "");
+	snprintf(fmt, sizeof fmt, "unknown %s '%%s' (%s%s)", r->what,
+		 choices(r, names, sizeof names), r->hint ? r->hint : "");
 	usage_error(fmt, arg);
 }
 
@@ -190,8 +190,9 @@ cost_model_choice(int i)
 static const char *
 schedule_choice(int i)
 {
-	return i >= SCHED_COUNT ? NULL : i == SCHED_INTERLEAVED ? "interleaved:V"
-								: schedule_name((Schedule)i);
+	return i >= SCHED_COUNT         ? NULL
+	       : i == SCHED_INTERLEAVED ? "interleaved:V"
+					: schedule_name((Schedule)i);
 }
 
 /* --spatial-split, indexed by SPLIT_AUTO, SPLIT_ALL */
@@ -210,8 +211,7 @@ static const char *const recompute_name[] = { "none", "full", "selective", "ever
 static const char *
 recompute_choice(int i)
 {
-	return i < (int)(sizeof recompute_name / sizeof recompute_name[0]) ? recompute_name[i]
-									    : NULL;
+	return i < (int)(sizeof recompute_name / sizeof recompute_name[0]) ? recompute_name[i] : NULL;
 }
 
 /* The handlers, in the order of the table. */
@@ -384,9 +384,7 @@ opt_fsdp(Options *o, const char *arg, const Row *r)
 		usage_error("--fsdp takes full or hybrid, not '%s'", arg);
 	if (o->fix.zero && o->set.zero != 3)
 		usage_error("--fsdp shards as ZeRO stage 3, not --zero %s",
-			    o->set.zero == 0   ? "0"
-			    : o->set.zero == 1 ? "1"
-					       : "2");
+			    (const char[]){ (char)('0' + o->set.zero), '\0' });
 	o->fsdp = true;
 	o->set.zero = 3;
 	o->set.zero_node = strcmp(arg, "hybrid") == 0;
@@ -738,8 +736,7 @@ static const Row rows[] = {
 	  "of a report: generic, pytorch, deepspeed, megatron,\n"
 	  "slurm (docs/plans.md)",
 	  NULL, "plan", plan_choice, NULL, opt_plan },
-	{ "layers", 0, NULL, NULL, "include the per-layer table", NULL, NULL, NULL, NULL,
-	  opt_layers },
+	{ "layers", 0, NULL, NULL, "include the per-layer table", NULL, NULL, NULL, NULL, opt_layers },
 	{ "precision", 0, NULL, "P", "fp32, tf32, amp-fp16, amp-bf16, fp16 or bf16",
 	  "(default fp32; docs/model.md, \"Precision\")", "precision", precision_choice, NULL,
 	  opt_precision },
@@ -820,8 +817,7 @@ static const Row rows[] = {
 	  "or the trace of python3 -m oraclec.launch --trace",
 	  NULL, NULL, NULL, NULL, opt_profile },
 	{ "sample-bytes", 0, NULL, "N", "stored bytes of one training sample",
-	  "(default:\n110000 for images, else the input's size)", NULL, NULL, NULL,
-	  opt_sample_bytes },
+	  "(default:\n110000 for images, else the input's size)", NULL, NULL, NULL, opt_sample_bytes },
 	{ "input-shape", 0, NULL, "DIMS",
 	  "per-sample input shape where the model leaves it\n"
 	  "open, e.g. 3x224x224",
@@ -850,8 +846,8 @@ static const Row rows[] = {
 	  "print the IR after PASS (parse, training, shape,\n"
 	  "cost, memory) instead of a report",
 	  NULL, "pass", pass_choice, NULL, opt_dump_after },
-	{ "deps-only", 0, "M", NULL, "write the make rule of the files read, no report", NULL,
-	  NULL, NULL, NULL, opt_deps_only },
+	{ "deps-only", 0, "M", NULL, "write the make rule of the files read, no report", NULL, NULL,
+	  NULL, NULL, opt_deps_only },
 	{ "deps", 0, "MD", NULL,
 	  "write the report and the make rule (to -MF,\n"
 	  "else the -o file's name with .d)",
@@ -955,13 +951,12 @@ usage(FILE *f)
 				die("--help of --%s does not name its choice '%s'", rows[i].name, c);
 		usage_row(f, &rows[i]);
 	}
-	fprintf(f,
-		"\n"
-		"Exit status: 0 analysed, 1 bad input, 2 usage error.\n"
-		"validate predicts every measured run of the CSV (columns as in the\n"
-		"calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
-		"says where MODEL.odl or MODEL.onnx are (default examples).\n"
-		"See oraclec(1) for the description language and the JSON keys.\n");
+	fprintf(f, "\n"
+		   "Exit status: 0 analysed, 1 bad input, 2 usage error.\n"
+		   "validate predicts every measured run of the CSV (columns as in the\n"
+		   "calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
+		   "says where MODEL.odl or MODEL.onnx are (default examples).\n"
+		   "See oraclec(1) for the description language and the JSON keys.\n");
 }
 
 /* getopt_long cannot parse gcc's multi-letter -MD -MF -MT -MP -M: they
@@ -971,7 +966,8 @@ gcc_dep_spellings(int argc, char **argv, char long_name[][32])
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		for (int k = 0; k < nrows; k++)
-			if (rows[k].dash && argv[i][0] == '-' && strcmp(argv[i] + 1, rows[k].dash) == 0) {
+			if (rows[k].dash && argv[i][0] == '-' &&
+			    strcmp(argv[i] + 1, rows[k].dash) == 0) {
 				snprintf(long_name[k], 32, "--%s", rows[k].name);
 				argv[i] = long_name[k];
 			}
@@ -1023,9 +1019,9 @@ command_line(int argc, char **argv)
 static void
 options_agree(int argc, char **argv, Options *o)
 {
-	const Chart *chart = o->backend->plots ? chart_find(o->report.plot ? o->report.plot
-									   : charts[0].name)
-					       : NULL;
+	const Chart *chart = o->backend->plots
+				     ? chart_find(o->report.plot ? o->report.plot : charts[0].name)
+				     : NULL;
 
 	if (o->sweep && (o->strat.forced || o->validate))
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
@@ -1074,9 +1070,11 @@ parse_options(int argc, char **argv, Options *o)
 	size_t ns = 1;
 	int c;
 
-	*o = (Options){ .backend = backend_find("text"), .system = default_system,
+	*o = (Options){ .backend = backend_find("text"),
+			.system = default_system,
 			.set = settings_default,
-			.strat = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO,
+			.strat = { .mask = (1u << STRAT_COUNT) - 1,
+				   .spatial_split = SPLIT_AUTO,
 				   .nest = NEST_COUNT } };
 	if (argc > 1 && (strcmp(argv[1], "validate") == 0 || strcmp(argv[1], "calibrate") == 0)) {
 		o->validate = true;

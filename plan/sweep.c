@@ -30,8 +30,7 @@ again(const Graph *g, const Analysis *an, Analysis *out, int64_t gpus, const Str
 }
 
 bool
-sweep_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a,
-	  SweepProgress *progress)
+sweep_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a, SweepProgress *progress)
 {
 	bool pow2 = (an->gpus & (an->gpus - 1)) == 0;
 	int n = pow2 ? 0 : 1;
