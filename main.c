@@ -234,10 +234,12 @@ model_passes(const Options *o, Graph *g)
 	return passes_run(g, NULL, PASS_MEMORY, o->dump_after);
 }
 
-/* The analysis of g on the system sys: the passes that need it, every
- * strategy, and with --sweep every GPU count. */
+/* The analysis of g on the system sys: the passes that need it, then the
+ * planning steps of plan/ the options ask for: every strategy, the
+ * search, per-layer splits, the sweep over GPU counts, the largest batch
+ * and the advice. */
 static bool
-strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
+planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
 	   const System *sys)
 {
 	double t0;
@@ -288,7 +290,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 	return advice_run(g, an, &o->strat, a);
 }
 
-/* oraclec MODEL: the model, its passes, the strategies, then the report
+/* oraclec MODEL: the model, its passes, the planning, then the report
  * (or the plan, or only the make rule). */
 static int
 analyse(const Options *o, Arena *a, FileList *files)
@@ -321,7 +323,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
-	if (!strategies(o, &so, g, &an, a, sys))
+	if (!planning(o, &so, g, &an, a, sys))
 		return EXIT_INPUT;
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
