@@ -70,8 +70,9 @@ named_inputs(const Options *o, Role r[NAMED_INPUTS])
 	Role all[NAMED_INPUTS] = {
 		{ o->validate ? "the measured runs" : "the model", o->model },
 		{ "the system", builtin_system(o->system) ? NULL : o->system },
-		{ "the implementation",
-		  !o->implementation || builtin_impl(o->implementation) ? NULL : o->implementation },
+		{ "the implementation", !o->implementation || builtin_impl(o->implementation)
+						? NULL
+						: o->implementation },
 		{ "the profile", o->profile },
 	};
 	struct stat st;
@@ -199,7 +200,8 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 	diag_verbose_note("wrote %s: %s", out[0].path ? out[0].path : "<stdout>",
 			  o->plan ? "a plan" : "a report");
 	if (dep)
-		diag_verbose_note("wrote %s: the make rule", out[1].path ? out[1].path : "<stdout>");
+		diag_verbose_note("wrote %s: the make rule",
+				  out[1].path ? out[1].path : "<stdout>");
 	return EXIT_OK;
 }
 
@@ -240,7 +242,7 @@ model_passes(const Options *o, Graph *g)
  * and the advice. */
 static bool
 planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
-	   const System *sys)
+	 const System *sys)
 {
 	double t0;
 
@@ -638,8 +640,8 @@ main(int argc, char **argv)
 	}
 	arena_init(&arena);
 	status = !inputs_kept(&o, &arena, NULL) ? EXIT_USAGE
-		 : o.implementation &&
-				 !(o.set.impl = implementation_load(o.implementation, &arena, &files))
+		 : o.implementation && !(o.set.impl = implementation_load(o.implementation, &arena,
+									  &files))
 			 ? EXIT_INPUT
 		 : o.calibrate ? calibrate(&o, &arena, &files)
 		 : o.validate  ? validate(&o, &arena, &files)

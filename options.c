@@ -211,7 +211,8 @@ static const char *const recompute_name[] = { "none", "full", "selective", "ever
 static const char *
 recompute_choice(int i)
 {
-	return i < (int)(sizeof recompute_name / sizeof recompute_name[0]) ? recompute_name[i] : NULL;
+	return i < (int)(sizeof recompute_name / sizeof recompute_name[0]) ? recompute_name[i]
+									   : NULL;
 }
 
 /* The handlers, in the order of the table. */
@@ -736,7 +737,8 @@ static const Row rows[] = {
 	  "of a report: generic, pytorch, deepspeed, megatron,\n"
 	  "slurm (docs/plans.md)",
 	  NULL, "plan", plan_choice, NULL, opt_plan },
-	{ "layers", 0, NULL, NULL, "include the per-layer table", NULL, NULL, NULL, NULL, opt_layers },
+	{ "layers", 0, NULL, NULL, "include the per-layer table", NULL, NULL, NULL, NULL,
+	  opt_layers },
 	{ "precision", 0, NULL, "P", "fp32, tf32, amp-fp16, amp-bf16, fp16 or bf16",
 	  "(default fp32; docs/model.md, \"Precision\")", "precision", precision_choice, NULL,
 	  opt_precision },
@@ -817,7 +819,8 @@ static const Row rows[] = {
 	  "or the trace of python3 -m oraclec.launch --trace",
 	  NULL, NULL, NULL, NULL, opt_profile },
 	{ "sample-bytes", 0, NULL, "N", "stored bytes of one training sample",
-	  "(default:\n110000 for images, else the input's size)", NULL, NULL, NULL, opt_sample_bytes },
+	  "(default:\n110000 for images, else the input's size)", NULL, NULL, NULL,
+	  opt_sample_bytes },
 	{ "input-shape", 0, NULL, "DIMS",
 	  "per-sample input shape where the model leaves it\n"
 	  "open, e.g. 3x224x224",
@@ -828,8 +831,9 @@ static const Row rows[] = {
 	  "(default: BatchNormalization folded into\n"
 	  "convolutions is put back)",
 	  NULL, NULL, NULL, opt_as_exported },
-	{ "dropout", 0, NULL, "L1,L2,...", "a dropout after each named layer (the export removed it)",
-	  NULL, NULL, NULL, NULL, opt_dropout },
+	{ "dropout", 0, NULL, "L1,L2,...",
+	  "a dropout after each named layer (the export removed it)", NULL, NULL, NULL, NULL,
+	  opt_dropout },
 	{ "schedule", 0, NULL, "S",
 	  "pipeline schedule: gpipe (default), 1f1b or\n"
 	  "interleaved:V (V model chunks per GPU)",
@@ -948,7 +952,8 @@ usage(FILE *f)
 		/* the help names each choice the option's table has */
 		for (int k = 0; rows[i].choice && (c = rows[i].choice(k)); k++)
 			if (!strstr(rows[i].help, c))
-				die("--help of --%s does not name its choice '%s'", rows[i].name, c);
+				die("--help of --%s does not name its choice '%s'", rows[i].name,
+				    c);
 		usage_row(f, &rows[i]);
 	}
 	fprintf(f, "\n"
@@ -1054,8 +1059,9 @@ options_agree(int argc, char **argv, Options *o)
 	if (o->strat.forced)
 		o->set.gpus = o->grid_gpus; /* the grid says how many */
 	if (o->plan && (o->validate || o->format_given))
-		usage_error("%s", o->validate ? "--plan applies to a model, not to measured runs"
-					      : "--plan writes a plan, not a report: drop --format");
+		usage_error("%s", o->validate
+					  ? "--plan applies to a model, not to measured runs"
+					  : "--plan writes a plan, not a report: drop --format");
 	if (o->calibrate && !o->output)
 		usage_error("%s", "calibrate writes the calibrated system: give -o FILE.odl");
 	file_names(o);
@@ -1115,7 +1121,8 @@ parse_options(int argc, char **argv, Options *o)
 			usage_error("unrecognized option '%s'", argv[optind - 1]);
 	}
 	if (optind == argc)
-		usage_error("%s", o->validate ? "no measured-runs CSV given" : "no model file given");
+		usage_error("%s",
+			    o->validate ? "no measured-runs CSV given" : "no model file given");
 	if (optind + 1 < argc)
 		usage_error("more than one model file given ('%s')", argv[optind + 1]);
 	o->model = argv[optind];

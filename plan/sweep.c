@@ -13,7 +13,8 @@ sweep_grids(int counts)
 
 	for (int i = 0; i < counts; i++)
 		for (int k = 0; k < STRAT_COUNT; k++)
-			for (int64_t it = 0; grid_next((StrategyKind)k, (int64_t)1 << i, &it, grid);)
+			for (int64_t it = 0;
+			     grid_next((StrategyKind)k, (int64_t)1 << i, &it, grid);)
 				c++;
 	return c;
 }
