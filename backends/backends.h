@@ -17,12 +17,16 @@ typedef struct ReportOpts {
 
 typedef struct Backend {
 	const char *name;  /* the --format value */
+	bool plots;        /* takes --plot: one chart (charts.h) */
+	bool sweeps;       /* draws the scaling chart: the run sweeps the GPUs */
+	bool command;      /* shows the command line (ReportOpts.command) */
 	/* false on an I/O error (the caller reports it) */
 	bool (*emit)(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 } Backend;
 
 /* backends.c */
 const Backend *backend_find(const char *name); /* NULL if unknown */
+const char *backend_name(int i); /* the i-th format; NULL past the last */
 
 /* text.c */
 bool text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
@@ -55,8 +59,17 @@ typedef struct PlanKind {
 	bool transformer;  /* the framework trains transformers only */
 	/* false on an I/O error (the caller reports it) */
 	bool (*emit)(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
+	/* Whether the framework trains the model (`any`: the kinds that fit
+	 * any model, as a message lists them), and runs the placement; false
+	 * after an error saying why (NULL: any model, any placement). */
+	bool (*fits_model)(const Graph *g, const char *any);
+	bool (*fits_placement)(const Graph *g, const Placement *pl);
 } PlanKind;
 const PlanKind *plan_find(const char *name); /* NULL if unknown */
+const char *plan_kind_name(int i); /* the i-th kind; NULL past the last */
+/* Whether kind k's framework trains g: false after an error saying why
+ * and which kinds fit any model. */
+bool plan_fits_model(const PlanKind *k, const Graph *g);
 
 /* plan.c: what the kinds share */
 /* "data=4,spatial=4": the grid, outer to inner */
@@ -78,6 +91,10 @@ bool plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl,
 /* Whether Megatron-LM can number k's ranks as its nesting does (it has no
  * order with data innermost and a split inside the layers). */
 bool plan_megatron_places(const Candidate *k);
+/* The kind's fits_model and fits_placement: a model with attention, a
+ * placement plan_megatron_places. */
+bool plan_megatron_model(const Graph *g, const char *any);
+bool plan_megatron_placed(const Graph *g, const Placement *pl);
 bool plan_slurm_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
 
 #endif

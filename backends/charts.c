@@ -348,10 +348,10 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 }
 
 const Chart charts[CHART_COUNT] = {
-	{ "scaling", chart_scaling },
-	{ "breakdown", chart_breakdown },
-	{ "memory", chart_memory },
-	{ "layers", chart_layers },
+	{ "scaling", true, chart_scaling },
+	{ "breakdown", false, chart_breakdown },
+	{ "memory", false, chart_memory },
+	{ "layers", false, chart_layers },
 };
 
 const Chart *

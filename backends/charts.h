@@ -10,7 +10,8 @@
 enum { CHART_COUNT = 4 };
 
 typedef struct Chart {
-	const char *name;  /* the --plot value */
+	const char *name;  /* the --plot value; the first is the default */
+	bool sweeps;       /* draws a sweep: the run sweeps the GPUs */
 	/* false on an I/O error, or when the analysis lacks what it needs
 	 * (scaling: a sweep) */
 	bool (*emit)(FILE *f, const Graph *g, const Analysis *an);

@@ -266,7 +266,7 @@ html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 bool
 svg_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
-	const Chart *c = chart_find(o->plot ? o->plot : "scaling");
+	const Chart *c = chart_find(o->plot ? o->plot : charts[0].name);
 
 	return c && c->emit(f, g, an);
 }

@@ -59,6 +59,33 @@ plan_megatron_places(const Candidate *k)
 }
 
 bool
+plan_megatron_model(const Graph *g, const char *any)
+{
+	if (graph_attention(g, NULL))
+		return true;
+	diag_error((Loc){ g->source, 0, 0 }, "Megatron-LM trains transformers (--plan %s), and the "
+		   "model has no attention (a softmax over the product of two "
+		   "activations); the %s plans fit any model; no plan written", "megatron",
+		   any);
+	return false;
+}
+
+bool
+plan_megatron_placed(const Graph *g, const Placement *pl)
+{
+	char grid[GRID_TEXT_MAX];
+
+	if (plan_megatron_places(pl->k))
+		return true;
+	diag_error((Loc){ g->source, 0, 0 }, "Megatron-LM numbers its ranks tp-dp-pp, or "
+		   "tp-pp-dp with --use-tp-pp-dp-mapping; the recommended %s grid %s is "
+		   "nested data-inner (data innermost), which it cannot place; --nesting "
+		   "model-inner or pipeline-outer gives one it can; no plan written",
+		   strategy_name[pl->k->kind], grid_format(pl->k->grid, NULL, 0, grid, sizeof grid));
+	return false;
+}
+
+bool
 plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 {
 	const Candidate *k = pl->k;

@@ -270,6 +270,15 @@ analysis_precision(Graph *g, Analysis *an, const Settings *set, const System *s)
 	       passes_run(g, an, PASS_TIMING, NULL);
 }
 
+const char *
+pass_dumpable_name(int i)
+{
+	for (int k = 0; k < NPASS; k++)
+		if (!passes[k].system && i-- == 0)
+			return passes[k].name;
+	return NULL;
+}
+
 bool
 pass_dumpable(const char *name)
 {

@@ -89,8 +89,10 @@ bool search_all(Graph *g, const Analysis *an, const Settings *set, const Strateg
 		const SearchFix *fix, double budget_s, Search *s);
 
 /* Whether --dump-after may name the pass: one of the table that needs
- * the model only (parse, shape, cost, memory). */
+ * the model only (parse, training, shape, cost, memory); the i-th of
+ * them, NULL past the last. */
 bool pass_dumpable(const char *name);
+const char *pass_dumpable_name(int i);
 
 /* The settings of measured run r: its GPUs, global batch and dataset
  * size; its precision where it gives one; its implementation where it

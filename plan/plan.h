@@ -1,6 +1,7 @@
 /* plan.h -- what decides: the strategies on their grids, ranked
  * (strategy.c), the joint search (search.c), each layer's own split
  * (perlayer.c), the warnings on the recommendation (advice.c), the
+ * sweep over GPU counts and the advice's fewer GPUs (sweep.c), the
  * placement a plan follows (placement.c), and measured runs scored
  * (validate.c) and fitted (calibrate.c).  Everything here prices through
  * the cost models of model/ and reads what the passes of passes/ put in
@@ -40,6 +41,8 @@ typedef struct StrategyOpts {
 	                        order) */
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
+/* The cost model o names (--cost-model), else the default (physical). */
+const CostModel *strategy_cost_model(const StrategyOpts *o);
 
 /* Configurations whose epochs are within this fraction of the fastest
  * are as fast: the simpler is recommended (docs/model.md, "Iteration,
@@ -64,6 +67,20 @@ const char *impl_list_text(Arena *a, const char *list);
 /* advice.c: warnings on the recommendation (an->warning[]); `fewer` are
  * the same analysis on fewer GPUs, fewest first (may be none). */
 void advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer);
+
+/* sweep.c: the strategies again on other GPU counts.  sweep_run: on 1,
+ * 2, 4, ... GPUs up to an->gpus, and on an->gpus itself when it is not a
+ * power of two (provides an->sweep, an->nsweep), telling progress (when
+ * not NULL) how many counts are done of how many, and how many grids
+ * they hold (sweep_grids: every strategy's grids on 1, 2, 4, ... GPUs).
+ * advice_run: advise() against the sweep's counts when there is one,
+ * else gpus/64, ..., gpus/4, gpus/2 (fewest first); none under --grid,
+ * whose grid is of all the GPUs. */
+typedef void SweepProgress(int done, int total, int64_t grids);
+int64_t sweep_grids(int counts);
+bool sweep_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a,
+	       SweepProgress *progress);
+bool advice_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a);
 
 /* strategy.c: one strategy on one given grid (validation, --grid); the
  * grid's dimensions must be those of the strategy (data for df and ds). */

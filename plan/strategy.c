@@ -29,8 +29,8 @@ better(const Candidate *a, const Candidate *b)
 	return a->computable && a->epoch < b->epoch;
 }
 
-static const CostModel *
-model_of(const StrategyOpts *o)
+const CostModel *
+strategy_cost_model(const StrategyOpts *o)
 {
 	return o->model ? o->model : &cost_model_physical;
 }
@@ -173,7 +173,7 @@ strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKi
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true };
 	if ((unsigned)kind >= STRAT_COUNT)
 		return false;
-	predict(&pc, model_of(o), kind, grid, k);
+	predict(&pc, strategy_cost_model(o), kind, grid, k);
 	return true;
 }
 
@@ -291,7 +291,7 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
 			  o->beat > 0 ? o->beat : INFINITY, o->megatron };
-	const CostModel *m = model_of(o);
+	const CostModel *m = strategy_cost_model(o);
 
 	an->best = an->fastest = -1;
 	for (int k = 0; k < STRAT_COUNT; k++)

@@ -4,18 +4,10 @@
 # rank, the parts of an iteration, the largest batch), the report reads
 # in order, the warnings and refusals say what is wrong.  TAP.  The JSON
 # is read by python3; without it those cases are skipped.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin advice
 onnx=$srcdir/examples/resnet50.onnx
 odl=$srcdir/examples/resnet50.odl
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/advice.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 
 run()
 {

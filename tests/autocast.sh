@@ -12,16 +12,13 @@
 # layer_norm: fp32 on CUDA, input type on CPU) the case is a TODO with
 # the reason, as are the models whose export lost layers the reference
 # has (tests/autograd.sh).  Needs jq; skips without it.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C; export LC_ALL
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin autocast
 ref=$srcdir/tests/data/autograd/reference.tsv
 if ! command -v jq >/dev/null 2>&1; then
 	echo "1..0 # SKIP jq is not installed (./bootstrap --tests installs it)"
 	exit 0
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/autocast.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 
 # why a model is a TODO: the reference measured something this file lacks
 todo() {

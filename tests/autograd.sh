@@ -22,12 +22,9 @@
 # reference models that have no file (bench/autograd.sh).
 #
 # Environment: ORACLEC (default ./oraclec), srcdir (default .).
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C; export LC_ALL
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin autograd
 ref=$srcdir/tests/data/autograd/reference.tsv
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/autograd.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 table=no
 [ "${1:-}" = --table ] && table=yes
 

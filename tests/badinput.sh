@@ -15,19 +15,10 @@
 #
 #   srcdir=/work/main ORACLEC=/path/to/oraclec sh tests/badinput.sh
 
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-
 # Each case cds, so relative paths must become absolute first.
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin badinput
 bad=$srcdir/tests/bad
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/badinput.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 
 # A hung oraclec must fail its case, not the whole run, where timeout(1)
 # exists.  Without it, the FIFO case (which hangs a broken oraclec) is

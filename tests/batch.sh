@@ -4,12 +4,8 @@
 # model (or a file it includes) redoes only the reports that read it; an
 # ONNX and an ODL model of one name stay apart, and `make -f` from another
 # directory writes there, nothing beside the Makefile.  TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C; export LC_ALL
-case $ORACLEC in /*) ;; *) ORACLEC=$(pwd)/$ORACLEC ;; esac
-case $srcdir in /*) ;; *) srcdir=$(pwd)/$srcdir ;; esac
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/batch.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin batch
 MAKE=${MAKE:-make}
 
 mkdir -p "$tmp/models/batch"

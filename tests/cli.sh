@@ -7,18 +7,9 @@
 #
 #   srcdir=/work/main ORACLEC=/path/to/oraclec sh tests/cli.sh
 
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin cli
 model=$srcdir/examples/resnet50.odl
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 
 # run ARGS...: runs oraclec; sets `status`, leaves $tmp/out and $tmp/err.
 run()
@@ -74,6 +65,42 @@ for opt in --help -h; do
 	has out --version
 	check "$opt prints the usage on stdout and exits 0"
 done
+
+# --help and the messages that list choices come from one table of
+# options (options.c); the hidden --list-options prints its rows.
+run --list-options
+want_status 0
+grep -v ' (hidden)$' "$tmp/out" >"$tmp/table"
+"$ORACLEC" --help >"$tmp/help"
+# an entry starts "  -g, --gpus", "  -MD, --deps" or "      --sweep"
+sed -n 's/^  \(-[A-Za-z]*, \)\{0,1\} *\(--[a-z-]*\).*/\2/p' "$tmp/help" >"$tmp/entries"
+[ "$(wc -l <"$tmp/entries")" -eq "$(wc -l <"$tmp/table")" ] ||
+	fail "--help has $(wc -l <"$tmp/entries") entries, the table $(wc -l <"$tmp/table") options"
+while read -r name; do
+	grep -q -x -e "$name" "$tmp/entries" || fail "--help has no entry for $name"
+done <"$tmp/table"
+[ -s "$tmp/table" ] || fail "--list-options listed nothing"
+check "--help has an entry for each option of the table, and no other"
+
+# the default of --as-exported on its own line under it, not under
+# --channels-last (issue 28)
+sed -n '/^      --as-exported /{n;p;}' "$tmp/help" |
+	grep -q '^                           (default: BatchNormalization folded into$' ||
+	fail "the line after --as-exported is not its default"
+sed -n '/^      --channels-last /,/^      --dump-after /p' "$tmp/help" | grep -q 'BatchNormalization' &&
+	fail "--channels-last's entry says --as-exported's default"
+check "--help: --as-exported's default is on its own line under it"
+
+# every format the backends' table has: each is taken by -f and listed
+# by the message for one it does not have (html and svg included)
+run "$model" -f foo
+want_status 2
+for f in text json csv html svg; do
+	has err "$f"
+	"$ORACLEC" "$model" -f "$f" -o "$tmp/report.$f" 2>"$tmp/err.$f" || fail "-f $f is refused"
+done
+has err "unknown format 'foo' (text, json, csv, html, svg)"
+check "an unknown format's message lists every format of the backends, html and svg too"
 
 for opt in --version -V; do
 	run $opt

@@ -13,17 +13,10 @@
 #
 #   srcdir=. ORACLEC=./oraclec ONNXBADGEN=tests/onnx-bad-gen sh tests/finite.sh
 
-: "${ORACLEC:=./oraclec}" "${ONNXBADGEN:=tests/onnx-bad-gen}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
+: "${ONNXBADGEN:=tests/onnx-bad-gen}"
 
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC ONNXBADGEN
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/finite.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin finite ONNXBADGEN
 
 # run ARGS...: runs oraclec in $tmp (diagnostics name files relatively);
 # sets `status`, leaves $tmp/out and $tmp/err.

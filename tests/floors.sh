@@ -9,7 +9,7 @@
 #   model/     price it (kernels, collectives, the cost models)
 #   plan/      decide (strategies, search, per-layer, placement, ...)
 #   backends/  format only                        calls: util, ir, backends
-#   main.o     the driver                         calls: anything
+#   main.o, options.o  the driver                 calls: anything
 #
 # The edges come from the objects the build made (nm: the symbols each
 # object defines and the ones it takes from elsewhere), so a call is a
@@ -17,15 +17,9 @@
 # uses a symbol B defines.  tsort(1) finds a circle in the edges.  TAP.
 #
 #   sh tests/floors.sh          (in the build tree, after make)
-LC_ALL=C
-export LC_ALL
-: "${srcdir:=.}"
 
-. "$srcdir/tests/tap.sh"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/floors.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin floors
 
 # floor FILE: the floor's rank, or nothing for a file of no floor
 floor()
@@ -38,7 +32,7 @@ floor()
 	model/*) echo 4 ;;
 	plan/*) echo 5 ;;
 	backends/*) echo 6 ;;
-	main.o) echo 7 ;;
+	main.o | options.o) echo 7 ;;
 	esac
 }
 
@@ -54,7 +48,7 @@ unit()
 }
 
 # the objects, named by their source (libfrontend_a-dsl.o -> dsl.o)
-objs=$(find util ir frontend grammar passes model plan backends main.o -name '*.o' 2>/dev/null |
+objs=$(find util ir frontend grammar passes model plan backends main.o options.o -name '*.o' 2>/dev/null |
 	sort)
 if [ -z "$objs" ]; then
 	echo "1..0 # SKIP no objects here: run it in the build tree after make"

@@ -11,15 +11,9 @@
 # Inputs named open-* are known open bugs (tests/fuzz-regressions/README.md):
 # skipped.  In a --enable-sanitizers build a sanitizer report fails the
 # case.  The fuzz harnesses run the same inputs with `fuzz/run -r`.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-case $ORACLEC in /*) ;; */*) ORACLEC=$(pwd)/$ORACLEC ;; esac
-case $srcdir in /*) ;; *) srcdir=$(pwd)/$srcdir ;; esac
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin fuzzreg
 dir=$srcdir/tests/fuzz-regressions
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzzreg.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 guard=
 command -v timeout >/dev/null 2>&1 && guard="timeout 60"
 

@@ -8,17 +8,8 @@
 #
 #   srcdir=. ORACLEC=./oraclec sh tests/hostile.sh
 
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hostile.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin hostile
 
 guard=
 command -v timeout >/dev/null 2>&1 && guard="timeout 120"

@@ -12,16 +12,8 @@
 # than 16 MiB) must be refused at once.  The reader needs no torch; with
 # torch, mutated module names are matched with torchvision's models too
 # (else those cases skip).  Skipped where no python3 is found.  TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/launchfuzz.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin launchfuzz
 
 py=
 for p in "${PYTHON:-}" /usr/bin/python3 python3; do

@@ -20,16 +20,9 @@
 # module the plan splits left whole, injected with ORACLEC_LAUNCH_FAULT;
 # the gradients still agree).
 # TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin launchplan
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/launchplan.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 guard=
 command -v timeout >/dev/null 2>&1 && guard="timeout 60"
 

@@ -18,16 +18,8 @@
 # The row's strategy and grid for other meshes (in-process).  A per-layer
 # plan has no row for validate: --out is refused.  Skipped where no
 # python3 has torch and torchvision.  TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/launchtime.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin launchtime
 
 py=
 for p in "${PYTHON:-}" /usr/bin/python3 python3; do

@@ -18,16 +18,8 @@
 # refused by oraclec; a plan edited to cut at no module is refused by the
 # launcher).  Skipped where no python3 with torch and torchvision is found
 # (`./bootstrap --tests` installs Debian's).  TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/launch.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin launch
 
 py=
 for p in "${PYTHON:-}" /usr/bin/python3 python3; do

@@ -11,15 +11,9 @@
 # with walk.h on values.h alone.  Output is TAP.
 #
 #   srcdir=. sh tests/layers.sh
-: "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
 
-. "$srcdir/tests/tap.sh"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin layers
 
 # uncomment FILE: FILE without its /* */ and // comments, its strings
 # emptied

@@ -10,16 +10,8 @@
 # loop runs and says how accurate it was, not that it meets the target
 # (bench/loop.sh's job, at full size).  Skipped where no python3 has
 # torch and torchvision.  About 40 s.  TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/loop.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin loop
 
 LOOP_DIR=$tmp/loop LOOP_IMAGE=64 LOOP_BATCH=2 LOOP_STEPS=2 LOOP_WARMUP=2 \
 	LOOP_PROBE="--quick --sections matmul,conv,memory,host,allocator,collectives --budget 10" \

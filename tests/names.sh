@@ -26,16 +26,9 @@
 #   - ODL string escapes (\n \t \r \\ \" \xNN) and a NUL in a string.
 #
 # A check whose tool (python3, bash, make) is missing is skipped.  TAP.
-: "${ORACLEC:=./oraclec}" "${NAMEGEN:=./tests/namegen}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC NAMEGEN
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/names.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+: "${NAMEGEN:=./tests/namegen}"
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin names NAMEGEN
 
 py=$(command -v python3 || true)
 bash=$(command -v bash || true)

@@ -13,18 +13,11 @@
 #
 #   srcdir=. ORACLEC=./oraclec ONNXBADGEN=tests/onnx-bad-gen sh tests/onnx-bad.sh
 
-: "${ORACLEC:=./oraclec}" "${ONNXBADGEN:=tests/onnx-bad-gen}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
+: "${ONNXBADGEN:=tests/onnx-bad-gen}"
 
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC ONNXBADGEN
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin onnx-bad ONNXBADGEN
 fixture=$srcdir/tests/data/onnx/resnet18.onnx
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/onnx-bad.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 
 if command -v timeout >/dev/null 2>&1; then
 	guard="timeout ${ONNXBAD_TIMEOUT:-60}"

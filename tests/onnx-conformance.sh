@@ -15,15 +15,13 @@
 # supported") is skipped with that reason; a case that runs and disagrees,
 # or fails for another reason, is a failure.  The last lines count the
 # cases and list the commonest skip reasons.
-: "${ORACLEC:=./oraclec}"
-LC_ALL=C; export LC_ALL
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin onnx-conformance
 root=${ONNX_TESTDATA:-/usr/share/libonnx-testdata}/data/node
 if [ ! -d "$root" ]; then
 	echo "1..0 # SKIP $root is absent (Debian package libonnx-testdata)"
 	exit 0
 fi
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
 
 cases=$(ls "$root")
 echo "1..$(echo "$cases" | wc -l)"

@@ -2,11 +2,9 @@
 # onnx.sh -- the torchvision ONNX fixtures against independent references:
 # parameters and MACs against reference.csv (PyTorch forward hooks), and
 # every activation shape against ONNX's own shape inference (*.shapes.tsv).
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C; export LC_ALL
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin onnx
 data=$srcdir/tests/data/onnx
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
 
 n=0 bad=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }

@@ -10,17 +10,8 @@
 #
 #   srcdir=. ORACLEC=./oraclec sh tests/outputs.sh
 
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/outputs.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin outputs
 
 # A FIFO opened for reading waits for a writer: a broken oraclec would
 # hang, so every run is under timeout(1) where it exists.

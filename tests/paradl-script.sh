@@ -10,20 +10,13 @@
 # compared: the script's leaves out ReLU and batch norm and divides
 # filter-split weights by p twice (docs/model.md, "Paper mode").  Needs
 # jq; skips without it.  TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin paradl-script
 if ! command -v jq >/dev/null 2>&1; then
 	echo "1..0 # SKIP jq is not installed (./bootstrap --tests installs it)"
 	exit 0
 fi
 dir=$srcdir/tests/data/paradl
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/paradl-script.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 
 D=1280000 # the tables' Input line
 rows=0

@@ -10,17 +10,9 @@
 # Then the acceptance case (resnet50.onnx, 16-stage pipeline: every name a
 # module of torchvision's resnet50), a stack of blocks (Megatron's layout),
 # and the errors.  TAP.
-: "${ORACLEC:=./oraclec}" "${PLANCHECK:=./tests/plancheck}" "${STACKGEN:=./tests/stackgen}"
-: "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC PLANCHECK STACKGEN
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/plans.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+: "${PLANCHECK:=./tests/plancheck}" "${STACKGEN:=./tests/stackgen}"
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin plans PLANCHECK STACKGEN
 
 # plan MODEL KIND OUT ARGS...: writes the plan twice; they must match.
 plan()

@@ -10,12 +10,8 @@
 # checked on two hand-computed products, and the fits recover the
 # parameters of synthetic data.  Skipped where no python3 with torch and
 # numpy is found (./bootstrap --tests installs Debian's).  TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin probe
 
 py=
 for p in "${PYTHON:-}" /usr/bin/python3 python3; do
@@ -25,9 +21,6 @@ if [ -z "$py" ]; then
 	echo "1..0 # SKIP no python3 with torch and numpy (./bootstrap --tests installs them)"
 	exit 0
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/probe.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONPATH
 model=$srcdir/tests/data/onnx/resnet18.onnx

@@ -11,17 +11,9 @@
 # (no src, href or url()), -f svg writes one chart, bad --plot uses are
 # usage errors.  Skipped (the browser part) without Chromium: `./bootstrap
 # --tests` installs it.  TAP.
-: "${ORACLEC:=./oraclec}" "${STACKGEN:=./tests/stackgen}"
-: "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC STACKGEN
-srcdir_absolute
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/report.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+: "${STACKGEN:=./tests/stackgen}"
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin report STACKGEN
 
 model=$srcdir/examples/resnet50.onnx
 chromium=$(command -v chromium || command -v chromium-browser || true)

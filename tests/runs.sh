@@ -17,16 +17,9 @@
 #     the column), not the system's (issue 31.7: ChainerMN's 300 us), and
 #     leaves it where the runs' implementations differ in it.
 # TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin runs
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/runs.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 models=$srcdir/validation/models
 mkdir "$tmp/d" "$tmp/d/impl" "$tmp/elsewhere"
 cd "$tmp/elsewhere" || exit 99

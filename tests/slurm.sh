@@ -17,12 +17,8 @@
 #
 # Skipped without the daemons (`./bootstrap --tests` installs slurm-wlm
 # and munge) or when not root (slurmd starts jobs as root here).  TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_env
 
 for p in munged mungekey slurmctld slurmd sbatch sinfo scontrol bash; do
 	if ! command -v $p >/dev/null 2>&1 && [ ! -x /usr/sbin/$p ]; then

@@ -1,5 +1,12 @@
-# tap.sh -- what the shell tests share (cli.sh, plans.sh, badinput.sh,
-# onnx-bad.sh source it, from a path relative to where they started).
+# tap.sh -- what the shell tests share; each sources it, from a path
+# relative to where it started, and begins with `tap_begin NAME [VAR...]`:
+#
+#	. "${srcdir:=.}/tests/tap.sh"
+#	tap_begin cli
+#
+# which sets LC_ALL=C, makes $ORACLEC (default ./oraclec), $srcdir and
+# each VAR absolute, and makes $tmp, a temporary directory named for the
+# test that is removed on exit (`tap_env VAR...` does all but $tmp).
 #
 # `absolute VAR...` and `srcdir_absolute` let a test cd.  A case collects
 # what is wrong with `fail REASON` and ends with `check DESCRIPTION`,
@@ -22,6 +29,27 @@ absolute()
 srcdir_absolute()
 {
 	case $srcdir in /*) ;; *) srcdir=$(pwd)/$srcdir ;; esac
+}
+
+# tap_env VAR...: the environment every test runs in (see the top)
+tap_env()
+{
+	LC_ALL=C
+	export LC_ALL
+	: "${ORACLEC:=./oraclec}"
+	absolute ORACLEC "$@"
+	srcdir_absolute
+}
+
+# tap_begin NAME VAR...: tap_env, and $tmp, removed on exit
+tap_begin()
+{
+	_name=$1
+	shift
+	tap_env "$@"
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$_name.XXXXXX") || exit 99
+	trap 'rm -rf "$tmp"' EXIT
+	trap 'exit 1' HUP INT TERM
 }
 
 fail()

@@ -19,16 +19,9 @@
 #     mistyped values, a phase of no kind, a key twice, deep nesting,
 #     NUL bytes, no step, a file past the 256 MiB limit.
 # TAP.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C
-export LC_ALL
-. "$srcdir/tests/tap.sh"
-absolute ORACLEC
-srcdir_absolute
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin trace
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/trace.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 cd "$tmp" || exit 99
 
 run()

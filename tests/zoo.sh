@@ -13,11 +13,9 @@
 #   all     every activation of the graph (NAME.shapes.tsv, kind "act")
 #           has an IR tensor with a shape, although ONNX leaves hundreds
 #           of them unknown on ViT, Swin and ShuffleNet.
-: "${ORACLEC:=./oraclec}" "${srcdir:=.}"
-LC_ALL=C; export LC_ALL
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin zoo
 data=$srcdir/tests/data/zoo
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
 
 n=0 bad=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }

@@ -1,0 +1,1133 @@
+/* options.c -- the command line.  One table, `rows`, holds every option:
+ * its names, argument, help and default, the list of choices it takes
+ * (from the table that defines them: the backends', the strategies', the
+ * passes'...) and its handler.  getopt_long's array, --help and each
+ * "unknown WHAT 'x' (a, b, c)" message are made from it, so none of them
+ * can name a choice the others do not. */
+#include "config.h"
+
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/charts.h"
+#include "util/escape.h"
+
+typedef struct Row Row;
+
+/* The i-th name of a list of choices, NULL past the last. */
+typedef const char *ChoiceFn(int i);
+
+struct Row {
+	const char *name; /* the long name */
+	int letter;       /* the short option, or 0 */
+	const char *dash; /* gcc's spelling: "MD" is -MD; NULL: none */
+	const char *arg;  /* the argument as --help names it; NULL: none */
+	const char *help; /* lines, '\n' between; NULL: a hidden option */
+	const char *dflt; /* "(default ...)", ending the entry; NULL: none */
+	const char *what; /* what the choices are ("unknown WHAT 'x'") */
+	ChoiceFn *choice; /* the choices; NULL: none */
+	const char *hint; /* after the list in the message, or NULL */
+	void (*handle)(Options *o, const char *arg, const Row *r);
+};
+
+enum { HELP_COLUMN = 27, HELP_WIDTH = 80 };
+
+static _Noreturn void
+usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", progname);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '%s --help' for more information.\n", progname);
+	exit(EXIT_USAGE);
+}
+
+int
+flush_stdout(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return EXIT_OK;
+	diag_error((Loc){ "<stdout>", 0, 0 }, "write failed: %s", strerror(errno ? errno : EIO));
+	return EXIT_INPUT;
+}
+
+/* "a, b, c": r's choices into buf[n] */
+static char *
+choices(const Row *r, char *buf, size_t n)
+{
+	size_t len = 0;
+	const char *c;
+
+	buf[0] = '\0';
+	for (int i = 0; (c = r->choice(i)) && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", c);
+	return buf;
+}
+
+/* "unknown WHAT 'arg' (CHOICES)": arg is none of r's choices. */
+static _Noreturn void
+unknown(const Row *r, const char *arg)
+{
+	char names[512], fmt[768]; /* the names hold no '%' */
+
+	snprintf(fmt, sizeof fmt, "unknown %s '%%s' (%s%s)", r->what,
+		 choices(r, names, sizeof names), r->hint ? r->hint : "");
+	usage_error(fmt, arg);
+}
+
+/* The index of arg among r's choices; a usage error when it is none. */
+static int
+choice_index(const Row *r, const char *arg)
+{
+	const char *c;
+
+	for (int i = 0; (c = r->choice(i)); i++)
+		if (strcmp(c, arg) == 0)
+			return i;
+	unknown(r, arg);
+}
+
+static int64_t
+number(const char *s, const char *opt, int64_t max)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > max) {
+		fprintf(stderr, "%s: invalid value '%s' for %s (expected 1 to %" PRId64 ")\n",
+			progname, s, opt, max);
+		fprintf(stderr, "Try '%s --help' for more information.\n", progname);
+		exit(EXIT_USAGE);
+	}
+	return v;
+}
+
+/* The lists of choices, each from the table that defines it. */
+static const char *
+format_choice(int i)
+{
+	return backend_name(i);
+}
+
+static const char *
+plan_choice(int i)
+{
+	return plan_kind_name(i);
+}
+
+static const char *
+plot_choice(int i)
+{
+	return i < CHART_COUNT ? charts[i].name : NULL;
+}
+
+static const char *
+precision_choice(int i)
+{
+	return i < PREC_COUNT ? precision_name((Precision)i) : NULL;
+}
+
+static const char *
+pass_choice(int i)
+{
+	return pass_dumpable_name(i);
+}
+
+static const char *
+data_choice(int i)
+{
+	return i < DATA_COUNT ? data_kind_name((DataKind)i) : NULL;
+}
+
+static const char *
+strategy_choice(int i)
+{
+	return i < STRAT_COUNT ? strategy_name[i] : NULL;
+}
+
+/* optimizer_name says "?" past its table's last */
+static const char *
+optimizer_choice(int i)
+{
+	const char *name = optimizer_name((Optimizer)i);
+
+	return strcmp(name, "?") != 0 ? name : NULL;
+}
+
+static const char *
+nesting_choice(int i)
+{
+	return i < NEST_COUNT ? nesting_name[i] : NULL;
+}
+
+/* The cost models' table is model/costmodel.c's, read through its list
+ * ("default, paper"). */
+static const char *
+cost_model_choice(int i)
+{
+	static char list[256], name[64];
+	const char *p = cost_model_list(list, sizeof list), *end;
+
+	for (; i > 0 && p; i--)
+		if ((p = strstr(p, ", ")))
+			p += 2;
+	if (!p || !*p)
+		return NULL;
+	end = strstr(p, ", ");
+	snprintf(name, sizeof name, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+	return name;
+}
+
+/* interleaved takes its chunks per GPU: "interleaved:V" */
+static const char *
+schedule_choice(int i)
+{
+	return i >= SCHED_COUNT         ? NULL
+	       : i == SCHED_INTERLEAVED ? "interleaved:V"
+					: schedule_name((Schedule)i);
+}
+
+/* --spatial-split, indexed by SPLIT_AUTO, SPLIT_ALL */
+static const char *const split_name[] = { [SPLIT_AUTO] = "auto", [SPLIT_ALL] = "all" };
+
+static const char *
+split_choice(int i)
+{
+	return i < (int)(sizeof split_name / sizeof split_name[0]) ? split_name[i] : NULL;
+}
+
+/* --recompute: none, full, selective, every:K, as recompute_option reads
+ * them */
+static const char *const recompute_name[] = { "none", "full", "selective", "every:K" };
+
+static const char *
+recompute_choice(int i)
+{
+	return i < (int)(sizeof recompute_name / sizeof recompute_name[0]) ? recompute_name[i]
+									   : NULL;
+}
+
+/* The handlers, in the order of the table. */
+static void
+opt_gpus(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.gpus = number(arg, "--gpus", (int64_t)1 << 24);
+	o->gpus_given = true;
+}
+
+static void
+opt_sweep(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->sweep = true;
+}
+
+static void
+opt_search(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->search = true;
+}
+
+static void
+opt_search_time(Options *o, const char *arg, const Row *r)
+{
+	(void)r; /* milliseconds, up to an hour */
+	o->search_time = (double)number(arg, "--search-time", 3600000) / 1e3;
+}
+
+static void
+opt_max_batch(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->max_batch = true;
+}
+
+static void
+opt_per_layer(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->per_layer = true;
+}
+
+static void
+opt_format(Options *o, const char *arg, const Row *r)
+{
+	if (!(o->backend = backend_find(arg)))
+		unknown(r, arg);
+	o->format_given = true;
+}
+
+static void
+opt_plot(Options *o, const char *arg, const Row *r)
+{
+	if (!chart_find(arg))
+		unknown(r, arg);
+	o->report.plot = arg;
+}
+
+static void
+opt_output(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->output = arg;
+}
+
+static void
+opt_plan(Options *o, const char *arg, const Row *r)
+{
+	if (!(o->plan = plan_find(arg)))
+		unknown(r, arg);
+}
+
+static void
+opt_layers(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->report.layers = true;
+}
+
+static void
+opt_precision(Options *o, const char *arg, const Row *r)
+{
+	if (!precision_parse(arg, &o->set.prec))
+		unknown(r, arg);
+	o->fix.precision = true;
+}
+
+static void
+opt_dataset(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.dataset_size = number(arg, "--dataset-size", (int64_t)1 << 50);
+}
+
+static void
+opt_system(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->system = arg;
+}
+
+static void
+opt_list_systems(Options *o, const char *arg, const Row *r)
+{
+	(void)o, (void)arg, (void)r;
+	system_list(stdout);
+	exit(flush_stdout());
+}
+
+static void
+opt_implementation(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->implementation = arg;
+}
+
+static void
+opt_list_implementations(Options *o, const char *arg, const Row *r)
+{
+	(void)o, (void)arg, (void)r;
+	implementation_list(stdout);
+	exit(flush_stdout());
+}
+
+static void
+opt_loader_workers(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.loader_workers = (int)number(arg, "--loader-workers", MAX_LOADER_WORKERS);
+	if (o->set.loader_workers < 1)
+		usage_error("--loader-workers must be at least 1, not %s", arg);
+}
+
+static void
+opt_data(Options *o, const char *arg, const Row *r)
+{
+	if (!data_kind_parse(arg, &o->set.data))
+		unknown(r, arg);
+}
+
+static void
+opt_forward_only(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->set.forward_only = true;
+}
+
+static void
+opt_zero(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	if (strlen(arg) != 1 || arg[0] < '0' || arg[0] > '3')
+		usage_error("--zero takes a stage 0, 1, 2 or 3, not '%s'", arg);
+	if (o->fsdp && arg[0] != '3')
+		usage_error("--fsdp shards as ZeRO stage 3, not --zero %s", arg);
+	o->set.zero = arg[0] - '0';
+	o->fix.zero = true;
+}
+
+/* FULL_SHARD is stage 3; HYBRID_SHARD shards in a node */
+static void
+opt_fsdp(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	if (strcmp(arg, "full") != 0 && strcmp(arg, "hybrid") != 0)
+		usage_error("--fsdp takes full or hybrid, not '%s'", arg);
+	if (o->fix.zero && o->set.zero != 3)
+		usage_error("--fsdp shards as ZeRO stage 3, not --zero %s",
+			    (const char[]){ (char)('0' + o->set.zero), '\0' });
+	o->fsdp = true;
+	o->set.zero = 3;
+	o->set.zero_node = strcmp(arg, "hybrid") == 0;
+	o->fix.zero = true;
+}
+
+/* --recompute none|full|selective|every:K */
+static void
+opt_recompute(Options *o, const char *arg, const Row *r)
+{
+	Settings *set = &o->set;
+
+	if (strcmp(arg, "none") == 0)
+		set->recompute = RECOMPUTE_NONE;
+	else if (strcmp(arg, "full") == 0)
+		set->recompute = RECOMPUTE_FULL;
+	else if (strncmp(arg, "every:", 6) == 0)
+		set->recompute = (int)number(arg + 6, "--recompute every:", 1 << 24);
+	else if (strcmp(arg, "selective") == 0)
+		set->recompute = RECOMPUTE_ATTENTION;
+	else
+		unknown(r, arg);
+	if (set->recompute == 0 && strcmp(arg, "none") != 0)
+		usage_error("--recompute every:K needs K of 1 or more, not '%s'", arg);
+	o->fix.recompute = true;
+}
+
+static void
+opt_batch_per_gpu(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.batch_per_gpu = number(arg, "--batch-per-gpu", (int64_t)1 << 30);
+}
+
+static void
+opt_global_batch(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.global_batch = number(arg, "--global-batch", (int64_t)1 << 40);
+}
+
+/* "data,df" -> the bits of those strategies */
+static void
+opt_strategies(Options *o, const char *list, const Row *r)
+{
+	unsigned mask = 0;
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof buf, "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		StrategyKind k = strategy_lookup(tok);
+		if (k == STRAT_COUNT)
+			unknown(r, tok);
+		mask |= 1u << k;
+	}
+	if (!mask)
+		usage_error("no strategy in '%s'", list);
+	o->strat.mask = mask;
+}
+
+/* --grid data=64,spatial=4: the strategy its dimensions make, and the GPU
+ * count their product gives. */
+static void
+opt_grid(Options *o, const char *text, const Row *r)
+{
+	char bad[256], shapes[512], fmt[640];
+	StrategyKind k;
+
+	(void)r;
+	switch (grid_parse(text, o->strat.grid, bad, sizeof bad)) {
+	case GRID_OK: break;
+	case GRID_SYNTAX: usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text);
+	case GRID_VALUE:
+		number(bad, "--grid", GRID_MAX_GPUS); /* reports it and exits */
+		usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text); /* bad cut short */
+	case GRID_TOO_MANY: usage_error("--grid '%s' has too many GPUs", text);
+	}
+	if ((k = grid_strategy(grid_dims(o->strat.grid))) != STRAT_COUNT) {
+		o->strat.forced = true;
+		o->strat.kind = k;
+		o->grid_gpus = grid_gpus(o->strat.grid);
+		return;
+	}
+	snprintf(fmt, sizeof fmt, "--grid '%%s' is not a strategy's grid (%s)",
+		 grid_shape_list(shapes, sizeof shapes)); /* the names hold no '%' */
+	usage_error(fmt, text);
+}
+
+static void
+opt_nesting(Options *o, const char *arg, const Row *r)
+{
+	o->strat.nest = choice_index(r, arg);
+}
+
+static void
+opt_optimizer(Options *o, const char *arg, const Row *r)
+{
+	if (!optimizer_parse(arg, &o->set.opt))
+		unknown(r, arg);
+}
+
+static void
+opt_cost_model(Options *o, const char *arg, const Row *r)
+{
+	if (!(o->strat.model = cost_model_find(arg)))
+		unknown(r, arg);
+}
+
+static void
+opt_spatial_split(Options *o, const char *arg, const Row *r)
+{
+	o->strat.spatial_split = choice_index(r, arg);
+}
+
+static void
+opt_profile(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->profile = arg;
+}
+
+static void
+opt_sample_bytes(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.sample_bytes = (double)number(arg, "--sample-bytes", (int64_t)1 << 40);
+}
+
+/* "3x224x224" -> shape; exits with a usage error when malformed */
+static void
+opt_input_shape(Options *o, const char *s, const Row *r)
+{
+	const char *p = s;
+	Shape *out = &o->input_shape;
+
+	(void)r;
+	out->rank = 0;
+	while (*p) {
+		char *end;
+		long long v;
+		errno = 0;
+		v = strtoll(p, &end, 10);
+		if (errno || end == p || v < 1 || v > MAX_DIM || out->rank == MAX_RANK ||
+		    (*end && *end != 'x') || (*end == 'x' && !end[1]))
+			usage_error("invalid shape '%s' for --input-shape (e.g. 3x224x224)", s);
+		out->d[out->rank++] = v;
+		p = *end ? end + 1 : end;
+	}
+	if (!out->rank)
+		usage_error("invalid shape '%s' for --input-shape (e.g. 3x224x224)", s);
+	o->onnx.input_shape = out;
+}
+
+static void
+opt_strict(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->onnx.strict = true;
+}
+
+static void
+opt_as_exported(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->set.as_exported = true;
+}
+
+/* --dropout L1,L2,...: every layer named, none empty ('', ',', 'a,,b'),
+ * else a usage error quoting the list escaped and cut. */
+static void
+opt_dropout(Options *o, const char *list, const Row *r)
+{
+	(void)r;
+	if (!*list || *list == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,"))
+		usage_error("--dropout: an empty layer name in '%s' (give LAYER,LAYER,...)",
+			    esc_text_cut(list, strlen(list), NAME_SHOWN));
+	o->set.dropout_after = list;
+}
+
+static void
+opt_schedule(Options *o, const char *arg, const Row *r)
+{
+	o->fix.schedule = true;
+	if (!schedule_parse(arg, &o->set.schedule, &o->set.virtual_stages))
+		unknown(r, arg);
+}
+
+static void
+opt_micro_batches(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.micro_batches = number(arg, "--micro-batches", (int64_t)1 << 30);
+}
+
+static void
+opt_channels_last(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->set.channels_last = true;
+}
+
+static void
+opt_dump_after(Options *o, const char *arg, const Row *r)
+{
+	if (!pass_dumpable(arg))
+		unknown(r, arg);
+	o->dump_after = arg;
+}
+
+static void
+opt_deps_only(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->deps = o->deps_only = true;
+}
+
+static void
+opt_deps(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->deps = true;
+}
+
+static void
+opt_dep_file(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->dep_file = arg;
+}
+
+static void
+opt_dep_target(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->dep_target = arg;
+}
+
+static void
+opt_dep_phony(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->dep_phony = true;
+}
+
+static void
+opt_models(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->models = arg;
+}
+
+static void
+opt_quiet(Options *o, const char *arg, const Row *r)
+{
+	(void)o, (void)arg, (void)r;
+	diag_quiet = 1;
+}
+
+static void
+opt_verbose(Options *o, const char *arg, const Row *r)
+{
+	(void)o, (void)arg, (void)r;
+	diag_verbose = 1;
+}
+
+static void usage(FILE *f);
+
+static void
+opt_help(Options *o, const char *arg, const Row *r)
+{
+	(void)o, (void)arg, (void)r;
+	usage(stdout);
+	exit(flush_stdout());
+}
+
+static void
+opt_version(Options *o, const char *arg, const Row *r)
+{
+	(void)o, (void)arg, (void)r;
+	printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+	exit(flush_stdout());
+}
+
+static void
+opt_no_batch(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->onnx.nobatch = true;
+}
+
+static void
+opt_print_outputs(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->onnx.print_outputs = stdout;
+}
+
+static void list_options(void);
+
+static void
+opt_list_options(Options *o, const char *arg, const Row *r)
+{
+	(void)o, (void)arg, (void)r;
+	list_options();
+	exit(flush_stdout());
+}
+
+/* ends the parse: parse_options returns at once */
+static void
+opt_tensor_dims(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->tensor_dims = arg;
+}
+
+/* Every option, in --help's order.  A row without help is hidden. */
+static const Row rows[] = {
+	{ "gpus", 'g', NULL, "N", "GPUs to plan for", "(default 1)", NULL, NULL, NULL, opt_gpus },
+	{ "sweep", 0, NULL, NULL, "also analyse 1, 2, 4, ... GPUs up to N", NULL, NULL, NULL, NULL,
+	  opt_sweep },
+	{ "search", 0, NULL, NULL,
+	  "search every grid with the schedules, ZeRO stages,\n"
+	  "recomputation and precisions no option fixes;\n"
+	  "the best 10",
+	  NULL, NULL, NULL, NULL, opt_search },
+	{ "search-time", 0, NULL, "MS", "stop the search after MS milliseconds", NULL, NULL, NULL,
+	  NULL, opt_search_time },
+	{ "max-batch", 0, NULL, NULL,
+	  "per strategy, the largest --batch-per-gpu that\n"
+	  "fits with the other settings",
+	  NULL, NULL, NULL, NULL, opt_max_batch },
+	{ "per-layer", 0, NULL, NULL,
+	  "let each block of layers choose its own split\n"
+	  "(data, filter, channel, spatial) by dynamic\n"
+	  "programming",
+	  NULL, NULL, NULL, NULL, opt_per_layer },
+	{ "format", 'f', NULL, "FMT",
+	  "report format: text, json, csv, html (a page with\n"
+	  "charts) or svg (one chart; default text)",
+	  NULL, "format", format_choice, NULL, opt_format },
+	{ "plot", 0, NULL, "NAME",
+	  "with -f svg: scaling (default), breakdown, memory\n"
+	  "or layers",
+	  NULL, "plot", plot_choice, NULL, opt_plot },
+	{ "output", 'o', NULL, "FILE", "write the report to FILE (atomically)", NULL, NULL, NULL,
+	  NULL, opt_output },
+	{ "plan", 0, NULL, "KIND",
+	  "write, for the recommended strategy, a plan instead\n"
+	  "of a report: generic, pytorch, deepspeed, megatron,\n"
+	  "slurm (docs/plans.md)",
+	  NULL, "plan", plan_choice, NULL, opt_plan },
+	{ "layers", 0, NULL, NULL, "include the per-layer table", NULL, NULL, NULL, NULL,
+	  opt_layers },
+	{ "precision", 0, NULL, "P", "fp32, tf32, amp-fp16, amp-bf16, fp16 or bf16",
+	  "(default fp32; docs/model.md, \"Precision\")", "precision", precision_choice, NULL,
+	  opt_precision },
+	{ "dataset-size", 0, NULL, "D", "samples per epoch", "(default: the model's)", NULL, NULL,
+	  NULL, opt_dataset },
+	{ "system", 's', NULL, "NAME|FILE",
+	  "the cluster: a built-in name, an ODL file with a\n"
+	  "system block, or a ParaDL .plat",
+	  "(default abci)", NULL, NULL, NULL, opt_system },
+	{ "list-systems", 0, NULL, NULL, "print the built-in systems and exit", NULL, NULL, NULL,
+	  NULL, opt_list_systems },
+	{ "implementation", 0, NULL, "NAME|FILE",
+	  "the software stack: a built-in name or an\n"
+	  "ODL file with an implementation block",
+	  "(default:\nthe system's, else pytorch)", NULL, NULL, NULL, opt_implementation },
+	{ "list-implementations", 0, NULL, NULL, "print the built-in implementations and exit",
+	  NULL, NULL, NULL, NULL, opt_list_implementations },
+	{ "loader-workers", 0, NULL, "N", "data-loader workers per loading process",
+	  "(default:\nthe implementation's)", NULL, NULL, NULL, opt_loader_workers },
+	{ "data", 0, NULL, "KIND",
+	  "what a sample is as stored: jpeg, raw, stored,\n"
+	  "synthetic (already on the GPU: no loader, no\n"
+	  "copy) or auto",
+	  "(default: jpeg for images of 64\n"
+	  "pixels or more, raw for smaller ones, else stored)",
+	  "data kind", data_choice, NULL, opt_data },
+	{ "forward-only", 0, NULL, NULL,
+	  "iterations without backward (gradients still\n"
+	  "exchanged, weights still updated)",
+	  NULL, NULL, NULL, NULL, opt_forward_only },
+	{ "zero", 0, NULL, "N",
+	  "ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
+	  "and parameters (3) sharded over the data-parallel GPUs",
+	  NULL, NULL, NULL, NULL, opt_zero },
+	{ "fsdp", 0, NULL, "full|hybrid",
+	  "PyTorch FSDP: full is stage 3; hybrid shards inside\n"
+	  "each node and replicates across nodes",
+	  NULL, NULL, NULL, NULL, opt_fsdp },
+	{ "recompute", 0, NULL, "R",
+	  "activation recomputation: none (default), every:K\n"
+	  "(checkpoints every K layers), full (the K that\n"
+	  "keeps least) or selective (attention's softmax)",
+	  NULL, "recomputation", recompute_choice, NULL, opt_recompute },
+	{ "batch-per-gpu", 'b', NULL, "N", "weak scaling: samples per GPU", "(default 32)", NULL,
+	  NULL, NULL, opt_batch_per_gpu },
+	{ "global-batch", 'B', NULL, "N", "strong scaling: a fixed global batch", NULL, NULL, NULL,
+	  NULL, opt_global_batch },
+	{ "strategies", 0, NULL, "LIST",
+	  "comma list of data,spatial,pipeline,filter,\n"
+	  "channel,df,ds,dp,dpf,dpc,dps",
+	  "(default all)", "strategy", strategy_choice, NULL, opt_strategies },
+	{ "grid", 0, NULL, "DIM=N[,...]",
+	  "analyse only this process grid, e.g. data=256,spatial=4\n"
+	  "(dimensions data, spatial, pipeline, filter,\n"
+	  "channel; their product is the GPU count)",
+	  NULL, NULL, NULL, NULL, opt_grid },
+	{ "nesting", 0, NULL, "N",
+	  "model-inner (data outermost), data-inner (data\n"
+	  "innermost) or pipeline-outer (stages outermost,\n"
+	  "then data, the split inside: Megatron's order)\n"
+	  "ranks on the nodes; default: the fastest for each\n"
+	  "grid (measured runs: model-inner)",
+	  NULL, "nesting", nesting_choice, NULL, opt_nesting },
+	{ "optimizer", 0, NULL, "OPT", "sgd, momentum, adam, adamw or rmsprop",
+	  "(default\nmomentum)", "optimizer", optimizer_choice, NULL, opt_optimizer },
+	{ "cost-model", 0, NULL, "M",
+	  "default, or paper: the tech report's Table III\n"
+	  "formulas exactly",
+	  NULL, "cost model", cost_model_choice, NULL, opt_cost_model },
+	{ "spatial-split", 0, NULL, "S",
+	  "auto (the best split point) or all (every layer\n"
+	  "with spatial extent, as ParaDL's runs)",
+	  NULL, "spatial split", split_choice, NULL, opt_spatial_split },
+	{ "profile", 0, NULL, "FILE",
+	  "measured layer times replace the estimate for\n"
+	  "the layers the file names: a CSV (columns\n"
+	  "layer,forward_s,backward_s: seconds per sample)\n"
+	  "or the trace of python3 -m oraclec.launch --trace",
+	  NULL, NULL, NULL, NULL, opt_profile },
+	{ "sample-bytes", 0, NULL, "N", "stored bytes of one training sample",
+	  "(default:\n110000 for images, else the input's size)", NULL, NULL, NULL,
+	  opt_sample_bytes },
+	{ "input-shape", 0, NULL, "DIMS",
+	  "per-sample input shape where the model leaves it\n"
+	  "open, e.g. 3x224x224",
+	  NULL, NULL, NULL, NULL, opt_input_shape },
+	{ "strict", 0, NULL, NULL, "an operator of unknown cost is an error", NULL, NULL, NULL,
+	  NULL, opt_strict },
+	{ "as-exported", 0, NULL, NULL, "ONNX: analyse an eval-mode export's graph as it is",
+	  "(default: BatchNormalization folded into\n"
+	  "convolutions is put back)",
+	  NULL, NULL, NULL, opt_as_exported },
+	{ "dropout", 0, NULL, "L1,L2,...",
+	  "a dropout after each named layer (the export removed it)", NULL, NULL, NULL, NULL,
+	  opt_dropout },
+	{ "schedule", 0, NULL, "S",
+	  "pipeline schedule: gpipe (default), 1f1b or\n"
+	  "interleaved:V (V model chunks per GPU)",
+	  NULL, "schedule", schedule_choice, " with V of 2 or more", opt_schedule },
+	{ "micro-batches", 0, NULL, "M",
+	  "micro-batches per iteration: the pipeline's, or\n"
+	  "gradient accumulation steps",
+	  "(default: chosen)", NULL, NULL, NULL, opt_micro_batches },
+	{ "channels-last", 0, NULL, NULL,
+	  "activations in NHWC (PyTorch's channels_last): tensor-core\n"
+	  "convolutions need no layout transposes",
+	  NULL, NULL, NULL, NULL, opt_channels_last },
+	{ "dump-after", 0, NULL, "PASS",
+	  "print the IR after PASS (parse, training, shape,\n"
+	  "cost, memory) instead of a report",
+	  NULL, "pass", pass_choice, NULL, opt_dump_after },
+	{ "deps-only", 0, "M", NULL, "write the make rule of the files read, no report", NULL, NULL,
+	  NULL, NULL, opt_deps_only },
+	{ "deps", 0, "MD", NULL,
+	  "write the report and the make rule (to -MF,\n"
+	  "else the -o file's name with .d)",
+	  NULL, NULL, NULL, NULL, opt_deps },
+	{ "dep-file", 0, "MF", "FILE", "where the make rule goes", NULL, NULL, NULL, NULL,
+	  opt_dep_file },
+	{ "dep-target", 0, "MT", "T", "the rule's target", "(default: the -o file)", NULL, NULL,
+	  NULL, opt_dep_target },
+	{ "dep-phony", 0, "MP", NULL, "add an empty rule for every file but the model", NULL, NULL,
+	  NULL, NULL, opt_dep_phony },
+	{ "models", 0, NULL, "DIR", "validate: where MODEL.odl or MODEL.onnx are",
+	  "(default examples)", NULL, NULL, NULL, opt_models },
+	{ "quiet", 'q', NULL, NULL, "no warnings or notes", NULL, NULL, NULL, NULL, opt_quiet },
+	{ "verbose", 'v', NULL, NULL, "say what is read, run (with timings) and written", NULL,
+	  NULL, NULL, NULL, opt_verbose },
+	{ "help", 'h', NULL, NULL, "display this help and exit", NULL, NULL, NULL, NULL, opt_help },
+	{ "version", 'V', NULL, NULL, "output version information and exit", NULL, NULL, NULL, NULL,
+	  opt_version },
+	/* Hidden options for tests/onnx-conformance.sh: each graph input is
+	 * one whole sample (an implicit batch of 1 outside it); print the
+	 * graph outputs' full shapes instead of a report; print a serialized
+	 * TensorProto's dims.  For tests/cli.sh: list the options. */
+	{ "no-batch", 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, opt_no_batch },
+	{ "print-outputs", 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, opt_print_outputs },
+	{ "print-tensor-dims", 0, NULL, "FILE", NULL, NULL, NULL, NULL, NULL, opt_tensor_dims },
+	{ "list-options", 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, opt_list_options },
+	{ NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+};
+static const int nrows = sizeof rows / sizeof rows[0] - 1;
+
+/* --list-options: every option of the table, one a line, the hidden ones
+ * marked (tests/cli.sh checks --help against it) */
+static void
+list_options(void)
+{
+	for (int i = 0; i < nrows; i++)
+		printf("--%s%s\n", rows[i].name, rows[i].help ? "" : " (hidden)");
+}
+
+/* One entry of --help: "  -g, --gpus N", the help from column 27 (or two
+ * spaces after a longer head), its lines under it, then the default on
+ * the last line where it fits in 80 columns, else on a line of its own. */
+static void
+usage_row(FILE *f, const Row *r)
+{
+	char head[64];
+	const char *p = r->help, *d = r->dflt, *nl;
+	int len, col;
+
+	if (r->letter)
+		len = snprintf(head, sizeof head, "  -%c, --%s", r->letter, r->name);
+	else if (r->dash)
+		len = snprintf(head, sizeof head, "  -%s, --%s", r->dash, r->name);
+	else
+		len = snprintf(head, sizeof head, "      --%s", r->name);
+	if (r->arg)
+		len += snprintf(head + len, sizeof head - (size_t)len, " %s", r->arg);
+	fprintf(f, "%s%*s", head, len + 2 > HELP_COLUMN ? 2 : HELP_COLUMN - len, "");
+	for (;;) {
+		nl = strchr(p, '\n');
+		col = HELP_COLUMN + (int)(nl ? (size_t)(nl - p) : strlen(p));
+		fprintf(f, "%.*s", (int)(nl ? (size_t)(nl - p) : strlen(p)), p);
+		if (!nl)
+			break;
+		fprintf(f, "\n%*s", HELP_COLUMN, "");
+		p = nl + 1;
+	}
+	while (d) { /* the default's lines: the first beside the help if it fits */
+		size_t n = (nl = strchr(d, '\n')) ? (size_t)(nl - d) : strlen(d);
+		if (d == r->dflt && col + 1 + (int)n <= HELP_WIDTH)
+			fputc(' ', f);
+		else
+			fprintf(f, "\n%*s", HELP_COLUMN, "");
+		fprintf(f, "%.*s", (int)n, d);
+		d = nl ? nl + 1 : NULL;
+	}
+	fputc('\n', f);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [options] MODEL\n"
+		"       %s validate [options] MEASURED.csv\n"
+		"       %s calibrate [options] MEASURED.csv -o SYSTEM.odl\n"
+		"\n"
+		"Analyse a neural network for distributed training: layers, parameters,\n"
+		"FLOPs and activation memory per sample.  MODEL is an ONNX file (.onnx),\n"
+		"an ODL file (.odl) or a ParaDL model table (.net, .net_sc).\n"
+		"\n"
+		"Options:\n",
+		progname, progname, progname);
+	for (int i = 0; i < nrows; i++) {
+		const char *c;
+		if (!rows[i].help)
+			continue;
+		/* the help names each choice the option's table has */
+		for (int k = 0; rows[i].choice && (c = rows[i].choice(k)); k++)
+			if (!strstr(rows[i].help, c))
+				die("--help of --%s does not name its choice '%s'", rows[i].name,
+				    c);
+		usage_row(f, &rows[i]);
+	}
+	fprintf(f, "\n"
+		   "Exit status: 0 analysed, 1 bad input, 2 usage error.\n"
+		   "validate predicts every measured run of the CSV (columns as in the\n"
+		   "calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
+		   "says where MODEL.odl or MODEL.onnx are (default examples).\n"
+		   "See oraclec(1) for the description language and the JSON keys.\n");
+}
+
+/* getopt_long cannot parse gcc's multi-letter -MD -MF -MT -MP -M: they
+ * become their long names before it runs. */
+static void
+gcc_dep_spellings(int argc, char **argv, char long_name[][32])
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		for (int k = 0; k < nrows; k++)
+			if (rows[k].dash && argv[i][0] == '-' &&
+			    strcmp(argv[i] + 1, rows[k].dash) == 0) {
+				snprintf(long_name[k], 32, "--%s", rows[k].name);
+				argv[i] = long_name[k];
+			}
+}
+
+/* The checks of the file names: none is empty, and a make rule beside a
+ * report on stdout needs its own name. */
+static void
+file_names(const Options *o)
+{
+	static const char *const what[] = { "-o", "-MF", "-MT" };
+	const char *name[] = { o->output, o->dep_file, o->dep_target };
+
+	for (int i = 0; i < 3; i++)
+		if (name[i] && !*name[i])
+			usage_error("an empty file name for %s", what[i]);
+	if (o->deps && !o->deps_only && !o->validate && !o->dep_file &&
+	    (!o->output || strcmp(o->output, "-") == 0))
+		usage_error("%s", "-MD with the report on standard output: give -MF FILE for "
+				  "the make rule");
+}
+
+/* The command line as a shell would read it back (each word quoted when
+ * it holds more than [A-Za-z0-9_./=:,+-]), for the HTML page. */
+static const char *
+command_line(int argc, char **argv)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = i ? argv[i] : progname;
+		if (i)
+			fputc(' ', f);
+		if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				    "0123456789_./=:,+-") == strlen(a))
+			fputs(a, f);
+		else
+			esc_shell(f, a);
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The options that do not go together, and what follows from the rest. */
+static void
+options_agree(int argc, char **argv, Options *o)
+{
+	const Chart *chart = o->backend->plots
+				     ? chart_find(o->report.plot ? o->report.plot : charts[0].name)
+				     : NULL;
+
+	if (o->sweep && (o->strat.forced || o->validate))
+		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->per_layer && (o->strat.forced || o->validate))
+		usage_error("--per-layer does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->per_layer && o->strat.model && !o->strat.model->layer)
+		usage_error("--per-layer prices single layers: the %s cost model prices whole "
+			    "strategies only", o->strat.model->name);
+	if (o->max_batch && (o->validate || o->set.global_batch))
+		usage_error("--max-batch finds the largest --batch-per-gpu: it does not go with %s",
+			    o->validate ? "validate" : "--global-batch");
+	if (o->search_time && !o->search)
+		usage_error("%s", "--search-time limits --search: give --search too");
+	if (o->search && (o->strat.forced || o->validate))
+		usage_error("--search does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->report.plot && !o->backend->plots)
+		usage_error("--plot %s draws a chart of -f svg", o->report.plot);
+	/* the page's scaling chart, and -f svg's, run the sweep themselves */
+	if ((o->backend->sweeps || (chart && chart->sweeps)) && !o->strat.forced && !o->validate)
+		o->sweep = true;
+	if (chart && chart->sweeps && o->strat.forced)
+		usage_error("--plot %s needs a sweep, which --grid excludes", chart->name);
+	if (o->backend->command) /* the page shows it */
+		o->report.command = command_line(argc, argv);
+	if (o->profile && o->validate)
+		usage_error("--profile names the layers of one model, not %s", "validate");
+	if (o->strat.forced && o->gpus_given && o->set.gpus != o->grid_gpus) {
+		char both[96];
+		snprintf(both, sizeof both, "--grid has %" PRId64 " GPUs and --gpus %" PRId64,
+			 o->grid_gpus, o->set.gpus);
+		usage_error("%s: give one of them, or make them agree", both);
+	}
+	if (o->strat.forced)
+		o->set.gpus = o->grid_gpus; /* the grid says how many */
+	if (o->plan && (o->validate || o->format_given))
+		usage_error("%s", o->validate
+					  ? "--plan applies to a model, not to measured runs"
+					  : "--plan writes a plan, not a report: drop --format");
+	if (o->calibrate && !o->output)
+		usage_error("%s", "calibrate writes the calibrated system: give -o FILE.odl");
+	file_names(o);
+}
+
+void
+parse_options(int argc, char **argv, Options *o)
+{
+	static char long_name[sizeof rows / sizeof rows[0]][32];
+	struct option longopts[sizeof rows / sizeof rows[0] + 1] = { 0 };
+	char shorts[2 + 2 * sizeof rows / sizeof rows[0]] = ":";
+	size_t ns = 1;
+	int c;
+
+	*o = (Options){ .backend = backend_find("text"),
+			.system = default_system,
+			.set = settings_default,
+			.strat = { .mask = (1u << STRAT_COUNT) - 1,
+				   .spatial_split = SPLIT_AUTO,
+				   .nest = NEST_COUNT } };
+	if (argc > 1 && (strcmp(argv[1], "validate") == 0 || strcmp(argv[1], "calibrate") == 0)) {
+		o->validate = true;
+		o->calibrate = argv[1][0] == 'c';
+		/* validation models the runs as measured: ParaDL's spatial runs
+		 * split every layer with spatial extent (its .lc masks) */
+		o->strat.spatial_split = SPLIT_ALL;
+		o->models = "examples";
+		argv[1] = argv[0];
+		argc--, argv++;
+	}
+	for (int i = 0; i < nrows; i++) {
+		longopts[i] = (struct option){ rows[i].name,
+					       rows[i].arg ? required_argument : no_argument, NULL,
+					       CHAR_MAX + 1 + i };
+		if (rows[i].letter) {
+			shorts[ns++] = (char)rows[i].letter;
+			if (rows[i].arg)
+				shorts[ns++] = ':';
+		}
+	}
+	gcc_dep_spellings(argc, argv, long_name);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		const Row *r = NULL;
+		if (c > CHAR_MAX)
+			r = &rows[c - CHAR_MAX - 1];
+		for (int i = 0; !r && c != ':' && c != '?' && i < nrows; i++)
+			if (rows[i].letter == c)
+				r = &rows[i];
+		if (r) {
+			r->handle(o, optarg, r);
+			if (o->tensor_dims)
+				return;
+		} else if (c == ':')
+			usage_error("option '%s' requires an argument", argv[optind - 1]);
+		else
+			usage_error("unrecognized option '%s'", argv[optind - 1]);
+	}
+	if (optind == argc)
+		usage_error("%s",
+			    o->validate ? "no measured-runs CSV given" : "no model file given");
+	if (optind + 1 < argc)
+		usage_error("more than one model file given ('%s')", argv[optind + 1]);
+	o->model = argv[optind];
+	options_agree(argc, argv, o);
+}

@@ -1,0 +1,74 @@
+/* sweep.c -- the planning steps that run the strategies again on other
+ * GPU counts: the sweep (--sweep, and the charts that draw one) and the
+ * fewer GPUs the advice compares the recommendation with. */
+#include "plan/plan.h"
+
+/* Fewer GPUs the advice compares with: halvings down to 1/64 of them. */
+enum { ADVICE_HALVINGS = 6 };
+
+int64_t
+sweep_grids(int counts)
+{
+	int64_t c = 0, grid[DIM_COUNT];
+
+	for (int i = 0; i < counts; i++)
+		for (int k = 0; k < STRAT_COUNT; k++)
+			for (int64_t it = 0;
+			     grid_next((StrategyKind)k, (int64_t)1 << i, &it, grid);)
+				c++;
+	return c;
+}
+
+/* an on `gpus` GPUs instead, with no sweep of its own */
+static bool
+again(const Graph *g, const Analysis *an, Analysis *out, int64_t gpus, const StrategyOpts *so)
+{
+	*out = *an;
+	out->sweep = NULL;
+	out->nsweep = 0;
+	out->gpus = gpus;
+	return strategies_run(g, out, so);
+}
+
+bool
+sweep_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a, SweepProgress *progress)
+{
+	bool pow2 = (an->gpus & (an->gpus - 1)) == 0;
+	int n = pow2 ? 0 : 1;
+	int64_t grids;
+
+	for (int64_t p = 1; p <= an->gpus; p *= 2)
+		n++;
+	grids = sweep_grids(n);
+	an->sweep = arena_array(a, n, sizeof *an->sweep);
+	for (int i = 0; i < n; i++) {
+		if (progress)
+			progress(i, n, grids);
+		if (!again(g, an, &an->sweep[i], i == n - 1 ? an->gpus : (int64_t)1 << i, so))
+			return false;
+	}
+	if (progress)
+		progress(n, n, grids);
+	an->nsweep = n;
+	return true;
+}
+
+bool
+advice_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a)
+{
+	Analysis *fewer = an->sweep;
+	int n = an->nsweep;
+
+	if (!fewer && !so->forced) {
+		int64_t p = an->gpus;
+		n = 0;
+		fewer = arena_array(a, ADVICE_HALVINGS, sizeof *fewer);
+		for (int i = 0; i < ADVICE_HALVINGS && (p /= 2) >= 1; i++)
+			n++;
+		for (int i = 0; i < n; i++)
+			if (!again(g, an, &fewer[i], an->gpus >> (n - i), so))
+				return false;
+	}
+	advise(g, an, fewer, n);
+	return true;
+}
