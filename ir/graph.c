@@ -20,7 +20,16 @@ graph_new(Arena *a, const char *name, const char *source, const char *format)
 	g->source = source;
 	g->format = format;
 	g->elem_bytes = 4;
+	graph_touch(g);
 	return g;
+}
+
+void
+graph_touch(Graph *g)
+{
+	static uint64_t versions;
+
+	g->version = ++versions;
 }
 
 int

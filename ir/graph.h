@@ -299,6 +299,9 @@ typedef struct Graph {
 	int64_t *fused_act;
 	Totals fused_total;
 	unsigned done;        /* PASS_* bits of the passes that ran */
+	uint64_t version;     /* new for every graph and after every pass that
+	                         ran on it (graph_touch): what model/reuse.c
+	                         keeps of its figures is keyed by it */
 } Graph;
 
 /* graph.c */
@@ -306,6 +309,9 @@ Graph *graph_new(Arena *a, const char *name, const char *source, const char *for
 int graph_add_tensor(Graph *g, const char *name, int producer);
 int graph_add_input(Graph *g, const char *name, const Shape *s);
 int graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc);
+/* Gives g a version no graph had: after a pass (or a test) changed what
+ * its layers cost. */
+void graph_touch(Graph *g);
 /* Each tensor's last reader into last[0..ntensor): a layer index, nlayer
  * for a graph output, -1 for a tensor no layer reads. */
 void graph_last_use(const Graph *g, int *last);

@@ -1,0 +1,514 @@
+/* reuse.c -- what the strategies compute once and read many times
+ * (issue 28.4): per layer, its forward and backward time at a number of
+ * samples and a share of its work (compute.c's layer_time), the CPU's
+ * issue time of each (host.c's layer_host), a split layer's collectives,
+ * a spatial split's halo exchange and gather (split.c), kept in rows
+ * that every grid, nesting and micro-batch count of the strategies, the
+ * pipeline's stages, the host lane, the search's configurations and the
+ * advice's GPU counts share.
+ *
+ * A row is a pure function's memo.  A layer's time depends on the layer,
+ * its samples and share, the graph (its costs, widths and layout) and, of
+ * the analysis, on the system, the implementation, the precision,
+ * forward_only and whether ZeRO shards the gradients (stage 2 and up);
+ * the collectives on the group besides.  A row's key is therefore its
+ * kind and arguments, the graph's version (ir/graph.h: new after every
+ * pass) and widths, every byte of the system, and every byte of the
+ * analysis before its results (Analysis.cand) but those that none of
+ * these reads and the strategies, the search and the advice vary: the
+ * GPU count, the batch, dataset and input, the micro-batches, the
+ * schedule, the optimizer, ZeRO below stage 2 and its node sharding,
+ * recomputation.  A field such a function comes to read must leave that
+ * list (key_of).  One read in 1,024 of a filled entry computes it again
+ * and dies where the two differ.
+ *
+ * Rows are filled as they are read (NaN: not yet), live in a table of
+ * ROWS within a budget of bytes (the row least recently asked for goes
+ * first), and a row stays valid until ROWS_HELD more have been asked for:
+ * a caller holds a few at a time. */
+#include "model/model.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	CTXS = 8,                 /* analyses (keys) kept at once */
+	ROWS = 1024,              /* rows kept at once */
+	BUCKETS = 2048,
+	PREFIX = offsetof(Analysis, cand),
+};
+#define BUDGET ((size_t)192 << 20) /* bytes of rows kept, beyond those held */
+
+typedef struct Key {
+	const Graph *g;
+	uint64_t version;
+	int nlayer, elem_bytes, low_bytes;
+	bool channels_last;
+	_Alignas(max_align_t) unsigned char an[PREFIX];
+	System sys;
+} Key;
+
+typedef struct Row {
+	int ctx;                  /* -1: free */
+	int next;                 /* the bucket's chain */
+	RowKind kind;
+	double arg[4];            /* Times' arguments as doubles */
+	double *t[2];
+	size_t len;
+	uint64_t used;
+	uint64_t id;              /* a serial no other row had */
+} Row;
+
+static Key key[CTXS], probe;
+static uint64_t key_used[CTXS];
+static bool key_live[CTXS];
+static int current = -1;
+/* analysis_stamp's keys and their stamps */
+static Key pkey[CTXS];
+static uint64_t pkey_used[CTXS], pkey_stamp[CTXS], stamps;
+static bool pkey_live[CTXS];
+static int pcurrent = -1;
+static Row row[ROWS];
+static int head[BUCKETS], nrows;
+static bool ready;
+static size_t bytes;
+static uint64_t tick;     /* keys' clock */
+static uint64_t handed;   /* rows handed out: the rows' clock */
+static uint64_t serial;   /* rows made */
+unsigned times_reads;
+
+static void
+init(void)
+{
+	for (int i = 0; i < BUCKETS; i++)
+		head[i] = -1;
+	for (int i = 0; i < ROWS; i++)
+		row[i].ctx = -1;
+	ready = true;
+}
+
+/* The key of an and g's layer times into *k; with `whole`, of everything
+ * but the GPU count, the batch, the dataset and the input (analysis_stamp). */
+static void
+key_of(const Analysis *an, const Graph *g, Key *k, bool whole)
+{
+	Analysis a;
+
+	memcpy(&a, an, PREFIX);
+	a.sys = NULL; /* the system's bytes are compared instead */
+	a.micro_batches = 0;
+	a.gpus = a.batch_per_gpu = a.global_batch = a.dataset_size = 0;
+	a.sample_bytes = 0;
+	a.data = DATA_AUTO;
+	a.loader_workers = 0;
+	if (!whole) {
+		a.opt = OPT_SGD;
+		a.schedule = SCHED_GPIPE;
+		a.virtual_stages = 0;
+		a.zero = a.zero >= 2 ? 2 : 0; /* accumulate_time, layer_host: below 2 or not */
+		a.zero_node = false;
+		a.rc = (Recompute){ 0 };
+	}
+	memset(k, 0, sizeof *k);
+	k->g = g;
+	k->version = g->version;
+	k->nlayer = g->nlayer;
+	k->elem_bytes = g->elem_bytes;
+	k->low_bytes = g->low_bytes;
+	k->channels_last = g->channels_last;
+	memcpy(k->an, &a, PREFIX);
+	k->sys = *an->sys;
+}
+
+/* Drops the rows of context c (all with c < 0). */
+static void
+drop(int c)
+{
+	for (int b = 0; b < BUCKETS; b++)
+		for (int *p = &head[b]; *p >= 0;) {
+			Row *r = &row[*p];
+			if (c >= 0 && r->ctx != c) {
+				p = &r->next;
+				continue;
+			}
+			*p = r->next;
+			bytes -= (r->t[1] ? 2 : 1) * r->len * sizeof(double);
+			free(r->t[0]);
+			free(r->t[1]);
+			*r = (Row){ .ctx = -1 };
+			nrows--;
+		}
+}
+
+/* The context of an and g: a kept key, or the least recently used
+ * replaced by it. */
+static int
+context(const Analysis *an, const Graph *g)
+{
+	int c = 0;
+
+	key_of(an, g, &probe, false);
+	if (current >= 0 && memcmp(&key[current], &probe, sizeof probe) == 0)
+		return current;
+	for (int i = 0; i < CTXS; i++) {
+		if (key_live[i] && memcmp(&key[i], &probe, sizeof probe) == 0)
+			return current = i;
+		if (!key_live[i] || (key_live[c] && key_used[i] < key_used[c]))
+			c = i;
+	}
+	if (key_live[c])
+		drop(c);
+	key[c] = probe;
+	key_live[c] = true;
+	return current = c;
+}
+
+uint64_t
+analysis_stamp(const Analysis *an, const Graph *g)
+{
+	int c = 0;
+
+	key_of(an, g, &probe, true);
+	if (pcurrent >= 0 && memcmp(&pkey[pcurrent], &probe, sizeof probe) == 0)
+		return pkey_stamp[pcurrent];
+	for (int i = 0; i < CTXS; i++) {
+		if (pkey_live[i] && memcmp(&pkey[i], &probe, sizeof probe) == 0) {
+			pkey_used[i] = ++tick;
+			return pkey_stamp[pcurrent = i];
+		}
+		if (!pkey_live[i] || (pkey_live[c] && pkey_used[i] < pkey_used[c]))
+			c = i;
+	}
+	pkey[c] = probe;
+	pkey_live[c] = true;
+	pkey_used[c] = ++tick;
+	pkey_stamp[c] = ++stamps;
+	return pkey_stamp[pcurrent = c];
+}
+
+static unsigned
+bucket(int c, RowKind kind, const double *arg)
+{
+	uint64_t h = ((uint64_t)c << 8 | (unsigned)kind) * 0x9e3779b97f4a7c15u, bits;
+
+	for (int i = 0; i < 4; i++) {
+		memcpy(&bits, &arg[i], sizeof bits);
+		h = (h ^ bits) * 0xbf58476d1ce4e5b9u;
+	}
+	h = (h ^ h >> 27) * 0x94d049bb133111ebu;
+	return (unsigned)((h ^ h >> 31) & (BUCKETS - 1));
+}
+
+static void
+unlink_row(int i)
+{
+	Row *r = &row[i];
+
+	for (int *p = &head[bucket(r->ctx, r->kind, r->arg)]; *p >= 0; p = &row[*p].next)
+		if (*p == i) {
+			*p = r->next;
+			break;
+		}
+	bytes -= (r->t[1] ? 2 : 1) * r->len * sizeof(double);
+	free(r->t[0]);
+	free(r->t[1]);
+	*r = (Row){ .ctx = -1 };
+	nrows--;
+}
+
+/* Room for a row of `need` bytes: the least recently used rows that are
+ * not held go. */
+static void
+make_room(size_t need)
+{
+	while (nrows == ROWS || (nrows > ROWS_HELD && bytes + need > BUDGET)) {
+		int lru = -1;
+		for (int i = 0; i < ROWS; i++)
+			if (row[i].ctx >= 0 && row[i].used + ROWS_HELD <= handed &&
+			    (lru < 0 || row[i].used < row[lru].used))
+				lru = i;
+		if (lru < 0)
+			return;
+		unlink_row(lru);
+	}
+}
+
+/* The row of *t's kind and arguments, found or made; fills t->t[]. */
+static void
+find(Times *t)
+{
+	double arg[4] = { t->n, t->share, (double)t->grp.size, (double)t->grp.per_node };
+	int c, i, arrays = t->kind == ROW_TIME || t->kind == ROW_HOST ? 2 : 1;
+	unsigned b;
+	Row *r;
+
+	if (!ready)
+		init();
+	/* the collectives' rows: the group's third figure and the halo's
+	 * neighbours folded into the second argument's place */
+	if (t->kind == ROW_HALO)
+		arg[1] = (double)t->ways, arg[2] = t->across, arg[3] = 0;
+	else if (t->kind != ROW_TIME)
+		arg[1] = (double)t->grp.sharing;
+	if (t->kind == ROW_TIME || t->kind == ROW_HOST)
+		arg[2] = arg[3] = 0;
+	c = context(t->an, t->g);
+	key_used[c] = ++tick;
+	b = bucket(c, t->kind, arg);
+	for (i = head[b]; i >= 0; i = row[i].next) {
+		r = &row[i];
+		if (r->ctx == c && r->kind == t->kind && memcmp(r->arg, arg, sizeof arg) == 0)
+			break;
+	}
+	if (i < 0) {
+		size_t len = t->g->nlayer > 0 ? (size_t)t->g->nlayer : 1;
+		make_room(arrays * len * sizeof(double));
+		for (i = 0; row[i].ctx >= 0; i++)
+			;
+		r = &row[i];
+		*r = (Row){ .ctx = c, .next = head[b], .kind = t->kind, .len = len, .id = ++serial };
+		memcpy(r->arg, arg, sizeof arg);
+		for (int k = 0; k < arrays; k++) {
+			r->t[k] = xcalloc(len, sizeof(double));
+			for (size_t j = 0; j < len; j++)
+				r->t[k][j] = NAN;
+		}
+		head[b] = i;
+		bytes += arrays * len * sizeof(double);
+		nrows++;
+	}
+	r->used = ++handed;
+	t->t[0] = r->t[0];
+	t->t[1] = r->t[1] ? r->t[1] : r->t[0];
+	t->id = r->id;
+}
+
+Times
+layer_times(const Analysis *an, const Graph *g, double n, double share)
+{
+	Times t = { .an = an, .g = g, .kind = ROW_TIME, .n = n, .share = share };
+
+	find(&t);
+	return t;
+}
+
+Times
+host_times(const Analysis *an, const Graph *g)
+{
+	Times t = { .an = an, .g = g, .kind = ROW_HOST, .n = -1, .share = -1 };
+
+	find(&t);
+	return t;
+}
+
+Times
+halo_times(const Analysis *an, const Graph *g, double n, int64_t ways, bool across)
+{
+	Times t = { .an = an, .g = g, .kind = ROW_HALO, .n = n, .ways = ways, .across = across };
+
+	find(&t);
+	return t;
+}
+
+Times
+gather_times(const Analysis *an, const Graph *g, double n, Group grp)
+{
+	Times t = { .an = an, .g = g, .kind = ROW_GATHER, .n = n, .grp = grp };
+
+	find(&t);
+	return t;
+}
+
+Times
+split_times(const Analysis *an, const Graph *g, double n, Group grp, bool channel)
+{
+	Times t = { .an = an, .g = g, .kind = channel ? ROW_CHANNEL : ROW_FILTER, .n = n,
+		    .grp = grp };
+
+	find(&t);
+	return t;
+}
+
+Lane
+lane_times(const Analysis *an, const Graph *g, int first, int last, double n)
+{
+	Times t = layer_times(an, g, n, 1), h = host_times(an, g);
+
+	times_fill(&t, first, last);
+	times_fill(&h, first, last);
+	return (Lane){ t.t[0], t.t[1], h.t[0], h.t[1] };
+}
+
+double
+times_span(const Times *r, int first, int last)
+{
+	double t = 0;
+
+	for (int i = first; i <= last; i++)
+		t += times_of(r, i, false) + times_of(r, i, true);
+	return t;
+}
+
+void
+times_fill(const Times *r, int first, int last)
+{
+	for (int i = first; i <= last; i++) {
+		times_of(r, i, false);
+		times_of(r, i, true);
+	}
+}
+
+/* Layer i's figure in row r, computed. */
+static double
+compute(const Times *r, int i, bool bwd)
+{
+	const Layer *l = &r->g->layer[i];
+
+	switch (r->kind) {
+	case ROW_TIME: return layer_time(r->an, r->g, l, r->n, r->share, bwd);
+	case ROW_HOST: return layer_host(r->an, r->g, l, bwd);
+	case ROW_HALO: return halo_time(r->an, r->g, l, r->n, r->ways, r->across);
+	case ROW_GATHER: return spatial_gather(r->an, r->g, i, r->n, r->grp);
+	case ROW_FILTER:
+	case ROW_CHANNEL:
+		return split_collective(r->an, r->g, l, r->grp, r->n, r->kind == ROW_CHANNEL);
+	}
+	return 0;
+}
+
+/* A split layer's collectives depend on the layer only through its input's
+ * and output's sizes and whether it reads the graph's input: the last
+ * such figure of a row, kept by them (layers alike in a row cost one
+ * computation; split_collective_of). */
+static struct {
+	uint64_t row;
+	int64_t in, out;
+	bool reads;
+	double v;
+} last_split;
+
+double
+times_miss(const Times *r, int i, bool bwd)
+{
+	if (r->kind == ROW_FILTER || r->kind == ROW_CHANNEL) {
+		const Layer *l = &r->g->layer[i];
+		int64_t in = r->g->tensor[l->in[0]].elems, out = r->g->tensor[l->out[0]].elems;
+		bool reads = reads_input(r->g, l);
+		if (last_split.row != r->id || last_split.in != in || last_split.out != out ||
+		    last_split.reads != reads) {
+			last_split.row = r->id;
+			last_split.in = in;
+			last_split.out = out;
+			last_split.reads = reads;
+			last_split.v = split_collective_of(r->an, r->g, r->grp, r->n,
+							   r->kind == ROW_CHANNEL, in, out, reads);
+		}
+		return r->t[0][i] = last_split.v;
+	}
+	return r->t[bwd][i] = compute(r, i, bwd);
+}
+
+void
+times_check(const Times *r, int i, bool bwd, double v)
+{
+	double again = compute(r, i, bwd);
+
+	if (memcmp(&again, &v, sizeof v) != 0)
+		die("reuse.c: layer %d's figure (row kind %d, %s) is %.17g where it was %.17g (a "
+		    "field it reads is missing from the key)",
+		    i, (int)r->kind, bwd ? "backward" : "forward", again, v);
+}
+
+/* The layer table of the last graph asked for. */
+static LayerTable table;
+
+static void
+table_free(LayerTable *t)
+{
+	free(t->nw);
+	free(t->params);
+	free(t->kernel);
+	free(t->buffers);
+	free(t->act);
+	free(t->in);
+	free(t->split);
+	*t = (LayerTable){ 0 };
+}
+
+const LayerTable *
+layer_table(const Graph *g)
+{
+	LayerTable *t = &table;
+	size_t n = g->nlayer > 0 ? (size_t)g->nlayer : 1;
+
+	if (t->g == g && t->version == g->version)
+		return t;
+	table_free(t);
+	t->g = g;
+	t->version = g->version;
+	t->n = g->nlayer;
+	t->nw = xcalloc(n, sizeof *t->nw);
+	t->params = xcalloc(n, sizeof *t->params);
+	t->kernel = xcalloc(n, sizeof *t->kernel);
+	t->buffers = xcalloc(n, sizeof *t->buffers);
+	t->act = xcalloc(n, sizeof *t->act);
+	t->in = xcalloc(n, sizeof *t->in);
+	t->split = xcalloc(n, sizeof *t->split);
+	t->most[0] = t->most[1] = INT64_MAX;
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		int64_t most;
+		t->nw[i] = l->nw;
+		t->arrays += l->nw;
+		t->params[i] = l->cost.params;
+		t->kernel[i] = layer_kernel_params(l);
+		t->buffers[i] = l->cost.buffers;
+		t->act[i] = l->cost.act_bytes;
+		t->in[i] = g->tensor[i ? g->layer[i - 1].out[0] : l->in[0]].elems;
+		for (int c = 0; c < 2; c++)
+			if (model_split_layer(g, l, c, &most)) {
+				t->split[i] |= (unsigned char)(1 << c);
+				if (most < t->most[c])
+					t->most[c] = most;
+			}
+	}
+	return t;
+}
+
+void
+times_forget(void)
+{
+	if (!ready)
+		return;
+	drop(-1);
+	table_free(&table);
+	for (int i = 0; i < CTXS; i++)
+		key_live[i] = pkey_live[i] = false;
+	current = pcurrent = -1;
+}
+
+/* Scratch buffers: one per slot, grown as asked, kept for the next call. */
+enum { SLOTS = 32 };
+static void *buf[SLOTS];
+static size_t bufsize[SLOTS];
+
+void *
+scratch(int slot, size_t n, size_t size)
+{
+	size_t need;
+
+	if (slot < 0 || slot >= SLOTS)
+		die("reuse.c: scratch slot %d", slot);
+	if (n > SIZE_MAX / (size ? size : 1))
+		die("out of memory");
+	need = (n ? n : 1) * (size ? size : 1);
+	if (need > bufsize[slot]) {
+		free(buf[slot]);
+		buf[slot] = xcalloc(need, 1);
+		bufsize[slot] = need;
+	}
+	return buf[slot];
+}
