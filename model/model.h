@@ -323,7 +323,7 @@ double pipeline_partition(const double *t, const double *m, int L, double cap, i
  * after it (spatial_gather).  times_of(r, i, bwd) reads layer i's, and
  * computes it on the first read; the value is the function's, bit for
  * bit.  A row stays valid until ROWS_HELD more have been asked for. */
-enum { ROWS_HELD = 6 };
+enum { ROWS_HELD = 4 };
 typedef enum RowKind { ROW_TIME, ROW_HOST, ROW_HALO, ROW_GATHER, ROW_FILTER, ROW_CHANNEL } RowKind;
 typedef struct Times {
 	double *t[2];          /* forward, backward per layer (one array for
@@ -336,6 +336,9 @@ typedef struct Times {
 	bool across;           /* ROW_HALO: neighbours on other nodes */
 	Group grp;             /* ROW_GATHER, ROW_FILTER, ROW_CHANNEL */
 	uint64_t id;           /* the row's: no other row has it */
+	const int *cls;        /* NULL: t[] per layer; else per class of
+	                          layers, layer i's t[][cls[i]] (valid while
+	                          no other graph's table is made) */
 } Times;
 Times layer_times(const Analysis *an, const Graph *g, double n, double share);
 Times host_times(const Analysis *an, const Graph *g);
@@ -361,8 +364,9 @@ typedef struct LayerTable {
 	int n;
 	int *nw;                 /* parameter tensors */
 	int64_t *params;         /* trained elements (Cost.params) */
-	int64_t *kernel;         /* of them, the weight tensor's (layer_kernel_params) */
-	int64_t *buffers;        /* untrained state (Cost.buffers) */
+	int64_t *kernel;         /* of them, the weight tensor's (layer_kernel_params);
+	                            layer_table_full only */
+	int64_t *buffers;        /* untrained state (Cost.buffers); layer_table_full */
 	int64_t *act;            /* kept for backward (Cost.act_bytes) */
 	int64_t *in;             /* elements a stage beginning at the layer receives:
 	                            the layer before's output, the first's input */
@@ -371,8 +375,18 @@ typedef struct LayerTable {
 	int64_t most[2];         /* the fewest ways of those layers (filter,
 	                            channel); INT64_MAX: none */
 	double arrays;           /* every layer's nw, added in order */
+	int *cls;                /* layer_classes: each layer's class, layers
+	                            alike in everything a row's figure reads */
+	int ncls;                /* 0: no classes (few layers, or few alike) */
+	bool classed;            /* layer_classes has looked */
 } LayerTable;
 const LayerTable *layer_table(const Graph *g);
+/* The same with kernel and buffers, which few read (a channel split's
+ * share, the data-parallel wrapper's kernels). */
+const LayerTable *layer_table_full(const Graph *g);
+/* The same with the layers' classes (reuse.c: a row computes a figure
+ * once per class). */
+const LayerTable *layer_classes(const Graph *g);
 /* A stamp for an and g that every analysis with the same system, graph
  * and settings shares, whatever its GPU count, batch, dataset and input
  * (the keys of what pipeline.c keeps); a new one for anything else. */
@@ -381,9 +395,9 @@ uint64_t analysis_stamp(const Analysis *an, const Graph *g);
  * one call to the next and grown as asked; its contents are what the
  * last user left.  The strategies' per-layer arrays, so that an
  * evaluation allocates nothing once the buffers have grown.  Slots:
- * 0-23 pipeline.c, 24-31 (SCRATCH_PHYSICAL on) physical.c. */
+ * 0-23 pipeline.c, 24-27 (SCRATCH_PHYSICAL on) physical.c, 28-31 reuse.c. */
 void *scratch(int slot, size_t n, size_t size);
-enum { SCRATCH_PHYSICAL = 24 };
+enum { SCRATCH_PHYSICAL = 24, SCRATCH_REUSE = 28 };
 void times_check(const Times *r, int i, bool bwd, double v);
 extern unsigned times_reads;
 
@@ -394,7 +408,7 @@ double times_miss(const Times *r, int i, bool bwd);
 static inline double
 times_of(const Times *r, int i, bool bwd)
 {
-	double v = r->t[bwd][i];
+	double v = r->t[bwd][r->cls ? r->cls[i] : i];
 
 	if (v != v)
 		return times_miss(r, i, bwd);

@@ -114,7 +114,7 @@ reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
 
 	if (grp.size <= 1 || an->zero >= 2)
 		return 0;
-	tb = layer_table(g);
+	tb = layer_table_full(g);
 	for (int i = first; i <= last; i++) {
 		t += reducer_kernels(an, g, tb->nw[i], tb->buffers[i],
 				     (double)tb->params[i] * (wshare ? wshare[i] : 1));

@@ -264,7 +264,7 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	k->t.compute = split_compute(c, n, ways, channel);
 	local_w = c->W - split_w;
 	wshare = scratch(SC_WSHARE, (size_t)c->g->nlayer + 1, sizeof *wshare);
-	tb = layer_table(c->g);
+	tb = layer_table_full(c->g);
 	for (int i = 0; i < c->g->nlayer; i++) {
 		double held;
 		wshare[i] = 1;

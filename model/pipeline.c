@@ -32,9 +32,10 @@
 
 /* The scratch buffers (reuse.c) of this file's per-layer arrays. */
 enum {
-	SC_T, SC_F, SC_A, SC_W, SC_HELD, SC_IN, SC_INS, SC_COL, SC_REDO, SC_HALO, SC_END,
+	SC_T, SC_F, SC_A, SC_HELD, SC_IN, SC_INS, SC_COL, SC_REDO, SC_HALO, SC_END,
 	SC_PT, SC_PF, SC_PA, SC_ITEMS, SC_IT_T, SC_IT_F, SC_IT_A, SC_IT_IN, SC_BEST_END,
-	SC_BEST_TIME, SC_BEST_MEM, SC_PLAN_END, SC_PLAN_SUM,
+	SC_BEST_TIME, SC_BEST_MEM, SC_PLAN_END, SC_PLAN_SUM, SC_CLASS_COST, SC_CLASS_HAVE,
+	SC_CLASS_W,
 };
 
 typedef struct Stages {
@@ -49,6 +50,8 @@ typedef struct Stages {
  * NULL: none).  pf and pa are prefix sums. */
 typedef struct Held {
 	const double *pf, *pa, *held, *in, *ins;
+	bool grows;     /* no figure below 0 nor undefined: a stage's sums
+	                   never shrink as it takes more layers (pack) */
 } Held;
 
 static double
@@ -78,6 +81,17 @@ pack(const double *pt, const Held *h, int L, double T, double cap, int S, Stages
 		/* the last layer e with both sums of [first, e] within the limits */
 		if (pt[first + 1] - pt[first] > T || stage_bytes(h, i, first, first) > cap)
 			return false;
+		/* sums that only grow: the same layer found from the first
+		 * outwards, in steps that double, where stages are short */
+		for (int step = 1; h->grows && lo + step <= hi; step *= 2) {
+			int e = lo + step;
+			if (pt[e + 1] - pt[first] <= T && stage_bytes(h, i, first, e) <= cap) {
+				lo = e;
+			} else {
+				hi = e - 1;
+				break;
+			}
+		}
 		while (lo < hi) {
 			int mid = lo + (hi - lo + 1) / 2;
 			if (pt[mid + 1] - pt[first] <= T && stage_bytes(h, i, first, mid) <= cap)
@@ -140,7 +154,7 @@ partition(const double *t, const double *f, const double *a, const double *held,
 	double lo = 0, hi, T = -1;
 	double *pt = scratch(SC_PT, L + 1, sizeof *pt), *pf = scratch(SC_PF, L + 1, sizeof *pf);
 	double *pa = scratch(SC_PA, L + 1, sizeof *pa);
-	Held h = { pf, pa, a ? held : NULL, in, ins };
+	Held h = { pf, pa, a ? held : NULL, in, ins, true };
 
 	pt[0] = pf[0] = pa[0] = 0;
 	for (int i = 0; i < L; i++) {
@@ -149,7 +163,12 @@ partition(const double *t, const double *f, const double *a, const double *held,
 		pa[i + 1] = pa[i] + (a ? a[i] : 0);
 		if (t[i] > lo)
 			lo = t[i];
+		if (!(t[i] >= 0 && f[i] >= 0 && (!a || a[i] >= 0) && (!in || in[i] >= 0)))
+			h.grows = false;
 	}
+	for (int i = 0; i < S && h.grows; i++)
+		if (!((!h.held || h.held[i] >= 0) && (!in || ins[i] >= 0)))
+			h.grows = false;
 	hi = pt[L];
 	if (pack(pt, &h, L, hi * (1 + 1e-12), cap, S, st)) {
 		for (int it = 0; it < 64 && hi - lo > 1e-12 * hi; it++) {
@@ -173,7 +192,7 @@ partition(const double *t, const double *f, const double *a, const double *held,
  * by input channel (its row-parallel layers), dps by rows up to the
  * spatial split's last layer `last`. */
 typedef struct Costs {
-	double *t, *f, *a, *w, *held;
+	double *t, *f, *a, *held;
 	double *in;     /* bytes per micro-batch entering a stage that begins
 	                   at the layer (what a checkpoint keeps) */
 	double *ins;    /* per stage: the micro-batches it keeps only the
@@ -181,7 +200,8 @@ typedef struct Costs {
 	double ck;      /* of the M micro-batches, the share checkpointed */
 	double *col;    /* of t: the split's collectives (dps: and halos) */
 	double *halo;   /* of col: dps's halo exchanges */
-	double *redo;   /* of t: the forward recomputed */
+	double *redo;   /* of t: the forward recomputed (redo_kept) */
+	bool redo_kept; /* redo holds it; false: every layer's was 0 */
 	int64_t ways;   /* 1: no split inside the stages */
 	GridDim inner;  /* DIM_FILTER (dpf), DIM_CHANNEL (dpc), DIM_SPATIAL (dps) */
 	int last;       /* dps: the last layer split by rows */
@@ -204,6 +224,69 @@ per_parameter(const Analysis *an, const Graph *g, double nd)
 	return m;
 }
 
+/* Per class of layers (layer_classes), figures that follow from the
+ * class alone (a layer's weights held, the wrapper's kernels around its
+ * exchange): made once a call, for the first layer of each class met.
+ * NULL classes: every layer's own. */
+typedef struct ClassMemo {
+	const int *cls;
+	double *v;      /* CM_* per class, NaN: not yet */
+} ClassMemo;
+enum { CM_W, CM_RED, CM_BUF, CM_COUNT };
+
+static ClassMemo
+class_values(const Graph *g)
+{
+	const LayerTable *tb = layer_classes(g);
+	ClassMemo m = { tb->ncls > 0 ? tb->cls : NULL, NULL };
+	size_t n = (size_t)tb->ncls * CM_COUNT;
+
+	if (m.cls) {
+		m.v = scratch(SC_CLASS_W, n, sizeof *m.v);
+		for (size_t i = 0; i < n; i++)
+			m.v[i] = NAN;
+	}
+	return m;
+}
+
+/* g's layer table as held_w reads it: a channel split's shares need each
+ * layer's weight tensor. */
+static const LayerTable *
+table_for(const Graph *g, const Costs *c)
+{
+	return c->ways > 1 && c->inner == DIM_CHANNEL ? layer_table_full(g) : layer_table(g);
+}
+
+/* The parameters a GPU holds of layer i: all, or under a filter or
+ * channel split inside the stages (dpf, dpc) its share of a layer the
+ * split divides (split_params). */
+static double held_w(const LayerTable *tb, const Costs *c, int i);
+
+/* held_w through m's classes. */
+static double
+class_w(ClassMemo *m, const LayerTable *tb, const Costs *c, int i)
+{
+	double *v;
+
+	if (!m->cls)
+		return held_w(tb, c, i);
+	v = &m->v[m->cls[i] * CM_COUNT + CM_W];
+	if (*v != *v)
+		*v = held_w(tb, c, i);
+	return *v;
+}
+
+static double
+held_w(const LayerTable *tb, const Costs *c, int i)
+{
+	bool rows = c->inner == DIM_SPATIAL, channel = c->inner == DIM_CHANNEL;
+
+	if (c->ways > 1 && !rows && (tb->split[i] & (1u << channel)))
+		return split_params_of(tb->params[i], channel ? tb->kernel[i] : 0, channel,
+				       (double)c->ways);
+	return (double)tb->params[i];
+}
+
 /* Per layer: the time of forward and backward of one micro-batch of n
  * samples (t; with a split inside the stage, the layer's share of the work
  * and its collectives, col: a filter or channel split's, or a spatial
@@ -212,53 +295,186 @@ per_parameter(const Analysis *an, const Graph *g, double nd)
  * weights, gradients, optimizer state) and the activations it keeps per
  * micro-batch in flight (a: whole, as the filter and channel splits gather
  * their outputs; a strip's under the spatial split, and after it where the
- * implementation does not replicate the layers after the gather). */
-static void
-layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
-{
-	const LayerTable *tb = layer_table(g);
-	MemUse pp = per_parameter(an, g, c->nd);
-	double per_w = pp.weights + pp.grads + pp.optimizer;
-	double in_act = (double)kept(an, g)->act_bytes;
-	const Recompute *rc = &an->rc;
-	const int64_t *act = kept_layers(an, g, tb->act);
-	bool rows = c->ways > 1 && c->inner == DIM_SPATIAL, channel = c->inner == DIM_CHANNEL;
-	unsigned split = c->ways > 1 && !rows ? 1u << channel : 0;
-	Times whole = layer_times(an, g, n, 1);
-	Times part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1);
-	Times halo = rows ? halo_times(an, g, n, c->ways, c->grp.size > c->grp.per_node) : whole;
-	Times col = !rows && c->ways > 1 ? split_times(an, g, n, c->grp, c->inner == DIM_CHANNEL)
-					 : whole;
+ * implementation does not replicate the layers after the gather).  What
+ * layer_cost reads, set up once for the micro-batch: */
+typedef struct Pass {
+	const Graph *g;
+	const Analysis *an;
+	const Costs *c;
+	const LayerTable *tb;
+	const int64_t *act;     /* kept bytes per layer (kept_layers) */
+	double n, per_w;
+	double in_act;          /* the kept graph input, on the first stage */
+	bool rows;              /* dps */
+	unsigned split;         /* the table's bit of the layers a filter or
+	                           channel split divides; 0 for none */
+	Times whole, part, halo, col;
+	const int *cls;         /* layers alike (layer_classes) whose figures
+	                           are alike here too: each class's figures
+	                           made once (per_class); NULL where not */
+} Pass;
 
-	for (int i = 0; i < g->nlayer; i++) {
-		double share = rows ? (i <= c->last || !an->impl.replicated ? 1.0 / (double)c->ways : 1)
-			       : tb->split[i] & split ? 1.0 / (double)c->ways
-						      : 1;
-		const Times *r = share < 1 ? &part : &whole;
-		double fwd = times_of(r, i, false);
-		/* recomputation: selective drops the attention cores' tensors
-		 * and runs their forward again; segments keep only what enters
-		 * each segment, and a stage runs its whole forward again */
-		bool redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
-		c->halo[i] = rows && i <= c->last ? times_of(&halo, i, false) : 0;
-		if (rows)
-			c->col[i] = c->halo[i] +
-				    (i == c->last ? spatial_gather(an, g, i, n, c->grp) : 0);
-		else
-			c->col[i] = share < 1 ? times_of(&col, i, false) : 0;
-		/* pipe_checkpoint: a share ck of the micro-batches runs it again */
-		c->redo[i] = redo ? fwd : fwd * c->ck;
-		c->t[i] = fwd + times_of(r, i, true) + c->col[i] + c->redo[i];
-		c->w[i] = rows || share >= 1 ? (double)tb->params[i]
-					     : split_params_of(tb->params[i], tb->kernel[i], channel,
-							       (double)c->ways);
-		c->f[i] = c->w[i] * per_w;
-		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)act[i]) * n *
-			  (rows ? share : 1);
-		c->in[i] = (double)tb->in[i] * n * g->elem_bytes * (rows ? share : 1);
-		in_act -= (double)act[i];
+/* One layer's figures; a's of the first layer with the graph input. */
+typedef struct LayerCost {
+	double t, f, a, in, col, halo, redo;
+} LayerCost;
+
+/* What training keeps of the graph's input: kept()'s total less every
+ * layer's, subtracted in order; kept per graph and implementation. */
+static double
+kept_input(const Analysis *an, const Graph *g, const LayerTable *tb)
+{
+	static uint64_t version;
+	static const int64_t *act;
+	static double left;
+
+	if (version != g->version || act != kept_layers(an, g, tb->act)) {
+		version = g->version;
+		act = kept_layers(an, g, tb->act);
+		left = (double)kept(an, g)->act_bytes;
+		for (int i = 0; i < g->nlayer; i++)
+			left -= (double)act[i];
 	}
-	c->a[0] += in_act * n; /* the kept graph input lives on the first stage */
+	return left;
+}
+
+static void
+pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c)
+{
+	MemUse pp = per_parameter(an, g, c->nd);
+	bool channel = c->inner == DIM_CHANNEL;
+
+	p->g = g, p->an = an, p->c = c, p->n = n;
+	p->tb = table_for(g, c);
+	p->per_w = pp.weights + pp.grads + pp.optimizer;
+	p->act = kept_layers(an, g, p->tb->act);
+	p->rows = c->ways > 1 && c->inner == DIM_SPATIAL;
+	p->split = c->ways > 1 && !p->rows ? 1u << channel : 0;
+	p->in_act = kept_input(an, g, p->tb);
+	p->cls = layer_classes(g)->ncls > 0 ? layer_classes(g)->cls : NULL;
+	p->whole = layer_times(an, g, n, 1);
+	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1);
+	p->halo = p->rows ? halo_times(an, g, n, c->ways, c->grp.size > c->grp.per_node) : p->whole;
+	p->col = !p->rows && c->ways > 1 ? split_times(an, g, n, c->grp, channel) : p->whole;
+}
+
+static LayerCost
+layer_cost(const Pass *p, int i)
+{
+	const Costs *c = p->c;
+	const Recompute *rc = &p->an->rc;
+	double n = p->n, share = p->rows ? (i <= c->last || !p->an->impl.replicated
+						     ? 1.0 / (double)c->ways
+						     : 1)
+				: p->tb->split[i] & p->split ? 1.0 / (double)c->ways
+							     : 1;
+	const Times *r = share < 1 ? &p->part : &p->whole;
+	double fwd = times_of(r, i, false);
+	/* recomputation: selective drops the attention cores' tensors and
+	 * runs their forward again; segments keep only what enters each
+	 * segment, and a stage runs its whole forward again */
+	bool redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
+	LayerCost lc;
+
+	lc.halo = p->rows && i <= c->last ? times_of(&p->halo, i, false) : 0;
+	if (p->rows)
+		lc.col = lc.halo + (i == c->last ? spatial_gather(p->an, p->g, i, n, c->grp) : 0);
+	else
+		lc.col = share < 1 ? times_of(&p->col, i, false) : 0;
+	/* pipe_checkpoint: a share ck of the micro-batches runs it again */
+	lc.redo = redo ? fwd : fwd * c->ck;
+	lc.t = fwd + times_of(r, i, true) + lc.col + lc.redo;
+	lc.f = held_w(p->tb, c, i) * p->per_w;
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)p->act[i]) * n *
+	       (p->rows ? share : 1);
+	if (i == 0) /* the kept graph input lives on the first stage */
+		lc.a += p->in_act * n;
+	lc.in = (double)p->tb->in[i] * n * p->g->elem_bytes * (p->rows ? share : 1);
+	return lc;
+}
+
+/* Layer i's figures, through those of a layer alike where p has classes:
+ * a layer's time, collectives, recomputation and weights follow from its
+ * class (layer_classes), whether recomputation redoes it (selective) and,
+ * under a spatial split, whether it is split and exchanges halos, each
+ * made once into *memo (*have); its kept bytes (per layer: recomputation's
+ * boundaries, the fused attentions' Graph.fused_act) and what a stage
+ * beginning at it receives (the layer before's output) follow from the
+ * layer itself.  The first layer (the graph input is kept with it) and
+ * the spatial split's last (its gather) go their own way. */
+static LayerCost
+per_class(const Pass *p, int i, LayerCost *memo, bool *have)
+{
+	const Costs *c = p->c;
+	const Recompute *rc = &p->an->rc;
+	bool redo, below, strip;
+	double share;
+	LayerCost lc;
+	int k;
+
+	if (!p->cls || i == 0 || (p->rows && i == c->last))
+		return layer_cost(p, i);
+	redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
+	below = p->rows && i <= c->last;
+	strip = p->rows && (below || !p->an->impl.replicated);
+	k = ((p->cls[i] * 2 + (rc->k == RECOMPUTE_SELECTIVE && rc->redo[i])) * 2 + below) * 2 + strip;
+	if (!have[k])
+		memo[k] = layer_cost(p, i), have[k] = true;
+	lc = memo[k];
+	share = strip ? 1.0 / (double)c->ways : 1;
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)p->act[i]) * p->n *
+	       (p->rows ? share : 1);
+	lc.in = (double)p->tb->in[i] * p->n * p->g->elem_bytes * (p->rows ? share : 1);
+	return lc;
+}
+
+/* The scratch of per_class for p. */
+static void
+class_memo(const Pass *p, LayerCost **memo, bool **have)
+{
+	size_t n = p->cls ? 8 * (size_t)layer_classes(p->g)->ncls : 0;
+
+	*memo = scratch(SC_CLASS_COST, n + 1, sizeof **memo);
+	*have = scratch(SC_CLASS_HAVE, n + 1, sizeof **have);
+	memset(*have, 0, (n + 1) * sizeof **have);
+}
+
+/* Every layer's figures into c's arrays.  col and halo are 0 without a
+ * split inside the stages, redo without recomputation or checkpoints
+ * (c->redo_kept false; where one is not, it is kept after all): those
+ * arrays are then neither written nor read (plan_for). */
+static void
+layer_costs(const Graph *g, const Analysis *an, double n, Costs *c)
+{
+	static const double zero = 0;
+	LayerCost *memo;
+	bool *have;
+	Pass p;
+
+	pass_begin(&p, g, an, n, c);
+	class_memo(&p, &memo, &have);
+	for (int i = 0; i < g->nlayer; i++) {
+		LayerCost lc = per_class(&p, i, memo, have);
+		if (c->ways > 1)
+			c->halo[i] = lc.halo, c->col[i] = lc.col;
+		if (c->redo_kept) {
+			c->redo[i] = lc.redo;
+		} else if (memcmp(&lc.redo, &zero, sizeof lc.redo) != 0) {
+			c->redo_kept = true; /* not all 0: kept after all */
+			layer_costs(g, an, n, c);
+			return;
+		}
+		c->t[i] = lc.t, c->f[i] = lc.f, c->a[i] = lc.a, c->in[i] = lc.in;
+	}
+}
+
+/* layer_costs; the recomputed forwards kept only where they may not all
+ * be 0 (recomputation, checkpoints), else found so. */
+static void
+costs(const Graph *g, const Analysis *an, double n, Costs *c)
+{
+	c->redo_kept = an->rc.k != 0 || c->ck != 0;
+	layer_costs(g, an, n, c);
 }
 
 /* Micro-batches whose activations stage i of S holds at its peak: GPipe
@@ -369,6 +585,7 @@ typedef struct Plan {
 	int n;             /* stages */
 	int *end;          /* each stage's last layer */
 	double *sum;       /* [stage * PS_COUNT + PS_*] */
+	bool red;          /* PS_RED and PS_BUF summed (plan_reducer) */
 	int next;          /* the bucket's chain, -1 at its end */
 	int gen;           /* the generation it lives in */
 } Plan;
@@ -469,6 +686,71 @@ plan_key(const Graph *g, const Analysis *an, const Costs *c, double n, int64_t M
 	return k;
 }
 
+/* The partition of one stage (plan_for) without the per-layer arrays:
+ * every layer in it where it fits in memory, its time theirs added in
+ * order, each sum of the stage added as it is made.  That is what the
+ * bisection finds (pack with S = 1 takes the first layer and then every
+ * layer whose sums stay within the bounds; the sums grow with each layer,
+ * times and bytes being at least 0); NULL for anything else (a negative
+ * or undefined figure), which goes the whole way. */
+static Plan *
+plan_one(const Graph *g, const Analysis *an, const Costs *c, double n, double cap,
+	 const PlanKey *key, Plan *local)
+{
+	double t = 0, f = 0, a = 0, in = 0, ww = 0, arrays = 0, col = 0, hal = 0, redo = 0, h = 0,
+	       fwd_host = 0, bytes;
+	Times issue;
+	Plan *p;
+	Pass ps;
+	LayerCost *memo;
+	bool fits, *have;
+	ClassMemo wm = class_values(g);
+
+	pass_begin(&ps, g, an, n, c);
+	class_memo(&ps, &memo, &have);
+	issue = host_times(an, g);
+	for (int i = 0; i < g->nlayer; i++) {
+		LayerCost lc = per_class(&ps, i, memo, have);
+		double hf = times_of(&issue, i, false);
+		if (!(lc.t >= 0 && lc.f >= 0 && lc.a >= 0))
+			return NULL;
+		t += lc.t, f += lc.f, a += lc.a;
+		ww += class_w(&wm, ps.tb, c, i), arrays += ps.tb->nw[i];
+		if (c->ways > 1)
+			col += lc.col, hal += lc.halo;
+		redo += lc.redo;
+		/* the stage's process issues each layer, and the forward
+		 * again of a checkpointed micro-batch */
+		h += hf * (1 + c->ck) + times_of(&issue, i, true);
+		fwd_host += hf;
+		if (i == 0)
+			in = lc.in;
+	}
+	/* stage_bytes of the whole, as pack sums it from the prefixes */
+	bytes = f - 0.0 + c->held[0] * (a - 0.0) + c->ins[0] * in;
+	if (bytes != bytes || t != t)
+		return NULL;
+	fits = !(bytes > cap);
+	if (!(p = plan_new(key, fits))) {
+		p = local;
+		*p = (Plan){ .key = *key };
+		p->sum = scratch(SC_PLAN_SUM, PS_COUNT, sizeof(double));
+		p->end = scratch(SC_PLAN_END, 1, sizeof(int));
+	}
+	p->fits = fits;
+	p->T = fits ? t : -1;
+	p->red = false;
+	if (!fits)
+		return p;
+	p->n = 1;
+	p->end[0] = g->nlayer - 1;
+	p->sum[PS_TIME] = t, p->sum[PS_COL] = col, p->sum[PS_REDO] = redo, p->sum[PS_HALO] = hal;
+	p->sum[PS_W] = ww, p->sum[PS_ARRAYS] = arrays, p->sum[PS_HOST] = h, p->sum[PS_F] = f;
+	p->sum[PS_A] = a, p->sum[PS_IN] = in;
+	p->fwd_host = fwd_host;
+	return p;
+}
+
 /* The partition of M micro-batches of n samples into S stages under the
  * memory cap (c's held and ins set for M), kept or found and kept; a
  * partition under cut points (it->end) is not kept: *local holds it. */
@@ -481,10 +763,13 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 	const LayerTable *tb;
 	double T, fwd_host = 0;
 	Times issue;
+	ClassMemo wm;
 
 	if (p)
 		return p;
-	layer_costs(g, an, n, c);
+	if (S == 1 && !it->end && (p = plan_one(g, an, c, n, cap, &key, local)))
+		return p;
+	costs(g, an, n, c);
 	T = partition_items(c, g->nlayer, it, cap, (int)S, st);
 	if (it->end || !(p = plan_new(&key, T < 0 ? 0 : st->n))) {
 		p = local;
@@ -497,35 +782,69 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 	if (!p->fits)
 		return p;
 	p->n = st->n;
-	tb = layer_table(g);
+	tb = table_for(g, c);
 	issue = host_times(an, g);
+	wm = class_values(g);
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
 		double *sum = &p->sum[i * PS_COUNT];
 		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0, h = 0, sf = 0,
-		       sa = 0, red = 0, buf = 0;
+		       sa = 0;
 		for (int j = first; j <= st->end[i]; j++) {
 			double f = times_of(&issue, j, false);
-			ww += c->w[j], arrays += tb->nw[j], time += c->t[j];
-			col += c->col[j], redo += c->redo[j], hal += c->halo[j];
+			double w = class_w(&wm, tb, c, j);
+			ww += w, arrays += tb->nw[j], time += c->t[j];
+			if (c->ways > 1) /* else both 0 (layer_costs) */
+				col += c->col[j], hal += c->halo[j];
+			if (c->redo_kept) /* else all 0 */
+				redo += c->redo[j];
 			/* the stage's process issues each layer, and the forward
 			 * again of a checkpointed micro-batch */
 			h += f * (1 + c->ck) + times_of(&issue, j, true);
 			fwd_host += f;
 			sf += c->f[j], sa += c->a[j];
-			/* the wrapper's kernels around the exchange: reducer_time's
-			 * sum, each layer's gradients its share of its parameters */
-			double params = (double)tb->params[j];
-			double share = tb->params[j] > 0 ? c->w[j] / params : 1;
-			red += reducer_kernels(an, g, tb->nw[j], tb->buffers[j], params * share);
-			buf += buffer_bytes(an, tb->buffers[j]);
 		}
 		p->end[i] = st->end[i];
 		sum[PS_TIME] = time, sum[PS_COL] = col, sum[PS_REDO] = redo, sum[PS_HALO] = hal;
 		sum[PS_W] = ww, sum[PS_ARRAYS] = arrays, sum[PS_HOST] = h, sum[PS_F] = sf;
-		sum[PS_A] = sa, sum[PS_IN] = c->in[first], sum[PS_RED] = red, sum[PS_BUF] = buf;
+		sum[PS_A] = sa, sum[PS_IN] = c->in[first];
 	}
 	p->fwd_host = fwd_host;
+	p->red = false;
 	return p;
+}
+
+/* PS_RED and PS_BUF of p's stages, where the exchange reads them (data
+ * replicas: dp, dpf, dpc, dps): the data-parallel wrapper's kernels,
+ * reducer_time's sum, each layer's gradients its share of its
+ * parameters (c's split inside the stages). */
+static void
+plan_reducer(const Graph *g, const Analysis *an, const Costs *c, Plan *p)
+{
+	const LayerTable *tb = layer_table_full(g);
+	ClassMemo m = class_values(g);
+
+	for (int i = 0, first = 0; i < p->n; first = p->end[i] + 1, i++) {
+		double red = 0, buf = 0;
+		for (int j = first; j <= p->end[i]; j++) {
+			double *v = m.cls ? &m.v[m.cls[j] * CM_COUNT] : NULL;
+			if (!v || v[CM_RED] != v[CM_RED]) {
+				double params = (double)tb->params[j];
+				double share = tb->params[j] > 0 ? held_w(tb, c, j) / params : 1;
+				double r = reducer_kernels(an, g, tb->nw[j], tb->buffers[j],
+							   params * share);
+				double b = buffer_bytes(an, tb->buffers[j]);
+				if (!v) {
+					red += r, buf += b;
+					continue;
+				}
+				v[CM_RED] = r, v[CM_BUF] = b;
+			}
+			red += v[CM_RED], buf += v[CM_BUF];
+		}
+		p->sum[i * PS_COUNT + PS_RED] = red;
+		p->sum[i * PS_COUNT + PS_BUF] = buf;
+	}
+	p->red = true;
 }
 
 /* Stage i's own bytes: fixed ones plus the micro-batches it holds, whole
@@ -618,6 +937,8 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	*out = p = plan_for(g, an, c, it, n, M, S, cap - stage_extra(g, an, n), st, local);
 	if (!p->fits)
 		return false;
+	if (map->replicas > 1 && !p->red) /* the exchange reads them (stage_exchange) */
+		plan_reducer(g, an, c, (Plan *)p);
 	T = p->T;
 	/* the largest activation crossing a stage boundary, each way */
 	for (int i = 0; i + 1 < p->n; i++) {
@@ -745,14 +1066,16 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int64_t Bg = an->global_batch ? an->global_batch : an->batch_per_gpu * p1;
 	int64_t B = Bg / p1;
 	/* the per-layer arrays, made on a partition not kept */
-	Costs c = { scratch(SC_T, len, sizeof(double)), scratch(SC_F, len, sizeof(double)),
-		    scratch(SC_A, len, sizeof(double)), scratch(SC_W, len, sizeof(double)),
-		    scratch(SC_HELD, len, sizeof(double)), /* held: S <= L below */
-		    scratch(SC_IN, len, sizeof(double)), scratch(SC_INS, len, sizeof(double)), 0,
-		    scratch(SC_COL, len, sizeof(double)), scratch(SC_HALO, len, sizeof(double)),
-		    scratch(SC_REDO, len, sizeof(double)), ways, inner,
-		    rows ? spatial_limit(g, ways) : -1, map->split,
-		    an->zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
+	Costs c = { .t = scratch(SC_T, len, sizeof(double)), .f = scratch(SC_F, len, sizeof(double)),
+		    .a = scratch(SC_A, len, sizeof(double)),
+		    .held = scratch(SC_HELD, len, sizeof(double)), /* held: S <= L below */
+		    .in = scratch(SC_IN, len, sizeof(double)),
+		    .ins = scratch(SC_INS, len, sizeof(double)),
+		    .col = scratch(SC_COL, len, sizeof(double)),
+		    .halo = scratch(SC_HALO, len, sizeof(double)),
+		    .redo = scratch(SC_REDO, len, sizeof(double)), .ways = ways, .inner = inner,
+		    .last = rows ? spatial_limit(g, ways) : -1, .grp = map->split,
+		    .nd = an->zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
 	Stages st = { 0, scratch(SC_END, len, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL, NULL };
 	double *bs = scratch(SC_BEST_TIME, 6 * len, sizeof(double));
@@ -819,7 +1142,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		if (b) {
 			lb = b->T;
 		} else {
-			layer_costs(g, an, (double)B, &c);
+			costs(g, an, (double)B, &c);
 			for (int i = 0; i < L; i++)
 				lb += c.t[i];
 			if ((b = plan_new(&key, 0)))

@@ -22,6 +22,12 @@
  * list (key_of).  One read in 1,024 of a filled entry computes it again
  * and dies where the two differ.
  *
+ * Layers alike cost alike: a row keeps a figure per class of layers
+ * (layer_table's classes: every byte of the layer but its name, place
+ * and pointers, of its window, shapes and weights, of its tensors and of
+ * what it reads of their producers), so a chain's million layers cost a
+ * few computations a row.  The same check reads through them.
+ *
  * Rows are filled as they are read (NaN: not yet), live in a table of
  * ROWS within a budget of bytes (the row least recently asked for goes
  * first), and a row stays valid until ROWS_HELD more have been asked for:
@@ -35,12 +41,25 @@
 #include <string.h>
 
 enum {
+	SC_LANE = SCRATCH_REUSE,  /* lane_times's arrays where rows have none */
 	CTXS = 8,                 /* analyses (keys) kept at once */
 	ROWS = 1024,              /* rows kept at once */
 	BUCKETS = 2048,
 	PREFIX = offsetof(Analysis, cand),
 };
-#define BUDGET ((size_t)192 << 20) /* bytes of rows kept, beyond those held */
+/* Bytes of rows kept beyond those held: 192 MiB, the rows of a strategy's
+ * grids on a model of 100,000 layers, but less for a model larger than
+ * 200,000 layers (at least 64 MiB, four rows of a million layers): one
+ * that large runs near the memory of the machine, and on few GPUs its
+ * rows are read soon after they are made. */
+static size_t
+budget(size_t layers)
+{
+	size_t most = (size_t)192 << 20, least = (size_t)64 << 20;
+	double scaled = (double)most * 200000 / (double)(layers ? layers : 1);
+
+	return layers <= 200000 ? most : scaled > (double)least ? (size_t)scaled : least;
+}
 
 typedef struct Key {
 	const Graph *g;
@@ -57,6 +76,8 @@ typedef struct Row {
 	RowKind kind;
 	double arg[4];            /* Times' arguments as doubles */
 	double *t[2];
+	bool classed;             /* t[] per class of layers (layer_classes),
+	                             not per layer */
 	size_t len;
 	uint64_t used;
 	uint64_t id;              /* a serial no other row had */
@@ -222,9 +243,9 @@ unlink_row(int i)
 /* Room for a row of `need` bytes: the least recently used rows that are
  * not held go. */
 static void
-make_room(size_t need)
+make_room(size_t need, size_t layers)
 {
-	while (nrows == ROWS || (nrows > ROWS_HELD && bytes + need > BUDGET)) {
+	while (nrows == ROWS || (nrows > ROWS_HELD && bytes + need > budget(layers))) {
 		int lru = -1;
 		for (int i = 0; i < ROWS; i++)
 			if (row[i].ctx >= 0 && row[i].used + ROWS_HELD <= handed &&
@@ -242,6 +263,7 @@ find(Times *t)
 {
 	double arg[4] = { t->n, t->share, (double)t->grp.size, (double)t->grp.per_node };
 	int c, i, arrays = t->kind == ROW_TIME || t->kind == ROW_HOST ? 2 : 1;
+	const LayerTable *tb;
 	unsigned b;
 	Row *r;
 
@@ -263,13 +285,19 @@ find(Times *t)
 		if (r->ctx == c && r->kind == t->kind && memcmp(r->arg, arg, sizeof arg) == 0)
 			break;
 	}
+	/* a row of a graph whose layers repeat keeps a figure per class,
+	 * else one per layer */
+	tb = layer_classes(t->g);
 	if (i < 0) {
-		size_t len = t->g->nlayer > 0 ? (size_t)t->g->nlayer : 1;
-		make_room(arrays * len * sizeof(double));
+		size_t len = tb && tb->ncls > 0 ? (size_t)tb->ncls
+			     : t->g->nlayer > 0 ? (size_t)t->g->nlayer
+						: 1;
+		make_room(arrays * len * sizeof(double), len);
 		for (i = 0; row[i].ctx >= 0; i++)
 			;
 		r = &row[i];
-		*r = (Row){ .ctx = c, .next = head[b], .kind = t->kind, .len = len, .id = ++serial };
+		*r = (Row){ .ctx = c, .next = head[b], .kind = t->kind, .len = len, .id = ++serial,
+			    .classed = tb && tb->ncls > 0 };
 		memcpy(r->arg, arg, sizeof arg);
 		for (int k = 0; k < arrays; k++) {
 			r->t[k] = xcalloc(len, sizeof(double));
@@ -284,6 +312,7 @@ find(Times *t)
 	t->t[0] = r->t[0];
 	t->t[1] = r->t[1] ? r->t[1] : r->t[0];
 	t->id = r->id;
+	t->cls = r->classed ? tb->cls : NULL;
 }
 
 Times
@@ -336,10 +365,22 @@ Lane
 lane_times(const Analysis *an, const Graph *g, int first, int last, double n)
 {
 	Times t = layer_times(an, g, n, 1), h = host_times(an, g);
+	size_t len = g->nlayer > 0 ? (size_t)g->nlayer : 1;
+	double *v;
 
-	times_fill(&t, first, last);
-	times_fill(&h, first, last);
-	return (Lane){ t.t[0], t.t[1], h.t[0], h.t[1] };
+	if (!t.cls && !h.cls) { /* rows of a figure per layer: those */
+		times_fill(&t, first, last);
+		times_fill(&h, first, last);
+		return (Lane){ t.t[0], t.t[1], h.t[0], h.t[1] };
+	}
+	v = scratch(SC_LANE, 4 * len, sizeof *v);
+	for (int i = first; i <= last; i++) {
+		v[i] = times_of(&t, i, false);
+		v[len + i] = times_of(&t, i, true);
+		v[2 * len + i] = times_of(&h, i, false);
+		v[3 * len + i] = times_of(&h, i, true);
+	}
+	return (Lane){ v, v + len, v + 2 * len, v + 3 * len };
 }
 
 double
@@ -393,7 +434,7 @@ static struct {
 double
 times_miss(const Times *r, int i, bool bwd)
 {
-	if (r->kind == ROW_FILTER || r->kind == ROW_CHANNEL) {
+	if (!r->cls && (r->kind == ROW_FILTER || r->kind == ROW_CHANNEL)) {
 		const Layer *l = &r->g->layer[i];
 		int64_t in = r->g->tensor[l->in[0]].elems, out = r->g->tensor[l->out[0]].elems;
 		bool reads = reads_input(r->g, l);
@@ -408,7 +449,8 @@ times_miss(const Times *r, int i, bool bwd)
 		}
 		return r->t[0][i] = last_split.v;
 	}
-	return r->t[bwd][i] = compute(r, i, bwd);
+	/* the figure of the layer, or of its class (layers alike) */
+	return r->t[bwd][r->cls ? r->cls[i] : i] = compute(r, i, bwd);
 }
 
 void
@@ -435,6 +477,7 @@ table_free(LayerTable *t)
 	free(t->act);
 	free(t->in);
 	free(t->split);
+	free(t->cls);
 	*t = (LayerTable){ 0 };
 }
 
@@ -452,8 +495,6 @@ layer_table(const Graph *g)
 	t->n = g->nlayer;
 	t->nw = xcalloc(n, sizeof *t->nw);
 	t->params = xcalloc(n, sizeof *t->params);
-	t->kernel = xcalloc(n, sizeof *t->kernel);
-	t->buffers = xcalloc(n, sizeof *t->buffers);
 	t->act = xcalloc(n, sizeof *t->act);
 	t->in = xcalloc(n, sizeof *t->in);
 	t->split = xcalloc(n, sizeof *t->split);
@@ -464,8 +505,6 @@ layer_table(const Graph *g)
 		t->nw[i] = l->nw;
 		t->arrays += l->nw;
 		t->params[i] = l->cost.params;
-		t->kernel[i] = layer_kernel_params(l);
-		t->buffers[i] = l->cost.buffers;
 		t->act[i] = l->cost.act_bytes;
 		t->in[i] = g->tensor[i ? g->layer[i - 1].out[0] : l->in[0]].elems;
 		for (int c = 0; c < 2; c++)
@@ -475,6 +514,141 @@ layer_table(const Graph *g)
 					t->most[c] = most;
 			}
 	}
+	return t;
+}
+
+const LayerTable *
+layer_table_full(const Graph *g)
+{
+	LayerTable *t = (LayerTable *)layer_table(g);
+	size_t n = g->nlayer > 0 ? (size_t)g->nlayer : 1;
+
+	if (t->kernel)
+		return t;
+	t->kernel = xcalloc(n, sizeof *t->kernel);
+	t->buffers = xcalloc(n, sizeof *t->buffers);
+	for (int i = 0; i < g->nlayer; i++) {
+		t->kernel[i] = layer_kernel_params(&g->layer[i]);
+		t->buffers[i] = g->layer[i].cost.buffers;
+	}
+	return t;
+}
+
+/* A layer's class key into k (room for key_room(l) bytes): every byte of
+ * the layer but its name, places and pointers; of the window, shapes and
+ * weights they point to; of each tensor it reads and writes but its name
+ * and indices, with whether the producer of each input is a layer and
+ * that producer's part in an attention and a pattern.  Everything the
+ * figures of a row read of a layer: two layers with the same key have
+ * the same ones. */
+enum { KEY_TENSOR = sizeof(Shape) + sizeof(int64_t) + 8 };
+
+static size_t
+key_room(const Layer *l)
+{
+	return sizeof(Layer) + sizeof(Window) + 2 * sizeof(Shape) + (size_t)l->nw * sizeof(Weight) +
+	       ((size_t)l->nin + (size_t)l->nout) * KEY_TENSOR;
+}
+
+static size_t
+class_key(const Graph *g, const Layer *l, unsigned char *k)
+{
+	Layer c = *l;
+	size_t n = 0;
+
+	c.name = NULL, c.loc = c.site = LOC_NONE, c.srcop = NULL, c.srcidx = 0;
+	c.in = c.out = NULL, c.w = NULL;
+	attr_view(&c.attr, &(Window){ 0 }); /* pointers: their contents follow */
+	c.attr.kernel = c.attr.stride = c.attr.dilation = c.attr.pad = c.attr.out_pad = NULL;
+	c.attr.target = c.attr.pad_hi = NULL;
+	memcpy(k + n, &c, sizeof c), n += sizeof c;
+	memcpy(k + n, attr_window_of(&l->attr), sizeof(Window)), n += sizeof(Window);
+	memcpy(k + n, l->attr.target, sizeof(Shape)), n += sizeof(Shape);
+	memcpy(k + n, l->attr.pad_hi, sizeof(Shape)), n += sizeof(Shape);
+	if (l->nw > 0)
+		memcpy(k + n, l->w, (size_t)l->nw * sizeof(Weight)), n += (size_t)l->nw * sizeof(Weight);
+	for (int j = 0; j < l->nin + l->nout; j++) {
+		const Tensor *t = &g->tensor[j < l->nin ? l->in[j] : l->out[j - l->nin]];
+		unsigned char about[8] = { t->saved, t->output, t->producer >= 0 };
+		if (j < l->nin && t->producer >= 0)
+			about[3] = g->layer[t->producer].attn, about[4] = g->layer[t->producer].pattern;
+		memcpy(k + n, &t->shape, sizeof t->shape), n += sizeof t->shape;
+		memcpy(k + n, &t->elems, sizeof t->elems), n += sizeof t->elems;
+		memcpy(k + n, about, sizeof about), n += sizeof about;
+	}
+	return n;
+}
+
+/* The classes: an open table of the first layer of each (its key kept). */
+enum { MAX_CLASSES = 1 << 16 };
+
+const LayerTable *
+layer_classes(const Graph *g)
+{
+	LayerTable *t = (LayerTable *)layer_table(g);
+	size_t cap = 1, room = 0;
+	int *slot, nkeys = 0;
+	unsigned char **keys, *k = NULL;
+	size_t *len;
+	uint64_t *hash;
+
+	if (t->classed)
+		return t;
+	t->classed = true;
+	t->ncls = 0;
+	/* classes pay where layers repeat: a model of few layers, or one
+	 * whose layers are all unlike, computes each figure as it is */
+	if (g->nlayer < 64)
+		return t;
+	while (cap < 2 * (size_t)MAX_CLASSES)
+		cap *= 2;
+	slot = xcalloc(cap, sizeof *slot);
+	keys = xcalloc(MAX_CLASSES, sizeof *keys);
+	len = xcalloc(MAX_CLASSES, sizeof *len);
+	hash = xcalloc(MAX_CLASSES, sizeof *hash);
+	t->cls = xcalloc((size_t)g->nlayer, sizeof *t->cls);
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		size_t n, s;
+		uint64_t h = 1469598103934665603u;
+		if (key_room(l) > room) {
+			room = key_room(l);
+			k = xrealloc(k, room);
+		}
+		n = class_key(g, l, k);
+		for (size_t b = 0; b < n; b += 8) { /* a word at a time */
+			uint64_t w = 0;
+			memcpy(&w, k + b, n - b < 8 ? n - b : 8);
+			h = (h ^ w) * 0x9e3779b97f4a7c15u;
+			h ^= h >> 29;
+		}
+		for (s = h & (cap - 1); slot[s]; s = (s + 1) & (cap - 1)) {
+			int c = slot[s] - 1;
+			if (hash[c] == h && len[c] == n && memcmp(keys[c], k, n) == 0)
+				break;
+		}
+		if (!slot[s]) {
+			if (nkeys == MAX_CLASSES || nkeys > g->nlayer / 4) { /* too few alike */
+				nkeys = -1;
+				break;
+			}
+			keys[nkeys] = xcalloc(n, 1);
+			memcpy(keys[nkeys], k, n);
+			len[nkeys] = n;
+			hash[nkeys] = h;
+			slot[s] = ++nkeys;
+		}
+		t->cls[i] = slot[s] - 1;
+	}
+	for (int c = 0; c < MAX_CLASSES && keys[c]; c++)
+		free(keys[c]);
+	free(keys), free(len), free(hash), free(slot), free(k);
+	if (nkeys < 0) {
+		free(t->cls);
+		t->cls = NULL;
+		return t;
+	}
+	t->ncls = nkeys;
 	return t;
 }
 
