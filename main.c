@@ -72,6 +72,7 @@ enum {
 	OPT_SCHEDULE,
 	OPT_NESTING,
 	OPT_PLAN,
+	OPT_MAX_BATCH,
 	OPT_NO_BATCH,      /* hidden: for the ONNX conformance test */
 	OPT_PRINT_OUTPUTS, /* hidden */
 	OPT_TENSOR_DIMS,   /* hidden */
@@ -104,6 +105,7 @@ typedef struct Options {
 	bool sweep;             /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
 	bool search;            /* --search */
 	bool per_layer;         /* --per-layer */
+	bool max_batch;         /* --max-batch */
 	double search_time;     /* --search-time MS, in seconds; 0 none */
 	SearchFix fix;          /* what the options fix for --search */
 } Options;
@@ -155,6 +157,7 @@ static const struct option longopts[] = {
 	{ "schedule",     required_argument, NULL, OPT_SCHEDULE },
 	{ "nesting",      required_argument, NULL, OPT_NESTING },
 	{ "plan",         required_argument, NULL, OPT_PLAN },
+	{ "max-batch",    no_argument,       NULL, OPT_MAX_BATCH },
 	/* Hidden options for tests/onnx-conformance.sh: each graph input is
 	 * one whole sample (an implicit batch of 1 outside it); print the
 	 * graph outputs' full shapes instead of a report; print a serialized
@@ -188,6 +191,8 @@ usage(FILE *f)
 		"                           recomputation and precisions no option fixes;\n"
 		"                           the best 10\n"
 		"      --search-time MS     stop the search after MS milliseconds\n"
+		"      --max-batch          per strategy, the largest --batch-per-gpu that\n"
+		"                           fits with the other settings\n"
 		"      --per-layer          let each block of layers choose its own split\n"
 		"                           (data, filter, channel, spatial) by dynamic\n"
 		"                           programming\n"
@@ -243,9 +248,10 @@ usage(FILE *f)
 		"                           formulas exactly\n"
 		"      --spatial-split S    auto (the best split point) or all (every layer\n"
 		"                           with spatial extent, as ParaDL's runs)\n"
-		"      --profile FILE.csv   measured layer times (columns layer,forward_s,\n"
-		"                           backward_s: seconds per sample) replace the\n"
-		"                           estimate for the layers the file names\n"
+		"      --profile FILE       measured layer times replace the estimate for\n"
+		"                           the layers the file names: a CSV (columns\n"
+		"                           layer,forward_s,backward_s: seconds per sample)\n"
+		"                           or the trace of python3 -m oraclec.launch --trace\n"
 		"      --sample-bytes N     stored bytes of one training sample (default:\n"
 		"                           110000 for images, else the input's size)\n"
 		"      --input-shape DIMS   per-sample input shape where the model leaves it\n"
@@ -629,6 +635,7 @@ parse_options(int argc, char **argv, Options *o)
 			o->search_time = (double)number(optarg, "--search-time", 3600000) / 1e3;
 			break;
 		case OPT_PER_LAYER: o->per_layer = true; break;
+		case OPT_MAX_BATCH: o->max_batch = true; break;
 		case OPT_AS_EXPORTED: o->set.as_exported = true; break;
 		case OPT_CHANNELS_LAST: o->set.channels_last = true; break;
 		case OPT_DROPOUT:
@@ -674,6 +681,9 @@ parse_options(int argc, char **argv, Options *o)
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->per_layer && (o->strat.forced || o->validate))
 		usage_error("--per-layer does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->max_batch && (o->validate || o->set.global_batch))
+		usage_error("--max-batch finds the largest --batch-per-gpu: it does not go with %s",
+			    o->validate ? "validate" : "--global-batch");
 	if (o->search_time && !o->search)
 		usage_error("%s", "--search-time limits --search: give --search too");
 	if (o->search && (o->strat.forced || o->validate))
@@ -744,15 +754,18 @@ outputs(const Options *o, Arena *a, Role *r)
 /* The files known to be read before reading: the model (or the measured
  * runs), a system file, a profile; those that exist (one that does not is
  * an input error later, whatever the outputs are). */
+enum { NAMED_INPUTS = 4 };
+
 static int
-named_inputs(const Options *o, Role *r)
+named_inputs(const Options *o, Role r[NAMED_INPUTS])
 {
-	Role all[] = { { o->validate ? "the measured runs" : "the model", o->model },
-		       { "the system", builtin_system(o->system) ? NULL : o->system },
-		       { "the implementation",
-			 !o->implementation || builtin_impl(o->implementation) ? NULL
-									    : o->implementation },
-		       { "the profile", o->profile } };
+	Role all[NAMED_INPUTS] = {
+		{ o->validate ? "the measured runs" : "the model", o->model },
+		{ "the system", builtin_system(o->system) ? NULL : o->system },
+		{ "the implementation",
+		  !o->implementation || builtin_impl(o->implementation) ? NULL : o->implementation },
+		{ "the profile", o->profile },
+	};
 	struct stat st;
 	int n = 0;
 
@@ -781,7 +794,7 @@ distinct(Role out, Role in, const char *why)
 static bool
 inputs_kept(const Options *o, Arena *a, const FileList *files)
 {
-	Role out[2], in[3];
+	Role out[2], in[NAMED_INPUTS];
 	int nout = outputs(o, a, out), nin = named_inputs(o, in);
 	static const char overwrite[] = "an output never replaces an input";
 
@@ -986,15 +999,15 @@ advice(const Options *o, const Graph *g, Analysis *an, Arena *a)
 	return true;
 }
 
-/* The analysis of g on the system: the passes that need it, every
+/* The analysis of g on the system sys: the passes that need it, every
  * strategy, and with --sweep every GPU count. */
 static bool
 strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
-	   FileList *files)
+	   const System *sys)
 {
 	double t0;
 
-	if (!analysis_setup(an, &o->set, g, system_load_with(o->system, o->set.impl, a, files)))
+	if (!analysis_setup(an, &o->set, g, sys))
 		return false;
 	diag_verbose_note("system %s (%s): %d GPUs per node", an->sys->name, an->sys->source,
 			  an->sys->gpus_per_node);
@@ -1006,6 +1019,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->gpus,
 			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
 			  clock_ms() - t0);
+
 	if (o->search) {
 		Search *s = arena_alloc(a, sizeof *s);
 		t0 = clock_ms();
@@ -1020,6 +1034,7 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 		t0 = clock_ms();
 		if (!per_layer_run(g, an, pl))
 			return false;
+		per_layer_recommend(an, pl);
 		an->per_layer = pl;
 		diag_verbose_note("per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
 				  pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
@@ -1029,6 +1044,11 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 		return false;
 	if (o->sweep)
 		diag_verbose_note("sweep: %d GPU counts (%.2f ms)", an->nsweep, clock_ms() - t0);
+	if (o->max_batch) { /* the GPU count asked for only, not the sweep's */
+		t0 = clock_ms();
+		max_batch_run(g, an, so);
+		diag_verbose_note("max batch: %.2f ms", clock_ms() - t0);
+	}
 	return advice(o, g, an, a);
 }
 
@@ -1037,12 +1057,19 @@ strategies(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Are
 static int
 analyse(const Options *o, Arena *a, FileList *files)
 {
-	Graph *g = model_read(o, a, files);
+	/* the system first: a wrong name or file is said before a model of
+	 * minutes is read; its files are listed after the model's */
+	FileList sysfiles = { 0 };
+	const System *sys = system_load_with(o->system, o->set.impl, a, &sysfiles);
+	Graph *g = sys ? model_read(o, a, files) : NULL;
 	Analysis an;
 	Placement pl;
 	Modules mod;
 	StrategyOpts so = o->strat;
 
+	for (int i = 0; g && i < sysfiles.n; i++)
+		files_add(files, sysfiles.path[i]);
+	files_free(&sysfiles);
 	if (!g)
 		return EXIT_INPUT;
 	if (o->onnx.print_outputs)
@@ -1063,7 +1090,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
-	if (!strategies(o, &so, g, &an, a, files))
+	if (!strategies(o, &so, g, &an, a, sys))
 		return EXIT_INPUT;
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
@@ -1086,12 +1113,15 @@ analyse(const Options *o, Arena *a, FileList *files)
 }
 
 /* The model of a measured run: MODELS/<name>.odl, else .onnx, loaded and
- * through the passes on the model alone once per name. */
+ * through the passes on the model alone once per name and precision (the
+ * run's settings, analysis_run_settings). */
 static Graph *
-validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileList *files,
-		 Loc where)
+validation_model(const Options *o, const Settings *set, Map *cache, const char *name, Arena *a,
+		 FileList *files, Loc where)
 {
-	Graph *g = map_get(cache, name);
+	/* the precision's number first: it ends at the first newline */
+	const char *key = arena_printf(a, "%d\n%s", (int)set->prec, name);
+	Graph *g = map_get(cache, key);
 	const char *path;
 	struct stat st;
 
@@ -1109,12 +1139,27 @@ validation_model(const Options *o, Map *cache, const char *name, Arena *a, FileL
 	}
 	if (!(g = frontend_load(path, a, files, &o->onnx)))
 		return NULL;
-	analysis_init(g, &o->set);
+	analysis_init(g, set);
 	if (!passes_run(g, NULL, PASS_MEMORY, NULL))
 		return NULL;
 	diag_verbose_note("model %s: %s, %d layers", name, path, g->nlayer);
-	map_put(cache, name, g);
+	map_put(cache, key, g);
 	return g;
+}
+
+/* The implementation run r names, loaded once per name, where
+ * --implementation does not describe every run; false after errors. */
+static bool
+run_implementation(const Options *o, Measured *r, Map *impls, Arena *a, FileList *files)
+{
+	if (o->set.impl || !r->impl)
+		return true;
+	if (!(r->implementation = map_get(impls, r->impl))) {
+		if (!(r->implementation = implementation_load_at(r->impl, r->impl_loc, a, files)))
+			return false;
+		map_put(impls, r->impl, (void *)r->implementation);
+	}
+	return true;
 }
 
 /* The options a measured run is predicted with: o's, placed model-inner
@@ -1137,11 +1182,12 @@ measured_strat(const Options *o)
 static CalibRow *
 measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileList *files)
 {
-	Map cache, analyses;
+	Map cache, analyses, impls;
 	CalibRow *cr;
 
 	map_init(&cache, a);
 	map_init(&analyses, a);
+	map_init(&impls, a);
 	if (!s || !(v->row = measured_load(o->model, a, files, &v->nrow)))
 		return NULL;
 	diag_verbose_note("read %s: %d measured run%s; system %s (%s)", o->model, v->nrow,
@@ -1149,13 +1195,19 @@ measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileLi
 	cr = arena_array(a, v->nrow, sizeof *cr);
 	for (int i = 0; i < v->nrow; i++) {
 		Measured *r = &v->row[i];
-		Graph *g = validation_model(o, &cache, r->model, a, files, r->loc);
-		/* the numbers first: they hold no ',', so no two runs share a key */
-		const char *key = arena_printf(a, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%s", r->gpus,
-					       r->global_batch, r->dataset_size, r->model);
+		Settings rs;
+		Graph *g;
+		const char *key;
 		Analysis *an;
-		if (!g)
+		if (!run_implementation(o, r, &impls, a, files))
 			return NULL;
+		rs = analysis_run_settings(&o->set, r);
+		if (!(g = validation_model(o, &rs, &cache, r->model, a, files, r->loc)))
+			return NULL;
+		/* the numbers first: they hold no ',', so no two runs share a key */
+		key = arena_printf(a, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%p,%s", r->gpus,
+				   r->global_batch, r->dataset_size, (int)rs.prec, (void *)rs.impl,
+				   r->model);
 		if (!(an = map_get(&analyses, key))) {
 			an = arena_alloc(a, sizeof *an);
 			if (!analysis_measured(an, &o->set, g, s, r))
@@ -1329,6 +1381,8 @@ validate(const Options *o, Arena *a, FileList *files)
 		strategy_predict(cr[i].g, cr[i].an, &so, cr[i].kind, cr[i].grid, &k);
 		v.row[i].predicted = k.computable ? k.t.total : NAN;
 		v.row[i].note = k.computable ? k.bottleneck : k.reason;
+		if (k.computable && !isnan(v.row[i].peak))
+			v.row[i].predicted_peak = validation_memory(&k.mem, s);
 	}
 	validation_score(&v);
 	if (!inputs_kept(o, a, files))

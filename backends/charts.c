@@ -81,11 +81,16 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 				continue;
 			if (c->feasible)
 				x[n] = (double)an->sweep[i].gpus, y[n++] = v;
-			else
-				plot_cross(&p, (double)an->sweep[i].gpus, v,
-					   c->reason ? c->reason : "does not fit");
+			else {
+				char why[400], b1[32];
+				snprintf(why, sizeof why, "%s: %lld GPU%s, %s: %s", strategy_name[k],
+					 (long long)an->sweep[i].gpus, an->sweep[i].gpus == 1 ? "" : "s",
+					 svg_unit(v, "s", b1, sizeof b1),
+					 c->reason ? c->reason : "does not fit");
+				plot_cross(&p, (double)an->sweep[i].gpus, v, why);
+			}
 		}
-		plot_series(&p, x, y, n, k, strategy_name[k]);
+		plot_series(&p, x, y, n, k, strategy_name[k], "GPU", "s");
 	}
 	if (an->best >= 0) {
 		const Candidate *b = &an->cand[an->best];
@@ -114,7 +119,7 @@ chart_scaling(FILE *f, const Graph *g, const Analysis *an)
 		names[n++] = strategy_name[k];
 	svg_begin(f, WIDTH, 820, "scaling", "Scaling: epoch and iteration time against GPUs");
 	svg_text(f, LEFT, 24, "start", "chart-title", "Scaling (log-log; dashed: ideal)");
-	svg_legend(f, LEFT, 50, WIDTH - LEFT - RIGHT, names, n);
+	svg_legend_lines(f, LEFT, 50, WIDTH - LEFT - RIGHT, names, n);
 	scaling_plot(f, an, 80, true);
 	scaling_plot(f, an, 450, false);
 	svg_end(f);
@@ -137,18 +142,20 @@ shown(const Analysis *an, int *idx)
 	return n;
 }
 
+/* The parts of the text's "iteration by part", in its order. */
 static const char *const time_part[] = {
-	"compute", "pipeline bubble", "gradient exchange (exposed)", "layer-wise collectives",
-	"halo / point-to-point", "weight update", "input copies", "recomputation",
-	"CPU dispatch",
+	"compute", "pipeline bubble", "gradient exchange (exposed)", "reducer (DDP's copies)",
+	"layer-wise collectives", "halo / point-to-point", "weight update", "recomputation",
+	"input copies", "host wait",
 };
+enum { TIME_PARTS = sizeof time_part / sizeof time_part[0] };
 
 static void
 time_parts(const Candidate *k, double *v)
 {
-	v[0] = k->t.compute, v[1] = k->t.bubble, v[2] = k->t.grad + k->t.reducer, v[3] = k->t.layer;
-	v[4] = k->t.p2p, v[5] = k->t.update, v[6] = k->t.feed, v[7] = k->t.recompute;
-	v[8] = k->t.dispatch;
+	v[0] = k->t.compute, v[1] = k->t.bubble, v[2] = k->t.grad, v[3] = k->t.reducer;
+	v[4] = k->t.layer, v[5] = k->t.p2p, v[6] = k->t.update, v[7] = k->t.recompute;
+	v[8] = k->t.feed, v[9] = k->t.dispatch;
 }
 
 static const char *const mem_part[] = {
@@ -170,9 +177,9 @@ mem_parts(const Candidate *k, double *v)
 static bool
 bars(FILE *f, const Analysis *an, bool memory)
 {
-	int idx[STRAT_COUNT], n = shown(an, idx), nparts = memory ? 7 : 9;
+	int idx[STRAT_COUNT], n = shown(an, idx), nparts = memory ? 7 : TIME_PARTS;
 	const char *const *part = memory ? mem_part : time_part;
-	double v[9], top = 0, height = 60 + 34.0 * (n ? n : 1);
+	double v[TIME_PARTS], top = 0, height = 60 + 34.0 * (n ? n : 1);
 	Plot p = { .f = f, .x = LEFT, .y = 90, .w = WIDTH - LEFT - RIGHT, .h = height - 60 };
 	char label[64];
 
@@ -211,7 +218,8 @@ bars(FILE *f, const Analysis *an, bool memory)
 		const Candidate *k = &an->cand[idx[i]];
 		snprintf(label, sizeof label, "%s%s", strategy_name[k->kind], k->feasible ? "" : " (no fit)");
 		memory ? mem_parts(k, v) : time_parts(k, v);
-		plot_hbar(&p, i, n, label, v, part, nparts, idx[i] == an->best ? "recommended" : "");
+		plot_hbar(&p, i, n, label, v, part, nparts, idx[i] == an->best ? "recommended" : "",
+			  memory ? "B" : "s");
 		if (!memory && k->t.input > 0) {
 			double x = plot_x(&p, k->t.input), band = p.h / n;
 			fprintf(f, "<line class=\"input\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
@@ -279,13 +287,21 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 {
 	int L = g->nlayer;
 	double *v = xcalloc((size_t)L + 1, sizeof *v), x;
-	const Candidate *pk = &an->cand[STRAT_PIPELINE];
+	/* the cuts of the recommended strategy's pipeline, if it has one */
+	const Candidate *pk = an->best >= 0 && STRATEGY_PIPELINED(an->cand[an->best].kind)
+				      ? &an->cand[an->best]
+				      : NULL;
+	bool cuts = pk && pk->computable && pk->stages > 1 && pk->stage_time;
 	Plot cut = { .f = f, .x = LEFT, .y = 80, .w = WIDTH - LEFT - RIGHT, .h = 520 };
-	char title[128], buf[32];
+	char title[160], buf[32];
 
 	svg_begin(f, WIDTH, 720, "layers", "Per layer: FLOPs, kept activations, parameters");
-	svg_text(f, LEFT, 24, "start", "chart-title",
-		 "Per layer, per sample (vertical lines: the pipeline's cuts)");
+	if (cuts)
+		snprintf(title, sizeof title, "Per layer, per sample (vertical lines: where the "
+					      "stages of the recommended %s end)", strategy_name[pk->kind]);
+	else
+		snprintf(title, sizeof title, "Per layer, per sample");
+	svg_text(f, LEFT, 24, "start", "chart-title", title);
 	for (int i = 0; i < L; i++)
 		v[i] = (double)(g->layer[i].cost.flops_fwd + g->layer[i].cost.flops_bwd);
 	strip(f, g, 60, v, "FLOPs (fwd + bwd)", 0);
@@ -312,12 +328,12 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 		svg_legend(f, LEFT, 680, WIDTH - LEFT - RIGHT, per_layer_mode_name, PL_MODES);
 		fputs("</g>\n", f);
 	}
-	if (pk->analysed && pk->computable && pk->stages > 1 && pk->stage_time) {
+	if (cuts) {
 		fputs("<g class=\"cuts\">\n", f);
 		for (int s = 0; s + 1 < pk->stages; s++) {
 			x = plot_x(&cut, pk->stage_end[s] + 1);
 			snprintf(title, sizeof title, "stage %d ends; its time per micro-batch %s", s,
-				 svg_si(pk->stage_time[s], buf, sizeof buf));
+				 svg_unit(pk->stage_time[s], "s", buf, sizeof buf));
 			fprintf(f, "<line class=\"cut\" x1=\"%.2f\" y1=\"60\" x2=\"%.2f\" y2=\"580\" "
 				   "stroke=\"#D55E00\" stroke-dasharray=\"4 3\"><title>", x, x);
 			esc_xml(f, title);

@@ -45,6 +45,24 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 			fputc(',', f);
 		fprintf(f, ",%" PRId64 ",", k->max_gpus);
 		esc_csv(f, k->bottleneck ? k->bottleneck : "");
+		field(f, c, k->throughput);
+		field(f, c, k->mfu);
+		if (an->max_batch)
+			fprintf(f, ",%" PRId64, k->max_batch);
+		else
+			fputc(',', f);
+		fprintf(f, ",%d", k->rank);
+		/* the parts the iteration adds, and the overlapped input */
+		field(f, c, k->t.bubble);
+		field(f, c, k->t.grad);
+		field(f, c, k->t.reducer);
+		field(f, c, k->t.layer);
+		field(f, c, k->t.p2p);
+		field(f, c, k->t.update);
+		field(f, c, k->t.recompute);
+		field(f, c, k->t.feed);
+		field(f, c, k->t.dispatch);
+		field(f, c, k->t.input);
 		fputc('\n', f);
 	}
 }
@@ -54,7 +72,10 @@ csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
 	(void)o;
 	fprintf(f, "model,system,gpus,strategy,grid,feasible,reason,global_batch,compute_s,"
-		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck\n");
+		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck,"
+		   "throughput_samples_per_s,mfu,max_batch_per_gpu,rank,bubble_s,"
+		   "gradient_allreduce_s,reducer_s,layer_collectives_s,p2p_s,weight_update_s,"
+		   "recompute_s,input_copies_s,dispatch_s,input_s\n");
 	if (!an->nsweep)
 		rows(g, an, f);
 	for (int i = 0; i < an->nsweep; i++)

@@ -59,29 +59,80 @@ grid_text(const Candidate *k, char *buf, size_t n)
 	return len ? buf : "-";
 }
 
+/* The analysed candidates in rank order (Candidate.rank). */
+static int
+in_rank_order(const Analysis *an, int *idx)
+{
+	int n = 0;
+
+	for (int r = 1; r <= STRAT_COUNT; r++)
+		for (int i = 0; i < STRAT_COUNT; i++)
+			if (an->cand[i].analysed && an->cand[i].rank == r)
+				idx[n++] = i;
+	return n;
+}
+
 static void
 ranking(FILE *f, const Analysis *an)
 {
-	char grid[96], b[5][32];
+	char grid[96], b[7][32];
+	int idx[STRAT_COUNT], n = in_rank_order(an, idx);
 
 	fputs("<table class=\"ranking\"><tr><th>strategy</th><th>grid</th><th>fits</th>"
-	      "<th>compute (s)</th><th>communication (s)</th><th>iteration (s)</th>"
-	      "<th>epoch (s)</th><th>memory/GPU (GiB)</th><th>limited by</th></tr>\n", f);
-	for (int i = 0; i < STRAT_COUNT; i++) {
-		const Candidate *k = &an->cand[i];
+	      "<th>iteration (s)</th><th>epoch (s)</th><th>samples/s</th><th>MFU</th>"
+	      "<th>memory/GPU (GiB)</th>", f);
+	if (an->max_batch)
+		fputs("<th>max batch/GPU</th>", f);
+	fputs("<th>limited by</th></tr>\n", f);
+	for (int i = 0; i < n; i++) {
+		const Candidate *k = &an->cand[idx[i]];
 		bool c = k->computable;
-		if (!k->analysed)
-			continue;
-		fprintf(f, "<tr class=\"%s\">", i == an->best ? "recommended" : "");
+		fprintf(f, "<tr class=\"%s\">", idx[i] == an->best ? "recommended" : "");
 		cell(f, strategy_name[k->kind], true);
 		cell(f, grid_text(k, grid, sizeof grid), true);
 		cell(f, k->feasible ? "yes" : "no", true);
-		cell(f, num(c, "%.4f", k->t.compute, b[0]), false);
-		cell(f, num(c, "%.4f", k->t.communication, b[1]), false);
 		cell(f, num(c, "%.4f", k->t.total, b[2]), false);
 		cell(f, num(c, "%.1f", k->epoch, b[3]), false);
+		cell(f, num(c, "%.0f", k->throughput, b[5]), false);
+		cell(f, num(c, "%.1f %%", 100 * k->mfu, b[6]), false);
 		cell(f, num(c, "%.2f", k->mem.total / 1073741824.0, b[4]), false);
+		if (an->max_batch)
+			cell(f, num(true, "%.0f", (double)k->max_batch, b[5]), false);
 		cell(f, k->feasible ? k->bottleneck : k->reason ? k->reason : "-", true);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+/* Every part an iteration adds, as the text's table: their sum is the
+ * iteration, or the input pipeline's time where that is longer. */
+static void
+parts(FILE *f, const Analysis *an)
+{
+	static const char *const head[] = { "compute", "bubble", "exchange", "reducer",
+					    "collectives", "p2p/halo", "update", "recompute",
+					    "copies", "host wait", "iteration", "input" };
+	int idx[STRAT_COUNT], n = in_rank_order(an, idx);
+	char b[32];
+
+	fputs("<p>Iteration by part (s): compute + bubble + exchange + reducer + collectives + "
+	      "p2p/halo + update + recompute + copies + host wait = iteration, or the input "
+	      "pipeline's time where that is longer.</p>\n<table class=\"parts\"><tr>"
+	      "<th>strategy</th>", f);
+	for (size_t j = 0; j < sizeof head / sizeof head[0]; j++)
+		fprintf(f, "<th>%s</th>", head[j]);
+	fputs("</tr>\n", f);
+	for (int i = 0; i < n; i++) {
+		const Candidate *k = &an->cand[idx[i]];
+		const IterTime *t = &k->t;
+		const double v[] = { t->compute, t->bubble, t->grad, t->reducer, t->layer, t->p2p,
+				     t->update, t->recompute, t->feed, t->dispatch, t->total, t->input };
+		if (!k->computable)
+			continue;
+		fprintf(f, "<tr class=\"%s\">", idx[i] == an->best ? "recommended" : "");
+		cell(f, strategy_name[k->kind], true);
+		for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
+			cell(f, num(true, v[j] == 0 ? "%.0f" : "%.4f", v[j], b), false);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
@@ -91,25 +142,36 @@ static void
 recommendation(FILE *f, const Analysis *an)
 {
 	const Candidate *k;
+	const PerLayer *pl = an->per_layer;
 	char grid[96];
 
 	fputs("<p class=\"recommendation\">", f);
 	if (an->best < 0) {
-		fprintf(f, "No strategy fits on %" PRId64 " GPUs of this system: use a smaller "
-			   "batch, more GPUs or a larger GPU.</p>\n", an->gpus);
-		return;
+		fputs("Recommendation: ", f);
+		esc_xml(f, an->why_none);
+		fputs(".</p>\n", f);
+	} else {
+		k = &an->cand[an->best];
+		if (pl && pl->done && pl->recommended)
+			fprintf(f, "Use the <b>per-layer splits</b>: %.4f s per iteration, %.1f s "
+				   "per epoch.<br>Best strategy: use <b>", pl->time, pl->epoch);
+		else
+			fputs("Use <b>", f);
+		esc_xml(f, strategy_name[k->kind]);
+		fputs("</b> parallelism (", f);
+		esc_xml(f, grid_text(k, grid, sizeof grid));
+		fprintf(f, "): %.4f s per iteration, %.1f s per epoch", k->t.total, k->epoch);
+		if (an->runner_up_ratio > 1.005)
+			fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
+		fputs("; it is limited by ", f);
+		esc_xml(f, k->bottleneck);
+		fputs(".</p>\n", f);
 	}
-	k = &an->cand[an->best];
-	fputs("Use <b>", f);
-	esc_xml(f, strategy_name[k->kind]);
-	fputs("</b> parallelism (", f);
-	esc_xml(f, grid_text(k, grid, sizeof grid));
-	fprintf(f, "): %.4f s per iteration, %.1f s per epoch", k->t.total, k->epoch);
-	if (an->runner_up_ratio > 1.005)
-		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
-	fputs("; it is limited by ", f);
-	esc_xml(f, k->bottleneck);
-	fputs(".</p>\n", f);
+	for (int i = 0; i < an->nnote; i++) {
+		fputs("<p class=\"note\">note: ", f);
+		esc_xml(f, an->note[i]);
+		fputs(".</p>\n", f);
+	}
 	for (int i = 0; i < an->nwarning; i++) {
 		fputs("<p class=\"warning\">warning [", f);
 		esc_xml(f, an->warning[i].code);
@@ -184,6 +246,7 @@ html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	recommendation(f, an);
 	fputs("<h2>Ranking</h2>\n", f);
 	ranking(f, an);
+	parts(f, an);
 	ok &= section(f, "Scaling", &charts[0], g, an);
 	ok &= section(f, "Where the time goes", &charts[1], g, an);
 	ok &= section(f, "Memory per GPU", &charts[2], g, an);

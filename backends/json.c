@@ -43,6 +43,8 @@ profile_json(const Graph *g)
 		json_array_append_new(ts, e);
 	}
 	set(o, "timings", ts);
+	if (g->trace) /* --profile TRACE: its modules' times (ir/trace.h) */
+		set(o, "trace", jstr(g->trace->file));
 	return o;
 }
 
@@ -83,6 +85,10 @@ model_json(const Graph *g)
 	set(m, "file_batch", g->batch ? json_integer(g->batch) : json_null());
 	set(m, "bn_folded", json_boolean(g->bn_folded));
 	set(m, "training_graph", json_boolean(g->bn_restored > 0));
+	/* initializers of equal elements several modules read: the
+	 * exporter's merges, counted once per module */
+	set(m, "merged_initializers", json_integer(g->merged_inits));
+	set(m, "merged_params", json_integer(g->merged_params));
 	for (int i = 0; i < g->nunknown; i++) {
 		json_t *u = json_object();
 		set(u, "op", jstr(g->unknown[i].op));
@@ -90,7 +96,7 @@ model_json(const Graph *g)
 		json_array_append_new(unk, u);
 	}
 	set(m, "unknown_ops", unk);
-	if (g->ntiming)
+	if (g->ntiming || g->trace)
 		set(m, "profile", profile_json(g));
 	return m;
 }
@@ -119,7 +125,8 @@ layer_json(const Graph *g, const Layer *l)
 	set(o, "activation_bytes", json_integer(l->cost.act_bytes));
 	set(o, "bytes_fwd", json_integer(l->cost.bytes_fwd));
 	set(o, "bytes_bwd", json_integer(l->cost.bytes_bwd));
-	if (g->ntiming) {
+	if (g->ntiming || g->trace) {
+		set(o, "time_source", jstr(l->timed ? "profile" : "model"));
 		set(o, "measured_fwd_s", l->timed ? json_real(l->fwd_s) : json_null());
 		set(o, "measured_bwd_s", l->timed ? json_real(l->bwd_s) : json_null());
 	}
@@ -225,6 +232,8 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 	set(sum, "memory_per_gpu_bytes", bytes_json(pl->memory));
 	set(sum, "fits", json_boolean(pl->fits));
 	set(sum, "memory_limited", json_boolean(pl->limited));
+	set(sum, "epoch_s", json_real(pl->epoch));
+	set(sum, "recommended", json_boolean(pl->recommended));
 	for (int m = 0; m < PL_MODES; m++)
 		set(uni, per_layer_mode_name[m], isfinite(pl->uniform[m]) ? json_real(pl->uniform[m])
 									    : json_null());
@@ -243,6 +252,9 @@ search_json(const Search *s)
 	set(o, "evaluated", json_integer(s->evaluated));
 	set(o, "pruned", json_integer(s->pruned));
 	set(o, "complete", json_boolean(!s->stopped));
+	/* the first is the recommended configuration: the fastest, or the
+	 * simplest within 3 % of it, and why */
+	set(o, "simpler", s->simpler[0] ? jstr(s->simpler) : json_null());
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
 		json_t *e = json_object(), *grid = json_object();
@@ -264,6 +276,8 @@ search_json(const Search *s)
 		set(e, "recompute", jstr(recompute_label(c->recompute, b, sizeof b)));
 		set(e, "iteration_s", json_real(c->iteration));
 		set(e, "epoch_s", json_real(c->epoch));
+		set(e, "throughput_samples_per_s", json_real(c->throughput));
+		set(e, "mfu", json_real(c->mfu));
 		set(e, "memory_per_gpu_bytes", bytes_json(c->memory));
 		set(e, "feasible", json_boolean(c->feasible));
 		set(e, "reason", i && c->why[0] ? jstr(c->why) : json_null());
@@ -288,6 +302,20 @@ warnings_json(const Analysis *an)
 	return a;
 }
 
+/* Why the recommendation is what it is, besides the warnings: why none,
+ * or why not the fastest (the text's "note:" lines). */
+static json_t *
+notes_json(const Analysis *an)
+{
+	json_t *a = json_array();
+
+	if (an->why_none[0])
+		json_array_append_new(a, jstr(an->why_none));
+	for (int i = 0; i < an->nnote; i++)
+		json_array_append_new(a, jstr(an->note[i]));
+	return a;
+}
+
 static json_t *
 num(bool ok, double v)
 {
@@ -302,6 +330,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	char label[32];
 
 	set(o, "name", jstr(strategy_name[k->kind]));
+	/* 1 = recommended; the array keeps the table's order */
+	set(o, "rank", json_integer(k->rank));
 	for (int d = 0; d < DIM_COUNT; d++)
 		if (k->grid[d])
 			set(grid, grid_dim_name[d], json_integer(k->grid[d]));
@@ -331,11 +361,17 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "total_s", num(c, k->t.total));
 	set(o, "iteration", it);
 	set(o, "epoch_s", num(c, k->epoch));
+	set(o, "throughput_samples_per_s", num(c, k->throughput));
+	set(o, "mfu", num(c, k->mfu));
 	set(o, "memory_per_gpu_bytes", c ? bytes_json(k->mem.total) : json_null());
 	set(o, "memory", memuse_json(&k->mem, c));
 	set(o, "global_batch", json_integer(k->global_batch));
 	set(o, "samples_per_gpu", num(c, k->per_gpu_batch));
 	set(o, "max_gpus", json_integer(k->max_gpus));
+	if (an->max_batch) {
+		set(o, "max_batch_per_gpu", json_integer(k->max_batch));
+		set(o, "max_batch_reason", k->max_batch_why ? jstr(k->max_batch_why) : json_null());
+	}
 	set(o, "bottleneck", k->bottleneck ? jstr(k->bottleneck) : json_null());
 	if (STRATEGY_PIPELINED(k->kind) && c) {
 		json_t *st = json_array();
@@ -381,6 +417,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "precision", jstr(precision_name(an->prec)));
 	set(root, "optimizer", jstr(optimizer_name(an->opt)));
 	set(root, "warnings", warnings_json(an));
+	set(root, "notes", notes_json(an));
 	set(batch, "per_gpu", an->batch_per_gpu ? json_integer(an->batch_per_gpu) : json_null());
 	set(batch, "global", an->global_batch ? json_integer(an->global_batch) : json_null());
 	set(batch, "dataset_size", json_integer(an->dataset_size));

@@ -23,6 +23,21 @@ job_name(const char *s, FILE *f)
 		      ? *s : '_', f);
 }
 
+/* The CPUs a rank's loader uses as the cost model prices it
+ * (model/compute.c, input_time): the implementation's workers, at most
+ * the node's cores over its GPUs where the system gives them; 1 at least. */
+static int
+plan_loader_cpus(const Analysis *an)
+{
+	const System *s = an->sys;
+	int64_t cores = s->cpu_cores > 0 && s->gpus_per_node > 0 ? s->cpu_cores / s->gpus_per_node : 0;
+	int64_t w = an->impl.loader_workers;
+
+	if (cores > 0 && w > cores)
+		w = cores;
+	return w < 1 ? 1 : (int)w;
+}
+
 static void
 header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 {
@@ -36,6 +51,7 @@ header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 	fprintf(f, "#SBATCH --ntasks=%lld\n", (long long)pl->gpus);
 	fprintf(f, "#SBATCH --ntasks-per-node=%d\n", pl->per_node);
 	fprintf(f, "#SBATCH --gpus-per-node=%d\n", pl->gpus_per_node);
+	fprintf(f, "#SBATCH --cpus-per-task=%d\n", plan_loader_cpus(an));
 	if (pl->span == 0) /* the model put the nodes under one leaf switch */
 		fputs("#SBATCH --switches=1\n", f);
 	fputs("# oraclec plan (slurm): ", f);
@@ -46,6 +62,9 @@ header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 	fputc('\n', f);
 	fputs("# checked with: Slurm 22.05 (Debian 12's slurm-wlm): sbatch and srun run it on a "
 	      "local cluster (tests/slurm.sh)\n", f);
+	fprintf(f, "# --cpus-per-task: each rank's data loader, %d worker%s as the cost model took "
+		   "them (%s's loader_workers, at most the node's cores over its GPUs)\n",
+		plan_loader_cpus(an), plan_loader_cpus(an) == 1 ? "" : "s", an->impl.name);
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
 }

@@ -8,16 +8,49 @@
 #include <string.h>
 
 /* Okabe and Ito, "Color Universal Design" (2008): distinguishable with
- * every common colour-vision deficiency; then Paul Tol's wine, from his
- * colour-blind safe "muted" scheme, for a ninth strategy. */
+ * every common colour-vision deficiency; then Paul Tol's wine, indigo and
+ * olive, from his colour-blind safe "muted" scheme, so the eleven
+ * strategies (and the ten parts of an iteration) each have their own. */
 static const char *const palette[] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7",
-				       "#56B4E9", "#D55E00", "#F0E442", "#000000", "#882255" };
+				       "#56B4E9", "#D55E00", "#F0E442", "#000000", "#882255",
+				       "#332288", "#999933" };
 enum { NPALETTE = sizeof palette / sizeof palette[0] };
+
+/* A dash pattern per series, so lines that cross or whose colours a
+ * reader cannot tell apart (print in grey) still differ: solid first. */
+static const char *const dashes[] = { "", "8 3", "2 3", "8 3 2 3", "4 4", "12 4",
+				      "1 3", "8 3 2 3 2 3", "16 4", "4 2 1 2", "6 6" };
+enum { NDASHES = sizeof dashes / sizeof dashes[0] };
 
 const char *
 svg_colour(int i)
 {
 	return palette[(i % NPALETTE + NPALETTE) % NPALETTE];
+}
+
+const char *
+svg_dash(int i)
+{
+	return dashes[(i % NDASHES + NDASHES) % NDASHES];
+}
+
+const char *
+svg_unit(double v, const char *unit, char *buf, size_t n)
+{
+	char si[32];
+	size_t len;
+
+	/* seconds from one on as people write them: "25.3 s", "4112 s" */
+	if (strcmp(unit, "s") == 0 && v >= 1) {
+		snprintf(buf, n, v >= 1000 ? "%.0f s" : "%.3g s", v);
+		return buf;
+	}
+	svg_si(v, si, sizeof si);
+	len = strlen(si);
+	/* "11.5 m" + "s" -> "11.5 ms"; "3.2" + "s" -> "3.2 s" */
+	snprintf(buf, n, "%s%s%s", si, len && si[len - 1] >= '0' && si[len - 1] <= '9' ? " " : "",
+		 unit);
+	return buf;
 }
 
 const char *
@@ -165,20 +198,31 @@ plot_frame(const Plot *p)
 }
 
 void
-plot_series(const Plot *p, const double *x, const double *y, int n, int c, const char *name)
+plot_series(const Plot *p, const double *x, const double *y, int n, int c, const char *name,
+	    const char *xunit, const char *yunit)
 {
+	char bx[32], by[32];
+
 	fputs("<g class=\"series\" data-name=\"", p->f);
 	esc_xml(p->f, name);
 	fprintf(p->f, "\" stroke=\"%s\" fill=\"%s\">\n", svg_colour(c), svg_colour(c));
 	if (n > 1) {
-		fputs("<path fill=\"none\" stroke-width=\"2\" d=\"", p->f);
+		fputs("<path fill=\"none\" stroke-width=\"2\"", p->f);
+		if (*svg_dash(c))
+			fprintf(p->f, " stroke-dasharray=\"%s\"", svg_dash(c));
+		fputs(" d=\"", p->f);
 		for (int i = 0; i < n; i++)
 			fprintf(p->f, "%s%.2f %.2f", i ? " L" : "M", plot_x(p, x[i]), plot_y(p, y[i]));
 		fputs("\"/>\n", p->f);
 	}
-	for (int i = 0; i < n; i++)
-		fprintf(p->f, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\"/>\n",
+	for (int i = 0; i < n; i++) {
+		fprintf(p->f, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\"><title>",
 			plot_x(p, x[i]), plot_y(p, y[i]));
+		esc_xml(p->f, name);
+		/* a count: "1 GPU", "64 GPUs" */
+		snprintf(bx, sizeof bx, "%.0f %s%s", x[i], xunit, x[i] == 1 ? "" : "s");
+		fprintf(p->f, ": %s, %s</title></circle>\n", bx, svg_unit(y[i], yunit, by, sizeof by));
+	}
 	fputs("</g>\n", p->f);
 }
 
@@ -212,7 +256,7 @@ plot_dashed(const Plot *p, double x0, double y0, double x1, double y1, const cha
 
 void
 plot_hbar(const Plot *p, int row, int rows, const char *label, const double *v,
-	  const char *const *part, int n, const char *cls)
+	  const char *const *part, int n, const char *cls, const char *unit)
 {
 	double band = p->h / rows, y = p->y + band * row + band * 0.2, x = p->x, h = band * 0.6;
 	char buf[32];
@@ -226,26 +270,48 @@ plot_hbar(const Plot *p, int row, int rows, const char *label, const double *v,
 		fprintf(p->f, "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
 			      "height=\"%.2f\" fill=\"%s\"><title>", x, y, w, h, svg_colour(i));
 		esc_xml(p->f, part[i]);
-		fprintf(p->f, ": %s</title></rect>\n", svg_si(v[i], buf, sizeof buf));
+		fprintf(p->f, ": %s</title></rect>\n", svg_unit(v[i], unit, buf, sizeof buf));
 		x += w;
 	}
 	fputs("</g>\n", p->f);
 }
 
-void
-svg_legend(FILE *f, double x, double y, double w, const char *const *name, int n)
+/* A legend of swatches (lines: a short stroke in each entry's colour and
+ * dash, as plot_series draws it; else a square). */
+static void
+legend(FILE *f, double x, double y, double w, const char *const *name, int n, bool lines)
 {
 	double cx = x;
 
 	fputs("<g class=\"legend\">\n", f);
 	for (int i = 0; i < n; i++) {
-		double len = 22 + 7.0 * (double)strlen(name[i]) + 16;
+		double len = (lines ? 34 : 22) + 7.0 * (double)strlen(name[i]) + 16;
 		if (cx + len > x + w && cx > x)
 			cx = x, y += 18;
-		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n",
-			cx, y - 10, svg_colour(i));
-		svg_text(f, cx + 18, y, "start", "legend-entry", name[i]);
+		if (lines) {
+			fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+				   "stroke=\"%s\" stroke-width=\"2\"", cx, y - 4, cx + 24, y - 4,
+				svg_colour(i));
+			if (*svg_dash(i))
+				fprintf(f, " stroke-dasharray=\"%s\"", svg_dash(i));
+			fputs("/>\n", f);
+		} else
+			fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"12\" height=\"12\" "
+				   "fill=\"%s\"/>\n", cx, y - 10, svg_colour(i));
+		svg_text(f, cx + (lines ? 30 : 18), y, "start", "legend-entry", name[i]);
 		cx += len;
 	}
 	fputs("</g>\n", f);
+}
+
+void
+svg_legend(FILE *f, double x, double y, double w, const char *const *name, int n)
+{
+	legend(f, x, y, w, name, n, false);
+}
+
+void
+svg_legend_lines(FILE *f, double x, double y, double w, const char *const *name, int n)
+{
+	legend(f, x, y, w, name, n, true);
 }

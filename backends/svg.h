@@ -10,8 +10,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* The Okabe-Ito palette (colour-blind safe), by index modulo 8. */
+/* The Okabe-Ito palette and three of Paul Tol's (colour-blind safe), by
+ * index modulo 11; a dash pattern per series ("" solid), modulo 11. */
 const char *svg_colour(int i);
+const char *svg_dash(int i);
+/* v with an SI prefix and its unit: "11.5 ms", "3.2 s", "4.1 GB". */
+const char *svg_unit(double v, const char *unit, char *buf, size_t n);
 
 typedef struct Axis {
 	double lo, hi;      /* the values at the ends (log: both > 0) */
@@ -42,10 +46,11 @@ void axis_decades(double lo, double hi, double *a, double *b);
 /* A linear axis from 0 holding hi: a 1, 2 or 5 times a power of ten. */
 double axis_nice(double hi);
 
-/* A line through the n points with a marker at each, in colour c; the
- * group has class `series` and data-name `name`. */
+/* A line through the n points with a marker at each, in colour and dash
+ * c; the group has class `series` and data-name `name`, each marker a
+ * tooltip of its values: x a count of xunit ("GPU"), y in yunit. */
 void plot_series(const Plot *p, const double *x, const double *y, int n, int c,
-		 const char *name);
+		 const char *name, const char *xunit, const char *yunit);
 /* A cross at (x, y), class `infeasible`, with the reason as its title. */
 void plot_cross(const Plot *p, double x, double y, const char *why);
 /* A ring at (x, y), class `recommended`, with a title. */
@@ -55,13 +60,15 @@ void plot_dashed(const Plot *p, double x0, double y0, double x1, double y1, cons
 
 /* One stacked horizontal bar in row `row` of `rows` (its label at the
  * left): the n parts v[] in colours 0..n-1, each a rect of class `bar`
- * with its part's name and value as its title; cls is added to the row's
- * group (e.g. "recommended"). */
+ * with its part's name and value in `unit` as its title; cls is added to
+ * the row's group (e.g. "recommended"). */
 void plot_hbar(const Plot *p, int row, int rows, const char *label, const double *v,
-	       const char *const *part, int n, const char *cls);
+	       const char *const *part, int n, const char *cls, const char *unit);
 
 /* A legend of n entries at (x, y), one row, wrapped at width w. */
 void svg_legend(FILE *f, double x, double y, double w, const char *const *name, int n);
+/* The same with a line in each entry's colour and dash (plot_series's). */
+void svg_legend_lines(FILE *f, double x, double y, double w, const char *const *name, int n);
 
 /* Text at (x, y) with its anchor (start, middle, end) and class. */
 void svg_text(FILE *f, double x, double y, const char *anchor, const char *cls, const char *s);

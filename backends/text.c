@@ -171,29 +171,115 @@ system_lines(const Analysis *an, FILE *f)
 	fputc('\n', f);
 }
 
+/* samples per second, 3 significant digits or whole: "2,118", "45.3" */
+static const char *
+rate(bool ok, double v, char *buf)
+{
+	if (!ok)
+		snprintf(buf, 32, "-");
+	else if (v >= 1000)
+		grouped((int64_t)(v + 0.5), buf);
+	else
+		snprintf(buf, 32, "%.*f", v >= 100 ? 0 : v >= 10 ? 1 : 2, v);
+	return buf;
+}
+
+/* a fraction as a percentage: "37.0 %" */
+static const char *
+percent(bool ok, double v, char *buf)
+{
+	if (!ok)
+		snprintf(buf, 32, "-");
+	else
+		snprintf(buf, 32, "%.1f %%", 100 * v);
+	return buf;
+}
+
+/* The analysed candidates in rank order (Candidate.rank): idx[0 .. n). */
+static int
+in_rank_order(const Analysis *an, int *idx)
+{
+	int n = 0;
+
+	for (int r = 1; r <= STRAT_COUNT; r++)
+		for (int i = 0; i < STRAT_COUNT; i++)
+			if (an->cand[i].analysed && an->cand[i].rank == r)
+				idx[n++] = i;
+	return n;
+}
+
+/* One part of an iteration in its column: "-" without times, "0" for
+ * none, else seconds. */
+static const char *
+part(bool ok, double v, char *buf)
+{
+	if (!ok)
+		snprintf(buf, 32, "-");
+	else if (v == 0)
+		snprintf(buf, 32, "0");
+	else
+		snprintf(buf, 32, v >= 100 ? "%.1f" : "%.4f", v);
+	return buf;
+}
+
+/* The strategies in rank order (the recommendation first, then the
+ * feasible by epoch), and the parts each iteration adds up. */
 static void
 strategy_table(const Analysis *an, FILE *f)
 {
-	char grid[96], b1[32], b2[32], b3[32], b4[32], b5[32];
+	char grid[96], b1[32], b3[32], b4[32], b5[32], b6[32], b7[32], mb[32];
 	unsigned nested = 0;
+	int idx[STRAT_COUNT], n = in_rank_order(an, idx), w = 9;
 
-	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %10s %11s %11s  %s\n", "strategy", "grid",
-		"fits", "compute", "comm", "iteration", "epoch", "memory/GPU", "max GPUs",
-		"limited by");
-	for (int i = 0; i < STRAT_COUNT; i++) {
-		const Candidate *k = &an->cand[i];
-		if (!k->analysed)
-			continue;
-		fprintf(f, "%-9s %-30s %-4s %10s %10s %10s %10s %11s %11" PRId64 "  %s\n",
+	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %6s %11s  %s%s\n", "strategy", "grid", "fits",
+		"iteration", "epoch", "samples/s", "MFU", "memory/GPU",
+		an->max_batch ? "max batch/GPU  " : "", "limited by");
+	for (int i = 0; i < n; i++) {
+		const Candidate *k = &an->cand[idx[i]];
+		if (an->max_batch)
+			snprintf(mb, sizeof mb, "%13" PRId64 "  ", k->max_batch);
+		fprintf(f, "%-9s %-30s %-4s %10s %10s %10s %6s %11s  %s%s\n",
 			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
-			k->feasible ? "yes" : "no", secs(k->computable, k->t.compute, b1),
-			secs(k->computable, k->t.communication, b2),
-			secs(k->computable, k->t.total, b3), secs(k->computable, k->epoch, b4),
-			k->computable ? bytes((int64_t)k->mem.total, b5) : "-", k->max_gpus,
-			k->feasible ? k->bottleneck : k->reason);
+			k->feasible ? "yes" : "no", secs(k->computable, k->t.total, b3),
+			secs(k->computable, k->epoch, b4), rate(k->computable, k->throughput, b6),
+			percent(k->computable, k->mfu, b7),
+			k->computable ? bytes((int64_t)k->mem.total, b5) : "-",
+			an->max_batch ? mb : "", k->feasible ? k->bottleneck : k->reason);
 		nested |= 1u << k->nest;
 	}
 	nested_note(nested, f);
+	/* --max-batch: where the dataset, not the memory, stopped it */
+	for (int i = 0, m = 0; an->max_batch && i < n; i++) {
+		const Candidate *k = &an->cand[idx[i]];
+		if (k->max_batch && k->max_batch_why)
+			fprintf(f, "%s%s", m++ ? ", " : "max batch/GPU at the dataset's limit (a larger "
+						       "global batch would exceed it): ",
+				strategy_name[k->kind]);
+		if (i == n - 1 && m)
+			fputc('\n', f);
+	}
+	/* every part the iteration adds (the input pipeline overlaps them:
+	 * an iteration is their sum, or the input's time where that is
+	 * longer) */
+	fprintf(f, "\niteration by part (s): compute + bubble + exchange + reducer + collectives + "
+		   "p2p/halo + update\n  + recompute + copies + host wait = iteration, or the input "
+		   "pipeline's time where that is longer\n");
+	fprintf(f, "%-9s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s\n", "strategy", w,
+		"compute", w, "bubble", w, "exchange", w, "reducer", w, "collect.", w, "p2p/halo", w,
+		"update", w, "recompute", w, "copies", w, "host wait", w, "iteration", w, "input");
+	for (int i = 0; i < n; i++) {
+		const Candidate *k = &an->cand[idx[i]];
+		const IterTime *t = &k->t;
+		bool c = k->computable;
+		const double v[] = { t->compute, t->bubble, t->grad, t->reducer, t->layer, t->p2p,
+				     t->update, t->recompute, t->feed, t->dispatch, t->total, t->input };
+		if (!c)
+			continue;
+		fprintf(f, "%-9s", strategy_name[k->kind]);
+		for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
+			fprintf(f, " %*s", w, part(c, v[j], b1));
+		fputc('\n', f);
+	}
 }
 
 /* seconds per sample: "3.1195 ms", "2.1081 s" */
@@ -260,7 +346,7 @@ sweep_table(const Analysis *an, FILE *f)
 	unsigned nested = 0;
 
 	fprintf(f, "\nsweep: epoch time by GPU count (\"-\": beyond the strategy's limit, "
-		   "\"oom\": does not fit)\n%7s", "gpus");
+		   "\"oom\": does not fit, \"not run\": not by the implementation)\n%7s", "gpus");
 	for (int k = 0; k < STRAT_COUNT; k++)
 		if (an->cand[k].analysed)
 			fprintf(f, " %10s", strategy_name[k]);
@@ -271,8 +357,8 @@ sweep_table(const Analysis *an, FILE *f)
 		for (int k = 0; k < STRAT_COUNT; k++) {
 			const Candidate *c = &s->cand[k];
 			if (c->analysed)
-				fprintf(f, " %10s", !c->computable ? "-" : !c->feasible ? "oom"
-								  : epoch(c->epoch, b));
+				fprintf(f, " %10s", !c->computable ? "-" : c->not_run ? "not run"
+						    : !c->feasible ? "oom" : epoch(c->epoch, b));
 		}
 		if (s->best < 0)
 			fprintf(f, "  none fits\n");
@@ -349,15 +435,17 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 static void
 search_table(const Search *s, FILE *f)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], b4[32];
 	unsigned nested = 0;
 
 	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned%s; the best %d:\n",
 		s->evaluated, s->pruned,
 		s->stopped ? ", stopped at --search-time with some untried" : "", s->ntop);
-	fprintf(f, "%-9s %-30s %-14s %-9s %4s %-10s %10s %10s %11s  %s\n", "strategy", "grid",
-		"schedule", "precision", "zero", "recompute", "iteration", "epoch", "memory/GPU",
-		"lost by");
+	if (s->simpler[0])
+		fprintf(f, "%s.\n", s->simpler);
+	fprintf(f, "%-9s %-30s %-14s %-9s %4s %-10s %10s %10s %6s %11s  %s\n", "strategy", "grid",
+		"schedule", "precision", "zero", "recompute", "iteration", "epoch", "MFU",
+		"memory/GPU", "lost by");
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
 		Candidate k = { .kind = c->kind, .nest = c->nest };
@@ -368,11 +456,12 @@ search_table(const Search *s, FILE *f)
 		else
 			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);
 		recompute_label(c->recompute, rc, sizeof rc);
-		fprintf(f, "%-9s %-30s %-14s %-9s %3d%s %-10s %10s %10s %11s  %s\n",
+		fprintf(f, "%-9s %-30s %-14s %-9s %3d%s %-10s %10s %10s %6s %11s  %s\n",
 			strategy_name[c->kind], grid_str(&k, grid, sizeof grid), sched,
 			precision_name(c->prec), c->zero, c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
-			bytes((int64_t)c->memory, b3), i ? c->why : "(the best)");
+			percent(true, c->mfu, b4), bytes((int64_t)c->memory, b3),
+			i ? c->why : "(recommended)");
 		nested |= 1u << c->nest;
 	}
 	nested_note(nested, f);
@@ -382,21 +471,34 @@ static void
 recommendation(const Analysis *an, FILE *f)
 {
 	const Candidate *k;
+	const PerLayer *pl = an->per_layer;
 	char grid[96], b1[32], b2[32];
 
 	if (an->best < 0) {
-		fprintf(f, "\nrecommendation: no strategy fits on %" PRId64 " GPUs of this system; "
-			   "use a smaller batch, more GPUs or a larger GPU.\n", an->gpus);
+		fprintf(f, "\nrecommendation: %s.\n", an->why_none);
+		for (int i = 0; i < an->nwarning; i++)
+			fprintf(f, "warning [%s]: %s.\n", an->warning[i].code,
+				an->warning[i].message);
 		return;
 	}
 	k = &an->cand[an->best];
-	fprintf(f, "\nrecommendation: use %s parallelism (%s): %s per iteration, %s per epoch",
-		strategy_name[k->kind], grid_str(k, grid, sizeof grid), secs(true, k->t.total, b1),
-		secs(true, k->epoch, b2));
+	if (pl && pl->done && pl->recommended)
+		fprintf(f, "\nrecommendation: use the per-layer splits (below): %s per iteration, %s "
+			   "per epoch.\nbest strategy: use %s parallelism (%s): %s per iteration, %s "
+			   "per epoch",
+			secs(true, pl->time, b1), secs(true, pl->epoch, b2), strategy_name[k->kind],
+			grid_str(k, grid, sizeof grid), secs(true, k->t.total, b1),
+			secs(true, k->epoch, b2));
+	else
+		fprintf(f, "\nrecommendation: use %s parallelism (%s): %s per iteration, %s per epoch",
+			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
+			secs(true, k->t.total, b1), secs(true, k->epoch, b2));
 	if (an->runner_up_ratio > 1.005)
 		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
 	fprintf(f, "; it is limited by %s.\n", k->bottleneck);
 	memory_line(k, f);
+	for (int i = 0; i < an->nnote; i++)
+		fprintf(f, "note: %s.\n", an->note[i]);
 	for (int i = 0; i < an->nwarning; i++)
 		fprintf(f, "warning [%s]: %s.\n", an->warning[i].code, an->warning[i].message);
 }
@@ -440,6 +542,12 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	else if (g->bn_folded)
 		fprintf(f, "note         BatchNormalization looks folded into the convolutions "
 			   "(an eval-mode export);\n             the counts are of the file\n");
+	if (g->merged_inits)
+		fprintf(f, "note         %d initializer%s of equal elements read by several modules "
+			   "(the exporter's merges\n             of a fresh model's ones and zeros): "
+			   "counted once per module, %s parameters more\n",
+			g->merged_inits, g->merged_inits == 1 ? "" : "s",
+			grouped(g->merged_params, b1));
 	for (int i = 0; i < g->nunknown; i++) {
 		fputs("unknown op   ", f);
 		esc_text(f, g->unknown[i].op);

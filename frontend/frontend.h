@@ -14,10 +14,14 @@
 #include "ir/measured.h"
 #include "ir/implementation.h"
 #include "ir/system.h"
+#include "ir/trace.h"
 #include "util/files.h"
 
 /* Limits on input files (docs/limits.md). */
 #define MAX_ODL_BYTES ((size_t)64 << 20)
+/* A profiler's trace (--profile): 256 MiB, some 750 steps of ResNet-18
+ * traced on a CPU (340 kB and 2,600 events a step) */
+#define MAX_TRACE_BYTES ((size_t)256 << 20)
 /* GPU memory a system may declare (keeps byte counts exact in JSON) */
 #define MAX_SYSTEM_BYTES 1152921504606846976.0 /* 2^60 */
 /* A measured time per sample (profiles, ParaDL tables' time column) */
@@ -114,10 +118,16 @@ bool plat_read(const char *path, FileList *files, System *s);
 Graph *paradl_load_net(const char *path, Arena *a, FileList *files);
 
 /* profile.c: --profile, a CSV of measured layer times (header
- * `layer,forward_s,backward_s`, seconds per sample).  Appends one Timing
- * per row to g, after the model's own; false after reporting errors, and
- * then g is unchanged.  The file is added to `files`. */
+ * `layer,forward_s,backward_s`, seconds per sample), or a profiler's
+ * trace (JSON: trace_read).  A CSV appends one Timing per row to g, after
+ * the model's own; false after reporting errors, and then g is unchanged.
+ * The file is added to `files`. */
 bool profile_load(const char *path, Graph *g, FileList *files);
+
+/* trace.c: the Chrome trace of `python3 -m oraclec.launch --trace` in
+ * text[0..len) (the file at path) as g->trace: each module's seconds per
+ * step; false after reporting errors, and then g is unchanged. */
+bool trace_read(const char *path, const char *text, size_t len, Graph *g);
 
 /* measured.c: the rows of a measured-runs CSV (oraclec validate); NULL
  * after reporting errors, *n rows otherwise. */

@@ -4,6 +4,7 @@
  * left out keeps the value of the built-in its `base` names, else the
  * generic default (implementation_defaults). */
 #include "frontend/frontend.h"
+#include "util/similar.h"
 #include "grammar/ast.h"
 
 #include <stdlib.h>
@@ -111,8 +112,10 @@ implementation_load_at(const char *name, Loc at, Arena *a, FileList *files)
 		return im;
 	}
 	if (!strchr(name, '/') && !strchr(name, '.')) {
-		diag_error(at, "unknown implementation '%.64s' (--list-implementations "
-			   "shows the built-in ones; a file name needs a '.' or a '/')", name);
+		const char *near = similar_name(name, builtin_impl_name);
+		diag_error(at, "unknown implementation '%.64s'%s%s%s (--list-implementations "
+			   "shows the built-in ones; a file name needs a '.' or a '/')", name,
+			   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 		return NULL;
 	}
 	if (!(buf = file_read(name, &len, MAX_ODL_BYTES, at)))

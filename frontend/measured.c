@@ -1,8 +1,12 @@
 /* measured.c -- the CSV of measured runs that `oraclec validate` reads
  * (the columns of the shared calibration set: model, strategy, gpus, grid,
  * global_batch, dataset_size, measured_iteration_s and optionally
- * paradl_projected_iteration_s; others are ignored).  RFC 4180 quoting. */
+ * paradl_projected_iteration_s; and those python3 -m oraclec.launch
+ * --out writes after them, each optional and empty where unknown:
+ * precision, implementation, peak_memory_bytes; others are ignored).
+ * RFC 4180 quoting. */
 #include "frontend/frontend.h"
+#include "util/escape.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,10 +22,12 @@ enum { MAX_FIELDS = 64, MAX_ROWS = 100000 };
 #define MIN_ITERATION_SECONDS 1e-6
 #define MAX_ITERATION_SECONDS MAX_SAMPLE_SECONDS
 
-enum { C_MODEL, C_STRATEGY, C_GPUS, C_GRID, C_BATCH, C_DATASET, C_MEASURED, C_PARADL, NCOL };
+enum { C_MODEL, C_STRATEGY, C_GPUS, C_GRID, C_BATCH, C_DATASET, C_MEASURED, C_PARADL, C_PREC,
+       C_IMPL, C_PEAK, NCOL, C_REQUIRED = C_PARADL };
 static const char *const colname[NCOL] = { "model", "strategy", "gpus", "grid", "global_batch",
 					   "dataset_size", "measured_iteration_s",
-					   "paradl_projected_iteration_s" };
+					   "paradl_projected_iteration_s", "precision",
+					   "implementation", "peak_memory_bytes" };
 
 /* Splits one record at p into fields (unquoting in place); returns the
  * start of the next record, or NULL at a broken quote. */
@@ -92,6 +98,60 @@ seconds(const char *field, const char *what, Loc at, double *v)
 	return true;
 }
 
+/* An implementation named in the CSV at `csv`: a built-in's name (one
+ * with neither '/' nor '.') or an absolute path as it is, else a path
+ * from the CSV's directory, as a system file's implementation key is
+ * read from the system file's. */
+static const char *
+beside(const char *csv, const char *name, Arena *a)
+{
+	const char *slash = strrchr(csv, '/');
+
+	if (builtin_impl(name) || (!strchr(name, '/') && !strchr(name, '.')) || name[0] == '/' ||
+	    !slash)
+		return arena_strdup(a, name);
+	return arena_printf(a, "%.*s/%s", (int)(slash - csv), csv, name);
+}
+
+/* The optional columns the runner writes: precision, implementation and
+ * peak memory; empty fields say nothing. */
+static bool
+runner_columns(Measured *m, char **f, const int *idx, Loc loc, const char *line, Arena *a)
+{
+	double v;
+#define AT(c) ((Loc){ loc.file, loc.line, (int)(f[idx[c]] - line) + 1 })
+
+	m->has_prec = false;
+	m->impl = NULL;
+	m->implementation = NULL;
+	m->peak = NAN;
+	if (idx[C_PREC] >= 0 && *f[idx[C_PREC]]) {
+		if (!precision_parse(f[idx[C_PREC]], &m->prec)) {
+			char *s = esc_text_cut(f[idx[C_PREC]], strlen(f[idx[C_PREC]]), NAME_SHOWN);
+			diag_error(AT(C_PREC), "unknown precision '%s' (fp32, tf32, amp-fp16, "
+				   "amp-bf16, fp16, bf16)", s);
+			free(s);
+			return false;
+		}
+		m->has_prec = true;
+		m->prec_loc = AT(C_PREC);
+	}
+	if (idx[C_IMPL] >= 0 && *f[idx[C_IMPL]]) {
+		m->impl = beside(loc.file, f[idx[C_IMPL]], a);
+		m->impl_loc = AT(C_IMPL);
+	}
+	if (idx[C_PEAK] >= 0 && *f[idx[C_PEAK]]) {
+		if (!number(f[idx[C_PEAK]], &v) || v < 1 || v > MAX_SYSTEM_BYTES) {
+			diag_error(AT(C_PEAK), "peak_memory_bytes must be a number of bytes from 1 "
+				   "to 2^60 (empty: not measured)");
+			return false;
+		}
+		m->peak = v;
+	}
+	return true;
+#undef AT
+}
+
 /* Row m from the fields f of the record that begins at `line` (each
  * error at its field's column). */
 static bool
@@ -144,7 +204,9 @@ row(Measured *m, char **f, const int *idx, Loc loc, const char *line, Arena *a)
 	    !seconds(f[idx[C_PARADL]], "paradl_projected_iteration_s", AT(C_PARADL), &m->paradl))
 		return false;
 	m->predicted = NAN;
-	return true;
+	m->predicted_peak = NAN;
+	m->acc_mem = NAN;
+	return runner_columns(m, f, idx, loc, line, a);
 #undef AT
 }
 
@@ -171,7 +233,7 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 		for (int i = 0; i < nf; i++)
 			if (strcmp(field[i], colname[c]) == 0)
 				idx[c] = i;
-		if (idx[c] < 0 && c != C_PARADL)
+		if (idx[c] < 0 && c < C_REQUIRED)
 			diag_error((Loc){ path, 1, 1 }, "missing column '%s'", colname[c]);
 	}
 	while (diag_errors() == errors && *p) {

@@ -1,4 +1,5 @@
-/* profile.c -- --profile: measured per-layer times from a CSV file.
+/* profile.c -- --profile: measured per-layer times from a CSV file, or a
+ * profiler's trace (a JSON object: trace.c), told apart by content.
  *
  *   layer,forward_s,backward_s
  *   conv1,0.000123,0.000251
@@ -157,7 +158,7 @@ bool
 profile_load(const char *path, Graph *g, FileList *files)
 {
 	size_t len;
-	char *text = file_read(path, &len, MAX_ODL_BYTES, LOC_NONE), *p, *end;
+	char *text = file_read(path, &len, MAX_TRACE_BYTES, LOC_NONE), *p, *end;
 	Csv c = { path, g->arena, 0 };
 	Map layers, seen;
 	Timing *t = NULL;
@@ -173,6 +174,17 @@ profile_load(const char *path, Graph *g, FileList *files)
 	p = text, end = text + len;
 	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
 		p += 3; /* a UTF-8 byte-order mark, as spreadsheets write */
+	if (strchr("{[", p[strspn(p, " \t\r\n")]) && p[strspn(p, " \t\r\n")]) {
+		bool ok = trace_read(path, text, len, g); /* JSON: a trace */
+		free(text);
+		return ok;
+	}
+	if (len > MAX_ODL_BYTES) {
+		diag_error((Loc){ path, 0, 0 }, "cannot read file: file is larger than the limit "
+			   "of %zu bytes", MAX_ODL_BYTES);
+		free(text);
+		return false;
+	}
 	while (p < end) {
 		char *nl = memchr(p, '\n', end - p), *eol = nl ? nl : end, *z;
 		c.line++;

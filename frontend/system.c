@@ -9,6 +9,7 @@
  * infinite or a memory absurd is refused here, where the file and line
  * are known).  docs/systems.md lists the keys. */
 #include "frontend/frontend.h"
+#include "util/similar.h"
 #include "grammar/ast.h"
 
 #include <stddef.h>
@@ -185,8 +186,10 @@ load(const char *name, Arena *a, FileList *files)
 		return s && plat_read(name, files, s) ? s : NULL;
 	}
 	if (!strchr(name, '/') && !strchr(name, '.')) {
-		diag_error(LOC_NONE, "unknown system '%.64s' (--list-systems shows the built-in "
-			   "ones; a file name needs a '.' or a '/')", name);
+		const char *near = similar_name(name, builtin_system_name);
+		diag_error(LOC_NONE, "unknown system '%.64s'%s%s%s (--list-systems shows the "
+			   "built-in ones; a file name needs a '.' or a '/')", name,
+			   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 		return NULL;
 	}
 	if (!(buf = file_read(name, &len, MAX_ODL_BYTES, LOC_NONE)))

@@ -347,10 +347,10 @@ validation(char **nm)
 	Measured row[2] = {
 		{ .model = nm[7], .kind = STRAT_DATA, .grid_text = nm[6], .gpus = 4,
 		  .measured = 0.1, .paradl = NAN, .predicted = 0.2, .note = nm[5], .acc = 0.5,
-		  .acc_paradl = NAN },
+		  .acc_paradl = NAN, .peak = NAN, .predicted_peak = NAN, .acc_mem = NAN },
 		{ .model = nm[3], .kind = STRAT_PIPELINE, .grid_text = "pipeline=4", .gpus = 4,
 		  .measured = 0.1, .paradl = NAN, .predicted = NAN, .note = NULL, .acc = NAN,
-		  .acc_paradl = NAN },
+		  .acc_paradl = NAN, .peak = NAN, .predicted_peak = NAN, .acc_mem = NAN },
 	};
 	Validation v = { .row = row, .nrow = 2 };
 	const char *first[1] = { nm[7] };

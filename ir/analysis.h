@@ -132,6 +132,20 @@ typedef struct Candidate {
 	IterTime t;
 	double epoch;             /* seconds per epoch */
 	MemUse mem;
+	bool not_run;             /* the implementation does not run the
+	                             strategy: not feasible, times kept */
+	double throughput;        /* samples per second: global_batch / t.total */
+	double mfu;               /* model FLOPs utilization: the model's forward
+	                             and backward FLOPs per second per GPU
+	                             (recomputation not counted) over the dense
+	                             peak its matrix products run at */
+	int64_t max_batch;        /* --max-batch: the largest batch per GPU that
+	                             fits on this grid (0: not even 1) */
+	const char *max_batch_why; /* why 0, or why not more than the dataset
+	                             allows; NULL when memory stops it */
+	int rank;                 /* 1 = recommended, then feasible by epoch,
+	                             the rest by epoch, the uncomputed last; 0
+	                             when not analysed */
 } Candidate;
 
 /* Advice on the recommendation (pass advice): a stable code scripts can
@@ -139,7 +153,7 @@ typedef struct Candidate {
 enum { MAX_WARNINGS = 8 };
 typedef struct Warning {
 	const char *code;
-	char message[320];
+	char message[480];
 } Warning;
 
 /* The joint search (plan/search.c): one configuration evaluated. */
@@ -156,6 +170,7 @@ typedef struct SearchConfig {
 	int recompute;            /* segments of k layers; 0 none */
 	int64_t micro_batches;
 	double iteration, epoch, memory;
+	double throughput, mfu;   /* as Candidate's */
 	bool feasible;
 	const char *reason, *bottleneck;
 	char why[96];             /* why it lost to the best; "" for the best */
@@ -185,6 +200,11 @@ typedef struct PerLayer {
 	double uniform[PL_MODES]; /* each uniform assignment under the same
 	                             model; INFINITY where it cannot split */
 	double global_batch;
+	double epoch;             /* seconds per epoch at `time` */
+	bool recommended;         /* more than SIMPLER_WITHIN faster than the
+	                             best uniform assignment under the same
+	                             model, and than the recommended strategy:
+	                             the recommendation (per_layer_recommend) */
 } PerLayer;
 
 /* What --search leaves fixed: the options given. */
@@ -199,6 +219,14 @@ typedef struct Search {
 	double best;              /* the best feasible epoch found */
 	SearchConfig top[SEARCH_TOP];
 	int ntop;
+	/* the fastest feasible configuration of each simplicity: ZeRO stage
+	 * (FSDP's hybrid as 3) x grid dimensions (1-3) x recomputation (none,
+	 * some); the first of top is the simplest within SIMPLER_WITHIN of
+	 * the fastest (search_end) */
+	SearchConfig simplest[4][3][2];
+	bool has_simplest[4][3][2];
+	char simpler[192];        /* why the first is not the fastest; "" when
+	                             it is */
 } Search;
 
 typedef struct Analysis {
@@ -235,6 +263,16 @@ typedef struct Analysis {
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;
+	bool max_batch;           /* --max-batch: cand[].max_batch are set */
+	/* what the recommendation line says besides the warnings (advise):
+	 * why nothing is recommended, else why the recommendation is not the
+	 * fastest (the simpler within SIMPLER_WITHIN, or per-layer splits) */
+	char why_none[480];       /* "" when a strategy is recommended */
+	char note[2][480];
+	int nnote;
+	int fastest;              /* index into cand of the shortest feasible
+	                             epoch (best is the simplest within
+	                             SIMPLER_WITHIN of it); -1 when none */
 } Analysis;
 
 /* Mean accuracies over a set of rows (pass validate). */
@@ -255,6 +293,8 @@ typedef struct Validation {
 	int nrow;
 	Accuracy per[STRAT_COUNT];
 	Accuracy all;
+	Accuracy mem;             /* peak memory, over the rows that measured
+	                             it (oraclec's only) */
 	Ranking rank, rank_paradl; /* oraclec's predictions, ParaDL's */
 } Validation;
 

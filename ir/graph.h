@@ -304,9 +304,15 @@ typedef struct Graph {
 	const char *dropout_after; /* --dropout: comma-separated layer names after
 	                         which the export removed a dropout; NULL none */
 	int bn_restored;      /* batchnorm layers put back; pass training */
+	int merged_inits;     /* ONNX: initializers of equal elements read by
+	                         several modules, counted once per module (the
+	                         exporter's merges) */
+	int64_t merged_params; /* the parameters that added */
 	Timing *timing;       /* measured times in the order given; a later one
 	                         wins for a layer two cover; frontend, --profile */
 	int ntiming;
+	struct TraceProfile *trace; /* --profile with a profiler's trace: each
+	                         module's times (ir/trace.h); frontend */
 	Totals total;
 	/* what training keeps where a fused kernel runs the attentions
 	 * (Layer.attn): each layer's act_bytes, and the totals; NULL and

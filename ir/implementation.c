@@ -1,9 +1,13 @@
 /* implementation.c -- the implementation's defaults, its key table and the
  * words its string keys take. */
 #include "ir/implementation.h"
+#include "ir/analysis.h"
 
+#include <stdio.h>
 #include <stddef.h>
 #include <string.h>
+
+static const char *capabilities_check(Implementation *im, const char **want);
 
 void
 implementation_defaults(Implementation *im)
@@ -32,12 +36,20 @@ implementation_defaults(Implementation *im)
 		.conv_tf32 = true,
 		.attention = "eager",       /* PyTorch 1.x: MultiheadAttention's operators */
 		.nchw_transposes = "each-pass", /* cuDNN 8 */
+		.conv_search = "benchmark", /* cudnn.benchmark = True in the references */
 		.optimizer_step = "per-op", /* torch.optim's for-loop (PyTorch 1.x) */
 		.zero_grad = true,          /* zero_grad(set_to_none=False), 1.x */
 		.step_sync = "amp",         /* GradScaler.step reads found_inf */
 		.zero_partition = "tensors", /* ZeroRedundancyOptimizer */
 		.pipe_checkpoint = "never", /* torch.distributed.pipelining */
 		.pipe_driver = "process",   /* torch.distributed.pipelining: a rank a stage */
+		/* a description that does not say what it runs restricts
+		 * nothing: every option oraclec models */
+		.precisions = "fp32,tf32,amp-fp16,amp-bf16,fp16,bf16",
+		.zero_stages = "0,1,2,3,hybrid",
+		.schedules = "gpipe,1f1b,interleaved",
+		.strategies = "data,spatial,pipeline,filter,channel,df,ds,dp,dpf,dpc,dps",
+		.recompute = "none,segments,selective",
 	};
 }
 
@@ -85,6 +97,8 @@ implementation_check(Implementation *im, const char **want)
 	im->step = i;
 	if (!word(im->nchw_transposes, "each-pass", "once", &im->transposes_once))
 		return *want = "\"each-pass\" or \"once\"", "nchw_transposes";
+	if (!word(im->conv_search, "heuristic", "benchmark", &im->conv_benchmark))
+		return *want = "\"heuristic\" or \"benchmark\"", "conv_search";
 	if (!word(im->attention, "eager", "fused", &im->fused_attention))
 		return *want = "\"eager\" or \"fused\"", "attention";
 	if (!word(im->zero_partition, "tensors", "flat", &im->flat_zero))
@@ -102,15 +116,152 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "1 to 1048576", "loader_workers";
 	if (im->grad_copies < 0 || im->grad_copies > 2)
 		return *want = "0, 1 or 2", "grad_copies";
+	return capabilities_check(im, want);
+}
+
+/* The i-th word a list key takes. */
+typedef const char *Namer(int i);
+
+static const char *
+prec_word(int i)
+{
+	return precision_name((Precision)i);
+}
+
+static const char *
+zero_word(int i)
+{
+	return (const char *[]){ "0", "1", "2", "3", "hybrid" }[i];
+}
+
+static const char *
+sched_word(int i)
+{
+	return schedule_name((Schedule)i);
+}
+
+static const char *
+strat_word(int i)
+{
+	return strategy_name[i];
+}
+
+static const char *
+rc_word(int i)
+{
+	return (const char *[]){ "segments", "selective", "none" }[i];
+}
+
+/* The comma list `list` of words among name(0) .. name(n - 1) (and
+ * `none`, ignored, where `none` >= 0 names it): the bits of those it
+ * leaves out into *no; false on an unknown word or an empty list. */
+static bool
+word_list(const char *list, Namer *name, int n, int none, unsigned *no)
+{
+	unsigned yes = 0;
+	const char *p = list;
+
+	if (!*p)
+		return false;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int i;
+		while (len && *p == ' ')
+			p++, len--;
+		for (i = 0; i < n + (none >= 0); i++) {
+			const char *w = i < n ? name(i) : name(none);
+			if (strlen(w) == len && strncmp(p, w, len) == 0)
+				break;
+		}
+		if (i == n + (none >= 0))
+			return false;
+		if (i < n)
+			yes |= 1u << i;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*no = ((1u << n) - 1) & ~yes;
+	return true;
+}
+
+/* The words of a list, for a message: "a comma list of fp32, tf32, ..."
+ * (the result lives until the next call). */
+static const char *
+words(Namer *name, int n, int none)
+{
+	static char buf[256];
+	size_t len = (size_t)snprintf(buf, sizeof buf, "a comma list of");
+
+	for (int i = 0; i < n + (none >= 0) && len < sizeof buf; i++)
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s \"%s\"",
+					i ? "," : "", i < n ? name(i) : name(none));
+	return buf;
+}
+
+static const char *
+capabilities_check(Implementation *im, const char **want)
+{
+	if (!word_list(im->precisions, prec_word, PREC_COUNT, -1, &im->no_prec))
+		return *want = words(prec_word, PREC_COUNT, -1), "precisions";
+	if (!word_list(im->zero_stages, zero_word, 5, -1, &im->no_zero))
+		return *want = words(zero_word, 5, -1), "zero_stages";
+	if (!word_list(im->strategies, strat_word, STRAT_COUNT, -1, &im->no_strat))
+		return *want = words(strat_word, STRAT_COUNT, -1), "strategies";
+	if (!word_list(im->recompute, rc_word, 2, 2, &im->no_rc))
+		return *want = words(rc_word, 2, 2), "recompute";
+	/* no schedule: no pipeline either */
+	if (!*im->schedules) {
+		im->no_sched = (1u << SCHED_COUNT) - 1;
+		for (int k = 0; k < STRAT_COUNT; k++)
+			if (STRATEGY_PIPELINED(k) && !(im->no_strat >> k & 1))
+				return *want = "a comma list of \"gpipe\", \"1f1b\", "
+					       "\"interleaved\" (one at least where 'strategies' "
+					       "lists a pipeline)",
+				       "schedules";
+	} else if (!word_list(im->schedules, sched_word, SCHED_COUNT, -1, &im->no_sched))
+		return *want = words(sched_word, SCHED_COUNT, -1), "schedules";
 	return NULL;
 }
 
+bool
+impl_runs_precision(const Implementation *im, Precision p)
+{
+	return !(im->no_prec >> p & 1);
+}
+
+bool
+impl_runs_zero(const Implementation *im, int zero, bool hybrid)
+{
+	return !(im->no_zero >> (hybrid ? 4 : zero) & 1);
+}
+
+bool
+impl_runs_schedule(const Implementation *im, int sched)
+{
+	return !(im->no_sched >> sched & 1);
+}
+
+bool
+impl_runs_strategy(const Implementation *im, StrategyKind k)
+{
+	return !(im->no_strat >> k & 1);
+}
+
+bool
+impl_runs_recompute(const Implementation *im, int k_rc)
+{
+	return k_rc == 0 || !(im->no_rc >> (k_rc > 0 ? 0 : 1) & 1);
+}
+
 Implementation
-implementation_for(const System *s)
+implementation_resolve(const System *s, const Implementation *chosen)
 {
 	Implementation im;
 
-	if (s->impl)
+	if (chosen)
+		im = *chosen;
+	else if (s->impl)
 		im = *s->impl;
 	else {
 		implementation_defaults(&im);
@@ -120,6 +271,12 @@ implementation_for(const System *s)
 	}
 	implementation_override(&im, s);
 	return im;
+}
+
+Implementation
+implementation_for(const System *s)
+{
+	return implementation_resolve(s, NULL);
 }
 
 void

@@ -8,6 +8,7 @@
 #ifndef ORACLEC_IR_IMPLEMENTATION_H
 #define ORACLEC_IR_IMPLEMENTATION_H
 
+#include "ir/grid.h"
 #include "ir/system.h"
 
 /* The most workers of one loading process, in an implementation file and
@@ -91,6 +92,11 @@ typedef struct Implementation {
 	                              forward and backward), "once" (cuDNN 9:
 	                              forward's input and output, backward's
 	                              output gradient) */
+	const char *conv_search;   /* how cuDNN's convolution algorithm is chosen:
+	                              "benchmark" (every algorithm timed, the
+	                              fastest kept: Winograd where it wins;
+	                              cudnn.benchmark = True) or "heuristic"
+	                              (the library's guess: implicit GEMM) */
 	const char *attention;     /* "eager": an attention's operators one by
 	                              one, as autograd records them; "fused":
 	                              one kernel (scaled_dot_product_attention)
@@ -126,12 +132,30 @@ typedef struct Implementation {
 	                              process whose worker thread per GPU runs
 	                              the Python forward under one interpreter
 	                              lock (torchgpipe's Pipe) */
+	/* what it can run (docs/systems.md, "What an implementation runs"):
+	 * comma lists of words; the search tries only these, a strategy
+	 * outside them is not recommended, and an option outside them is
+	 * warned of */
+	const char *precisions;    /* --precision's words: "fp32,tf32,..." */
+	const char *zero_stages;   /* "0", "1", "2", "3" and "hybrid" (FSDP's
+	                              HYBRID_SHARD, ZeRO++'s hpZ) */
+	const char *schedules;     /* "gpipe", "1f1b", "interleaved"; "" where
+	                              no pipelined strategy is listed */
+	const char *strategies;    /* ir/strategies.def's names */
+	const char *recompute;     /* "none", "segments" (checkpoints every K
+	                              layers), "selective" (attention's core) */
 	/* derived from the strings above by implementation_check */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, flat_zero,
-	     pipe_threads, fused_attention, transposes_once;
+	     pipe_threads, fused_attention, transposes_once, conv_benchmark;
 	enum { STEP_FUSED, STEP_PER_OP, STEP_FOREACH } step;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 	enum { CKPT_NEVER, CKPT_EXCEPT_LAST, CKPT_ALWAYS } ckpt;
+	/* what it does not run, a bit per word of the lists above (0: it
+	 * runs everything, so an Implementation left zero restricts nothing):
+	 * precisions by Precision, ZeRO stages 0-3 and bit 4 for hybrid,
+	 * schedules by Schedule, strategies by StrategyKind, recomputation
+	 * bit 0 segments and bit 1 selective */
+	unsigned no_prec, no_zero, no_sched, no_strat, no_rc;
 } Implementation;
 
 /* implementation.c */
@@ -143,12 +167,26 @@ void implementation_defaults(Implementation *im);
 /* Derives the flags from the string keys; NULL, or the first key whose
  * value is not one of its words (*want: those words, for a message). */
 const char *implementation_check(Implementation *im, const char **want);
+/* Whether im runs precision p, ZeRO stage `zero` (hybrid: FSDP's
+ * hybrid shard), pipeline schedule `sched` (a Schedule), strategy k,
+ * recomputation k_rc (Recompute.k: 0 none, > 0 segments, < 0 selective). */
+bool impl_runs_precision(const Implementation *im, Precision p);
+bool impl_runs_zero(const Implementation *im, int zero, bool hybrid);
+bool impl_runs_schedule(const Implementation *im, int sched);
+bool impl_runs_strategy(const Implementation *im, StrategyKind k);
+bool impl_runs_recompute(const Implementation *im, int k_rc);
 /* What a system file still sets of the software's keys (dispatch,
  * p2p_latency, staging_bw, decode_bw; oraclec calibrate writes two of
  * them) overrides the implementation's. */
 void implementation_override(Implementation *im, const System *s);
-/* The implementation system s runs: the one it names, else the defaults
- * (named "default"), with implementation_override applied. */
+/* The implementation an analysis on system s runs, resolved here for
+ * every caller (the analysis, so each run of validate and calibrate, and
+ * calibrate's parameters through them): `chosen` (--implementation, a
+ * measured run's implementation column) where given, else the one s
+ * names, else the defaults (named "default"); then implementation_override
+ * with s. */
+Implementation implementation_resolve(const System *s, const Implementation *chosen);
+/* implementation_resolve(s, NULL): the one s names. */
 Implementation implementation_for(const System *s);
 
 #define IMPLKEY(...) +1

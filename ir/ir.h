@@ -12,5 +12,6 @@
 #include "ir/measured.h"
 #include "ir/implementation.h"
 #include "ir/system.h"
+#include "ir/trace.h"
 
 #endif

@@ -49,6 +49,18 @@ aten_depthwise(const Analysis *an, const Graph *g, const Layer *l, bool fp16)
 	return x->rank > l->attr.lead && x->d[l->attr.lead] == l->attr.groups;
 }
 
+/* Whether layer l is a depthwise convolution (one input channel a group),
+ * in whichever library: a product of one channel by its filter, no matrix
+ * for tensor cores (cuDNN's depthwise kernels run on the CUDA cores too). */
+static bool
+depthwise(const Graph *g, const Layer *l)
+{
+	const Shape *x = &g->tensor[l->in[0]].shape;
+
+	return op_info[l->op].cls == OPC_CONV && l->attr.groups > 1 &&
+	       x->rank > l->attr.lead && x->d[l->attr.lead] == l->attr.groups;
+}
+
 bool
 layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
 {
@@ -122,7 +134,7 @@ fused_attention(const Analysis *an, const Graph *g, const Layer *l, double n, do
 	flops = (double)(bwd ? l->cost.flops_bwd : l->cost.flops_fwd) * n * share;
 	if (bwd && l->attn == ATTN_QK)
 		flops += (double)l->cost.flops_fwd * n * share; /* the scores again */
-	double tc = kernel_compute(s, g, l, n, share, bwd, dt, peak, u, flops);
+	double tc = kernel_compute(an, g, l, n, share, bwd, dt, peak, u, flops);
 	double tm = (bwd ? 2 : 1) * io * b * n * share / (s->mem_bw * s->eff_mem);
 	return (tc > tm ? tc : tm) + (l->attn == ATTN_QK ? (bwd ? 2 : 1) * s->kernel_lat : 0);
 }
@@ -139,8 +151,8 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	const Cost *c = &l->cost;
 	Dtype dt = dtype(an, g, l);
 	bool aten = aten_depthwise(an, g, l, dt == DT_FP16);
-	/* ATen's depthwise kernels run on the CUDA cores */
-	double peak = s->peak[dt] > 0 && !aten ? s->peak[dt] : s->peak[DT_FP32];
+	/* depthwise kernels, ATen's and cuDNN's, run on the CUDA cores */
+	double peak = s->peak[dt] > 0 && !depthwise(g, l) ? s->peak[dt] : s->peak[DT_FP32];
 	double flops = (double)(bwd ? c->flops_bwd : c->flops_fwd) * n * share;
 	/* bytes_fwd counts the weights once per sample; they are read once */
 	double wbytes = (double)c->params * g->elem_bytes;
@@ -164,7 +176,7 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 				    (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
 	bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = aten ? flops / (peak * efficiency(s, l, dt))
-			 : kernel_compute(s, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt), flops);
+			 : kernel_compute(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt), flops);
 	double tm = bytes / bandwidth(s, g, l);
 	/* Tensor cores work on NHWC: on PyTorch's default NCHW tensors cuDNN
 	 * transposes a convolution's operands in kernels of their own, a read

@@ -14,7 +14,9 @@
  * found_inf flag; a training loop may read the loss), and after it the
  * GPU waits for the CPU's first issues.  Without a sync point in the
  * iteration the CPU runs iterations ahead, and the slower lane alone sets
- * the pace.
+ * the pace.  On a device that is the CPU itself (a probed CPU:
+ * System.host_device) the issuing and the computing share its cores: the
+ * lanes do not overlap, and the iteration is both added.
  *
  * What the CPU issues per operator is the implementation's (dispatch,
  * library_call) and the operators per layer follow PyTorch's modules:
@@ -142,7 +144,9 @@ host_lane(const Analysis *an, const Graph *g, int first, int last, const Lane *l
 	scale = own > 0 ? (busy - tail - t->update) / ((double)M * own) : 0;
 	step = step_host(an, arrays);
 	t->host = (double)M * host + step;
-	if (!synced(an)) { /* the CPU runs iterations ahead */
+	if (an->sys->host_device) { /* one lane: issuing, then computing */
+		t->dispatch = t->host;
+	} else if (!synced(an)) { /* the CPU runs iterations ahead */
 		t->dispatch = t->host > busy ? t->host - busy : 0;
 	} else {
 		/* from one sync point to the next: the step, then the

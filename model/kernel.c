@@ -18,7 +18,9 @@
  * tiles and splits the library takes the fastest, as cuBLAS's heuristics
  * and cuDNN's benchmark mode do.  The same loops give a convolution's
  * three products (implicit GEMM); at fp32 without tensor cores cuDNN may
- * run a 3 x 3, stride-1 convolution by Winograd's F(4x4, 3x3): 36
+ * run a 3 x 3, stride-1 convolution by Winograd's F(4x4, 3x3) (where it
+ * times the algorithms, cudnn.benchmark: Implementation.conv_search; a
+ * CPU's oneDNN convolutions are direct): 36
  * products of the transformed tiles where direct convolution has 144, at
  * the cost of transforming the input and the output in passes of their
  * own. */
@@ -237,9 +239,10 @@ winograd(const Layer *l, Dtype dt, bool bwd, int i)
 }
 
 double
-kernel_compute(const System *s, const Graph *g, const Layer *l, double n, double share, bool bwd,
-	       Dtype dt, double peak, double u, double flops)
+kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+	       bool bwd, Dtype dt, double peak, double u, double flops)
 {
+	const System *s = an->sys;
 	Gemm p[3];
 	int np = layer_gemms(g, l, n * share, bwd, p);
 	double t = 0, own = 0, elem = g->elem_bytes;
@@ -248,7 +251,7 @@ kernel_compute(const System *s, const Graph *g, const Layer *l, double n, double
 		return flops / (peak * u);
 	for (int i = 0; i < np; i++) {
 		double ti = gemm_time(s, &p[i], peak, u);
-		if (winograd(l, dt, bwd, i)) {
+		if (an->impl.conv_benchmark && !s->host_device && winograd(l, dt, bwd, i)) {
 			double x = (double)g->tensor[l->in[0]].elems * n * share * elem;
 			double y = (double)g->tensor[l->out[0]].elems * n * share * elem;
 			double tw = winograd_time(s, &p[i], bwd ? y : x, bwd ? x : y, peak, u);

@@ -72,7 +72,7 @@ int layer_gemms(const Graph *g, const Layer *l, double n, bool bwd, Gemm *out);
  * share: its products as tiles in waves (Winograd where cuDNN would take
  * it), or flops / (peak u) where the layer is not a product or the system
  * gives no SMs. */
-double kernel_compute(const System *s, const Graph *g, const Layer *l, double n, double share,
+double kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
 		      bool bwd, Dtype dt, double peak, double u, double flops);
 
 /* host.c */

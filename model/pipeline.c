@@ -981,7 +981,9 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * interpreter issues the forward of every layer of every micro-batch,
 	 * and again of those recomputed, one operator call after another; the
 	 * iteration waits for what that takes beyond the GPUs' path */
-	k->t.dispatch = host > T ? ((double)M + (double)(S - 1) / v) * (host - T) : 0;
+	k->t.dispatch = s->host_device ? ((double)M + (double)(S - 1) / v) * host
+			: host > T  ? ((double)M + (double)(S - 1) / v) * (host - T)
+				    : 0;
 	k->t.host = (double)M * host + step;
 	/* the input of the first stage is loaded alongside */
 	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,

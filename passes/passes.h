@@ -1,6 +1,6 @@
 /* passes.h -- the passes that annotate the layer IR: shape, the training
- * graph, cost, memory, recomputation's segments and the modules behind
- * the layers.  Each pass is one file with one entry point; it states what
+ * graph, cost, memory, recomputation's segments, the modules behind the
+ * layers and the times a profiler's trace gives them.  Each pass is one file with one entry point; it states what
  * it requires and provides (Graph.done bits) and fills IR fields, never
  * prints a report and never prices anything (model/ does).  Input errors
  * are reported through diag; the return value is false when there were
@@ -74,6 +74,18 @@ typedef struct Modules {
 	void *priv;             /* modules.c's own: each module's span of layers */
 } Modules;
 void modules_derive(const Graph *g, Modules *m);
+
+/* trace.c
+ * requires: PASS_COST; Graph.trace (none: nothing to do); the measured
+ *           times of timing_spread (model/compute.c), which it overrides.
+ * provides: Layer.timed, fwd_s and bwd_s of every layer whose module (as
+ *           modules_derive names it) the trace timed: the module's seconds
+ *           per step, shared over its layers by FLOPs and bytes at s's peak
+ *           and bandwidth, per sample of the trace's batch (`samples`
+ *           where the trace does not say); TraceProfile.matched; says once
+ *           on the diagnostics stream how many layers it timed. */
+bool trace_times(Graph *g, const System *s, int64_t samples);
+
 /* The largest modules whose layers all lie in [first, last], in order of
  * their first layer; returns how many, the names in *out (arena). */
 int modules_within(const Graph *g, const Modules *m, int first, int last, const char ***out);

@@ -14,12 +14,19 @@
  *   needs-unsupported-split       the winner splits images spatially, which
  *                                 no mainstream framework provides, for
  *                                 less than 5 % over one that they do
+ *   large-global-batch            the recommendation's global batch is past
+ *                                 the largest the literature trains to
+ *                                 full accuracy with the optimizer in use
+ *   unsupported-by-implementation an option given (precision, ZeRO,
+ *                                 recomputation, schedule, --grid) that the
+ *                                 implementation does not run
  *
  * requires: strategies_run on an (and on each of `fewer`, the same
  * analysis on fewer GPUs); provides: an->warning[]. */
 #include "plan/plan.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -43,10 +50,217 @@ warn(Analysis *an, const char *code, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The largest global batch the literature trains to full accuracy with
+ * each optimizer, and where (docs/model.md, "Warnings", has the
+ * references).  What oraclec knows of the optimizer is --optimizer;
+ * nothing of layer-wise adaptation (LARS, LAMB), which it names as the
+ * way further. */
+static const struct {
+	int64_t batch;
+	const char *where;
+} batch_limit[] = {
+	[OPT_SGD] = { 8192, "the largest ResNet-50 trains to full accuracy with momentum SGD, "
+			    "the learning rate scaled with the batch and a gradual warm-up (Goyal "
+			    "et al. 2017); LARS reaches about 32,768 (You, Gitman and Ginsburg "
+			    "2017)" },
+	[OPT_MOMENTUM] = { 8192, "the largest ResNet-50 trains to full accuracy with momentum "
+				 "SGD, the learning rate scaled with the batch and a gradual "
+				 "warm-up (Goyal et al. 2017); LARS reaches about 32,768 (You, "
+				 "Gitman and Ginsburg 2017)" },
+	[OPT_ADAM] = { 8192, "the batch BERT-sized models train with Adam (RoBERTa, Liu et al. "
+			     "2019); AdamW stops scaling at 16,384, where LAMB reaches 32,768 (You "
+			     "et al. 2020)" },
+	[OPT_ADAMW] = { 8192, "the batch BERT-sized models train with AdamW (RoBERTa, Liu et al. "
+			      "2019); it stops scaling at 16,384, where LAMB reaches 32,768 (You "
+			      "et al. 2020)" },
+	[OPT_RMSPROP] = { 4096, "the batch MnasNet and EfficientNet train with RMSProp (Tan et al. "
+				"2019; Tan and Le 2019)" },
+};
+
+/* 32768 -> "32,768" */
+static const char *
+thousands(int64_t v, char *buf, size_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof tmp, "%" PRId64, v), j = 0;
+
+	for (int i = 0; i < len && (size_t)j + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0 && tmp[0] != '-')
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
 static bool
 splits_space(StrategyKind s)
 {
 	return s == STRAT_SPATIAL || s == STRAT_DS || s == STRAT_DPS;
+}
+
+/* The candidate the warnings are about: the recommendation, else the one
+ * strategy analysed (a --grid that does not fit), else none. */
+static const Candidate *
+subject(const Analysis *an)
+{
+	const Candidate *k = NULL;
+
+	if (an->best >= 0)
+		return &an->cand[an->best];
+	for (int s = 0; s < STRAT_COUNT; s++)
+		if (an->cand[s].analysed) {
+			if (k)
+				return NULL;
+			k = &an->cand[s];
+		}
+	return k;
+}
+
+/* What the analysis was asked for that its implementation does not run
+ * (options given, a grid --grid forced; oraclec itself proposes nothing
+ * of the kind): one warning naming each, with what it runs. */
+static void
+unsupported(const Graph *g, Analysis *an, const Candidate *k)
+{
+	const Implementation *im = &an->impl;
+	char what[256], lb[32];
+	size_t n = 0;
+	int parts = 0;
+
+#define ADD(...) (n < sizeof what ? (n += (size_t)snprintf(what + n, sizeof what - n, \
+							  "%s", parts++ ? "; " : ""), \
+				     n < sizeof what ? (n += (size_t)snprintf(what + n, sizeof what - n, \
+									    __VA_ARGS__)) : 0) : 0)
+	if (!impl_runs_precision(im, an->prec))
+		ADD("%s (it runs %s)", precision_name(an->prec), impl_list_text(g->arena, im->precisions));
+	if ((an->zero || an->zero_node) && !impl_runs_zero(im, an->zero, an->zero_node))
+		ADD("%s (its ZeRO stages: %s)",
+		    an->zero_node ? "FSDP's hybrid shard" : an->zero == 1 ? "ZeRO stage 1"
+		    : an->zero == 2 ? "ZeRO stage 2" : "ZeRO stage 3",
+		    impl_list_text(g->arena, im->zero_stages));
+	if (!impl_runs_recompute(im, an->rc.k))
+		ADD("%s (it recomputes: %s)",
+		    an->rc.k < 0 ? "selective recomputation" : "recomputation in segments",
+		    impl_list_text(g->arena, im->recompute));
+	if (k && k->computable && STRATEGY_PIPELINED(k->kind) &&
+	    !impl_runs_schedule(im, an->schedule))
+		ADD("the %s schedule (its schedules: %s)",
+		    schedule_label(an->schedule, an->virtual_stages, lb, sizeof lb),
+		    *im->schedules ? impl_list_text(g->arena, im->schedules) : "none");
+	if (k && k->feasible && !impl_runs_strategy(im, k->kind))
+		ADD("%s parallelism (it runs %s)", strategy_name[k->kind],
+		    impl_list_text(g->arena, im->strategies));
+#undef ADD
+	if (parts)
+		warn(an, "unsupported-by-implementation",
+		     "%s does not run %s: the figures are for a stack that does "
+		     "(--implementation names one; --list-implementations)", im->name, what);
+}
+
+static void
+note(Analysis *an, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (an->nnote == (int)(sizeof an->note / sizeof an->note[0]))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(an->note[an->nnote++], sizeof an->note[0], fmt, ap);
+	va_end(ap);
+}
+
+/* Why nothing is recommended: memory (with the usual way out) where a
+ * strategy does not fit, else each strategy's own reason (a grid --grid
+ * forced: its reason alone). */
+static void
+why_none(Analysis *an)
+{
+	size_t n = 0;
+	int analysed = 0;
+	bool memory = false;
+	char grid[GRID_TEXT_MAX];
+
+	for (int s = 0; s < STRAT_COUNT; s++) {
+		const Candidate *k = &an->cand[s];
+		analysed += k->analysed;
+		memory |= k->analysed && k->computable && !k->feasible && !k->not_run;
+	}
+	if (memory || !analysed) {
+		snprintf(an->why_none, sizeof an->why_none, "no strategy fits on %" PRId64 " GPUs of "
+			 "this system; use a smaller batch, more GPUs or a larger GPU", an->gpus);
+		return;
+	}
+	for (int s = 0; s < STRAT_COUNT && analysed == 1; s++) {
+		const Candidate *k = &an->cand[s];
+		if (k->analysed)
+			snprintf(an->why_none, sizeof an->why_none, "%s parallelism (%s) does not run on "
+				 "%" PRId64 " GPUs of this system: %s", strategy_name[k->kind],
+				 *grid_format(k->grid, NULL, 0, grid, sizeof grid) ? grid : "-", an->gpus,
+				 k->reason ? k->reason : "no prediction");
+	}
+	if (analysed == 1)
+		return;
+	n = (size_t)snprintf(an->why_none, sizeof an->why_none, "no strategy runs on %" PRId64
+			     " GPUs of this system:", an->gpus);
+	for (int s = 0, first = 1; s < STRAT_COUNT && n < sizeof an->why_none; s++) {
+		const Candidate *k = &an->cand[s];
+		if (!k->analysed)
+			continue;
+		n += (size_t)snprintf(an->why_none + n, sizeof an->why_none - n, "%s %s, %s",
+				      first ? "" : ";", strategy_name[k->kind],
+				      k->reason ? k->reason : "no prediction");
+		first = 0;
+	}
+}
+
+/* Why the recommendation is not the fastest: the simpler within
+ * SIMPLER_WITHIN, per-layer splits faster or not by enough. */
+static void
+notes(const Graph *g, Analysis *an)
+{
+	const Candidate *b = &an->cand[an->best], *f = an->fastest >= 0 ? &an->cand[an->fastest] : b;
+	const PerLayer *pl = an->per_layer;
+	char g1[GRID_TEXT_MAX], g2[GRID_TEXT_MAX];
+
+	if (f != b)
+		note(an, "%s parallelism (%s) is within %.0f %% of the fastest, %s parallelism (%s) "
+			 "at %.4g s per epoch, and simpler: %d grid dimension%s against %d",
+		     strategy_name[b->kind], grid_format(b->grid, NULL, 0, g1, sizeof g1),
+		     100 * SIMPLER_WITHIN, strategy_name[f->kind],
+		     grid_format(f->grid, NULL, 0, g2, sizeof g2), f->epoch, grid_dimensions(b->grid),
+		     grid_dimensions(b->grid) == 1 ? "" : "s", grid_dimensions(f->grid));
+	if (pl && pl->done) {
+		int u = 0;
+		double gain;
+		for (int m = 1; m < PL_MODES; m++)
+			if (pl->uniform[m] < pl->uniform[u])
+				u = m;
+		gain = isfinite(pl->uniform[u]) ? 1 - pl->time / pl->uniform[u] : 0;
+		if (pl->recommended)
+			note(an, "the per-layer splits are recommended: %.4g s per iteration, %.4g s per "
+				 "epoch, %.1f %% faster than uniform %s parallelism under the same model "
+				 "(%.4g s) and faster than %s parallelism (%s) at %.4g s per epoch",
+			     pl->time, pl->epoch, 100 * gain, per_layer_mode_name[u], pl->uniform[u],
+			     strategy_name[b->kind], grid_format(b->grid, NULL, 0, g1, sizeof g1),
+			     b->epoch);
+		else if (gain > 0.0005 && gain * (1 + SIMPLER_WITHIN) <= SIMPLER_WITHIN)
+			note(an, "the per-layer splits reach %.4g s per iteration, %.1f %% faster than "
+				 "uniform %s parallelism under the same model (%.4g s): within %.0f %%, "
+				 "a uniform strategy is simpler",
+			     pl->time, 100 * gain, per_layer_mode_name[u], pl->uniform[u],
+			     100 * SIMPLER_WITHIN);
+		else if (gain > 0.0005 && pl->fits)
+			note(an, "the per-layer splits reach %.4g s per iteration, %.1f %% faster than "
+				 "uniform %s parallelism under the same model, but %.4g s per epoch "
+				 "against %s parallelism's %.4g s%s",
+			     pl->time, 100 * gain, per_layer_mode_name[u], pl->epoch,
+			     strategy_name[b->kind], b->epoch,
+			     pl->epoch < b->epoch ? arena_printf(g->arena, ": within %.0f %%, the "
+								"strategy is simpler",
+								100 * SIMPLER_WITHIN)
+						  : "");
+	}
 }
 
 void
@@ -56,10 +270,14 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 	int64_t batch = -1;
 	bool mixed = false;
 
-	(void)g;
-	an->nwarning = 0;
-	if (an->best < 0)
+	an->nwarning = an->nnote = 0;
+	an->why_none[0] = '\0';
+	unsupported(g, an, subject(an));
+	if (an->best < 0) {
+		why_none(an);
 		return;
+	}
+	notes(g, an);
 	best = &an->cand[an->best];
 	if (best->global_batch > an->dataset_size)
 		warn(an, "global-batch-exceeds-dataset",
@@ -67,6 +285,17 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 		     "dataset (%" PRId64 "): an epoch is less than one iteration; use fewer "
 		     "GPUs or a smaller batch per GPU",
 		     strategy_name[best->kind], best->global_batch, an->dataset_size);
+	if ((unsigned)an->opt < sizeof batch_limit / sizeof batch_limit[0] &&
+	    best->global_batch > batch_limit[an->opt].batch) {
+		char b1[32], b2[32];
+		warn(an, "large-global-batch",
+		     "the global batch of %s parallelism, %s samples, is past %s, %s: expect "
+		     "lower accuracy, or more epochs to reach it; fewer GPUs or a smaller "
+		     "batch stay within it",
+		     strategy_name[best->kind], thousands(best->global_batch, b1, sizeof b1),
+		     thousands(batch_limit[an->opt].batch, b2, sizeof b2),
+		     batch_limit[an->opt].where);
+	}
 	/* a hybrid's limit is its model-parallel factor's; its data factor
 	 * is bounded by the dataset, above */
 	if (strategy_info[best->kind].grids == GRID_WHOLE && grid_gpus(best->grid) > best->max_gpus)

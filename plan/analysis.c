@@ -83,17 +83,23 @@ sample_bytes(const Graph *g, DataKind k)
 static Implementation
 implementation(const Settings *set, const System *s)
 {
-	Implementation im;
+	Implementation im = implementation_resolve(s, set->impl);
 
-	if (set->impl) {
-		im = *set->impl;
-		implementation_override(&im, s);
-	} else {
-		im = implementation_for(s);
-	}
 	if (set->loader_workers > 0)
 		im.loader_workers = set->loader_workers;
 	return im;
+}
+
+/* The peak s lacks for precision p (its key), or NULL: a GPU without
+ * TF32 runs tf32 at the fp32 rate, as PyTorch does; 16-bit formats it
+ * lacks are an error. */
+static const char *
+missing_peak(const System *s, Precision p)
+{
+	static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
+	Dtype dt = precision_dtype(p, true);
+
+	return dt != DT_TF32 && s->peak[dt] <= 0 ? key[dt] : NULL;
 }
 
 bool
@@ -101,15 +107,11 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 {
 	int64_t dataset = set->dataset_size ? set->dataset_size : g->dataset_size;
 	DataKind kind = set->data != DATA_AUTO ? set->data : data_kind(g);
+	const char *peak;
 
 	if (!s)
 		return false;
-	/* a GPU without TF32 runs tf32 at the fp32 rate, as PyTorch does;
-	 * 16-bit formats it lacks are an error */
-	if (precision_dtype(set->prec, true) != DT_TF32 &&
-	    s->peak[precision_dtype(set->prec, true)] <= 0) {
-		static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
-		const char *peak = key[precision_dtype(set->prec, true)];
+	if ((peak = missing_peak(s, set->prec))) {
 		/* a built-in system has no file to point at: the option is the
 		 * place */
 		if (strcmp(s->source, "built-in") == 0)
@@ -180,10 +182,22 @@ memory(Graph *g, const Analysis *an)
 	return memory_annotate(g);
 }
 
+/* The samples a GPU takes an iteration (a profiler's trace that does not
+ * give its batch is taken at it). */
+static int64_t
+per_gpu(const Analysis *an)
+{
+	if (an->batch_per_gpu > 0)
+		return an->batch_per_gpu;
+	return an->gpus > 0 ? an->global_batch / an->gpus : an->global_batch;
+}
+
+/* The measured times: a ParaDL table's and a CSV profile's, then a
+ * profiler's trace's modules over them. */
 static bool
 timing(Graph *g, const Analysis *an)
 {
-	return timing_spread(g, an);
+	return timing_spread(g, an) && trace_times(g, an->sys, per_gpu(an));
 }
 
 /* In the order they run (passes.h says what each fills). */
@@ -268,15 +282,33 @@ pass_dumpable(const char *name)
 	return false;
 }
 
-bool
-analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
-		  const Measured *r)
+Settings
+analysis_run_settings(const Settings *set, const Measured *r)
 {
 	Settings rs = *set;
 
 	rs.gpus = r->gpus;
 	rs.global_batch = r->global_batch;
 	rs.dataset_size = r->dataset_size;
+	if (r->has_prec)
+		rs.prec = r->prec;
+	if (!set->impl && r->implementation)
+		rs.impl = r->implementation;
+	return rs;
+}
+
+bool
+analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
+		  const Measured *r)
+{
+	Settings rs = analysis_run_settings(set, r);
+	const char *peak;
+
+	if (s && r->has_prec && (peak = missing_peak(s, r->prec))) {
+		diag_error(r->prec_loc, "precision %s: system '%s' gives no %s peak",
+			   precision_name(r->prec), s->name, peak);
+		return false;
+	}
 	return analysis_setup(an, &rs, g, s) && passes_run(g, an, PASS_TIMING, NULL);
 }
 

@@ -92,11 +92,18 @@ bool search_all(Graph *g, const Analysis *an, const Settings *set, const Strateg
  * the model only (parse, shape, cost, memory). */
 bool pass_dumpable(const char *name);
 
+/* The settings of measured run r: its GPUs, global batch and dataset
+ * size; its precision where it gives one; its implementation where it
+ * gives one and set does not (--implementation describes every run);
+ * the rest set's. */
+Settings analysis_run_settings(const Settings *set, const Measured *r);
+
 /* The analysis of a measured run r of oraclec validate and calibrate,
- * set up in an on g and s as the settings say for everything the run does
- * not give (its GPUs, global batch and dataset size), with the passes
- * that need the system run on g.  Runs of g alike in those three may
- * share it.  false after an input error (reported). */
+ * set up in an on g and s with analysis_run_settings, with the passes
+ * that need the system run on g (g through analysis_init at the run's
+ * precision).  Runs of g alike in those settings may share it.  false
+ * after an input error (reported; a precision of the run that s has no
+ * peak for at the run's column). */
 bool analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
 		       const Measured *r);
 /* The row of run r, its model g analysed in an (analysis_measured). */

@@ -7,15 +7,21 @@
  *   nic_bw        the effective network bandwidth per node
  *   nic_latency   the start-up latency of a ring step between nodes
  *   p2p_latency   the latency of the framework's point-to-point sends (the
- *                 implementation's send_latency, which the written
- *                 system's p2p_latency overrides)
+ *                 send_latency of the implementation the runs were
+ *                 predicted with, which the written system's p2p_latency
+ *                 overrides)
  *   fs_file_rate  the shared file system's files per second
  *   cache_files   the files a node keeps between epochs
  *   staging_bw    the bandwidth of each copy of a host-staged transfer
  *                 (the implementation's, which the written system's
  *                 staging_bw overrides; seen only where the implementation
  *                 stages sends through the host)
- * A parameter the system leaves at 0 (no such limit) is not fitted.
+ * A parameter the system leaves at 0 (no such limit) is not fitted.  The
+ * two software parameters are those of the implementation the runs'
+ * analyses resolved (implementation_resolve: --implementation, a run's
+ * implementation column, else the system's), so a factor is on what the
+ * runs were predicted with; runs predicted with implementations that
+ * differ in one of them do not fit it (one system key would set both).
  *
  * The fit is least squares on the relative errors (p - m) / m, plus a weak
  * pull of each parameter's logarithm towards the system's value (weight
@@ -65,6 +71,8 @@ const char *const calib_param_name[CALIB_PARAMS] = {
 typedef struct Fit {
 	System *sys;
 	const System base;
+	double send0, stage0;  /* the runs' send latency and staging bandwidth
+	                          (0: none, or the runs' differ) */
 	CalibRow *rows;
 	int n;
 	const StrategyOpts *o;
@@ -89,27 +97,33 @@ scaled_latency(double base, double f)
 	return base > 0 ? clamp(base * f, SYS_MIN_SECONDS, SYS_MAX_SECONDS) : 0;
 }
 
-/* The send latency and staging bandwidth s runs with (the latter 0 when s
- * neither stages nor sets one of its own). */
+/* The send latency (stage false) or staging bandwidth the runs were
+ * predicted with on s, as their analyses resolved the implementation (the
+ * bandwidth 0 where it neither stages nor s sets one); 0 where runs
+ * differ.  Read before any prediction moves them. */
 static double
-send_latency(const System *s)
+software(const System *s, const CalibRow *rows, int n, bool stage)
 {
-	return implementation_for(s).send_latency;
-}
+	double v = -1;
 
-static double
-staging_bw(const System *s)
-{
-	Implementation im = implementation_for(s);
-
-	return s->staging_bw >= 0 || im.staged ? im.staging_bw : 0;
+	for (int i = 0; i < n; i++) {
+		const Implementation *im = &rows[i].an->impl;
+		double x = !stage ? im->send_latency
+			   : s->staging_bw >= 0 || im->staged ? im->staging_bw : 0;
+		if (v >= 0 && x != v)
+			return 0;
+		v = x;
+	}
+	return v > 0 ? v : 0;
 }
 
 /* Sets the parameters of s to base's scaled by exp(lp[]), every one kept
  * within a system's ranges (ir.h), so --system reads the fit back. */
 static void
-apply(System *s, const System *base, const double *lp)
+apply(const Fit *fit, const double *lp)
 {
+	System *s = fit->sys;
+	const System *base = &fit->base;
 	double k = exp(clamp(lp[0], -20, 20)), top = base->eff_conv > base->eff_gemm
 							      ? base->eff_conv
 							      : base->eff_gemm;
@@ -123,23 +137,24 @@ apply(System *s, const System *base, const double *lp)
 	s->eff_gemm = clamp(base->eff_gemm * k, SYS_MIN_EFF, 1);
 	s->nic_bw = clamp(base->nic_bw * f[1], SYS_MIN_RATE, SYS_MAX_RATE);
 	s->nic_lat = scaled_latency(base->nic_lat, f[2]);
-	s->p2p_lat = scaled_latency(send_latency(base), f[3]);
+	if (fit->send0 > 0)
+		s->p2p_lat = scaled_latency(fit->send0, f[3]);
 	s->fs_file_rate = clamp(base->fs_file_rate * f[4], 0, SYS_MAX_COUNT);
 	s->cache_files = clamp(base->cache_files * f[5], 0, SYS_MAX_COUNT);
-	if (staging_bw(base) > 0)
-		s->staging_bw = clamp(staging_bw(base) * f[6], SYS_MIN_RATE, SYS_MAX_RATE);
+	if (fit->stage0 > 0)
+		s->staging_bw = clamp(fit->stage0 * f[6], SYS_MIN_RATE, SYS_MAX_RATE);
 }
 
-/* Whether base has parameter j to scale (a limit of 0 is none). */
+/* Whether the fit has parameter j to scale (a limit of 0 is none). */
 static bool
-has(const System *base, int j)
+has(const Fit *f, int j)
 {
 	switch (j) {
-	case 2: return base->nic_lat > 0;
-	case 3: return send_latency(base) > 0;
-	case 4: return base->fs_file_rate > 0;
-	case 5: return base->cache_files > 0;
-	case 6: return staging_bw(base) > 0;
+	case 2: return f->base.nic_lat > 0;
+	case 3: return f->send0 > 0;
+	case 4: return f->base.fs_file_rate > 0;
+	case 5: return f->base.cache_files > 0;
+	case 6: return f->stage0 > 0;
 	default: return true;
 	}
 }
@@ -169,7 +184,7 @@ expand(const Fit *f, const double *x, double *lp)
 static void
 errors(Fit *f, const double *lp, double *r)
 {
-	apply(f->sys, &f->base, lp);
+	apply(f, lp);
 	for (int u = 0; u < f->nuniq; u++)
 		f->pred[u] = calibrate_predict(&f->rows[f->uniq[u]], f->sys, f->o);
 	for (int i = 0; i < f->n; i++) {
@@ -391,7 +406,7 @@ fit(Fit *f, double *lp, Calibration *out)
 
 	f->k = 0;
 	for (int j = 0; j < NP; j++)
-		f->k += f->free[j] = has(&f->base, j);
+		f->k += f->free[j] = has(f, j);
 	do {
 		fit_free(f, m, lp);
 		sensitivity(f, lp, m, J, sens);
@@ -428,7 +443,7 @@ fit(Fit *f, double *lp, Calibration *out)
 			l += f->free[q];
 		}
 		out->constrained[j] = f->free[j];
-		out->fitted[j] = has(&f->base, j);
+		out->fitted[j] = has(f, j);
 		out->rel_error[j] = NAN;
 		if (f->free[j]) {
 			if (ok)
@@ -456,7 +471,8 @@ fit_accuracy(double p, double m)
 bool
 calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibration *out)
 {
-	Fit f = { s, *s, rows, n, o, { false }, 0, NULL, 0, NULL, NULL };
+	Fit f = { s, *s, software(s, rows, n, false), software(s, rows, n, true), rows, n, o,
+		  { false }, 0, NULL, 0, NULL, NULL };
 	double lp[NP];
 	gsl_error_handler_t *old = gsl_set_error_handler_off(); /* statuses, not aborts */
 
@@ -467,7 +483,7 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 	for (int i = 0; i < n; i++)
 		out->before += fit_accuracy(f.pred[f.conf[i]], rows[i].measured) / n;
 	fit(&f, lp, out);
-	apply(s, &f.base, lp);
+	apply(&f, lp);
 	for (int u = 0; u < f.nuniq; u++)
 		f.pred[u] = calibrate_predict(&rows[f.uniq[u]], s, o);
 	for (int i = 0; i < n; i++) {
@@ -479,10 +495,10 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 	out->factor[0] = s->eff_conv / f.base.eff_conv;
 	out->factor[1] = s->nic_bw / f.base.nic_bw;
 	out->factor[2] = f.base.nic_lat > 0 ? s->nic_lat / f.base.nic_lat : 1;
-	out->factor[3] = send_latency(&f.base) > 0 ? s->p2p_lat / send_latency(&f.base) : 1;
+	out->factor[3] = f.send0 > 0 ? s->p2p_lat / f.send0 : 1;
 	out->factor[4] = f.base.fs_file_rate > 0 ? s->fs_file_rate / f.base.fs_file_rate : 1;
 	out->factor[5] = f.base.cache_files > 0 ? s->cache_files / f.base.cache_files : 1;
-	out->factor[6] = staging_bw(&f.base) > 0 ? s->staging_bw / staging_bw(&f.base) : 1;
+	out->factor[6] = f.stage0 > 0 ? s->staging_bw / f.stage0 : 1;
 	free(f.uniq);
 	free(f.conf);
 	free(f.pred);

@@ -108,6 +108,21 @@ group_samples(const Ctx *c, State s)
 /* Whether state s splits layer l's weights (filter, channel: a conv or fc
  * but, by channel, one that reads only graph inputs), and into at most how
  * many ways. */
+/* Whether the implementation runs split mode m: a layer split that way
+ * over d GPUs in groups that share the samples is the strategy of that
+ * split, or its hybrid with data (filter: filter or df; spatial: spatial
+ * or ds; channel: channel). */
+static bool
+mode_runs(const Implementation *im, PerLayerMode m)
+{
+	switch (m) {
+	case PL_FILTER: return impl_runs_strategy(im, STRAT_FILTER) || impl_runs_strategy(im, STRAT_DF);
+	case PL_CHANNEL: return impl_runs_strategy(im, STRAT_CHANNEL);
+	case PL_SPATIAL: return impl_runs_strategy(im, STRAT_SPATIAL) || impl_runs_strategy(im, STRAT_DS);
+	default: return true;
+	}
+}
+
 static bool
 split_in(const Ctx *c, const Layer *l, State s, int64_t *ways)
 {
@@ -545,7 +560,8 @@ degrees(Ctx *c)
 			c->all_rate = dg->rate;
 		else
 			for (int m = PL_FILTER; m < PL_MODES; m++)
-				c->st[c->nst++] = (State){ (PerLayerMode)m, d };
+				if (mode_runs(&c->an->impl, (PerLayerMode)m))
+					c->st[c->nst++] = (State){ (PerLayerMode)m, d };
 	}
 }
 
@@ -634,6 +650,8 @@ per_layer_run(const Graph *g, const Analysis *an, PerLayer *out)
 	if (!chain_build(g, an, &c, &ch))
 		return true;
 	S = c.nst;
+	for (int m = 0; m < PL_MODES; m++) /* a mode the implementation lacks: none */
+		out->uniform[m] = INFINITY;
 	state = xcalloc((size_t)L, sizeof *state);
 	uni = xcalloc((size_t)L, sizeof *uni);
 	/* the uniform assignments under the same model: each mode on all p
@@ -752,4 +770,26 @@ per_layer_exhaustive(const Graph *g, const Analysis *an, double *programme)
 	free(mv), free(state);
 	chain_free(&c, &ch);
 	return t;
+}
+
+void
+per_layer_recommend(const Analysis *an, PerLayer *pl)
+{
+	double uniform = INFINITY;
+
+	pl->recommended = false;
+	if (!pl->done)
+		return;
+	pl->epoch = pl->global_batch > 0 ? pl->time * ceil((double)an->dataset_size / pl->global_batch)
+					 : INFINITY;
+	for (int m = 0; m < PL_MODES; m++)
+		if (pl->uniform[m] < uniform)
+			uniform = pl->uniform[m];
+	/* under its own model, more than SIMPLER_WITHIN faster than every
+	 * uniform assignment; and so much faster than the strategy
+	 * recommended, which may be one the per-layer model has not (a
+	 * pipeline), or priced apart (the table's own model) */
+	pl->recommended = pl->fits && isfinite(uniform) && pl->time * (1 + SIMPLER_WITHIN) < uniform &&
+			  (an->best < 0 ||
+			   pl->epoch * (1 + SIMPLER_WITHIN) < an->cand[an->best].epoch);
 }

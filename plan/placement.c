@@ -15,6 +15,7 @@
 #include "plan/plan.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 /* The grid's place on the nodes, and each rank's node, GPU and
  * coordinates. */
@@ -80,13 +81,22 @@ batch(const Graph *g, Placement *pl)
 }
 
 /* Why the forced grid has no plan when its pipeline could begin stages
- * only at blocks. */
-static void
-blocked(const Graph *g, const StrategyOpts *o, const Candidate *k)
+ * only at blocks: the blocks, where the grid would have run with stages
+ * ending after any layer (the stages the blocks allow, "at most"), else
+ * the grid's own reason, blocks unsaid (ZeRO 2 with a pipeline). */
+static bool
+blocked(const Graph *g, const Analysis *an, const StrategyOpts *o, const Candidate *k)
 {
 	Loc at = { g->source, 0, 0 };
 	char grid[GRID_TEXT_MAX];
+	Analysis a = *an;
+	StrategyOpts free = *o;
+	Candidate any;
 
+	free.cut_after = NULL;
+	strategy_predict(g, &a, &free, o->kind, o->grid, &any);
+	if (!any.feasible)
+		return false;
 	grid_format(o->grid, grid_order, DIM_COUNT, grid, sizeof grid);
 	if (!k->computable)
 		diag_error(at, "%s with stages at block boundaries: %s (at most %" PRId64 "); no "
@@ -94,6 +104,7 @@ blocked(const Graph *g, const StrategyOpts *o, const Candidate *k)
 	else
 		diag_error(at, "%s with stages at block boundaries: %s; no plan written", grid,
 			   k->reason);
+	return true;
 }
 
 /* The pipeline's stages as predicted, with their modules and the
@@ -208,10 +219,9 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 	Loc at = { g->source, 0, 0 };
 
 	*pl = (Placement){ .split = -1, .mod = *mod, .chunks = 1 };
-	if (an->best < 0 && o->forced && o->cut_after && o->grid[DIM_PIPELINE] > 0) {
-		blocked(g, o, &an->cand[o->kind]);
+	if (an->best < 0 && o->forced && o->cut_after && o->grid[DIM_PIPELINE] > 0 &&
+	    blocked(g, an, o, &an->cand[o->kind]))
 		return false;
-	}
 	if (an->best < 0 && o->forced) { /* the grid asked for, and why not */
 		char grid[GRID_TEXT_MAX];
 		const Candidate *k = &an->cand[o->kind];
@@ -226,6 +236,11 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		return false;
 	}
 	pl->k = &an->cand[an->best];
+	/* a plan of what the implementation does not run: said, not refused
+	 * (the options asked for it; oraclec never proposes it) */
+	for (int i = 0; i < an->nwarning; i++)
+		if (strcmp(an->warning[i].code, "unsupported-by-implementation") == 0)
+			diag_warn(at, "%s", an->warning[i].message);
 	pl->checkpoints = an->rc.k > 0 ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
 	if (an->gpus > MAX_PLAN_RANKS) {
 		diag_error(at, "a plan lists every rank: %" PRId64 " GPUs are more than %d",

@@ -44,6 +44,26 @@ typedef struct StrategyOpts {
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 
+/* Configurations whose epochs are within this fraction of the fastest
+ * are as fast: the simpler is recommended (docs/model.md, "Iteration,
+ * epoch and ranking"). */
+#define SIMPLER_WITHIN 0.03
+/* strategy.c: the dimensions a grid uses (data=8,pipeline=2: 2); a list
+ * key of an implementation as text ("data,ds" -> "data, ds"). */
+int grid_dimensions(const int64_t grid[DIM_COUNT]);
+/* strategy.c: a predicted candidate's throughput (global batch over the
+ * iteration) and MFU (the model's forward and backward FLOPs per second
+ * per GPU, recomputation not counted, over matmul_peak); 0 when it has no
+ * times.  Every prediction of strategy.c has them. */
+void candidate_rates(const Graph *g, const Analysis *an, Candidate *k);
+/* The dense peak g's matrix products run at under an: per layer with
+ * multiply-accumulates, the precision's rate (TF32 for an fp32 run's
+ * convolutions where the implementation has cuDNN use it), weighted by
+ * the layer's FLOPs as a harmonic mean (the rate at which the model's
+ * FLOPs would take the time they take at each layer's own peak). */
+double matmul_peak(const Graph *g, const Analysis *an);
+const char *impl_list_text(Arena *a, const char *list);
+
 /* advice.c: warnings on the recommendation (an->warning[]); `fewer` are
  * the same analysis on fewer GPUs, fewest first (may be none). */
 void advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer);
@@ -53,10 +73,27 @@ void advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer);
 bool strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKind kind,
 		      const int64_t grid[DIM_COUNT], Candidate *k);
 
+/* maxbatch.c: --max-batch, each analysed strategy's largest batch per GPU
+ * that fits on its grid and nesting with the other settings, its
+ * micro-batches dividing a replica's batch (requires strategies_run under
+ * weak scaling; provides cand[].max_batch, .max_batch_why and
+ * an->max_batch). */
+bool max_batch_run(const Graph *g, Analysis *an, const StrategyOpts *o);
+
 /* validate.c
- * requires: Validation.row[].measured, .predicted, .paradl.
- * provides: every row's accuracies and the means per strategy and overall. */
+ * requires: Validation.row[].measured, .predicted, .paradl; .peak and
+ *           .predicted_peak where measured.
+ * provides: every row's accuracies and the means per strategy and
+ *           overall; memory's (Validation.mem) over the rows that measured
+ *           it. */
 void validation_score(Validation *v);
+/* What a run's measured peak memory is compared with, of the prediction m
+ * on s: on a GPU the peak less the system's reserve (the context and the
+ * allocator's slack, which torch.cuda.max_memory_allocated does not
+ * count); on a host device (System.host_device: the runner measures the
+ * resident set's growth over one step) also less the weights and the
+ * optimizer state, which stay between steps. */
+double validation_memory(const MemUse *m, const System *s);
 /* The accuracy of prediction p of measured m > 0: 1 - |p - m| / m, or 0
  * when that is below 0 (p off by 100 % or more); NAN when p is (no
  * prediction). */
@@ -76,6 +113,12 @@ void search_end(Search *s);
 /* perlayer.c: each block of layers' own split of an's GPUs, by dynamic
  * programming over the chain of blocks (requires PASS_TIMING). */
 bool per_layer_run(const Graph *g, const Analysis *an, PerLayer *out);
+/* perlayer.c: whether the assignment is recommended over the strategies:
+ * it fits, is more than SIMPLER_WITHIN faster than every uniform
+ * assignment under its own model (within it the uniform strategy is
+ * simpler), and than the recommended strategy's epoch;
+ * provides pl->epoch and pl->recommended. */
+void per_layer_recommend(const Analysis *an, PerLayer *pl);
 /* For tests: the least per-layer time by enumerating every assignment
  * (NAN beyond 1e7 of them); *programme, the least as the programme's
  * tables have it. */

@@ -79,12 +79,19 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	c.iteration = k->t.total;
 	c.epoch = k->epoch;
 	c.memory = k->mem.total;
+	c.throughput = k->throughput;
+	c.mfu = k->mfu;
 	c.feasible = k->feasible;
 	c.reason = k->reason;
 	c.bottleneck = k->bottleneck;
 	keep(s, &c);
 	if (c.feasible && c.epoch < s->best)
 		s->best = c.epoch;
+	if (c.feasible) {
+		int z = c.zero, d = grid_dimensions(c.grid) - 1, r = c.recompute != 0;
+		if (!s->has_simplest[z][d][r] || c.epoch < s->simplest[z][d][r].epoch)
+			s->simplest[z][d][r] = c, s->has_simplest[z][d][r] = true;
+	}
 	return k;
 }
 
@@ -98,6 +105,7 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		{ SCHED_GPIPE, 1 }, { SCHED_1F1B, 1 }, { SCHED_INTERLEAVED, 2 },
 	};
 	int nsched = STRATEGY_PIPELINED(kind) && !fix->schedule ? 3 : 1;
+	const Implementation *im = &an->impl;
 	/* z = 4: stage 3 inside each node (FSDP hybrid), when the GPUs span
 	 * nodes; pipelines take ZeRO-1 at most (docs/model.md) */
 	int z0 = fix->zero ? an->zero + (an->zero_node ? 1 : 0) : 0;
@@ -105,15 +113,20 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		 : STRATEGY_PIPELINED(kind) ? 1
 		 : an->gpus > an->sys->gpus_per_node ? 4
 						      : 3;
-	int nr = fix->recompute ? 1 : 2;
+	/* what no option fixes, only as the implementation runs it */
+	int nr = fix->recompute || !impl_runs_recompute(im, 1) ? 1 : 2;
 	Analysis a = *an;
 	Candidate k;
 
 	for (int si = 0; si < nsched; si++) {
-		bool bound = false;
+		bool bound = false, first = true;
+		if (nsched > 1 && !impl_runs_schedule(im, scheds[si].sched))
+			continue;
 		if (nsched > 1)
 			a.schedule = scheds[si].sched, a.virtual_stages = scheds[si].v;
-		for (int z = z0; z <= z1; z++)
+		for (int z = z0; z <= z1; z++) {
+			if (!fix->zero && !impl_runs_zero(im, z < 4 ? z : 3, z == 4))
+				continue;
 			for (int r = 0; r < nr; r++) {
 				const Candidate *c;
 				/* hybrid's exchange differs from DDP's: not bounded */
@@ -125,12 +138,13 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 				a.zero_node = z == 4;
 				a.rc = fix->recompute ? an->rc : r ? *full : (Recompute){ 0 };
 				c = evaluate(g, &a, o, kind, grid, s, &k);
-				/* the plain configuration sets the bound for the rest */
-				if (z == z0 && r == 0 && c->computable &&
-				    c->feasible && c->t.total > 0 &&
+				/* the plainest configuration sets the bound for the rest */
+				if (first && c->computable && c->feasible && c->t.total > 0 &&
 				    c->epoch * (c->t.total - c->t.update) / c->t.total > s->best)
 					bound = true;
+				first = false;
 			}
+		}
 	}
 }
 
@@ -151,7 +165,7 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 		recompute_plan(g, 0, &full);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
 		int64_t grid[DIM_COUNT], it = 0;
-		if (!(o->mask & (1u << kind)))
+		if (!(o->mask & (1u << kind)) || !impl_runs_strategy(&an->impl, (StrategyKind)kind))
 			continue;
 		while (grid_next((StrategyKind)kind, p, &it, grid)) {
 			if (s->deadline && clock_ms() > s->deadline) {
@@ -164,14 +178,109 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 	return true;
 }
 
+/* Whether a is b: the same configuration. */
+static bool
+same(const SearchConfig *a, const SearchConfig *b)
+{
+	return a->kind == b->kind && memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
+	       a->nest == b->nest && a->schedule == b->schedule &&
+	       a->virtual_stages == b->virtual_stages && a->zero == b->zero &&
+	       a->zero_node == b->zero_node && a->prec == b->prec && a->recompute == b->recompute;
+}
+
+/* Whether a is as simple as b in every respect (ZeRO stage, grid
+ * dimensions, recomputation) and simpler in one. */
+static bool
+simpler(const SearchConfig *a, const SearchConfig *b)
+{
+	int za = a->zero, zb = b->zero, da = grid_dimensions(a->grid), db = grid_dimensions(b->grid);
+	int ra = a->recompute != 0, rb = b->recompute != 0;
+
+	return za <= zb && da <= db && ra <= rb && (za < zb || da < db || ra < rb);
+}
+
+static const char *
+zero_text(const SearchConfig *c, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s", !c->zero ? "no ZeRO" : c->zero_node ? "FSDP hybrid" : (const char *[]){
+		"", "ZeRO 1", "ZeRO 2", "ZeRO 3" }[c->zero]);
+	return buf;
+}
+
+/* The simplest configuration within SIMPLER_WITHIN of the fastest goes
+ * first: of those as simple as the fastest in every respect (ZeRO stage,
+ * grid dimensions, recomputation) and simpler in one, the ones no other
+ * is simpler than, the fastest of them. */
+static void
+simplest_first(Search *s)
+{
+	const SearchConfig *fast = &s->top[0], *pick = NULL;
+	SearchConfig *in[4 * 3 * 2], chosen;
+	int n = 0, at;
+	size_t len;
+	char b1[32], b2[32], rc[32];
+
+	s->simpler[0] = '\0';
+	if (!s->ntop || !fast->feasible)
+		return;
+	for (int z = 0; z < 4; z++)
+		for (int d = 0; d < 3; d++)
+			for (int r = 0; r < 2; r++)
+				if (s->has_simplest[z][d][r] &&
+				    s->simplest[z][d][r].epoch <= fast->epoch * (1 + SIMPLER_WITHIN) &&
+				    (simpler(&s->simplest[z][d][r], fast) ||
+				     same(&s->simplest[z][d][r], fast)))
+					in[n++] = &s->simplest[z][d][r];
+	for (int i = 0; i < n; i++) {
+		bool minimal = true;
+		for (int j = 0; j < n && minimal; j++)
+			minimal = !simpler(in[j], in[i]);
+		if (minimal && (!pick || in[i]->epoch < pick->epoch))
+			pick = in[i];
+	}
+	if (!pick || same(pick, fast))
+		return;
+	chosen = *pick;
+	/* what makes it simpler, said before top moves */
+	len = (size_t)snprintf(s->simpler, sizeof s->simpler, "the first is within %.0f %% of the "
+			       "fastest (%s, %.4g s per epoch) and simpler:", 100 * SIMPLER_WITHIN,
+			       strategy_name[fast->kind], fast->epoch);
+	if (chosen.zero < fast->zero)
+		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len, " %s against %s;",
+					zero_text(&chosen, b1, sizeof b1), zero_text(fast, b2, sizeof b2));
+	if (grid_dimensions(chosen.grid) < grid_dimensions(fast->grid) && len < sizeof s->simpler)
+		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len,
+					" %d grid dimension%s against %d;", grid_dimensions(chosen.grid),
+					grid_dimensions(chosen.grid) == 1 ? "" : "s",
+					grid_dimensions(fast->grid));
+	if (!chosen.recompute && fast->recompute && len < sizeof s->simpler)
+		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len,
+					" no recomputation against %s;",
+					recompute_label(fast->recompute, rc, sizeof rc));
+	if (len < sizeof s->simpler && s->simpler[len - 1] == ';')
+		s->simpler[len - 1] = '\0';
+	/* out of top where it is in it, then first */
+	for (at = 0; at < s->ntop && !same(&s->top[at], &chosen); at++)
+		;
+	if (at == s->ntop)
+		at = s->ntop < SEARCH_TOP ? s->ntop++ : SEARCH_TOP - 1;
+	memmove(&s->top[1], &s->top[0], (size_t)at * sizeof s->top[0]);
+	s->top[0] = chosen;
+}
+
 void
 search_end(Search *s)
 {
+	simplest_first(s);
 	/* why each kept one but the first lost */
 	for (int i = 1; i < s->ntop; i++) {
 		SearchConfig *c = &s->top[i];
 		if (!c->feasible)
 			snprintf(c->why, sizeof c->why, "%s", c->reason ? c->reason : "does not fit");
+		else if (s->top[0].feasible && c->epoch < s->top[0].epoch)
+			snprintf(c->why, sizeof c->why, "%.1f %% faster, within %.0f %%: the first "
+				 "is simpler", 100 * (1 - c->epoch / s->top[0].epoch),
+				 100 * SIMPLER_WITHIN);
 		else if (s->top[0].feasible)
 			snprintf(c->why, sizeof c->why, "%.3fx the best epoch time (%s)",
 				 c->epoch / s->top[0].epoch, c->bottleneck);
@@ -210,7 +319,7 @@ search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts
 	/* g is counted at set's precision: an serves it until g moves */
 	for (int p = 0; p < PREC_COUNT && ok && !s->stopped; p++) {
 		Settings at = *set;
-		if (!runs(an->sys, (Precision)p))
+		if (!runs(an->sys, (Precision)p) || !impl_runs_precision(&an->impl, (Precision)p))
 			continue;
 		at.prec = (Precision)p;
 		if (p != (int)cur) {

@@ -14,6 +14,7 @@
 #include "plan/plan.h"
 
 #include <math.h>
+#include <string.h>
 
 /* The better of two candidates: feasible first, then the shorter epoch
  * (iterations differ in size between strategies under weak scaling; the
@@ -34,8 +35,49 @@ model_of(const StrategyOpts *o)
 	return o->model ? o->model : &cost_model_physical;
 }
 
+double
+matmul_peak(const Graph *g, const Analysis *an)
+{
+	const System *s = an->sys;
+	double flops = 0, time = 0;
+	Dtype dt0 = precision_dtype(an->prec, true);
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		double f = (double)l->cost.flops_fwd + (double)l->cost.flops_bwd;
+		Dtype dt = dt0;
+		if (l->cost.macs <= 0 || !(f > 0))
+			continue;
+		/* as the cost model: TF32 for an fp32 run's convolutions where
+		 * the implementation lets cuDNN use it, but ATen's depthwise */
+		if (dt == DT_FP32 && an->impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
+		    s->peak[DT_TF32] > 0 && !layer_on_aten(an, g, l))
+			dt = DT_TF32;
+		flops += f;
+		time += f / (s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32]);
+	}
+	if (time > 0)
+		return flops / time;
+	return s->peak[dt0] > 0 ? s->peak[dt0] : s->peak[DT_FP32];
+}
+
+void
+candidate_rates(const Graph *g, const Analysis *an, Candidate *k)
+{
+	const Totals *t = &g->total;
+	double flops = (double)t->flops_fwd + (an->forward_only ? 0 : (double)t->flops_bwd);
+	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->gpus;
+	double peak = matmul_peak(g, an);
+
+	k->throughput = k->mfu = 0;
+	if (!k->computable || !(k->t.total > 0))
+		return;
+	k->throughput = (double)k->global_batch / k->t.total;
+	k->mfu = peak > 0 && gpus > 0 ? flops * k->throughput / (double)gpus / peak : 0;
+}
+
 /* One strategy on one grid nested one way: the model's prediction,
- * finished. */
+ * finished, with its throughput and MFU. */
 static void
 predict_nested(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	       const int64_t grid[DIM_COUNT], Nesting nest, Candidate *k)
@@ -43,6 +85,7 @@ predict_nested(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .nest = nest };
 	m->predict(pc, kind, grid, k);
 	iteration_finish(pc->an, k);
+	candidate_rates(pc->g, pc->an, k);
 }
 
 /* Whether another nesting could beat `beat` where model-inner gave k: it
@@ -134,20 +177,131 @@ strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKi
 	return true;
 }
 
+/* A list key's words as a reader reads them: "data,spatial" -> "data,
+ * spatial". */
+const char *
+impl_list_text(Arena *a, const char *list)
+{
+	size_t n = 0;
+	char *out = arena_alloc(a, 2 * strlen(list) + 1);
+
+	for (const char *p = list; *p; p++) {
+		out[n++] = *p;
+		if (*p == ',' && p[1] != ' ')
+			out[n++] = ' ';
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* A strategy the implementation does not run is not recommended: it keeps
+ * its times and memory, marked as not feasible with the reason. */
+static void
+refuse_unrun(const Graph *g, const Analysis *an, Candidate *k)
+{
+	if (!k->computable || impl_runs_strategy(&an->impl, k->kind))
+		return;
+	k->feasible = false;
+	k->not_run = true;
+	k->reason = arena_printf(g->arena, "%s does not run %s parallelism (it runs %s)",
+				 an->impl.name, strategy_name[k->kind],
+				 impl_list_text(g->arena, an->impl.strategies));
+	k->bottleneck = "implementation";
+}
+
+int
+grid_dimensions(const int64_t grid[DIM_COUNT])
+{
+	int n = 0;
+
+	for (int d = 0; d < DIM_COUNT; d++)
+		n += grid[d] > 0;
+	return n;
+}
+
+/* Whether candidate j is listed before k: the recommendation first, then
+ * the feasible, those with times, the shorter epoch, the table's order. */
+static bool
+ahead_of(const Analysis *an, int j, int k)
+{
+	const Candidate *a = &an->cand[j], *b = &an->cand[k];
+
+	if (j == an->best || k == an->best)
+		return j == an->best;
+	if (a->feasible != b->feasible)
+		return a->feasible;
+	if (a->computable != b->computable)
+		return a->computable;
+	if (a->computable && a->epoch != b->epoch)
+		return a->epoch < b->epoch;
+	return j < k;
+}
+
+/* The recommendation among the feasible candidates: of those within
+ * SIMPLER_WITHIN of the shortest epoch, the one with the fewest grid
+ * dimensions, then the shorter epoch (a tie, rounding apart, to the
+ * earlier in the table); an->fastest, the shortest epoch's. */
+static void
+rank_strategies(Analysis *an)
+{
+	double second = INFINITY;
+	int f = -1, r = -1;
+
+	for (int k = 0; k < STRAT_COUNT; k++) {
+		const Candidate *c = &an->cand[k];
+		if (c->analysed && c->feasible && (f < 0 || c->epoch < an->cand[f].epoch * (1 - 1e-9)))
+			f = k;
+	}
+	for (int k = 0; f >= 0 && k < STRAT_COUNT; k++) {
+		const Candidate *c = &an->cand[k];
+		int dc, dr;
+		if (!c->analysed || !c->feasible || c->epoch > an->cand[f].epoch * (1 + SIMPLER_WITHIN))
+			continue;
+		dc = grid_dimensions(c->grid);
+		dr = r < 0 ? 0 : grid_dimensions(an->cand[r].grid);
+		if (r < 0 || dc < dr || (dc == dr && c->epoch < an->cand[r].epoch * (1 - 1e-9)))
+			r = k;
+	}
+	for (int k = 0; r >= 0 && k < STRAT_COUNT; k++)
+		if (k != r && an->cand[k].analysed && an->cand[k].feasible &&
+		    an->cand[k].epoch < second)
+			second = an->cand[k].epoch;
+	an->best = r;
+	an->fastest = f;
+	/* the order the reports list them in: the recommendation, then the
+	 * feasible by epoch, then the rest with times by epoch, then those
+	 * without (ties in the table's order) */
+	for (int k = 0; k < STRAT_COUNT; k++) {
+		int at = 0;
+		const Candidate *c = &an->cand[k];
+		an->cand[k].rank = 0;
+		if (!c->analysed)
+			continue;
+		for (int j = 0; j < STRAT_COUNT; j++)
+			at += an->cand[j].analysed && j != k && ahead_of(an, j, k);
+		an->cand[k].rank = at + 1;
+	}
+	an->runner_up_ratio = r >= 0 && isfinite(second) && an->cand[r].epoch > 0
+				      ? second / an->cand[r].epoch
+				      : 0;
+}
+
 bool
 strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
 			  o->beat > 0 ? o->beat : INFINITY, o->megatron, o->no_stages };
 	const CostModel *m = model_of(o);
-	double best = INFINITY, second = INFINITY;
 
-	an->best = -1;
+	an->best = an->fastest = -1;
 	for (int k = 0; k < STRAT_COUNT; k++)
 		an->cand[k] = (Candidate){ .kind = (StrategyKind)k, .split = -1 };
 	if (o->forced) {
+		/* the grid asked for, whether or not the implementation runs
+		 * it (advice warns) */
 		predict(&pc, m, o->kind, o->grid, &an->cand[o->kind]);
-		an->best = an->cand[o->kind].feasible ? (int)o->kind : -1;
+		an->best = an->fastest = an->cand[o->kind].feasible ? (int)o->kind : -1;
+		an->cand[o->kind].rank = 1;
 		an->runner_up_ratio = 0;
 		return true;
 	}
@@ -156,15 +310,8 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 		if (!(o->mask & (1u << k)))
 			continue;
 		analyse_one(&pc, m, (StrategyKind)k, cd);
-		/* a tie (rounding apart) goes to the simpler, earlier strategy */
-		if (cd->feasible && cd->epoch < best * (1 - 1e-9)) {
-			second = best;
-			best = cd->epoch;
-			an->best = k;
-		} else if (cd->feasible && cd->epoch < second) {
-			second = cd->epoch;
-		}
+		refuse_unrun(g, an, cd);
 	}
-	an->runner_up_ratio = isfinite(second) && best > 0 ? second / best : 0;
+	rank_strategies(an);
 	return true;
 }

@@ -2,7 +2,7 @@
  * 1 - |p - m| / m per row (the ParaDL paper's measure) clamped at 0, and
  * its mean per strategy and over every row, for oraclec and for ParaDL's
  * projections; and whether they order the runs as measured (Kendall's
- * tau). */
+ * tau).  Peak memory the same way, where the runs measured it. */
 #include "plan/plan.h"
 
 #include <math.h>
@@ -154,22 +154,39 @@ kendall(const Validation *v, bool paradl)
 	return r;
 }
 
+double
+validation_memory(const MemUse *m, const System *s)
+{
+	double v = m->total - m->buffers;
+
+	if (s->host_device)
+		v -= m->weights + m->optimizer;
+	return v;
+}
+
 void
 validation_score(Validation *v)
 {
 	for (int k = 0; k < STRAT_COUNT; k++)
 		v->per[k] = (Accuracy){ 0 };
 	v->all = (Accuracy){ 0 };
+	v->mem = (Accuracy){ 0 };
 	for (int i = 0; i < v->nrow; i++) {
 		Measured *r = &v->row[i];
 		r->acc = validation_accuracy(r->predicted, r->measured);
 		r->acc_paradl = validation_accuracy(r->paradl, r->measured);
+		r->acc_mem = isnan(r->peak) ? NAN : validation_accuracy(r->predicted_peak, r->peak);
 		add(&v->per[r->kind], r);
 		add(&v->all, r);
+		if (!isnan(r->acc_mem)) {
+			v->mem.oraclec = v->mem.n ? v->mem.oraclec + r->acc_mem : r->acc_mem;
+			v->mem.n++;
+		}
 	}
 	for (int k = 0; k < STRAT_COUNT; k++)
 		mean(&v->per[k]);
 	mean(&v->all);
+	mean(&v->mem);
 	v->rank = kendall(v, false);
 	v->rank_paradl = kendall(v, true);
 }

@@ -1,7 +1,9 @@
 #!/bin/sh
 # batch.sh -- examples/batch/Makefile on a small grid: it builds every
-# report, summary.csv and the pages, a second make does nothing, and touching one
-# model (or a file it includes) redoes only the reports that read it.  TAP.
+# report, out/summary.csv and the pages, a second make does nothing, and touching one
+# model (or a file it includes) redoes only the reports that read it; an
+# ONNX and an ODL model of one name stay apart, and `make -f` from another
+# directory writes there, nothing beside the Makefile.  TAP.
 : "${ORACLEC:=./oraclec}" "${srcdir:=.}"
 LC_ALL=C; export LC_ALL
 case $ORACLEC in /*) ;; *) ORACLEC=$(pwd)/$ORACLEC ;; esac
@@ -24,14 +26,14 @@ model b { input x: 3x32x32; c = conv(x, 4, kernel=3); f = flatten(c); o = fc(f, 
 ODL
 args="ORACLEC=$ORACLEC GPUS=1\ 4 SYSTEMS=abci\ dgx-h100"
 cd "$tmp/models/batch" || exit 99
-echo "1..3"
+echo "1..4"
 bad=0
 
 eval "$MAKE -s -j2 $args" >"$tmp/log1" 2>&1
-rows=$(wc -l <summary.csv 2>/dev/null || echo 0)
+rows=$(wc -l <out/summary.csv 2>/dev/null || echo 0)
 # 2 models x 2 systems x 2 GPU counts x 9 strategies, plus the header
 pages=$(find out -name '*.html' | wc -l)
-if [ "$rows" -eq 89 ] && [ "$(find out -name '*.csv' | wc -l)" -eq 8 ] && [ "$pages" -eq 4 ]; then
+if [ "$rows" -eq 89 ] && [ "$(find out -name '*.csv' ! -name summary.csv | wc -l)" -eq 8 ] && [ "$pages" -eq 4 ]; then
 	echo "ok 1 - make builds 8 reports, an 89-line summary.csv and 4 pages"
 else
 	bad=1
@@ -59,5 +61,22 @@ else
 	bad=1
 	echo "not ok 3 - touching an include redoes the 4 reports and 2 pages of its model only ($redone, $others)"
 	sed 's/^/# /' "$tmp/log3"
+fi
+# b.onnx beside b.odl: reports under each file's name, the summary's first
+# column the file; from another directory nothing is written beside the
+# Makefile
+cp "$srcdir/examples/resnet50.onnx" ../b.onnx
+mkdir -p "$tmp/elsewhere"
+cd "$tmp/elsewhere" || exit 99
+eval "$MAKE -s -j2 -f ../models/batch/Makefile $args SYSTEMS=abci GPUS=4" >"$tmp/log4" 2>&1
+odl=$(grep -c '^"b.odl",b,' out/summary.csv 2>/dev/null)
+onnx=$(grep -c '^"b.onnx",b,' out/summary.csv 2>/dev/null)
+if [ -d out/b.odl/abci ] && [ -d out/b.onnx/abci ] && [ "$odl" -eq 11 ] && [ "$onnx" -eq 11 ] &&
+   [ ! -e ../models/batch/out/b.onnx ] && [ ! -e summary.csv ]; then
+	echo "ok 4 - b.odl and b.onnx in out/b.odl and out/b.onnx, 11 rows each; make -f writes where it runs"
+else
+	bad=1
+	echo "not ok 4 - b.odl and b.onnx in out/b.odl and out/b.onnx, 11 rows each; make -f writes where it runs ($odl, $onnx)"
+	sed 's/^/# /' "$tmp/log4"
 fi
 exit "$bad"

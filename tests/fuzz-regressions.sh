@@ -7,6 +7,7 @@
 #   onnx, odl   oraclec FILE -f json (and, for odl, --system FILE)
 #   plat        oraclec examples/alexnet.odl --system FILE -f json
 #   measured    oraclec validate FILE --models validation/models
+#   trace       oraclec examples/alexnet.odl --profile FILE -f json
 # Inputs named open-* are known open bugs (tests/fuzz-regressions/README.md):
 # skipped.  In a --enable-sanitizers build a sanitizer report fails the
 # case.  The fuzz harnesses run the same inputs with `fuzz/run -r`.
@@ -23,7 +24,7 @@ guard=
 command -v timeout >/dev/null 2>&1 && guard="timeout 60"
 
 cases=
-for h in onnx odl plat measured; do
+for h in onnx odl plat measured trace; do
 	for f in "$dir/$h"/*; do
 		[ -f "$f" ] && cases="$cases $h/${f##*/}"
 	done
@@ -43,7 +44,7 @@ for c; do
 	# the input under a name its reader accepts
 	case $h in
 	onnx) in=$tmp/in.onnx ;; odl) in=$tmp/in.odl ;;
-	plat) in=$tmp/in.plat ;; measured) in=$tmp/in.csv ;;
+	plat) in=$tmp/in.plat ;; measured) in=$tmp/in.csv ;; trace) in=$tmp/in.json ;;
 	esac
 	cp "$f" "$in"
 	bad=
@@ -53,6 +54,7 @@ for c; do
 		odl:2) set -- "$srcdir/examples/alexnet.odl" --system "$in" -f json ;;
 		plat:1) set -- "$srcdir/examples/alexnet.odl" --system "$in" -f json ;;
 		measured:1) set -- validate "$in" --models "$srcdir/validation/models" ;;
+		trace:1) set -- "$srcdir/examples/alexnet.odl" --profile "$in" -f json ;;
 		*) continue ;;
 		esac
 		(cd "$tmp" && exec $guard "$ORACLEC" "$@") >"$tmp/out" 2>"$tmp/err" </dev/null

@@ -12,7 +12,8 @@
 # one ProfilerStep per timed step, a range per module call named by its
 # path (layer1.0.conv1) inside them, the convolution's forward operator
 # attributed to it, and its backward operator linked to it by the
-# autograd sequence number and the forward thread; without --time the
+# autograd sequence number and the forward thread, and the batch rank 0's
+# modules take (none for a split plan); without --time the
 # trace holds the last step (a filter=2 plan's, its split fc named fc).
 # The row's strategy and grid for other meshes (in-process).  A per-layer
 # plan has no row for validate: --out is refused.  Skipped where no
@@ -111,6 +112,7 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 ev = doc["traceEvents"]
 assert doc["oraclec"]["steps"] == [2, 3, 4], doc["oraclec"]
+assert doc["oraclec"]["batch"] == 4, doc["oraclec"]  # rank 0's share of 8 samples
 steps = [e for e in ev if e["cat"] == "step"]
 assert [e["name"] for e in steps] == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"], steps
 ranges = [e for e in ev if e["cat"] == "module" and e["name"] == "layer1.0.conv1"]
@@ -162,6 +164,7 @@ grep -q "^trace: .*t2.json (rank 0, step 1)$" "$tmp/out" || fail "no trace line"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["oraclec"]["steps"] == [1], d["oraclec"]
+assert "batch" not in d["oraclec"], d["oraclec"]  # a split plan's layers take unlike shares
 ev = d["traceEvents"]
 assert [e["name"] for e in ev if e["cat"] == "step"] == ["ProfilerStep#1"]
 # the split fc (a Split module) is still named by its path

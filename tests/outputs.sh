@@ -162,7 +162,11 @@ unchanged "$tmp/w/prof.csv" "$tmp/prof.keep"
 has err "the profile 'prof.csv'"
 cp "$tmp/w/m.odl" "$tmp/w/r.txt.d"
 clobber r.txt.d r.txt.d r.txt.d -MD -o r.txt
-check "-o or -MF naming the system file or the profile, -MD's FILE.d the model: exit 2"
+"$ORACLEC" --list-implementations | sed -n '/^implementation pytorch {/,/^}/p' >"$tmp/w/impl.odl"
+clobber prof.csv prof.csv m.odl -s sys.odl --implementation impl.odl --profile prof.csv \
+	-o prof.csv
+unchanged "$tmp/w/prof.csv" "$tmp/prof.keep"
+check "-o or -MF naming the system file or the profile (all four inputs named), -MD's FILE.d the model: exit 2"
 
 run none.odl -o none.odl
 want_status 1

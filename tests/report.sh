@@ -52,7 +52,10 @@ cat >"$tmp/probe.js" <<'EOF'
   put("bar_rows", document.querySelectorAll("#breakdown .row").length);
   put("memory_rows", document.querySelectorAll("#memory .row").length);
   put("recommended_bars", document.querySelectorAll("#breakdown .row.recommended").length);
-  put("recommended_table_rows", document.querySelectorAll("tr.recommended").length);
+  put("recommended_table_rows", document.querySelectorAll("table.ranking tr.recommended").length);
+  put("recommended_part_rows", document.querySelectorAll("table.parts tr.recommended").length);
+  put("first_row_recommended",
+      document.querySelector("table.ranking tr:nth-child(2)").className == "recommended" ? 1 : 0);
   put("capacity_lines", document.querySelectorAll("#memory .capacity").length);
   put("layer_bars", document.querySelectorAll("#layers .layer-bar").length);
   var tick = 0, outside = 0, legend = 0;
@@ -148,6 +151,8 @@ want bar_rows 11
 want memory_rows 11
 want recommended_bars 1
 want recommended_table_rows 1
+want recommended_part_rows 1
+want first_row_recommended 1
 want capacity_lines 1
 want tick_overlaps 0
 want legend_overlaps 0

@@ -428,6 +428,7 @@ tiles_run_in_waves_over_the_sms(void **state)
  * fp32 on an H100: 36 products where direct convolution has 144, worth
  * its transforms at 64 channels of 56 x 56 on 64 samples, faster than its
  * implicit GEMM; in TF32 (tensor cores) cuDNN runs the implicit GEMM, and
+ * so does it where nothing times the algorithms (conv_search "heuristic");
  * a stride-2 convolution has no Winograd. */
 static void
 winograd_runs_three_by_three_convolutions_in_fp32(void **state)
@@ -437,6 +438,7 @@ winograd_runs_three_by_three_convolutions_in_fp32(void **state)
 			      "  c = conv(x, 64, kernel=3, pad=1); d = conv(x, 64, kernel=3, pad=1, stride=2); }",
 			  PASS_MEMORY);
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
+	Analysis an = { .sys = s, .impl = fx_impl(NULL) };
 	const Layer *c, *d;
 	Gemm p[3];
 	double flops, direct;
@@ -450,16 +452,21 @@ winograd_runs_three_by_three_convolutions_in_fp32(void **state)
 	flops = (double)c->cost.flops_fwd * 64;
 	direct = gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
 		 (2 * p[0].m * p[0].n * p[0].k);
-	assert_true(kernel_compute(s, g, c, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv,
+	assert_true(kernel_compute(&an, g, c, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv,
 				   flops) < 0.7 * direct);
 	direct = gemm_time(s, &p[0], s->peak[DT_TF32], s->eff_conv) * flops /
 		 (2 * p[0].m * p[0].n * p[0].k);
-	NEAR(kernel_compute(s, g, c, 64, 1, false, DT_TF32, s->peak[DT_TF32], s->eff_conv, flops),
+	NEAR(kernel_compute(&an, g, c, 64, 1, false, DT_TF32, s->peak[DT_TF32], s->eff_conv, flops),
 	     direct);
+	an.impl.conv_search = "heuristic"; /* no algorithms timed: the implicit GEMM */
+	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
+	NEAR(kernel_compute(&an, g, c, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv, flops),
+	     gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+		     (2 * p[0].m * p[0].n * p[0].k));
 	assert_int_equal(layer_gemms(g, d, 64, true, p), 1); /* reads the input: no data gradient */
 	flops = (double)d->cost.flops_fwd * 64;
 	assert_int_equal(layer_gemms(g, d, 64, false, p), 1);
-	NEAR(kernel_compute(s, g, d, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv, flops),
+	NEAR(kernel_compute(&an, g, d, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv, flops),
 	     gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
 		     (2 * p[0].m * p[0].n * p[0].k));
 }

@@ -402,6 +402,51 @@ graph_without_input_is_rejected(void **state)
 
 /* ---- graph structure ---------------------------------------------------- */
 
+/* A float tensor of rank 1 holding vals[n]. */
+static Onnx__TensorProto *
+floats(Arena *a, const char *name, int n, const float *vals)
+{
+	Onnx__TensorProto *t = ob_tensor(a, name, FLOAT, 1, (int64_t[]){ n });
+
+	t->n_float_data = (size_t)n;
+	t->float_data = ob_copy(a, vals, n * sizeof *vals);
+	return t;
+}
+
+/* torch.onnx.export merges initializers of equal shape, type and values:
+ * a tensor of equal elements that nodes of two modules (name prefixes)
+ * read counts once per module; a tensor of distinct values two modules
+ * read (weight tying) counts once; a module that reads one twice, or a
+ * node without a module, adds nothing. */
+static void
+merged_initializers_count_once_per_module(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *g = ob_graph(a);
+	Graph *ir;
+	size_t mark = 0;
+
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 4)));
+	ob_init(a, g, floats(a, "ones", 4, (float[]){ 1, 1, 1, 1 }));
+	ob_init(a, g, floats(a, "tied", 4, (float[]){ 0.1f, 0.2f, 0.3f, 0.4f }));
+	ob_add(a, g, ob_node(a, "Mul", "/blockA/norm/Mul", "x,ones", "a"));
+	ob_add(a, g, ob_node(a, "Mul", "/blockA/norm/Mul_1", "a,ones", "b"));
+	ob_add(a, g, ob_node(a, "Mul", "/blockB/norm/Mul", "b,ones", "c"));
+	ob_add(a, g, ob_node(a, "Mul", "plain", "c,ones", "d"));
+	ob_add(a, g, ob_node(a, "Add", "/blockA/Add", "d,tied", "e"));
+	ob_add(a, g, ob_node(a, "Add", "/blockB/Add", "e,tied", "y"));
+	ob_output(a, g, ob_vinfo(a, "y", DIMS(SYM, 4)));
+	since(fx, &mark);
+	ir = run(fx, g);
+	assert_non_null(ir);
+	assert_int_equal(ir->total.params, 4 + 4 + 4);
+	assert_int_equal(ir->merged_inits, 1);
+	assert_int_equal(ir->merged_params, 4);
+	assert_non_null(strstr(since(fx, &mark), "1 initializer of equal elements (the first: "
+						 "'ones') is read by the nodes of several modules"));
+}
+
 static void
 graph_with_a_cycle_is_rejected(void **state)
 {
@@ -1544,6 +1589,7 @@ main(void)
 		FX_TEST(folding_extreme_values_neither_hangs_nor_overflows),
 		FX_TEST(folding_malformed_constants_is_exact_or_an_error),
 		FX_TEST(large_tensor_data_is_dropped_before_unpacking),
+		FX_TEST(merged_initializers_count_once_per_module),
 		FX_TEST(huge_repeated_fields_finish_quickly),
 		FX_TEST(operator_table_is_sorted_and_each_row_is_found),
 		FX_TEST(operator_table_rows_are_consistent),

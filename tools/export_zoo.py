@@ -5,6 +5,7 @@ independent reference counts, for oraclec's zoo test (tests/zoo.sh).
 Run with Debian's python (torch 1.13, torchvision 0.14, onnx 1.12):
 
     /usr/bin/python3 tools/export_zoo.py [-o tests/data/zoo] [--batch B] [MODEL ...]
+    /usr/bin/python3 tools/export_zoo.py --fresh -o tests/data/fresh convnext_tiny efficientnet_b0
 
 For each model (weights=None, eval mode) it writes, into the output folder:
 
@@ -22,6 +23,16 @@ For each model (weights=None, eval mode) it writes, into the output folder:
                    inference (onnx 1.12) found it, and whether it is an
                    activation (depends on the input's values) or a
                    constant (initializers, Constant nodes, shapes).
+
+--fresh exports the model as its constructor initialized it, as a user
+who exports a model before training it does: torch.onnx.export then
+merges initializers of equal shape, type and values (every LayerNorm's
+ones and zeros become one tensor each), which oraclec must count once per
+module that reads them.  The initializers whose elements are all equal
+keep their data (that is how oraclec tells a merge); the others are
+stripped as above.  The file is NAME_fresh.onnx.gz (gzip'd, which oraclec
+reads as it is), NAME_fresh.ref.txt gives params (torch's) and
+file_params (the file's initializers, each once), and no shapes.tsv.
 
 MACs, batch 1, eager eval model, with gradients enabled so that
 nn.MultiheadAttention takes its Python path (the fused fast path hides its
@@ -220,13 +231,20 @@ def count_macs(model, x):
 
 # ---- the ONNX file ----------------------------------------------------------
 
-def strip_weights(m, weights):
+def uniform(t):
+    """Whether a float initializer has two or more elements, all equal."""
+    a = onnx.numpy_helper.to_array(t)
+    return a.size >= 2 and bool((a == a.flat[0]).all())
+
+
+def strip_weights(m, weights, keep_uniform=False):
     """Moves every float initializer to external data in `weights`, then
-    deletes that file: only names, dims and types stay."""
+    deletes that file: only names, dims and types stay (with keep_uniform,
+    those whose elements are all equal keep their data)."""
     offset = 0
     with open(weights, "wb") as f:
         for t in m.graph.initializer:
-            if t.data_type not in FLOAT_TYPES:
+            if t.data_type not in FLOAT_TYPES or (keep_uniform and uniform(t)):
                 continue
             data = onnx.numpy_helper.to_array(t).tobytes()
             f.write(data)
@@ -313,23 +331,27 @@ def gzip_file(path):
     os.remove(path)
 
 
-def export(name, ctor, shape, outdir, opset, batch=0):
+def export(name, ctor, shape, outdir, opset, batch=0, fresh=False):
     """batch > 0: a file that fixes the batch (no dynamic axis), named
-    NAME_bBATCH; the reference counts stay per sample."""
+    NAME_bBATCH; the reference counts stay per sample.  fresh: as the
+    constructor initialized it, named NAME_fresh (module docstring)."""
     torch.manual_seed(0)
     model = ctor(weights=None).eval()
     # Distinct values everywhere: the exporter merges initializers with
     # equal contents (every LayerNorm's fresh ones and zeros would become
     # one tensor), which would hide parameters from file_params.
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0, 0.02)
+    if not fresh:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0, 0.02)
     x = torch.randn(*shape)
     ref = count_macs(model, x)
     ref["params"] = sum(p.numel() for p in model.parameters())
     if batch:
         name = "%s_b%d" % (name, batch)
         x = torch.randn(batch, *shape[1:])
+    if fresh:
+        name += "_fresh"
     path = os.path.join(outdir, name + ".onnx")
     # with gradients enabled: MultiheadAttention's fused fast path has no
     # ONNX export
@@ -338,10 +360,26 @@ def export(name, ctor, shape, outdir, opset, batch=0):
                       dynamic_axes=None if batch else {"input": {0: "N"}, "output": {0: "N"}},
                       do_constant_folding=True)
     m = onnx.load(path)
-    strip_weights(m, os.path.join(outdir, name + ".weights"))
+    if fresh:
+        merged = sum(1 for t in m.graph.initializer
+                     if t.data_type in FLOAT_TYPES and uniform(t))
+    strip_weights(m, os.path.join(outdir, name + ".weights"), keep_uniform=fresh)
     onnx.save(m, path)
     m = onnx.load(path, load_external_data=False)
     ref["file_params"] = file_params(m)
+    if fresh:
+        ref["onnx_unknown_shapes"] = 0
+        with open(os.path.join(outdir, name + ".ref.txt"), "w") as f:
+            f.write("model %s\n" % name)
+            f.write("input %s\n" % "x".join(str(d) for d in shape))
+            for k in ("params", "file_params", "macs_aten"):
+                f.write("%s %d\n" % (k, ref[k]))
+            f.write("uniform_initializers %d\n" % merged)
+        size = os.path.getsize(path)
+        gzip_file(path)
+        print("%-20s %8d KB params %d file_params %d uniform initializers %d" % (
+            name, size // 1024, ref["params"], ref["file_params"], merged))
+        return
     ref["onnx_unknown_shapes"] = write_shapes(m, os.path.join(outdir, name + ".shapes.tsv"))
     ops = collections.Counter(n.op_type for n in m.graph.node)
     with open(os.path.join(outdir, name + ".ref.txt"), "w") as f:
@@ -370,6 +408,9 @@ def main():
     ap.add_argument("--opset", type=int, default=13)
     ap.add_argument("--batch", type=int, default=0,
                     help="fix the batch in the file (default: dynamic N)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="as the constructor initialized the model (the exporter merges "
+                         "equal initializers); the uniform ones keep their data")
     ap.add_argument("models", nargs="*", default=list(MODELS))
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
@@ -382,7 +423,7 @@ def main():
             ctor, shape = getattr(tvv, name), VIDEO
         else:
             sys.exit("export_zoo: unknown model '%s'" % name)
-        export(name, ctor, shape, args.outdir, args.opset, args.batch)
+        export(name, ctor, shape, args.outdir, args.opset, args.batch, args.fresh)
 
 
 if __name__ == "__main__":

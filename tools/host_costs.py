@@ -9,7 +9,8 @@ tensor (`step_tensor`): torch.optim gathers every parameter's gradient and
 state in a Python loop before its foreach calls.  This script measures the
 last on the CPU: an SGD step with momentum over N one-element parameters
 (foreach=True), less the same three foreach calls made directly, per
-tensor.  It prints one line per N and the median.
+tensor; and zero_grad(set_to_none=True), another Python loop over the
+tensors, per tensor.  It prints one line per N and the medians.
 
     /usr/bin/python3 tools/host_costs.py > tests/data/host/host_costs.txt
 """
@@ -51,6 +52,24 @@ def step_tensor(N, rounds=15, n=100):
                              for _ in range(rounds)) / N
 
 
+def zero_grad_tensor(N, rounds=15, n=100):
+    """Seconds per tensor of zero_grad(set_to_none=True): a Python loop
+    over the parameters, each gradient dropped (the gradients put back
+    between calls, outside the timing)."""
+    ps = [torch.nn.Parameter(torch.randn(1)) for _ in range(N)]
+    opt = torch.optim.SGD(ps, lr=0.01, momentum=0.9, foreach=True)
+    grads = [torch.randn(1) for _ in ps]
+
+    def once():
+        for p, g in zip(ps, grads):
+            p.grad = g
+        t = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        return time.perf_counter() - t
+    return statistics.median(statistics.median(once() for _ in range(n))
+                             for _ in range(rounds)) / N
+
+
 def main():
     torch.set_num_threads(1)
     print("# torch %s, python %s, %s" % (torch.__version__, platform.python_version(),
@@ -61,6 +80,12 @@ def main():
         got.append(s)
         print("step_tensor N=%d %.3f us" % (N, s * 1e6))
     print("step_tensor median %.3f us" % (statistics.median(got) * 1e6))
+    got = []
+    for N in (64, 161, 322, 644):
+        s = zero_grad_tensor(N)
+        got.append(s)
+        print("zero_grad_tensor N=%d %.3f us" % (N, s * 1e6))
+    print("zero_grad_tensor median %.3f us" % (statistics.median(got) * 1e6))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,15 @@
  * Parameters: every float initializer, and every float tensor of a
  * Constant node but scalars, counts once, on the first layer that reads it
  * directly or through folded constants (Layer.fparams), except
- * BatchNormalization's running mean and variance (buffers). */
+ * BatchNormalization's running mean and variance (buffers).  But an
+ * initializer whose elements are all equal counts once per module (node
+ * name prefix, "/features/features.1/block/block.2" of
+ * ".../block/block.2/Mul") that reads it: torch.onnx.export merges
+ * initializers of equal shape, type and values, so a fresh model's
+ * LayerNorm weights of ones and biases of zeros become one tensor each,
+ * read by every block (ConvNeXt-T: 28,533,928 parameters against torch's
+ * 28,589,128).  A tensor two modules share on purpose (tied weights) holds
+ * values drawn at random, not all equal, and still counts once. */
 #include "frontend/onnx/lower.h"
 
 #include <inttypes.h>
@@ -67,22 +75,81 @@ onnx_note_renamed(Onnx *o)
 
 /* ---- layers ------------------------------------------------------------- */
 
+/* The module of the node being lowered: its name up to the last '/'
+ * (torch.onnx.export's scope names); NULL for a name without one. */
+static const char *
+node_module(Onnx *o, size_t *len)
+{
+	const char *name = o->np->name, *slash;
+
+	if (!name || !(slash = strrchr(name, '/')) || slash == name)
+		return NULL;
+	*len = (size_t)(slash - name);
+	return name;
+}
+
+/* Whether uniform initializer v was counted for the module m (mlen
+ * bytes) already; if not, it is now. */
+static bool
+module_counted(Onnx *o, Val *v, const char *m, size_t mlen)
+{
+	for (int k = 0; k < v->nmods; k++)
+		if (strlen(v->mods[k]) == mlen && strncmp(v->mods[k], m, mlen) == 0)
+			return true;
+	if ((v->nmods & (v->nmods - 1)) == 0) { /* 0, 1, 2, 4, ...: grow */
+		const char **grown = arena_array(o->a, v->nmods ? 2 * v->nmods : 1, sizeof *grown);
+		if (v->nmods)
+			memcpy(grown, v->mods, v->nmods * sizeof *grown);
+		v->mods = grown;
+	}
+	v->mods[v->nmods++] = arena_strndup(o->a, m, mlen);
+	return false;
+}
+
 /* The float initializers the node reads, directly or through folded
- * constants, that no earlier layer counted: they are the layer's. */
+ * constants, that no earlier layer counted: they are the layer's.  A
+ * uniform one counts again for each module that reads it. */
 static int64_t
 new_params(Onnx *o)
 {
 	int64_t n = 0;
+	size_t mlen = 0;
+	const char *m = node_module(o, &mlen);
 
 	for (size_t i = 0; i < o->np->n_input; i++) {
 		const Val *v = lookup(o, o->np->input[i]);
-		for (const Src *s = v && !v->act ? v->src : NULL; s; s = s->next)
-			if (!s->init->counted) {
-				s->init->counted = true;
-				n += count(s->init);
+		for (const Src *s = v && !v->act ? v->src : NULL; s; s = s->next) {
+			Val *init = s->init;
+			bool seen = m && init->uniform && module_counted(o, init, m, mlen);
+			if (!init->counted) {
+				init->counted = true;
+				n += count(init);
+			} else if (m && init->uniform && !seen) {
+				/* the exporter's merge: this module's own tensor */
+				if (init->nmods == 2) {
+					o->merged++;
+					if (!o->merged_first)
+						o->merged_first = o->np->input[i];
+				}
+				o->merged_params += count(init);
+				n += count(init);
 			}
+		}
 	}
 	return n;
+}
+
+void
+onnx_note_merged(Onnx *o)
+{
+	o->g->merged_inits = o->merged;
+	o->g->merged_params = o->merged_params;
+	if (o->merged)
+		diag_note(floc(o), "%d initializer%s of equal elements (the first: '%s') %s read by "
+			  "the nodes of several modules: the exporter merged what were each "
+			  "module's own (a fresh model's ones and zeros); counted once per module, "
+			  "%" PRId64 " parameters more", o->merged, o->merged == 1 ? "" : "s",
+			  o->merged_first, o->merged == 1 ? "is" : "are", o->merged_params);
 }
 
 /* Adds a layer reading the activations `in`; its output is the node's

@@ -26,6 +26,9 @@ Layer *onnx_layer(Onnx *o, OpKind op, const Val **in, int nin);
 bool onnx_finish(Onnx *o, Layer *l, int rank, int bax);
 bool onnx_finish_like(Onnx *o, Layer *l, const Val *x);
 void onnx_note_renamed(Onnx *o);
+/* After the last node: one note for the initializers counted once per
+ * module that reads them (the exporter's merges), into the graph too. */
+void onnx_note_merged(Onnx *o);
 /* layer.c, the helpers of the rules: an axis attribute normalised (-1
  * after an error); the per-sample axis of one that must not be the
  * batch's (-2 after an error); a const layer of per-sample shape s; a

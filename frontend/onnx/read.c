@@ -1,8 +1,9 @@
 /* read.c -- the ONNX frontend: a ModelProto file becomes a layer graph.
  *
- * The file is mmap'd, copied without its bulk weight data (pbstrip.c),
- * unpacked by protobuf-c, walked once (walk.c), and freed; the IR keeps
- * copies in the arena.  Weights are never read: initializers give their
+ * The file is mmap'd (a gzip'd file is inflated into memory instead),
+ * copied without its bulk weight data (pbstrip.c), unpacked by
+ * protobuf-c, walked once (walk.c), and freed; the IR keeps copies in the
+ * arena.  Weights are never read: initializers give their
  * dims only, so a model whose external weight file is gone analyses
  * normally.
  *
@@ -30,6 +31,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -73,6 +75,65 @@ map_file(const char *path, FileList *files, size_t *size)
 	}
 	*size = (size_t)st.st_size;
 	return map;
+}
+
+/* A gzip'd file (its first bytes 0x1f 0x8b, every member of it) inflated
+ * into a buffer of at most MAX_ONNX_BYTES; NULL after an error. */
+static uint8_t *
+gunzip(const char *path, const uint8_t *in, size_t n, size_t *size)
+{
+	z_stream z = { 0 };
+	size_t cap = 0, len = 0, used = 0;
+	uint8_t *out = NULL;
+	const char *why = NULL;
+	int rc;
+
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		diag_error((Loc){ path, 0, 0 }, "cannot inflate the gzip file: %s",
+			   z.msg ? z.msg : "zlib failed");
+		return NULL;
+	}
+	for (;;) {
+		uInt ai, ao;
+		if (len == cap) {
+			if (cap == MAX_ONNX_BYTES) {
+				why = "it inflates to more bytes than an ONNX file may have";
+				break;
+			}
+			cap = cap ? cap * 2 : n * 4 > (size_t)1 << 20 ? n * 4 : (size_t)1 << 20;
+			cap = cap > MAX_ONNX_BYTES ? MAX_ONNX_BYTES : cap;
+			out = xrealloc(out, cap);
+		}
+		z.next_in = (Bytef *)in + used;
+		z.avail_in = ai = (uInt)(n - used > UINT32_MAX ? UINT32_MAX : n - used);
+		z.next_out = out + len;
+		z.avail_out = ao = (uInt)(cap - len > UINT32_MAX ? UINT32_MAX : cap - len);
+		rc = inflate(&z, Z_NO_FLUSH);
+		used += ai - z.avail_in;
+		len += ao - z.avail_out;
+		if (rc == Z_STREAM_END) {
+			/* another member may follow (cat a.gz b.gz) */
+			if (used >= n)
+				break;
+			inflateReset(&z);
+		} else if (rc == Z_BUF_ERROR && used >= n) {
+			why = "it is truncated";
+			break;
+		} else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			why = z.msg ? z.msg : "it is damaged";
+			break;
+		}
+	}
+	inflateEnd(&z);
+	if (!why && !len)
+		why = "it holds nothing";
+	if (why) {
+		diag_error((Loc){ path, 0, 0 }, "a gzip file oraclec cannot read: %s", why);
+		free(out);
+		return NULL;
+	}
+	*size = len;
+	return out;
 }
 
 /* Prints "name [d0,d1,...]", N on the batch axis bax. */
@@ -141,12 +202,26 @@ onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 	Graph *g;
 	int errors;
 
+	bool gz;
+
 	if (!(map = map_file(path, files, &size)))
 		return NULL;
-	small = onnx_strip(map, size, &len, &err);
-	munmap(map, size);
+	/* gzip's magic: an ONNX file starts with a field key, never 0x1f */
+	gz = size >= 2 && ((uint8_t *)map)[0] == 0x1f && ((uint8_t *)map)[1] == 0x8b;
+	if (gz) {
+		uint8_t *raw = gunzip(path, map, size, &len);
+		munmap(map, size);
+		if (!raw)
+			return NULL;
+		small = onnx_strip(raw, len, &len, &err);
+		free(raw);
+	} else {
+		small = onnx_strip(map, size, &len, &err);
+		munmap(map, size);
+	}
 	if (!small) {
-		diag_error((Loc){ path, 0, 0 }, "not a valid ONNX model (%s)", err);
+		diag_error((Loc){ path, 0, 0 }, "not a valid ONNX model%s (%s)",
+			   gz ? " once gunzipped" : "", err);
 		return NULL;
 	}
 	m = onnx__model_proto__unpack(NULL, len, small);

@@ -44,6 +44,11 @@ typedef struct Val {
 	bool shaped;       /* rank and d are known */
 	bool init;         /* an initializer (weights: dims only) */
 	bool counted;      /* initializer: counted already, as params or buffers */
+	bool uniform;      /* float initializer of 2 or more elements, all equal
+	                      (its values kept): what torch.onnx.export merges */
+	const char **mods; /* uniform: the modules that counted it, by node name
+	                      prefix; nmods of them */
+	int nmods;
 	Src *src;          /* constant: the float initializers it depends on */
 	int64_t n;         /* number of values known, -1 if none */
 	Int *iv;           /* integer values */
@@ -69,6 +74,9 @@ typedef struct Onnx {
 	const Onnx__NodeProto *np;
 	bool strict;
 	int folded;         /* Conv weights the exporter made (onnx::Conv_N) */
+	int merged;         /* uniform initializers counted once per module */
+	int64_t merged_params; /* the elements that added */
+	const char *merged_first; /* the first of them, for the note */
 } Onnx;
 
 /* The file, as a place for diagnostics; an error about the node o->np,

@@ -53,6 +53,11 @@ add_initializers(Onnx *o, const Onnx__GraphProto *gp)
 		if (is_float(t->data_type)) { /* a trained tensor: its own source */
 			v->src = arena_alloc(o->a, sizeof *v->src);
 			v->src->init = v;
+			/* every element equal: what the exporter merges (the
+			 * values of tensors above pbstrip's 64 KiB are not read) */
+			v->uniform = v->n >= 2 && v->n == count(v) && v->fv;
+			for (int64_t k = 1; v->uniform && k < v->n; k++)
+				v->uniform = v->fv[k] == v->fv[0];
 		}
 		map_put(&o->vals, arena_strdup(o->a, t->name), v);
 	}
@@ -442,6 +447,15 @@ onnx_walk(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *ove
 	const char *dot = strrchr(base, '.');
 	const char *name;
 
+	/* NAME.onnx.gz is NAME */
+	if (dot && dot != base && strcmp(dot, ".gz") == 0) {
+		const char *d = dot;
+		while (d > base && d[-1] != '.')
+			d--;
+		if (d > base + 1)
+			dot = d - 1;
+	}
+
 	if (!gp) {
 		diag_error(floc(o), "the model has no graph");
 		return NULL;
@@ -471,6 +485,7 @@ onnx_walk(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *ove
 	}
 	mark_outputs(o, gp);
 	onnx_note_renamed(o);
+	onnx_note_merged(o);
 	/* also when some BatchNormalization nodes remain: the exporter folds
 	 * only those that follow a convolution (DenseNet keeps its BN-ReLU-conv
 	 * ones) */

@@ -1109,12 +1109,18 @@ def write_atomic(path, write):
         raise
 
 
-def write_trace(prof, path, ctx, steps, ranges):
+def write_trace(prof, path, ctx, steps, ranges, samples):
+    """The trace; `samples`: what each of rank 0's modules takes per step
+    (its replica's share of the batch, all its micro-batches), None where
+    that differs between modules (a split plan's degrees), so that a
+    reader can make the times per sample (oraclec --profile)."""
     events = trace_events(prof, ctx.rank)
-    doc = {"traceEvents": events, "displayTimeUnit": "ms",
-           "oraclec": {"trace": 1, "rank": ctx.rank, "model": ctx.cfg.model,
-                       "device": str(ctx.device), "torch": torch.__version__,
-                       "steps": steps, "modules": ranges.paths}}
+    meta = {"trace": 1, "rank": ctx.rank, "model": ctx.cfg.model,
+            "device": str(ctx.device), "torch": torch.__version__,
+            "steps": steps, "modules": ranges.paths}
+    if samples is not None:
+        meta["batch"] = samples
+    doc = {"traceEvents": events, "displayTimeUnit": "ms", "oraclec": meta}
     write_atomic(path, lambda f: json.dump(doc, f, separators=(",", ":")))
 
 
@@ -1223,7 +1229,8 @@ def run_rank(rank, cfg, plan, port):
     if prof is not None:
         prof.__exit__(None, None, None)
         ranges.remove()
-        write_trace(prof, cfg.trace, ctx, sorted(traced), ranges)
+        samples = None if isinstance(job, SplitJob) else int(xl.shape[0])
+        write_trace(prof, cfg.trace, ctx, sorted(traced), ranges, samples)
         prof = ranges = None  # its events freed before the memory step
     if cfg.time:
         if device.type == "cuda":

@@ -1,0 +1,809 @@
+/* trace.c -- --profile: a profiler's Chrome trace, as `python3 -m
+ * oraclec.launch --trace` writes it (docs/plans.md, "--trace"), read into
+ * each module's seconds per step, forward and backward (ir/trace.h).
+ *
+ *   {"traceEvents": [{"ph": "X", "cat": "op", "name": "aten::conv2d",
+ *     "ts": 39339, "dur": 3502, "tid": 1, "args": {"phase": "forward",
+ *     "module": "layer1.0.conv1", "Sequence number": 216}}, ...],
+ *    "oraclec": {"trace": 1, "rank": 0, "steps": [3, 4], "batch": 8, ...}}
+ *
+ * The file is parsed one value at a time (jansson, from the place the
+ * value starts), so memory holds one event's tree, a compact record per
+ * operator, and every error names the line and column of the value it is
+ * in.  The first error ends the read: a trace with any error changes
+ * nothing, as a CSV profile.
+ *
+ * A module's time is that of the operators it ran itself: those whose
+ * innermost module range it is (args.module), each counted once -- an
+ * operator inside another of the same module (aten::convolution inside
+ * aten::conv2d) is part of it -- and, backward, the operators of the
+ * autograd nodes of its forward operators: args.module, else the forward
+ * operator of the same (Sequence number, Fwd thread id) as (its Sequence
+ * number, its thread), else the backward operator around it.  On a GPU's
+ * trace (operators with device_time_us) the time is the device's: every
+ * operator's own kernels; on the CPU's, the operators' wall time.  Only
+ * operators that start inside a step (cat "step") count, and the sums are
+ * divided by the steps. */
+#include "frontend/frontend.h"
+#include "util/escape.h"
+#include "util/map.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bounds on what a trace may hold (docs/limits.md): a timestamp within
+ * 3,000 years of microseconds, an event within 11.6 days, a module path of
+ * 4 KiB, 2^31 samples a step. */
+#define MAX_TS_US 1e17
+#define MAX_DUR_US 1e12
+enum { MAX_MODULE_PATH = 4096, MAX_STEPS = 1 << 20 };
+#define MAX_TRACE_BATCH 2147483647.0
+
+enum { PH_OTHER, PH_FWD, PH_BWD };
+
+typedef struct Op {
+	double ts, end;        /* microseconds */
+	double dev;            /* device_time_us; NAN none */
+	int64_t seq, fwd_tid;  /* -1 none */
+	int64_t tid;           /* an integer thread, or a string's id */
+	bool tid_str;
+	int module, resolved;  /* ModTime index; -1 none */
+	unsigned char phase;
+	int step;              /* the step it starts in; -1 none */
+} Op;
+
+typedef struct Step {
+	double ts, end;
+} Step;
+
+typedef struct Reader {
+	const char *path;
+	const char *text;
+	size_t len, pos;
+	Arena *a;
+	Map modules, tids;     /* name -> index + 1 */
+	ModTime *mod;
+	int nmod, capmod, ntid;
+	Op *op;
+	size_t nop, capop;
+	Step *step;
+	int nstep, capstep;
+	bool seen_events;
+	json_t *meta;          /* "oraclec" */
+	size_t meta_at;
+	size_t at_off;         /* loc_at's last place: its byte, line, column */
+	int at_line, at_col;
+} Reader;
+
+/* ---- places and values ------------------------------------------------ */
+
+/* The line and column of byte off, counted on from the last place asked
+ * for (every event asks, in order: counting from the start each time took
+ * 33 s for a 3.4 MB trace). */
+static Loc
+loc_at(Reader *r, size_t off)
+{
+	if (off < r->at_off)
+		r->at_off = 0, r->at_line = r->at_col = 1;
+	for (; r->at_off < off && r->at_off < r->len; r->at_off++) {
+		if (r->text[r->at_off] == '\n')
+			r->at_line++, r->at_col = 1;
+		else
+			r->at_col++;
+	}
+	return (Loc){ r->path, r->at_line, r->at_col };
+}
+
+static void
+skip_ws(Reader *r)
+{
+	while (r->pos < r->len && strchr(" \t\r\n", r->text[r->pos]) && r->text[r->pos])
+		r->pos++;
+}
+
+static int
+peek(const Reader *r)
+{
+	return r->pos < r->len ? (unsigned char)r->text[r->pos] : -1;
+}
+
+/* The JSON value at r->pos (moved past it); NULL after reporting where
+ * the text stops being JSON. */
+static json_t *
+value(Reader *r)
+{
+	json_error_t e;
+	size_t flags = JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES;
+	json_t *v = json_loadb(r->text + r->pos, r->len - r->pos, flags, &e);
+
+	if (!v) {
+		char *why = esc_text_cut(e.text, strlen(e.text), 120);
+		size_t at = e.position > 0 ? (size_t)e.position - 1 : 0;
+		diag_error(loc_at(r, r->pos + at), "not JSON: %s", why);
+		free(why);
+		return NULL;
+	}
+	r->pos += (size_t)e.position;
+	return v;
+}
+
+/* Expects the byte c (after white space); false after reporting. */
+static bool
+expect(Reader *r, char c, const char *what)
+{
+	skip_ws(r);
+	if (peek(r) == c) {
+		r->pos++;
+		return true;
+	}
+	if (peek(r) < 0)
+		diag_error(loc_at(r, r->pos), "the file ends where %s was expected (cut short?)",
+			   what);
+	else
+		diag_error(loc_at(r, r->pos), "expected %s", what);
+	return false;
+}
+
+/* A name from the trace for a message: escaped, cut. */
+static char *
+shown(const char *s)
+{
+	return esc_text_cut(s, strlen(s), NAME_SHOWN);
+}
+
+/* ---- one event ---------------------------------------------------------- */
+
+/* A number member of o within [lo, hi] into *v; absent: false with *v
+ * untouched and no error when optional.  *bad after reporting. */
+static bool
+number(const Reader *r, Loc at, const char *where, json_t *o, const char *key, double lo,
+       double hi, const char *unit, double *v, bool *bad)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (!j)
+		return false;
+	if (!json_is_number(j)) {
+		diag_error(at, "%s.%s is not a number (%s)", where, key, unit);
+		*bad = true;
+		return false;
+	}
+	*v = json_number_value(j);
+	if (!isfinite(*v) || *v < lo || *v > hi) {
+		diag_error(at, "%s.%s %g is out of range (%g to %g %s)", where, key, *v, lo, hi,
+			   unit);
+		*bad = true;
+		return false;
+	}
+	return true;
+}
+
+/* An integer member at least 0 (Sequence number, Fwd thread id); -1
+ * absent. */
+static bool
+count(Loc at, const char *where, json_t *o, const char *key, int64_t *v)
+{
+	json_t *j = json_object_get(o, key);
+
+	*v = -1;
+	if (!j)
+		return true;
+	if (!json_is_integer(j) || json_integer_value(j) < 0) {
+		diag_error(at, "%s.%s is not an integer 0 or more", where, key);
+		return false;
+	}
+	*v = json_integer_value(j);
+	return true;
+}
+
+/* A string member (NULL absent); false after reporting one of another
+ * type, or (but an event's name, which is not kept) empty or longer than
+ * a module path may be. */
+static bool
+string(Loc at, const char *where, json_t *o, const char *key, const char **s)
+{
+	json_t *j = json_object_get(o, key);
+
+	*s = NULL;
+	if (!j)
+		return true;
+	if (!json_is_string(j)) {
+		diag_error(at, "%s.%s is not a string", where, key);
+		return false;
+	}
+	*s = json_string_value(j);
+	if (strcmp(key, "name") != 0 && (!**s || json_string_length(j) > MAX_MODULE_PATH)) {
+		diag_error(at, "%s.%s is %s", where, key,
+			   **s ? "longer than 4096 bytes" : "empty");
+		return false;
+	}
+	return true;
+}
+
+/* The index of module `name`, added at its first sight. */
+static int
+module_id(Reader *r, const char *name)
+{
+	intptr_t i = (intptr_t)map_get(&r->modules, name);
+
+	if (i)
+		return (int)i - 1;
+	if (r->nmod == r->capmod) {
+		int cap = r->capmod ? 2 * r->capmod : 64;
+		r->mod = arena_grow(r->a, r->mod, (size_t)r->capmod, (size_t)cap, sizeof *r->mod);
+		r->capmod = cap;
+	}
+	r->mod[r->nmod] = (ModTime){ .module = arena_strdup(r->a, name) };
+	map_put(&r->modules, r->mod[r->nmod].module, (void *)(intptr_t)(r->nmod + 1));
+	return r->nmod++;
+}
+
+/* The thread of an event: an integer as it is, a string by its id. */
+static bool
+thread(Reader *r, Loc at, const char *where, json_t *ev, Op *op)
+{
+	json_t *j = json_object_get(ev, "tid");
+	intptr_t i;
+
+	if (json_is_integer(j)) {
+		op->tid = json_integer_value(j);
+		op->tid_str = false;
+		return true;
+	}
+	if (!json_is_string(j)) {
+		diag_error(at, "%s.tid is %s (the thread: an integer or a string)", where,
+			   j ? "of another type" : "missing");
+		return false;
+	}
+	if (!(i = (intptr_t)map_get(&r->tids, json_string_value(j)))) {
+		i = ++r->ntid;
+		map_put(&r->tids, arena_strdup(r->a, json_string_value(j)), (void *)i);
+	}
+	op->tid = i;
+	op->tid_str = true;
+	return true;
+}
+
+/* An operator's args into op. */
+static bool
+op_args(Reader *r, Loc at, const char *where, json_t *ev, Op *op)
+{
+	json_t *args = json_object_get(ev, "args");
+	const char *phase, *module;
+	char w[64];
+	bool bad = false;
+
+	snprintf(w, sizeof w, "%s.args", where);
+	if (!json_is_object(args)) {
+		diag_error(at, "%s is %s (an operator's phase and module)", w,
+			   args ? "not an object" : "missing");
+		return false;
+	}
+	if (!string(at, w, args, "phase", &phase) || !string(at, w, args, "module", &module) ||
+	    !count(at, w, args, "Sequence number", &op->seq) ||
+	    !count(at, w, args, "Fwd thread id", &op->fwd_tid))
+		return false;
+	if (!phase) {
+		diag_error(at, "%s.phase is missing (forward, backward, optimizer or other)", w);
+		return false;
+	}
+	if (strcmp(phase, "forward") == 0)
+		op->phase = PH_FWD;
+	else if (strcmp(phase, "backward") == 0)
+		op->phase = PH_BWD;
+	else if (strcmp(phase, "optimizer") == 0 || strcmp(phase, "other") == 0)
+		op->phase = PH_OTHER;
+	else {
+		char *p = shown(phase);
+		diag_error(at, "%s.phase '%s' is not forward, backward, optimizer or other", w, p);
+		free(p);
+		return false;
+	}
+	op->module = module ? module_id(r, module) : -1;
+	op->dev = NAN;
+	number(r, at, w, args, "device_time_us", 0, MAX_DUR_US, "microseconds", &op->dev, &bad);
+	return !bad;
+}
+
+static void
+add_step(Reader *r, double ts, double dur)
+{
+	if (r->nstep == r->capstep) {
+		int cap = r->capstep ? 2 * r->capstep : 16;
+		r->step = xrealloc(r->step, (size_t)cap * sizeof *r->step);
+		r->capstep = cap;
+	}
+	r->step[r->nstep++] = (Step){ ts, ts + dur };
+}
+
+static void
+add_op(Reader *r, const Op *op)
+{
+	if (r->nop == r->capop) {
+		size_t cap = r->capop ? 2 * r->capop : 1024;
+		r->op = xrealloc(r->op, cap * sizeof *r->op);
+		r->capop = cap;
+	}
+	r->op[r->nop++] = *op;
+}
+
+/* Event i, which starts at byte `off`: a complete event ("ph": "X") of
+ * the schema's categories kept, every other one checked for its kind
+ * only. */
+static bool
+event(Reader *r, json_t *ev, size_t i, size_t off)
+{
+	Loc at = loc_at(r, off);
+	char where[40];
+	const char *ph, *cat, *name, *module;
+	double ts, dur;
+	bool bad = false;
+	int id;
+	Op op = { .module = -1, .resolved = -1, .seq = -1, .fwd_tid = -1, .dev = NAN };
+
+	snprintf(where, sizeof where, "traceEvents[%zu]", i);
+	if (!json_is_object(ev)) {
+		diag_error(at, "%s is not an object (an event)", where);
+		return false;
+	}
+	if (!string(at, where, ev, "ph", &ph))
+		return false;
+	if (!ph) {
+		diag_error(at, "%s.ph is missing (the event's kind: \"X\")", where);
+		return false;
+	}
+	if (strcmp(ph, "X") != 0)
+		return true; /* metadata, instants, counters: not the schema's */
+	if (!string(at, where, ev, "cat", &cat) || !string(at, where, ev, "name", &name))
+		return false;
+	if (!cat || !name) {
+		diag_error(at, "%s.%s is missing", where, cat ? "name" : "cat");
+		return false;
+	}
+	if (!number(r, at, where, ev, "ts", 0, MAX_TS_US, "microseconds", &ts, &bad) ||
+	    !number(r, at, where, ev, "dur", 0, MAX_DUR_US, "microseconds", &dur, &bad)) {
+		if (!bad)
+			diag_error(at, "%s.%s is missing (microseconds)", where,
+				   json_object_get(ev, "ts") ? "dur" : "ts");
+		return false;
+	}
+	if (strcmp(cat, "step") == 0) {
+		if (r->nstep == MAX_STEPS) {
+			diag_error(at, "%s: more than %d steps", where, MAX_STEPS);
+			return false;
+		}
+		add_step(r, ts, dur);
+	} else if (strcmp(cat, "module") == 0) {
+		json_t *args = json_object_get(ev, "args");
+		char w[64];
+		snprintf(w, sizeof w, "%s.args", where);
+		if (args && !json_is_object(args)) {
+			diag_error(at, "%s is not an object", w);
+			return false;
+		}
+		module = NULL;
+		if (args && !string(at, w, args, "module", &module))
+			return false;
+		if (!module && (!*name || strlen(name) > MAX_MODULE_PATH)) {
+			diag_error(at, "%s.name is not a module path (1 to 4096 bytes)", where);
+			return false;
+		}
+		id = module_id(r, module ? module : name); /* may move r->mod */
+		r->mod[id].calls++;
+	} else if (strcmp(cat, "op") == 0) {
+		if (!thread(r, at, where, ev, &op) || !op_args(r, at, where, ev, &op))
+			return false;
+		op.ts = ts;
+		op.end = ts + dur;
+		add_op(r, &op);
+	}
+	return true;
+}
+
+/* ---- the file's object -------------------------------------------------- */
+
+static bool
+events(Reader *r)
+{
+	size_t i = 0;
+
+	if (!expect(r, '[', "'[' (traceEvents: an array of events)"))
+		return false;
+	skip_ws(r);
+	if (peek(r) == ']') {
+		r->pos++;
+		return true;
+	}
+	for (;;) {
+		size_t off;
+		json_t *ev;
+		bool ok;
+		skip_ws(r);
+		off = r->pos;
+		if (!(ev = value(r)))
+			return false;
+		ok = event(r, ev, i++, off);
+		json_decref(ev);
+		if (!ok)
+			return false;
+		skip_ws(r);
+		if (peek(r) == ']') {
+			r->pos++;
+			return true;
+		}
+		if (!expect(r, ',', "',' or ']' after an event"))
+			return false;
+	}
+}
+
+/* The object's members: traceEvents parsed event by event, oraclec kept,
+ * the others (displayTimeUnit, ...) read and dropped. */
+static bool
+members(Reader *r)
+{
+	Map seen;
+
+	map_init(&seen, r->a);
+	if (!expect(r, '{', "a JSON object"))
+		return false;
+	skip_ws(r);
+	if (peek(r) == '}') {
+		r->pos++;
+		return true;
+	}
+	for (;;) {
+		size_t at;
+		json_t *k, *v;
+		const char *key;
+		skip_ws(r);
+		at = r->pos;
+		if (peek(r) != '"') {
+			diag_error(loc_at(r, at), peek(r) < 0 ? "the file ends where a key was "
+				   "expected (cut short?)" : "expected a key (a string)");
+			return false;
+		}
+		if (!(k = value(r)))
+			return false;
+		key = arena_strdup(r->a, json_string_value(k));
+		json_decref(k);
+		if (map_get(&seen, key)) {
+			char *s = shown(key);
+			diag_error(loc_at(r, at), "key '%s' given twice", s);
+			free(s);
+			return false;
+		}
+		map_put(&seen, key, (void *)1);
+		if (!expect(r, ':', "':' after a key"))
+			return false;
+		skip_ws(r);
+		if (strcmp(key, "traceEvents") == 0) {
+			r->seen_events = true;
+			if (!events(r))
+				return false;
+		} else {
+			size_t vat = r->pos;
+			if (!(v = value(r)))
+				return false;
+			if (strcmp(key, "oraclec") == 0)
+				r->meta = v, r->meta_at = vat;
+			else
+				json_decref(v);
+		}
+		skip_ws(r);
+		if (peek(r) == '}') {
+			r->pos++;
+			return true;
+		}
+		if (!expect(r, ',', "',' or '}' after a member"))
+			return false;
+	}
+}
+
+/* oraclec: {"trace": 1, "rank", "model", "device", "steps", "batch"}. */
+static bool
+meta(Reader *r, TraceProfile *t)
+{
+	Loc at = loc_at(r, r->meta_at);
+	json_t *m = r->meta, *v;
+	const char *s;
+	double batch = 0;
+	bool bad = false;
+
+	if (!json_is_object(m)) {
+		diag_error(at, "oraclec is not an object");
+		return false;
+	}
+	v = json_object_get(m, "trace");
+	if (!json_is_integer(v) || json_integer_value(v) != 1) {
+		diag_error(at, "oraclec.trace is %s: this oraclec reads schema 1", v ? "not 1" :
+			   "missing");
+		return false;
+	}
+	v = json_object_get(m, "rank");
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		  json_integer_value(v) > 1 << 24)) {
+		diag_error(at, "oraclec.rank is not a rank (an integer from 0)");
+		return false;
+	}
+	t->rank = v ? (int)json_integer_value(v) : 0;
+	if (!string(at, "oraclec", m, "model", &s))
+		return false;
+	t->model = arena_strdup(r->a, s ? s : "");
+	if (!string(at, "oraclec", m, "device", &s))
+		return false;
+	t->device = arena_strdup(r->a, s ? s : "");
+	if (number(r, at, "oraclec", m, "batch", 1, MAX_TRACE_BATCH, "samples", &batch, &bad) &&
+	    batch != floor(batch)) {
+		diag_error(at, "oraclec.batch %g is not a whole number of samples", batch);
+		return false;
+	}
+	t->batch = (int64_t)batch;
+	return !bad;
+}
+
+/* ---- the times ---------------------------------------------------------- */
+
+static int
+by_start(const void *pa, const void *pb)
+{
+	const Step *a = pa, *b = pb;
+
+	return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+/* The step ts falls in (steps sorted by start), or -1. */
+static int
+step_of(const Reader *r, double ts)
+{
+	int lo = 0, hi = r->nstep - 1, k = -1;
+
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (r->step[mid].ts <= ts)
+			k = mid, lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return k >= 0 && ts <= r->step[k].end ? k : -1;
+}
+
+/* The order of the walk: by thread, start, then the longer first (the
+ * operator around another), then as written. */
+static const Op *sort_ops;
+
+static int
+by_thread(const void *pa, const void *pb)
+{
+	const Op *a = &sort_ops[*(const size_t *)pa], *b = &sort_ops[*(const size_t *)pb];
+
+	if (a->tid_str != b->tid_str)
+		return a->tid_str - b->tid_str;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa <
+								 *(const size_t *)pb);
+}
+
+/* Forward operators by (Sequence number, thread): whose backward is whose. */
+typedef struct Fwd {
+	int64_t seq, tid;
+	size_t idx;
+	int module;
+} Fwd;
+
+static int
+by_seq(const void *pa, const void *pb)
+{
+	const Fwd *a = pa, *b = pb;
+
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static int
+forward_module(const Fwd *f, size_t n, int64_t seq, int64_t tid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* the first at or after (seq, tid) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (f[mid].seq < seq || (f[mid].seq == seq && f[mid].tid < tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && f[lo].seq == seq && f[lo].tid == tid ? f[lo].module : -1;
+}
+
+/* One operator's microseconds for a module's step, forward or backward. */
+typedef struct Part {
+	int module, step;
+	bool bwd;
+	double us;
+} Part;
+
+static int
+by_part(const void *pa, const void *pb)
+{
+	const Part *a = pa, *b = pb;
+
+	if (a->module != b->module)
+		return a->module < b->module ? -1 : 1;
+	if (a->bwd != b->bwd)
+		return a->bwd - b->bwd;
+	return (a->step > b->step) - (a->step < b->step);
+}
+
+static int
+by_value(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* The median of a module's steps' times: the k sums in v[], the other
+ * steps of the n none (0). */
+static double
+median(double *v, int k, int n)
+{
+	double lo, hi;
+
+	for (int i = k; i < n; i++)
+		v[i] = 0;
+	qsort(v, (size_t)n, sizeof *v, by_value);
+	lo = v[(n - 1) / 2];
+	hi = v[n / 2];
+	return (lo + hi) / 2;
+}
+
+/* Each module's seconds a step, forward and backward: the median over
+ * the steps of what its operators took in each (a busy machine's one slow
+ * step does not move it). */
+static void
+per_step(Reader *r, Part *p, size_t np)
+{
+	double *v = xcalloc((size_t)r->nstep + 1, sizeof *v);
+
+	qsort(p, np, sizeof *p, by_part);
+	for (size_t i = 0; i < np;) {
+		size_t j = i;
+		int k = 0;
+		while (j < np && p[j].module == p[i].module && p[j].bwd == p[i].bwd) {
+			double sum = 0;
+			int step = p[j].step;
+			for (; j < np && p[j].module == p[i].module && p[j].bwd == p[i].bwd &&
+			       p[j].step == step; j++)
+				sum += p[j].us;
+			v[k++] = sum;
+		}
+		*(p[i].bwd ? &r->mod[p[i].module].bwd : &r->mod[p[i].module].fwd) =
+			median(v, k, r->nstep) * 1e-6;
+		i = j;
+	}
+	free(v);
+}
+
+/* Each operator's module (its own, its forward operator's, the backward
+ * operator's around it), then what it adds to its module's step: its
+ * wall time where no operator of the same module and direction holds it
+ * (the CPU's), or its own kernels' (a GPU's). */
+static void
+attribute(Reader *r, TraceProfile *t)
+{
+	size_t n = r->nop, nf = 0, np = 0, depth = 0;
+	size_t *order = xcalloc(n + 1, sizeof *order), *stack = xcalloc(n + 1, sizeof *stack);
+	Fwd *f = xcalloc(n + 1, sizeof *f);
+	Part *p = xcalloc(n + 1, sizeof *p);
+	int *open = xcalloc(2 * (size_t)r->nmod + 2, sizeof *open);
+
+	qsort(r->step, (size_t)r->nstep, sizeof *r->step, by_start);
+	for (size_t i = 0; i < n; i++) {
+		Op *o = &r->op[i];
+		o->step = step_of(r, o->ts);
+		t->device_time |= o->step >= 0 && !isnan(o->dev);
+		if (o->phase == PH_FWD && o->module >= 0 && o->seq >= 0 && !o->tid_str)
+			f[nf++] = (Fwd){ o->seq, o->tid, i, o->module };
+		order[i] = i;
+	}
+	qsort(f, nf, sizeof *f, by_seq);
+	sort_ops = r->op;
+	qsort(order, n, sizeof *order, by_thread);
+	for (size_t k = 0; k < n; k++) {
+		Op *o = &r->op[order[k]];
+		int m = o->module, *held;
+		bool dir = o->phase == PH_FWD || o->phase == PH_BWD, bwd = o->phase == PH_BWD;
+		while (depth) {
+			const Op *top = &r->op[stack[depth - 1]];
+			if (top->tid == o->tid && top->tid_str == o->tid_str && top->end > o->ts)
+				break;
+			if (top->resolved >= 0 && top->phase != PH_OTHER)
+				open[2 * top->resolved + (top->phase == PH_BWD)]--;
+			depth--;
+		}
+		if (m < 0 && bwd && o->seq >= 0 && o->fwd_tid >= 0)
+			m = forward_module(f, nf, o->seq, o->fwd_tid);
+		if (m < 0 && bwd && depth && r->op[stack[depth - 1]].phase == PH_BWD)
+			m = r->op[stack[depth - 1]].resolved;
+		o->resolved = m;
+		held = m >= 0 ? &open[2 * m + bwd] : NULL;
+		if (held && dir && o->step >= 0 && (t->device_time || !*held)) {
+			double us = t->device_time ? (isnan(o->dev) ? 0 : o->dev) : o->end - o->ts;
+			p[np++] = (Part){ m, o->step, bwd, us };
+			r->mod[m].timed = true;
+		}
+		if (held && dir)
+			++*held;
+		stack[depth++] = order[k];
+	}
+	per_step(r, p, np);
+	free(order);
+	free(stack);
+	free(f);
+	free(p);
+	free(open);
+}
+
+/* ---- entry point -------------------------------------------------------- */
+
+bool
+trace_read(const char *path, const char *text, size_t len, Graph *g)
+{
+	Reader r = { .path = path, .text = text, .len = len, .a = g->arena, .at_line = 1,
+		     .at_col = 1 };
+	TraceProfile *t = arena_alloc(g->arena, sizeof *t);
+	bool ok;
+
+	map_init(&r.modules, g->arena);
+	map_init(&r.tids, g->arena);
+	skip_ws(&r);
+	if (peek(&r) == '[') {
+		diag_error(loc_at(&r, r.pos), "a JSON array of events: oraclec reads the object "
+			   "form {\"traceEvents\": [...], \"oraclec\": {...}} that python3 -m "
+			   "oraclec.launch --trace writes");
+		return false;
+	}
+	ok = members(&r);
+	skip_ws(&r);
+	if (ok && r.pos < r.len) {
+		diag_error(loc_at(&r, r.pos), "more after the trace's object");
+		ok = false;
+	}
+	if (ok && !r.seen_events) {
+		diag_error((Loc){ path, 1, 1 }, "no \"traceEvents\": not a Chrome trace");
+		ok = false;
+	}
+	if (ok && !r.meta) {
+		diag_error((Loc){ path, 1, 1 }, "no \"oraclec\" object: a trace of python3 -m "
+			   "oraclec.launch --trace is needed (its module ranges and backward "
+			   "operators name the model's modules)");
+		ok = false;
+	}
+	ok = ok && meta(&r, t);
+	if (ok && r.nstep == 0) {
+		diag_error((Loc){ path, 1, 1 }, "no step (an event of cat \"step\"): nothing to "
+			   "take times per step from");
+		ok = false;
+	}
+	if (ok) {
+		t->file = arena_strdup(g->arena, path);
+		attribute(&r, t);
+		t->steps = r.nstep;
+		t->mod = r.mod;
+		t->nmod = r.nmod;
+		g->trace = t;
+	}
+	json_decref(r.meta);
+	free(r.op);
+	free(r.step);
+	return ok;
+}
