@@ -355,6 +355,12 @@ Lane lane_times(const Analysis *an, const Graph *g, int first, int last, double 
 double times_span(const Times *r, int first, int last);
 /* Forgets every row (for tests that change a graph without a pass). */
 void times_forget(void);
+/* true (the default): rows, classes of layers and partitions are kept and
+ * read again.  false: every figure is computed on every read, no layers
+ * are classed and every partition is made again -- what the strategies
+ * compute without the reuse, for tests that compare the two bit for bit
+ * (call times_forget after changing it). */
+extern bool times_reuse;
 /* What the strategies' loops over the layers read of g, in arrays of
  * their own (a layer's record spans many cache lines; these a few bytes
  * each): built once per graph version. */
@@ -410,7 +416,7 @@ times_of(const Times *r, int i, bool bwd)
 {
 	double v = r->t[bwd][r->cls ? r->cls[i] : i];
 
-	if (v != v)
+	if (v != v || !times_reuse)
 		return times_miss(r, i, bwd);
 	if ((++times_reads & 1023) == 0)
 		times_check(r, i, bwd, v);

@@ -615,7 +615,7 @@ plan_bucket(const PlanKey *k)
 static Plan *
 plan_find(const PlanKey *k)
 {
-	if (cur_gen < 0)
+	if (cur_gen < 0 || !times_reuse)
 		return NULL;
 	for (int i = plan_head[plan_bucket(k)]; i >= 0; i = plan[i].next)
 		if (memcmp(&plan[i].key, k, sizeof *k) == 0)

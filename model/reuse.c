@@ -100,6 +100,7 @@ static uint64_t tick;     /* keys' clock */
 static uint64_t handed;   /* rows handed out: the rows' clock */
 static uint64_t serial;   /* rows made */
 unsigned times_reads;
+bool times_reuse = true;
 
 static void
 init(void)
@@ -438,7 +439,7 @@ times_miss(const Times *r, int i, bool bwd)
 		const Layer *l = &r->g->layer[i];
 		int64_t in = r->g->tensor[l->in[0]].elems, out = r->g->tensor[l->out[0]].elems;
 		bool reads = reads_input(r->g, l);
-		if (last_split.row != r->id || last_split.in != in || last_split.out != out ||
+		if (!times_reuse || last_split.row != r->id || last_split.in != in || last_split.out != out ||
 		    last_split.reads != reads) {
 			last_split.row = r->id;
 			last_split.in = in;
@@ -598,7 +599,7 @@ layer_classes(const Graph *g)
 	t->ncls = 0;
 	/* classes pay where layers repeat: a model of few layers, or one
 	 * whose layers are all unlike, computes each figure as it is */
-	if (g->nlayer < 64)
+	if (g->nlayer < 64 || !times_reuse)
 		return t;
 	while (cap < 2 * (size_t)MAX_CLASSES)
 		cap *= 2;
