@@ -14,7 +14,12 @@
  * value is copied into its scope (rebinding overwrites it), and a block's
  * scope lives in scratch memory taken back when the call returns, so only
  * layers and the names bound at model level stay: elaborating a loop of
- * MAX_STEPS statements that make no layer costs no memory. */
+ * MAX_STEPS statements that make no layer costs no memory.  The model's
+ * body is read into an arena of its own and given back as its statements
+ * run (arena_drop_older), and the names bound at model level live in
+ * scratch memory freed once the model is made: what stays is the graph,
+ * whose strings are copies (a million-layer chain: its statements' trees
+ * never all in memory beside its layers). */
 #include "frontend/frontend.h"
 #include "grammar/ast.h"
 #include "util/checked.h"
@@ -49,10 +54,46 @@ typedef struct Value {
 static const char *const kind_name[] = { "a tensor", "an integer", "a number", "a boolean",
 					  "a list", "an error" };
 
+/* The bytes of v that hold it: a list's items, for a list only (a name
+ * bound to anything else keeps a smaller copy). */
+static size_t
+value_size(const Value *v)
+{
+	return v->kind == V_LIST ? sizeof *v : offsetof(Value, item);
+}
+
+/* A scope's binding (Scope.vars' val): a Value of the scope's, or, for a
+ * tensor, its index in the pointer itself (odd): a model of a million
+ * layers binds a million tensors. */
+static bool
+is_tensor(const void *slot)
+{
+	return (uintptr_t)slot & 1;
+}
+
+static void *
+tensor_slot(int64_t t)
+{
+	return (void *)(((uintptr_t)t << 1) | 1);
+}
+
+/* The value of a binding into *v. */
+static const Value *
+slot_value(const void *slot, Value *v)
+{
+	if (is_tensor(slot)) {
+		*v = (Value){ .kind = V_TENSOR, .i = (int64_t)((uintptr_t)slot >> 1) };
+		return v;
+	}
+	memcpy(v, slot, value_size(slot));
+	return v;
+}
+
 typedef struct Scope {
 	Map vars;           /* name -> Value*, a copy the scope owns */
-	Arena *arena;       /* where those live: the model's arena at model
-			       level, inside blocks scratch the call takes back */
+	Arena *arena;       /* where those live: scratch freed once the model is
+			       made at model level (with copies of their names),
+			       inside blocks scratch the call takes back */
 	const char *prefix; /* "" at model level, "a/b" inside blocks: NULL
 			       until the block makes its first layer */
 	struct Scope *caller; /* inside blocks: the caller's scope and the */
@@ -61,6 +102,8 @@ typedef struct Scope {
 	bool returned;      /* `return` ran, and gave ret */
 	Value ret;
 } Scope;
+
+enum { RECENT = 8 }; /* windows kept for the layers after */
 
 typedef struct Elab {
 	Arena *a;
@@ -73,12 +116,15 @@ typedef struct Elab {
 	Loc site;           /* the model-level statement being expanded */
 	int64_t steps;
 	int stop;           /* a limit was hit: unwind without more errors */
+	const Window *recent[RECENT]; /* the last windows kept (keep_window) */
+	int next_recent;
 } Elab;
 
 /* ---- loading ------------------------------------------------------------ */
 
 typedef struct Loader {
 	Arena *a;
+	Arena *bodies;                    /* models' bodies (dsl_parse_into) */
 	FileList *files;
 	Map loaded;                       /* realpath -> (void *)1 once done */
 	const char *open[MAX_INCLUDE_DEPTH];  /* realpaths being loaded */
@@ -166,7 +212,7 @@ load_file(Loader *ld, const char *path, Loc where)
 	ld->open[ld->nopen] = key;
 	ld->name[ld->nopen] = path;
 	ld->site[ld->nopen++] = where;
-	decls = dsl_parse(path, text, len, ld->a);
+	decls = dsl_parse_into(path, text, len, ld->a, ld->bodies);
 	free(text);
 	if (diag_errors() > errors) {
 		include_notes(ld, ld->nopen - 1);
@@ -282,7 +328,7 @@ arith(const Expr *e, int64_t x, int64_t y, Value *v)
 static const Value *
 eval(Elab *E, Scope *S, const Expr *e, Value *v)
 {
-	const Value *x;
+	const void *slot;
 	Value y;
 
 	switch (e->kind) {
@@ -301,13 +347,12 @@ eval(Elab *E, Scope *S, const Expr *e, Value *v)
 		*v = (Value){ .kind = V_BOOL, .i = e->ival };
 		return v;
 	case E_NAME:
-		x = map_get(&S->vars, e->name);
-		if (!x)
+		slot = map_get(&S->vars, e->name);
+		if (!slot)
 			diag_error(e->loc, "unknown name '%.64s'%s", e->name, ell(e->name));
-		if (!x || x->kind == V_POISON)
+		if (!slot || (!is_tensor(slot) && ((const Value *)slot)->kind == V_POISON))
 			return NULL;
-		*v = *x;
-		return v;
+		return slot_value(slot, v);
 	case E_LIST:
 		return eval_list(E, S, e, v);
 	case E_STRING:
@@ -361,27 +406,48 @@ fresh_name(Elab *E, Scope *S, const char *lhs)
 {
 	const char *prefix = scope_prefix(E, S);
 	const char *base = *prefix ? arena_printf(E->a, "%s/%s", prefix, lhs) : lhs;
-	intptr_t k = (intptr_t)map_get(&E->names, base);
-	const char *name = base;
+	MapEntry *e = map_entry(&E->names, base);
+	intptr_t k = (intptr_t)e->val;
+	const char *name;
 
+	/* a name the graph keeps: lhs is the statement's, given back once
+	 * it has run */
+	if (!k && !*prefix)
+		e->key = base = arena_strndup_packed(E->a, lhs, strlen(lhs));
+	name = base;
 	while (k > 0 && map_get(&E->names, name = arena_printf(E->a, "%s_%" PRIdPTR, base, k)))
 		k++;
-	map_put(&E->names, base, (void *)(k + 1));
+	e->val = (void *)(k + 1);
 	if (name != base)
 		map_put(&E->names, name, (void *)1);
 	return name;
 }
 
+/* Binds name to a copy of v in scope S; own, when not NULL, is name as a
+ * string that outlives the scope (else, at model level, where name is a
+ * statement's, a copy is made). */
+static void
+bind_as(Scope *S, const char *name, const char *own, const Value *v)
+{
+	MapEntry *e = map_entry(&S->vars, name);
+	Value *slot;
+
+	if (!e->val && !S->block) /* new at model level: a name that lasts */
+		e->key = own ? own : arena_strndup_packed(S->arena, name, strlen(name));
+	if (v->kind == V_TENSOR) {
+		e->val = tensor_slot(v->i);
+		return;
+	}
+	slot = e->val;
+	if (!slot || is_tensor(slot) || (v->kind == V_LIST && slot->kind != V_LIST))
+		e->val = slot = arena_alloc(S->arena, value_size(v));
+	memcpy(slot, v, value_size(v));
+}
+
 static void
 bind(Scope *S, const char *name, const Value *v)
 {
-	Value *slot = map_get(&S->vars, name);
-
-	if (!slot) {
-		slot = arena_alloc(S->arena, sizeof *slot);
-		map_put(&S->vars, name, slot);
-	}
-	*slot = *v;
+	bind_as(S, name, NULL, v);
 }
 
 /* ---- layers ------------------------------------------------------------- */
@@ -468,7 +534,7 @@ spatial_rank(const Arg *g, int n, int *rank)
 }
 
 static bool
-set_pad(const Arg *g, const Value *v, Attr *at, int *rank)
+set_pad(const Arg *g, const Value *v, Window *at, int *rank)
 {
 	int64_t p[MAX_LIST] = { 0 };
 	int n;
@@ -512,9 +578,11 @@ set_shape(const Arg *g, const Value *v, Shape *s)
 	return true;
 }
 
-/* Applies one named argument to the layer; false after an error. */
+/* Applies one named argument to the layer (its window and target shape
+ * into *win and *target); false after an error. */
 static bool
-set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *seen)
+set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *seen, Window *win,
+	 Shape *target)
 {
 	Attr *at = &l->attr;
 	OpClass c = op_info[l->op].cls;
@@ -524,17 +592,17 @@ set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *s
 
 	if ((c == OPC_CONV || c == OPC_POOL) && strcmp(k, "kernel") == 0) {
 		*seen |= 1;
-		return positive_ints(E, g, v, at->kernel, MAX_SPATIAL, &n, 1) &&
+		return positive_ints(E, g, v, win->kernel, MAX_SPATIAL, &n, 1) &&
 		       spatial_rank(g, n, rank);
 	}
 	if ((c == OPC_CONV || c == OPC_POOL) && strcmp(k, "stride") == 0)
-		return positive_ints(E, g, v, at->stride, MAX_SPATIAL, &n, 1) &&
+		return positive_ints(E, g, v, win->stride, MAX_SPATIAL, &n, 1) &&
 		       spatial_rank(g, n, rank);
 	if ((c == OPC_CONV || c == OPC_POOL) && strcmp(k, "dilation") == 0)
-		return positive_ints(E, g, v, at->dilation, MAX_SPATIAL, &n, 1) &&
+		return positive_ints(E, g, v, win->dilation, MAX_SPATIAL, &n, 1) &&
 		       spatial_rank(g, n, rank);
 	if ((c == OPC_CONV || c == OPC_POOL) && strcmp(k, "pad") == 0)
-		return set_pad(g, v, at, rank);
+		return set_pad(g, v, win, rank);
 	if (c == OPC_CONV && strcmp(k, "filters") == 0) {
 		*seen |= 2;
 		return one_int(g, v, 1, MAX_DIM, &at->filters);
@@ -544,7 +612,7 @@ set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *s
 		return one_int(g, v, 1, MAX_DIM, &at->filters);
 	}
 	if (l->op == OP_CONVT && strcmp(k, "out_pad") == 0)
-		return positive_ints(E, g, v, at->out_pad, MAX_SPATIAL, &n, 0) &&
+		return positive_ints(E, g, v, win->out_pad, MAX_SPATIAL, &n, 0) &&
 		       spatial_rank(g, n, rank);
 	if (c == OPC_CONV && strcmp(k, "groups") == 0)
 		return one_int(g, v, 1, MAX_DIM, &at->groups);
@@ -578,7 +646,7 @@ set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *s
 	    (c == OPC_ADAPTPOOL && strcmp(k, "size") == 0) ||
 	    (c == OPC_TRANSPOSE && strcmp(k, "perm") == 0)) {
 		*seen |= 2;
-		return set_shape(g, v, &at->target);
+		return set_shape(g, v, target);
 	}
 	/* accepted for readability; they change no count */
 	if ((l->op == OP_DROPOUT && strcmp(k, "p") == 0) ||
@@ -593,7 +661,7 @@ set_attr(Elab *E, Layer *l, const Arg *g, const Value *v, int *rank, unsigned *s
 }
 
 static void
-set_defaults(Layer *l)
+set_defaults(Layer *l, Window *w)
 {
 	Attr *at = &l->attr;
 	OpClass c = op_info[l->op].cls;
@@ -601,11 +669,27 @@ set_defaults(Layer *l)
 	if (c == OPC_CONV && !at->groups)
 		at->groups = 1;
 	for (int i = 0; i < MAX_SPATIAL; i++) {
-		if (!at->dilation[i])
-			at->dilation[i] = 1;
-		if (!at->stride[i])
-			at->stride[i] = c == OPC_POOL ? at->kernel[i] : 1;
+		if (!w->dilation[i])
+			w->dilation[i] = 1;
+		if (!w->stride[i])
+			w->stride[i] = c == OPC_POOL ? w->kernel[i] : 1;
 	}
+}
+
+/* The window w kept for the model: the one of a recent layer where they
+ * are alike (a chain's relus share one, its convolutions another). */
+static const Window *
+keep_window(Elab *E, const Window *w)
+{
+	Window *copy;
+
+	for (int i = 0; i < RECENT; i++)
+		if (E->recent[i] && memcmp(E->recent[i], w, sizeof *w) == 0)
+			return E->recent[i];
+	copy = arena_alloc(E->a, sizeof *copy);
+	*copy = *w;
+	E->recent[E->next_recent++ % RECENT] = copy;
+	return copy;
 }
 
 /* Defaults an explicit argument may override with any value (bias=false,
@@ -658,10 +742,12 @@ static void
 op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 {
 	int *in = NULL, nin = 0, cap = 0, min, max, rank = 0, l, t;
-	const char *posk;
+	const char *posk, *name;
 	unsigned seen = 0;
 	bool ok = true;
 	Layer tmp = { .op = op };
+	Window win = { 0 };
+	Shape target = { 0 };
 	Value val;
 
 	arity(op, &min, &max, &posk);
@@ -716,7 +802,7 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 			ok = false;
 			continue;
 		}
-		ok &= set_attr(E, &tmp, &named, v, &rank, &seen);
+		ok &= set_attr(E, &tmp, &named, v, &rank, &seen, &win, &target);
 	}
 	if (ok && nin < min) {
 		diag_error(st->callee_loc, "%s: expects %s%d input tensor%s, got %d", op_name(op),
@@ -726,17 +812,27 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 	ok = ok && check_required(st, op, seen);
 	if (!ok || (l = new_layer(E, S, st, op)) < 0)
 		return;
-	set_defaults(&tmp);
+	set_defaults(&tmp, &win);
 	tmp.attr.nspatial = rank; /* a hint for the shape pass; 0 = any */
+	attr_view(&tmp.attr, keep_window(E, &win));
+	tmp.attr.target = E->g->layer[l].attr.target;
+	tmp.attr.pad_hi = E->g->layer[l].attr.pad_hi;
 	E->g->layer[l].attr = tmp.attr;
+	if (seen & 2 && (op_info[op].cls == OPC_RESHAPE || op_info[op].cls == OPC_ADAPTPOOL ||
+			 op_info[op].cls == OPC_TRANSPOSE))
+		*attr_target(E->g, &E->g->layer[l].attr) = target;
 	layer_set_inputs(E->g, l, in, nin);
-	t = layer_add_output(E->g, l, E->g->layer[l].name);
-	bind(S, st->lhs, &(Value){ .kind = V_TENSOR, .i = t });
+	name = E->g->layer[l].name;
+	t = layer_add_output(E->g, l, name);
+	/* the layer's name is the statement's where it was free */
+	bind_as(S, st->lhs, strcmp(name, st->lhs) == 0 ? name : NULL,
+		&(Value){ .kind = V_TENSOR, .i = t });
 }
 
 /* ---- blocks ------------------------------------------------------------- */
 
 static void exec(Elab *E, Scope *S, const Stmt *st);
+static void exec_one(Elab *E, Scope *S, const Stmt *st);
 
 static int
 nparams(const Decl *b)
@@ -861,6 +957,7 @@ input_stmt(Elab *E, Scope *S, const Stmt *st)
 	Value val;
 	Shape s = { 0 };
 	int64_t n;
+	const char *name;
 
 	if (S->block) {
 		diag_error(st->loc, "'input' is only allowed in a model");
@@ -897,8 +994,9 @@ input_stmt(Elab *E, Scope *S, const Stmt *st)
 		diag_error(st->loc, "'%s' is already defined", st->lhs);
 		return;
 	}
-	val = (Value){ .kind = V_TENSOR, .i = graph_add_input(E->g, st->lhs, &s) };
-	map_put(&E->names, st->lhs, (void *)1);
+	name = arena_strndup_packed(E->a, st->lhs, strlen(st->lhs)); /* the graph's */
+	val = (Value){ .kind = V_TENSOR, .i = graph_add_input(E->g, name, &s) };
+	map_put(&E->names, name, (void *)1);
 	bind(S, st->lhs, &val);
 }
 
@@ -984,10 +1082,17 @@ layer_stmt(Elab *E, Scope *S, const Stmt *st)
 static void
 exec(Elab *E, Scope *S, const Stmt *st)
 {
+	for (; st && !E->stop && !S->returned; st = st->next)
+		exec_one(E, S, st);
+}
+
+static void
+exec_one(Elab *E, Scope *S, const Stmt *st)
+{
 	const Value *v;
 	Value val;
 
-	for (; st && !E->stop && !S->returned; st = st->next) {
+	{
 		if (++E->steps > MAX_STEPS) {
 			diag_error(st->loc, "model expands to more than %" PRId64 " statements",
 				   MAX_STEPS);
@@ -1100,30 +1205,51 @@ mark_outputs(Graph *g)
 	free(read);
 }
 
+/* The model's body, statement by statement, the trees of those that have
+ * run given back a thousand statements at a time (arena_drop_older). */
+static void
+run_body(Elab *E, Scope *top, const Stmt *body, Arena *bodies)
+{
+	unsigned n = 0;
+
+	for (const Stmt *st = body; st && !E->stop; st = st->next) {
+		exec_one(E, top, st);
+		if (++n % 1024 == 0)
+			arena_drop_older(bodies, st);
+	}
+}
+
 Graph *
 dsl_load(const char *path, Arena *a, FileList *files)
 {
-	Loader ld = { .a = a, .files = files };
+	Arena bodies, level; /* the models' bodies; the names bound at model level */
+	Loader ld = { .a = a, .bodies = &bodies, .files = files };
 	Elab E = { .a = a };
-	Scope top = { .arena = a, .prefix = "" };
-	const Decl *own, *model;
+	Scope top = { .arena = &level, .prefix = "" };
+	const Decl *own, *model = NULL;
 	int errors0 = diag_errors();
 
+	arena_init(&bodies);
+	arena_init(&level);
+	bodies.most = (size_t)8 << 20; /* given back 8 MiB at a time */
 	map_init(&ld.loaded, a);
-	own = load_file(&ld, path, LOC_NONE);
-	if (diag_errors() > errors0)
-		return NULL;
 	map_init(&E.blocks, a);
-	map_init(&E.names, a);
-	map_init(&top.vars, a);
-	if (!collect_blocks(&E, ld.decls) || !(model = find_model(path, own)))
-		return NULL;
-	E.g = graph_new(a, model->name, path, "odl");
-	E.g->loc = model->loc;
+	map_init(&E.names, NULL);
+	map_init(&top.vars, NULL);
 	arena_init(&E.scratch);
-	exec(&E, &top, model->body);
+	own = load_file(&ld, path, LOC_NONE);
+	if (diag_errors() == errors0 && collect_blocks(&E, ld.decls) &&
+	    (model = find_model(path, own))) {
+		E.g = graph_new(a, model->name, path, "odl");
+		E.g->loc = model->loc;
+		run_body(&E, &top, model->body, &bodies);
+	}
 	arena_free(&E.scratch);
-	if (diag_errors() > errors0)
+	arena_free(&bodies);
+	map_free(&E.names);
+	map_free(&top.vars);
+	arena_free(&level);
+	if (!model || diag_errors() > errors0)
 		return NULL;
 	if (E.g->ninput == 0) {
 		diag_error(model->loc, "model '%s' declares no input", model->name);

@@ -354,10 +354,10 @@ infer(Net *n, int l)
 
 /* Stride and padding of a conv or pool row from x, y and the kernel. */
 static bool
-window(const Net *n, const Row *r, Attr *a)
+window(const Net *n, const Row *r, const Attr *a, Window *w)
 {
 	for (int i = 0; i < a->nspatial; i++) {
-		int64_t W = r->x.d[i + 1], Wo = r->y.d[i + 1], K = a->kernel[i];
+		int64_t W = r->x.d[i + 1], Wo = r->y.d[i + 1], K = w->kernel[i];
 		int64_t s = (2 * W + Wo - 1) / (2 * Wo), lo, hi;
 		if (s < 1)
 			s = 1;
@@ -373,10 +373,10 @@ window(const Net *n, const Row *r, Attr *a)
 				   r->name, Wo, W, K, s, i + 1);
 			return false;
 		}
-		a->stride[i] = s;
-		a->dilation[i] = 1;
-		a->pad[i] = lo / 2;
-		a->pad[MAX_SPATIAL + i] = lo - lo / 2;
+		w->stride[i] = s;
+		w->dilation[i] = 1;
+		w->pad[i] = lo / 2;
+		w->pad[MAX_SPATIAL + i] = lo - lo / 2;
 	}
 	return true;
 }
@@ -396,9 +396,10 @@ weightless(const Net *n, const Row *r, const char *form)
 	return false;
 }
 
-/* Conv and pool rows: w is C x F x K..., one K per spatial dimension. */
+/* Conv and pool rows: w is C x F x K..., one K per spatial dimension;
+ * the window into *win. */
 static bool
-kernel(const Net *n, const Row *r, Attr *a)
+kernel(const Net *n, const Row *r, Attr *a, Window *win)
 {
 	char b1[96], b2[96], b3[96];
 
@@ -411,24 +412,26 @@ kernel(const Net *n, const Row *r, Attr *a)
 	}
 	a->nspatial = r->x.rank - 1;
 	for (int i = 0; i < a->nspatial; i++) {
-		a->kernel[i] = r->w.d[2 + i];
-		if (a->kernel[i] < 1) {
+		win->kernel[i] = r->w.d[2 + i];
+		if (win->kernel[i] < 1) {
 			diag_error(at(n, r->line, r->col[2]), "row '%s': w %s has a kernel of 0",
 				   r->name, dims_str(&r->w, b1));
 			return false;
 		}
 	}
-	return window(n, r, a);
+	return window(n, r, a, win);
 }
 
 static int
 conv_row(Net *n, const Row *r, int in, bool bias)
 {
 	Attr a = { 0 };
+	Window w = { 0 };
 	char b1[96], b2[96];
 	int l;
 
-	if (!kernel(n, r, &a))
+	attr_init(&a);
+	if (!kernel(n, r, &a, &w))
 		return -1;
 	if (r->w.d[0] != r->x.d[0] || r->w.d[1] < 1) {
 		diag_error(at(n, r->line, r->col[2]), "row '%s': w %s must be CxFxK... with C = "
@@ -441,6 +444,7 @@ conv_row(Net *n, const Row *r, int in, bool bias)
 	a.bias = bias;
 	l = add_layer(n, r, OP_CONV, NULL, in);
 	n->g->layer[l].attr = a;
+	*attr_window(n->g, &n->g->layer[l].attr) = w;
 	return infer(n, l);
 }
 
@@ -448,12 +452,15 @@ static int
 pool_row(Net *n, const Row *r, int in, OpKind op)
 {
 	Attr a = { 0 };
+	Window w = { 0 };
 	int l;
 
-	if (!weightless(n, r, "0x0xKxK") || !kernel(n, r, &a))
+	attr_init(&a);
+	if (!weightless(n, r, "0x0xKxK") || !kernel(n, r, &a, &w))
 		return -1;
 	l = add_layer(n, r, op, NULL, in);
 	n->g->layer[l].attr = a;
+	*attr_window(n->g, &n->g->layer[l].attr) = w;
 	return infer(n, l);
 }
 
@@ -561,7 +568,7 @@ row_layers(Net *n, Row *r, int in, bool bn_next)
 								     "from %s, the output of the "
 								     "row before", r->name,
 					  dims_str(&r->x, b1), dims_str(&have, b2));
-			g->layer[l].attr.target = r->x;
+			*attr_target(g, &g->layer[l].attr) = r->x;
 			if ((in = infer(n, l)) < 0)
 				return -1;
 		}

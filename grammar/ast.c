@@ -1,10 +1,12 @@
-/* ast.c -- constructors for the ODL syntax tree. */
+/* ast.c -- constructors for the ODL syntax tree.  Expressions, arguments
+ * and statements are packed to their own alignment (a million-statement
+ * model's tree). */
 #include "grammar/ast.h"
 
 Expr *
 ast_expr(Arena *a, ExprKind k, Loc loc)
 {
-	Expr *e = arena_alloc(a, sizeof *e);
+	Expr *e = arena_alloc_aligned(a, sizeof *e, _Alignof(Expr));
 
 	e->kind = k;
 	e->loc = loc;
@@ -68,7 +70,7 @@ ast_check_depth(Arena *a, Expr *e)
 Stmt *
 ast_stmt(Arena *a, StmtKind k, Loc loc)
 {
-	Stmt *s = arena_alloc(a, sizeof *s);
+	Stmt *s = arena_alloc_aligned(a, sizeof *s, _Alignof(Stmt));
 
 	s->kind = k;
 	s->loc = loc;
@@ -89,7 +91,7 @@ ast_decl(Arena *a, DeclKind k, const char *name, Loc loc)
 Arg *
 ast_arg(Arena *a, const char *key, Expr *value, Loc loc)
 {
-	Arg *g = arena_alloc(a, sizeof *g);
+	Arg *g = arena_alloc_aligned(a, sizeof *g, _Alignof(Arg));
 
 	g->key = key;
 	g->value = value;

@@ -30,15 +30,20 @@ typedef enum ExprKind {
 typedef struct Expr Expr;
 struct Expr {
 	ExprKind kind;
-	Loc loc;
-	int64_t ival;
-	double fval;
-	const char *name;
-	int op;
-	Expr *a, *b;
-	Expr *list;   /* E_LIST items, linked by next */
-	Expr *next;
 	int depth;    /* nesting below this node; -1: an error was reported */
+	Loc loc;
+	union {       /* by kind, as ExprKind says: a model's body holds a
+	                 million of them */
+		int64_t ival;
+		double fval;
+		const char *name;
+		Expr *list;   /* E_LIST items, linked by next */
+		struct {
+			Expr *a, *b;
+		};
+	};
+	Expr *next;
+	int op;
 	Unit unit;    /* E_FLOAT written with a unit */
 };
 
@@ -122,5 +127,9 @@ Decl *ast_rev_decls(Decl *d);
  * Returns the declarations in source order; syntax errors are reported
  * through diag and counted there. */
 Decl *dsl_parse(const char *file, char *text, size_t len, Arena *a);
+/* The same, a model's body (its statements, their expressions and
+ * names) into `bodies`: an arena the caller may free as it is done with
+ * them (frontend/dsl.c); the rest into a. */
+Decl *dsl_parse_into(const char *file, char *text, size_t len, Arena *a, Arena *bodies);
 
 #endif

@@ -10,7 +10,12 @@
 
 /* Shared by the scanner (as its extra data) and the parser. */
 typedef struct ParseCtx {
-	Arena *arena;
+	Arena *arena;       /* where the tree goes now: main, or bodies while
+	                       a model's body is read (the scanner switches:
+	                       model_body) */
+	Arena *main, *bodies; /* bodies NULL: main for everything */
+	int model_body;     /* the scanner: 1 after `model`, 2 after its name,
+	                       then 3 + the braces open in its body */
 	const char *file;
 	Decl *decls;        /* result, reversed until the end */
 	Loc comment;        /* where the open block comment began */

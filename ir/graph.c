@@ -2,6 +2,7 @@
 #include "ir/ir.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 
 const OpInfo op_info[OP_COUNT] = {
@@ -20,7 +21,105 @@ graph_new(Arena *a, const char *name, const char *source, const char *format)
 	g->source = source;
 	g->format = format;
 	g->elem_bytes = 4;
+	graph_touch(g);
 	return g;
+}
+
+void
+graph_touch(Graph *g)
+{
+	static uint64_t versions;
+
+	g->version = ++versions;
+}
+
+/* What a layer without a window or shapes reads: zeros. */
+static const Window no_window;
+static const Shape no_shape;
+
+void
+attr_init(Attr *a)
+{
+	attr_view(a, &no_window);
+	a->target = a->pad_hi = &no_shape;
+}
+
+void
+attr_view(Attr *a, const Window *w)
+{
+	a->kernel = w->kernel;
+	a->stride = w->stride;
+	a->dilation = w->dilation;
+	a->pad = w->pad;
+	a->out_pad = w->out_pad;
+}
+
+const Window *
+attr_window_of(const Attr *a)
+{
+	/* kernel is the window's first field */
+	return a->kernel ? (const Window *)(const void *)a->kernel : &no_window;
+}
+
+Window *
+attr_window(Graph *g, Attr *a)
+{
+	Window *w = arena_alloc(g->arena, sizeof *w);
+
+	*w = *attr_window_of(a);
+	attr_view(a, w);
+	return w;
+}
+
+Shape *
+attr_target(Graph *g, Attr *a)
+{
+	Shape *s = arena_alloc(g->arena, sizeof *s);
+
+	if (a->target)
+		*s = *a->target;
+	a->target = s;
+	return s;
+}
+
+Shape *
+attr_pad_hi(Graph *g, Attr *a)
+{
+	Shape *s = arena_alloc(g->arena, sizeof *s);
+
+	if (a->pad_hi)
+		*s = *a->pad_hi;
+	a->pad_hi = s;
+	return s;
+}
+
+/* The last weights kept, per number of them: a chain's layers of one
+ * kind find the ones of the last layer of that kind. */
+static struct {
+	const Graph *g;
+	uint64_t version;
+	const Weight *w[5];
+} last_weights;
+
+const Weight *
+graph_weights(Graph *g, const Weight *w, int n)
+{
+	Weight *copy;
+
+	if (n <= 0)
+		return NULL;
+	if (last_weights.g != g || last_weights.version != g->version) {
+		memset(&last_weights, 0, sizeof last_weights);
+		last_weights.g = g;
+		last_weights.version = g->version;
+	}
+	if (n < 5 && last_weights.w[n] && memcmp(last_weights.w[n], w, n * sizeof *w) == 0)
+		return last_weights.w[n];
+	copy = arena_array(g->arena, n, sizeof *copy);
+	memcpy(copy, w, n * sizeof *w);
+	if (n < 5)
+		last_weights.w[n] = copy;
+	return copy;
 }
 
 int
@@ -34,6 +133,7 @@ graph_add_tensor(Graph *g, const char *name, int producer)
 		g->captensor = cap;
 	}
 	t = &g->tensor[g->ntensor];
+	memset(t, 0, sizeof *t); /* arena_regrow leaves it as it comes */
 	t->name = name;
 	t->producer = producer;
 	t->root = g->ntensor;
@@ -62,11 +162,13 @@ graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc)
 		g->caplayer = cap;
 	}
 	l = &g->layer[g->nlayer];
+	memset(l, 0, sizeof *l); /* arena_regrow leaves it as it comes */
 	l->op = op;
 	l->name = name;
 	l->loc = loc;
 	l->site = loc;
 	l->fparams = -1;
+	attr_init(&l->attr);
 	return g->nlayer++;
 }
 
@@ -75,7 +177,10 @@ layer_set_inputs(Graph *g, int l, const int *in, int nin)
 {
 	Layer *ly = &g->layer[l];
 
-	ly->in = arena_array(g->arena, nin, sizeof(int));
+	/* packed: a million layers' lists add up */
+	if ((size_t)nin > SIZE_MAX / sizeof(int))
+		die("out of memory");
+	ly->in = arena_alloc_aligned(g->arena, (size_t)nin * sizeof(int), _Alignof(int));
 	memcpy(ly->in, in, nin * sizeof(int));
 	ly->nin = nin;
 }
@@ -85,8 +190,11 @@ layer_add_output(Graph *g, int l, const char *tensor_name)
 {
 	int t = graph_add_tensor(g, tensor_name, l);
 	Layer *ly = &g->layer[l];
+	int *out = arena_alloc_aligned(g->arena, ((size_t)ly->nout + 1) * sizeof(int), _Alignof(int));
 
-	ly->out = arena_grow(g->arena, ly->out, ly->nout, ly->nout + 1, sizeof(int));
+	if (ly->nout)
+		memcpy(out, ly->out, ly->nout * sizeof(int));
+	ly->out = out;
 	ly->out[ly->nout++] = t;
 	return t;
 }

@@ -30,7 +30,8 @@
 enum {
 	MAX_RANK = 8,           /* per-sample dimensions of a tensor */
 	MAX_SPATIAL = 3,        /* conv / pool are 1-, 2- or 3-D */
-	MAX_LAYERS = 1 << 20,   /* layers in one graph (about 1 KB each) */
+	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 352 bytes,
+	                           a Tensor 104; docs/internals.md) */
 	MAX_INPUTS = 1 << 16,   /* inputs of one layer (concat) */
 };
 #define MAX_DIM ((int64_t)1 << 40) /* one dimension */
@@ -85,8 +86,22 @@ typedef struct Tensor {
 	bool output;      /* a graph output; frontend */
 } Tensor;
 
+/* A convolution's or pooling's window, kept apart from its layer (most
+ * layers have none; a chain's convolutions share one): Attr points into
+ * it. */
+typedef struct Window {
+	int64_t kernel[MAX_SPATIAL];  /* conv: 0 = unset */
+	int64_t stride[MAX_SPATIAL];  /* 0 = default 1 (pool: kernel) */
+	int64_t dilation[MAX_SPATIAL];/* 0 = default 1 */
+	int64_t pad[2 * MAX_SPATIAL]; /* begins then ends */
+	int64_t out_pad[MAX_SPATIAL]; /* convtranspose */
+} Window;
+
 /* Attributes.  One struct for every kind (chibicc's fat node): each kind
- * uses a few fields, the comment says which. */
+ * uses a few fields, the comment says which.  The window and the shapes
+ * are read-only views: of zeros until a frontend sets them through
+ * attr_window, attr_target and attr_pad_hi (graph.c), which give the
+ * layer its own to write.  A layer made by hand starts with attr_init. */
 typedef struct Attr {
 	int nspatial;                 /* conv, pool: 1..3; pass shape */
 	int lead;                     /* conv, pool, global pool, batchnorm,
@@ -94,13 +109,9 @@ typedef struct Attr {
 	                                 channels, each an independent image
 	                                 (ONNX: the batch merged with frames or
 	                                 windows); 0 for ODL; frontend */
-	int64_t kernel[MAX_SPATIAL];  /* conv, pool; conv: 0 = unset */
-	int64_t stride[MAX_SPATIAL];  /* conv, pool; 0 = default 1 (pool: kernel) */
-	int64_t dilation[MAX_SPATIAL];/* conv, pool; 0 = default 1 */
-	int64_t pad[2 * MAX_SPATIAL]; /* conv, pool: begins then ends */
-	int64_t out_pad[MAX_SPATIAL]; /* convtranspose */
-	int64_t filters;              /* conv: output channels; fc: out features */
-	int64_t groups;               /* conv; 0 = default 1 */
+	int axis;                     /* concat, softmax, flatten, gather;
+	                                 layernorm: first normalized axis;
+	                                 per sample */
 	bool bias;                    /* conv, fc */
 	bool ceil_mode;               /* pool */
 	bool no_halo[2];              /* conv, pool split by rows: the model as
@@ -109,10 +120,11 @@ typedef struct Attr {
 	                                 gradient [1] (ParaDL's hand-called
 	                                 exchanges; ODL halo_forward=false) */
 	bool keepdims;                /* reduce: reduced axes stay, as 1 */
-	int axis;                     /* concat, softmax, flatten, gather;
-	                                 layernorm: first normalized axis;
-	                                 per sample */
-	Shape target;                 /* reshape: shape (-1 allowed);
+	/* conv, pool: the window (Window's fields) */
+	const int64_t *kernel, *stride, *dilation, *pad, *out_pad;
+	int64_t filters;              /* conv: output channels; fc: out features */
+	int64_t groups;               /* conv; 0 = default 1 */
+	const Shape *target;          /* reshape: shape (-1 allowed);
 	                                 adaptiveavgpool: output size;
 	                                 transpose: permutation;
 	                                 pad: begins (ends in pad_hi);
@@ -123,7 +135,7 @@ typedef struct Attr {
 	                                 expand: shape to broadcast to;
 	                                 gather: shape of constant indices;
 	                                 reduce: the reduced axes, rank 0 = all */
-	Shape pad_hi;                 /* pad: ends */
+	const Shape *pad_hi;          /* pad: ends */
 } Attr;
 
 typedef enum WeightRole { W_WEIGHT, W_BIAS, W_SCALE, W_SHIFT } WeightRole;
@@ -171,23 +183,21 @@ typedef struct Cost {
 	int cast_wn, cast_inn, cast_gradn;
 } Cost;
 
+/* The fields are in an order that leaves no holes: a graph of a million
+ * layers holds a million of them. */
 typedef struct Layer {
 	OpKind op;
+	int srcidx;        /* ONNX: the node's index in the graph */
 	const char *name;  /* unique in the graph */
 	Loc loc;           /* the statement (ODL) or file (ONNX) that made it */
 	Loc site;          /* outermost call site when made inside a block */
 	const char *srcop; /* ONNX: the node's op_type; NULL for ODL */
-	int srcidx;        /* ONNX: the node's index in the graph */
-	int *in, nin;      /* tensor indices */
-	int *out, nout;
+	int *in, *out;     /* tensor indices */
+	int nin, nout;
 	Attr attr;
-	Weight w[4];       /* pass shape */
+	const Weight *w;   /* nw of them; pass shape (read-only: layers with
+	                      the same weights may share the array) */
 	int nw;
-	int64_t fparams;   /* ONNX: elements of the file's trained tensors
-	                      (float initializers) this layer is the first
-	                      to read, counted as its params instead of w;
-	                      -1 (ODL): the weights w count; frontend */
-	Cost cost;
 	bool low;          /* autocast: its output is 16-bit; pass memory */
 	unsigned char pattern; /* an ONNX decomposition of one PyTorch
 	                      operator (LayerNorm, GELU, SiLU, Hardswish):
@@ -201,6 +211,11 @@ typedef struct Layer {
 	                      folding a BatchNormalization in; frontend */
 	bool timed;        /* measured: fwd_s and bwd_s replace the roofline;
 	                      pass timing_spread */
+	int64_t fparams;   /* ONNX: elements of the file's trained tensors
+	                      (float initializers) this layer is the first
+	                      to read, counted as its params instead of w;
+	                      -1 (ODL): the weights w count; frontend */
+	Cost cost;
 	double fwd_s, bwd_s; /* measured seconds per sample, forward and
 	                      backward; pass timing_spread */
 } Layer;
@@ -305,6 +320,9 @@ typedef struct Graph {
 	int64_t *fused_act;
 	Totals fused_total;
 	unsigned done;        /* PASS_* bits of the passes that ran */
+	uint64_t version;     /* new for every graph and after every pass that
+	                         ran on it (graph_touch): what model/reuse.c
+	                         keeps of its figures is keyed by it */
 } Graph;
 
 /* graph.c */
@@ -312,6 +330,25 @@ Graph *graph_new(Arena *a, const char *name, const char *source, const char *for
 int graph_add_tensor(Graph *g, const char *name, int producer);
 int graph_add_input(Graph *g, const char *name, const Shape *s);
 int graph_add_layer(Graph *g, OpKind op, const char *name, Loc loc);
+/* Gives g a version no graph had: after a pass (or a test) changed what
+ * its layers cost. */
+void graph_touch(Graph *g);
+/* A layer's attributes as a new one has them: no window, empty shapes. */
+void attr_init(Attr *a);
+/* The layer's own window (or target, pad_hi) to write, holding what a had
+ * (a new copy in g's arena each call: a frontend takes it once a layer);
+ * a's view now reads it. */
+Window *attr_window(Graph *g, Attr *a);
+Shape *attr_target(Graph *g, Attr *a);
+Shape *attr_pad_hi(Graph *g, Attr *a);
+/* a's window read from w (which must outlive the graph, or be copied by
+ * attr_window first). */
+void attr_view(Attr *a, const Window *w);
+/* The window a reads (of zeros where it has none). */
+const Window *attr_window_of(const Attr *a);
+/* The weights w[0..n) kept in g's arena, shared with a layer made just
+ * before that has the same ones. */
+const Weight *graph_weights(Graph *g, const Weight *w, int n);
 /* Each tensor's last reader into last[0..ntensor): a layer index, nlayer
  * for a graph output, -1 for a tensor no layer reads. */
 void graph_last_use(const Graph *g, int *last);

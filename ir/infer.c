@@ -16,6 +16,8 @@
 typedef struct Ctx {
 	Graph *g;
 	Layer *l;
+	Weight w[4];    /* the layer's weights as inferred, then kept */
+	int nw;
 } Ctx;
 
 #define ERR(c, ...) layer_error((c)->g, (c)->l, __VA_ARGS__)
@@ -27,9 +29,9 @@ in(Ctx *c, int i)
 }
 
 static void
-add_weight(Layer *l, WeightRole role, int rank, const int64_t *d)
+add_weight(Ctx *c, WeightRole role, int rank, const int64_t *d)
 {
-	Weight *w = &l->w[l->nw++];
+	Weight *w = &c->w[c->nw++];
 
 	w->role = role;
 	w->shape.rank = rank;
@@ -37,9 +39,9 @@ add_weight(Layer *l, WeightRole role, int rank, const int64_t *d)
 }
 
 static void
-add_vector(Layer *l, WeightRole role, int64_t n)
+add_vector(Ctx *c, WeightRole role, int64_t n)
 {
-	add_weight(l, role, 1, &n);
+	add_weight(c, role, 1, &n);
 }
 
 static const char *
@@ -147,9 +149,9 @@ conv(Ctx *c, Shape *y)
 	/* conv: F x C/g x k...; transposed: C x F/g x k... (PyTorch layout) */
 	wd[0] = c->l->op == OP_CONVT ? cin : f;
 	wd[1] = c->l->op == OP_CONVT ? f / g : cin / g;
-	add_weight(c->l, W_WEIGHT, 2 + n, wd);
+	add_weight(c, W_WEIGHT, 2 + n, wd);
 	if (a->bias)
-		add_vector(c->l, W_BIAS, f);
+		add_vector(c, W_BIAS, f);
 	return true;
 }
 
@@ -187,7 +189,7 @@ global_pool(Ctx *c, Shape *y)
 static bool
 adaptive_pool(Ctx *c, Shape *y)
 {
-	const Shape *x = in(c, 0), *t = &c->l->attr.target;
+	const Shape *x = in(c, 0), *t = c->l->attr.target;
 	char b[96];
 
 	if (x->rank < 2) {
@@ -236,14 +238,14 @@ norm(Ctx *c, Shape *y)
 			ERR(c, "input has no channel dimension %d", l->attr.lead);
 			return false;
 		}
-		add_vector(l, W_SCALE, x->d[l->attr.lead]);
-		add_vector(l, W_SHIFT, x->d[l->attr.lead]);
+		add_vector(c, W_SCALE, x->d[l->attr.lead]);
+		add_vector(c, W_SHIFT, x->d[l->attr.lead]);
 		return true;
 	}
 	if (!axis(c, l->attr.axis, x->rank, &ax))
 		return false;
-	add_weight(l, W_SCALE, x->rank - ax, x->d + ax);
-	add_weight(l, W_SHIFT, x->rank - ax, x->d + ax);
+	add_weight(c, W_SCALE, x->rank - ax, x->d + ax);
+	add_weight(c, W_SHIFT, x->rank - ax, x->d + ax);
 	return true;
 }
 
@@ -331,7 +333,7 @@ flatten(Ctx *c, Shape *y)
 static bool
 reshape(Ctx *c, Shape *y)
 {
-	const Shape *x = in(c, 0), *t = &c->l->attr.target;
+	const Shape *x = in(c, 0), *t = c->l->attr.target;
 	int64_t have = c->g->tensor[c->l->in[0]].elems, known = 1;
 	int infer = -1;
 	char b1[96], b2[96];
@@ -362,7 +364,7 @@ reshape(Ctx *c, Shape *y)
 static bool
 transpose(Ctx *c, Shape *y)
 {
-	const Shape *x = in(c, 0), *p = &c->l->attr.target;
+	const Shape *x = in(c, 0), *p = c->l->attr.target;
 	unsigned used = 0;
 
 	if (p->rank != x->rank) {
@@ -385,7 +387,7 @@ transpose(Ctx *c, Shape *y)
 static bool
 pad(Ctx *c, Shape *y)
 {
-	const Shape *x = in(c, 0), *lo = &c->l->attr.target, *hi = &c->l->attr.pad_hi;
+	const Shape *x = in(c, 0), *lo = c->l->attr.target, *hi = c->l->attr.pad_hi;
 	char b[96];
 
 	if (lo->rank != x->rank || hi->rank != x->rank) {
@@ -416,9 +418,9 @@ fc(Ctx *c, Shape *y)
 	wd[1] = x->d[x->rank - 1];
 	*y = *x;
 	y->d[y->rank - 1] = c->l->attr.filters;
-	add_weight(c->l, W_WEIGHT, 2, wd);
+	add_weight(c, W_WEIGHT, 2, wd);
 	if (c->l->attr.bias)
-		add_vector(c->l, W_BIAS, c->l->attr.filters);
+		add_vector(c, W_BIAS, c->l->attr.filters);
 	return true;
 }
 
@@ -460,9 +462,9 @@ unary(Ctx *c, Shape *y)
 {
 	char b1[96], b2[96];
 
-	if (!bcast2(in(c, 0), &c->l->attr.target, y)) {
+	if (!bcast2(in(c, 0), c->l->attr.target, y)) {
 		ERR(c, "shapes %s and %s do not broadcast", fmt(in(c, 0), b1),
-		    fmt(&c->l->attr.target, b2));
+		    fmt(c->l->attr.target, b2));
 		return false;
 	}
 	return true;
@@ -472,7 +474,7 @@ unary(Ctx *c, Shape *y)
 static bool
 reduce(Ctx *c, Shape *y)
 {
-	const Shape *x = in(c, 0), *ax = &c->l->attr.target;
+	const Shape *x = in(c, 0), *ax = c->l->attr.target;
 	bool red[MAX_RANK] = { false };
 
 	for (int i = 0; i < ax->rank; i++) {
@@ -499,7 +501,7 @@ reduce(Ctx *c, Shape *y)
 static bool
 gather(Ctx *c, Shape *y)
 {
-	const Shape *x = in(c, 0), *ix = c->l->nin > 1 ? in(c, 1) : &c->l->attr.target;
+	const Shape *x = in(c, 0), *ix = c->l->nin > 1 ? in(c, 1) : c->l->attr.target;
 	int ax;
 
 	if (!axis(c, c->l->attr.axis, x->rank, &ax))
@@ -522,7 +524,7 @@ gather(Ctx *c, Shape *y)
 static bool
 slice(Ctx *c, Shape *y)
 {
-	const Shape *x = in(c, 0), *t = &c->l->attr.target;
+	const Shape *x = in(c, 0), *t = c->l->attr.target;
 	char b1[96], b2[96];
 
 	for (int i = 0; i < t->rank && t->rank == x->rank; i++)
@@ -542,8 +544,8 @@ expand(Ctx *c, Shape *y)
 {
 	char b1[96], b2[96];
 
-	if (!bcast2(in(c, 0), &c->l->attr.target, y)) {
-		ERR(c, "cannot expand %s to %s", fmt(in(c, 0), b1), fmt(&c->l->attr.target, b2));
+	if (!bcast2(in(c, 0), c->l->attr.target, y)) {
+		ERR(c, "cannot expand %s to %s", fmt(in(c, 0), b1), fmt(c->l->attr.target, b2));
 		return false;
 	}
 	return true;
@@ -555,12 +557,12 @@ resize(Ctx *c, Shape *y)
 {
 	char b1[96], b2[96];
 
-	if (c->l->attr.target.rank != in(c, 0)->rank) {
-		ERR(c, "output size %s does not match the input %s", fmt(&c->l->attr.target, b2),
+	if (c->l->attr.target->rank != in(c, 0)->rank) {
+		ERR(c, "output size %s does not match the input %s", fmt(c->l->attr.target, b2),
 		    fmt(in(c, 0), b1));
 		return false;
 	}
-	*y = c->l->attr.target;
+	*y = *c->l->attr.target;
 	return true;
 }
 
@@ -587,7 +589,7 @@ infer(Ctx *c, Shape *y)
 	case OPC_RESHAPE: return reshape(c, y);
 	case OPC_TRANSPOSE: return transpose(c, y);
 	case OPC_PAD: return pad(c, y);
-	case OPC_CONST: *y = c->l->attr.target; return true;
+	case OPC_CONST: *y = *c->l->attr.target; return true;
 	case OPC_REDUCE: return reduce(c, y);
 	case OPC_GATHER: return gather(c, y);
 	case OPC_SLICE: return slice(c, y);
@@ -621,22 +623,25 @@ settle(Ctx *c, Shape *s, int64_t *elems, const char *what)
 bool
 layer_infer(Graph *g, int l, const bool *bad)
 {
-	Ctx c = { g, &g->layer[l] };
+	Ctx c = { .g = g, .l = &g->layer[l] };
 	Layer *ly = c.l;
 	Shape y = { 0 };
 	int64_t n;
+	bool ok;
 
 	for (int i = 0; i < ly->nin; i++)
 		if (bad && bad[ly->in[i]])
 			return false;
 	if (ly->op == OP_OPAQUE)
 		return true; /* the frontend set the output shapes */
-	ly->nw = 0;
-	if (!infer(&c, &y) || !settle(&c, &y, &n, "output"))
+	memset(c.w, 0, sizeof c.w); /* compared whole by graph_weights */
+	ok = infer(&c, &y) && settle(&c, &y, &n, "output");
+	for (int i = 0; ok && i < c.nw; i++)
+		ok = settle(&c, &c.w[i].shape, &c.w[i].elems, "weight");
+	ly->w = graph_weights(g, c.w, c.nw);
+	ly->nw = c.nw;
+	if (!ok)
 		return false;
-	for (int i = 0; i < ly->nw; i++)
-		if (!settle(&c, &ly->w[i].shape, &ly->w[i].elems, "weight"))
-			return false;
 	for (int i = 0; i < ly->nout; i++) {
 		g->tensor[ly->out[i]].shape = y;
 		g->tensor[ly->out[i]].elems = n;

@@ -49,7 +49,7 @@ attrs(FILE *f, const Layer *l)
 		fprintf(f, " axis=%d", a->axis);
 		break;
 	case OPC_REDUCE:
-		ints(f, "axes", a->target.d, a->target.rank);
+		ints(f, "axes", a->target->d, a->target->rank);
 		if (a->keepdims)
 			fprintf(f, " keep");
 		break;

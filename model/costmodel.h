@@ -27,6 +27,7 @@ typedef struct PredictCtx {
 	int nest;                /* StrategyOpts.nest */
 	double beat;             /* StrategyOpts.beat; INFINITY: none */
 	bool megatron;           /* StrategyOpts.megatron */
+	bool no_stages;          /* StrategyOpts.no_stages */
 } PredictCtx;
 
 /* predict: one strategy on one grid whose dimensions are the strategy's.
@@ -34,7 +35,7 @@ typedef struct PredictCtx {
  * grid it ran (k->grid), global_batch, per_gpu_batch, max_gpus, the parts
  * of k->t but communication and total, k->mem, and for a pipeline
  * micro_batches and the stages (stage_end, and stage_time and stage_mem
- * when the model knows them: a plan needs them).  A grid beyond the
+ * when the model knows them: a plan needs them; not with no_stages).  A grid beyond the
  * strategy's limit: computable false, the reason and the bottleneck
  * "scaling limit".  strategy.c then adds up the parts, the epoch, the
  * bottleneck and whether it fits. */

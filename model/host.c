@@ -29,7 +29,6 @@
  * and weight gradients; the first layer's weight gradient only). */
 #include "model/model.h"
 
-#include <stdlib.h>
 
 /* cuDNN calls of layer l's forward or backward. */
 static int
@@ -113,34 +112,28 @@ issue(Lanes *z, double host, double gpu)
 }
 
 /* The forward and backward of layers first..last, scaled so that the
- * GPU's part sums to `gpu`; f, b: each layer's own GPU times. */
+ * GPU's part sums to `gpu`; ln: each layer's own GPU and CPU times. */
 static void
-passes(const Analysis *an, const Graph *g, int first, int last, const double *f,
-       const double *b, double scale, Lanes *z)
+passes(int first, int last, const Lane *ln, double scale, Lanes *z)
 {
 	for (int i = first; i <= last; i++)
-		issue(z, layer_host(an, g, &g->layer[i], false), f[i - first] * scale);
+		issue(z, ln->hf[i], ln->f[i] * scale);
 	for (int i = last; i >= first; i--)
-		issue(z, layer_host(an, g, &g->layer[i], true), b[i - first] * scale);
+		issue(z, ln->hb[i], ln->b[i] * scale);
 }
 
 void
-host_lane(const Analysis *an, const Graph *g, int first, int last, double n, double arrays,
+host_lane(const Analysis *an, const Graph *g, int first, int last, const Lane *ln, double arrays,
 	  Candidate *k)
 {
 	IterTime *t = &k->t;
-	int L = last - first + 1;
 	int64_t M = k->micro_batches > 1 ? k->micro_batches : 1;
-	double *f = xcalloc((size_t)L + 1, sizeof *f), *b = xcalloc((size_t)L + 1, sizeof *b);
 	double own = 0, host = 0, busy, scale, tail, step;
 	Lanes z = { 0, 0 };
 
 	for (int i = first; i <= last; i++) {
-		const Layer *l = &g->layer[i];
-		f[i - first] = layer_time(an, g, l, n, 1, false);
-		b[i - first] = layer_time(an, g, l, n, 1, true);
-		own += f[i - first] + b[i - first];
-		host += layer_host(an, g, l, false) + layer_host(an, g, l, true);
+		own += ln->f[i] + ln->b[i];
+		host += ln->hf[i] + ln->hb[i];
 	}
 	t->dispatch = 0;
 	busy = iteration_busy(t);
@@ -160,10 +153,8 @@ host_lane(const Analysis *an, const Graph *g, int first, int last, double n, dou
 		 * micro-batches and what follows backward on the GPU */
 		issue(&z, step, t->update);
 		for (int64_t m = 0; m < M; m++)
-			passes(an, g, first, last, f, b, scale, &z);
+			passes(first, last, ln, scale, &z);
 		z.gpu = (z.gpu > z.cpu ? z.gpu : z.cpu) + tail;
 		t->dispatch = z.gpu > busy ? z.gpu - busy : 0;
 	}
-	free(f);
-	free(b);
 }

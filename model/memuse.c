@@ -23,6 +23,12 @@ kept_layer(const Analysis *an, const Graph *g, int i)
 								 : g->layer[i].cost.act_bytes);
 }
 
+const int64_t *
+kept_layers(const Analysis *an, const Graph *g, const int64_t *act)
+{
+	return an->impl.fused_attention && g->fused_act ? g->fused_act : act;
+}
+
 void
 mem_activations(MemUse *m, const Totals *t, double samples, double share)
 {

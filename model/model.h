@@ -82,12 +82,19 @@ double layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
 /* CPU seconds to issue the optimizer's step over `arrays` tensors (and
  * zero_grad's and the loss scaler's operators). */
 double step_host(const Analysis *an, double arrays);
+/* What the host lane reads of each layer, indexed by layer: its GPU
+ * seconds forward and backward on a micro-batch's samples (layer_time,
+ * share 1: the times the strategy priced the layers at) and its CPU
+ * seconds to issue them (layer_host); reuse.c's rows. */
+typedef struct Lane {
+	const double *f, *b, *hf, *hb;
+} Lane;
 /* The iteration of k (its parts priced; micro_batches set) on the CPU
- * that issues it, one process running layers first..last on n samples
- * a micro-batch and stepping over `arrays` tensors: k->t.host, its issue
+ * that issues it, one process running layers first..last, each layer's
+ * times in ln, and stepping over `arrays` tensors: k->t.host, its issue
  * time, and k->t.dispatch, what the GPU waits for it. */
-void host_lane(const Analysis *an, const Graph *g, int first, int last, double n, double arrays,
-	       Candidate *k);
+void host_lane(const Analysis *an, const Graph *g, int first, int last, const Lane *ln,
+	       double arrays, Candidate *k);
 
 /* memuse.c */
 
@@ -97,6 +104,9 @@ void host_lane(const Analysis *an, const Graph *g, int first, int last, double n
  * operator's. */
 const Totals *kept(const Analysis *an, const Graph *g);
 double kept_layer(const Analysis *an, const Graph *g, int i);
+/* Every layer's kept bytes: Graph.fused_act where the implementation
+ * fuses the attentions, else act (each layer's Cost.act_bytes). */
+const int64_t *kept_layers(const Analysis *an, const Graph *g, const int64_t *act);
 
 /* The activation parts of a GPU's memory: the kept tensors of `samples`
  * samples (and the batch-independent statistics), the backward pass's
@@ -152,10 +162,18 @@ bool model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *wa
  * bias, added after the partial outputs are summed: Megatron's
  * RowParallelLinear, PyTorch's RowwiseParallel). */
 double split_params(const Layer *l, bool channel, double ways);
+/* The same of a layer of `params` trained elements, `kernel` of them its
+ * weight tensor's (layer_kernel_params). */
+double split_params_of(int64_t params, int64_t kernel, bool channel, double ways);
 /* The forward and backward collectives of split layer l over grp, on n
  * samples, as the implementation runs them. */
 double split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,
 			bool channel);
+/* The same of a layer whose input and output have `in` and `out`
+ * elements a sample, `reads` when it reads only graph inputs: all that
+ * split_collective reads of the layer. */
+double split_collective_of(const Analysis *an, const Graph *g, Group grp, double n, bool channel,
+			   int64_t in, int64_t out, bool reads);
 /* Spatial splits: the last of the leading layers whose outputs have at
  * least `ways` rows (-1: none); layer l's halo exchange, forward and
  * backward, for n samples over `ways` strips (across: the neighbours are
@@ -214,6 +232,15 @@ double reducer_time(const Analysis *an, const Graph *g, Group grp, int first, in
 /* Layer l's part of it, the broadcast's collective left out, for `weights`
  * gradient elements exchanged. */
 double reducer_layer(const Analysis *an, const Graph *g, const Layer *l, double weights);
+/* The same of a layer of nw parameter tensors and `buffers` untrained
+ * elements (Cost.buffers); the bytes of those buffers its forward's
+ * broadcast sends. */
+double reducer_kernels(const Analysis *an, const Graph *g, int nw, int64_t buffers, double weights);
+double buffer_bytes(const Analysis *an, int64_t buffers);
+/* reducer_time of layers whose kernels (reducer_layer) add up to t and
+ * whose buffers to `bytes`, on group grp: the broadcast's collective
+ * added. */
+double reducer_total(const Analysis *an, Group grp, double t, double bytes);
 
 /* mapping.c */
 
@@ -261,9 +288,12 @@ void grid_rank(const Mapping *m, int64_t r, int64_t *node, int *gpu);
 /* pipeline.c: the pipeline strategy of the default cost model over the
  * stages of the mapped grid (its pipeline dimension; a filter or channel
  * dimension splits every stage's layers), with each stage's time and
- * memory (Candidate.stage_time, stage_mem); cut_after as in StrategyOpts. */
+ * memory (Candidate.stage_time, stage_mem; with keep only, else NULL);
+ * cut_after as in StrategyOpts.  Each partition is kept (for the same
+ * analysis, samples, stages and split) and found again by the other
+ * grids, nestings and GPU counts that ask for it. */
 void pipeline(const Graph *g, const Analysis *an, const Mapping *m, Candidate *k,
-	      const bool *cut_after, const int64_t grid[DIM_COUNT], double beat);
+	      const bool *cut_after, const int64_t grid[DIM_COUNT], double beat, bool keep);
 /* The reason of a grid pipeline() did not partition because a lower
  * bound on its epoch cannot beat `beat` (an epoch; INFINITY: none). */
 extern const char pipeline_bounded[];
@@ -282,6 +312,116 @@ double pipeline_checkpointed(const Analysis *an, int64_t M, double held, double 
  * and *n, returns the slowest stage's time, -1 when memory forbids. */
 double pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end,
 			  int *n);
+
+/* reuse.c: per-layer figures the strategies read again and again (every
+ * grid, nesting, micro-batch count, configuration of the search and GPU
+ * count of the advice), computed once each and kept in rows, a row per
+ * kind and arguments and analysis: a layer's forward and backward time at
+ * n samples and a share (layer_time), its issue times (layer_host), a
+ * split layer's collectives on a group (split_collective, forward and
+ * backward together), a layer's halo exchange (halo_time) and the gather
+ * after it (spatial_gather).  times_of(r, i, bwd) reads layer i's, and
+ * computes it on the first read; the value is the function's, bit for
+ * bit.  A row stays valid until ROWS_HELD more have been asked for. */
+enum { ROWS_HELD = 4 };
+typedef enum RowKind { ROW_TIME, ROW_HOST, ROW_HALO, ROW_GATHER, ROW_FILTER, ROW_CHANNEL } RowKind;
+typedef struct Times {
+	double *t[2];          /* forward, backward per layer (one array for
+	                          the collectives); NaN: not computed yet */
+	const Analysis *an;
+	const Graph *g;
+	RowKind kind;
+	double n, share;       /* samples; the share of the work (ROW_TIME) */
+	int64_t ways;          /* ROW_HALO: strips */
+	bool across;           /* ROW_HALO: neighbours on other nodes */
+	Group grp;             /* ROW_GATHER, ROW_FILTER, ROW_CHANNEL */
+	uint64_t id;           /* the row's: no other row has it */
+	const int *cls;        /* NULL: t[] per layer; else per class of
+	                          layers, layer i's t[][cls[i]] (valid while
+	                          no other graph's table is made) */
+} Times;
+Times layer_times(const Analysis *an, const Graph *g, double n, double share);
+Times host_times(const Analysis *an, const Graph *g);
+Times halo_times(const Analysis *an, const Graph *g, double n, int64_t ways, bool across);
+Times gather_times(const Analysis *an, const Graph *g, double n, Group grp);
+Times split_times(const Analysis *an, const Graph *g, double n, Group grp, bool channel);
+/* Every figure of layers first..last computed. */
+void times_fill(const Times *r, int first, int last);
+/* The host lane's times of layers first..last at n samples a micro-batch,
+ * all computed (valid as the rows they are in). */
+Lane lane_times(const Analysis *an, const Graph *g, int first, int last, double n);
+/* span_time's sum over a ROW_TIME row: forward + backward of layers
+ * first..last, added in the same order. */
+double times_span(const Times *r, int first, int last);
+/* Forgets every row (for tests that change a graph without a pass). */
+void times_forget(void);
+/* true (the default): rows, classes of layers and partitions are kept and
+ * read again.  false: every figure is computed on every read, no layers
+ * are classed and every partition is made again -- what the strategies
+ * compute without the reuse, for tests that compare the two bit for bit
+ * (call times_forget after changing it). */
+extern bool times_reuse;
+/* What the strategies' loops over the layers read of g, in arrays of
+ * their own (a layer's record spans many cache lines; these a few bytes
+ * each): built once per graph version. */
+typedef struct LayerTable {
+	const Graph *g;
+	uint64_t version;
+	int n;
+	int *nw;                 /* parameter tensors */
+	int64_t *params;         /* trained elements (Cost.params) */
+	int64_t *kernel;         /* of them, the weight tensor's (layer_kernel_params);
+	                            layer_table_full only */
+	int64_t *buffers;        /* untrained state (Cost.buffers); layer_table_full */
+	int64_t *act;            /* kept for backward (Cost.act_bytes) */
+	int64_t *in;             /* elements a stage beginning at the layer receives:
+	                            the layer before's output, the first's input */
+	unsigned char *split;    /* bit 0: a filter split divides it, bit 1: a
+	                            channel split (model_split_layer) */
+	int64_t most[2];         /* the fewest ways of those layers (filter,
+	                            channel); INT64_MAX: none */
+	double arrays;           /* every layer's nw, added in order */
+	int *cls;                /* layer_classes: each layer's class, layers
+	                            alike in everything a row's figure reads */
+	int ncls;                /* 0: no classes (few layers, or few alike) */
+	bool classed;            /* layer_classes has looked */
+} LayerTable;
+const LayerTable *layer_table(const Graph *g);
+/* The same with kernel and buffers, which few read (a channel split's
+ * share, the data-parallel wrapper's kernels). */
+const LayerTable *layer_table_full(const Graph *g);
+/* The same with the layers' classes (reuse.c: a row computes a figure
+ * once per class). */
+const LayerTable *layer_classes(const Graph *g);
+/* A stamp for an and g that every analysis with the same system, graph
+ * and settings shares, whatever its GPU count, batch, dataset and input
+ * (the keys of what pipeline.c keeps); a new one for anything else. */
+uint64_t analysis_stamp(const Analysis *an, const Graph *g);
+/* A buffer for n items of `size` bytes, one per slot (0..15), kept from
+ * one call to the next and grown as asked; its contents are what the
+ * last user left.  The strategies' per-layer arrays, so that an
+ * evaluation allocates nothing once the buffers have grown.  Slots:
+ * 0-23 pipeline.c, 24-27 (SCRATCH_PHYSICAL on) physical.c, 28-31 reuse.c. */
+void *scratch(int slot, size_t n, size_t size);
+enum { SCRATCH_PHYSICAL = 24, SCRATCH_REUSE = 28 };
+void times_check(const Times *r, int i, bool bwd, double v);
+extern unsigned times_reads;
+
+/* Layer i's figure in row r, computed and kept: what times_of does on
+ * the first read. */
+double times_miss(const Times *r, int i, bool bwd);
+
+static inline double
+times_of(const Times *r, int i, bool bwd)
+{
+	double v = r->t[bwd][r->cls ? r->cls[i] : i];
+
+	if (v != v || !times_reuse)
+		return times_miss(r, i, bwd);
+	if ((++times_reads & 1023) == 0)
+		times_check(r, i, bwd, v);
+	return v;
+}
 
 /* iteration.c: the end of every candidate's prediction -- its parts
  * added (the input overlapping the rest), the epoch, the bottleneck and

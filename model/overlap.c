@@ -15,20 +15,29 @@ double
 grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,
 	  double *hidden)
 {
-	double ready = 0, done = 0, fill = 0, all = 0, sum = 0;
+	const LayerTable *tb = layer_table(g);
+	double ready = 0, done = 0, fill = 0, all = 0, sum = 0, other_share = -1;
+	Times whole, other;
 
 	*hidden = 0;
 	for (int i = 0; i < g->nlayer; i++)
-		all += (double)g->layer[i].cost.params * (wshare ? wshare[i] : 1);
+		all += (double)tb->params[i] * (wshare ? wshare[i] : 1);
 	if (grp.size <= 1 || all <= 0)
 		return 0;
 	if (!an->impl.overlap_grad)
 		return allreduce_time(an->sys, grp, all * g->elem_bytes);
+	/* each layer's backward at its share: the rows of share 1 and of the
+	 * first other share (a split layer's), else computed */
+	whole = layer_times(an, g, n, 1);
 	for (int i = g->nlayer - 1; i >= 0; i--) {
-		const Layer *l = &g->layer[i];
 		double share = wshare ? wshare[i] : 1;
-		ready += layer_time(an, g, l, n, share, true);
-		fill += (double)l->cost.params * share * g->elem_bytes;
+		if (share != 1 && other_share < 0)
+			other = layer_times(an, g, n, share), other_share = share;
+		ready += share == 1 ? times_of(&whole, i, true)
+			 : share == other_share
+				 ? times_of(&other, i, true)
+				 : layer_time(an, g, &g->layer[i], n, share, true);
+		fill += (double)tb->params[i] * share * g->elem_bytes;
 		if (fill > 0 && (fill >= an->impl.bucket || i == 0)) {
 			double t = allreduce_time(an->sys, grp, fill);
 			done = (done > ready ? done : ready) + t;
@@ -57,43 +66,59 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
  * tensor and copied back one by one: batch norm's running mean and
  * variance and its num_batches_tracked, three tensors a layer.
  * tools/ddp_kernels.py counts these operators in a real DDP iteration. */
-static double
-buffer_bytes(const Analysis *an, const Layer *l)
+double
+buffer_bytes(const Analysis *an, int64_t buffers)
 {
-	if (!an->impl.broadcast_buffers || l->cost.buffers <= 0)
+	if (!an->impl.broadcast_buffers || buffers <= 0)
 		return 0;
-	return (double)l->cost.buffers * 4 + 8; /* running statistics in fp32, an int64 */
+	return (double)buffers * 4 + 8; /* running statistics in fp32, an int64 */
+}
+
+double
+reducer_kernels(const Analysis *an, const Graph *g, int nw, int64_t buffers, double weights)
+{
+	const System *s = an->sys;
+	double bw = s->mem_bw * s->eff_mem, b = buffer_bytes(an, buffers), t;
+
+	if (an->zero >= 2)
+		return 0;
+	t = an->impl.grad_copies * (nw * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
+	/* flattened (a read and a write), copied back (another) */
+	return b > 0 ? t + 3 * s->kernel_lat + 4 * b / bw : t;
 }
 
 double
 reducer_layer(const Analysis *an, const Graph *g, const Layer *l, double weights)
 {
-	const System *s = an->sys;
-	double bw = s->mem_bw * s->eff_mem, b = buffer_bytes(an, l), t;
+	return reducer_kernels(an, g, l->nw, l->cost.buffers, weights);
+}
 
-	if (an->zero >= 2)
+double
+reducer_total(const Analysis *an, Group grp, double t, double bytes)
+{
+	if (grp.size <= 1 || an->zero >= 2)
 		return 0;
-	t = an->impl.grad_copies * (l->nw * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
-	/* flattened (a read and a write), copied back (another) */
-	return b > 0 ? t + 3 * s->kernel_lat + 4 * b / bw : t;
+	/* one flatten kernel and one broadcast of them all: DDP's
+	 * _broadcast_coalesced (torch/csrc/distributed/c10d/comm.cpp) */
+	if (bytes > 0)
+		t += an->sys->kernel_lat + broadcast_time(an->sys, grp, bytes);
+	return t;
 }
 
 double
 reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
 	     const double *wshare)
 {
+	const LayerTable *tb;
 	double t = 0, bytes = 0;
 
 	if (grp.size <= 1 || an->zero >= 2)
 		return 0;
+	tb = layer_table_full(g);
 	for (int i = first; i <= last; i++) {
-		const Layer *l = &g->layer[i];
-		t += reducer_layer(an, g, l, (double)l->cost.params * (wshare ? wshare[i] : 1));
-		bytes += buffer_bytes(an, l);
+		t += reducer_kernels(an, g, tb->nw[i], tb->buffers[i],
+				     (double)tb->params[i] * (wshare ? wshare[i] : 1));
+		bytes += buffer_bytes(an, tb->buffers[i]);
 	}
-	/* one flatten kernel and one broadcast of them all: DDP's
-	 * _broadcast_coalesced (torch/csrc/distributed/c10d/comm.cpp) */
-	if (bytes > 0)
-		t += an->sys->kernel_lat + broadcast_time(an->sys, grp, bytes);
-	return t;
+	return reducer_total(an, grp, t, bytes);
 }

@@ -28,6 +28,10 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* The scratch buffers (reuse.c) of this file's per-layer arrays. */
+enum { SC_WSHARE = SCRATCH_PHYSICAL, SC_ROWS, SC_REST, SC_SHARE };
 
 typedef struct Ctx {
 	const Graph *g;
@@ -51,14 +55,16 @@ batch_for(const Ctx *c, int64_t data_width)
 static double
 split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 {
+	Times whole = layer_times(c->an, c->g, n, 1), part = layer_times(c->an, c->g, n, 1.0 / ways);
+	const LayerTable *tb = layer_table(c->g);
 	double t = 0;
 
+	/* the layers a split divides: conv and fc (channel: but those that
+	 * read the input), model_split_layer's */
 	for (int i = 0; i < c->g->nlayer; i++) {
-		const Layer *l = &c->g->layer[i];
-		bool split = split_layer(l) && !(channel && reads_input(c->g, l));
-		double share = split ? 1.0 / ways : 1;
-		t += layer_time(c->an, c->g, l, n, share, false) +
-		     layer_time(c->an, c->g, l, n, share, true);
+		bool split = tb->split[i] & (1u << channel);
+		const Times *r = split ? &part : &whole;
+		t += times_of(r, i, false) + times_of(r, i, true);
 	}
 	return t;
 }
@@ -106,42 +112,8 @@ sharded(const Ctx *c, Candidate *k, double weights)
 	k->t.grad_hidden += hidden;
 }
 
-/* The forward again of the layers recomputation recomputes (those before
- * the last segment, or attention's cores), layer i at n[i] samples and
- * share[i] of its work. */
-static double
-recompute_time(const Ctx *c, const double *n, const double *share)
-{
-	double t = 0;
-
-	if (!c->an->rc.k)
-		return 0;
-	for (int i = 0; i < c->g->nlayer; i++)
-		if (c->an->rc.redo ? c->an->rc.redo[i] : i < c->an->rc.first_kept)
-			t += layer_time(c->an, c->g, &c->g->layer[i], n[i], share[i], false);
-	return t;
-}
-
-/* How a strategy splits its layers' work, for recompute_time. */
+/* How a strategy splits its layers' work, for recompute. */
 typedef enum Work { WORK_ROWS, WORK_FILTER, WORK_CHANNEL } Work;
-
-/* Per-layer samples and shares for recompute_time: n samples up to layer
- * `head` (every layer when head is -1), n_tail after it; share 1, or
- * 1 / ways for the layers split: the convolutions and fc layers (filter;
- * channel: but the first), the spatially split head (rows). */
-static void
-layer_work(const Ctx *c, double *nv, double *sv, double n, double n_tail, int64_t ways,
-	   int head, Work split)
-{
-	for (int i = 0; i < c->g->nlayer; i++) {
-		const Layer *l = &c->g->layer[i];
-		bool part = split == WORK_FILTER    ? split_layer(l)
-			    : split == WORK_CHANNEL ? split_layer(l) && !reads_input(c->g, l)
-						    : i <= head;
-		nv[i] = i <= head || head < 0 ? n : n_tail;
-		sv[i] = part ? 1.0 / ways : 1;
-	}
-}
 
 /* The input of one iteration (docs/model.md, "Input pipeline").  Each
  * GPU's process loads its `own` samples with its share of the node's
@@ -173,22 +145,39 @@ node_samples(const Ctx *c, double per_gpu)
 	return per_gpu * (double)c->map.in_node;
 }
 
-/* Recomputation's time for a strategy whose layers work as layer_work
- * says. */
+/* Recomputation's time: the forward again of the layers it recomputes
+ * (those before the last segment, or attention's cores), each at n
+ * samples up to layer `head` (every layer when head is -1) and n_tail
+ * after it, and at share 1 or 1 / ways for the layers split: the
+ * convolutions and fc layers (filter; channel: but the first), the
+ * spatially split head (rows). */
 static void
 recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int head,
 	  Work split)
 {
-	double *nv, *sv;
+	const Recompute *rc = &c->an->rc;
+	const LayerTable *tb = layer_table(c->g);
+	Times row[4]; /* [tail][part] */
+	bool have[4] = { false };
+	double t = 0;
 
-	if (!c->an->rc.k)
+	if (!rc->k)
 		return;
-	nv = xcalloc((size_t)c->g->nlayer + 1, sizeof *nv);
-	sv = xcalloc((size_t)c->g->nlayer + 1, sizeof *sv);
-	layer_work(c, nv, sv, n, n_tail, ways, head, split);
-	k->t.recompute = recompute_time(c, nv, sv);
-	free(nv);
-	free(sv);
+	for (int i = 0; i < c->g->nlayer; i++) {
+		/* split_layer; for channel, but those that read the input */
+		bool part = split == WORK_FILTER    ? tb->split[i] & 1
+			    : split == WORK_CHANNEL ? tb->split[i] & 2
+						    : i <= head;
+		bool tail = !(i <= head || head < 0);
+		int w = 2 * tail + part;
+		if (!(rc->redo ? rc->redo[i] : i < rc->first_kept))
+			continue;
+		if (!have[w])
+			row[w] = layer_times(c->an, c->g, tail ? n_tail : n, part ? 1.0 / ways : 1),
+			have[w] = true;
+		t += times_of(&row[w], i, false);
+	}
+	k->t.recompute = t;
 }
 
 /* ---- data --------------------------------------------------------------- */
@@ -199,6 +188,7 @@ data(const Ctx *c, Candidate *k)
 	int64_t p = c->map.gpus, B = batch_for(c, p);
 	int64_t M = c->an->micro_batches > 1 ? c->an->micro_batches : 1;
 	double n = (double)B / p;
+	Times r;
 
 	k->grid[DIM_DATA] = p;
 	k->global_batch = B;
@@ -213,7 +203,8 @@ data(const Ctx *c, Candidate *k)
 	if ((double)M > n)
 		return beyond_limit(k, "more micro-batches than samples per GPU");
 	k->micro_batches = M;
-	k->t.compute = (double)M * span_time(c->an, c->g, 0, c->g->nlayer - 1, n / M, 1);
+	r = layer_times(c->an, c->g, n / M, 1);
+	k->t.compute = (double)M * times_span(&r, 0, c->g->nlayer - 1);
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, NULL);
 	k->t.update = update_time(c->an, c->W, c->arrays);
@@ -234,19 +225,17 @@ data(const Ctx *c, Candidate *k)
 static double
 layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t *limit)
 {
+	Times col = split_times(c->an, c->g, n, c->map.model, channel);
+	const LayerTable *tb = layer_table(c->g);
 	double t = 0;
 
 	*split_w = 0;
-	*limit = INT64_MAX;
+	*limit = tb->most[channel];
 	for (int i = 0; i < c->g->nlayer; i++) {
-		const Layer *l = &c->g->layer[i];
-		int64_t ways;
-		if (!model_split_layer(c->g, l, channel, &ways))
+		if (!(tb->split[i] & (1u << channel)))
 			continue;
-		*split_w += (double)l->cost.params;
-		if (ways < *limit)
-			*limit = ways;
-		t += split_collective(c->an, c->g, l, c->map.model, n, channel);
+		*split_w += (double)tb->params[i];
+		t += times_of(&col, i, false);
 	}
 	return t;
 }
@@ -258,6 +247,7 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1), limit;
 	double n = (double)B / p1, split_w, local_w, *wshare;
+	const LayerTable *tb;
 
 	k->grid[channel ? DIM_CHANNEL : DIM_FILTER] = ways;
 	if (p1 > 1)
@@ -273,21 +263,19 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	k->per_gpu_batch = n;
 	k->t.compute = split_compute(c, n, ways, channel);
 	local_w = c->W - split_w;
-	wshare = xcalloc((size_t)c->g->nlayer + 1, sizeof *wshare);
+	wshare = scratch(SC_WSHARE, (size_t)c->g->nlayer + 1, sizeof *wshare);
+	tb = layer_table_full(c->g);
 	for (int i = 0; i < c->g->nlayer; i++) {
-		const Layer *l = &c->g->layer[i];
-		int64_t most;
 		double held;
 		wshare[i] = 1;
-		if (!model_split_layer(c->g, l, channel, &most) || l->cost.params <= 0)
+		if (!(tb->split[i] & (1u << channel)) || tb->params[i] <= 0)
 			continue;
-		held = split_params(l, channel, (double)ways);
+		held = split_params_of(tb->params[i], tb->kernel[i], channel, (double)ways);
 		local_w += held;
-		wshare[i] = held / (double)l->cost.params;
+		wshare[i] = held / (double)tb->params[i];
 	}
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, wshare);
-	free(wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);
 	sharded(c, k, local_w);
 	recompute(c, k, n, n, ways, -1, channel ? WORK_CHANNEL : WORK_FILTER);
@@ -319,9 +307,10 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 static double
 strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
 {
-	double *r = xcalloc((size_t)g->ntensor, sizeof *r), growth;
+	double *r = scratch(SC_ROWS, (size_t)g->ntensor, sizeof *r), growth;
 	const Shape *y;
 
+	memset(r, 0, (size_t)g->ntensor * sizeof *r);
 	*grown = -1;
 	for (int i = 0; i <= split; i++) {
 		const Layer *l = &g->layer[i];
@@ -348,7 +337,6 @@ strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
 	}
 	y = &g->tensor[g->layer[split].out[0]].shape;
 	growth = (double)ways * r[g->layer[split].out[0]] / (double)y->d[1];
-	free(r);
 	for (int i = split + 1; i < g->nlayer; i++) {
 		const Shape *o = &g->tensor[g->layer[i].out[0]].shape;
 		if (g->layer[i].cost.params > 0) {
@@ -377,19 +365,22 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 {
 	const Graph *g = c->g;
 	int L = g->nlayer, best = 0;
-	double *rest = xcalloc(L + 1, sizeof *rest), head = 0, best_t = INFINITY;
+	double *rest = scratch(SC_REST, (size_t)L + 1, sizeof *rest), head = 0, best_t = INFINITY;
+	Times after = layer_times(c->an, g, after_gather(c, n, ways), 1);
+	Times part = layer_times(c->an, g, n, 1.0 / ways);
+	Times halo = halo_times(c->an, g, n, ways, c->map.across);
+	Times gather = gather_times(c->an, g, n, c->map.model);
 
+	rest[L] = 0;
 	for (int i = L - 1; i >= 0; i--)
-		rest[i] = rest[i + 1] + span_time(c->an, g, i, i, after_gather(c, n, ways), 1);
+		rest[i] = rest[i + 1] + times_span(&after, i, i);
 	for (int i = 0; i <= last; i++) {
 		double t;
-		head += span_time(c->an, g, i, i, n, 1.0 / ways) +
-			halo_time(c->an, g, &g->layer[i], n, ways, c->map.across);
-		t = head + rest[i + 1] + spatial_gather(c->an, g, i, n, c->map.model);
+		head += times_span(&part, i, i) + times_of(&halo, i, false);
+		t = head + rest[i + 1] + times_of(&gather, i, false);
 		if (t < best_t * (1 - 1e-12)) /* ties (rounding apart): the earliest */
 			best_t = t, best = i;
 	}
-	free(rest);
 	return best;
 }
 
@@ -403,38 +394,41 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	double n = (double)B / p1, after = after_gather(c, n, ways), growth = 1, W = c->W;
 	double *wshare = NULL, act = 0, whole = 0;
 	int grown = -1;
+	Times rest = layer_times(c->an, g, after, 1), halo;
 
 	k->split = split;
 	k->per_gpu_batch = n / ways;
-	k->t.compute = span_time(c->an, g, split + 1, g->nlayer - 1, after, 1);
+	k->t.compute = times_span(&rest, split + 1, g->nlayer - 1);
 	if (c->an->impl.halo_rows && ways > 1) {
 		/* strips with their halo rows; the gathered tensor grows, and
 		 * with it the first layer with weights after it */
-		double *share = xcalloc((size_t)split + 1, sizeof *share);
+		double *share = scratch(SC_SHARE, (size_t)split + 1, sizeof *share);
 		growth = strips(g, ways, split, share, &grown);
 		for (int i = 0; i <= split; i++) {
 			double a = kept_layer(c->an, g, i);
 			k->t.compute += span_time(c->an, g, i, i, n, share[i]);
 			act += a * share[i], whole += a;
 		}
-		free(share);
 		if (grown >= 0) {
 			const Layer *l = &g->layer[grown];
 			double w = (double)l->cost.params, kernel = (double)layer_kernel_params(l);
-			k->t.compute += (growth - 1) * span_time(c->an, g, grown, grown, after, 1);
+			rest = layer_times(c->an, g, after, 1);
+			k->t.compute += (growth - 1) * times_span(&rest, grown, grown);
 			W += (growth - 1) * kernel;
 			/* its gradients: the grown kernel and the bias */
-			wshare = xcalloc((size_t)g->nlayer, sizeof *wshare);
+			wshare = scratch(SC_WSHARE, (size_t)g->nlayer, sizeof *wshare);
 			for (int i = 0; i < g->nlayer; i++)
 				wshare[i] = 1;
 			wshare[grown] = (w + (growth - 1) * kernel) / w;
 		}
 	} else {
-		k->t.compute += span_time(c->an, g, 0, split, n, 1.0 / ways);
+		Times part = layer_times(c->an, g, n, 1.0 / ways);
+		k->t.compute += times_span(&part, 0, split);
 	}
+	halo = halo_times(c->an, g, n, ways, c->map.across);
 	k->t.p2p = 0;
 	for (int i = 0; i <= split; i++)
-		k->t.p2p += halo_time(c->an, g, &g->layer[i], n, ways, c->map.across);
+		k->t.p2p += times_of(&halo, i, false);
 	k->t.layer = growth * spatial_gather(c->an, g, split, n, c->map.model);
 	k->t.grad = grad_time(c->an, g, c->map.grad, n / ways, wshare, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, g, c->map.grad, 0, g->nlayer - 1, wshare);
@@ -449,7 +443,6 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	       whole > 0 ? (act + ((double)kept(c->an, g)->act_bytes - whole) / ways) /
 				  (double)kept(c->an, g)->act_bytes
 			: 1.0 / ways);
-	free(wshare);
 }
 
 static void
@@ -650,7 +643,10 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 	free(wshare);
 	k->t.update = update_time(an, local, arrays);
 	input(&c, k, n, node_samples(&c, n), false);
-	host_lane(an, g, 0, g->nlayer - 1, n, arrays, k);
+	{
+		Lane ln = lane_times(an, g, 0, g->nlayer - 1, n);
+		host_lane(an, g, 0, g->nlayer - 1, &ln, arrays, k);
+	}
 }
 
 /* One strategy on one grid (its dimensions those of the strategy). */
@@ -660,8 +656,7 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->sys,
 		  .delta = pc->g->elem_bytes, .W = (double)pc->g->total.params };
 
-	for (int i = 0; i < c.g->nlayer; i++)
-		c.arrays += c.g->layer[i].nw;
+	c.arrays = layer_table(c.g)->arrays;
 	grid_map(c.s, grid, k->nest, &c.map);
 	switch (kind) {
 	case STRAT_DATA: data(&c, k); break;
@@ -675,15 +670,18 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_DPF:
 	case STRAT_DPC:
 	case STRAT_DPS:
-		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid, pc->beat);
+		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid, pc->beat, !pc->no_stages);
 		return; /* its stages' processes: pipeline.c */
 	case STRAT_COUNT: break;
 	}
-	/* one process a GPU issues every layer of its iteration */
-	if (!k->reason)
-		host_lane(c.an, c.g, 0, c.g->nlayer - 1,
-			  k->per_gpu_batch / (double)(k->micro_batches > 1 ? k->micro_batches : 1),
-			  c.arrays, k);
+	/* one process a GPU issues every layer of its iteration, at the
+	 * times the strategy priced them at */
+	if (!k->reason) {
+		Lane ln = lane_times(c.an, c.g, 0, c.g->nlayer - 1,
+				     k->per_gpu_batch /
+					     (double)(k->micro_batches > 1 ? k->micro_batches : 1));
+		host_lane(c.an, c.g, 0, c.g->nlayer - 1, &ln, c.arrays, k);
+	}
 }
 
 const CostModel cost_model_physical = { "default", predict, true, layer_price, assignment };

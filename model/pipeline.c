@@ -28,6 +28,15 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* The scratch buffers (reuse.c) of this file's per-layer arrays. */
+enum {
+	SC_T, SC_F, SC_A, SC_HELD, SC_IN, SC_INS, SC_COL, SC_REDO, SC_HALO, SC_END,
+	SC_PT, SC_PF, SC_PA, SC_ITEMS, SC_IT_T, SC_IT_F, SC_IT_A, SC_IT_IN, SC_BEST_END,
+	SC_BEST_TIME, SC_BEST_MEM, SC_PLAN_END, SC_PLAN_SUM, SC_CLASS_COST, SC_CLASS_HAVE,
+	SC_CLASS_W,
+};
 
 typedef struct Stages {
 	int n;
@@ -41,6 +50,8 @@ typedef struct Stages {
  * NULL: none).  pf and pa are prefix sums. */
 typedef struct Held {
 	const double *pf, *pa, *held, *in, *ins;
+	bool grows;     /* no figure below 0 nor undefined: a stage's sums
+	                   never shrink as it takes more layers (pack) */
 } Held;
 
 static double
@@ -70,6 +81,17 @@ pack(const double *pt, const Held *h, int L, double T, double cap, int S, Stages
 		/* the last layer e with both sums of [first, e] within the limits */
 		if (pt[first + 1] - pt[first] > T || stage_bytes(h, i, first, first) > cap)
 			return false;
+		/* sums that only grow: the same layer found from the first
+		 * outwards, in steps that double, where stages are short */
+		for (int step = 1; h->grows && lo + step <= hi; step *= 2) {
+			int e = lo + step;
+			if (pt[e + 1] - pt[first] <= T && stage_bytes(h, i, first, e) <= cap) {
+				lo = e;
+			} else {
+				hi = e - 1;
+				break;
+			}
+		}
 		while (lo < hi) {
 			int mid = lo + (hi - lo + 1) / 2;
 			if (pt[mid + 1] - pt[first] <= T && stage_bytes(h, i, first, mid) <= cap)
@@ -130,17 +152,23 @@ partition(const double *t, const double *f, const double *a, const double *held,
 	  const double *in, const double *ins, int L, double cap, int S, Stages *st)
 {
 	double lo = 0, hi, T = -1;
-	double *pt = xcalloc(L + 1, sizeof *pt), *pf = xcalloc(L + 1, sizeof *pf);
-	double *pa = xcalloc(L + 1, sizeof *pa);
-	Held h = { pf, pa, a ? held : NULL, in, ins };
+	double *pt = scratch(SC_PT, L + 1, sizeof *pt), *pf = scratch(SC_PF, L + 1, sizeof *pf);
+	double *pa = scratch(SC_PA, L + 1, sizeof *pa);
+	Held h = { pf, pa, a ? held : NULL, in, ins, true };
 
+	pt[0] = pf[0] = pa[0] = 0;
 	for (int i = 0; i < L; i++) {
 		pt[i + 1] = pt[i] + t[i];
 		pf[i + 1] = pf[i] + f[i];
 		pa[i + 1] = pa[i] + (a ? a[i] : 0);
 		if (t[i] > lo)
 			lo = t[i];
+		if (!(t[i] >= 0 && f[i] >= 0 && (!a || a[i] >= 0) && (!in || in[i] >= 0)))
+			h.grows = false;
 	}
+	for (int i = 0; i < S && h.grows; i++)
+		if (!((!h.held || h.held[i] >= 0) && (!in || ins[i] >= 0)))
+			h.grows = false;
 	hi = pt[L];
 	if (pack(pt, &h, L, hi * (1 + 1e-12), cap, S, st)) {
 		for (int it = 0; it < 64 && hi - lo > 1e-12 * hi; it++) {
@@ -154,9 +182,6 @@ partition(const double *t, const double *f, const double *a, const double *held,
 		spread(st, S);
 		T = stage_max(t, st);
 	}
-	free(pt);
-	free(pf);
-	free(pa);
 	return T;
 }
 
@@ -167,7 +192,7 @@ partition(const double *t, const double *f, const double *a, const double *held,
  * by input channel (its row-parallel layers), dps by rows up to the
  * spatial split's last layer `last`. */
 typedef struct Costs {
-	double *t, *f, *a, *w, *held;
+	double *t, *f, *a, *held;
 	double *in;     /* bytes per micro-batch entering a stage that begins
 	                   at the layer (what a checkpoint keeps) */
 	double *ins;    /* per stage: the micro-batches it keeps only the
@@ -175,7 +200,8 @@ typedef struct Costs {
 	double ck;      /* of the M micro-batches, the share checkpointed */
 	double *col;    /* of t: the split's collectives (dps: and halos) */
 	double *halo;   /* of col: dps's halo exchanges */
-	double *redo;   /* of t: the forward recomputed */
+	double *redo;   /* of t: the forward recomputed (redo_kept) */
+	bool redo_kept; /* redo holds it; false: every layer's was 0 */
 	int64_t ways;   /* 1: no split inside the stages */
 	GridDim inner;  /* DIM_FILTER (dpf), DIM_CHANNEL (dpc), DIM_SPATIAL (dps) */
 	int last;       /* dps: the last layer split by rows */
@@ -198,6 +224,69 @@ per_parameter(const Analysis *an, const Graph *g, double nd)
 	return m;
 }
 
+/* Per class of layers (layer_classes), figures that follow from the
+ * class alone (a layer's weights held, the wrapper's kernels around its
+ * exchange): made once a call, for the first layer of each class met.
+ * NULL classes: every layer's own. */
+typedef struct ClassMemo {
+	const int *cls;
+	double *v;      /* CM_* per class, NaN: not yet */
+} ClassMemo;
+enum { CM_W, CM_RED, CM_BUF, CM_COUNT };
+
+static ClassMemo
+class_values(const Graph *g)
+{
+	const LayerTable *tb = layer_classes(g);
+	ClassMemo m = { tb->ncls > 0 ? tb->cls : NULL, NULL };
+	size_t n = (size_t)tb->ncls * CM_COUNT;
+
+	if (m.cls) {
+		m.v = scratch(SC_CLASS_W, n, sizeof *m.v);
+		for (size_t i = 0; i < n; i++)
+			m.v[i] = NAN;
+	}
+	return m;
+}
+
+/* g's layer table as held_w reads it: a channel split's shares need each
+ * layer's weight tensor. */
+static const LayerTable *
+table_for(const Graph *g, const Costs *c)
+{
+	return c->ways > 1 && c->inner == DIM_CHANNEL ? layer_table_full(g) : layer_table(g);
+}
+
+/* The parameters a GPU holds of layer i: all, or under a filter or
+ * channel split inside the stages (dpf, dpc) its share of a layer the
+ * split divides (split_params). */
+static double held_w(const LayerTable *tb, const Costs *c, int i);
+
+/* held_w through m's classes. */
+static double
+class_w(ClassMemo *m, const LayerTable *tb, const Costs *c, int i)
+{
+	double *v;
+
+	if (!m->cls)
+		return held_w(tb, c, i);
+	v = &m->v[m->cls[i] * CM_COUNT + CM_W];
+	if (*v != *v)
+		*v = held_w(tb, c, i);
+	return *v;
+}
+
+static double
+held_w(const LayerTable *tb, const Costs *c, int i)
+{
+	bool rows = c->inner == DIM_SPATIAL, channel = c->inner == DIM_CHANNEL;
+
+	if (c->ways > 1 && !rows && (tb->split[i] & (1u << channel)))
+		return split_params_of(tb->params[i], channel ? tb->kernel[i] : 0, channel,
+				       (double)c->ways);
+	return (double)tb->params[i];
+}
+
 /* Per layer: the time of forward and backward of one micro-batch of n
  * samples (t; with a split inside the stage, the layer's share of the work
  * and its collectives, col: a filter or channel split's, or a spatial
@@ -206,52 +295,186 @@ per_parameter(const Analysis *an, const Graph *g, double nd)
  * weights, gradients, optimizer state) and the activations it keeps per
  * micro-batch in flight (a: whole, as the filter and channel splits gather
  * their outputs; a strip's under the spatial split, and after it where the
- * implementation does not replicate the layers after the gather). */
+ * implementation does not replicate the layers after the gather).  What
+ * layer_cost reads, set up once for the micro-batch: */
+typedef struct Pass {
+	const Graph *g;
+	const Analysis *an;
+	const Costs *c;
+	const LayerTable *tb;
+	const int64_t *act;     /* kept bytes per layer (kept_layers) */
+	double n, per_w;
+	double in_act;          /* the kept graph input, on the first stage */
+	bool rows;              /* dps */
+	unsigned split;         /* the table's bit of the layers a filter or
+	                           channel split divides; 0 for none */
+	Times whole, part, halo, col;
+	const int *cls;         /* layers alike (layer_classes) whose figures
+	                           are alike here too: each class's figures
+	                           made once (per_class); NULL where not */
+} Pass;
+
+/* One layer's figures; a's of the first layer with the graph input. */
+typedef struct LayerCost {
+	double t, f, a, in, col, halo, redo;
+} LayerCost;
+
+/* What training keeps of the graph's input: kept()'s total less every
+ * layer's, subtracted in order; kept per graph and implementation. */
+static double
+kept_input(const Analysis *an, const Graph *g, const LayerTable *tb)
+{
+	static uint64_t version;
+	static const int64_t *act;
+	static double left;
+
+	if (version != g->version || act != kept_layers(an, g, tb->act)) {
+		version = g->version;
+		act = kept_layers(an, g, tb->act);
+		left = (double)kept(an, g)->act_bytes;
+		for (int i = 0; i < g->nlayer; i++)
+			left -= (double)act[i];
+	}
+	return left;
+}
+
 static void
-layer_costs(const Graph *g, const Analysis *an, double n, const Costs *c)
+pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c)
 {
 	MemUse pp = per_parameter(an, g, c->nd);
-	double per_w = pp.weights + pp.grads + pp.optimizer;
-	double in_act = (double)kept(an, g)->act_bytes;
-	const Recompute *rc = &an->rc;
+	bool channel = c->inner == DIM_CHANNEL;
 
-	bool rows = c->ways > 1 && c->inner == DIM_SPATIAL;
+	p->g = g, p->an = an, p->c = c, p->n = n;
+	p->tb = table_for(g, c);
+	p->per_w = pp.weights + pp.grads + pp.optimizer;
+	p->act = kept_layers(an, g, p->tb->act);
+	p->rows = c->ways > 1 && c->inner == DIM_SPATIAL;
+	p->split = c->ways > 1 && !p->rows ? 1u << channel : 0;
+	p->in_act = kept_input(an, g, p->tb);
+	p->cls = layer_classes(g)->ncls > 0 ? layer_classes(g)->cls : NULL;
+	p->whole = layer_times(an, g, n, 1);
+	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1);
+	p->halo = p->rows ? halo_times(an, g, n, c->ways, c->grp.size > c->grp.per_node) : p->whole;
+	p->col = !p->rows && c->ways > 1 ? split_times(an, g, n, c->grp, channel) : p->whole;
+}
 
+static LayerCost
+layer_cost(const Pass *p, int i)
+{
+	const Costs *c = p->c;
+	const Recompute *rc = &p->an->rc;
+	double n = p->n, share = p->rows ? (i <= c->last || !p->an->impl.replicated
+						     ? 1.0 / (double)c->ways
+						     : 1)
+				: p->tb->split[i] & p->split ? 1.0 / (double)c->ways
+							     : 1;
+	const Times *r = share < 1 ? &p->part : &p->whole;
+	double fwd = times_of(r, i, false);
+	/* recomputation: selective drops the attention cores' tensors and
+	 * runs their forward again; segments keep only what enters each
+	 * segment, and a stage runs its whole forward again */
+	bool redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
+	LayerCost lc;
+
+	lc.halo = p->rows && i <= c->last ? times_of(&p->halo, i, false) : 0;
+	if (p->rows)
+		lc.col = lc.halo + (i == c->last ? spatial_gather(p->an, p->g, i, n, c->grp) : 0);
+	else
+		lc.col = share < 1 ? times_of(&p->col, i, false) : 0;
+	/* pipe_checkpoint: a share ck of the micro-batches runs it again */
+	lc.redo = redo ? fwd : fwd * c->ck;
+	lc.t = fwd + times_of(r, i, true) + lc.col + lc.redo;
+	lc.f = held_w(p->tb, c, i) * p->per_w;
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)p->act[i]) * n *
+	       (p->rows ? share : 1);
+	if (i == 0) /* the kept graph input lives on the first stage */
+		lc.a += p->in_act * n;
+	lc.in = (double)p->tb->in[i] * n * p->g->elem_bytes * (p->rows ? share : 1);
+	return lc;
+}
+
+/* Layer i's figures, through those of a layer alike where p has classes:
+ * a layer's time, collectives, recomputation and weights follow from its
+ * class (layer_classes), whether recomputation redoes it (selective) and,
+ * under a spatial split, whether it is split and exchanges halos, each
+ * made once into *memo (*have); its kept bytes (per layer: recomputation's
+ * boundaries, the fused attentions' Graph.fused_act) and what a stage
+ * beginning at it receives (the layer before's output) follow from the
+ * layer itself.  The first layer (the graph input is kept with it) and
+ * the spatial split's last (its gather) go their own way. */
+static LayerCost
+per_class(const Pass *p, int i, LayerCost *memo, bool *have)
+{
+	const Costs *c = p->c;
+	const Recompute *rc = &p->an->rc;
+	bool redo, below, strip;
+	double share;
+	LayerCost lc;
+	int k;
+
+	if (!p->cls || i == 0 || (p->rows && i == c->last))
+		return layer_cost(p, i);
+	redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
+	below = p->rows && i <= c->last;
+	strip = p->rows && (below || !p->an->impl.replicated);
+	k = ((p->cls[i] * 2 + (rc->k == RECOMPUTE_SELECTIVE && rc->redo[i])) * 2 + below) * 2 + strip;
+	if (!have[k])
+		memo[k] = layer_cost(p, i), have[k] = true;
+	lc = memo[k];
+	share = strip ? 1.0 / (double)c->ways : 1;
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)p->act[i]) * p->n *
+	       (p->rows ? share : 1);
+	lc.in = (double)p->tb->in[i] * p->n * p->g->elem_bytes * (p->rows ? share : 1);
+	return lc;
+}
+
+/* The scratch of per_class for p. */
+static void
+class_memo(const Pass *p, LayerCost **memo, bool **have)
+{
+	size_t n = p->cls ? 8 * (size_t)layer_classes(p->g)->ncls : 0;
+
+	*memo = scratch(SC_CLASS_COST, n + 1, sizeof **memo);
+	*have = scratch(SC_CLASS_HAVE, n + 1, sizeof **have);
+	memset(*have, 0, (n + 1) * sizeof **have);
+}
+
+/* Every layer's figures into c's arrays.  col and halo are 0 without a
+ * split inside the stages, redo without recomputation or checkpoints
+ * (c->redo_kept false; where one is not, it is kept after all): those
+ * arrays are then neither written nor read (plan_for). */
+static void
+layer_costs(const Graph *g, const Analysis *an, double n, Costs *c)
+{
+	static const double zero = 0;
+	LayerCost *memo;
+	bool *have;
+	Pass p;
+
+	pass_begin(&p, g, an, n, c);
+	class_memo(&p, &memo, &have);
 	for (int i = 0; i < g->nlayer; i++) {
-		const Layer *l = &g->layer[i];
-		int64_t most;
-		double share = rows ? (i <= c->last || !an->impl.replicated ? 1.0 / (double)c->ways : 1)
-			       : c->ways > 1 && model_split_layer(g, l, c->inner == DIM_CHANNEL, &most)
-				       ? 1.0 / (double)c->ways
-				       : 1;
-		double fwd = layer_time(an, g, l, n, share, false);
-		/* recomputation: selective drops the attention cores' tensors
-		 * and runs their forward again; segments keep only what enters
-		 * each segment, and a stage runs its whole forward again */
-		bool redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
-		c->halo[i] = rows && i <= c->last
-				     ? halo_time(an, g, l, n, c->ways, c->grp.size > c->grp.per_node)
-				     : 0;
-		if (rows)
-			c->col[i] = c->halo[i] +
-				    (i == c->last ? spatial_gather(an, g, i, n, c->grp) : 0);
-		else
-			c->col[i] = share < 1 ? split_collective(an, g, l, c->grp, n,
-								 c->inner == DIM_CHANNEL)
-					      : 0;
-		/* pipe_checkpoint: a share ck of the micro-batches runs it again */
-		c->redo[i] = redo ? fwd : fwd * c->ck;
-		c->t[i] = fwd + layer_time(an, g, l, n, share, true) + c->col[i] + c->redo[i];
-		c->w[i] = rows || share >= 1 ? (double)l->cost.params
-					     : split_params(l, c->inner == DIM_CHANNEL, (double)c->ways);
-		c->f[i] = c->w[i] * per_w;
-		c->a[i] = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : kept_layer(an, g, i)) * n *
-			  (rows ? share : 1);
-		c->in[i] = (double)g->tensor[i ? g->layer[i - 1].out[0] : l->in[0]].elems * n *
-			   g->elem_bytes * (rows ? share : 1);
-		in_act -= kept_layer(an, g, i);
+		LayerCost lc = per_class(&p, i, memo, have);
+		if (c->ways > 1)
+			c->halo[i] = lc.halo, c->col[i] = lc.col;
+		if (c->redo_kept) {
+			c->redo[i] = lc.redo;
+		} else if (memcmp(&lc.redo, &zero, sizeof lc.redo) != 0) {
+			c->redo_kept = true; /* not all 0: kept after all */
+			layer_costs(g, an, n, c);
+			return;
+		}
+		c->t[i] = lc.t, c->f[i] = lc.f, c->a[i] = lc.a, c->in[i] = lc.in;
 	}
-	c->a[0] += in_act * n; /* the kept graph input lives on the first stage */
+}
+
+/* layer_costs; the recomputed forwards kept only where they may not all
+ * be 0 (recomputation, checkpoints), else found so. */
+static void
+costs(const Graph *g, const Analysis *an, double n, Costs *c)
+{
+	c->redo_kept = an->rc.k != 0 || c->ck != 0;
+	layer_costs(g, an, n, c);
 }
 
 /* Micro-batches whose activations stage i of S holds at its peak: GPipe
@@ -326,18 +549,312 @@ stage_extra(const Graph *g, const Analysis *an, double n)
 	       an->sys->reserved + seg;
 }
 
-/* Stage i's own bytes: fixed ones plus the micro-batches it holds, whole
- * or (checkpointed) their input. */
-static double
-stage_own(const Stages *st, int i, const Costs *c, double *acts)
-{
-	double sf = 0, sa = 0;
-	int first = i ? st->end[i - 1] + 1 : 0;
+/* ---- partitions kept ---------------------------------------------------- */
 
-	for (int j = first; j <= st->end[i]; j++)
-		sf += c->f[j], sa += c->a[j];
-	*acts = sa * c->held[i] + c->ins[i] * c->in[first];
-	return sf + *acts;
+/* What with_micro, the memory and the exchange read of a partition, per
+ * stage: the sums over its layers of c's arrays (t, col, redo, halo, w,
+ * f, a), of their parameter tensors and issue times (the forward again
+ * for the checkpointed share), the input of its first layer (in), and the
+ * data-parallel wrapper's kernels around its exchange (reducer_sum). */
+enum {
+	PS_TIME, PS_COL, PS_REDO, PS_HALO, PS_W, PS_ARRAYS, PS_HOST, PS_F, PS_A, PS_IN, PS_RED,
+	PS_BUF, PS_COUNT
+};
+
+/* A partition is a function of the analysis (analysis_stamp: its system,
+ * graph, implementation, precision, optimizer, schedule, ZeRO and
+ * recomputation), the micro-batch's samples n, the micro-batch count M,
+ * the stages S, the split inside them (ways, inner, and the group of its
+ * collectives), the copies nd sharing the optimizer state, and the
+ * memory a stage may hold: the key.  The grids of one strategy, their
+ * nestings, the advice's smaller GPU counts and the search's
+ * configurations ask for the same ones again.  M = 0: the bound's sum
+ * (pipeline()), in T. */
+typedef struct PlanKey {
+	uint64_t an;
+	double n, nd, cap;
+	int64_t M, S, ways, grp[3];
+	int inner;
+} PlanKey;
+
+typedef struct Plan {
+	PlanKey key;
+	bool fits;         /* a partition within the memory */
+	double T;          /* its slowest stage; M = 0: the sum of every t */
+	double fwd_host;   /* every layer's forward issue time, added */
+	int n;             /* stages */
+	int *end;          /* each stage's last layer */
+	double *sum;       /* [stage * PS_COUNT + PS_*] */
+	bool red;          /* PS_RED and PS_BUF summed (plan_reducer) */
+	int next;          /* the bucket's chain, -1 at its end */
+	int gen;           /* the generation it lives in */
+} Plan;
+
+/* Plans live in two generations of PLANS / 2 plans and POOL / 2 doubles
+ * each: when the current one is full, the other's plans go and it becomes
+ * the current one.  No allocation after the first; a plan stays valid
+ * until PLANS / 2 more have been made. */
+enum { PLANS = 8192, PLAN_BUCKETS = 16384 };
+#define POOL ((size_t)4 << 20) /* doubles: 32 MB */
+static Plan plan[PLANS];
+static int plan_head[PLAN_BUCKETS], gen_plans[2], cur_gen = -1;
+static double *pool;
+static size_t gen_used[2];
+
+static unsigned
+plan_bucket(const PlanKey *k)
+{
+	const unsigned char *b = (const unsigned char *)k;
+	uint64_t h = 1469598103934665603u;
+
+	for (size_t i = 0; i < sizeof *k; i++)
+		h = (h ^ b[i]) * 1099511628211u;
+	return (unsigned)((h ^ h >> 29) & (PLAN_BUCKETS - 1));
+}
+
+static Plan *
+plan_find(const PlanKey *k)
+{
+	if (cur_gen < 0 || !times_reuse)
+		return NULL;
+	for (int i = plan_head[plan_bucket(k)]; i >= 0; i = plan[i].next)
+		if (memcmp(&plan[i].key, k, sizeof *k) == 0)
+			return &plan[i];
+	return NULL;
+}
+
+/* Drops generation g's plans and makes it the current one. */
+static void
+plan_switch(int gen)
+{
+	for (int b = 0; b < PLAN_BUCKETS; b++)
+		for (int *p = &plan_head[b]; *p >= 0;)
+			if (plan[*p].gen == gen)
+				*p = plan[*p].next;
+			else
+				p = &plan[*p].next;
+	gen_plans[gen] = 0;
+	gen_used[gen] = 0;
+	cur_gen = gen;
+}
+
+/* A new plan of key k with room for `stages` stages. */
+static Plan *
+plan_new(const PlanKey *k, int stages)
+{
+	size_t need = (size_t)stages * PS_COUNT + ((size_t)stages + 1) / 2;
+	Plan *p;
+	unsigned b;
+
+	if (cur_gen < 0) {
+		pool = xcalloc(POOL, sizeof *pool);
+		for (int i = 0; i < PLAN_BUCKETS; i++)
+			plan_head[i] = -1;
+		plan_switch(0);
+	}
+	if (need > POOL / 2)
+		return NULL; /* too big to keep */
+	if (gen_plans[cur_gen] == PLANS / 2 || gen_used[cur_gen] + need > POOL / 2)
+		plan_switch(!cur_gen);
+	p = &plan[cur_gen * (PLANS / 2) + gen_plans[cur_gen]++];
+	b = plan_bucket(k);
+	*p = (Plan){ .key = *k, .gen = cur_gen, .next = plan_head[b] };
+	p->sum = pool + (size_t)cur_gen * (POOL / 2) + gen_used[cur_gen];
+	p->end = (int *)(p->sum + (size_t)stages * PS_COUNT);
+	gen_used[cur_gen] += need;
+	plan_head[b] = (int)(p - plan);
+	return p;
+}
+
+static PlanKey
+plan_key(const Graph *g, const Analysis *an, const Costs *c, double n, int64_t M, int64_t S,
+	 double cap)
+{
+	PlanKey k;
+
+	memset(&k, 0, sizeof k);
+	k.an = analysis_stamp(an, g);
+	k.n = n;
+	k.nd = c->nd;
+	k.cap = cap;
+	k.M = M;
+	k.S = S;
+	k.ways = c->ways;
+	k.inner = c->inner;
+	if (c->ways > 1) /* the collectives' group */
+		k.grp[0] = c->grp.size, k.grp[1] = c->grp.per_node, k.grp[2] = c->grp.sharing;
+	return k;
+}
+
+/* The partition of one stage (plan_for) without the per-layer arrays:
+ * every layer in it where it fits in memory, its time theirs added in
+ * order, each sum of the stage added as it is made.  That is what the
+ * bisection finds (pack with S = 1 takes the first layer and then every
+ * layer whose sums stay within the bounds; the sums grow with each layer,
+ * times and bytes being at least 0); NULL for anything else (a negative
+ * or undefined figure), which goes the whole way. */
+static Plan *
+plan_one(const Graph *g, const Analysis *an, const Costs *c, double n, double cap,
+	 const PlanKey *key, Plan *local)
+{
+	double t = 0, f = 0, a = 0, in = 0, ww = 0, arrays = 0, col = 0, hal = 0, redo = 0, h = 0,
+	       fwd_host = 0, bytes;
+	Times issue;
+	Plan *p;
+	Pass ps;
+	LayerCost *memo;
+	bool fits, *have;
+	ClassMemo wm = class_values(g);
+
+	pass_begin(&ps, g, an, n, c);
+	class_memo(&ps, &memo, &have);
+	issue = host_times(an, g);
+	for (int i = 0; i < g->nlayer; i++) {
+		LayerCost lc = per_class(&ps, i, memo, have);
+		double hf = times_of(&issue, i, false);
+		if (!(lc.t >= 0 && lc.f >= 0 && lc.a >= 0))
+			return NULL;
+		t += lc.t, f += lc.f, a += lc.a;
+		ww += class_w(&wm, ps.tb, c, i), arrays += ps.tb->nw[i];
+		if (c->ways > 1)
+			col += lc.col, hal += lc.halo;
+		redo += lc.redo;
+		/* the stage's process issues each layer, and the forward
+		 * again of a checkpointed micro-batch */
+		h += hf * (1 + c->ck) + times_of(&issue, i, true);
+		fwd_host += hf;
+		if (i == 0)
+			in = lc.in;
+	}
+	/* stage_bytes of the whole, as pack sums it from the prefixes */
+	bytes = f - 0.0 + c->held[0] * (a - 0.0) + c->ins[0] * in;
+	if (bytes != bytes || t != t)
+		return NULL;
+	fits = !(bytes > cap);
+	if (!(p = plan_new(key, fits))) {
+		p = local;
+		*p = (Plan){ .key = *key };
+		p->sum = scratch(SC_PLAN_SUM, PS_COUNT, sizeof(double));
+		p->end = scratch(SC_PLAN_END, 1, sizeof(int));
+	}
+	p->fits = fits;
+	p->T = fits ? t : -1;
+	p->red = false;
+	if (!fits)
+		return p;
+	p->n = 1;
+	p->end[0] = g->nlayer - 1;
+	p->sum[PS_TIME] = t, p->sum[PS_COL] = col, p->sum[PS_REDO] = redo, p->sum[PS_HALO] = hal;
+	p->sum[PS_W] = ww, p->sum[PS_ARRAYS] = arrays, p->sum[PS_HOST] = h, p->sum[PS_F] = f;
+	p->sum[PS_A] = a, p->sum[PS_IN] = in;
+	p->fwd_host = fwd_host;
+	return p;
+}
+
+/* The partition of M micro-batches of n samples into S stages under the
+ * memory cap (c's held and ins set for M), kept or found and kept; a
+ * partition under cut points (it->end) is not kept: *local holds it. */
+static const Plan *
+plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n, int64_t M,
+	 int64_t S, double cap, Stages *st, Plan *local)
+{
+	PlanKey key = plan_key(g, an, c, n, M, S, cap);
+	Plan *p = it->end ? NULL : plan_find(&key);
+	const LayerTable *tb;
+	double T, fwd_host = 0;
+	Times issue;
+	ClassMemo wm;
+
+	if (p)
+		return p;
+	if (S == 1 && !it->end && (p = plan_one(g, an, c, n, cap, &key, local)))
+		return p;
+	costs(g, an, n, c);
+	T = partition_items(c, g->nlayer, it, cap, (int)S, st);
+	if (it->end || !(p = plan_new(&key, T < 0 ? 0 : st->n))) {
+		p = local;
+		*p = (Plan){ .key = key };
+		p->sum = scratch(SC_PLAN_SUM, (size_t)st->n * PS_COUNT + 1, sizeof(double));
+		p->end = scratch(SC_PLAN_END, (size_t)st->n + 1, sizeof(int));
+	}
+	p->fits = T >= 0;
+	p->T = T;
+	if (!p->fits)
+		return p;
+	p->n = st->n;
+	tb = table_for(g, c);
+	issue = host_times(an, g);
+	wm = class_values(g);
+	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
+		double *sum = &p->sum[i * PS_COUNT];
+		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0, h = 0, sf = 0,
+		       sa = 0;
+		for (int j = first; j <= st->end[i]; j++) {
+			double f = times_of(&issue, j, false);
+			double w = class_w(&wm, tb, c, j);
+			ww += w, arrays += tb->nw[j], time += c->t[j];
+			if (c->ways > 1) /* else both 0 (layer_costs) */
+				col += c->col[j], hal += c->halo[j];
+			if (c->redo_kept) /* else all 0 */
+				redo += c->redo[j];
+			/* the stage's process issues each layer, and the forward
+			 * again of a checkpointed micro-batch */
+			h += f * (1 + c->ck) + times_of(&issue, j, true);
+			fwd_host += f;
+			sf += c->f[j], sa += c->a[j];
+		}
+		p->end[i] = st->end[i];
+		sum[PS_TIME] = time, sum[PS_COL] = col, sum[PS_REDO] = redo, sum[PS_HALO] = hal;
+		sum[PS_W] = ww, sum[PS_ARRAYS] = arrays, sum[PS_HOST] = h, sum[PS_F] = sf;
+		sum[PS_A] = sa, sum[PS_IN] = c->in[first];
+	}
+	p->fwd_host = fwd_host;
+	p->red = false;
+	return p;
+}
+
+/* PS_RED and PS_BUF of p's stages, where the exchange reads them (data
+ * replicas: dp, dpf, dpc, dps): the data-parallel wrapper's kernels,
+ * reducer_time's sum, each layer's gradients its share of its
+ * parameters (c's split inside the stages). */
+static void
+plan_reducer(const Graph *g, const Analysis *an, const Costs *c, Plan *p)
+{
+	const LayerTable *tb = layer_table_full(g);
+	ClassMemo m = class_values(g);
+
+	for (int i = 0, first = 0; i < p->n; first = p->end[i] + 1, i++) {
+		double red = 0, buf = 0;
+		for (int j = first; j <= p->end[i]; j++) {
+			double *v = m.cls ? &m.v[m.cls[j] * CM_COUNT] : NULL;
+			if (!v || v[CM_RED] != v[CM_RED]) {
+				double params = (double)tb->params[j];
+				double share = tb->params[j] > 0 ? held_w(tb, c, j) / params : 1;
+				double r = reducer_kernels(an, g, tb->nw[j], tb->buffers[j],
+							   params * share);
+				double b = buffer_bytes(an, tb->buffers[j]);
+				if (!v) {
+					red += r, buf += b;
+					continue;
+				}
+				v[CM_RED] = r, v[CM_BUF] = b;
+			}
+			red += v[CM_RED], buf += v[CM_BUF];
+		}
+		p->sum[i * PS_COUNT + PS_RED] = red;
+		p->sum[i * PS_COUNT + PS_BUF] = buf;
+	}
+	p->red = true;
+}
+
+/* Stage i's own bytes: fixed ones plus the micro-batches it holds, whole
+ * (held) or (checkpointed) their input (ins of them); *acts the latter
+ * two. */
+static double
+stage_own(const double *sum, double held, double ins, double *acts)
+{
+	*acts = sum[PS_A] * held + ins * sum[PS_IN];
+	return sum[PS_F] + *acts;
 }
 
 /* The breakdown of the stage that needs the most memory: its weights,
@@ -345,19 +862,17 @@ stage_own(const Stages *st, int i, const Costs *c, double *acts)
  * the schedule makes it hold, then the parts stage_extra() adds, as
  * memuse.c sums them. */
 static void
-stage_memory(const Graph *g, const Analysis *an, const Stages *st, const Costs *c, double n,
+stage_memory(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, double n,
 	     MemUse *mem)
 {
-	const double *w = c->w;
 	MemUse pp = per_parameter(an, g, c->nd);
 	double wb = 0, most = -1, acts = 0;
 
-	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double sw = 0, sa, sm = stage_own(st, i, c, &sa);
-		for (int j = first; j <= st->end[i]; j++)
-			sw += w[j];
+	for (int i = 0; i < p->n; i++) {
+		const double *sum = &p->sum[i * PS_COUNT];
+		double sa, sm = stage_own(sum, c->held[i], c->ins[i], &sa);
 		if (sm > most)
-			most = sm, wb = sw, acts = sa;
+			most = sm, wb = sum[PS_W], acts = sa;
 	}
 	mem->weights = wb * pp.weights + (an->zero ? 0 : mem_cast_weights(&g->total, wb));
 	mem->grads = wb * pp.grads;
@@ -401,55 +916,51 @@ pipeline_checkpointed(const Analysis *an, int64_t M, double held, double *whole)
 }
 
 /* Evaluates M micro-batches; fills k and returns false when no partition
- * fits in memory. */
+ * fits in memory; *out: the partition. */
 static bool
 with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k, int64_t B,
-	   int64_t M, double cap, Costs *c, const Items *it, Stages *st)
+	   int64_t M, double cap, Costs *c, const Items *it, Stages *st, const Plan **out,
+	   Plan *local)
 {
 	int64_t S = map->q / c->ways;
 	const System *s = an->sys;
 	double n = (double)B / M, delta = g->elem_bytes;
-	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, fwd_host = 0, step = 0,
-	       *w = c->w;
+	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, step = 0;
 	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
-
 	int64_t nc = checkpointed(an, M);
+	const Plan *p;
 
 	c->ck = (double)nc / (double)M;
-	layer_costs(g, an, n, c);
 	schedule_held(an->schedule, v, M, (int)S, c->held);
 	for (int i = 0; i < S; i++)
 		c->ins[i] = pipeline_checkpointed(an, M, c->held[i], &c->held[i]);
-	if ((T = partition_items(c, L, it, cap - stage_extra(g, an, n), (int)S, st)) < 0)
+	*out = p = plan_for(g, an, c, it, n, M, S, cap - stage_extra(g, an, n), st, local);
+	if (!p->fits)
 		return false;
+	if (map->replicas > 1 && !p->red) /* the exchange reads them (stage_exchange) */
+		plan_reducer(g, an, c, (Plan *)p);
+	T = p->T;
 	/* the largest activation crossing a stage boundary, each way */
-	for (int i = 0; i + 1 < st->n; i++) {
-		double y = (double)g->tensor[g->layer[st->end[i]].out[0]].elems * n * delta;
+	for (int i = 0; i + 1 < p->n; i++) {
+		double y = (double)g->tensor[g->layer[p->end[i]].out[0]].elems * n * delta;
 		if (y > edge)
 			edge = y;
 	}
 	k->t.layer = k->t.recompute = 0;
-	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0, h = 0, t;
-		for (int j = first; j <= st->end[i]; j++) {
-			double f = layer_host(an, g, &g->layer[j], false);
-			ww += w[j], arrays += g->layer[j].nw, time += c->t[j];
-			col += c->col[j], redo += c->redo[j], hal += c->halo[j];
-			/* the stage's process issues each layer, and the forward
-			 * again of a checkpointed micro-batch */
-			h += f * (1 + c->ck) + layer_host(an, g, &g->layer[j], true);
-			fwd_host += f;
-		}
-		if (h > host)
-			host = h, step = step_host(an, arrays);
+	for (int i = 0; i < p->n; i++) {
+		const double *sum = &p->sum[i * PS_COUNT];
+		double t;
+		if (sum[PS_HOST] > host)
+			host = sum[PS_HOST], step = step_host(an, sum[PS_ARRAYS]);
 		/* ZeRO-1: each copy steps its share of the stage's weights, as
 		 * data parallelism's does (zero_step_arrays) */
-		if ((t = update_time(an, ww / c->nd, zero_step_arrays(an, arrays, c->nd))) > upd)
+		if ((t = update_time(an, sum[PS_W] / c->nd,
+				     zero_step_arrays(an, sum[PS_ARRAYS], c->nd))) > upd)
 			upd = t;
-		if (time > slow) /* the slowest stage's collectives, halos and
-				    recomputation, apart */
-			slow = time, k->t.layer = M * (col - hal), halos = M * hal,
-			k->t.recompute = M * redo;
+		if (sum[PS_TIME] > slow) /* the slowest stage's collectives, halos
+					    and recomputation, apart */
+			slow = sum[PS_TIME], k->t.layer = M * (sum[PS_COL] - sum[PS_HALO]),
+			halos = M * sum[PS_HALO], k->t.recompute = M * sum[PS_REDO];
 	}
 	k->micro_batches = M;
 	k->per_gpu_batch = n;
@@ -458,9 +969,9 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * micro-batch crosses V times as many stage boundaries */
 	k->t.compute = M * T - k->t.layer - halos - k->t.recompute;
 	k->t.bubble = (S - 1) * T / v;
-	k->t.p2p = st->n > 1 ? (M * v + S - 2) * (an->forward_only ? 1 : 2) *
-				       p2p_time(an, edge, map->across)
-			     : 0;
+	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->forward_only ? 1 : 2) *
+				      p2p_time(an, edge, map->across)
+			    : 0;
 	k->t.p2p += halos;
 	k->t.update = upd;
 	/* the host lane (host.c): a stage's process issues its layers for
@@ -477,39 +988,44 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	/* the input of the first stage is loaded alongside */
 	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,
 				1);
-	if (st->n == 1) { /* one stage: one process's iteration, as data's */
-		double arrays = 0;
-		for (int i = 0; i < L; i++)
-			arrays += g->layer[i].nw;
-		host_lane(an, g, 0, L - 1, n, zero_step_arrays(an, arrays, c->nd), k);
+	if (p->n == 1) { /* one stage: one process's iteration, as data's */
+		Lane ln = lane_times(an, g, 0, L - 1, n);
+		host_lane(an, g, 0, L - 1, &ln, zero_step_arrays(an, p->sum[PS_ARRAYS], c->nd), k);
 	} else if (an->impl.pipe_threads) {
-		double cpu = (double)(M + nc) * fwd_host;
+		double cpu = (double)(M + nc) * p->fwd_host;
 		double gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
 		k->t.host = cpu;
 		k->t.dispatch = cpu > gpu ? cpu - gpu : 0;
 	}
-	stage_memory(g, an, st, c, n, &k->mem);
+	stage_memory(g, an, p, c, n, &k->mem);
 	return true;
 }
 
-/* Keeps the stages of st, and each one's time and memory from the
- * layers' t and m, in the candidate (arena arrays). */
+/* The best micro-batch count's stages so far: each one's last layer, time
+ * and memory (scratch), and the sums the exchange reads. */
+typedef struct Best {
+	int n;
+	int *end;
+	double *time, *mem, *w, *red, *buf;
+} Best;
+
+/* Keeps p's stages, and each one's time and memory, in *b (the memory as
+ * mem.total: the stage's own bytes and stage_extra()). */
 static void
-keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c, Candidate *k)
+keep_stages(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, double n,
+	    Best *b)
 {
 	double acts;
 
-	k->stages = st->n;
-	k->stage_end = arena_array(g->arena, st->n, sizeof(int));
-	k->stage_time = arena_array(g->arena, st->n, sizeof(double));
-	k->stage_mem = arena_array(g->arena, st->n, sizeof(double));
-	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
-		k->stage_end[i] = st->end[i];
-		k->stage_time[i] = 0;
-		for (int j = first; j <= st->end[i]; j++)
-			k->stage_time[i] += c->t[j];
-		k->stage_mem[i] = stage_own(st, i, c, &acts) +
-				  stage_extra(g, an, k->per_gpu_batch); /* as mem.total */
+	b->n = p->n;
+	for (int i = 0; i < p->n; i++) {
+		const double *sum = &p->sum[i * PS_COUNT];
+		b->end[i] = p->end[i];
+		b->time[i] = sum[PS_TIME];
+		b->mem[i] = stage_own(sum, c->held[i], c->ins[i], &acts) + stage_extra(g, an, n);
+		b->w[i] = sum[PS_W];
+		b->red[i] = sum[PS_RED];
+		b->buf[i] = sum[PS_BUF];
 	}
 }
 
@@ -521,31 +1037,24 @@ keep_stages(const Graph *g, const Analysis *an, const Stages *st, const Costs *c
  * is left out, which is conservative. */
 static void
 stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
-	       const double *held_w)
+	       const Best *b)
 {
-	double *share = xcalloc((size_t)g->nlayer, sizeof *share);
-
-	for (int j = 0; j < g->nlayer; j++)
-		share[j] = g->layer[j].cost.params > 0 ? held_w[j] / (double)g->layer[j].cost.params : 1;
-	for (int i = 0, first = 0; i < k->stages; first = k->stage_end[i] + 1, i++) {
-		double w = 0, t, r;
-		for (int j = first; j <= k->stage_end[i]; j++)
-			w += held_w[j];
-		t = allreduce_time(an->sys, map->grad, w * g->elem_bytes);
-		r = reducer_time(an, g, map->grad, first, k->stage_end[i], share);
+	for (int i = 0; i < b->n; i++) {
+		double t = allreduce_time(an->sys, map->grad, b->w[i] * g->elem_bytes);
+		double r = reducer_total(an, map->grad, b->red[i], b->buf[i]);
 		if (t + r > k->t.grad + k->t.reducer)
 			k->t.grad = t, k->t.reducer = r;
 	}
-	free(share);
 }
 
 const char pipeline_bounded[] = "cannot beat the best found (a lower bound on its stages' work)";
 
 void
 pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
-	 const bool *cut_after, const int64_t grid[DIM_COUNT], double beat)
+	 const bool *cut_after, const int64_t grid[DIM_COUNT], double beat, bool keep)
 {
 	int L = g->nlayer;
+	size_t len = (size_t)L + 1;
 	/* the split inside the stages: dpf's filters, dpc's channels or
 	 * dps's rows */
 	GridDim inner = grid[DIM_CHANNEL] > 0   ? DIM_CHANNEL
@@ -553,37 +1062,45 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 						: DIM_FILTER;
 	bool channel = inner == DIM_CHANNEL, rows = inner == DIM_SPATIAL;
 	int64_t ways = grid[inner] > 0 ? grid[inner] : 1;
-	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX, most;
+	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX;
 	const char *why;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
 	int64_t Bg = an->global_batch ? an->global_batch : an->batch_per_gpu * p1;
 	int64_t B = Bg / p1;
-	Costs c = { xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
-		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
-		    xcalloc(L + 1, sizeof(double)), /* held: S <= L below */
-		    xcalloc(L, sizeof(double)), xcalloc(L + 1, sizeof(double)), 0,
-		    xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
-		    xcalloc(L, sizeof(double)), ways, inner,
-		    rows ? spatial_limit(g, ways) : -1, map->split,
-		    an->zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
-	Stages st = { 0, xcalloc(L + 1, sizeof(int)) };
+	/* the per-layer arrays, made on a partition not kept */
+	Costs c = { .t = scratch(SC_T, len, sizeof(double)), .f = scratch(SC_F, len, sizeof(double)),
+		    .a = scratch(SC_A, len, sizeof(double)),
+		    .held = scratch(SC_HELD, len, sizeof(double)), /* held: S <= L below */
+		    .in = scratch(SC_IN, len, sizeof(double)),
+		    .ins = scratch(SC_INS, len, sizeof(double)),
+		    .col = scratch(SC_COL, len, sizeof(double)),
+		    .halo = scratch(SC_HALO, len, sizeof(double)),
+		    .redo = scratch(SC_REDO, len, sizeof(double)), .ways = ways, .inner = inner,
+		    .last = rows ? spatial_limit(g, ways) : -1, .grp = map->split,
+		    .nd = an->zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
+	Stages st = { 0, scratch(SC_END, len, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL, NULL };
-	int *ends = NULL;
+	double *bs = scratch(SC_BEST_TIME, 6 * len, sizeof(double));
+	Best best_st = { 0, scratch(SC_BEST_END, len, sizeof(int)), bs, bs + len, bs + 2 * len,
+			 bs + 3 * len, bs + 4 * len };
 	Candidate best = *k, tmp;
 	bool any = false;
 	double cap = an->sys->mem;
+	Plan local;
+	const Plan *p;
 
 	if (cut_after) {
-		ends = xcalloc(L, sizeof *ends);
-		it = (Items){ ends, 0, xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)),
-			      xcalloc(L, sizeof(double)), xcalloc(L, sizeof(double)) };
+		int *ends = scratch(SC_ITEMS, len, sizeof *ends);
+		it = (Items){ ends, 0, scratch(SC_IT_T, len, sizeof(double)),
+			      scratch(SC_IT_F, len, sizeof(double)),
+			      scratch(SC_IT_A, len, sizeof(double)),
+			      scratch(SC_IT_IN, len, sizeof(double)) };
 		for (int i = 0; i < L; i++)
 			if (cut_after[i] || i == L - 1)
 				ends[it.n++] = i;
 	}
-	for (int i = 0; ways > 1 && !rows && i < L; i++)
-		if (model_split_layer(g, &g->layer[i], channel, &most) && most < limit)
-			limit = most;
+	if (ways > 1 && !rows) /* the fewest filters or channels of a split layer */
+		limit = layer_table(g)->most[channel];
 	why = rows ? spatial_refusal(g, ways, &limit) : NULL;
 	k->grid[DIM_PIPELINE] = S;
 	if (p1 > 1)
@@ -613,7 +1130,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	else if (an->zero >= 2) /* DeepSpeed's pipeline engine refuses them */
 		beyond_limit(k, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 	if (k->reason)
-		goto out;
+		return;
 	/* A bound: with any M micro-batches the slowest stage takes at least
 	 * the average, sum_i t_i(B / M) / S, and M of them at least
 	 * sum_i t_i(B) / S (a layer's time, its collectives and halos are
@@ -621,23 +1138,31 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * iteration adds to it.  A grid whose epoch at that bound cannot beat
 	 * `beat` is not partitioned. */
 	if (beat < INFINITY) {
+		PlanKey key = plan_key(g, an, &c, (double)B, 0, 0, 0);
+		Plan *b = plan_find(&key);
 		double lb = 0;
-		layer_costs(g, an, (double)B, &c);
-		for (int i = 0; i < L; i++)
-			lb += c.t[i];
+		if (b) {
+			lb = b->T;
+		} else {
+			costs(g, an, (double)B, &c);
+			for (int i = 0; i < L; i++)
+				lb += c.t[i];
+			if ((b = plan_new(&key, 0)))
+				b->T = lb;
+		}
 		if (lb / (double)S * ceil((double)an->dataset_size / (double)Bg) >= beat) {
 			beyond_limit(k, pipeline_bounded);
-			goto out;
+			return;
 		}
 	}
 again:
 	for (int64_t M = an->micro_batches ? an->micro_batches : 1; M <= B;
 	     M = an->micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
-		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st)) {
+		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st, &p, &local)) {
 			if (!any || iteration_busy(&tmp.t) < iteration_busy(&best.t)) {
 				best = tmp;
-				keep_stages(g, an, &st, &c, &best);
+				keep_stages(g, an, p, &c, best.per_gpu_batch, &best_st);
 				any = true;
 			}
 		}
@@ -651,14 +1176,19 @@ again:
 		goto again;
 	}
 	*k = best;
-	if (any && p1 > 1)
-		stage_exchange(g, an, map, k, c.w);
-out:
-	free(c.t), free(c.f), free(c.a), free(c.w), free(c.held), free(c.in), free(c.ins),
-		free(c.col), free(c.redo), free(c.halo);
-	free(st.end);
-	free(ends);
-	free(it.t), free(it.f), free(it.a), free(it.in);
+	if (!any)
+		return;
+	k->stages = best_st.n;
+	if (keep) { /* the plan's and the report's */
+		k->stage_end = arena_array(g->arena, best_st.n, sizeof(int));
+		k->stage_time = arena_array(g->arena, best_st.n, sizeof(double));
+		k->stage_mem = arena_array(g->arena, best_st.n, sizeof(double));
+		memcpy(k->stage_end, best_st.end, best_st.n * sizeof(int));
+		memcpy(k->stage_time, best_st.time, best_st.n * sizeof(double));
+		memcpy(k->stage_mem, best_st.mem, best_st.n * sizeof(double));
+	}
+	if (p1 > 1)
+		stage_exchange(g, an, map, k, &best_st);
 }
 
 double

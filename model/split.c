@@ -6,6 +6,8 @@
  * "The strategies". */
 #include "model/model.h"
 
+#include <stdlib.h>
+
 bool
 split_layer(const Layer *l)
 {
@@ -50,18 +52,32 @@ model_split_layer(const Graph *g, const Layer *l, bool channel, int64_t *ways)
 double
 split_params(const Layer *l, bool channel, double ways)
 {
-	double kernel = channel ? (double)layer_kernel_params(l) : (double)l->cost.params;
+	return split_params_of(l->cost.params, layer_kernel_params(l), channel, ways);
+}
 
-	return kernel / ways + ((double)l->cost.params - kernel);
+double
+split_params_of(int64_t params, int64_t kernel, bool channel, double ways)
+{
+	double k = channel ? (double)kernel : (double)params;
+
+	return k / ways + ((double)params - k);
 }
 
 double
 split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,
 		 bool channel)
 {
-	double y = (double)g->tensor[l->out[0]].elems * n * g->elem_bytes;
-	double x = (double)g->tensor[l->in[0]].elems * n * g->elem_bytes;
-	bool first = reads_input(g, l) || an->forward_only; /* no backward collective */
+	return split_collective_of(an, g, grp, n, channel, g->tensor[l->in[0]].elems,
+				   g->tensor[l->out[0]].elems, reads_input(g, l));
+}
+
+double
+split_collective_of(const Analysis *an, const Graph *g, Group grp, double n, bool channel,
+		    int64_t in, int64_t out, bool reads)
+{
+	double y = (double)out * n * g->elem_bytes;
+	double x = (double)in * n * g->elem_bytes;
+	bool first = reads || an->forward_only; /* no backward collective */
 
 	if (an->impl.staged) /* all-gather forward, all-to-all backward */
 		return gather_time(an, grp, channel ? x : y) +
@@ -73,18 +89,54 @@ split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, 
 	return allgather_time(an->sys, grp, y) + (first ? 0 : allreduce_time(an->sys, grp, x));
 }
 
+/* What spatial_refusal and spatial_limit read of g, kept for its
+ * version: whether a layer has dimensions before the channels, and for
+ * each layer the fewest rows of the outputs up to it (0 for an output
+ * without rows), so that a limit is a binary search, not a walk. */
+static struct {
+	const Graph *g;
+	uint64_t version;
+	bool lead;
+	int64_t *rows;
+	int n;
+} spatial;
+
+static void
+spatial_rows(const Graph *g)
+{
+	int64_t fewest = INT64_MAX;
+
+	if (spatial.g == g && spatial.version == g->version)
+		return;
+	free(spatial.rows);
+	spatial.g = g;
+	spatial.version = g->version;
+	spatial.n = g->nlayer;
+	spatial.lead = false;
+	spatial.rows = xcalloc(g->nlayer > 0 ? (size_t)g->nlayer : 1, sizeof *spatial.rows);
+	for (int i = 0; i < g->nlayer; i++) {
+		const Shape *y = &g->tensor[g->layer[i].out[0]].shape;
+		int64_t r = y->rank < 2 ? 0 : y->d[1];
+		if (r < fewest)
+			fewest = r;
+		spatial.rows[i] = fewest;
+		if (g->layer[i].attr.lead > 0)
+			spatial.lead = true;
+	}
+}
+
 const char *
 spatial_refusal(const Graph *g, int64_t ways, int64_t *most)
 {
 	*most = g->nlayer ? g->tensor[g->layer[0].out[0]].shape.d[1] : 1;
+	spatial_rows(g);
 	/* rows are the second dimension of [C, H, W]: a model whose layers
 	 * have dimensions before the channels (an ONNX file that merges
 	 * frames or windows with the batch) has them elsewhere */
-	for (int i = 0; i < g->nlayer; i++)
-		if (g->layer[i].attr.lead > 0) {
-			*most = 1;
-			return "layers with dimensions before the channels are not split spatially";
-		}
+	if (spatial.lead) {
+		*most = 1;
+		return "layers with dimensions before the channels are not split spatially";
+	}
 	return spatial_limit(g, ways) < 0 ? "more GPUs than rows in the first layer's output"
 					  : NULL;
 }
@@ -92,15 +144,21 @@ spatial_refusal(const Graph *g, int64_t ways, int64_t *most)
 int
 spatial_limit(const Graph *g, int64_t ways)
 {
-	int last = -1;
+	int lo = 0, hi;
 
-	for (int i = 0; i < g->nlayer; i++) {
-		const Shape *y = &g->tensor[g->layer[i].out[0]].shape;
-		if (y->rank < 2 || y->d[1] < ways)
-			break;
-		last = i;
+	spatial_rows(g);
+	/* the last layer up to which every output has at least `ways` rows */
+	if (g->nlayer == 0 || spatial.rows[0] < ways)
+		return -1;
+	hi = g->nlayer - 1;
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+		if (spatial.rows[mid] >= ways)
+			lo = mid;
+		else
+			hi = mid - 1;
 	}
-	return last;
+	return lo;
 }
 
 /* The rows a strip of layer l (a conv or pooling split by rows) needs from

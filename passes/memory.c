@@ -115,7 +115,7 @@ producer(const Mem *m, int t, OpKind op)
 static bool
 selects(const Layer *l)
 {
-	return l->nin == 1 && (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target.rank == 0));
+	return l->nin == 1 && (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target->rank == 0));
 }
 
 /* Autocast's op lists for CUDA (PyTorch's aten/src/ATen/autocast_mode.h:

@@ -51,6 +51,7 @@ splice(Graph *g, int at, OpKind op, const char *suffix, const char *t_suffix)
 		.srcidx = p->srcidx,
 		.fparams = -1,
 	};
+	attr_init(&l->attr);
 	l->in = arena_array(g->arena, 1, sizeof(int));
 	l->in[0] = t;
 	l->nin = 1;

@@ -225,12 +225,15 @@ static bool
 pass_run(Graph *g, const Analysis *an, const Pass *p)
 {
 	double t0 = clock_ms();
+	bool ok;
 
 	if ((g->done & p->requires) != p->requires)
 		die("pass '%s' runs before what it requires", p->name);
 	if (p->system && (!an || !an->sys))
 		die("pass '%s' runs before the analysis is set up", p->name);
-	if (p->run && !p->run(g, an))
+	ok = !p->run || p->run(g, an);
+	graph_touch(g); /* what it changed is priced anew */
+	if (!ok)
 		return false;
 	if ((g->done & p->provides) != p->provides)
 		die("pass '%s' did not provide what it says", p->name);

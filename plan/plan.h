@@ -39,6 +39,9 @@ typedef struct StrategyOpts {
 	bool megatron;       /* --plan megatron: no data-inner grid with a split
 	                        inside a layer (Megatron-LM has no such rank
 	                        order) */
+	bool no_stages;      /* a pipeline's stages are not kept in the
+	                        candidate (the search: it reads none, and
+	                        allocates nothing per configuration) */
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
 /* The cost model o names (--cost-model), else the default (physical). */

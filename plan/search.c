@@ -58,6 +58,7 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	StrategyOpts so = *o;
 
 	so.beat = s->best < INFINITY ? s->best : 0;
+	so.no_stages = true; /* k's stages are not read: none allocated */
 	strategy_predict(g, a, &so, kind, grid, k);
 	if (k->reason == pipeline_bounded) {
 		s->pruned++;

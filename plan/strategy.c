@@ -168,7 +168,7 @@ strategy_predict(const Graph *g, Analysis *an, const StrategyOpts *o, StrategyKi
 		 const int64_t grid[DIM_COUNT], Candidate *k)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
-			  o->beat > 0 ? o->beat : INFINITY, o->megatron };
+			  o->beat > 0 ? o->beat : INFINITY, o->megatron, o->no_stages };
 
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true };
 	if ((unsigned)kind >= STRAT_COUNT)
@@ -290,7 +290,7 @@ bool
 strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
-			  o->beat > 0 ? o->beat : INFINITY, o->megatron };
+			  o->beat > 0 ? o->beat : INFINITY, o->megatron, o->no_stages };
 	const CostModel *m = strategy_cost_model(o);
 
 	an->best = an->fastest = -1;

@@ -16,12 +16,13 @@ tiny(Fx *fx)
 	int c = graph_add_layer(g, OP_CONV, "c", L1), tc;
 	int r = graph_add_layer(g, OP_RELU, "r", L2);
 	Attr *a = &g->layer[c].attr;
+	Window *w = attr_window(g, a);
 
 	a->nspatial = 2;
-	a->kernel[0] = a->kernel[1] = 3;
+	w->kernel[0] = w->kernel[1] = 3;
 	for (int i = 0; i < MAX_SPATIAL; i++) {
-		a->stride[i] = a->dilation[i] = 1;
-		a->pad[i] = a->pad[MAX_SPATIAL + i] = 1;
+		w->stride[i] = w->dilation[i] = 1;
+		w->pad[i] = w->pad[MAX_SPATIAL + i] = 1;
 	}
 	a->filters = 4;
 	a->groups = 1;
@@ -477,14 +478,14 @@ ir_print_shows_pad_begins_then_ends(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = tiny(fx);
-	Attr *a = &g->layer[0].attr;
+	Window *w = attr_window(g, &g->layer[0].attr);
 	const char *out;
 
-	memset(a->pad, 0, sizeof a->pad);
-	a->pad[0] = 1;               /* top */
-	a->pad[1] = 2;               /* left */
-	a->pad[MAX_SPATIAL + 0] = 3; /* bottom */
-	a->pad[MAX_SPATIAL + 1] = 4; /* right */
+	memset(w->pad, 0, sizeof w->pad);
+	w->pad[0] = 1;               /* top */
+	w->pad[1] = 2;               /* left */
+	w->pad[MAX_SPATIAL + 0] = 3; /* bottom */
+	w->pad[MAX_SPATIAL + 1] = 4; /* right */
 	out = print_text(fx, g);
 	assert_string_equal(strstr(out, "0 c"), "0 c = conv(x) -> c k=3x3 s=1x1 p=1x2+3x4 d=1x1 "
 						"g=1 bias\n1 r = relu(c) -> r\n");

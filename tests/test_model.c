@@ -1004,6 +1004,7 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	Analysis an;
 	Candidate k = { .micro_batches = 1 };
 	double host = 0, gpu = 0, busy, arrays = 0;
+	Lane ln;
 
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
 	an.impl = fx_impl(NULL);
@@ -1018,17 +1019,20 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	k.t.compute = gpu;
 	k.t.update = update_time(&an, 0, arrays);
 	busy = k.t.compute + k.t.update;
-	host_lane(&an, g, 0, g->nlayer - 1, 1, arrays, &k);
+	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
+	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.host, host + step_host(&an, arrays));
 	NEAR(k.t.dispatch, k.t.host - busy);
 	an.prec = PREC_AMP_FP16;
 	k.t.dispatch = 0;
-	host_lane(&an, g, 0, g->nlayer - 1, 1, arrays, &k);
+	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
+	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.dispatch, step_host(&an, arrays) + host +
 				   layer_time(&an, g, &g->layer[0], 1, 1, true) - busy);
 	an.impl.dispatch = 0;
 	an.impl.step_tensor = 0;
-	host_lane(&an, g, 0, g->nlayer - 1, 1, arrays, &k);
+	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
+	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.host, 0);
 	NEAR(k.t.dispatch, 0);
 }

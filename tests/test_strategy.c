@@ -1250,6 +1250,110 @@ advice_warns_with_stable_codes(void **state)
 	assert_non_null(strstr(an.warning[0].message, "(Goyal et al. 2017)"));
 }
 
+/* ---- reuse (model/reuse.c, model/pipeline.c) ----------------------------- */
+
+/* What every strategy and the search make of a model, kept to compare. */
+typedef struct Outcome {
+	IterTime t[STRAT_COUNT];
+	MemUse mem[STRAT_COUNT];
+	double epoch[STRAT_COUNT];
+	int64_t grid[STRAT_COUNT][DIM_COUNT];
+	bool feasible[STRAT_COUNT];
+	int evaluated, pruned, ntop;
+	double top[SEARCH_TOP];
+} Outcome;
+
+static void
+outcome(const Graph *g, Analysis *an, Outcome *o)
+{
+	StrategyOpts so = { .mask = (1u << STRAT_COUNT) - 1 };
+	SearchFix fix = { false, false, false, true };
+	Search s;
+
+	memset(o, 0, sizeof *o);
+	assert_true(strategies_run(g, an, &so));
+	for (int k = 0; k < STRAT_COUNT; k++) {
+		o->t[k] = an->cand[k].t;
+		o->mem[k] = an->cand[k].mem;
+		o->epoch[k] = an->cand[k].epoch;
+		memcpy(o->grid[k], an->cand[k].grid, sizeof o->grid[k]);
+		o->feasible[k] = an->cand[k].feasible;
+	}
+	search_begin(&s, 0);
+	assert_true(search_run(g, an, &so, &fix, &s));
+	search_end(&s);
+	o->evaluated = s.evaluated;
+	o->pruned = s.pruned;
+	o->ntop = s.ntop;
+	for (int i = 0; i < s.ntop; i++)
+		o->top[i] = s.top[i].epoch;
+}
+
+/* The index of g's layer that writes `name`. */
+static int
+layer_named(const Graph *g, const char *name)
+{
+	for (int i = 0; i < g->nlayer; i++)
+		if (g->layer[i].name && strcmp(g->layer[i].name, name) == 0)
+			return i;
+	fail_msg("no layer %s", name);
+	return -1;
+}
+
+/* The reuse changes no figure: a chain of 64 convolutions and ReLUs (a
+ * few classes of layers alike, rows and partitions met again across
+ * grids, nestings, micro-batch counts and the search's configurations)
+ * predicts bit for bit what it predicts with every figure computed on
+ * every read, no classes and no partition kept (times_reuse false). */
+static void
+reuse_changes_no_figure(void **state)
+{
+	Fx *fx = *state;
+	char *src = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&src, &len);
+	Graph *g;
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(NULL), .gpus = 64, .batch_per_gpu = 8,
+			.dataset_size = 64000, .sample_bytes = 1000, .virtual_stages = 1 };
+	const LayerTable *tb;
+	Outcome kept, again;
+	int feasible = 0;
+
+	assert_non_null(f);
+	fprintf(f, "model chain { input x: 16x16x16;\n  r0 = relu(x);\n");
+	for (int i = 1; i <= 64; i++)
+		fprintf(f, "  c%d = conv(r%d, 16, kernel=3, pad=1); r%d = relu(c%d);\n", i, i - 1, i, i);
+	fprintf(f, "}\n");
+	fclose(f);
+	g = fx_run(fx, src, PASS_MEMORY);
+	free(src);
+
+	times_forget();
+	tb = layer_classes(g);
+	assert_true(g->nlayer >= 129);
+	assert_true(tb->ncls > 1 && tb->ncls <= g->nlayer / 8);
+	/* layers alike are one class; a ReLU is not a convolution, and the
+	 * first ReLU, which reads the graph's input, is not the others' */
+	assert_int_equal(tb->cls[layer_named(g, "c2")], tb->cls[layer_named(g, "c3")]);
+	assert_int_equal(tb->cls[layer_named(g, "r2")], tb->cls[layer_named(g, "r3")]);
+	assert_int_not_equal(tb->cls[layer_named(g, "c2")], tb->cls[layer_named(g, "r2")]);
+	assert_int_not_equal(tb->cls[layer_named(g, "r0")], tb->cls[layer_named(g, "r1")]);
+	outcome(g, &an, &kept);
+	outcome(g, &an, &again); /* everything found again */
+	assert_memory_equal(&kept, &again, sizeof kept);
+
+	times_reuse = false;
+	times_forget();
+	assert_int_equal(layer_classes(g)->ncls, 0);
+	outcome(g, &an, &again);
+	times_reuse = true;
+	times_forget();
+	for (int k = 0; k < STRAT_COUNT; k++)
+		feasible += kept.feasible[k];
+	assert_true(feasible >= 4 && kept.evaluated > 50);
+	assert_memory_equal(&kept, &again, sizeof kept);
+}
+
 int
 main(void)
 {
@@ -1278,6 +1382,7 @@ main(void)
 		FX_TEST(per_layer_branches_choose_apart_and_the_programme_is_exact),
 		FX_TEST(per_layer_splits_fit_the_memory),
 		cmocka_unit_test(advice_warns_with_stable_codes),
+		FX_TEST(reuse_changes_no_figure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

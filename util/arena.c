@@ -9,6 +9,8 @@
 #include "util/diag.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +19,25 @@
 struct Chunk {
 	Chunk *prev;
 	size_t used, cap;
+	bool mapped;    /* its own mapping (a big chunk): given back when freed */
 	_Alignas(max_align_t) unsigned char data[];
 };
 
 enum { ALIGN = _Alignof(max_align_t), FIRST_CHUNK = 64 * 1024 };
+/* Chunks of this size and more are mappings of their own, not malloc's
+ * heap: freed, their memory goes back to the system at once, for the
+ * arena that frees its oldest chunks while the program goes on
+ * (arena_drop_older); malloc keeps big blocks it has given back. */
+#define MAPPED_CHUNK ((size_t)1 << 20)
+
+static void
+chunk_free(Chunk *c)
+{
+	if (c && c->mapped)
+		munmap(c, sizeof(Chunk) + c->cap);
+	else
+		free(c);
+}
 
 void *
 xcalloc(size_t n, size_t size)
@@ -49,6 +66,7 @@ arena_init(Arena *a)
 	a->total = 0;
 	a->owned = NULL;
 	a->nowned = 0;
+	a->most = 0;
 }
 
 void
@@ -58,9 +76,9 @@ arena_free(Arena *a)
 
 	for (c = a->head; c; c = prev) {
 		prev = c->prev;
-		free(c);
+		chunk_free(c);
 	}
-	free(a->spare);
+	chunk_free(a->spare);
 	for (size_t i = 0; i < a->nowned; i++)
 		free(a->owned[i]);
 	free(a->owned);
@@ -83,8 +101,8 @@ newchunk(Arena *a, size_t need)
 		a->head = c;
 		return c;
 	}
-	if (cap > 64u << 20)
-		cap = 64u << 20;
+	if (cap > (a->most ? a->most : (size_t)64 << 20))
+		cap = a->most ? a->most : (size_t)64 << 20;
 	if (cap < need)
 		cap = need;
 	if (cap > SIZE_MAX - sizeof(Chunk))
@@ -92,9 +110,17 @@ newchunk(Arena *a, size_t need)
 	/* calloc: fresh memory is zero (large chunks come zeroed from the
 	 * kernel), and memory is handed out twice only after arena_release
 	 * cleared it, so arena_alloc need not clear anything */
-	c = calloc(1, sizeof(Chunk) + cap);
-	if (!c)
+	if (cap >= MAPPED_CHUNK) {
+		/* fresh pages are zero, as calloc's */
+		void *m = mmap(NULL, sizeof(Chunk) + cap, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			die("out of memory");
+		c = m;
+		c->mapped = true;
+	} else if (!(c = calloc(1, sizeof(Chunk) + cap))) {
 		die("out of memory");
+	}
 	c->used = 0;
 	c->cap = cap;
 	c->prev = a->head;
@@ -104,23 +130,31 @@ newchunk(Arena *a, size_t need)
 }
 
 void *
-arena_alloc(Arena *a, size_t size)
+arena_alloc_aligned(Arena *a, size_t size, size_t align)
 {
 	Chunk *c = a->head;
 	size_t off;
-	void *p;
 
 	if (size > SIZE_MAX - ALIGN)
 		die("out of memory");
-	size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
 	if (size == 0)
-		size = ALIGN;
-	if (!c || c->cap - c->used < size)
+		size = 1;
+	off = c ? (c->used + align - 1) & ~(align - 1) : 0;
+	if (!c || off > c->cap || c->cap - off < size) {
 		c = newchunk(a, size);
-	off = c->used;
-	c->used += size;
-	p = c->data + off;
-	return p;
+		off = 0;
+	}
+	c->used = off + size;
+	return c->data + off;
+}
+
+void *
+arena_alloc(Arena *a, size_t size)
+{
+	if (size > SIZE_MAX - ALIGN)
+		die("out of memory");
+	size = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+	return arena_alloc_aligned(a, size ? size : ALIGN, ALIGN);
 }
 
 ArenaMark
@@ -133,7 +167,7 @@ static void
 drop_chunk(Arena *a, Chunk *c)
 {
 	a->total -= sizeof(Chunk) + c->cap;
-	free(c);
+	chunk_free(c);
 }
 
 void
@@ -185,6 +219,7 @@ arena_regrow(Arena *a, void *old, size_t oldn, size_t newn, size_t size)
 	size_t i = 0;
 	char *p;
 
+	(void)oldn; /* the new elements are left as they come */
 	if (size && newn > SIZE_MAX / size)
 		die("out of memory");
 	while (old && i < a->nowned && a->owned[i] != old)
@@ -193,11 +228,10 @@ arena_regrow(Arena *a, void *old, size_t oldn, size_t newn, size_t size)
 		a->owned = xrealloc(a->owned, (a->nowned + 1) * sizeof *a->owned);
 		i = a->nowned++;
 		old = NULL;
-		oldn = 0;
 	}
+	/* a big block's untouched pages cost no memory until the caller
+	 * initializes each element */
 	p = xrealloc(old, newn * size);
-	if (newn > oldn)
-		memset(p + oldn * size, 0, (newn - oldn) * size);
 	a->owned[i] = p;
 	return p;
 }
@@ -216,6 +250,36 @@ char *
 arena_strdup(Arena *a, const char *s)
 {
 	return arena_strndup(a, s, strlen(s));
+}
+
+char *
+arena_strndup_packed(Arena *a, const char *s, size_t n)
+{
+	char *p;
+
+	if (n > SIZE_MAX - ALIGN)
+		die("out of memory");
+	p = arena_alloc_aligned(a, n + 1, 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void
+arena_drop_older(Arena *a, const void *p)
+{
+	const unsigned char *q = p;
+	Chunk *c = a->head, *keep;
+
+	while (c && !(q >= c->data && q < c->data + c->cap))
+		c = c->prev;
+	if (!c || !(keep = c->prev))
+		return;
+	while (keep->prev) {
+		Chunk *old = keep->prev;
+		keep->prev = old->prev;
+		drop_chunk(a, old);
+	}
 }
 
 char *

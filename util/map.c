@@ -1,7 +1,10 @@
-/* map.c -- FNV-1a hashing, linear probing, doubling at 1/2 load. */
+/* map.c -- FNV-1a hashing, linear probing, doubling at 1/2 load.  Each
+ * entry keeps its key's hash, so a probe compares strings only where the
+ * hashes agree and a rehash reads no key. */
 #include "util/map.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 void
@@ -23,11 +26,11 @@ hash(const char *s)
 }
 
 static MapEntry *
-find(MapEntry *slot, size_t cap, const char *key)
+find(MapEntry *slot, size_t cap, const char *key, uint64_t h)
 {
-	size_t i = hash(key) & (cap - 1);
+	size_t i = h & (cap - 1);
 
-	while (slot[i].key && strcmp(slot[i].key, key) != 0)
+	while (slot[i].key && (slot[i].hash != h || strcmp(slot[i].key, key) != 0))
 		i = (i + 1) & (cap - 1);
 	return &slot[i];
 }
@@ -37,18 +40,25 @@ map_get(const Map *m, const char *key)
 {
 	if (!m->cap)
 		return NULL;
-	return find(m->slot, m->cap, key)->val;
+	return find(m->slot, m->cap, key, hash(key))->val;
 }
 
 static void
 rehash(Map *m)
 {
 	size_t cap = m->cap ? 2 * m->cap : 16;
-	MapEntry *slot = arena_array(m->arena, cap, sizeof *slot);
+	MapEntry *slot = m->arena ? arena_array(m->arena, cap, sizeof *slot)
+				  : xcalloc(cap, sizeof *slot);
 
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slot[i].key)
-			*find(slot, cap, m->slot[i].key) = m->slot[i];
+		if (m->slot[i].key) {
+			size_t j = m->slot[i].hash & (cap - 1);
+			while (slot[j].key)
+				j = (j + 1) & (cap - 1);
+			slot[j] = m->slot[i];
+		}
+	if (!m->arena)
+		free(m->slot);
 	m->slot = slot;
 	m->cap = cap;
 }
@@ -57,13 +67,42 @@ void
 map_put(Map *m, const char *key, void *val)
 {
 	MapEntry *e;
+	uint64_t h = hash(key);
 
 	if (2 * (m->len + 1) > m->cap)
 		rehash(m);
-	e = find(m->slot, m->cap, key);
+	e = find(m->slot, m->cap, key, h);
 	if (!e->key) {
 		e->key = key;
+		e->hash = h;
 		m->len++;
 	}
 	e->val = val;
+}
+
+MapEntry *
+map_entry(Map *m, const char *key)
+{
+	MapEntry *e;
+	uint64_t h = hash(key);
+
+	if (2 * (m->len + 1) > m->cap)
+		rehash(m);
+	e = find(m->slot, m->cap, key, h);
+	if (!e->key) {
+		e->key = key;
+		e->hash = h;
+		e->val = NULL;
+		m->len++;
+	}
+	return e;
+}
+
+void
+map_free(Map *m)
+{
+	if (!m->arena)
+		free(m->slot);
+	m->slot = NULL;
+	m->cap = m->len = 0;
 }

@@ -284,7 +284,7 @@ onnx_const_layer(Onnx *o, const Shape *s)
 
 	if (!l)
 		return NULL;
-	l->attr.target = *s;
+	*attr_target(o->g, &l->attr) = *s;
 	if (!layer_infer(o->g, (int)(l - o->g->layer), NULL))
 		return NULL;
 	v = newval(o);
@@ -337,11 +337,13 @@ bool
 onnx_transpose(Onnx *o, const Val *x, const int64_t *p, const Val **out)
 {
 	Layer *l;
+	Shape *perm;
 	int bax = -1;
 	unsigned used = 0;
 
 	if (!(l = onnx_layer_out(o, OP_TRANSPOSE, &x, 1, out ? -1 : 0)))
 		return false;
+	perm = attr_target(o->g, &l->attr);
 	for (int i = 0; i < x->rank; i++) {
 		if (p[i] < 0 || p[i] >= x->rank || (used & (1u << p[i]))) {
 			NERR(o, "bad permutation");
@@ -353,7 +355,7 @@ onnx_transpose(Onnx *o, const Val *x, const int64_t *p, const Val **out)
 			if (x->d[p[i]] == 1)
 				continue; /* the batch alone: not in the sample */
 		}
-		l->attr.target.d[l->attr.target.rank++] = ps_axis(x, (int)p[i]);
+		perm->d[perm->rank++] = ps_axis(x, (int)p[i]);
 	}
 	if (!onnx_finish(o, l, x->rank, bax))
 		return false;

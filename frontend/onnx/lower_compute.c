@@ -27,6 +27,7 @@ static bool
 window_attrs(Onnx *o, Layer *l, const Val *x, int sp, int nsp, const int64_t *wkernel)
 {
 	Attr *a = &l->attr;
+	Window *w = attr_window(o->g, a); /* the layer's own, from here on */
 	int64_t v[2 * MAX_SPATIAL + 2];
 	int n;
 
@@ -42,8 +43,8 @@ window_attrs(Onnx *o, Layer *l, const Val *x, int sp, int nsp, const int64_t *wk
 		return false;
 	}
 	for (int i = 0; i < nsp; i++) {
-		a->kernel[i] = n >= 0 ? v[i] : wkernel[i];
-		a->stride[i] = a->dilation[i] = 1;
+		w->kernel[i] = n >= 0 ? v[i] : wkernel[i];
+		w->stride[i] = w->dilation[i] = 1;
 	}
 	for (int k = 0; k < 2; k++) { /* one value per spatial dimension, if any */
 		const char *name = k ? "dilations" : "strides";
@@ -54,7 +55,7 @@ window_attrs(Onnx *o, Layer *l, const Val *x, int sp, int nsp, const int64_t *wk
 			return false;
 		}
 		if (n >= 0)
-			memcpy(k ? a->dilation : a->stride, v, nsp * sizeof *v);
+			memcpy(k ? w->dilation : w->stride, v, nsp * sizeof *v);
 	}
 	for (int i = 0; i < nsp; i++)
 		if (a->kernel[i] < 1 || a->kernel[i] > MAX_DIM || a->stride[i] < 1 ||
@@ -73,10 +74,17 @@ window_attrs(Onnx *o, Layer *l, const Val *x, int sp, int nsp, const int64_t *wk
 			NERR(o, "negative or huge pads");
 			return false;
 		}
-		a->pad[i] = v[i];
-		a->pad[MAX_SPATIAL + i] = v[nsp + i];
+		w->pad[i] = v[i];
+		w->pad[MAX_SPATIAL + i] = v[nsp + i];
 	}
 	return true;
+}
+
+/* The window of layer l, its own since window_attrs: to write. */
+static Window *
+own_window(Layer *l)
+{
+	return (Window *)attr_window_of(&l->attr);
 }
 
 /* auto_pad SAME_*: pads so the output is ceil(input / stride) (conv,
@@ -85,13 +93,14 @@ static void
 same_pads(Onnx *o, Layer *l, const Val *x, int sp, bool tr)
 {
 	Attr *a = &l->attr;
+	Window *w = own_window(l);
 	const char *autopad = attr_s(o, "auto_pad", "NOTSET");
 	int64_t oshape[MAX_SPATIAL];
 	bool given = tr && attr_ints(o, "output_shape", oshape, MAX_SPATIAL) == a->nspatial;
 	bool upper = strcmp(autopad, "SAME_UPPER") == 0;
 
 	if (strcmp(autopad, "VALID") == 0)
-		memset(a->pad, 0, sizeof a->pad);
+		memset(w->pad, 0, sizeof w->pad);
 	if (!upper && strcmp(autopad, "SAME_LOWER") != 0 && !given)
 		return;
 	for (int i = 0; i < a->nspatial; i++) {
@@ -100,7 +109,7 @@ same_pads(Onnx *o, Layer *l, const Val *x, int sp, bool tr)
 			int64_t out = given ? oshape[i] : in * a->stride[i];
 			total = a->stride[i] * (in - 1) + a->out_pad[i] + eff - out;
 			if (total < 0) { /* a larger output: the extra is output padding */
-				a->out_pad[i] -= total;
+				w->out_pad[i] -= total;
 				total = 0;
 			}
 		} else {
@@ -111,8 +120,8 @@ same_pads(Onnx *o, Layer *l, const Val *x, int sp, bool tr)
 		}
 		/* ONNX: SAME_UPPER puts the odd pad at the end (for transposed
 		 * convolutions with output_shape, NOTSET does the opposite) */
-		a->pad[i] = upper || (tr && !given) ? total / 2 : total - total / 2;
-		a->pad[MAX_SPATIAL + i] = total - a->pad[i];
+		w->pad[i] = upper || (tr && !given) ? total / 2 : total - total / 2;
+		w->pad[MAX_SPATIAL + i] = total - w->pad[i];
 	}
 }
 
@@ -202,7 +211,7 @@ lower_conv(Onnx *o, OpKind kind, const Val **in, int nin)
 	if (!window_attrs(o, l, x, chan + 1, nsp, w->d + 2))
 		return false;
 	if (tr && attr_ints(o, "output_padding", v, MAX_SPATIAL) == nsp)
-		memcpy(l->attr.out_pad, v, nsp * sizeof *v);
+		memcpy(own_window(l)->out_pad, v, nsp * sizeof *v);
 	same_pads(o, l, x, chan + 1, tr);
 	return onnx_finish_like(o, l, x) && check_weight(o, l, 0, w) &&
 	       (!b || check_weight(o, l, 1, b));
@@ -303,9 +312,11 @@ lower_layernorm(Onnx *o, OpKind kind, const Val **in, int nin)
 			continue;
 		if (!(l = onnx_layer_out(o, OP_REDUCEMEAN, &x, 1, k)))
 			return false;
+		Shape *axes;
 		l->attr.keepdims = true;
+		axes = attr_target(o->g, &l->attr);
 		for (int i = ax < 0 ? 0 : ax; i < ps.rank; i++)
-			l->attr.target.d[l->attr.target.rank++] = i;
+			axes->d[axes->rank++] = i;
 		if (!onnx_finish_like(o, l, x))
 			return false;
 	}
@@ -421,7 +432,7 @@ lower_gemm(Onnx *o, OpKind kind, const Val **in, int nin)
 		Shape cs;
 		if (!ps_const(o, c, a, &cs) || !(l = onnx_layer(o, OP_SCALE, &a, 1)))
 			return false;
-		l->attr.target = cs;
+		*attr_target(o->g, &l->attr) = cs;
 		return onnx_finish_like(o, l, a);
 	}
 	{
@@ -488,7 +499,7 @@ lower_elementwise(Onnx *o, OpKind op, const Val **in, int nin)
 		op = op == OP_PRELU ? OP_PRELU : op == OP_POWER ? OP_POW : OP_SCALE;
 		if (!(l = onnx_layer(o, op, &ref, 1)))
 			return false;
-		l->attr.target = cs;
+		*attr_target(o->g, &l->attr) = cs;
 		return onnx_finish(o, l, rank, bax);
 	}
 	for (int i = 0; i < nin; i++) {

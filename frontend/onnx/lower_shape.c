@@ -32,8 +32,8 @@ reshape_to(Onnx *o, const Val *x, const int64_t *full, int rank, int bax)
 	memcpy(y.d, full, rank * sizeof *full);
 	if (!(l = onnx_layer(o, OP_RESHAPE, &x, 1)))
 		return false;
-	l->attr.target = ps_shape(&y);
-	if (l->attr.target.rank > MAX_RANK) {
+	*attr_target(o->g, &l->attr) = ps_shape(&y);
+	if (l->attr.target->rank > MAX_RANK) {
 		NERR(o, "target rank %d is not supported", rank);
 		return false;
 	}
@@ -339,6 +339,7 @@ lower_pad(Onnx *o, OpKind kind, const Val **in, int nin)
 	int n = attr_ints(o, "pads", p, 2 * (MAX_RANK + 1)); /* opset < 11 */
 	const Val *pv;
 	Layer *l;
+	Shape *lo, *hi;
 
 	if (n == -1) {
 		pv = o->np->n_input > 1 ? lookup(o, o->np->input[1]) : NULL;
@@ -361,6 +362,8 @@ lower_pad(Onnx *o, OpKind kind, const Val **in, int nin)
 	/* reflect and edge modes pad to the same sizes */
 	if (!(l = onnx_layer(o, OP_PAD, &x, 1)))
 		return false;
+	lo = attr_target(o->g, &l->attr);
+	hi = attr_pad_hi(o->g, &l->attr);
 	for (int i = 0; i < x->rank; i++) {
 		if (p[i] < 0 || p[x->rank + i] < 0 || p[i] > MAX_DIM || p[x->rank + i] > MAX_DIM) {
 			NERR(o, "negative pads (cropping) are not supported");
@@ -368,8 +371,8 @@ lower_pad(Onnx *o, OpKind kind, const Val **in, int nin)
 		}
 		if (i == x->bax && x->d[i] == 1)
 			continue;
-		l->attr.target.d[l->attr.target.rank++] = p[i];
-		l->attr.pad_hi.d[l->attr.pad_hi.rank++] = p[x->rank + i];
+		lo->d[lo->rank++] = p[i];
+		hi->d[hi->rank++] = p[x->rank + i];
 	}
 	return onnx_finish_like(o, l, x);
 }
@@ -461,8 +464,11 @@ lower_gather(Onnx *o, OpKind kind, const Val **in, int nin)
 	if (!(l = onnx_layer(o, OP_GATHER, &x, 1)))
 		return false;
 	l->attr.axis = ax;
-	l->attr.target.rank = ix->rank;
-	memcpy(l->attr.target.d, ix->d, ix->rank * sizeof ix->d[0]);
+	{
+		Shape *t = attr_target(o->g, &l->attr);
+		t->rank = ix->rank;
+		memcpy(t->d, ix->d, ix->rank * sizeof ix->d[0]);
+	}
 	{
 		int a = onnx_full_axis(o, attr_i(o->np, "axis", 0), x->rank);
 		return onnx_finish(o, l, rank,
@@ -484,7 +490,7 @@ slice_to(Onnx *o, const Val *x, const int64_t *len, int out)
 	}
 	if (!(l = onnx_layer_out(o, OP_SLICE, &x, 1, out)))
 		return false;
-	l->attr.target = ps_shape(&y);
+	*attr_target(o->g, &l->attr) = ps_shape(&y);
 	return onnx_finish_like(o, l, x);
 }
 
@@ -598,7 +604,8 @@ lower_expand(Onnx *o, OpKind kind, const Val **in, int nin)
 		if (pos == bax)
 			tv.d[i] = 1; /* the batch stays */
 	}
-	if (!(l = onnx_layer(o, OP_EXPAND, &x, 1)) || !ps_const(o, &tv, x, &l->attr.target))
+	if (!(l = onnx_layer(o, OP_EXPAND, &x, 1)) ||
+	    !ps_const(o, &tv, x, attr_target(o->g, &l->attr)))
 		return false;
 	return onnx_finish(o, l, r, bax);
 }
@@ -655,7 +662,7 @@ resize(Onnx *o, const Val **in, int nin, bool upsample)
 	memcpy(y.d, len, x->rank * sizeof *len);
 	if (!(l = onnx_layer(o, OP_RESIZE, &x, 1)))
 		return false;
-	l->attr.target = ps_shape(&y);
+	*attr_target(o->g, &l->attr) = ps_shape(&y);
 	return onnx_finish_like(o, l, x);
 }
 
@@ -682,6 +689,7 @@ lower_reduce(Onnx *o, OpKind op, const Val **in, int nin)
 	int n, bax = x->bax, rank = x->rank;
 	bool keep = attr_i(o->np, "keepdims", 1) != 0, mark[MAX_RANK + 1] = { false };
 	Layer *l;
+	Shape *axes;
 
 	if (op == OP_ARGMAX || op == OP_ARGMIN)
 		ax[0] = attr_i(o->np, "axis", 0), n = 1;
@@ -695,6 +703,7 @@ lower_reduce(Onnx *o, OpKind op, const Val **in, int nin)
 	if (!(l = onnx_layer(o, op, &x, 1)))
 		return false;
 	l->attr.keepdims = keep;
+	axes = attr_target(o->g, &l->attr);
 	for (int i = 0; i < n; i++) {
 		int a = onnx_full_axis(o, ax[i], x->rank);
 		if (a < 0)
@@ -705,7 +714,7 @@ lower_reduce(Onnx *o, OpKind op, const Val **in, int nin)
 		}
 		if (!mark[a]) {
 			mark[a] = true;
-			l->attr.target.d[l->attr.target.rank++] = ps_axis(x, a);
+			axes->d[axes->rank++] = ps_axis(x, a);
 		}
 	}
 	if (!keep) {
@@ -756,6 +765,6 @@ onnx_batch_const(Onnx *o, OpKind kind, const Val **in, int nin, bool *done)
 	r = full.rank;
 	if (!(l = onnx_layer(o, OP_CONST, NULL, 0)))
 		return false;
-	l->attr.target = ps_shape(&full);
+	*attr_target(o->g, &l->attr) = ps_shape(&full);
 	return onnx_finish(o, l, r, full.bax);
 }
