@@ -747,7 +747,7 @@ static const Row rows[] = {
 	{ "system", 's', NULL, "NAME|FILE",
 	  "the cluster: a built-in name, an ODL file with a\n"
 	  "system block, or a ParaDL .plat",
-	  "(default abci)", NULL, NULL, NULL, opt_system },
+	  "(default dgx-h100)", NULL, NULL, NULL, opt_system },
 	{ "list-systems", 0, NULL, NULL, "print the built-in systems and exit", NULL, NULL, NULL,
 	  NULL, opt_list_systems },
 	{ "implementation", 0, NULL, "NAME|FILE",

@@ -113,7 +113,7 @@ if [ -n "$py" ]; then
 	grep -q "^data .* $b  compute$" "$tmp/out" || fail "the text lacks data's $b"
 	run "$onnx" -g 8 --max-batch -f csv -q
 	# max_batch_per_gpu, then rank and the ten parts
-	grep -q "^resnet50,abci,8,data,.*,$b,1\(,[^,]*\)\{10\}\$" "$tmp/out" ||
+	grep -q "^resnet50,dgx-h100,8,data,.*,$b,1\(,[^,]*\)\{10\}\$" "$tmp/out" ||
 		fail "the CSV lacks data's $b"
 	check "--max-batch: data's largest batch per GPU fits and one more does not; JSON, text, CSV alike"
 
@@ -191,14 +191,14 @@ else
 fi
 
 # per-layer splits, in the recommendation when they win by more than 3 %
-run "$srcdir/examples/vgg16.odl" -g 16 --per-layer -q
+run "$srcdir/examples/vgg16.odl" -s abci -g 16 --per-layer -q
 grep -q '^recommendation: use the per-layer splits (below): ' "$tmp/out" || fail "VGG16: not recommended"
 grep -q '^best strategy: use data parallelism (data=16)' "$tmp/out" || fail "VGG16: no best strategy"
 grep -q '^note: the per-layer splits are recommended: ' "$tmp/out" || fail "VGG16: no note"
-run "$srcdir/examples/vgg16.odl" -g 16 --per-layer -q -f json
+run "$srcdir/examples/vgg16.odl" -s abci -g 16 --per-layer -q -f json
 grep -q '"recommended": true' "$tmp/out" || fail "VGG16: JSON not recommended"
 grep -q '"best": "data"' "$tmp/out" || fail "VGG16: JSON best changed"
-run "$srcdir/examples/vgg16.odl" -g 16 --implementation pytorch --per-layer -q
+run "$srcdir/examples/vgg16.odl" -s abci -g 16 --implementation pytorch --per-layer -q
 grep -q '^recommendation: use data parallelism (data=16)' "$tmp/out" || fail "VGG16 under pytorch: not data"
 grep -q '^note: the per-layer splits reach 0.1969 s per iteration, 0.7 % faster than uniform data parallelism under the same model (0.1982 s): within 3 %, a uniform strategy is simpler\.$' \
 	"$tmp/out" || fail "VGG16 under pytorch: no note that per-layer is within 3 %"
@@ -216,7 +216,7 @@ run "$onnx" --zero 2 --grid data=32,pipeline=2 -q -f json
 grep -q '"ZeRO stages 2 and 3' "$tmp/out" || fail "the JSON notes do not say why"
 run "$onnx" --zero 2 --grid data=32,pipeline=2 --plan deepspeed -q
 want_status 1
-[ "$(cat "$tmp/err")" = "$onnx: error: data=32,pipeline=2 on abci: ZeRO stages 2 and 3 do not combine with pipeline parallelism; no plan written" ] ||
+[ "$(cat "$tmp/err")" = "$onnx: error: data=32,pipeline=2 on dgx-h100: ZeRO stages 2 and 3 do not combine with pipeline parallelism; no plan written" ] ||
 	fail "the plan's message: $(cat "$tmp/err")"
 run "$onnx" --grid pipeline=64 --plan pytorch -q
 grep -q 'pipeline=64 with stages at block boundaries: more stages than blocks to cut between (at most 21)' \

@@ -218,8 +218,8 @@ check "-o onto a FIFO writes through it or refuses, never replaces it"
 
 # ---- -v ---------------------------------------------------------------
 
-run "$model" -g 64 -o "$tmp/quiet.txt"
-run "$model" -g 64 -v -o "$tmp/verbose.txt"
+run "$model" -s abci -g 64 -o "$tmp/quiet.txt"
+run "$model" -s abci -g 64 -v -o "$tmp/verbose.txt"
 want_status 0
 has err "oraclec: read $model: odl model 'resnet50', 175 layers,"
 has err "oraclec: pass shape: "
@@ -338,7 +338,7 @@ want_status 1
 has err "unknown system 'summit'"
 check "an unknown system name is an input error"
 
-run "$model" --grid data=16,spatial=4 -f csv
+run "$model" -s abci --grid data=16,spatial=4 -f csv
 want_status 0
 if [ "$(wc -l <"$tmp/out")" -ne 2 ]; then fail "expected a header and one row"; fi
 has out 'resnet50,abci,64,ds,"data=16,spatial=4",true,'
@@ -427,7 +427,7 @@ else
 	echo "ok $n - validate-h100 predicts all 56 H100 rows # SKIP no python3"
 fi
 
-run calibrate "$tmp/m.csv" --models "$srcdir/examples" -o "$tmp/cal.odl"
+run calibrate "$tmp/m.csv" --models "$srcdir/examples" -s abci -o "$tmp/cal.odl"
 want_status 0
 has out "calibrated on $tmp/m.csv (1 run): "
 has out "no leave-one-out with one run"
@@ -440,7 +440,7 @@ has out "system       abci_calibrated ($tmp/cal.odl)"
 check "a calibrated system reads back with --system"
 
 run calibrate "$srcdir/validation/abci-measured.csv" --models "$srcdir/validation/models" \
-	--optimizer adam -o "$tmp/cal.odl"
+	--optimizer adam -s abci -o "$tmp/cal.odl"
 want_status 0
 has out "(21 runs): compute efficiency x0.999 (+-5%), nic_bw x1.167 (+-26%), nic_latency x1.153 (+-41%), p2p_latency x1.001 (+-459%), fs_file_rate x1.088 (+-5%), cache_files x0.935 (+-12%), staging_bw x0.995 (+-125%); p2p_latency and staging_bw seen only together (correlation +1.00); mean accuracy 0.964 before, 0.969 after, 0.945 leave-one-out"
 # the spatial runs see the halo time, a send's latency plus its staged
@@ -465,7 +465,7 @@ want_status 2
 has err "give -o FILE.odl"
 check "calibrate without -o is a usage error"
 
-run "$model" -g 16 --cost-model paper -f csv
+run "$model" -s abci -g 16 --cost-model paper -f csv
 want_status 0
 has out 'resnet50,abci,16,data,"data=16",'
 check "--cost-model paper analyses every strategy"
@@ -521,7 +521,7 @@ leftovers "$tmp"
 check "COSMOFLOW.net_256's typo row is an error at its line and column, nothing written"
 
 sed 's/32x2128x128x128/32x128x128x128/' "$paradl/COSMOFLOW.net_256" >"$tmp/cosmo.txt"
-run "$tmp/cosmo.txt" -f csv
+run "$tmp/cosmo.txt" -s abci -f csv
 want_status 0
 has out 'CosmoFlow,abci,1,data,"data=1",false,"does not fit in GPU memory",32,'
 check "a table with another extension is recognised by its 'Dataset|' line"
@@ -575,7 +575,7 @@ sed -n '/^sweep:/,$p' "$tmp/out" | awk 'NR > 2 { print $1 }' | tr '\n' ' ' >"$tm
 [ "$(cat "$tmp/counts")" = "1 2 4 8 " ] || fail "sweep rows are for $(cat "$tmp/counts")"
 check "--sweep adds a table with a row per power of two up to --gpus"
 
-run "$model" -g 6 --sweep -f csv --strategies data,pipeline
+run "$model" -s abci -g 6 --sweep -f csv --strategies data,pipeline
 want_status 0
 [ "$(wc -l <"$tmp/out")" -eq 9 ] || fail "expected a header and 4 x 2 rows"
 has out 'resnet50,abci,6,pipeline,'
@@ -659,10 +659,14 @@ check "400Gb/s is 50 GB/s"
 
 # ---- implementations -----------------------------------------------------
 
-run "$model" -q
+run "$model" -q -s abci
 want_status 0
 has out "software     chainermn-paradl (built-in): Chainer 7 + ChainerMN (ParaDL scripts)"
-check "abci runs the ParaDL scripts' software by default"
+run "$model" -q
+want_status 0
+has out "system       dgx-h100 (built-in): 8 x H100-SXM5-80GB per node"
+has out "software     pytorch-2 (built-in): PyTorch 2 (DDP, NCCL)"
+check "abci runs the ParaDL scripts' software by default; the default system is dgx-h100 under pytorch-2"
 
 run "$model" -q -s dgx-a100 -f json
 want_status 0

@@ -222,7 +222,7 @@ check "resnet50, 64 GPUs, one bucket of 1 TB: no time in the JSON report is nega
 
 printf '%s\n' 'model,strategy,gpus,grid,global_batch,dataset_size,measured_iteration_s,paradl_projected_iteration_s' \
 	'alexnet,data,1,data=1,512,1281167,0.01,5' >"$tmp/m.csv"
-run validate m.csv --models "$srcdir/validation/models"
+run validate m.csv --models "$srcdir/validation/models" -s abci
 want_status 0
 has out "0.0100     0.4693    0.000     5.0000    0.000"
 lacks out ' -[0-9]'
@@ -265,7 +265,7 @@ has err "the plan's batch per replica of 12.5 samples is not whole: the global b
 leftovers "$tmp/o.out"
 check "plan: 100 samples over 8 replicas is refused, naming 96 and 104"
 
-run "$srcdir/examples/resnet50.odl" -g 4 --strategies pipeline -b 6 --plan pytorch -o o.out
+run "$srcdir/examples/resnet50.odl" -s abci -g 4 --strategies pipeline -b 6 --plan pytorch -o o.out
 want_status 1
 has err "the plan's micro-batch of 1.5 samples is not whole: the global batch of 6 does not split into 4 micro-batches; a multiple of 4 does (such as 4 or 8); no plan written"
 leftovers "$tmp/o.out"

@@ -162,10 +162,10 @@ check "validate: a prediction past 1e5 s prints in %g form within its column"
 # calibrating on runs of which none can be predicted is an error
 head -n 2 "$tmp/np.csv" >"$tmp/np1.csv"
 refused 1 "np1.csv:2:1: error: the run cannot be predicted on abci (more GPUs than rows in the first layer's output): nothing to calibrate on" \
-	calibrate np1.csv --models "$models"
+	calibrate np1.csv --models "$models" -s abci
 printf '%s\n' 'resnet50,spatial,8192,spatial=8192,64,1281167,0.7,' >>"$tmp/np1.csv"
 refused 1 "np1.csv:2:1: error: none of the 2 runs can be predicted on abci (this one: more GPUs than rows in the first layer's output): nothing to calibrate on" \
-	calibrate np1.csv --models "$models"
+	calibrate np1.csv --models "$models" -s abci
 check "calibrate: no run that can be predicted is an error, and no system is written"
 run calibrate np.csv --models "$models" -o cal.odl
 want_status 0
@@ -346,7 +346,7 @@ check "--as-exported on an ODL model: a warning (not under -q), the same report;
 
 # --precision bf16 on a system without that peak: the option and the
 # system named, not a place called 'built-in:'
-refused 1 "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak" "$model" --precision bf16
+refused 1 "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak" "$model" -s abci --precision bf16
 lacks err "built-in:"
 refused 1 "slow.odl: error: --precision amp-bf16: system 'slow' gives no bf16 peak" "$model" -s slow.odl --precision amp-bf16
 check "--precision bf16 without a bf16 peak: the message names the option and the system"

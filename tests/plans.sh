@@ -15,13 +15,14 @@
 tap_begin plans PLANCHECK STACKGEN
 
 # plan MODEL KIND OUT ARGS...: writes the plan twice; they must match.
+# On abci (4 GPUs a node) unless ARGS name another system.
 plan()
 {
 	m=$1 kind=$2 out=$3
 	shift 3
-	"$ORACLEC" "$m" --plan "$kind" -q -o "$out" "$@" 2>"$tmp/err"
+	"$ORACLEC" "$m" -s abci --plan "$kind" -q -o "$out" "$@" 2>"$tmp/err"
 	s=$?
-	"$ORACLEC" "$m" --plan "$kind" -q -o "$out.2" "$@" 2>>"$tmp/err"
+	"$ORACLEC" "$m" -s abci --plan "$kind" -q -o "$out.2" "$@" 2>>"$tmp/err"
 	[ $s -eq 0 ] && [ $? -eq 0 ] || { fail "exit status $s"; return 1; }
 	cmp -s "$out" "$out.2" || fail "two runs differ"
 	return 0
@@ -268,12 +269,12 @@ check "resnet50.onnx --gpus 16 --strategies pipeline --plan pytorch: torchvision
 # Without --strategies or --grid, the plan is the report's recommendation;
 # an ODL pipeline plan keeps the report's stages.
 m=$srcdir/examples/resnet50.odl
-"$ORACLEC" "$m" -g 16 -f json >"$tmp/report.json" 2>"$tmp/err" || fail "no report"
+"$ORACLEC" "$m" -s abci -g 16 -f json >"$tmp/report.json" 2>"$tmp/err" || fail "no report"
 if plan "$m" generic "$tmp/best.json" -g 16; then
 	[ "$(get "$tmp/best.json" strategy)" = "$(get "$tmp/report.json" best)" ] ||
 		fail "the plan is not of the recommended strategy"
 fi
-"$ORACLEC" "$m" --grid pipeline=16 -f json >"$tmp/report.json" 2>>"$tmp/err"
+"$ORACLEC" "$m" -s abci --grid pipeline=16 -f json >"$tmp/report.json" 2>>"$tmp/err"
 if plan "$m" generic "$tmp/pipe.json" --grid pipeline=16; then
 	[ "$(get "$tmp/pipe.json" pipeline.boundaries)" = report ] || fail "ODL stages were recut"
 	i=0
@@ -323,7 +324,7 @@ check "no Megatron layout for unlike blocks, with the reason"
 	>"$tmp/out" 2>"$tmp/err"
 s=$?
 [ $s -eq 1 ] || fail "exit status $s, expected 1"
-grep -q 'vgg16.odl: error: no strategy fits on 1 GPU of abci' "$tmp/err" || fail "no diagnostic"
+grep -q 'vgg16.odl: error: no strategy fits on 1 GPU of dgx-h100' "$tmp/err" || fail "no diagnostic"
 [ -e "$tmp/none.json" ] && fail "a plan was written"
 [ -s "$tmp/out" ] && fail "stdout is not empty"
 ls -a "$tmp" | grep -q 'none.json.*tmp\|\.tmp' && fail "a temporary file was left"
@@ -368,13 +369,13 @@ check "--plan usage errors: an unknown kind, with --format"
 "$ORACLEC" "$srcdir/examples/resnet50.odl" --grid data=4 --zero 3 --plan pytorch -q \
 	-o "$tmp/pt3.json" 2>>"$tmp/err" || fail "pytorch: exit status $?"
 [ "$(get "$tmp/pt3.json" fsdp)" = FULL_SHARD ] || fail "fsdp: $(get "$tmp/pt3.json" fsdp)"
-"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid data=8 --fsdp hybrid --plan pytorch -q \
+"$ORACLEC" "$srcdir/examples/resnet50.odl" -s abci --grid data=8 --fsdp hybrid --plan pytorch -q \
 	-o "$tmp/pth.json" 2>>"$tmp/err" || fail "pytorch: exit status $?"
 [ "$(get "$tmp/pth.json" fsdp)" = HYBRID_SHARD ] || fail "fsdp: $(get "$tmp/pth.json" fsdp)"
-"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid data=8 --fsdp hybrid --plan deepspeed -q \
+"$ORACLEC" "$srcdir/examples/resnet50.odl" -s abci --grid data=8 --fsdp hybrid --plan deepspeed -q \
 	-o "$tmp/dsh.json" 2>>"$tmp/err" || fail "deepspeed: exit status $?"
 [ "$(get "$tmp/dsh.json" zero_optimization.zero_hpz_partition_size)" = 4 ] || fail "no hpZ of 4"
-"$ORACLEC" "$srcdir/examples/resnet50.odl" --grid pipeline=4 --zero 3 --plan pytorch \
+"$ORACLEC" "$srcdir/examples/resnet50.odl" -s abci --grid pipeline=4 --zero 3 --plan pytorch \
 	-o "$tmp/no.json" >"$tmp/out" 2>"$tmp/err2"
 [ $? -eq 1 ] || fail "a pipeline with ZeRO-3 was planned"
 grep -q "error: pipeline=4 on abci: ZeRO stages 2 and 3 do not combine with pipeline parallelism; no plan written" \
@@ -401,11 +402,11 @@ check "--per-layer plans: each module's split (VGG16: convolutions data, fc2 fil
 # layers over 16 GPUs in 64 groups sharing the samples (JSON split {data,
 # filter}); on 64 the split no longer beats data parallelism's exchange
 # hidden behind the backward
-"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 1024 --per-layer --implementation pytorch \
+"$ORACLEC" "$srcdir/examples/vgg16.odl" -s abci -g 1024 --per-layer --implementation pytorch \
 	--plan generic -q -o "$tmp/pl1024" 2>>"$tmp/err" || fail "exit status $?"
 grep -A3 '"module": "fc2"' "$tmp/pl1024" | grep -q '"degree": 16' || fail "fc2 is not split over 16 GPUs"
 grep -A3 '"module": "stage1.conv"' "$tmp/pl1024" | grep -q '"degree": 1' || fail "the first conv is not data"
-"$ORACLEC" "$srcdir/examples/vgg16.odl" -g 1024 --per-layer --implementation pytorch -f json -q \
+"$ORACLEC" "$srcdir/examples/vgg16.odl" -s abci -g 1024 --per-layer --implementation pytorch -f json -q \
 	-o "$tmp/pl1024.json" 2>>"$tmp/err"
 [ "$(jq -c '.per_layer[] | select(.layer == "fc2") | .split' "$tmp/pl1024.json")" = '{"data":64,"filter":16}' ] ||
 	fail "fc2's JSON split is not data=64 x filter=16"

@@ -110,7 +110,7 @@ chmod +x "$tmp/trainer.sh"
 
 # ---- the plan ------------------------------------------------------------
 
-"$ORACLEC" "$srcdir/examples/resnet50.odl" -g 4 --plan slurm -q -o "$tmp/plan4.sh" 2>"$tmp/err" ||
+"$ORACLEC" "$srcdir/examples/resnet50.odl" -s abci -g 4 --plan slurm -q -o "$tmp/plan4.sh" 2>"$tmp/err" ||
 	fail "oraclec: exit status $?"
 # the loader's CPUs as abci's cost model took them: chainermn-paradl's 20
 # workers, at most 40 cores over 4 GPUs; the test node has 8 CPUs, so the
@@ -128,7 +128,7 @@ done >"$tmp/diff"
 [ -s "$tmp/diff" ] && fail "$(cat "$tmp/diff")"
 check "sbatch of a 4-GPU plan: 4 ranks, each with the plan's RANK, LOCAL_RANK, WORLD_SIZE and master; the loader's CPUs a task"
 
-"$ORACLEC" "$srcdir/examples/resnet50.odl" -g 8 --plan slurm -q -o "$tmp/plan8.sh" 2>"$tmp/err" ||
+"$ORACLEC" "$srcdir/examples/resnet50.odl" -s abci -g 8 --plan slurm -q -o "$tmp/plan8.sh" 2>"$tmp/err" ||
 	fail "oraclec: exit status $?"
 rm -f "$tmp/ranks/"*
 OUT=$tmp/ranks timeout 120 sbatch --wait --export=ALL --nodes=1 --ntasks=4 --cpus-per-task=1 \

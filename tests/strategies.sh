@@ -83,11 +83,11 @@ check "--nesting pipeline-outer: VGG16 dpf on 32 DGX A100 GPUs, faster than the 
 # own graph dump (spatial/results/vgg/4/cg.dot); an exact split keeps
 # torchvision's 138,357,544
 vgg=$srcdir/examples/vgg16.odl
-run "$vgg" --grid spatial=4 -B 128 --spatial-split all -f json
+run "$vgg" -s abci --grid spatial=4 -B 128 --spatial-split all -f json
 want_status 0
 [ "$(get "$tmp/out" strategies.0.memory.weights)" = 1081912480 ] ||
 	fail "weights $(get "$tmp/out" strategies.0.memory.weights) bytes, not 4 x 270,478,120"
-run "$vgg" --grid spatial=4 -B 128 --spatial-split all -f json --implementation pytorch
+run "$vgg" -s abci --grid spatial=4 -B 128 --spatial-split all -f json --implementation pytorch
 [ "$(get "$tmp/out" strategies.0.memory.weights)" = 553430176 ] ||
 	fail "exact strips: weights $(get "$tmp/out" strategies.0.memory.weights), not 4 x 138,357,544"
 check "strips = \"halo-rows\": VGG16 on 4 strips has the authors' 270,478,120 parameters"
@@ -238,7 +238,7 @@ sys.exit(a != b)' "$tmp/plain.json" "$tmp/out" || fail "--search changed the str
 	# abci runs the ParaDL scripts on Chainer 7: fp32, no ZeRO, no
 	# recomputation, the paper's seven strategies (issue 32.1: the search
 	# proposed amp-fp16 with ZeRO-3)
-	run "$onnx" -g 1024 -f json --search
+	run "$onnx" -s abci -g 1024 -f json --search
 	want_status 0
 	"$py" "$tmp/search.py" "$tmp/out" precision=fp32 zero=0 recompute=none >/dev/null \
 		2>>"$tmp/err" || fail "the search proposed what chainermn-paradl does not run"
@@ -251,7 +251,7 @@ assert not s["dp"]["feasible"] and s["dp"]["iteration"]["total_s"] > 0, s["dp"]
 assert s["dp"]["reason"].startswith("chainermn-paradl does not run dp parallelism"), s["dp"]
 assert d["best"] == "data" and d["warnings"][0]["code"] != "unsupported-by-implementation"' \
 		"$tmp/out" 2>>"$tmp/err" || fail "a strategy chainermn-paradl does not run was proposed"
-	run "$odl" -g 64 -f json --zero 1 --precision amp-fp16
+	run "$odl" -s abci -g 64 -f json --zero 1 --precision amp-fp16
 	want_status 0
 	[ "$(get "$tmp/out" warnings.0.code)" = unsupported-by-implementation ] ||
 		fail "no warning on options chainermn-paradl does not run"
