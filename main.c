@@ -255,7 +255,7 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena
 	t0 = clock_ms();
 	if (!strategies_run(g, an, so))
 		return false;
-	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->gpus,
+	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->set.gpus,
 			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
 			  clock_ms() - t0);
 

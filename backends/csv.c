@@ -30,7 +30,7 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 		esc_csv(f, g->name);
 		fputc(',', f);
 		esc_csv(f, an->sys->name);
-		fprintf(f, ",%" PRId64 ",%s,\"", an->gpus, strategy_name[k->kind]);
+		fprintf(f, ",%" PRId64 ",%s,\"", an->set.gpus, strategy_name[k->kind]);
 		fputs(grid_format(k->grid, NULL, 0, grid, sizeof grid), f);
 		fprintf(f, "\",%s,", k->feasible ? "true" : "false");
 		esc_csv_quoted(f, k->reason ? k->reason : "");

@@ -208,15 +208,15 @@ settings(FILE *f, const Graph *g, const Analysis *an)
 	row(f, "system", s->name);
 	row(f, "hardware", b);
 	row(f, "software", an->impl.name);
-	if (an->global_batch)
-		snprintf(b, sizeof b, "%" PRId64 " GPUs, global batch %" PRId64 ", %s, %s", an->gpus,
-			 an->global_batch, precision_name(an->prec), optimizer_name(an->opt));
+	if (an->set.global_batch)
+		snprintf(b, sizeof b, "%" PRId64 " GPUs, global batch %" PRId64 ", %s, %s", an->set.gpus,
+			 an->set.global_batch, precision_name(an->set.prec), optimizer_name(an->set.opt));
 	else
 		snprintf(b, sizeof b, "%" PRId64 " GPUs, %" PRId64 " samples per GPU, %s, %s",
-			 an->gpus, an->batch_per_gpu, precision_name(an->prec),
-			 optimizer_name(an->opt));
+			 an->set.gpus, an->set.batch_per_gpu, precision_name(an->set.prec),
+			 optimizer_name(an->set.opt));
 	row(f, "training", b);
-	snprintf(b, sizeof b, "%" PRId64 " samples", an->dataset_size);
+	snprintf(b, sizeof b, "%" PRId64 " samples", an->set.dataset_size);
 	row(f, "epoch", b);
 	fputs("</table>\n", f);
 }
@@ -240,7 +240,7 @@ html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	esc_xml(f, g->name);
 	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>oraclec: ", style);
 	esc_xml(f, g->name);
-	fprintf(f, " on %" PRId64 " GPUs of ", an->gpus);
+	fprintf(f, " on %" PRId64 " GPUs of ", an->set.gpus);
 	esc_xml(f, an->sys->name);
 	fputs("</h1>\n", f);
 	recommendation(f, an);

@@ -117,9 +117,9 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 		fprintf(f, "\t--micro-batch-size %g\n", pl->micro_batch);
 	fprintf(f, "\t--global-batch-size %lld\n", (long long)k->global_batch);
 	/* Megatron's --fp16 and --bf16 are mixed precision (fp32 master) */
-	if (an->prec == PREC_FP16 || an->prec == PREC_AMP_FP16)
+	if (an->set.prec == PREC_FP16 || an->set.prec == PREC_AMP_FP16)
 		fputs("\t--fp16\n", f);
-	if (an->prec == PREC_BF16 || an->prec == PREC_AMP_BF16)
+	if (an->set.prec == PREC_BF16 || an->set.prec == PREC_AMP_BF16)
 		fputs("\t--bf16\n", f);
 	/* Megatron takes one of the two: a layout of pipeline x V stages
 	 * says V itself */
@@ -130,7 +130,7 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	else if (an->rc.k)
 		fprintf(f, "\t--recompute-granularity full\n\t--recompute-method uniform\n"
 			   "\t--recompute-num-layers %d\n", an->rc.k);
-	if (an->zero) /* Megatron's distributed optimizer shards the optimizer state */
+	if (an->set.zero) /* Megatron's distributed optimizer shards the optimizer state */
 		fputs("\t--use-distributed-optimizer\n", f);
 	/* Megatron numbers its ranks tp-cp-ep-dp-pp (pipeline-outer), or with
 	 * this flag tp-cp-ep-pp-dp (data outermost: model-inner); the orders

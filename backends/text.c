@@ -151,22 +151,22 @@ system_lines(const Analysis *an, FILE *f)
 	fputs("): ", f);
 	esc_text(f, an->impl.framework);
 	fputc('\n', f);
-	if (an->global_batch)
-		snprintf(b1, sizeof b1, "global batch %" PRId64, an->global_batch);
+	if (an->set.global_batch)
+		snprintf(b1, sizeof b1, "global batch %" PRId64, an->set.global_batch);
 	else
-		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->batch_per_gpu);
-	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch", an->gpus,
-		an->gpus == 1 ? "" : "s", b1, precision_name(an->prec),
-		optimizer_name(an->opt),
-		grouped(an->dataset_size, b2));
-	if (an->zero)
-		fprintf(f, ", ZeRO stage %d%s", an->zero,
-			an->zero_node ? " inside each node (FSDP hybrid)" : "");
+		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->set.batch_per_gpu);
+	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch", an->set.gpus,
+		an->set.gpus == 1 ? "" : "s", b1, precision_name(an->set.prec),
+		optimizer_name(an->set.opt),
+		grouped(an->set.dataset_size, b2));
+	if (an->set.zero)
+		fprintf(f, ", ZeRO stage %d%s", an->set.zero,
+			an->set.zero_node ? " inside each node (FSDP hybrid)" : "");
 	if (an->rc.k == RECOMPUTE_SELECTIVE)
 		fputs(", selective recomputation (attention)", f);
 	else if (an->rc.k)
 		fprintf(f, ", recomputation every %d layers", an->rc.k);
-	if (an->forward_only)
+	if (an->set.forward_only)
 		fputs(", forward only", f);
 	fputc('\n', f);
 }
@@ -353,7 +353,7 @@ sweep_table(const Analysis *an, FILE *f)
 	fprintf(f, "  best\n");
 	for (int i = 0; i < an->nsweep; i++) {
 		const Analysis *s = &an->sweep[i];
-		fprintf(f, "%7" PRId64, s->gpus);
+		fprintf(f, "%7" PRId64, s->set.gpus);
 		for (int k = 0; k < STRAT_COUNT; k++) {
 			const Candidate *c = &s->cand[k];
 			if (c->analysed)
@@ -400,7 +400,7 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 	char b[32];
 
 	fprintf(f, "\nper-layer: %d blocks on %lld GPUs, global batch %.0f: %s per iteration "
-		   "(uniform:", pl->nblocks, (long long)an->gpus, pl->global_batch,
+		   "(uniform:", pl->nblocks, (long long)an->set.gpus, pl->global_batch,
 		secs(true, pl->time, b));
 	for (int m = 0; m < PL_MODES; m++)
 		fprintf(f, " %s %s", per_layer_mode_name[m],
@@ -416,11 +416,11 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 		       pl->degree[j + 1] == pl->degree[i])
 			j++;
 		/* a mode on all GPUs by its name; on fewer, the grid */
-		if (pl->mode[i] == PL_DATA || pl->degree[i] == an->gpus)
+		if (pl->mode[i] == PL_DATA || pl->degree[i] == an->set.gpus)
 			snprintf(how, sizeof how, "%s", per_layer_mode_name[pl->mode[i]]);
 		else
 			snprintf(how, sizeof how, "data=%lld x %s=%lld",
-				 (long long)(an->gpus / pl->degree[i]), per_layer_mode_name[pl->mode[i]],
+				 (long long)(an->set.gpus / pl->degree[i]), per_layer_mode_name[pl->mode[i]],
 				 (long long)pl->degree[i]);
 		fprintf(f, "  %-8s layers %d-%d (", how, i, j);
 		esc_text(f, g->layer[i].name);

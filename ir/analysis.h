@@ -210,6 +210,40 @@ typedef struct PerLayer {
 	                             the recommendation (per_layer_recommend) */
 } PerLayer;
 
+/* What an analysis is asked for: oraclec's options, else the defaults of
+ * settings_default (plan/analysis.h, documented in oraclec(1)).  An
+ * Analysis embeds them as analysis_setup resolved them (Analysis.set). */
+typedef struct Settings {
+	Precision prec;         /* fp32 */
+	Optimizer opt;          /* SGD with momentum, the usual optimizer for CNNs */
+	int64_t gpus;           /* 1 */
+	int64_t batch_per_gpu;  /* weak scaling: 32 samples, the common per-GPU
+	                           batch of ImageNet CNN training */
+	int64_t global_batch;   /* strong scaling: a fixed global batch; 0: weak */
+	int64_t dataset_size;   /* samples per epoch; 0: the model's, else
+	                           ImageNet-1k's 1,281,167 training images */
+	double sample_bytes;    /* stored bytes of one sample; 0: ImageNet's
+	                           average JPEG for a JPEG, a byte per item for
+	                           a raw image, else 4 */
+	bool as_exported;       /* keep an eval-mode export's folded graph */
+	Schedule schedule;      /* pipeline schedule: gpipe */
+	int virtual_stages;     /* interleaved:V; 0 or 1 otherwise */
+	int64_t micro_batches;  /* --micro-batches; 0: chosen */
+	const char *dropout_after; /* --dropout LAYER,...: NULL none */
+	bool channels_last;     /* activations in NHWC (docs/model.md, "Precision") */
+	const Implementation *impl; /* --implementation; NULL: the system's */
+	int loader_workers;     /* --loader-workers; 0: the implementation's */
+	DataKind data;          /* --data; DATA_AUTO: from the input's shape */
+	bool forward_only;      /* --forward-only */
+	int zero;               /* --zero: ZeRO stage 0-3 */
+	bool zero_node;         /* --fsdp hybrid: stage 3 shards inside a node */
+	int recompute;          /* --recompute: RECOMPUTE_NONE, RECOMPUTE_FULL
+	                           or K > 0, segments of K layers */
+} Settings;
+
+/* Settings.recompute; > 0: every K */
+enum { RECOMPUTE_NONE = 0, RECOMPUTE_FULL = -1, RECOMPUTE_ATTENTION = -2 };
+
 /* What --search leaves fixed: the options given. */
 typedef struct SearchFix {
 	bool schedule, zero, recompute, precision;
@@ -236,26 +270,21 @@ typedef struct Analysis {
 	const System *sys;
 	Implementation impl;      /* the software stack, with what the system
 	                             file overrides (analysis_setup) */
-	Precision prec;
-	Optimizer opt;
-	Schedule schedule;        /* pipeline */
-	int virtual_stages;       /* interleaved: model chunks per GPU; else 1 */
-	int64_t micro_batches;    /* --micro-batches; 0: the model chooses */
-	int64_t gpus;
-	int64_t batch_per_gpu;    /* weak scaling; 0 when the global batch is fixed */
-	int64_t global_batch;     /* strong scaling; 0 when weak */
-	int64_t dataset_size;
-	double sample_bytes;      /* stored bytes of one training sample */
-	DataKind data;            /* what a sample is as stored (never AUTO) */
-	int zero;                 /* ZeRO stage 0-3 over the data-parallel group */
-	bool zero_node;           /* the shards are a node's part of that group,
-	                             replicated across nodes (FSDP's
-	                             HYBRID_SHARD, DeepSpeed's ZeRO++ hpZ) */
-	Recompute rc;             /* activation recomputation */
-	bool forward_only;        /* runs without backward (the ParaDL CosmoFlow
-	                             runs): gradients still exchanged, weights
-	                             still updated */
-	int loader_workers;       /* per loading process, within its cores */
+	Settings set;             /* what was asked, resolved by analysis_setup:
+	                             the GPUs; the batch per GPU (weak scaling;
+	                             0 when the global batch is fixed) or the
+	                             global batch (strong; 0 when weak); the
+	                             dataset's samples and a sample's stored
+	                             bytes filled in; the data kind never AUTO;
+	                             virtual_stages at least 1; micro_batches 0
+	                             when the model chooses; the loader's
+	                             workers within its cores; zero_node: the
+	                             shards a node's part of the data-parallel
+	                             group (FSDP's HYBRID_SHARD, DeepSpeed's
+	                             ZeRO++ hpZ); forward_only: no backward (the
+	                             ParaDL CosmoFlow runs), gradients still
+	                             exchanged, weights still updated */
+	Recompute rc;             /* activation recomputation, from set.recompute */
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */
 	double runner_up_ratio;   /* second best / best epoch time */

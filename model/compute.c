@@ -64,7 +64,7 @@ depthwise(const Graph *g, const Layer *l)
 bool
 layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
 {
-	return aten_depthwise(an, g, l, precision_dtype(an->prec, true) == DT_FP16);
+	return aten_depthwise(an, g, l, precision_dtype(an->set.prec, true) == DT_FP16);
 }
 
 /* The number format layer l computes in: the precision's, but for the
@@ -74,7 +74,7 @@ layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
 static Dtype
 dtype(const Analysis *an, const Graph *g, const Layer *l)
 {
-	Dtype dt = precision_dtype(an->prec, l->cost.macs > 0);
+	Dtype dt = precision_dtype(an->set.prec, l->cost.macs > 0);
 
 	if (dt == DT_FP32 && an->impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
 	    an->sys->peak[DT_TF32] > 0 && !aten_depthwise(an, g, l, false))
@@ -224,7 +224,7 @@ static double
 accumulate_time(const Analysis *an, const Graph *g, const Layer *l, double share)
 {
 	const System *s = an->sys;
-	int ops = an->impl.zero_grad && an->zero < 2 && l->cost.params > 0 ? l->nw : 0;
+	int ops = an->impl.zero_grad && an->set.zero < 2 && l->cost.params > 0 ? l->nw : 0;
 
 	if (!ops)
 		return 0;
@@ -264,7 +264,7 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 		kernels = 2; /* data and weight gradients */
 	else if (bwd && l->cost.bytes_bwd == 0 && l->cost.flops_bwd == 0)
 		kernels = 0; /* an add passes its gradient on */
-	if (bwd && an->forward_only)
+	if (bwd && an->set.forward_only)
 		return 0; /* no backward pass, no dispatch */
 	if (l->pattern && !l->timed)
 		return pattern_time(an, g, l, n, share, bwd) + cast_time(an, l, n, share, bwd);
@@ -387,10 +387,10 @@ update_time(const Analysis *an, double params, double arrays)
 	const Implementation *im = &an->impl;
 	double chunks = ceil(arrays / FOREACH_TENSORS), big = ceil(params / FOREACH_ELEMS);
 	double per = im->step == STEP_FOREACH ? (chunks > big ? chunks : big) : arrays;
-	double kernels = (im->step == STEP_PER_OP || im->step == STEP_FOREACH ? step_ops(an->opt) : 1) +
+	double kernels = (im->step == STEP_PER_OP || im->step == STEP_FOREACH ? step_ops(an->set.opt) : 1) +
 			 (im->zero_grad ? 1 : 0);
 
-	return params * update_bytes(an->opt) / (s->mem_bw * s->eff_mem) + per * kernels * s->kernel_lat;
+	return params * update_bytes(an->set.opt) / (s->mem_bw * s->eff_mem) + per * kernels * s->kernel_lat;
 }
 
 /* CPU seconds one loader worker spends on a sample: decoding and
@@ -399,8 +399,8 @@ update_time(const Analysis *an, double params, double arrays)
 static double
 sample_cpu(const Analysis *an)
 {
-	switch (an->data) {
-	case DATA_JPEG: return an->impl.decode_bw > 0 ? an->sample_bytes / an->impl.decode_bw : 0;
+	switch (an->set.data) {
+	case DATA_JPEG: return an->impl.decode_bw > 0 ? an->set.sample_bytes / an->impl.decode_bw : 0;
 	case DATA_RAW: return an->impl.raw_sample;
 	default: return 0;
 	}
@@ -413,7 +413,7 @@ sample_cpu(const Analysis *an)
 static double
 shared_reads(const Analysis *an, double node_samples, double nodes)
 {
-	double shard = (double)an->dataset_size / (nodes > 1 ? nodes : 1);
+	double shard = (double)an->set.dataset_size / (nodes > 1 ? nodes : 1);
 	double miss = shard > an->sys->cache_files ? 1 - an->sys->cache_files / shard : 0;
 
 	return node_samples * nodes * miss;
@@ -429,13 +429,13 @@ input_time(const Analysis *an, double samples, double cores, double node_samples
 {
 	const System *s = an->sys;
 	double workers = an->impl.loader_workers < cores ? an->impl.loader_workers : cores;
-	double bytes = s->storage_bw > 0 ? node_samples * an->sample_bytes / s->storage_bw : 0;
+	double bytes = s->storage_bw > 0 ? node_samples * an->set.sample_bytes / s->storage_bw : 0;
 	double files = s->fs_file_rate > 0 ? shared_reads(an, node_samples, nodes) / s->fs_file_rate
 					   : 0;
 	double read = bytes > files ? bytes : files;
 	double cpu = workers > 0 ? samples * sample_cpu(an) / workers : 0;
 
-	if (an->data == DATA_SYNTHETIC)
+	if (an->set.data == DATA_SYNTHETIC)
 		return 0;
 
 	return read > cpu ? read : cpu;

@@ -49,7 +49,7 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 	const Cost *c = &l->cost;
 	double ops;
 
-	if (bwd && an->forward_only)
+	if (bwd && an->set.forward_only)
 		return 0;
 	if ((an->impl.fused_attention && l->attn > ATTN_QK) || l->pattern == PAT_PART)
 		return 0; /* one operator's call, counted at its first layer */
@@ -59,7 +59,7 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 		ops = 1 + (l->op == OP_BATCHNORM) + c->cast_wn + c->cast_inn;
 	else
 		ops = 1 + c->cast_gradn +
-		      (an->impl.zero_grad && an->zero < 2 && c->params > 0 ? l->nw : 0);
+		      (an->impl.zero_grad && an->set.zero < 2 && c->params > 0 ? l->nw : 0);
 	return ops * an->impl.dispatch + library_calls(an, g, l, bwd) * an->impl.library_call;
 }
 
@@ -70,8 +70,8 @@ double
 step_host(const Analysis *an, double arrays)
 {
 	const Implementation *im = &an->impl;
-	double ops = im->step == STEP_FOREACH ? step_ops(an->opt)
-		     : im->step == STEP_PER_OP ? arrays * step_ops(an->opt)
+	double ops = im->step == STEP_FOREACH ? step_ops(an->set.opt)
+		     : im->step == STEP_PER_OP ? arrays * step_ops(an->set.opt)
 					       : arrays;
 
 	double loops = im->step == STEP_FOREACH; /* the Python loops over the tensors */
@@ -81,7 +81,7 @@ step_host(const Analysis *an, double arrays)
 	 * and updates its scale */
 	if (im->zero_grad)
 		ops += im->step == STEP_FOREACH ? 1 : arrays;
-	if (precision_info[an->prec].matmul == DT_FP16)
+	if (precision_info[an->set.prec].matmul == DT_FP16)
 		ops += 3, loops++;
 	return ops * im->dispatch + loops * arrays * im->step_tensor;
 }
@@ -94,7 +94,7 @@ static bool
 synced(const Analysis *an)
 {
 	return an->impl.sync == SYNC_ALWAYS ||
-	       (an->impl.sync == SYNC_AMP && precision_info[an->prec].matmul == DT_FP16);
+	       (an->impl.sync == SYNC_AMP && precision_info[an->set.prec].matmul == DT_FP16);
 }
 
 /* The two lanes: the CPU's clock and the GPU's. */

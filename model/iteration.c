@@ -101,7 +101,7 @@ iteration_finish(const Analysis *an, Candidate *k)
 	k->computable = true;
 	k->t.communication = k->t.grad + k->t.layer + k->t.p2p;
 	k->t.total = partial_total(k);
-	k->epoch = k->t.total * ceil((double)an->dataset_size / (double)k->global_batch);
+	k->epoch = k->t.total * ceil((double)an->set.dataset_size / (double)k->global_batch);
 	if ((why = overflow(k))) {
 		k->computable = false;
 		k->feasible = false;

@@ -191,7 +191,7 @@ double spatial_gather(const Analysis *an, const Graph *g, int split, double n, G
 /* zero.c */
 
 /* The weights, gradients and optimizer state of a GPU holding `weights`
- * parameters under ZeRO stage an->zero (1-3) over nd GPUs, into m. */
+ * parameters under ZeRO stage an->set.zero (1-3) over nd GPUs, into m. */
 void zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m);
 /* The parameter tensors a GPU's optimizer step runs over when `arrays`
  * tensors are sharded over nd GPUs: all of them without ZeRO; at stage 1

@@ -80,7 +80,7 @@ reducer_kernels(const Analysis *an, const Graph *g, int nw, int64_t buffers, dou
 	const System *s = an->sys;
 	double bw = s->mem_bw * s->eff_mem, b = buffer_bytes(an, buffers), t;
 
-	if (an->zero >= 2)
+	if (an->set.zero >= 2)
 		return 0;
 	t = an->impl.grad_copies * (nw * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
 	/* flattened (a read and a write), copied back (another) */
@@ -96,7 +96,7 @@ reducer_layer(const Analysis *an, const Graph *g, const Layer *l, double weights
 double
 reducer_total(const Analysis *an, Group grp, double t, double bytes)
 {
-	if (grp.size <= 1 || an->zero >= 2)
+	if (grp.size <= 1 || an->set.zero >= 2)
 		return 0;
 	/* one flatten kernel and one broadcast of them all: DDP's
 	 * _broadcast_coalesced (torch/csrc/distributed/c10d/comm.cpp) */
@@ -112,7 +112,7 @@ reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
 	const LayerTable *tb;
 	double t = 0, bytes = 0;
 
-	if (grp.size <= 1 || an->zero >= 2)
+	if (grp.size <= 1 || an->set.zero >= 2)
 		return 0;
 	tb = layer_table_full(g);
 	for (int i = first; i <= last; i++) {

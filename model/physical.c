@@ -47,7 +47,7 @@ typedef struct Ctx {
 static int64_t
 batch_for(const Ctx *c, int64_t data_width)
 {
-	return c->an->global_batch ? c->an->global_batch : c->an->batch_per_gpu * data_width;
+	return c->an->set.global_batch ? c->an->set.global_batch : c->an->set.batch_per_gpu * data_width;
 }
 
 /* Layer-wise compute of a grid where the split layers do 1/ways of the
@@ -80,8 +80,8 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 		t.act_bytes = (int64_t)((double)t.act_bytes * c->an->rc.fraction);
 	k->mem.weights = weights * c->delta + mem_cast_weights(&c->g->total, weights);
 	k->mem.grads = weights * c->delta;
-	k->mem.optimizer = weights * optimizer_bytes(c->an->opt);
-	if (c->an->zero)
+	k->mem.optimizer = weights * optimizer_bytes(c->an->set.opt);
+	if (c->an->set.zero)
 		zero_memory(c->an, c->g, weights, (double)zero_group(c->an, c->map.grad).size,
 			    &k->mem);
 	mem_activations(&k->mem, &t, act_samples, act_share);
@@ -99,7 +99,7 @@ sharded(const Ctx *c, Candidate *k, double weights)
 	Group shard = zero_group(c->an, c->map.grad);
 	double hidden, left = k->t.compute, nd = shard.size > 1 ? (double)shard.size : 1;
 
-	if (!c->an->zero)
+	if (!c->an->set.zero)
 		return;
 	k->t.update = update_time(c->an, weights / nd, zero_step_arrays(c->an, c->arrays, nd));
 	if (shard.size < c->map.grad.size) { /* in the window DDP's exchange had */
@@ -127,7 +127,7 @@ input(const Ctx *c, Candidate *k, double own, double node, bool model_parallel)
 	const System *s = c->s;
 	double tensor = c->g->ninput ? (double)c->g->tensor[c->g->input[0]].elems * 4 : 0;
 
-	if (c->an->data == DATA_SYNTHETIC)
+	if (c->an->set.data == DATA_SYNTHETIC)
 		return; /* on the GPU already */
 	if (model_parallel && c->an->impl.node_loader) {
 		k->t.input = input_time(c->an, node, s->cpu_cores, node, (double)c->map.nodes);
@@ -186,7 +186,7 @@ static void
 data(const Ctx *c, Candidate *k)
 {
 	int64_t p = c->map.gpus, B = batch_for(c, p);
-	int64_t M = c->an->micro_batches > 1 ? c->an->micro_batches : 1;
+	int64_t M = c->an->set.micro_batches > 1 ? c->an->set.micro_batches : 1;
 	double n = (double)B / p;
 	Times r;
 
@@ -194,7 +194,7 @@ data(const Ctx *c, Candidate *k)
 	k->global_batch = B;
 	/* strong scaling: one sample per GPU at most; weak: no more samples
 	 * per iteration than the dataset holds */
-	k->max_gpus = c->an->global_batch ? B : c->an->dataset_size / c->an->batch_per_gpu;
+	k->max_gpus = c->an->set.global_batch ? B : c->an->set.dataset_size / c->an->set.batch_per_gpu;
 	if (p > B)
 		return beyond_limit(k, "more GPUs than samples in the batch");
 	k->per_gpu_batch = n;
@@ -478,7 +478,7 @@ assigned_batch(const PredictCtx *pc)
 {
 	const Analysis *an = pc->an;
 
-	return (double)(an->global_batch ? an->global_batch : an->batch_per_gpu * an->gpus);
+	return (double)(an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * an->set.gpus);
 }
 
 /* The grid of degree d on p GPUs: p / d groups of d (data alone for d =
@@ -486,7 +486,7 @@ assigned_batch(const PredictCtx *pc)
 static void
 degree_map(const PredictCtx *pc, int64_t d, Mapping *m)
 {
-	int64_t p = pc->an->gpus;
+	int64_t p = pc->an->set.gpus;
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = d == p ? 0 : p / d, [DIM_FILTER] = d > 1 ? d : 0 };
 
 	grid_map(pc->an->sys, grid, NEST_MODEL_INNER, m);
@@ -545,7 +545,7 @@ split_work(const PredictCtx *pc, const Layer *l, LayerSplit s, double n, const M
 static double
 split_samples(const PredictCtx *pc, LayerSplit s, double B)
 {
-	return B * (double)s.d / (double)pc->an->gpus;
+	return B * (double)s.d / (double)pc->an->set.gpus;
 }
 
 static double
@@ -582,7 +582,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 {
 	const Analysis *an = pc->an;
 	const Graph *g = pc->g;
-	double B = assigned_batch(pc), n = B / (double)an->gpus, local = 0, arrays = 0, *wshare;
+	double B = assigned_batch(pc), n = B / (double)an->set.gpus, local = 0, arrays = 0, *wshare;
 	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->sys, .delta = g->elem_bytes,
 		  .W = (double)g->total.params };
 
@@ -635,7 +635,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 		if (!any)
 			continue;
 		degree_map(pc, d, &m);
-		k->t.grad += grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->gpus,
+		k->t.grad += grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->set.gpus,
 				       wshare, &hidden);
 		k->t.grad_hidden += hidden;
 		k->t.reducer += reducer_time(an, g, m.grad, 0, g->nlayer - 1, wshare);

@@ -217,9 +217,9 @@ static MemUse
 per_parameter(const Analysis *an, const Graph *g, double nd)
 {
 	MemUse m = { .weights = g->elem_bytes, .grads = g->elem_bytes,
-		     .optimizer = optimizer_bytes(an->opt) };
+		     .optimizer = optimizer_bytes(an->set.opt) };
 
-	if (an->zero)
+	if (an->set.zero)
 		zero_memory(an, g, 1, nd, &m);
 	return m;
 }
@@ -874,7 +874,7 @@ stage_memory(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, 
 		if (sm > most)
 			most = sm, wb = sum[PS_W], acts = sa;
 	}
-	mem->weights = wb * pp.weights + (an->zero ? 0 : mem_cast_weights(&g->total, wb));
+	mem->weights = wb * pp.weights + (an->set.zero ? 0 : mem_cast_weights(&g->total, wb));
 	mem->grads = wb * pp.grads;
 	mem->optimizer = wb * pp.optimizer;
 	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0);
@@ -907,7 +907,7 @@ pipeline_checkpointed(const Analysis *an, int64_t M, double held, double *whole)
 	 * whole, is done before the first recomputation.  1F1B runs them
 	 * first to last: the stage recomputes its oldest while the last one,
 	 * whole, is in flight too. */
-	if (an->schedule != SCHED_GPIPE && nc == (double)M - 1 && held >= 2) {
+	if (an->set.schedule != SCHED_GPIPE && nc == (double)M - 1 && held >= 2) {
 		*whole = 2;
 		return held - 1;
 	}
@@ -926,12 +926,12 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	const System *s = an->sys;
 	double n = (double)B / M, delta = g->elem_bytes;
 	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, step = 0;
-	int L = g->nlayer, v = an->virtual_stages > 1 ? an->virtual_stages : 1;
+	int L = g->nlayer, v = an->set.virtual_stages > 1 ? an->set.virtual_stages : 1;
 	int64_t nc = checkpointed(an, M);
 	const Plan *p;
 
 	c->ck = (double)nc / (double)M;
-	schedule_held(an->schedule, v, M, (int)S, c->held);
+	schedule_held(an->set.schedule, v, M, (int)S, c->held);
 	for (int i = 0; i < S; i++)
 		c->ins[i] = pipeline_checkpointed(an, M, c->held[i], &c->held[i]);
 	*out = p = plan_for(g, an, c, it, n, M, S, cap - stage_extra(g, an, n), st, local);
@@ -969,7 +969,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * micro-batch crosses V times as many stage boundaries */
 	k->t.compute = M * T - k->t.layer - halos - k->t.recompute;
 	k->t.bubble = (S - 1) * T / v;
-	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->forward_only ? 1 : 2) *
+	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->set.forward_only ? 1 : 2) *
 				      p2p_time(an, edge, map->across)
 			    : 0;
 	k->t.p2p += halos;
@@ -1065,7 +1065,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX;
 	const char *why;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
-	int64_t Bg = an->global_batch ? an->global_batch : an->batch_per_gpu * p1;
+	int64_t Bg = an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * p1;
 	int64_t B = Bg / p1;
 	/* the per-layer arrays, made on a partition not kept */
 	Costs c = { .t = scratch(SC_T, len, sizeof(double)), .f = scratch(SC_F, len, sizeof(double)),
@@ -1077,7 +1077,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		    .halo = scratch(SC_HALO, len, sizeof(double)),
 		    .redo = scratch(SC_REDO, len, sizeof(double)), .ways = ways, .inner = inner,
 		    .last = rows ? spatial_limit(g, ways) : -1, .grp = map->split,
-		    .nd = an->zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
+		    .nd = an->set.zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
 	Stages st = { 0, scratch(SC_END, len, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL, NULL };
 	double *bs = scratch(SC_BEST_TIME, 6 * len, sizeof(double));
@@ -1112,7 +1112,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * at INT64_MAX where the product overflows: no limit that matters) */
 	if (!ck_mul(it.n, ways > 1 ? limit : 1, &k->max_gpus) ||
 	    !ck_mul(k->max_gpus,
-		    p1 > 1 ? (an->global_batch ? Bg : an->dataset_size / an->batch_per_gpu) : 1,
+		    p1 > 1 ? (an->set.global_batch ? Bg : an->set.dataset_size / an->set.batch_per_gpu) : 1,
 		    &k->max_gpus))
 		k->max_gpus = INT64_MAX;
 	if (p1 > Bg)
@@ -1125,9 +1125,9 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	else if (ways > limit)
 		beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
 					: "more GPUs than the fewest filters of a layer");
-	else if (an->micro_batches > B)
+	else if (an->set.micro_batches > B)
 		beyond_limit(k, "more micro-batches than samples in the batch");
-	else if (an->zero >= 2) /* DeepSpeed's pipeline engine refuses them */
+	else if (an->set.zero >= 2) /* DeepSpeed's pipeline engine refuses them */
 		beyond_limit(k, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 	if (k->reason)
 		return;
@@ -1150,14 +1150,14 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			if ((b = plan_new(&key, 0)))
 				b->T = lb;
 		}
-		if (lb / (double)S * ceil((double)an->dataset_size / (double)Bg) >= beat) {
+		if (lb / (double)S * ceil((double)an->set.dataset_size / (double)Bg) >= beat) {
 			beyond_limit(k, pipeline_bounded);
 			return;
 		}
 	}
 again:
-	for (int64_t M = an->micro_batches ? an->micro_batches : 1; M <= B;
-	     M = an->micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
+	for (int64_t M = an->set.micro_batches ? an->set.micro_batches : 1; M <= B;
+	     M = an->set.micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st, &p, &local)) {
 			if (!any || iteration_busy(&tmp.t) < iteration_busy(&best.t)) {
@@ -1166,7 +1166,7 @@ again:
 				any = true;
 			}
 		}
-		if (M == B || an->micro_batches)
+		if (M == B || an->set.micro_batches)
 			break;
 	}
 	if (!any && isfinite(cap)) {

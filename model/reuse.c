@@ -121,17 +121,21 @@ key_of(const Analysis *an, const Graph *g, Key *k, bool whole)
 
 	memcpy(&a, an, PREFIX);
 	a.sys = NULL; /* the system's bytes are compared instead */
-	a.micro_batches = 0;
-	a.gpus = a.batch_per_gpu = a.global_batch = a.dataset_size = 0;
-	a.sample_bytes = 0;
-	a.data = DATA_AUTO;
-	a.loader_workers = 0;
+	a.set.micro_batches = 0;
+	a.set.gpus = a.set.batch_per_gpu = a.set.global_batch = a.set.dataset_size = 0;
+	a.set.sample_bytes = 0;
+	a.set.data = DATA_AUTO;
+	a.set.loader_workers = 0; /* the implementation's, in a.impl */
+	a.set.impl = NULL;
+	a.set.dropout_after = NULL; /* the graph's, in its version */
+	a.set.as_exported = a.set.channels_last = false;
+	a.set.recompute = 0;        /* a.rc's */
 	if (!whole) {
-		a.opt = OPT_SGD;
-		a.schedule = SCHED_GPIPE;
-		a.virtual_stages = 0;
-		a.zero = a.zero >= 2 ? 2 : 0; /* accumulate_time, layer_host: below 2 or not */
-		a.zero_node = false;
+		a.set.opt = OPT_SGD;
+		a.set.schedule = SCHED_GPIPE;
+		a.set.virtual_stages = 0;
+		a.set.zero = a.set.zero >= 2 ? 2 : 0; /* accumulate_time, layer_host: below 2 or not */
+		a.set.zero_node = false;
 		a.rc = (Recompute){ 0 };
 	}
 	memset(k, 0, sizeof *k);

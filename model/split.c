@@ -77,7 +77,7 @@ split_collective_of(const Analysis *an, const Graph *g, Group grp, double n, boo
 {
 	double y = (double)out * n * g->elem_bytes;
 	double x = (double)in * n * g->elem_bytes;
-	bool first = reads || an->forward_only; /* no backward collective */
+	bool first = reads || an->set.forward_only; /* no backward collective */
 
 	if (an->impl.staged) /* all-gather forward, all-to-all backward */
 		return gather_time(an, grp, channel ? x : y) +
@@ -236,7 +236,7 @@ halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t 
 
 	if (ways <= 1)
 		return 0;
-	for (int bwd = 0; bwd < (an->forward_only ? 1 : 2); bwd++) {
+	for (int bwd = 0; bwd < (an->set.forward_only ? 1 : 2); bwd++) {
 		int64_t up, down;
 		double row = row_bytes(g, l, n, bwd), tu, td;
 		if (row <= 0 || !halo_rows(an, l, bwd, &up, &down))
@@ -253,7 +253,7 @@ halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t 
 double
 spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp)
 {
-	return (an->forward_only ? 1 : 2) *
+	return (an->set.forward_only ? 1 : 2) *
 	       gather_time(an, grp, (double)g->tensor[g->layer[split].out[0]].elems * n *
 					    g->elem_bytes);
 }

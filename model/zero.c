@@ -36,19 +36,19 @@
 static double
 state_bytes(const Analysis *an, const Graph *g)
 {
-	return precision_info[an->prec].low ? precision_info[an->prec].low : g->elem_bytes;
+	return precision_info[an->set.prec].low ? precision_info[an->set.prec].low : g->elem_bytes;
 }
 
 void
 zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m)
 {
 	double p = state_bytes(an, g);
-	double k = optimizer_bytes(an->opt) + (precision_info[an->prec].low ? 4 : 0);
+	double k = optimizer_bytes(an->set.opt) + (precision_info[an->set.prec].low ? 4 : 0);
 
 	if (nd < 1)
 		nd = 1;
-	m->weights = weights * p / (an->zero >= 3 ? nd : 1);
-	m->grads = weights * p / (an->zero >= 2 ? nd : 1);
+	m->weights = weights * p / (an->set.zero >= 3 ? nd : 1);
+	m->grads = weights * p / (an->set.zero >= 2 ? nd : 1);
 	m->optimizer = weights * k / nd;
 }
 
@@ -57,9 +57,9 @@ zero_step_arrays(const Analysis *an, double arrays, double nd)
 {
 	double share = nd > 1 ? arrays / nd : arrays;
 
-	if (!an->zero)
+	if (!an->set.zero)
 		return arrays;
-	if (an->zero >= 2 || an->impl.flat_zero)
+	if (an->set.zero >= 2 || an->impl.flat_zero)
 		return 1;
 	return share >= 1 || arrays == 0 ? share : 1; /* a rank steps at least one */
 }
@@ -67,7 +67,7 @@ zero_step_arrays(const Analysis *an, double arrays, double nd)
 Group
 zero_group(const Analysis *an, Group grad)
 {
-	if (an->zero_node && grad.per_node >= 1 && grad.per_node < grad.size)
+	if (an->set.zero_node && grad.per_node >= 1 && grad.per_node < grad.size)
 		return (Group){ grad.per_node, grad.per_node, 1 };
 	return grad;
 }
@@ -93,7 +93,7 @@ zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights, 
 	double t;
 
 	*hidden = 0;
-	if (an->zero < 3 || grp.size <= 1)
+	if (an->set.zero < 3 || grp.size <= 1)
 		return 0;
 	/* the whole model's parameters gathered twice, forward and backward */
 	t = 2 * allgather_time(an->sys, grp, weights * state_bytes(an, g));

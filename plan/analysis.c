@@ -122,24 +122,12 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 				   "%s peak", precision_name(set->prec), s->name, peak);
 		return false;
 	}
-	*an = (Analysis){
-		.sys = s,
-		.impl = implementation(set, s),
-		.prec = set->prec,
-		.opt = set->opt,
-		.schedule = set->schedule,
-		.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1,
-		.micro_batches = set->micro_batches,
-		.gpus = set->gpus,
-		.global_batch = set->global_batch,
-		.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu,
-		.dataset_size = dataset ? dataset : DEFAULT_DATASET,
-		.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind),
-		.data = kind,
-		.forward_only = set->forward_only,
-		.zero = set->zero,
-		.zero_node = set->zero_node,
-	};
+	*an = (Analysis){ .sys = s, .impl = implementation(set, s), .set = *set };
+	an->set.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1;
+	an->set.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu;
+	an->set.dataset_size = dataset ? dataset : DEFAULT_DATASET;
+	an->set.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind);
+	an->set.data = kind;
 	if (set->recompute == RECOMPUTE_ATTENTION)
 		recompute_selective(g, &an->rc);
 	else if (set->recompute != RECOMPUTE_NONE)
@@ -187,9 +175,9 @@ memory(Graph *g, const Analysis *an)
 static int64_t
 per_gpu(const Analysis *an)
 {
-	if (an->batch_per_gpu > 0)
-		return an->batch_per_gpu;
-	return an->gpus > 0 ? an->global_batch / an->gpus : an->global_batch;
+	if (an->set.batch_per_gpu > 0)
+		return an->set.batch_per_gpu;
+	return an->set.gpus > 0 ? an->set.global_batch / an->set.gpus : an->set.global_batch;
 }
 
 /* The measured times: a ParaDL table's and a CSV profile's, then a

@@ -16,40 +16,8 @@
 
 #include "plan/plan.h"
 
-/* What an analysis is asked for: oraclec's options, else the defaults of
- * settings_default (documented in oraclec(1)).  The precision is kept
- * here only; the graph's bytes per item and Analysis.prec derive from it. */
-typedef struct Settings {
-	Precision prec;         /* fp32 */
-	Optimizer opt;          /* SGD with momentum, the usual optimizer for CNNs */
-	int64_t gpus;           /* 1 */
-	int64_t batch_per_gpu;  /* weak scaling: 32 samples, the common per-GPU
-	                           batch of ImageNet CNN training */
-	int64_t global_batch;   /* strong scaling: a fixed global batch; 0: weak */
-	int64_t dataset_size;   /* samples per epoch; 0: the model's, else
-	                           ImageNet-1k's 1,281,167 training images */
-	double sample_bytes;    /* stored bytes of one sample; 0: ImageNet's
-	                           average JPEG for a JPEG, a byte per item for
-	                           a raw image, else 4 */
-	bool as_exported;       /* keep an eval-mode export's folded graph */
-	Schedule schedule;      /* pipeline schedule: gpipe */
-	int virtual_stages;     /* interleaved:V; 0 or 1 otherwise */
-	int64_t micro_batches;  /* --micro-batches; 0: chosen */
-	const char *dropout_after; /* --dropout LAYER,...: NULL none */
-	bool channels_last;     /* activations in NHWC (docs/model.md, "Precision") */
-	const Implementation *impl; /* --implementation; NULL: the system's */
-	int loader_workers;     /* --loader-workers; 0: the implementation's */
-	DataKind data;          /* --data; DATA_AUTO: from the input's shape */
-	bool forward_only;      /* --forward-only */
-	int zero;               /* --zero: ZeRO stage 0-3 */
-	bool zero_node;         /* --fsdp hybrid: stage 3 shards inside a node */
-	int recompute;          /* --recompute: RECOMPUTE_NONE, RECOMPUTE_FULL
-	                           or K > 0, segments of K layers */
-} Settings;
-
+/* The defaults of Settings (ir/analysis.h), documented in oraclec(1). */
 extern const Settings settings_default;
-/* Settings.recompute; > 0: every K */
-enum { RECOMPUTE_NONE = 0, RECOMPUTE_FULL = -1, RECOMPUTE_ATTENTION = -2 };
 
 /* Bytes per activation or weight item at precision p. */
 int precision_bytes(Precision p);

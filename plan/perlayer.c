@@ -135,7 +135,7 @@ static double
 layer_memory(const Ctx *c, const Layer *l, State s)
 {
 	const Graph *g = c->g;
-	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->opt);
+	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->set.opt);
 	double n = s.mode == PL_DATA || s.mode == PL_SPATIAL ? c->B / (double)c->p
 							     : group_samples(c, s);
 	int64_t ways;
@@ -543,12 +543,12 @@ chain_build(const Graph *g, const Analysis *an, const CostModel *m, Ctx *c, Chai
 {
 	int L = g->nlayer, nb = 0, ne = 0, S, *last, *live;
 
-	*c = (Ctx){ .g = g, .an = an, .m = m, .p = an->gpus,
+	*c = (Ctx){ .g = g, .an = an, .m = m, .p = an->set.gpus,
 		    .pc = { .g = g, .an = an, .spatial_split = SPLIT_AUTO, .beat = INFINITY } };
 	*ch = (Chain){ 0 };
-	if (L == 0 || an->gpus < 2)
+	if (L == 0 || an->set.gpus < 2)
 		return false;
-	c->B = (double)(an->global_batch ? an->global_batch : an->batch_per_gpu * an->gpus);
+	c->B = (double)(an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * an->set.gpus);
 	degrees(c);
 	S = c->nst;
 	last = xcalloc((size_t)g->ntensor + 1, sizeof *last);
@@ -775,7 +775,7 @@ per_layer_recommend(const Analysis *an, PerLayer *pl)
 	pl->recommended = false;
 	if (!pl->done)
 		return;
-	pl->epoch = pl->global_batch > 0 ? pl->time * ceil((double)an->dataset_size / pl->global_batch)
+	pl->epoch = pl->global_batch > 0 ? pl->time * ceil((double)an->set.dataset_size / pl->global_batch)
 					 : INFINITY;
 	for (int m = 0; m < PL_MODES; m++)
 		if (pl->uniform[m] < uniform)

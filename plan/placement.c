@@ -135,7 +135,7 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 		st->ulast = m->unit_of[st->last];
 		st->time = k->stage_time[i];
 		st->mem = k->stage_mem[i];
-		st->held = pipeline_held(an->schedule, an->virtual_stages > 1 ? an->virtual_stages : 1,
+		st->held = pipeline_held(an->set.schedule, an->set.virtual_stages > 1 ? an->set.virtual_stages : 1,
 					 M, k->stages, i);
 		st->checkpointed = pipeline_checkpointed(an, M, st->held, &st->whole);
 		st->nmodules = modules_within(g, m, st->first, st->last, &st->modules);
@@ -167,12 +167,12 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 static bool
 chunks(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
 {
-	int64_t v = an->virtual_stages, common = 0;
+	int64_t v = an->set.virtual_stages, common = 0;
 	int bad = -1;
 	char *held;
 	size_t n = 0;
 
-	if (pl->nstage < 2 || an->schedule != SCHED_INTERLEAVED || v < 2)
+	if (pl->nstage < 2 || an->set.schedule != SCHED_INTERLEAVED || v < 2)
 		return true;
 	pl->chunks = (int)v;
 	if (!o->megatron || !pl->layout)
@@ -232,7 +232,7 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 	}
 	if (an->best < 0) {
 		diag_error(at, "no strategy fits on %" PRId64 " GPU%s of %s: no plan written",
-			   an->gpus, an->gpus == 1 ? "" : "s", an->sys->name);
+			   an->set.gpus, an->set.gpus == 1 ? "" : "s", an->sys->name);
 		return false;
 	}
 	pl->k = &an->cand[an->best];
@@ -242,9 +242,9 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		if (strcmp(an->warning[i].code, "unsupported-by-implementation") == 0)
 			diag_warn(at, "%s", an->warning[i].message);
 	pl->checkpoints = an->rc.k > 0 ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
-	if (an->gpus > MAX_PLAN_RANKS) {
+	if (an->set.gpus > MAX_PLAN_RANKS) {
 		diag_error(at, "a plan lists every rank: %" PRId64 " GPUs are more than %d",
-			   an->gpus, MAX_PLAN_RANKS);
+			   an->set.gpus, MAX_PLAN_RANKS);
 		return false;
 	}
 	if (pl->k->grid[DIM_PIPELINE] > 0) {

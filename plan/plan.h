@@ -18,7 +18,7 @@
  *           precision, optimizer, GPU count, batch and dataset set.
  * provides: Analysis.cand (every strategy: its best grid, times, memory,
  *           limits, bottleneck), Analysis.best: each strategy of the mask
- *           on its grids of an->gpus GPUs (ir/strategies.def), predicted
+ *           on its grids of an->set.gpus GPUs (ir/strategies.def), predicted
  *           by the cost model, then ranked. */
 typedef struct StrategyOpts {
 	unsigned mask;       /* 1 << StrategyKind of the strategies to analyse */
@@ -72,7 +72,7 @@ const char *impl_list_text(Arena *a, const char *list);
 void advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer);
 
 /* sweep.c: the strategies again on other GPU counts.  sweep_run: on 1,
- * 2, 4, ... GPUs up to an->gpus, and on an->gpus itself when it is not a
+ * 2, 4, ... GPUs up to an->set.gpus, and on an->set.gpus itself when it is not a
  * power of two (provides an->sweep, an->nsweep), telling progress (when
  * not NULL) how many counts are done of how many, and how many grids
  * they hold (sweep_grids: every strategy's grids on 1, 2, 4, ... GPUs).

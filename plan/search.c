@@ -69,11 +69,11 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 		return k;
 	memcpy(c.grid, k->grid, sizeof c.grid);
 	c.nest = k->nest;
-	c.schedule = a->schedule;
-	c.virtual_stages = a->virtual_stages;
-	c.zero = a->zero;
-	c.zero_node = a->zero_node;
-	c.prec = a->prec;
+	c.schedule = a->set.schedule;
+	c.virtual_stages = a->set.virtual_stages;
+	c.zero = a->set.zero;
+	c.zero_node = a->set.zero_node;
+	c.prec = a->set.prec;
 	c.recompute = a->rc.k;
 	c.micro_batches = k->micro_batches;
 	c.iteration = k->t.total;
@@ -108,10 +108,10 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 	const Implementation *im = &an->impl;
 	/* z = 4: stage 3 inside each node (FSDP hybrid), when the GPUs span
 	 * nodes; pipelines take ZeRO-1 at most (docs/model.md) */
-	int z0 = fix->zero ? an->zero + (an->zero_node ? 1 : 0) : 0;
+	int z0 = fix->zero ? an->set.zero + (an->set.zero_node ? 1 : 0) : 0;
 	int z1 = fix->zero ? z0
 		 : STRATEGY_PIPELINED(kind) ? 1
-		 : an->gpus > an->sys->gpus_per_node ? 4
+		 : an->set.gpus > an->sys->gpus_per_node ? 4
 						      : 3;
 	/* what no option fixes, only as the implementation runs it */
 	int nr = fix->recompute || !impl_runs_recompute(im, 1) ? 1 : 2;
@@ -123,7 +123,7 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		if (nsched > 1 && !impl_runs_schedule(im, scheds[si].sched))
 			continue;
 		if (nsched > 1)
-			a.schedule = scheds[si].sched, a.virtual_stages = scheds[si].v;
+			a.set.schedule = scheds[si].sched, a.set.virtual_stages = scheds[si].v;
 		for (int z = z0; z <= z1; z++) {
 			if (!fix->zero && !impl_runs_zero(im, z < 4 ? z : 3, z == 4))
 				continue;
@@ -134,8 +134,8 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 					s->pruned++;
 					continue;
 				}
-				a.zero = z < 4 ? z : 3;
-				a.zero_node = z == 4;
+				a.set.zero = z < 4 ? z : 3;
+				a.set.zero_node = z == 4;
 				a.rc = fix->recompute ? an->rc : r ? *full : (Recompute){ 0 };
 				c = evaluate(g, &a, o, kind, grid, s, &k);
 				/* the plainest configuration sets the bound for the rest */
@@ -159,7 +159,7 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 	   Search *s)
 {
 	Recompute full = { 0 };
-	int64_t p = an->gpus;
+	int64_t p = an->set.gpus;
 
 	if (!fix->recompute)
 		recompute_plan(g, 0, &full);

@@ -40,7 +40,7 @@ matmul_peak(const Graph *g, const Analysis *an)
 {
 	const System *s = an->sys;
 	double flops = 0, time = 0;
-	Dtype dt0 = precision_dtype(an->prec, true);
+	Dtype dt0 = precision_dtype(an->set.prec, true);
 
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
@@ -65,8 +65,8 @@ void
 candidate_rates(const Graph *g, const Analysis *an, Candidate *k)
 {
 	const Totals *t = &g->total;
-	double flops = (double)t->flops_fwd + (an->forward_only ? 0 : (double)t->flops_bwd);
-	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->gpus;
+	double flops = (double)t->flops_fwd + (an->set.forward_only ? 0 : (double)t->flops_bwd);
+	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->set.gpus;
 	double peak = matmul_peak(g, an);
 
 	k->throughput = k->mfu = 0;
@@ -99,7 +99,7 @@ may_beat(const Analysis *an, const Candidate *k, double beat)
 {
 	double rest = k->t.total - k->t.grad;
 
-	if (an->zero_node)
+	if (an->set.zero_node)
 		return true;
 	if (!k->computable || !k->feasible)
 		return false;
@@ -147,7 +147,7 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 	Candidate tmp;
 	PredictCtx c = *pc; /* beat: the best grid so far */
 
-	while (grid_next(kind, pc->an->gpus, &it, grid)) {
+	while (grid_next(kind, pc->an->set.gpus, &it, grid)) {
 		predict(&c, m, kind, grid, &tmp);
 		if (!any || better(&tmp, k))
 			*k = tmp, any = true;

@@ -161,8 +161,8 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 1, .batch_per_gpu = 8, .dataset_size = 800,
-			.sample_bytes = 1000 };
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 1, .set.batch_per_gpu = 8, .set.dataset_size = 800,
+			.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
 
@@ -188,9 +188,9 @@ forward_only_runs_have_no_backward(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 4,
-			.batch_per_gpu = 8, .dataset_size = 800, .sample_bytes = 1000,
-			.forward_only = true };
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 4,
+			.set.batch_per_gpu = 8, .set.dataset_size = 800, .set.sample_bytes = 1000,
+			.set.forward_only = true };
 	Analysis train = an;
 	StrategyOpts o = { .mask = 1u << STRAT_DATA | 1u << STRAT_SPATIAL,
 			   .spatial_split = SPLIT_ALL };
@@ -198,7 +198,7 @@ forward_only_runs_have_no_backward(void **state)
 	double fwd = 0;
 
 	assert_non_null(g);
-	train.forward_only = false;
+	train.set.forward_only = false;
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(strategies_run(g, &train, &o));
 	for (int i = 0; i < g->nlayer; i++)
@@ -226,9 +226,9 @@ zero_shards_as_deepspeed_states(void **state)
 	assert_non_null(g);
 	W = (double)g->total.params;
 	for (int z = 1; z <= 3; z++) {
-		Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 8,
-				.batch_per_gpu = 8, .dataset_size = 800, .sample_bytes = 1000,
-				.prec = PREC_AMP_FP16, .opt = OPT_ADAM, .zero = z };
+		Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 8,
+				.set.batch_per_gpu = 8, .set.dataset_size = 800, .set.sample_bytes = 1000,
+				.set.prec = PREC_AMP_FP16, .set.opt = OPT_ADAM, .set.zero = z };
 		StrategyOpts o = { .mask = 1u << STRAT_DATA };
 		const MemUse *m = &an.cand[STRAT_DATA].mem;
 		want[1][0] = 2 * W, want[1][1] = 2 * W, want[1][2] = 12 * W / 8;
@@ -257,9 +257,9 @@ fsdp_hybrid_shards_inside_a_node(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 16,
-			.batch_per_gpu = 8, .dataset_size = 800, .sample_bytes = 1000,
-			.prec = PREC_AMP_FP16, .opt = OPT_ADAM, .zero = 3, .zero_node = true };
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 16,
+			.set.batch_per_gpu = 8, .set.dataset_size = 800, .set.sample_bytes = 1000,
+			.set.prec = PREC_AMP_FP16, .set.opt = OPT_ADAM, .set.zero = 3, .set.zero_node = true };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
 	double W, b, exchange;
@@ -358,7 +358,7 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 			      "  s = matmul(q, k); p = softmax(s, axis=2); d = dropout(p);\n"
 			      "  o = matmul(d, v); }", PASS_MEMORY);
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL), .prec = PREC_FP32 };
+	Analysis an = { .sys = s, .impl = fx_impl(NULL), .set.prec = PREC_FP32 };
 	double eager = 0, fused = 0;
 
 	assert_non_null(g);
@@ -487,7 +487,7 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); }", PASS_MEMORY);
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(s), .prec = PREC_TF32 };
+	Analysis an = { .sys = s, .impl = fx_impl(s), .set.prec = PREC_TF32 };
 	double nchw, nhwc;
 
 	assert_non_null(g);
@@ -498,7 +498,7 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
 	NEAR(nchw - nhwc, 2 * 512.0 * 77824 / (2039e9 * 0.85));
 	g->channels_last = false;
-	an.prec = PREC_FP32;
+	an.set.prec = PREC_FP32;
 	assert_true(an.impl.conv_tf32);
 	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nchw);
 	an.impl.conv_tf32 = false;
@@ -528,7 +528,7 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 16x32x32; a = conv(x, 16, kernel=1);\n"
 			      "  c = conv(a, 16, kernel=3, pad=1, groups=16); }", PASS_MEMORY);
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(s), .prec = PREC_TF32 };
+	Analysis an = { .sys = s, .impl = fx_impl(s), .set.prec = PREC_TF32 };
 	double bw = 2039e9 * 0.85, aten, cudnn, fwd;
 
 	assert_non_null(g);
@@ -545,7 +545,7 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	g->channels_last = true;
 	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), cudnn - 512.0 * 4 * 131072 / bw);
 	g->channels_last = false;
-	an.prec = PREC_AMP_FP16;
+	an.set.prec = PREC_AMP_FP16;
 	an.impl.aten_depthwise = false;
 	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, true);
 	an.impl.aten_depthwise = true;
@@ -553,7 +553,7 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 
 	g = fx_run(fx, "model m { input x: 16x32x32; a = conv(x, 16, kernel=1);\n"
 		       "  c = conv(a, 16, kernel=3, pad=1, groups=4); }", PASS_MEMORY);
-	an.prec = PREC_TF32;
+	an.set.prec = PREC_TF32;
 	aten = layer_time(&an, g, &g->layer[1], 512, 1, true);
 	an.impl.aten_depthwise = false;
 	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), aten);
@@ -627,8 +627,8 @@ filter_and_channel_are_limited_by_the_narrowest_layer(void **state)
 			      "  a = conv(x, 32, kernel=3, pad=1);\n"
 			      "  b = conv(a, 16, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
-			.sample_bytes = 1000 };
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 32, .set.batch_per_gpu = 8, .set.dataset_size = 800,
+			.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_FILTER) | (1u << STRAT_CHANNEL) };
 
 	assert_true(strategies_run(g, &an, &o));
@@ -650,8 +650,8 @@ layers_with_leading_dimensions_are_split_by_their_channels(void **state)
 	Fx *fx = *state;
 	Arena *a = &fx->arena;
 	Onnx__GraphProto *og = ob_graph(a);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 32, .batch_per_gpu = 8, .dataset_size = 800,
-			.sample_bytes = 1000 };
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 32, .set.batch_per_gpu = 8, .set.dataset_size = 800,
+			.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_SPATIAL) | (1u << STRAT_CHANNEL) };
 	const char *path = fx_write(fx, "frames.onnx", "");
 	uint8_t *buf;
@@ -696,8 +696,8 @@ pipeline_partition_balances_equal_layers(void **state)
 			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 2, .batch_per_gpu = 8, .dataset_size = 800,
-			.sample_bytes = 1000 };
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 2, .set.batch_per_gpu = 8, .set.dataset_size = 800,
+			.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const Candidate *k = &an.cand[STRAT_PIPELINE];
 
@@ -726,8 +726,8 @@ two_stages(Fx *fx, Graph *g, Analysis *an, int64_t M)
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const char *want;
 
-	*an = (Analysis){ .sys = fx_abci(fx), .impl = an->impl, .gpus = 2, .batch_per_gpu = 8,
-			  .micro_batches = M, .dataset_size = 800, .sample_bytes = 1000 };
+	*an = (Analysis){ .sys = fx_abci(fx), .impl = an->impl, .set.gpus = 2, .set.batch_per_gpu = 8,
+			  .set.micro_batches = M, .set.dataset_size = 800, .set.sample_bytes = 1000 };
 	assert_null(implementation_check(&an->impl, &want));
 	assert_true(strategies_run(g, an, &o));
 	assert_int_equal(an->cand[STRAT_PIPELINE].stages, 2);
@@ -821,8 +821,8 @@ paper_mode_is_table_iii(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8;\n"
 			      "  c = conv(x, 4, kernel=3, pad=1, bias=false); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .gpus = 4, .batch_per_gpu = 2, .dataset_size = 80,
-			.sample_bytes = 1000 };
+	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 4, .set.batch_per_gpu = 2, .set.dataset_size = 80,
+			.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL), .model = &cost_model_paper };
 	const Layer *l;
 	double peak = 15.7e12, a = 9e-6, beta = 1 / 50e9, d = 4, c, wu, W, B;
@@ -952,35 +952,35 @@ the_step_launches_what_the_optimizer_loops_over(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL), .opt = OPT_RMSPROP };
+	Analysis an = { .sys = s, .impl = fx_impl(NULL), .set.opt = OPT_RMSPROP };
 	double bytes = 1e4 * 28 / (s->mem_bw * s->eff_mem);
 
 	assert_true(an.impl.step == STEP_PER_OP && an.impl.zero_grad && an.impl.sync == SYNC_AMP);
 	NEAR(s->kernel_lat, 5e-6);
 	NEAR(an.impl.step_tensor, 0.7e-6);
-	an.prec = PREC_FP32;
+	an.set.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 9 * 5e-6);
 	NEAR(step_host(&an, 10), 10 * 9 * 10e-6);
-	an.prec = PREC_AMP_FP16; /* the GPU's work is the same */
+	an.set.prec = PREC_AMP_FP16; /* the GPU's work is the same */
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 9 * 5e-6);
 	NEAR(step_host(&an, 10), (10 * 9 + 3) * 10e-6 + 10 * 0.7e-6);
-	an.prec = PREC_AMP_BF16; /* no loss scaling */
+	an.set.prec = PREC_AMP_BF16; /* no loss scaling */
 	NEAR(step_host(&an, 10), 10 * 9 * 10e-6);
 	an.impl.optimizer_step = "foreach";
 	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
 	assert_int_equal(an.impl.step, STEP_FOREACH);
-	an.prec = PREC_FP32;
+	an.set.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), bytes + 1 * 9 * 5e-6);
 	NEAR(update_time(&an, 1e4, 130), bytes + 3 * 9 * 5e-6); /* 130 tensors: 3 chunks */
 	NEAR(step_host(&an, 10), 9 * 10e-6 + 10 * 0.7e-6);
-	an.prec = PREC_AMP_FP16;
+	an.set.prec = PREC_AMP_FP16;
 	NEAR(step_host(&an, 10), 12 * 10e-6 + 2 * 10 * 0.7e-6);
 	an.impl = fx_impl(NULL);
-	an.opt = OPT_MOMENTUM;
-	an.prec = PREC_FP32;
+	an.set.opt = OPT_MOMENTUM;
+	an.set.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), 1e4 * 20 / (s->mem_bw * s->eff_mem) + 10 * 5 * 5e-6);
 	an.impl = fx_impl(s);
-	an.opt = OPT_RMSPROP;
+	an.set.opt = OPT_RMSPROP;
 	assert_string_equal(an.impl.name, "chainermn-paradl");
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 1 * 5e-6);
 	NEAR(step_host(&an, 10), 10 * 30e-6);
@@ -1023,7 +1023,7 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.host, host + step_host(&an, arrays));
 	NEAR(k.t.dispatch, k.t.host - busy);
-	an.prec = PREC_AMP_FP16;
+	an.set.prec = PREC_AMP_FP16;
 	k.t.dispatch = 0;
 	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
 	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
@@ -1050,13 +1050,13 @@ zero_steps_its_share_of_the_tensors(void **state)
 
 	assert_false(an.impl.flat_zero);
 	NEAR(zero_step_arrays(&an, 10, 4), 10);
-	an.zero = 1;
+	an.set.zero = 1;
 	NEAR(zero_step_arrays(&an, 10, 4), 2.5);
 	NEAR(zero_step_arrays(&an, 10, 20), 1);
 	NEAR(zero_step_arrays(&an, 10, 1), 10);
-	an.zero = 2;
+	an.set.zero = 2;
 	NEAR(zero_step_arrays(&an, 10, 4), 1);
-	an.zero = 1;
+	an.set.zero = 1;
 	an.impl.zero_partition = "flat";
 	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
 	assert_true(an.impl.flat_zero);
@@ -1139,7 +1139,7 @@ the_reducer_copies_each_gradient_and_buffer(void **state)
 	an.impl.grad_copies = 1;
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL), arrays * s->kernel_lat + 2 * W * 4 / bw);
 	NEAR(reducer_time(&an, g, one, 0, last, NULL), 0);
-	an.zero = 2;
+	an.set.zero = 2;
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL), 0);
 }
 
@@ -1232,8 +1232,8 @@ the_shared_file_system_serves_what_the_cache_misses(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(s), .data = DATA_STORED, .sample_bytes = 110e3,
-			.dataset_size = 1281167 };
+	Analysis an = { .sys = s, .impl = fx_impl(s), .set.data = DATA_STORED, .set.sample_bytes = 110e3,
+			.set.dataset_size = 1281167 };
 	double shard = 1281167.0 / 64;
 
 	NEAR(input_time(&an, 64, 10, 256, 64), 256 * 64 * (1 - 8500 / shard) / 14000);
@@ -1249,14 +1249,14 @@ the_loader_divides_the_samples_over_its_workers(void **state)
 {
 	Fx *fx = *state;
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(s), .data = DATA_JPEG, .sample_bytes = 110e3 };
+	Analysis an = { .sys = s, .impl = fx_impl(s), .set.data = DATA_JPEG, .set.sample_bytes = 110e3 };
 
 	assert_non_null(s);
 	assert_string_equal(an.impl.name, "pytorch");
 	NEAR(input_time(&an, 256, 16, 0, 1), 256 * 110e3 / 49e6 / 16);
 	an.impl.loader_workers = 5;
 	NEAR(input_time(&an, 256, 16, 0, 1), 256 * 110e3 / 49e6 / 5);
-	an.data = DATA_RAW;
+	an.set.data = DATA_RAW;
 	NEAR(input_time(&an, 256, 16, 0, 1), 256 * 62e-6 / 5);
 }
 

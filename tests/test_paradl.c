@@ -271,8 +271,8 @@ whole_network_time_is_spread_and_used_per_sample(void **state)
 	Fx *fx = *state;
 	Graph *g = shipped(fx, "paradl/RESNET50_ImageNet_profall.net_sc");
 	System s = *fx_abci(fx);
-	Analysis an = { .sys = &s, .impl = fx_impl(&s), .gpus = 1, .batch_per_gpu = 32,
-			.dataset_size = 1280000, .sample_bytes = 110e3 };
+	Analysis an = { .sys = &s, .impl = fx_impl(&s), .set.gpus = 1, .set.batch_per_gpu = 32,
+			.set.dataset_size = 1280000, .set.sample_bytes = 110e3 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	double fwd = 0, bwd = 0, conv = 0, relu = 0;
 
