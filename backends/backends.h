@@ -27,6 +27,9 @@ typedef struct Backend {
 /* backends.c */
 const Backend *backend_find(const char *name); /* NULL if unknown */
 const char *backend_name(int i); /* the i-th format; NULL past the last */
+/* The analysed candidates in rank order (Candidate.rank) into idx; how
+ * many.  The text and HTML reports list them so. */
+int rank_order(const Analysis *an, int idx[STRAT_COUNT]);
 
 /* text.c */
 bool text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);

@@ -59,24 +59,11 @@ grid_text(const Candidate *k, char *buf, size_t n)
 	return len ? buf : "-";
 }
 
-/* The analysed candidates in rank order (Candidate.rank). */
-static int
-in_rank_order(const Analysis *an, int *idx)
-{
-	int n = 0;
-
-	for (int r = 1; r <= STRAT_COUNT; r++)
-		for (int i = 0; i < STRAT_COUNT; i++)
-			if (an->cand[i].analysed && an->cand[i].rank == r)
-				idx[n++] = i;
-	return n;
-}
-
 static void
 ranking(FILE *f, const Analysis *an)
 {
 	char grid[96], b[7][32];
-	int idx[STRAT_COUNT], n = in_rank_order(an, idx);
+	int idx[STRAT_COUNT], n = rank_order(an, idx);
 
 	fputs("<table class=\"ranking\"><tr><th>strategy</th><th>grid</th><th>fits</th>"
 	      "<th>iteration (s)</th><th>epoch (s)</th><th>samples/s</th><th>MFU</th>"
@@ -112,7 +99,7 @@ parts(FILE *f, const Analysis *an)
 	static const char *const head[] = { "compute", "bubble", "exchange", "reducer",
 					    "collectives", "p2p/halo", "update", "recompute",
 					    "copies", "host wait", "iteration", "input" };
-	int idx[STRAT_COUNT], n = in_rank_order(an, idx);
+	int idx[STRAT_COUNT], n = rank_order(an, idx);
 	char b[32];
 
 	fputs("<p>Iteration by part (s): compute + bubble + exchange + reducer + collectives + "

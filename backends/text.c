@@ -195,19 +195,6 @@ percent(bool ok, double v, char *buf)
 	return buf;
 }
 
-/* The analysed candidates in rank order (Candidate.rank): idx[0 .. n). */
-static int
-in_rank_order(const Analysis *an, int *idx)
-{
-	int n = 0;
-
-	for (int r = 1; r <= STRAT_COUNT; r++)
-		for (int i = 0; i < STRAT_COUNT; i++)
-			if (an->cand[i].analysed && an->cand[i].rank == r)
-				idx[n++] = i;
-	return n;
-}
-
 /* One part of an iteration in its column: "-" without times, "0" for
  * none, else seconds. */
 static const char *
@@ -229,7 +216,7 @@ strategy_table(const Analysis *an, FILE *f)
 {
 	char grid[96], b1[32], b3[32], b4[32], b5[32], b6[32], b7[32], mb[32];
 	unsigned nested = 0;
-	int idx[STRAT_COUNT], n = in_rank_order(an, idx), w = 9;
+	int idx[STRAT_COUNT], n = rank_order(an, idx), w = 9;
 
 	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %6s %11s  %s%s\n", "strategy", "grid", "fits",
 		"iteration", "epoch", "samples/s", "MFU", "memory/GPU",

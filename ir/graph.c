@@ -71,26 +71,29 @@ attr_window(Graph *g, Attr *a)
 	return w;
 }
 
-Shape *
-attr_target(Graph *g, Attr *a)
+/* A shape of the layer's own in g's arena, a copy of *field's (zero when
+ * none), that *field then points at. */
+static Shape *
+own_shape(Graph *g, const Shape **field)
 {
 	Shape *s = arena_alloc(g->arena, sizeof *s);
 
-	if (a->target)
-		*s = *a->target;
-	a->target = s;
+	if (*field)
+		*s = **field;
+	*field = s;
 	return s;
+}
+
+Shape *
+attr_target(Graph *g, Attr *a)
+{
+	return own_shape(g, &a->target);
 }
 
 Shape *
 attr_pad_hi(Graph *g, Attr *a)
 {
-	Shape *s = arena_alloc(g->arena, sizeof *s);
-
-	if (a->pad_hi)
-		*s = *a->pad_hi;
-	a->pad_hi = s;
-	return s;
+	return own_shape(g, &a->pad_hi);
 }
 
 /* The last weights kept, per number of them: a chain's layers of one

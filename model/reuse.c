@@ -149,6 +149,17 @@ key_of(const Analysis *an, const Graph *g, Key *k, bool whole)
 	k->sys = *an->sys;
 }
 
+/* Row r's tables freed and its slot empty (unlinked already). */
+static void
+free_row(Row *r)
+{
+	bytes -= (r->t[1] ? 2 : 1) * r->len * sizeof(double);
+	free(r->t[0]);
+	free(r->t[1]);
+	*r = (Row){ .ctx = -1 };
+	nrows--;
+}
+
 /* Drops the rows of context c (all with c < 0). */
 static void
 drop(int c)
@@ -161,11 +172,7 @@ drop(int c)
 				continue;
 			}
 			*p = r->next;
-			bytes -= (r->t[1] ? 2 : 1) * r->len * sizeof(double);
-			free(r->t[0]);
-			free(r->t[1]);
-			*r = (Row){ .ctx = -1 };
-			nrows--;
+			free_row(r);
 		}
 }
 
@@ -238,11 +245,7 @@ unlink_row(int i)
 			*p = r->next;
 			break;
 		}
-	bytes -= (r->t[1] ? 2 : 1) * r->len * sizeof(double);
-	free(r->t[0]);
-	free(r->t[1]);
-	*r = (Row){ .ctx = -1 };
-	nrows--;
+	free_row(r);
 }
 
 /* Room for a row of `need` bytes: the least recently used rows that are

@@ -9,18 +9,6 @@ tap_begin advice
 onnx=$srcdir/examples/resnet50.onnx
 odl=$srcdir/examples/resnet50.odl
 
-run()
-{
-	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
-	status=$?
-}
-
-want_status()
-{
-	status_why "$status" "$1"
-	[ -z "$why" ] || fail "$why"
-}
-
 py=$(command -v python3 || true)
 
 # skip N WHY: N cases skipped

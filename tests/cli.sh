@@ -11,13 +11,6 @@
 tap_begin cli
 model=$srcdir/examples/resnet50.odl
 
-# run ARGS...: runs oraclec; sets `status`, leaves $tmp/out and $tmp/err.
-run()
-{
-	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
-	status=$?
-}
-
 want_status()
 {
 	[ "$status" -eq "$1" ] || fail "exit status $status, expected $1"

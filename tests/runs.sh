@@ -24,12 +24,6 @@ models=$srcdir/validation/models
 mkdir "$tmp/d" "$tmp/d/impl" "$tmp/elsewhere"
 cd "$tmp/elsewhere" || exit 99
 
-run()
-{
-	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
-	status=$?
-}
-
 has()
 {
 	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"

@@ -11,18 +11,6 @@ tap_begin strategies PLANCHECK
 odl=$srcdir/examples/resnet50.odl
 onnx=$srcdir/examples/resnet50.onnx
 
-run()
-{
-	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
-	status=$?
-}
-
-want_status()
-{
-	status_why "$status" "$1"
-	[ -z "$why" ] || fail "$why"
-}
-
 # err LINE: stderr is exactly LINE
 err()
 {

@@ -91,6 +91,21 @@ status_why()
 	fi
 }
 
+# run ARGS...: oraclec with ARGS; its exit status in `status`, its
+# output in $tmp/out and $tmp/err.  (A script may define its own.)
+run()
+{
+	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+}
+
+# want_status N: the last run exited with N, else a failure saying how.
+want_status()
+{
+	status_why "$status" "$1"
+	[ -z "$why" ] || fail "$why"
+}
+
 # leftovers OUT: adds to why what a failed run left behind: output on
 # $tmp/stdout, the file OUT, a temporary (.oraclec.tmp* beside OUT, or
 # OUT.tmp* as older versions named them).

@@ -24,12 +24,6 @@ tap_begin trace
 
 cd "$tmp" || exit 99
 
-run()
-{
-	"$ORACLEC" "$@" >"$tmp/out" 2>"$tmp/err"
-	status=$?
-}
-
 has()
 {
 	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"

@@ -63,23 +63,6 @@ rehash(Map *m)
 	m->cap = cap;
 }
 
-void
-map_put(Map *m, const char *key, void *val)
-{
-	MapEntry *e;
-	uint64_t h = hash(key);
-
-	if (2 * (m->len + 1) > m->cap)
-		rehash(m);
-	e = find(m->slot, m->cap, key, h);
-	if (!e->key) {
-		e->key = key;
-		e->hash = h;
-		m->len++;
-	}
-	e->val = val;
-}
-
 MapEntry *
 map_entry(Map *m, const char *key)
 {
@@ -105,4 +88,10 @@ map_free(Map *m)
 		free(m->slot);
 	m->slot = NULL;
 	m->cap = m->len = 0;
+}
+
+void
+map_put(Map *m, const char *key, void *val)
+{
+	map_entry(m, key)->val = val;
 }
