@@ -38,9 +38,24 @@ strategy_cost_model(const StrategyOpts *o)
 double
 matmul_peak(const Graph *g, const Analysis *an)
 {
+	/* the last answer, for the grids of one analysis: a pass over the
+	 * layers per grid was a fifth of 100,000 layers' time on 1,024 GPUs */
+	static struct {
+		const Graph *g;
+		uint64_t version;
+		Precision prec;
+		bool conv_tf32, aten_depthwise;
+		double fp32, tf32, p0; /* the peaks it read */
+		double peak;
+	} last;
 	const System *s = an->sys;
-	double flops = 0, time = 0;
+	double flops = 0, time = 0, peak;
 	Dtype dt0 = precision_dtype(an->set.prec, true);
+
+	if (last.g == g && last.version == g->version && last.prec == an->set.prec &&
+	    last.conv_tf32 == an->impl.conv_tf32 && last.aten_depthwise == an->impl.aten_depthwise &&
+	    last.fp32 == s->peak[DT_FP32] && last.tf32 == s->peak[DT_TF32] && last.p0 == s->peak[dt0])
+		return last.peak;
 
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
@@ -56,9 +71,12 @@ matmul_peak(const Graph *g, const Analysis *an)
 		flops += f;
 		time += f / (s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32]);
 	}
-	if (time > 0)
-		return flops / time;
-	return s->peak[dt0] > 0 ? s->peak[dt0] : s->peak[DT_FP32];
+	peak = time > 0 ? flops / time : s->peak[dt0] > 0 ? s->peak[dt0] : s->peak[DT_FP32];
+	last.g = g, last.version = g->version, last.prec = an->set.prec;
+	last.conv_tf32 = an->impl.conv_tf32, last.aten_depthwise = an->impl.aten_depthwise;
+	last.fp32 = s->peak[DT_FP32], last.tf32 = s->peak[DT_TF32], last.p0 = s->peak[dt0];
+	last.peak = peak;
+	return peak;
 }
 
 void
