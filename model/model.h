@@ -208,6 +208,13 @@ Group zero_group(const Analysis *an, Group grad);
  * and the part it hides. */
 double zero_node_exchange(const Analysis *an, const Graph *g, Group grad, double weights,
 			  double window, double *hidden);
+/* ZeRO over grp (not hybrid): the exchange that *grad exposed and
+ * *hidden hid as DDP's all-reduce becomes a ring reduce-scatter in the
+ * backward, hidden as far as that window (*hidden) lasts, and under
+ * stages 1 and 2 a ring all-gather of the updated parameters after the
+ * optimizer step, exposed: both rewritten. */
+void zero_exchange(const Analysis *an, const Graph *g, Group grp, double weights, double *grad,
+		   double *hidden);
 /* Stage 3's parameter all-gathers over grp: the part `compute` seconds of
  * forward and backward do not hide (returned) and the part they hide. */
 double zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights,

@@ -107,6 +107,8 @@ sharded(const Ctx *c, Candidate *k, double weights)
 					       k->t.grad_hidden, &hidden);
 		k->t.grad_hidden = hidden;
 		left -= hidden;
+	} else {
+		zero_exchange(c->an, c->g, shard, weights, &k->t.grad, &k->t.grad_hidden);
 	}
 	k->t.grad += zero_gather_time(c->an, c->g, shard, weights, left, &hidden);
 	k->t.grad_hidden += hidden;

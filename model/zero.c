@@ -12,9 +12,11 @@
  *   stage 0  (2 + 2 + K) W        stage 2  2 W + (2 + K) W / Nd
  *   stage 1  (2 + 2) W + K W / Nd stage 3  (2 + 2 + K) W / Nd
  *
- * Communication: stages 1 and 2 reduce-scatter the gradients and
- * all-gather the updated parameters, the volume of DDP's all-reduce;
- * stage 3 also all-gathers every layer's parameters before its forward
+ * Communication: every stage reduce-scatters the gradients during the
+ * backward (in the window DDP's all-reduce had); stages 1 and 2 then
+ * all-gather the updated parameters after the step, exposed: two rings,
+ * the volume of DDP's all-reduce but not its tree (zero_exchange);
+ * stage 3 instead all-gathers every layer's parameters before its forward
  * and again before its backward, prefetched while the layer before it
  * computes: hidden behind the compute as far as it lasts.
  *
@@ -84,6 +86,26 @@ zero_node_exchange(const Analysis *an, const Graph *g, Group grad, double weight
 
 	*hidden = t < window ? t : window;
 	return t - *hidden;
+}
+
+void
+zero_exchange(const Analysis *an, const Graph *g, Group grp, double weights, double *grad,
+	      double *hidden)
+{
+	double window = *hidden, ring;
+
+	if (an->set.zero < 1 || grp.size <= 1)
+		return;
+	/* NCCL runs both as rings (no tree), each moving what an all-gather
+	 * moves: the reduce-scatter in the backward's buckets, in the window
+	 * DDP's all-reduce had; stages 1 and 2 then all-gather the updated
+	 * 16-bit parameters at the end of DeepSpeed's step() (FSDP
+	 * SHARD_GRAD_OP: in the next forward's pre-forward hook, before the
+	 * first layer runs); stage 3 gathers them layer by layer instead
+	 * (zero_gather_time) */
+	ring = allgather_time(an->sys, grp, weights * state_bytes(an, g));
+	*hidden = ring < window ? ring : window;
+	*grad = ring - *hidden + (an->set.zero < 3 ? ring : 0);
 }
 
 double

@@ -245,6 +245,53 @@ zero_shards_as_deepspeed_states(void **state)
 	}
 }
 
+/* ZeRO's exchange as NCCL runs it: a ring reduce-scatter in the
+ * backward, in the window DDP's all-reduce had, and under stages 1 and 2 a
+ * ring all-gather of the updated parameters after the step, exposed --
+ * NCCL has no tree for either, so on 1,024 dgx-a100 GPUs each ring costs
+ * more than the tree all-reduce it replaces. */
+static void
+zero_exchanges_in_two_rings(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c = conv(x, 64, kernel=3, pad=1); r = relu(c);\n"
+			      "  f = flatten(r); o = fc(f, 1000); }", PASS_MEMORY);
+	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
+	Candidate k[4];
+	Group grp;
+
+	assert_non_null(g);
+	assert_non_null(s);
+	for (int z = 0; z <= 3; z++) {
+		Analysis an = { .sys = s, .impl = fx_impl(s), .set.gpus = 1024,
+				.set.batch_per_gpu = 8, .set.dataset_size = 800000,
+				.set.sample_bytes = 1000, .set.prec = PREC_AMP_FP16,
+				.set.opt = OPT_MOMENTUM, .set.zero = z };
+		StrategyOpts o = { 0 };
+		int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1024 };
+		Mapping m;
+		assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &k[z]));
+		grid_map(s, grid, NEST_MODEL_INNER, &m);
+		grp = m.grad;
+	}
+	{
+		double W = (double)g->total.params, ring = allgather_time(s, grp, W * 2);
+		double window = k[0].t.grad_hidden, hid = ring < window ? ring : window;
+		assert_true(ring > k[0].t.grad + k[0].t.grad_hidden); /* no tree */
+		/* stage 1 hides the reduce-scatter in DDP's window; stage 2's
+		 * backward, without the gradients added into kept ones, is
+		 * shorter: a window of its own */
+		NEAR(k[1].t.grad_hidden, hid);
+		for (int z = 1; z <= 2; z++) {
+			NEAR(k[z].t.grad + k[z].t.grad_hidden, 2 * ring);
+			assert_true(k[z].t.grad_hidden <= hid * (1 + 1e-12));
+		}
+		/* stage 3: the reduce-scatter, and the gathers beside it */
+		assert_true(k[3].t.grad + k[3].t.grad_hidden > ring * (1 - 1e-12));
+	}
+}
+
 /* FSDP's HYBRID_SHARD against its statement (PyTorch's ShardingStrategy
  * docs: "shard within a node, replicate across nodes"): on 16 abci GPUs (4
  * nodes of 4) the states divide by the node's 4, not by 16; the exchange
@@ -1297,6 +1344,7 @@ main(void)
 		FX_TEST(the_shared_file_system_serves_what_the_cache_misses),
 		FX_TEST(forward_only_runs_have_no_backward),
 		FX_TEST(zero_shards_as_deepspeed_states),
+		FX_TEST(zero_exchanges_in_two_rings),
 		FX_TEST(fsdp_hybrid_shards_inside_a_node),
 		FX_TEST(selective_recomputes_the_attention_core),
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
