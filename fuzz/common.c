@@ -212,3 +212,25 @@ fuzz_done(Arena *a, FileList *files)
 	fflush(diag_out);
 	memset(&diag_line, 0, sizeof diag_line);
 }
+
+void
+fuzz_profile(const char *name, const uint8_t *data, size_t size)
+{
+	static const char model[] =
+		"model m { input x: 3x32x32; conv1 = conv(x, 8, kernel=3, pad=1);"
+		" relu = relu(conv1); f = flatten(relu); fc = fc(f, 10); }\n";
+	FileList files = { 0 };
+	const System *s;
+	Arena a;
+	Graph *g;
+
+	fuzz_init();
+	arena_init(&a);
+	g = dsl_load(fuzz_model(model), &a, &files);
+	if (!g)
+		abort(); /* the fixed model must load */
+	if (profile_load(fuzz_file(name, data, size), g, &files) && fuzz_passes(g) &&
+	    (s = system_load("abci", &a, &files)))
+		fuzz_analyse(g, s, 8, &a, &files);
+	fuzz_done(&a, &files);
+}

@@ -46,6 +46,11 @@ bool fuzz_passes(Graph *g);
  * report written to /dev/null. */
 void fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files);
 
+/* A measured-times input (--profile: a CSV, or a trace as `name` says)
+ * given to a fixed model whose layers are named as the seeds' modules,
+ * then the passes and an analysis on 8 abci GPUs, as one fuzz input. */
+void fuzz_profile(const char *name, const uint8_t *data, size_t size);
+
 /* After each input: the arena and file list freed, the diagnostics reset. */
 void fuzz_done(Arena *a, FileList *files);
 

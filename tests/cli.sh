@@ -16,16 +16,6 @@ want_status()
 	[ "$status" -eq "$1" ] || fail "exit status $status, expected $1"
 }
 
-empty()
-{
-	[ -s "$tmp/$1" ] && fail "std$1 is not empty"
-}
-
-has()
-{
-	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
-}
-
 # A usage error: status 2, nothing on stdout, the message and the hint on
 # stderr.
 usage_error()

@@ -32,11 +32,6 @@ want_status()
 	[ "$status" -eq "$1" ] || fail "exit status $status, expected $1"
 }
 
-has()
-{
-	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
-}
-
 lacks()
 {
 	grep -E -q -e "$2" "$tmp/$1" && fail "std$1 has '$2'"

@@ -36,20 +36,9 @@ want_status()
 	[ -z "$_w" ] || fail "$_w"
 }
 
-has()
-{
-	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
-}
-
 lacks()
 {
 	grep -F -q -e "$2" "$tmp/$1" && fail "std$1 has '$2'"
-	return 0
-}
-
-empty()
-{
-	[ -s "$tmp/$1" ] && fail "std$1 is not empty"
 	return 0
 }
 

@@ -15,17 +15,8 @@
 . "${srcdir:=.}/tests/tap.sh"
 tap_begin launchfuzz
 
-py=
-for p in "${PYTHON:-}" /usr/bin/python3 python3; do
-	[ -n "$p" ] && "$p" -c 'import sys; assert sys.version_info >= (3, 8)' 2>/dev/null &&
-		{ py=$p; break; }
-done
-if [ -z "$py" ]; then
-	echo "1..0 # SKIP no python3"
-	exit 0
-fi
-PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONPATH
+tap_python 'import sys; assert sys.version_info >= (3, 8)' \
+	"no python3"
 zoo=$srcdir/../shared/data/onnx
 [ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
 resnet=$srcdir/examples/resnet50.onnx

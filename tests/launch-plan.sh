@@ -26,19 +26,10 @@ tap_begin launchplan
 guard=
 command -v timeout >/dev/null 2>&1 && guard="timeout 60"
 
-py=
-for p in "${PYTHON:-}" /usr/bin/python3 python3; do
-	[ -n "$p" ] && "$p" -c 'import sys; assert sys.version_info >= (3, 8)' 2>/dev/null &&
-		{ py=$p; break; }
-done
-if [ -z "$py" ]; then
-	echo "1..0 # SKIP no python3"
-	exit 0
-fi
+tap_python 'import sys; assert sys.version_info >= (3, 8)' \
+	"no python3"
 torch=
 "$py" -c 'import torch, torchvision' 2>/dev/null && torch=yes
-PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONPATH
 zoo=$srcdir/../shared/data/onnx
 [ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
 resnet=$srcdir/examples/resnet50.onnx

@@ -21,16 +21,8 @@
 . "${srcdir:=.}/tests/tap.sh"
 tap_begin launch
 
-py=
-for p in "${PYTHON:-}" /usr/bin/python3 python3; do
-	[ -n "$p" ] && "$p" -c 'import torch, torchvision' 2>/dev/null && { py=$p; break; }
-done
-if [ -z "$py" ]; then
-	echo "1..0 # SKIP no python3 with torch and torchvision (./bootstrap --tests installs them)"
-	exit 0
-fi
-PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONPATH
+tap_python 'import torch, torchvision' \
+	"no python3 with torch and torchvision (./bootstrap --tests installs them)"
 zoo=$srcdir/../shared/data/onnx
 [ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
 

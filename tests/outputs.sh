@@ -39,16 +39,6 @@ want_status()
 	[ -z "$_s" ] || fail "$_s"
 }
 
-has()
-{
-	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
-}
-
-empty()
-{
-	[ -s "$tmp/$1" ] && fail "std$1 is not empty"
-}
-
 # unchanged FILE COPY: FILE still has COPY's bytes
 unchanged()
 {

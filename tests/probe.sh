@@ -13,16 +13,8 @@
 . "${srcdir:=.}/tests/tap.sh"
 tap_begin probe
 
-py=
-for p in "${PYTHON:-}" /usr/bin/python3 python3; do
-	[ -n "$p" ] && "$p" -c 'import torch, numpy' 2>/dev/null && { py=$p; break; }
-done
-if [ -z "$py" ]; then
-	echo "1..0 # SKIP no python3 with torch and numpy (./bootstrap --tests installs them)"
-	exit 0
-fi
-PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONPATH
+tap_python 'import torch, numpy' \
+	"no python3 with torch and numpy (./bootstrap --tests installs them)"
 model=$srcdir/tests/data/onnx/resnet18.onnx
 
 # one_line_error STATUS: the run failed cleanly (exit 1, one line on stderr

@@ -24,11 +24,6 @@ models=$srcdir/validation/models
 mkdir "$tmp/d" "$tmp/d/impl" "$tmp/elsewhere"
 cd "$tmp/elsewhere" || exit 99
 
-has()
-{
-	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
-}
-
 # field FILE ROW COLUMN: a field of a CSV without quoted commas
 field()
 {

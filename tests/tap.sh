@@ -106,6 +106,36 @@ want_status()
 	[ -z "$why" ] || fail "$why"
 }
 
+# tap_python CODE WHAT: $py, the first of $PYTHON, /usr/bin/python3 and
+# python3 that runs CODE (imports, a version check); with none the whole
+# script is skipped, naming WHAT.  PYTHONPATH gains the tree's python/.
+tap_python()
+{
+	py=
+	for _p in "${PYTHON:-}" /usr/bin/python3 python3; do
+		[ -n "$_p" ] && "$_p" -c "$1" 2>/dev/null && { py=$_p; break; }
+	done
+	if [ -z "$py" ]; then
+		echo "1..0 # SKIP $2"
+		exit 0
+	fi
+	PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}"
+	export PYTHONPATH
+}
+
+# has out|err TEXT: the last run's stdout or stderr holds TEXT.
+has()
+{
+	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
+}
+
+# empty out|err: the last run's stdout or stderr is empty.
+empty()
+{
+	[ -s "$tmp/$1" ] && fail "std$1 is not empty"
+	return 0
+}
+
 # leftovers OUT: adds to why what a failed run left behind: output on
 # $tmp/stdout, the file OUT, a temporary (.oraclec.tmp* beside OUT, or
 # OUT.tmp* as older versions named them).

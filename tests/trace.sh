@@ -24,11 +24,6 @@ tap_begin trace
 
 cd "$tmp" || exit 99
 
-has()
-{
-	grep -F -q -e "$2" "$tmp/$1" || fail "std$1 lacks '$2'"
-}
-
 py=
 command -v python3 >/dev/null 2>&1 && py=python3
 
