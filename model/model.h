@@ -165,6 +165,10 @@ double split_params(const Layer *l, bool channel, double ways);
 /* The same of a layer of `params` trained elements, `kernel` of them its
  * weight tensor's (layer_kernel_params). */
 double split_params_of(int64_t params, int64_t kernel, bool channel, double ways);
+/* The parameters one GPU holds of layer l under a per-layer split s: its
+ * share where a filter or channel split of s.d ways divides it, else all
+ * of them (data, spatial, a layer the mode leaves whole). */
+double layer_split_params(const Graph *g, const Layer *l, LayerSplit s);
 /* The forward and backward collectives of split layer l over grp, on n
  * samples, as the implementation runs them. */
 double split_collective(const Analysis *an, const Graph *g, const Layer *l, Group grp, double n,

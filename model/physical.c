@@ -494,19 +494,6 @@ degree_map(const PredictCtx *pc, int64_t d, Mapping *m)
 	grid_map(pc->an->sys, grid, NEST_MODEL_INNER, m);
 }
 
-/* Whether split s divides layer l's weights (filter, channel: a conv or
- * fc, by channel not one reading only graph inputs), and its parameters
- * on one GPU. */
-static double
-split_local(const PredictCtx *pc, const Layer *l, LayerSplit s, bool *part)
-{
-	int64_t ways;
-
-	*part = (s.mode == PL_FILTER || s.mode == PL_CHANNEL) &&
-		model_split_layer(pc->g, l, s.mode == PL_CHANNEL, &ways) && ways >= s.d;
-	return *part ? split_params(l, s.mode == PL_CHANNEL, (double)s.d) : (double)l->cost.params;
-}
-
 /* Layer l's work, collectives and halos under split s on n samples of its
  * group; INFINITY where s cannot split it. */
 static double
@@ -557,7 +544,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	const Graph *g = pc->g;
 	double B = assigned_batch(pc), W = (double)g->total.params * g->elem_bytes;
 	double n = split_samples(pc, s, B), comm, p2p, t, local;
-	bool part, whole = s.mode == PL_DATA || s.mode == PL_SPATIAL;
+	bool whole = s.mode == PL_DATA || s.mode == PL_SPATIAL;
 	Mapping m;
 	Group grad;
 
@@ -567,7 +554,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	t = split_work(pc, l, s, n, &m, &comm, &p2p);
 	if (!isfinite(t))
 		return INFINITY;
-	local = split_local(pc, l, s, &part);
+	local = layer_split_params(pc->g, l, s);
 	/* the gradient: data and spatial hold whole weights, exchanged over
 	 * all p; filter and channel a group's share, over the p / d groups
 	 * (none when d = p), at the exchange's per-byte rate for the whole
@@ -595,7 +582,6 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
 		double comm, p2p;
-		bool part;
 		Mapping m;
 
 		degree_map(pc, split[i].d, &m);
@@ -603,7 +589,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 					   &p2p);
 		k->t.layer += comm;
 		k->t.p2p += p2p;
-		local += split_local(pc, l, split[i], &part);
+		local += layer_split_params(pc->g, l, split[i]);
 		arrays += l->nw;
 	}
 	k->t.layer += moves;
@@ -613,7 +599,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 	wshare = xcalloc((size_t)g->nlayer + 1, sizeof *wshare);
 	for (int i = -1; i < g->nlayer; i++) {
 		int64_t d = i < 0 ? 1 : split[i].d;
-		bool whole = i < 0, any = false, first = true, part;
+		bool whole = i < 0, any = false, first = true;
 		double hidden;
 		Mapping m;
 
@@ -630,7 +616,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 			wshare[j] = 0;
 			if (whole ? wj : !wj && split[j].d == d)
 				wshare[j] = l->cost.params > 0
-						    ? split_local(pc, l, split[j], &part) / (double)l->cost.params
+						    ? layer_split_params(pc->g, l, split[j]) / (double)l->cost.params
 						    : 1;
 			any |= wshare[j] > 0;
 		}

@@ -56,6 +56,18 @@ split_params(const Layer *l, bool channel, double ways)
 }
 
 double
+layer_split_params(const Graph *g, const Layer *l, LayerSplit s)
+{
+	int64_t ways;
+	bool channel = s.mode == PL_CHANNEL;
+
+	if ((s.mode == PL_FILTER || channel) && model_split_layer(g, l, channel, &ways) &&
+	    ways >= s.d)
+		return split_params(l, channel, (double)s.d);
+	return (double)l->cost.params;
+}
+
+double
 split_params_of(int64_t params, int64_t kernel, bool channel, double ways)
 {
 	double k = channel ? (double)kernel : (double)params;

@@ -104,9 +104,6 @@ group_samples(const Ctx *c, State s)
 	return c->B * (double)s.d / (double)c->p;
 }
 
-/* Whether state s splits layer l's weights (filter, channel: a conv or fc
- * but, by channel, one that reads only graph inputs), and into at most how
- * many ways. */
 /* Whether the implementation runs split mode m: a layer split that way
  * over d GPUs in groups that share the samples is the strategy of that
  * split, or its hybrid with data (filter: filter or df; spatial: spatial
@@ -122,13 +119,6 @@ mode_runs(const Implementation *im, PerLayerMode m)
 	}
 }
 
-static bool
-split_in(const Ctx *c, const Layer *l, State s, int64_t *ways)
-{
-	return (s.mode == PL_FILTER || s.mode == PL_CHANNEL) &&
-	       model_split_layer(c->g, l, s.mode == PL_CHANNEL, ways);
-}
-
 /* Layer l in state s: the bytes a GPU holds for it (weights and their
  * state, kept activations). */
 static double
@@ -138,12 +128,9 @@ layer_memory(const Ctx *c, const Layer *l, State s)
 	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->set.opt);
 	double n = s.mode == PL_DATA || s.mode == PL_SPATIAL ? c->B / (double)c->p
 							     : group_samples(c, s);
-	int64_t ways;
 
-	return (split_in(c, l, s, &ways) ? split_params(l, s.mode == PL_CHANNEL, (double)s.d)
-					 : (double)l->cost.params) *
-		       per_w +
-	       kept_layer(c->an, c->g, (int)(l - c->g->layer)) * n;
+	return layer_split_params(g, l, (LayerSplit){ s.mode, s.d }) * per_w +
+	       kept_layer(c->an, g, (int)(l - g->layer)) * n;
 }
 
 /* Layer l in state s, as the cost model prices one layer: INFINITY when
