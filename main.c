@@ -248,14 +248,14 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena
 
 	if (!analysis_setup(an, &o->set, g, sys))
 		return false;
-	diag_verbose_note("system %s (%s): %d GPUs per node", an->sys->name, an->sys->source,
-			  an->sys->gpus_per_node);
+	diag_verbose_note("system %s (%s): %d GPUs per node", an->q.sys->name, an->q.sys->source,
+			  an->q.sys->gpus_per_node);
 	if (!passes_run(g, an, PASS_TIMING, NULL))
 		return false;
 	t0 = clock_ms();
 	if (!strategies_run(g, an, so))
 		return false;
-	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->set.gpus,
+	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->q.set.gpus,
 			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
 			  clock_ms() - t0);
 

@@ -53,7 +53,7 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 	char title[160];
 
 	time_range(an, epoch, &lo, &hi);
-	axis_decades(1, (double)last->set.gpus, &p.ax.lo, &p.ax.hi);
+	axis_decades(1, (double)last->q.set.gpus, &p.ax.lo, &p.ax.hi);
 	axis_decades(lo, hi, &p.ay.lo, &p.ay.hi);
 	p.ax.log = p.ay.log = true;
 	p.ax.label = "GPUs";
@@ -64,10 +64,10 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 	 * weak scaling and divides under strong */
 	if (an->sweep[0].best >= 0) {
 		const Candidate *b = &an->sweep[0].cand[an->sweep[0].best];
-		double v = epoch ? b->epoch : b->t.total, g = (double)last->set.gpus;
-		double end = epoch || an->set.global_batch ? v / g : v;
+		double v = epoch ? b->epoch : b->t.total, g = (double)last->q.set.gpus;
+		double end = epoch || an->q.set.global_batch ? v / g : v;
 		if (end < p.ay.lo) /* keep the line inside the plot */
-			g = epoch || an->set.global_batch ? v / p.ay.lo : g, end = p.ay.lo;
+			g = epoch || an->q.set.global_batch ? v / p.ay.lo : g, end = p.ay.lo;
 		plot_dashed(&p, 1, v, g, end, "ideal");
 	}
 	for (int k = 0; k < STRAT_COUNT; k++) {
@@ -80,14 +80,14 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 			if (!c->computable || !(v > 0))
 				continue;
 			if (c->feasible)
-				x[n] = (double)an->sweep[i].set.gpus, y[n++] = v;
+				x[n] = (double)an->sweep[i].q.set.gpus, y[n++] = v;
 			else {
 				char why[400], b1[32];
 				snprintf(why, sizeof why, "%s: %lld GPU%s, %s: %s", strategy_name[k],
-					 (long long)an->sweep[i].set.gpus, an->sweep[i].set.gpus == 1 ? "" : "s",
+					 (long long)an->sweep[i].q.set.gpus, an->sweep[i].q.set.gpus == 1 ? "" : "s",
 					 svg_unit(v, "s", b1, sizeof b1),
 					 c->reason ? c->reason : "does not fit");
-				plot_cross(&p, (double)an->sweep[i].set.gpus, v, why);
+				plot_cross(&p, (double)an->sweep[i].q.set.gpus, v, why);
 			}
 		}
 		plot_series(&p, x, y, n, k, strategy_name[k], "GPU", "s");
@@ -95,8 +95,8 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 	if (an->best >= 0) {
 		const Candidate *b = &an->cand[an->best];
 		snprintf(title, sizeof title, "recommended: %s on %lld GPUs", strategy_name[b->kind],
-			 (long long)an->set.gpus);
-		plot_ring(&p, (double)an->set.gpus, epoch ? b->epoch : b->t.total, title);
+			 (long long)an->q.set.gpus);
+		plot_ring(&p, (double)an->q.set.gpus, epoch ? b->epoch : b->t.total, title);
 	}
 	free(x);
 	free(y);
@@ -194,8 +194,8 @@ bars(FILE *f, const Analysis *an, bool memory)
 		if (sum > top)
 			top = sum;
 	}
-	if (memory && an->sys->mem > top)
-		top = an->sys->mem;
+	if (memory && an->q.sys->mem > top)
+		top = an->q.sys->mem;
 	p.ax = (Axis){ 0, axis_nice(top), false, memory ? "memory per GPU (bytes)"
 							 : "time per iteration (s)" };
 	svg_begin(f, WIDTH, height + 90, memory ? "memory" : "breakdown",
@@ -228,7 +228,7 @@ bars(FILE *f, const Analysis *an, bool memory)
 		}
 	}
 	if (memory) {
-		double x = plot_x(&p, an->sys->mem);
+		double x = plot_x(&p, an->q.sys->mem);
 		fprintf(f, "<line class=\"capacity\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
 			   "stroke=\"#D55E00\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
 			x, p.y - 6, x, p.y + p.h);

@@ -27,7 +27,7 @@ plan_per_layer(const Graph *g, const Analysis *an, const Placement *pl)
 		return json_null();
 	o = json_object();
 	mods = json_array();
-	set(o, "world_size", json_integer(an->set.gpus));
+	set(o, "world_size", json_integer(an->q.set.gpus));
 	set(o, "iteration_s", json_real(p->time));
 	for (int i = 0; i < g->nlayer; i++) {
 		const char *m = pl->mod.fqn[i];

@@ -29,9 +29,9 @@ job_name(const char *s, FILE *f)
 static int
 plan_loader_cpus(const Analysis *an)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	int64_t cores = s->cpu_cores > 0 && s->gpus_per_node > 0 ? s->cpu_cores / s->gpus_per_node : 0;
-	int64_t w = an->impl.loader_workers;
+	int64_t w = an->q.impl.loader_workers;
 
 	if (cores > 0 && w > cores)
 		w = cores;
@@ -58,13 +58,13 @@ header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 	esc_text(f, g->name);
 	fprintf(f, ", %s (%s) on %lld GPUs of ", strategy_name[k->kind], plan_grid(g, pl),
 		(long long)pl->gpus);
-	esc_text(f, an->sys->name);
+	esc_text(f, an->q.sys->name);
 	fputc('\n', f);
 	fputs("# checked with: Slurm 22.05 (Debian 12's slurm-wlm): sbatch and srun run it on a "
 	      "local cluster (tests/slurm.sh)\n", f);
 	fprintf(f, "# --cpus-per-task: each rank's data loader, %d worker%s as the cost model took "
 		   "them (%s's loader_workers, at most the node's cores over its GPUs)\n",
-		plan_loader_cpus(an), plan_loader_cpus(an) == 1 ? "" : "s", an->impl.name);
+		plan_loader_cpus(an), plan_loader_cpus(an) == 1 ? "" : "s", an->q.impl.name);
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
 }

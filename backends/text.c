@@ -132,7 +132,7 @@ nested_note(unsigned used, FILE *f)
 static void
 system_lines(const Analysis *an, FILE *f)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	char b1[32], b2[32];
 
 	fputs("system       ", f);
@@ -145,28 +145,28 @@ system_lines(const Analysis *an, FILE *f)
 	esc_text(f, s->intra);
 	fprintf(f, " %.0f GB/s, network %.1f GB/s per node\n", s->intra_bw / 1e9, s->nic_bw / 1e9);
 	fputs("software     ", f);
-	esc_text(f, an->impl.name);
+	esc_text(f, an->q.impl.name);
 	fputs(" (", f);
-	esc_text(f, an->impl.source);
+	esc_text(f, an->q.impl.source);
 	fputs("): ", f);
-	esc_text(f, an->impl.framework);
+	esc_text(f, an->q.impl.framework);
 	fputc('\n', f);
-	if (an->set.global_batch)
-		snprintf(b1, sizeof b1, "global batch %" PRId64, an->set.global_batch);
+	if (an->q.set.global_batch)
+		snprintf(b1, sizeof b1, "global batch %" PRId64, an->q.set.global_batch);
 	else
-		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->set.batch_per_gpu);
-	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch", an->set.gpus,
-		an->set.gpus == 1 ? "" : "s", b1, precision_name(an->set.prec),
-		optimizer_name(an->set.opt),
-		grouped(an->set.dataset_size, b2));
-	if (an->set.zero)
-		fprintf(f, ", ZeRO stage %d%s", an->set.zero,
-			an->set.zero_node ? " inside each node (FSDP hybrid)" : "");
+		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->q.set.batch_per_gpu);
+	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch", an->q.set.gpus,
+		an->q.set.gpus == 1 ? "" : "s", b1, precision_name(an->q.set.prec),
+		optimizer_name(an->q.set.opt),
+		grouped(an->q.set.dataset_size, b2));
+	if (an->q.set.zero)
+		fprintf(f, ", ZeRO stage %d%s", an->q.set.zero,
+			an->q.set.zero_node ? " inside each node (FSDP hybrid)" : "");
 	if (an->rc.k == RECOMPUTE_SELECTIVE)
 		fputs(", selective recomputation (attention)", f);
 	else if (an->rc.k)
 		fprintf(f, ", recomputation every %d layers", an->rc.k);
-	if (an->set.forward_only)
+	if (an->q.set.forward_only)
 		fputs(", forward only", f);
 	fputc('\n', f);
 }
@@ -340,7 +340,7 @@ sweep_table(const Analysis *an, FILE *f)
 	fprintf(f, "  best\n");
 	for (int i = 0; i < an->nsweep; i++) {
 		const Analysis *s = &an->sweep[i];
-		fprintf(f, "%7" PRId64, s->set.gpus);
+		fprintf(f, "%7" PRId64, s->q.set.gpus);
 		for (int k = 0; k < STRAT_COUNT; k++) {
 			const Candidate *c = &s->cand[k];
 			if (c->analysed)
@@ -387,7 +387,7 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 	char b[32];
 
 	fprintf(f, "\nper-layer: %d blocks on %lld GPUs, global batch %.0f: %s per iteration "
-		   "(uniform:", pl->nblocks, (long long)an->set.gpus, pl->global_batch,
+		   "(uniform:", pl->nblocks, (long long)an->q.set.gpus, pl->global_batch,
 		secs(true, pl->time, b));
 	for (int m = 0; m < PL_MODES; m++)
 		fprintf(f, " %s %s", per_layer_mode_name[m],
@@ -403,11 +403,11 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 		       pl->degree[j + 1] == pl->degree[i])
 			j++;
 		/* a mode on all GPUs by its name; on fewer, the grid */
-		if (pl->mode[i] == PL_DATA || pl->degree[i] == an->set.gpus)
+		if (pl->mode[i] == PL_DATA || pl->degree[i] == an->q.set.gpus)
 			snprintf(how, sizeof how, "%s", per_layer_mode_name[pl->mode[i]]);
 		else
 			snprintf(how, sizeof how, "data=%lld x %s=%lld",
-				 (long long)(an->set.gpus / pl->degree[i]), per_layer_mode_name[pl->mode[i]],
+				 (long long)(an->q.set.gpus / pl->degree[i]), per_layer_mode_name[pl->mode[i]],
 				 (long long)pl->degree[i]);
 		fprintf(f, "  %-8s layers %d-%d (", how, i, j);
 		esc_text(f, g->layer[i].name);

@@ -218,7 +218,7 @@ static void
 reports(const Graph *g, const Analysis *an)
 {
 	static const ReportOpts layers = { .layers = true };
-	const char *first[2] = { g->name, an->sys->name };
+	const char *first[2] = { g->name, an->q.sys->name };
 	json_t *j;
 	Out o;
 
@@ -233,9 +233,9 @@ reports(const Graph *g, const Analysis *an)
 	out_end(&o);
 	j = json_of(&o);
 	CHECK(json_is(json_object_get(json_object_get(j, "model"), "name"), g->name));
-	CHECK(json_is(json_object_get(json_object_get(j, "system"), "name"), an->sys->name));
+	CHECK(json_is(json_object_get(json_object_get(j, "system"), "name"), an->q.sys->name));
 	CHECK(json_is(json_object_get(json_object_get(json_object_get(j, "system"), "gpu"), "name"),
-		      an->sys->gpu));
+		      an->q.sys->gpu));
 	CHECK(json_array_size(json_object_get(j, "layers")) == (size_t)g->nlayer);
 	json_decref(j);
 	free(o.buf);

@@ -266,7 +266,11 @@ typedef struct Search {
 	                             it is */
 } Search;
 
-typedef struct Analysis {
+/* What the user asked, as analysis_setup resolved it: the system, the
+ * software stack and the settings (ir/settings.def).  With the model (the
+ * graph, by its identity and version) it is the query every memo of the
+ * engine keys on, through the key its table states (model/key.c). */
+typedef struct Query {
 	const System *sys;
 	Implementation impl;      /* the software stack, with what the system
 	                             file overrides (analysis_setup) */
@@ -284,6 +288,12 @@ typedef struct Analysis {
 	                             ZeRO++ hpZ); forward_only: no backward (the
 	                             ParaDL CosmoFlow runs), gradients still
 	                             exchanged, weights still updated */
+} Query;
+
+/* An analysis: its query, and what the passes, the cost models and the
+ * planning found for it. */
+typedef struct Analysis {
+	Query q;                  /* what was asked */
 	Recompute rc;             /* activation recomputation, from set.recompute */
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */

@@ -242,7 +242,7 @@ double
 kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
 	       bool bwd, Dtype dt, double peak, double u, double flops)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	Gemm p[3];
 	int np = layer_gemms(g, l, n * share, bwd, p);
 	double t = 0, own = 0, elem = g->elem_bytes;
@@ -251,7 +251,7 @@ kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, dou
 		return flops / (peak * u);
 	for (int i = 0; i < np; i++) {
 		double ti = gemm_time(s, &p[i], peak, u);
-		if (an->impl.conv_benchmark && !s->host_device && winograd(l, dt, bwd, i)) {
+		if (an->q.impl.conv_benchmark && !s->host_device && winograd(l, dt, bwd, i)) {
 			double x = (double)g->tensor[l->in[0]].elems * n * share * elem;
 			double y = (double)g->tensor[l->out[0]].elems * n * share * elem;
 			double tw = winograd_time(s, &p[i], bwd ? y : x, bwd ? x : y, peak, u);

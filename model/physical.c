@@ -47,7 +47,7 @@ typedef struct Ctx {
 static int64_t
 batch_for(const Ctx *c, int64_t data_width)
 {
-	return c->an->set.global_batch ? c->an->set.global_batch : c->an->set.batch_per_gpu * data_width;
+	return c->an->q.set.global_batch ? c->an->q.set.global_batch : c->an->q.set.batch_per_gpu * data_width;
 }
 
 /* Layer-wise compute of a grid where the split layers do 1/ways of the
@@ -80,8 +80,8 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 		t.act_bytes = (int64_t)((double)t.act_bytes * c->an->rc.fraction);
 	k->mem.weights = weights * c->delta + mem_cast_weights(&c->g->total, weights);
 	k->mem.grads = weights * c->delta;
-	k->mem.optimizer = weights * optimizer_bytes(c->an->set.opt);
-	if (c->an->set.zero)
+	k->mem.optimizer = weights * optimizer_bytes(c->an->q.set.opt);
+	if (c->an->q.set.zero)
 		zero_memory(c->an, c->g, weights, (double)zero_group(c->an, c->map.grad).size,
 			    &k->mem);
 	mem_activations(&k->mem, &t, act_samples, act_share);
@@ -99,7 +99,7 @@ sharded(const Ctx *c, Candidate *k, double weights)
 	Group shard = zero_group(c->an, c->map.grad);
 	double hidden, left = k->t.compute, nd = shard.size > 1 ? (double)shard.size : 1;
 
-	if (!c->an->set.zero)
+	if (!c->an->q.set.zero)
 		return;
 	k->t.update = update_time(c->an, weights / nd, zero_step_arrays(c->an, c->arrays, nd));
 	if (shard.size < c->map.grad.size) { /* in the window DDP's exchange had */
@@ -129,11 +129,11 @@ input(const Ctx *c, Candidate *k, double own, double node, bool model_parallel)
 	const System *s = c->s;
 	double tensor = c->g->ninput ? (double)c->g->tensor[c->g->input[0]].elems * 4 : 0;
 
-	if (c->an->set.data == DATA_SYNTHETIC)
+	if (c->an->q.set.data == DATA_SYNTHETIC)
 		return; /* on the GPU already */
-	if (model_parallel && c->an->impl.node_loader) {
+	if (model_parallel && c->an->q.impl.node_loader) {
 		k->t.input = input_time(c->an, node, s->cpu_cores, node, (double)c->map.nodes);
-		k->t.feed = 2 * node * tensor / c->an->impl.staging_bw;
+		k->t.feed = 2 * node * tensor / c->an->q.impl.staging_bw;
 		return;
 	}
 	k->t.input = input_time(c->an, own, (double)s->cpu_cores / s->gpus_per_node, node,
@@ -188,7 +188,7 @@ static void
 data(const Ctx *c, Candidate *k)
 {
 	int64_t p = c->map.gpus, B = batch_for(c, p);
-	int64_t M = c->an->set.micro_batches > 1 ? c->an->set.micro_batches : 1;
+	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
 	double n = (double)B / p;
 	Times r;
 
@@ -196,7 +196,7 @@ data(const Ctx *c, Candidate *k)
 	k->global_batch = B;
 	/* strong scaling: one sample per GPU at most; weak: no more samples
 	 * per iteration than the dataset holds */
-	k->max_gpus = c->an->set.global_batch ? B : c->an->set.dataset_size / c->an->set.batch_per_gpu;
+	k->max_gpus = c->an->q.set.global_batch ? B : c->an->q.set.dataset_size / c->an->q.set.batch_per_gpu;
 	if (p > B)
 		return beyond_limit(k, "more GPUs than samples in the batch");
 	k->per_gpu_batch = n;
@@ -356,7 +356,7 @@ strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
 static double
 after_gather(const Ctx *c, double n, int64_t ways)
 {
-	return c->an->impl.replicated ? n : n / ways;
+	return c->an->q.impl.replicated ? n : n / ways;
 }
 
 /* The split point with the least time, in one pass: prefix sums of the
@@ -401,7 +401,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	k->split = split;
 	k->per_gpu_batch = n / ways;
 	k->t.compute = times_span(&rest, split + 1, g->nlayer - 1);
-	if (c->an->impl.halo_rows && ways > 1) {
+	if (c->an->q.impl.halo_rows && ways > 1) {
 		/* strips with their halo rows; the gathered tensor grows, and
 		 * with it the first layer with weights after it */
 		double *share = scratch(SC_SHARE, (size_t)split + 1, sizeof *share);
@@ -480,7 +480,7 @@ assigned_batch(const PredictCtx *pc)
 {
 	const Analysis *an = pc->an;
 
-	return (double)(an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * an->set.gpus);
+	return (double)(an->q.set.global_batch ? an->q.set.global_batch : an->q.set.batch_per_gpu * an->q.set.gpus);
 }
 
 /* The grid of degree d on p GPUs: p / d groups of d (data alone for d =
@@ -488,10 +488,10 @@ assigned_batch(const PredictCtx *pc)
 static void
 degree_map(const PredictCtx *pc, int64_t d, Mapping *m)
 {
-	int64_t p = pc->an->set.gpus;
+	int64_t p = pc->an->q.set.gpus;
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = d == p ? 0 : p / d, [DIM_FILTER] = d > 1 ? d : 0 };
 
-	grid_map(pc->an->sys, grid, NEST_MODEL_INNER, m);
+	grid_map(pc->an->q.sys, grid, NEST_MODEL_INNER, m);
 }
 
 /* Layer l's work, collectives and halos under split s on n samples of its
@@ -534,7 +534,7 @@ split_work(const PredictCtx *pc, const Layer *l, LayerSplit s, double n, const M
 static double
 split_samples(const PredictCtx *pc, LayerSplit s, double B)
 {
-	return B * (double)s.d / (double)pc->an->set.gpus;
+	return B * (double)s.d / (double)pc->an->q.set.gpus;
 }
 
 static double
@@ -561,7 +561,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	 * model (one collective the layers share), with the wrapper's copies */
 	grad = m.grad;
 	if (grad.size > 1 && W > 0)
-		t += allreduce_time(an->sys, grad, W) / W * local * g->elem_bytes +
+		t += allreduce_time(an->q.sys, grad, W) / W * local * g->elem_bytes +
 		     reducer_layer(an, g, l, local);
 	return t + comm + p2p + update_time(an, local, l->nw);
 }
@@ -571,8 +571,8 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 {
 	const Analysis *an = pc->an;
 	const Graph *g = pc->g;
-	double B = assigned_batch(pc), n = B / (double)an->set.gpus, local = 0, arrays = 0, *wshare;
-	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->sys, .delta = g->elem_bytes,
+	double B = assigned_batch(pc), n = B / (double)an->q.set.gpus, local = 0, arrays = 0, *wshare;
+	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->q.sys, .delta = g->elem_bytes,
 		  .W = (double)g->total.params };
 
 	degree_map(pc, 1, &c.map);
@@ -623,7 +623,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 		if (!any)
 			continue;
 		degree_map(pc, d, &m);
-		k->t.grad += grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->set.gpus,
+		k->t.grad += grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->q.set.gpus,
 				       wshare, &hidden);
 		k->t.grad_hidden += hidden;
 		k->t.reducer += reducer_time(an, g, m.grad, 0, g->nlayer - 1, wshare);
@@ -641,7 +641,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 static void
 predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], Candidate *k)
 {
-	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->sys,
+	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->q.sys,
 		  .delta = pc->g->elem_bytes, .W = (double)pc->g->total.params };
 
 	c.arrays = layer_table(c.g)->arrays;

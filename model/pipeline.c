@@ -217,9 +217,9 @@ static MemUse
 per_parameter(const Analysis *an, const Graph *g, double nd)
 {
 	MemUse m = { .weights = g->elem_bytes, .grads = g->elem_bytes,
-		     .optimizer = optimizer_bytes(an->set.opt) };
+		     .optimizer = optimizer_bytes(an->q.set.opt) };
 
-	if (an->set.zero)
+	if (an->q.set.zero)
 		zero_memory(an, g, 1, nd, &m);
 	return m;
 }
@@ -363,7 +363,7 @@ layer_cost(const Pass *p, int i)
 {
 	const Costs *c = p->c;
 	const Recompute *rc = &p->an->rc;
-	double n = p->n, share = p->rows ? (i <= c->last || !p->an->impl.replicated
+	double n = p->n, share = p->rows ? (i <= c->last || !p->an->q.impl.replicated
 						     ? 1.0 / (double)c->ways
 						     : 1)
 				: p->tb->split[i] & p->split ? 1.0 / (double)c->ways
@@ -416,7 +416,7 @@ per_class(const Pass *p, int i, LayerCost *memo, bool *have)
 		return layer_cost(p, i);
 	redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
 	below = p->rows && i <= c->last;
-	strip = p->rows && (below || !p->an->impl.replicated);
+	strip = p->rows && (below || !p->an->q.impl.replicated);
 	k = ((p->cls[i] * 2 + (rc->k == RECOMPUTE_SELECTIVE && rc->redo[i])) * 2 + below) * 2 + strip;
 	if (!have[k])
 		memo[k] = layer_cost(p, i), have[k] = true;
@@ -546,7 +546,7 @@ stage_extra(const Graph *g, const Analysis *an, double n)
 	double seg = an->rc.k > 0 ? an->rc.segment * n : 0;
 
 	return (double)kept(an, g)->transient_bytes * n + (double)g->total.workspace_bytes +
-	       an->sys->reserved + seg;
+	       an->q.sys->reserved + seg;
 }
 
 /* ---- partitions kept ---------------------------------------------------- */
@@ -874,19 +874,19 @@ stage_memory(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, 
 		if (sm > most)
 			most = sm, wb = sum[PS_W], acts = sa;
 	}
-	mem->weights = wb * pp.weights + (an->set.zero ? 0 : mem_cast_weights(&g->total, wb));
+	mem->weights = wb * pp.weights + (an->q.set.zero ? 0 : mem_cast_weights(&g->total, wb));
 	mem->grads = wb * pp.grads;
 	mem->optimizer = wb * pp.optimizer;
 	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0);
 	mem->transient = (double)kept(an, g)->transient_bytes * n;
 	mem->workspace = (double)g->total.workspace_bytes;
-	mem_total(mem, an->sys);
+	mem_total(mem, an->q.sys);
 }
 
 int
 pipeline_checkpoint(const Analysis *an)
 {
-	return an->rc.k != 0 ? CKPT_NEVER : (int)an->impl.ckpt;
+	return an->rc.k != 0 ? CKPT_NEVER : (int)an->q.impl.ckpt;
 }
 
 /* Of M micro-batches, those whose stage forward is checkpointed. */
@@ -907,7 +907,7 @@ pipeline_checkpointed(const Analysis *an, int64_t M, double held, double *whole)
 	 * whole, is done before the first recomputation.  1F1B runs them
 	 * first to last: the stage recomputes its oldest while the last one,
 	 * whole, is in flight too. */
-	if (an->set.schedule != SCHED_GPIPE && nc == (double)M - 1 && held >= 2) {
+	if (an->q.set.schedule != SCHED_GPIPE && nc == (double)M - 1 && held >= 2) {
 		*whole = 2;
 		return held - 1;
 	}
@@ -923,15 +923,15 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	   Plan *local)
 {
 	int64_t S = map->q / c->ways;
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	double n = (double)B / M, delta = g->elem_bytes;
 	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, step = 0;
-	int L = g->nlayer, v = an->set.virtual_stages > 1 ? an->set.virtual_stages : 1;
+	int L = g->nlayer, v = an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1;
 	int64_t nc = checkpointed(an, M);
 	const Plan *p;
 
 	c->ck = (double)nc / (double)M;
-	schedule_held(an->set.schedule, v, M, (int)S, c->held);
+	schedule_held(an->q.set.schedule, v, M, (int)S, c->held);
 	for (int i = 0; i < S; i++)
 		c->ins[i] = pipeline_checkpointed(an, M, c->held[i], &c->held[i]);
 	*out = p = plan_for(g, an, c, it, n, M, S, cap - stage_extra(g, an, n), st, local);
@@ -969,7 +969,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * micro-batch crosses V times as many stage boundaries */
 	k->t.compute = M * T - k->t.layer - halos - k->t.recompute;
 	k->t.bubble = (S - 1) * T / v;
-	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->set.forward_only ? 1 : 2) *
+	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->q.set.forward_only ? 1 : 2) *
 				      p2p_time(an, edge, map->across)
 			    : 0;
 	k->t.p2p += halos;
@@ -991,7 +991,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	if (p->n == 1) { /* one stage: one process's iteration, as data's */
 		Lane ln = lane_times(an, g, 0, L - 1, n);
 		host_lane(an, g, 0, L - 1, &ln, zero_step_arrays(an, p->sum[PS_ARRAYS], c->nd), k);
-	} else if (an->impl.pipe_threads) {
+	} else if (an->q.impl.pipe_threads) {
 		double cpu = (double)(M + nc) * p->fwd_host;
 		double gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
 		k->t.host = cpu;
@@ -1040,7 +1040,7 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	       const Best *b)
 {
 	for (int i = 0; i < b->n; i++) {
-		double t = allreduce_time(an->sys, map->grad, b->w[i] * g->elem_bytes);
+		double t = allreduce_time(an->q.sys, map->grad, b->w[i] * g->elem_bytes);
 		double r = reducer_total(an, map->grad, b->red[i], b->buf[i]);
 		if (t + r > k->t.grad + k->t.reducer)
 			k->t.grad = t, k->t.reducer = r;
@@ -1065,7 +1065,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX;
 	const char *why;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
-	int64_t Bg = an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * p1;
+	int64_t Bg = an->q.set.global_batch ? an->q.set.global_batch : an->q.set.batch_per_gpu * p1;
 	int64_t B = Bg / p1;
 	/* the per-layer arrays, made on a partition not kept */
 	Costs c = { .t = scratch(SC_T, len, sizeof(double)), .f = scratch(SC_F, len, sizeof(double)),
@@ -1077,7 +1077,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		    .halo = scratch(SC_HALO, len, sizeof(double)),
 		    .redo = scratch(SC_REDO, len, sizeof(double)), .ways = ways, .inner = inner,
 		    .last = rows ? spatial_limit(g, ways) : -1, .grp = map->split,
-		    .nd = an->set.zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
+		    .nd = an->q.set.zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
 	Stages st = { 0, scratch(SC_END, len, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL, NULL };
 	double *bs = scratch(SC_BEST_TIME, 6 * len, sizeof(double));
@@ -1085,7 +1085,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			 bs + 3 * len, bs + 4 * len };
 	Candidate best = *k, tmp;
 	bool any = false;
-	double cap = an->sys->mem;
+	double cap = an->q.sys->mem;
 	Plan local;
 	const Plan *p;
 
@@ -1112,7 +1112,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * at INT64_MAX where the product overflows: no limit that matters) */
 	if (!ck_mul(it.n, ways > 1 ? limit : 1, &k->max_gpus) ||
 	    !ck_mul(k->max_gpus,
-		    p1 > 1 ? (an->set.global_batch ? Bg : an->set.dataset_size / an->set.batch_per_gpu) : 1,
+		    p1 > 1 ? (an->q.set.global_batch ? Bg : an->q.set.dataset_size / an->q.set.batch_per_gpu) : 1,
 		    &k->max_gpus))
 		k->max_gpus = INT64_MAX;
 	if (p1 > Bg)
@@ -1125,9 +1125,9 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	else if (ways > limit)
 		beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
 					: "more GPUs than the fewest filters of a layer");
-	else if (an->set.micro_batches > B)
+	else if (an->q.set.micro_batches > B)
 		beyond_limit(k, "more micro-batches than samples in the batch");
-	else if (an->set.zero >= 2) /* DeepSpeed's pipeline engine refuses them */
+	else if (an->q.set.zero >= 2) /* DeepSpeed's pipeline engine refuses them */
 		beyond_limit(k, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 	if (k->reason)
 		return;
@@ -1150,14 +1150,14 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			if ((b = plan_new(&key, 0)))
 				b->T = lb;
 		}
-		if (lb / (double)S * ceil((double)an->set.dataset_size / (double)Bg) >= beat) {
+		if (lb / (double)S * ceil((double)an->q.set.dataset_size / (double)Bg) >= beat) {
 			beyond_limit(k, pipeline_bounded);
 			return;
 		}
 	}
 again:
-	for (int64_t M = an->set.micro_batches ? an->set.micro_batches : 1; M <= B;
-	     M = an->set.micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
+	for (int64_t M = an->q.set.micro_batches ? an->q.set.micro_batches : 1; M <= B;
+	     M = an->q.set.micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st, &p, &local)) {
 			if (!any || iteration_busy(&tmp.t) < iteration_busy(&best.t)) {
@@ -1166,7 +1166,7 @@ again:
 				any = true;
 			}
 		}
-		if (M == B || an->set.micro_batches)
+		if (M == B || an->q.set.micro_batches)
 			break;
 	}
 	if (!any && isfinite(cap)) {

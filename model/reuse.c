@@ -120,22 +120,22 @@ key_of(const Analysis *an, const Graph *g, Key *k, bool whole)
 	Analysis a;
 
 	memcpy(&a, an, PREFIX);
-	a.sys = NULL; /* the system's bytes are compared instead */
-	a.set.micro_batches = 0;
-	a.set.gpus = a.set.batch_per_gpu = a.set.global_batch = a.set.dataset_size = 0;
-	a.set.sample_bytes = 0;
-	a.set.data = DATA_AUTO;
-	a.set.loader_workers = 0; /* the implementation's, in a.impl */
-	a.set.impl = NULL;
-	a.set.dropout_after = NULL; /* the graph's, in its version */
-	a.set.as_exported = a.set.channels_last = false;
-	a.set.recompute = 0;        /* a.rc's */
+	a.q.sys = NULL; /* the system's bytes are compared instead */
+	a.q.set.micro_batches = 0;
+	a.q.set.gpus = a.q.set.batch_per_gpu = a.q.set.global_batch = a.q.set.dataset_size = 0;
+	a.q.set.sample_bytes = 0;
+	a.q.set.data = DATA_AUTO;
+	a.q.set.loader_workers = 0; /* the implementation's, in a.impl */
+	a.q.set.impl = NULL;
+	a.q.set.dropout_after = NULL; /* the graph's, in its version */
+	a.q.set.as_exported = a.q.set.channels_last = false;
+	a.q.set.recompute = 0;        /* a.rc's */
 	if (!whole) {
-		a.set.opt = OPT_SGD;
-		a.set.schedule = SCHED_GPIPE;
-		a.set.virtual_stages = 0;
-		a.set.zero = a.set.zero >= 2 ? 2 : 0; /* accumulate_time, layer_host: below 2 or not */
-		a.set.zero_node = false;
+		a.q.set.opt = OPT_SGD;
+		a.q.set.schedule = SCHED_GPIPE;
+		a.q.set.virtual_stages = 0;
+		a.q.set.zero = a.q.set.zero >= 2 ? 2 : 0; /* accumulate_time, layer_host: below 2 or not */
+		a.q.set.zero_node = false;
 		a.rc = (Recompute){ 0 };
 	}
 	memset(k, 0, sizeof *k);
@@ -146,7 +146,7 @@ key_of(const Analysis *an, const Graph *g, Key *k, bool whole)
 	k->low_bytes = g->low_bytes;
 	k->channels_last = g->channels_last;
 	memcpy(k->an, &a, PREFIX);
-	k->sys = *an->sys;
+	k->sys = *an->q.sys;
 }
 
 /* Row r's tables freed and its slot empty (unlinked already). */

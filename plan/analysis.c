@@ -122,12 +122,12 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 				   "%s peak", precision_name(set->prec), s->name, peak);
 		return false;
 	}
-	*an = (Analysis){ .sys = s, .impl = implementation(set, s), .set = *set };
-	an->set.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1;
-	an->set.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu;
-	an->set.dataset_size = dataset ? dataset : DEFAULT_DATASET;
-	an->set.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind);
-	an->set.data = kind;
+	*an = (Analysis){ .q = { .sys = s, .impl = implementation(set, s), .set = *set } };
+	an->q.set.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1;
+	an->q.set.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu;
+	an->q.set.dataset_size = dataset ? dataset : DEFAULT_DATASET;
+	an->q.set.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind);
+	an->q.set.data = kind;
 	if (set->recompute == RECOMPUTE_ATTENTION)
 		recompute_selective(g, &an->rc);
 	else if (set->recompute != RECOMPUTE_NONE)
@@ -175,9 +175,9 @@ memory(Graph *g, const Analysis *an)
 static int64_t
 per_gpu(const Analysis *an)
 {
-	if (an->set.batch_per_gpu > 0)
-		return an->set.batch_per_gpu;
-	return an->set.gpus > 0 ? an->set.global_batch / an->set.gpus : an->set.global_batch;
+	if (an->q.set.batch_per_gpu > 0)
+		return an->q.set.batch_per_gpu;
+	return an->q.set.gpus > 0 ? an->q.set.global_batch / an->q.set.gpus : an->q.set.global_batch;
 }
 
 /* The measured times: a ParaDL table's and a CSV profile's, then a
@@ -185,7 +185,7 @@ per_gpu(const Analysis *an)
 static bool
 timing(Graph *g, const Analysis *an)
 {
-	return timing_spread(g, an) && trace_times(g, an->sys, per_gpu(an));
+	return timing_spread(g, an) && trace_times(g, an->q.sys, per_gpu(an));
 }
 
 /* In the order they run (passes.h says what each fills). */
@@ -217,7 +217,7 @@ pass_run(Graph *g, const Analysis *an, const Pass *p)
 
 	if ((g->done & p->requires) != p->requires)
 		die("pass '%s' runs before what it requires", p->name);
-	if (p->system && (!an || !an->sys))
+	if (p->system && (!an || !an->q.sys))
 		die("pass '%s' runs before the analysis is set up", p->name);
 	ok = !p->run || p->run(g, an);
 	graph_touch(g); /* what it changed is priced anew */

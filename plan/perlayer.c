@@ -125,7 +125,7 @@ static double
 layer_memory(const Ctx *c, const Layer *l, State s)
 {
 	const Graph *g = c->g;
-	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->set.opt);
+	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->q.set.opt);
 	double n = s.mode == PL_DATA || s.mode == PL_SPATIAL ? c->B / (double)c->p
 							     : group_samples(c, s);
 
@@ -151,7 +151,7 @@ layer_cost(const Ctx *c, const Layer *l, State s)
 static double
 move(const Ctx *c, State a, State b, double bytes)
 {
-	const System *s = c->an->sys;
+	const System *s = c->an->q.sys;
 	int la = layout_of[a.mode], lb = layout_of[b.mode];
 	int64_t d = a.d > b.d ? a.d : b.d;
 	Group grp;
@@ -513,12 +513,12 @@ degrees(Ctx *c)
 		dg = &c->deg[c->ndeg++];
 		if (d == c->p)
 			grid[DIM_DATA] = 0;
-		grid_map(c->an->sys, grid, NEST_MODEL_INNER, &map);
+		grid_map(c->an->q.sys, grid, NEST_MODEL_INNER, &map);
 		dg->d = d;
 		dg->model = map.model;
 		if (d > 1)
 			for (int m = PL_FILTER; m < PL_MODES; m++)
-				if (mode_runs(&c->an->impl, (PerLayerMode)m))
+				if (mode_runs(&c->an->q.impl, (PerLayerMode)m))
 					c->st[c->nst++] = (State){ (PerLayerMode)m, d };
 	}
 }
@@ -530,12 +530,12 @@ chain_build(const Graph *g, const Analysis *an, const CostModel *m, Ctx *c, Chai
 {
 	int L = g->nlayer, nb = 0, ne = 0, S, *last, *live;
 
-	*c = (Ctx){ .g = g, .an = an, .m = m, .p = an->set.gpus,
+	*c = (Ctx){ .g = g, .an = an, .m = m, .p = an->q.set.gpus,
 		    .pc = { .g = g, .an = an, .spatial_split = SPLIT_AUTO, .beat = INFINITY } };
 	*ch = (Chain){ 0 };
-	if (L == 0 || an->set.gpus < 2)
+	if (L == 0 || an->q.set.gpus < 2)
 		return false;
-	c->B = (double)(an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * an->set.gpus);
+	c->B = (double)(an->q.set.global_batch ? an->q.set.global_batch : an->q.set.batch_per_gpu * an->q.set.gpus);
 	degrees(c);
 	S = c->nst;
 	last = xcalloc((size_t)g->ntensor + 1, sizeof *last);
@@ -615,7 +615,7 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 	state = xcalloc((size_t)L, sizeof *state);
 	uni = xcalloc((size_t)L, sizeof *uni);
 	split = xcalloc((size_t)L, sizeof *split);
-	cap = an->sys->mem - an->sys->reserved - (double)g->total.workspace_bytes -
+	cap = an->q.sys->mem - an->q.sys->reserved - (double)g->total.workspace_bytes -
 	      (double)kept(an, g)->transient_bytes * c.B / (double)c.p;
 	/* the uniform assignments: each mode on all p GPUs (the uniform
 	 * strategies), priced as the cost model prices an iteration */
@@ -631,7 +631,7 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 	}
 	/* the fastest; if it does not fit, time + lambda x memory for the
 	 * least lambda whose assignment fits */
-	cap = an->sys->mem - an->sys->reserved - (double)g->total.workspace_bytes -
+	cap = an->q.sys->mem - an->q.sys->reserved - (double)g->total.workspace_bytes -
 	      (double)kept(an, g)->transient_bytes * c.B / (double)c.p;
 	if (!solve(&c, &ch, 0, state, &time, &mem, &obj))
 		goto freeall;
@@ -671,7 +671,7 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 	}
 	evaluate(&c, &ch, state, &out->separable, &obj);
 	out->time = time;
-	out->memory = mem + an->sys->mem - cap;
+	out->memory = mem + an->q.sys->mem - cap;
 	out->fits = mem <= cap;
 	out->mode = arena_array(g->arena, L, sizeof *out->mode);
 	out->degree = arena_array(g->arena, L, sizeof *out->degree);
@@ -762,7 +762,7 @@ per_layer_recommend(const Analysis *an, PerLayer *pl)
 	pl->recommended = false;
 	if (!pl->done)
 		return;
-	pl->epoch = pl->global_batch > 0 ? pl->time * ceil((double)an->set.dataset_size / pl->global_batch)
+	pl->epoch = pl->global_batch > 0 ? pl->time * ceil((double)an->q.set.dataset_size / pl->global_batch)
 					 : INFINITY;
 	for (int m = 0; m < PL_MODES; m++)
 		if (pl->uniform[m] < uniform)

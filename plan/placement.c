@@ -135,7 +135,7 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 		st->ulast = m->unit_of[st->last];
 		st->time = k->stage_time[i];
 		st->mem = k->stage_mem[i];
-		st->held = pipeline_held(an->set.schedule, an->set.virtual_stages > 1 ? an->set.virtual_stages : 1,
+		st->held = pipeline_held(an->q.set.schedule, an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1,
 					 M, k->stages, i);
 		st->checkpointed = pipeline_checkpointed(an, M, st->held, &st->whole);
 		st->nmodules = modules_within(g, m, st->first, st->last, &st->modules);
@@ -167,12 +167,12 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 static bool
 chunks(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
 {
-	int64_t v = an->set.virtual_stages, common = 0;
+	int64_t v = an->q.set.virtual_stages, common = 0;
 	int bad = -1;
 	char *held;
 	size_t n = 0;
 
-	if (pl->nstage < 2 || an->set.schedule != SCHED_INTERLEAVED || v < 2)
+	if (pl->nstage < 2 || an->q.set.schedule != SCHED_INTERLEAVED || v < 2)
 		return true;
 	pl->chunks = (int)v;
 	if (!o->megatron || !pl->layout)
@@ -226,13 +226,13 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		char grid[GRID_TEXT_MAX];
 		const Candidate *k = &an->cand[o->kind];
 		grid_format(o->grid, grid_order, DIM_COUNT, grid, sizeof grid);
-		diag_error(at, "%s on %s: %s; no plan written", grid, an->sys->name,
+		diag_error(at, "%s on %s: %s; no plan written", grid, an->q.sys->name,
 			   k->reason ? k->reason : "does not fit");
 		return false;
 	}
 	if (an->best < 0) {
 		diag_error(at, "no strategy fits on %" PRId64 " GPU%s of %s: no plan written",
-			   an->set.gpus, an->set.gpus == 1 ? "" : "s", an->sys->name);
+			   an->q.set.gpus, an->q.set.gpus == 1 ? "" : "s", an->q.sys->name);
 		return false;
 	}
 	pl->k = &an->cand[an->best];
@@ -242,9 +242,9 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		if (strcmp(an->warning[i].code, "unsupported-by-implementation") == 0)
 			diag_warn(at, "%s", an->warning[i].message);
 	pl->checkpoints = an->rc.k > 0 ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
-	if (an->set.gpus > MAX_PLAN_RANKS) {
+	if (an->q.set.gpus > MAX_PLAN_RANKS) {
 		diag_error(at, "a plan lists every rank: %" PRId64 " GPUs are more than %d",
-			   an->set.gpus, MAX_PLAN_RANKS);
+			   an->q.set.gpus, MAX_PLAN_RANKS);
 		return false;
 	}
 	if (pl->k->grid[DIM_PIPELINE] > 0) {
@@ -259,6 +259,6 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		pl->split = pl->k->split;
 	if (!batch(g, pl))
 		return false;
-	ranks(g, an->sys, pl);
+	ranks(g, an->q.sys, pl);
 	return true;
 }

@@ -48,12 +48,12 @@ matmul_peak(const Graph *g, const Analysis *an)
 		double fp32, tf32, p0; /* the peaks it read */
 		double peak;
 	} last;
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	double flops = 0, time = 0, peak;
-	Dtype dt0 = precision_dtype(an->set.prec, true);
+	Dtype dt0 = precision_dtype(an->q.set.prec, true);
 
-	if (last.g == g && last.version == g->version && last.prec == an->set.prec &&
-	    last.conv_tf32 == an->impl.conv_tf32 && last.aten_depthwise == an->impl.aten_depthwise &&
+	if (last.g == g && last.version == g->version && last.prec == an->q.set.prec &&
+	    last.conv_tf32 == an->q.impl.conv_tf32 && last.aten_depthwise == an->q.impl.aten_depthwise &&
 	    last.fp32 == s->peak[DT_FP32] && last.tf32 == s->peak[DT_TF32] && last.p0 == s->peak[dt0])
 		return last.peak;
 
@@ -65,15 +65,15 @@ matmul_peak(const Graph *g, const Analysis *an)
 			continue;
 		/* as the cost model: TF32 for an fp32 run's convolutions where
 		 * the implementation lets cuDNN use it, but ATen's depthwise */
-		if (dt == DT_FP32 && an->impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
+		if (dt == DT_FP32 && an->q.impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
 		    s->peak[DT_TF32] > 0 && !layer_on_aten(an, g, l))
 			dt = DT_TF32;
 		flops += f;
 		time += f / (s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32]);
 	}
 	peak = time > 0 ? flops / time : s->peak[dt0] > 0 ? s->peak[dt0] : s->peak[DT_FP32];
-	last.g = g, last.version = g->version, last.prec = an->set.prec;
-	last.conv_tf32 = an->impl.conv_tf32, last.aten_depthwise = an->impl.aten_depthwise;
+	last.g = g, last.version = g->version, last.prec = an->q.set.prec;
+	last.conv_tf32 = an->q.impl.conv_tf32, last.aten_depthwise = an->q.impl.aten_depthwise;
 	last.fp32 = s->peak[DT_FP32], last.tf32 = s->peak[DT_TF32], last.p0 = s->peak[dt0];
 	last.peak = peak;
 	return peak;
@@ -83,8 +83,8 @@ void
 candidate_rates(const Graph *g, const Analysis *an, Candidate *k)
 {
 	const Totals *t = &g->total;
-	double flops = (double)t->flops_fwd + (an->set.forward_only ? 0 : (double)t->flops_bwd);
-	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->set.gpus;
+	double flops = (double)t->flops_fwd + (an->q.set.forward_only ? 0 : (double)t->flops_bwd);
+	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->q.set.gpus;
 	double peak = matmul_peak(g, an);
 
 	k->throughput = k->mfu = 0;
@@ -117,7 +117,7 @@ may_beat(const Analysis *an, const Candidate *k, double beat)
 {
 	double rest = k->t.total - k->t.grad;
 
-	if (an->set.zero_node)
+	if (an->q.set.zero_node)
 		return true;
 	if (!k->computable || !k->feasible)
 		return false;
@@ -165,7 +165,7 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 	Candidate tmp;
 	PredictCtx c = *pc; /* beat: the best grid so far */
 
-	while (grid_next(kind, pc->an->set.gpus, &it, grid)) {
+	while (grid_next(kind, pc->an->q.set.gpus, &it, grid)) {
 		predict(&c, m, kind, grid, &tmp);
 		if (!any || better(&tmp, k))
 			*k = tmp, any = true;
@@ -217,13 +217,13 @@ impl_list_text(Arena *a, const char *list)
 static void
 refuse_unrun(const Graph *g, const Analysis *an, Candidate *k)
 {
-	if (!k->computable || impl_runs_strategy(&an->impl, k->kind))
+	if (!k->computable || impl_runs_strategy(&an->q.impl, k->kind))
 		return;
 	k->feasible = false;
 	k->not_run = true;
 	k->reason = arena_printf(g->arena, "%s does not run %s parallelism (it runs %s)",
-				 an->impl.name, strategy_name[k->kind],
-				 impl_list_text(g->arena, an->impl.strategies));
+				 an->q.impl.name, strategy_name[k->kind],
+				 impl_list_text(g->arena, an->q.impl.strategies));
 	k->bottleneck = "implementation";
 }
 

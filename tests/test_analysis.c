@@ -200,30 +200,30 @@ analysis_setup_fills_in_the_defaults(void **state)
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_int_equal(an.set.prec, PREC_FP32);
-	assert_int_equal(an.set.opt, OPT_MOMENTUM);
-	assert_int_equal(an.set.gpus, 1);
-	assert_int_equal(an.set.batch_per_gpu, 32);
-	assert_int_equal(an.set.global_batch, 0);
-	assert_int_equal(an.set.dataset_size, 1281167);
-	assert_true(an.set.sample_bytes == 3072); /* a 32 x 32 image: raw bytes */
-	assert_int_equal(an.set.data, DATA_RAW);
+	assert_int_equal(an.q.set.prec, PREC_FP32);
+	assert_int_equal(an.q.set.opt, OPT_MOMENTUM);
+	assert_int_equal(an.q.set.gpus, 1);
+	assert_int_equal(an.q.set.batch_per_gpu, 32);
+	assert_int_equal(an.q.set.global_batch, 0);
+	assert_int_equal(an.q.set.dataset_size, 1281167);
+	assert_true(an.q.set.sample_bytes == 3072); /* a 32 x 32 image: raw bytes */
+	assert_int_equal(an.q.set.data, DATA_RAW);
 	/* abci runs the ParaDL scripts' software unless told otherwise */
-	assert_string_equal(an.impl.name, "chainermn-paradl");
-	assert_true(an.impl.staged && an.impl.chain && an.impl.node_loader);
+	assert_string_equal(an.q.impl.name, "chainermn-paradl");
+	assert_true(an.q.impl.staged && an.q.impl.chain && an.q.impl.node_loader);
 	set.global_batch = 512;
 	set.dataset_size = 5000;
 	set.sample_bytes = 7;
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_int_equal(an.set.batch_per_gpu, 0);
-	assert_int_equal(an.set.global_batch, 512);
-	assert_int_equal(an.set.dataset_size, 5000);
-	assert_true(an.set.sample_bytes == 7);
-	assert_int_equal(an.set.data, DATA_RAW);
+	assert_int_equal(an.q.set.batch_per_gpu, 0);
+	assert_int_equal(an.q.set.global_batch, 512);
+	assert_int_equal(an.q.set.dataset_size, 5000);
+	assert_true(an.q.set.sample_bytes == 7);
+	assert_int_equal(an.q.set.data, DATA_RAW);
 	/* --loader-workers overrides the implementation's */
 	set.loader_workers = 3;
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_int_equal(an.impl.loader_workers, 3);
+	assert_int_equal(an.q.impl.loader_workers, 3);
 }
 
 /* An ImageNet-sized image is a JPEG of ImageNet's average size; --data
@@ -240,11 +240,11 @@ analysis_setup_reads_large_images_as_jpeg(void **state)
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_int_equal(an.set.data, DATA_JPEG);
-	assert_true(an.set.sample_bytes == 110e3);
+	assert_int_equal(an.q.set.data, DATA_JPEG);
+	assert_true(an.q.set.sample_bytes == 110e3);
 	set.data = DATA_STORED;
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_true(an.set.sample_bytes == 3 * 224 * 224 * 4);
+	assert_true(an.q.set.sample_bytes == 3 * 224 * 224 * 4);
 }
 
 /* Not an image: the input tensor at 4 bytes per item, nothing to decode;
@@ -261,8 +261,8 @@ analysis_setup_sizes_other_inputs_and_checks_the_peak(void **state)
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_true(an.set.sample_bytes == 400);
-	assert_int_equal(an.set.data, DATA_STORED);
+	assert_true(an.q.set.sample_bytes == 400);
+	assert_int_equal(an.q.set.data, DATA_STORED);
 	set.prec = PREC_BF16;
 	assert_false(analysis_setup(&an, &set, g, fx_abci(fx)));
 	assert_non_null(strstr(fx_diags(fx),
@@ -295,11 +295,11 @@ analysis_measured_sets_up_the_row(void **state)
 	assert_int_equal(row.kind, STRAT_DATA);
 	assert_int_equal(row.grid[DIM_DATA], 8);
 	assert_true(row.measured == 0.5);
-	assert_int_equal(row.an->set.gpus, 8);
-	assert_int_equal(row.an->set.global_batch, 256);
-	assert_int_equal(row.an->set.batch_per_gpu, 0);
-	assert_int_equal(row.an->set.dataset_size, 9000);
-	assert_int_equal(row.an->set.opt, OPT_ADAM);
+	assert_int_equal(row.an->q.set.gpus, 8);
+	assert_int_equal(row.an->q.set.global_batch, 256);
+	assert_int_equal(row.an->q.set.batch_per_gpu, 0);
+	assert_int_equal(row.an->q.set.dataset_size, 9000);
+	assert_int_equal(row.an->q.set.opt, OPT_ADAM);
 	assert_true(g->done & PASS_TIMING);
 }
 
