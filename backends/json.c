@@ -79,7 +79,7 @@ model_json(const Graph *g)
 	set(m, "saved_amp_bytes_per_sample",
 	    g->low_bytes ? json_integer(t->saved_low_bytes) : json_null());
 	set(m, "autocast_weight_bytes", json_integer(t->cast_weight_bytes));
-	set(m, "weight_bytes", json_integer(t->weight_bytes));
+	set(m, "weight_bytes", json_integer(t->params * g->elem_bytes));
 	set(m, "bytes_per_item", json_integer(g->elem_bytes));
 	set(m, "dataset_size", g->dataset_size ? json_integer(g->dataset_size) : json_null());
 	set(m, "file_batch", g->batch ? json_integer(g->batch) : json_null());
@@ -123,8 +123,8 @@ layer_json(const Graph *g, const Layer *l)
 	set(o, "flops_bwd_data", json_integer(l->cost.flops_bwd_data));
 	set(o, "flops_bwd_weight", json_integer(l->cost.flops_bwd_weight));
 	set(o, "activation_bytes", json_integer(l->cost.act_bytes));
-	set(o, "bytes_fwd", json_integer(l->cost.bytes_fwd));
-	set(o, "bytes_bwd", json_integer(l->cost.bytes_bwd));
+	set(o, "bytes_fwd", json_integer(l->cost.elems_fwd * g->elem_bytes));
+	set(o, "bytes_bwd", json_integer(l->cost.elems_bwd * g->elem_bytes));
 	if (g->ntiming || g->trace) {
 		set(o, "time_source", jstr(l->timed ? "profile" : "model"));
 		set(o, "measured_fwd_s", l->timed ? json_real(l->fwd_s) : json_null());

@@ -509,7 +509,7 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	}
 	fprintf(f, "layers       %d\n", g->nlayer);
 	fprintf(f, "parameters   %s (%s at %d bytes each)\n", grouped(t->params, b1),
-		bytes(t->weight_bytes, b2), g->elem_bytes);
+		bytes(t->params * g->elem_bytes, b2), g->elem_bytes);
 	fprintf(f, "MACs         %s forward per sample\n", grouped(t->macs, b1));
 	fprintf(f, "FLOPs        %s forward, %s backward per sample\n", si(t->flops_fwd, b1),
 		si(t->flops_bwd, b2));

@@ -155,13 +155,14 @@ typedef struct Cost {
 	int64_t flops_bwd;        /* the two added */
 	int64_t params;           /* trained elements: weights, biases, scale, shift */
 	int64_t buffers;          /* untrained state elements (running statistics) */
-	int64_t bytes_fwd;        /* bytes forward reads and writes: the
+	int64_t elems_fwd;        /* elements forward reads and writes: the
 	                             activations (batch norm reads its input
-	                             twice) and the weights once */
-	int64_t bytes_bwd;        /* activation bytes the backward pass's kernels
-	                             read and write for the layer, autograd's
-	                             formulas, and the accumulation of its
-	                             output's gradients; pass cost */
+	                             twice) and the weights once; bytes at a
+	                             precision: model/compute.c */
+	int64_t elems_bwd;        /* activation elements the backward pass's
+	                             kernels read and write for the layer,
+	                             autograd's formulas, and the accumulation
+	                             of its output's gradients; pass cost */
 	int64_t act_elems;        /* elements kept for backward that this layer
 	                             made: its outputs kept, its indices, masks
 	                             and per-sample statistics; pass memory */
@@ -245,7 +246,7 @@ typedef struct Timing {
 typedef struct Totals {
 	int64_t params, buffers, macs, flops_fwd, flops_bwd_data, flops_bwd_weight;
 	int64_t flops_bwd;             /* flops_bwd_data + flops_bwd_weight */
-	int64_t bytes_fwd, bytes_bwd;
+	int64_t elems_fwd, elems_bwd;
 	int64_t act_elems, act_bytes;  /* kept for backward, per sample: the
 	                                  layers' act_* plus the graph inputs
 	                                  kept (at Graph.elem_bytes) */
@@ -268,7 +269,6 @@ typedef struct Totals {
 	                                  for the step */
 	int64_t workspace_bytes;       /* per sample: the largest convolution's
 	                                  im2col buffer (cuDNN's GEMM algorithm) */
-	int64_t weight_bytes;
 } Totals;
 
 enum { PASS_SHAPE = 1, PASS_COST = 2, PASS_MEMORY = 4, PASS_TIMING = 8 }; /* Graph.done */

@@ -32,3 +32,29 @@ precision_dtype(Precision p, bool matmul)
 {
 	return matmul ? precision_info[p].matmul : precision_info[p].other;
 }
+
+int
+precision_bytes(Precision p)
+{
+	return precision_info[p].bytes;
+}
+
+int
+precision_low(Precision p)
+{
+	return precision_info[p].low;
+}
+
+int
+precision_widest(void)
+{
+	int w = 0;
+
+	for (int i = 0; i < PREC_COUNT; i++) {
+		if (precision_info[i].bytes > w)
+			w = precision_info[i].bytes;
+		if (precision_info[i].low > w)
+			w = precision_info[i].low;
+	}
+	return w;
+}

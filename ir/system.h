@@ -126,6 +126,16 @@ typedef struct System {
 const char *precision_name(Precision p);
 bool precision_parse(const char *s, Precision *p);
 Dtype precision_dtype(Precision p, bool matmul);
+/* Bytes of one element at precision p: a weight, a gradient, a
+ * full-width activation (the table's bytes column). */
+int precision_bytes(Precision p);
+/* Bytes of an activation autocast computes in lower precision at p (the
+ * table's low column); 0 without autocast. */
+int precision_low(Precision p);
+/* The widest element any precision stores, of both columns: the passes
+ * check their counts against it, so that a model is refused the same way
+ * at every precision (docs/limits.md). */
+int precision_widest(void);
 /* The lowest network level spanning `nodes` consecutive nodes (-1: one node). */
 int system_span(const System *s, int64_t nodes);
 

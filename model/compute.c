@@ -8,7 +8,7 @@
  * and tail: the reason small layers, and layers split many ways, stop
  * scaling).  These are the GPU's times; the CPU that issues the kernels is
  * the host lane's (host.c).  Backward moves the bytes autograd's kernels move
- * (Cost.bytes_bwd, passes/cost.c).  Around a layer's own kernels run those
+ * (Cost.elems_bwd, passes/cost.c).  Around a layer's own kernels run those
  * the framework adds, each a kernel and a dispatch: autocast's casts
  * (cast_time) and, where the gradients stay allocated, the addition of
  * each new weight gradient into the kept one (accumulate_time).
@@ -154,13 +154,13 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	/* depthwise kernels, ATen's and cuDNN's, run on the CUDA cores */
 	double peak = s->peak[dt] > 0 && !depthwise(g, l) ? s->peak[dt] : s->peak[DT_FP32];
 	double flops = (double)(bwd ? c->flops_bwd : c->flops_fwd) * n * share;
-	/* bytes_fwd counts the weights once per sample; they are read once */
+	/* elems_fwd counts the weights once per sample; they are read once */
 	double wbytes = (double)c->params * g->elem_bytes;
 	/* autocast: a layer whose output is 16-bit moves about that many
 	 * bytes per activation item (its inputs are mostly 16-bit too) */
 	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
-	double fwd = ((double)c->bytes_fwd - wbytes) * narrow * n * share;
-	double act = bwd ? (double)c->bytes_bwd * narrow * n * share : fwd;
+	double fwd = ((double)c->elems_fwd * g->elem_bytes - wbytes) * narrow * n * share;
+	double act = bwd ? (double)c->elems_bwd * g->elem_bytes * narrow * n * share : fwd;
 	double bytes, fused = fused_attention(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt));
 
 	if (fused >= 0)
@@ -262,7 +262,7 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 
 	if (bwd && l->cost.params > 0)
 		kernels = 2; /* data and weight gradients */
-	else if (bwd && l->cost.bytes_bwd == 0 && l->cost.flops_bwd == 0)
+	else if (bwd && l->cost.elems_bwd == 0 && l->cost.flops_bwd == 0)
 		kernels = 0; /* an add passes its gradient on */
 	if (bwd && an->q.set.forward_only)
 		return 0; /* no backward pass, no dispatch */

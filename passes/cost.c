@@ -35,7 +35,8 @@
  * a gradient, i.e. one downstream of a trained parameter: autograd computes
  * no gradient for the input image, so the first convolution has none.
  *
- * Bytes moved, per sample (the roofline's memory side, model/compute.c):
+ * Elements moved, per sample (the roofline's memory side, model/compute.c,
+ * which prices them at the analysis's precision):
  * forward reads the inputs and writes the outputs (batch norm reads its
  * input twice: statistics, then normalization) and reads the weights.
  * Backward, in elements of E and E_in, as autograd's kernels move them
@@ -179,6 +180,17 @@ layer_cost(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 	}
 }
 
+/* Elements e, noting an overflow where their bytes at the widest
+ * element any precision stores (ir/precision.def) would overflow: the
+ * counts are elements, priced at the analysis's precision (model/), and
+ * a model is refused the same way at every precision. */
+static int64_t
+at_any_width(Acc *acc, int64_t e)
+{
+	mul3(acc, e, precision_widest(), 1);
+	return e;
+}
+
 /* The elements of layer l's inputs and outputs, per sample. */
 static int64_t
 io_elems(Acc *acc, const Graph *g, const Layer *l)
@@ -215,7 +227,7 @@ layer_sizes(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 		acc->ok = false; /* the statistics' read */
 	if (!ck_add(moved, c->params, &moved))
 		acc->ok = false;
-	c->bytes_fwd = mul3(acc, moved, g->elem_bytes, 1);
+	c->elems_fwd = at_any_width(acc, moved);
 }
 
 /* Ops through which no gradient flows to their inputs. */
@@ -329,14 +341,16 @@ cost_annotate(Graph *g)
 			    !ck_add(bwd, mul3(&acc, 3, reads[l->out[k]] - 1, g->tensor[l->out[k]].elems),
 				    &bwd))
 				acc.ok = false;
-		c->bytes_bwd = mul3(&acc, bwd, g->elem_bytes, 1);
+		c->elems_bwd = at_any_width(&acc, bwd);
 		if (!ck_add(c->flops_bwd_data, c->flops_bwd_weight, &c->flops_bwd))
 			acc.ok = false;
 		acc.ok = acc.ok && sum(&t->params, c->params) && sum(&t->buffers, c->buffers) &&
 			 sum(&t->macs, c->macs) && sum(&t->flops_fwd, c->flops_fwd) &&
 			 sum(&t->flops_bwd_data, c->flops_bwd_data) &&
 			 sum(&t->flops_bwd_weight, c->flops_bwd_weight) &&
-			 sum(&t->bytes_fwd, c->bytes_fwd) && sum(&t->bytes_bwd, c->bytes_bwd);
+			 sum(&t->elems_fwd, c->elems_fwd) && sum(&t->elems_bwd, c->elems_bwd);
+		at_any_width(&acc, t->elems_fwd);
+		at_any_width(&acc, t->elems_bwd);
 		if (!acc.ok) {
 			layer_error(g, l, "its operation counts overflow 64 bits");
 			free(grad);
@@ -350,7 +364,7 @@ cost_annotate(Graph *g)
 		diag_error(g->loc, "model backward FLOPs overflow 64 bits");
 		return false;
 	}
-	if (!ck_mul(t->params, g->elem_bytes, &t->weight_bytes)) {
+	if (!ck_mul(t->params, precision_widest(), &(int64_t){ 0 })) {
 		diag_error(g->loc, "model weights overflow 64 bits");
 		return false;
 	}

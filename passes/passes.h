@@ -24,8 +24,10 @@ bool shape_infer(Graph *g);
 /* cost.c
  * requires: PASS_SHAPE.
  * provides: PASS_COST -- Layer.cost except act_elems (MACs, FLOPs forward,
- *           backward-data and backward-weight, params, buffers, bytes) and
- *           the model totals.  Rules per op kind: docs/counting.md. */
+ *           backward-data and backward-weight, params, buffers, elements
+ *           moved; no byte: the analysis prices the elements at its
+ *           precision) and the model totals.  Rules per op kind:
+ *           docs/counting.md. */
 bool cost_annotate(Graph *g);
 
 /* memory.c

@@ -17,12 +17,12 @@
 /* The weight of layer l in its module's time: its roofline with no
  * efficiencies, forward or backward (1 where the system gives no peak). */
 static double
-weight(const Layer *l, const System *s, bool bwd)
+weight(const Layer *l, const System *s, int elem, bool bwd)
 {
 	double peak = s && s->peak[DT_FP32] > 0 ? s->peak[DT_FP32] : 1;
 	double bw = s && s->mem_bw > 0 ? s->mem_bw : 1;
 	double c = (double)(bwd ? l->cost.flops_bwd : l->cost.flops_fwd) / peak;
-	double m = (double)(bwd ? l->cost.bytes_bwd : l->cost.bytes_fwd) / bw;
+	double m = (double)(bwd ? l->cost.elems_bwd : l->cost.elems_fwd) * elem / bw;
 
 	return c > m ? c : m;
 }
@@ -89,8 +89,8 @@ trace_times(Graph *g, const System *s, int64_t samples)
 		mod_of[i] = (int)m - 1;
 		if (m) {
 			layers[m - 1]++;
-			sum[m - 1][0] += weight(&g->layer[i], s, false);
-			sum[m - 1][1] += weight(&g->layer[i], s, true);
+			sum[m - 1][0] += weight(&g->layer[i], s, g->elem_bytes, false);
+			sum[m - 1][1] += weight(&g->layer[i], s, g->elem_bytes, true);
 		}
 	}
 	t->matched = 0;
@@ -101,7 +101,7 @@ trace_times(Graph *g, const System *s, int64_t samples)
 		if (m < 0)
 			continue;
 		for (int b = 0; b < 2; b++)
-			share[b] = sum[m][b] > 0 ? weight(l, s, b) / sum[m][b] : 1.0 / layers[m];
+			share[b] = sum[m][b] > 0 ? weight(l, s, g->elem_bytes, b) / sum[m][b] : 1.0 / layers[m];
 		l->timed = true;
 		l->fwd_s = t->mod[m].fwd * share[0] / (double)samples;
 		l->bwd_s = t->mod[m].bwd * share[1] / (double)samples;

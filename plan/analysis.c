@@ -28,12 +28,6 @@ const Settings settings_default = {
 	.batch_per_gpu = 32,
 };
 
-int
-precision_bytes(Precision p)
-{
-	return precision_info[p].bytes;
-}
-
 void
 analysis_init(Graph *g, const Settings *set)
 {

@@ -19,9 +19,6 @@
 /* The defaults of Settings (ir/analysis.h), documented in oraclec(1). */
 extern const Settings settings_default;
 
-/* Bytes per activation or weight item at precision p. */
-int precision_bytes(Precision p);
-
 /* Before any pass runs on g: its bytes per item from the precision, and
  * the dataset size when the settings give one. */
 void analysis_init(Graph *g, const Settings *set);

@@ -244,15 +244,16 @@ data_movement_ops_cost_no_flops(void **state)
 		const Cost *c = cost_of(g, names[k]);
 		assert_int_equal(c->macs + c->flops_fwd + c->flops_bwd + c->params, 0);
 	}
-	assert_int_equal(cost_of(g, "c")->bytes_fwd, 16384);
-	assert_int_equal(cost_of(g, "f")->bytes_fwd, 0);
-	assert_int_equal(cost_of(g, "r")->bytes_fwd, 0);
-	assert_int_equal(cost_of(g, "i")->bytes_fwd, 0);
-	assert_int_equal(cost_of(g, "t")->bytes_fwd, 2 * 2048 * 4);
+	assert_int_equal(cost_of(g, "c")->elems_fwd, 4096);
+	assert_int_equal(cost_of(g, "f")->elems_fwd, 0);
+	assert_int_equal(cost_of(g, "r")->elems_fwd, 0);
+	assert_int_equal(cost_of(g, "i")->elems_fwd, 0);
+	assert_int_equal(cost_of(g, "t")->elems_fwd, 2 * 2048);
 }
 
-/* Forward bytes: inputs + outputs + parameters, times the item size.
- * ResNet conv1: (150,528 + 802,816 + 9,408) * 4 = 3,851,008; at fp16 half. */
+/* Forward elements: inputs + outputs + parameters (the bytes are theirs
+ * times the analysis's item size, at no precision here).  ResNet conv1:
+ * 150,528 + 802,816 + 9,408 = 962,752. */
 static void
 forward_bytes_count_activations_and_weights(void **state)
 {
@@ -263,12 +264,9 @@ forward_bytes_count_activations_and_weights(void **state)
 
 	assert_non_null(g);
 	assert_true(cost_annotate(g));
-	assert_int_equal(cost_of(g, "c")->bytes_fwd, 3851008);
-	assert_int_equal(g->total.weight_bytes, 9408 * 4);
-	g->elem_bytes = 2;
-	assert_true(cost_annotate(g));
-	assert_int_equal(cost_of(g, "c")->bytes_fwd, 1925504);
-	assert_int_equal(g->total.weight_bytes, 9408 * 2);
+	assert_int_equal(cost_of(g, "c")->elems_fwd, 962752);
+	assert_int_equal(g->total.elems_fwd, 962752);
+	assert_int_equal(g->total.params, 9408);
 }
 
 /* x 3x32x32 -> conv 8 k3 p1 -> batchnorm -> relu -> maxpool k2 -> flatten
@@ -293,8 +291,8 @@ totals_equal_the_sums_over_layers(void **state)
 		s.flops_fwd += c->flops_fwd;
 		s.flops_bwd_data += c->flops_bwd_data;
 		s.flops_bwd_weight += c->flops_bwd_weight;
-		s.bytes_fwd += c->bytes_fwd;
-		s.bytes_bwd += c->bytes_bwd;
+		s.elems_fwd += c->elems_fwd;
+		s.elems_bwd += c->elems_bwd;
 	}
 	assert_int_equal(g->total.params, 20730);
 	assert_int_equal(g->total.params, s.params);
@@ -307,29 +305,28 @@ totals_equal_the_sums_over_layers(void **state)
 	assert_int_equal(g->total.flops_bwd_data, s.flops_bwd_data);
 	assert_int_equal(g->total.flops_bwd_weight, s.flops_bwd_weight);
 	assert_int_equal(g->total.flops_bwd, s.flops_bwd_data + s.flops_bwd_weight);
-	assert_int_equal(g->total.bytes_fwd, s.bytes_fwd);
-	assert_int_equal(g->total.bytes_bwd, s.bytes_bwd);
-	assert_int_equal(g->total.weight_bytes, 20730 * 4);
+	assert_int_equal(g->total.elems_fwd, s.elems_fwd);
+	assert_int_equal(g->total.elems_bwd, s.elems_bwd);
 	/* running the pass again starts from zero */
 	assert_true(cost_annotate(g));
 	assert_int_equal(g->total.params, 20730);
 	assert_int_equal(g->total.macs, 241664);
 }
 
-/* Backward bytes as autograd's kernels move them (the profile of such a
+/* Backward elements as autograd's kernels move them (the profile of such a
  * block under torch.autograd.profiler, tests/data/autograd/
  * backward_kernels.txt: threshold_backward for a relu, no
  * kernel for an add, two muls and a sum for the broadcast gate, one add
- * where a tensor's two gradients meet).  E = 16 x 8 x 8 = 1,024 items of
- * 4 bytes; the squeezed tensors have 16.
+ * where a tensor's two gradients meet).  E = 16 x 8 x 8 = 1,024 items;
+ * the squeezed tensors have 16.
  *   a  conv on the image: no input gradient, the weight gradient reads x
- *      and dy: forward's (192 + 1,024) x 4 = 4,864
- *   b  batch norm: 5 E = 20,480; forward reads x twice: 3 E = 12,288
- *   r  relu: 3 E = 12,288, + its output's two gradients (read by m and p)
- *      added: 3 E = 12,288
- *   p  global pool: E + 16 = 4,160
- *   s  sigmoid: 3 x 16 = 192
- *   m  the gate: (2 E + 16) + (2 E + E + E) = 6 E + 16 = 24,640
+ *      and dy: forward's 192 + 1,024 = 1,216
+ *   b  batch norm: 5 E = 5,120; forward reads x twice: 3 E = 3,072
+ *   r  relu: 3 E = 3,072, + its output's two gradients (read by m and p)
+ *      added: 3 E = 3,072
+ *   p  global pool: E + 16 = 1,040
+ *   s  sigmoid: 3 x 16 = 48
+ *   m  the gate: (2 E + 16) + (2 E + E + E) = 6 E + 16 = 6,160
  *   y  add of equal shapes: 0; and r2 (read by y and z) 3 E more */
 static void
 backward_bytes_follow_autograds_kernels(void **state)
@@ -341,15 +338,15 @@ backward_bytes_follow_autograds_kernels(void **state)
 			"  r2 = relu(m); y = add(r2, r2); }");
 
 	assert_non_null(g);
-	assert_int_equal(cost_of(g, "a")->bytes_bwd, 4864);
-	assert_int_equal(cost_of(g, "b")->bytes_bwd, 20480);
-	assert_int_equal(cost_of(g, "b")->bytes_fwd - 32 * 4, 12288);
-	assert_int_equal(cost_of(g, "r")->bytes_bwd, 12288 + 12288);
-	assert_int_equal(cost_of(g, "p")->bytes_bwd, 4160);
-	assert_int_equal(cost_of(g, "s")->bytes_bwd, 192);
-	assert_int_equal(cost_of(g, "m")->bytes_bwd, 24640);
-	assert_int_equal(cost_of(g, "r2")->bytes_bwd, 12288 + 12288);
-	assert_int_equal(cost_of(g, "y")->bytes_bwd, 0);
+	assert_int_equal(cost_of(g, "a")->elems_bwd, 1216);
+	assert_int_equal(cost_of(g, "b")->elems_bwd, 5120);
+	assert_int_equal(cost_of(g, "b")->elems_fwd - 32, 3072);
+	assert_int_equal(cost_of(g, "r")->elems_bwd, 3072 + 3072);
+	assert_int_equal(cost_of(g, "p")->elems_bwd, 1040);
+	assert_int_equal(cost_of(g, "s")->elems_bwd, 48);
+	assert_int_equal(cost_of(g, "m")->elems_bwd, 6160);
+	assert_int_equal(cost_of(g, "r2")->elems_bwd, 3072 + 3072);
+	assert_int_equal(cost_of(g, "y")->elems_bwd, 0);
 }
 
 /* 2^20 x 2^20 input -> fc to 2^30 features: shapes fit (2^50 outputs, a
@@ -363,6 +360,21 @@ layer_counts_beyond_64_bits_are_rejected(void **state)
 	assert_string_equal(fx_diags(fx), "t.odl:2:3: error: layer 'f' (fc): its operation counts "
 					  "overflow 64 bits\n");
 	assert_int_equal(diag_errors(), 1);
+}
+
+/* The counts are elements, checked against the widest element any
+ * precision stores (4 bytes): a relu on 2^60 elements moves 2^61 forward,
+ * whose bytes fit at 2 bytes an element but not at 4, and is refused
+ * whatever the precision the analysis will price it at. */
+static void
+counts_are_checked_at_the_widest_element(void **state)
+{
+	Fx *fx = *state;
+
+	assert_int_equal(precision_widest(), 4);
+	assert_null(COST("model m { input x: [1Gi, 1Gi];\n  r = relu(x); }"));
+	assert_string_equal(fx_diags(fx), "t.odl:2:3: error: layer 'r' (relu): its operation counts "
+					  "overflow 64 bits\n");
 }
 
 /* A layer reading only the graph input computes no input gradient: the
@@ -436,6 +448,7 @@ main(void)
 		FX_TEST(totals_equal_the_sums_over_layers),
 		FX_TEST(backward_bytes_follow_autograds_kernels),
 		FX_TEST(layer_counts_beyond_64_bits_are_rejected),
+		FX_TEST(counts_are_checked_at_the_widest_element),
 		FX_TEST(first_layer_has_no_backward_data),
 		FX_TEST(model_totals_beyond_64_bits_are_rejected),
 		FX_TEST(pool_kernel_volume_beyond_64_bits_is_rejected),

@@ -539,7 +539,7 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 
 	assert_non_null(g);
 	assert_non_null(s);
-	assert_int_equal(g->layer[0].cost.bytes_fwd - g->layer[0].cost.params * 4, 77824);
+	assert_int_equal(g->layer[0].cost.elems_fwd - g->layer[0].cost.params, 19456);
 	nchw = layer_time(&an, g, &g->layer[0], 512, 1, false);
 	g->channels_last = true;
 	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
@@ -581,7 +581,7 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	assert_non_null(g);
 	assert_non_null(s);
 	assert_true(an.q.impl.aten_depthwise);
-	assert_int_equal(g->layer[1].cost.bytes_fwd - g->layer[1].cost.params * 4, 131072);
+	assert_int_equal(g->layer[1].cost.elems_fwd - g->layer[1].cost.params, 32768);
 	aten = layer_time(&an, g, &g->layer[1], 512, 1, true);
 	fwd = layer_time(&an, g, &g->layer[1], 512, 1, false);
 	an.q.impl.aten_depthwise = false;
@@ -607,7 +607,7 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 
 	g = fx_run(fx, "model m { input x: 16x32x32;\n"
 		       "  c = conv(x, 16, kernel=3, pad=1, groups=16); }", PASS_MEMORY);
-	assert_int_equal(g->layer[0].cost.bytes_bwd, 131072);
+	assert_int_equal(g->layer[0].cost.elems_bwd, 32768);
 	an.q.impl.aten_depthwise = true;
 	aten = layer_time(&an, g, &g->layer[0], 512, 1, true);
 	an.q.impl.aten_depthwise = false;
