@@ -289,6 +289,7 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena
 		max_batch_run(g, an, so);
 		diag_verbose_note("max batch: %.2f ms", clock_ms() - t0);
 	}
+	analysis_report_bytes(an, g, o->report.layers || o->backend->layers, a);
 	return advice_run(g, an, &o->strat, a);
 }
 

@@ -20,6 +20,9 @@ typedef struct Backend {
 	bool plots;        /* takes --plot: one chart (charts.h) */
 	bool sweeps;       /* draws the scaling chart: the run sweeps the GPUs */
 	bool command;      /* shows the command line (ReportOpts.command) */
+	bool layers;       /* may draw the per-layer chart, which reads each
+	                      layer's bytes (Analysis.layer_bytes) as
+	                      ReportOpts.layers does */
 	/* false on an I/O error (the caller reports it) */
 	bool (*emit)(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 } Backend;

@@ -306,7 +306,7 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 		v[i] = (double)(g->layer[i].cost.flops_fwd + g->layer[i].cost.flops_bwd);
 	strip(f, g, 60, v, "FLOPs (fwd + bwd)", 0);
 	for (int i = 0; i < L; i++)
-		v[i] = (double)g->layer[i].cost.act_bytes;
+		v[i] = (double)an->layer_bytes[i].act;
 	strip(f, g, 260, v, "kept activations (bytes)", 1);
 	for (int i = 0; i < L; i++)
 		v[i] = (double)g->layer[i].cost.params;

@@ -49,9 +49,10 @@ profile_json(const Graph *g)
 }
 
 static json_t *
-model_json(const Graph *g)
+model_json(const Graph *g, const Analysis *an)
 {
 	const Totals *t = &g->total;
+	const ModelBytes *b = &an->bytes;
 	json_t *m = json_object(), *ins = json_array(), *unk = json_array();
 
 	set(m, "name", jstr(g->name));
@@ -73,14 +74,13 @@ model_json(const Graph *g)
 	set(m, "flops_bwd_data_per_sample", json_integer(t->flops_bwd_data));
 	set(m, "flops_bwd_weight_per_sample", json_integer(t->flops_bwd_weight));
 	set(m, "flops_bwd_per_sample", json_integer(t->flops_bwd));
-	set(m, "activation_bytes_per_sample", json_integer(t->act_bytes));
-	set(m, "saved_bytes_per_sample", json_integer(t->saved_bytes));
-	set(m, "saved_fixed_bytes", json_integer(t->saved_fixed_bytes));
-	set(m, "saved_amp_bytes_per_sample",
-	    g->low_bytes ? json_integer(t->saved_low_bytes) : json_null());
-	set(m, "autocast_weight_bytes", json_integer(t->cast_weight_bytes));
-	set(m, "weight_bytes", json_integer(t->params * g->elem_bytes));
-	set(m, "bytes_per_item", json_integer(g->elem_bytes));
+	set(m, "activation_bytes_per_sample", json_integer(b->act));
+	set(m, "saved_bytes_per_sample", json_integer(b->saved));
+	set(m, "saved_fixed_bytes", json_integer(b->saved_fixed));
+	set(m, "saved_amp_bytes_per_sample", b->low ? json_integer(b->saved_low) : json_null());
+	set(m, "autocast_weight_bytes", json_integer(b->cast_weights));
+	set(m, "weight_bytes", json_integer(b->weights));
+	set(m, "bytes_per_item", json_integer(b->item));
 	set(m, "dataset_size", g->dataset_size ? json_integer(g->dataset_size) : json_null());
 	set(m, "file_batch", g->batch ? json_integer(g->batch) : json_null());
 	set(m, "bn_folded", json_boolean(g->bn_folded));
@@ -102,8 +102,10 @@ model_json(const Graph *g)
 }
 
 static json_t *
-layer_json(const Graph *g, const Layer *l)
+layer_json(const Graph *g, const Analysis *an, int i)
 {
+	const Layer *l = &g->layer[i];
+	const LayerBytes *b = &an->layer_bytes[i];
 	json_t *o = json_object(), *ins = json_array(), *ws = json_array();
 
 	set(o, "name", jstr(l->name));
@@ -122,9 +124,9 @@ layer_json(const Graph *g, const Layer *l)
 	set(o, "flops_bwd", json_integer(l->cost.flops_bwd));
 	set(o, "flops_bwd_data", json_integer(l->cost.flops_bwd_data));
 	set(o, "flops_bwd_weight", json_integer(l->cost.flops_bwd_weight));
-	set(o, "activation_bytes", json_integer(l->cost.act_bytes));
-	set(o, "bytes_fwd", json_integer(l->cost.elems_fwd * g->elem_bytes));
-	set(o, "bytes_bwd", json_integer(l->cost.elems_bwd * g->elem_bytes));
+	set(o, "activation_bytes", json_integer(b->act));
+	set(o, "bytes_fwd", json_integer(b->fwd));
+	set(o, "bytes_bwd", json_integer(b->bwd));
 	if (g->ntiming || g->trace) {
 		set(o, "time_source", jstr(l->timed ? "profile" : "model"));
 		set(o, "measured_fwd_s", l->timed ? json_real(l->fwd_s) : json_null());
@@ -410,7 +412,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	json_t *root = json_object(), *batch = json_object();
 	int rc;
 
-	set(root, "model", model_json(g));
+	set(root, "model", model_json(g, an));
 	set(root, "system", system_json(an->q.sys));
 	set(root, "implementation", implementation_json(&an->q.impl));
 	set(root, "gpus", json_integer(an->q.set.gpus));
@@ -445,7 +447,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (o->layers) {
 		json_t *ls = json_array();
 		for (int i = 0; i < g->nlayer; i++)
-			json_array_append_new(ls, layer_json(g, &g->layer[i]));
+			json_array_append_new(ls, layer_json(g, an, i));
 		set(root, "layers", ls);
 	}
 	rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));

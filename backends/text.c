@@ -61,7 +61,7 @@ si(int64_t v, char *buf)
 }
 
 static void
-layer_table(const Graph *g, FILE *f)
+layer_table(const Graph *g, const Analysis *an, FILE *f)
 {
 	char b1[96], b2[32], b3[32], b4[32];
 	int w = 5;
@@ -79,7 +79,7 @@ layer_table(const Graph *g, FILE *f)
 		esc_text_pad(f, l->name, (size_t)w);
 		fprintf(f, "  %-15s %-18s %12s %10s %10s %10s\n", op_name(l->op), shape_str(&g->tensor[l->out[0]].shape, b1, sizeof b1),
 			grouped(l->cost.params, b2), si(l->cost.macs, b3),
-			si(l->cost.flops_fwd, b4), bytes(l->cost.act_bytes, (char[32]){ 0 }));
+			si(l->cost.flops_fwd, b4), bytes(an->layer_bytes[i].act, (char[32]){ 0 }));
 	}
 }
 
@@ -494,6 +494,7 @@ bool
 text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
 	const Totals *t = &g->total;
+	const ModelBytes *b = &an->bytes;
 	char b1[32], b2[32], b3[96];
 
 	fputs("model        ", f);
@@ -509,15 +510,15 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	}
 	fprintf(f, "layers       %d\n", g->nlayer);
 	fprintf(f, "parameters   %s (%s at %d bytes each)\n", grouped(t->params, b1),
-		bytes(t->params * g->elem_bytes, b2), g->elem_bytes);
+		bytes(b->weights, b2), b->item);
 	fprintf(f, "MACs         %s forward per sample\n", grouped(t->macs, b1));
 	fprintf(f, "FLOPs        %s forward, %s backward per sample\n", si(t->flops_fwd, b1),
 		si(t->flops_bwd, b2));
-	fprintf(f, "activations  %s per sample kept for backward\n", bytes(t->act_bytes, b1));
+	fprintf(f, "activations  %s per sample kept for backward\n", bytes(b->act, b1));
 	fprintf(f, "saved        %s per sample as autograd saves it (fp32, input excluded)",
-		bytes(t->saved_bytes, b1));
-	if (t->saved_fixed_bytes)
-		fprintf(f, " + %s per batch", bytes(t->saved_fixed_bytes, b2));
+		bytes(b->saved, b1));
+	if (b->saved_fixed)
+		fprintf(f, " + %s per batch", bytes(b->saved_fixed, b2));
 	fputc('\n', f);
 	if (g->batch)
 		fprintf(f, "batch        the file fixes the batch at %" PRId64
@@ -555,6 +556,6 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (an->nsweep)
 		sweep_table(an, f);
 	if (o->layers)
-		layer_table(g, f);
+		layer_table(g, an, f);
 	return !ferror(f);
 }

@@ -192,6 +192,7 @@ fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 	if (!analysis_setup(&an, &set, g, s) || !passes_run(g, &an, PASS_TIMING, NULL))
 		return;
 	if (strategies_run(g, &an, &o)) {
+		analysis_report_bytes(&an, g, true, a);
 		text_emit(g, &an, &layers, devnull);
 		json_emit(g, &an, &layers, devnull);
 		csv_emit(g, &an, &layers, devnull);

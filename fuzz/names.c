@@ -431,6 +431,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		opt.cut_after = plan_cuts(g, &mod);
 		if (analysis_setup(&an, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
 		    strategies_run(g, &an, &opt)) {
+			analysis_report_bytes(&an, g, true, &a);
 			reports(g, &an);
 			if (placement_run(g, &an, &opt, &mod, &pl))
 				plans(g, &an, &pl);

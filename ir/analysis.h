@@ -290,6 +290,32 @@ typedef struct Query {
 	                             exchanged, weights still updated */
 } Query;
 
+/* What a report says of the model's bytes at the query's precision, as
+ * autograd keeps each operator's tensors: the memory and cost passes'
+ * elements priced there (model_bytes, model/memuse.c). */
+typedef struct ModelBytes {
+	int item;             /* bytes an element: weights, full-width activations */
+	int low;              /* autocast's low width; 0 without autocast */
+	int64_t weights;      /* the parameters' */
+	int64_t act;          /* kept for backward per sample, the graph inputs'
+	                         included */
+	int64_t saved;        /* what autograd saves per sample in fp32, graph
+	                         inputs excluded, whatever the precision */
+	int64_t saved_fixed;  /* saved whatever the batch */
+	int64_t saved_low;    /* autocast: what autograd saves per sample, 16-bit
+	                         where autocast computes so, with the casts it
+	                         saves; 0 without autocast */
+	int64_t cast_weights; /* autocast's 16-bit copies of the convolution
+	                         and linear weights for the step */
+} ModelBytes;
+
+/* A layer's bytes at the query's precision (layer_bytes): kept for
+ * backward (as autograd keeps them), moved forward and backward per
+ * sample. */
+typedef struct LayerBytes {
+	int64_t act, fwd, bwd;
+} LayerBytes;
+
 /* An analysis: its query, and what the passes, the cost models and the
  * planning found for it. */
 typedef struct Analysis {
@@ -315,7 +341,30 @@ typedef struct Analysis {
 	int fastest;              /* index into cand of the shortest feasible
 	                             epoch (best is the simplest within
 	                             SIMPLER_WITHIN of it); -1 when none */
+	/* what the report prints of the model's bytes, which the backends do
+	 * not compute (analysis_report_bytes) */
+	ModelBytes bytes;
+	const LayerBytes *layer_bytes; /* each layer's; NULL where the report
+	                             prints none */
 } Analysis;
+
+/* precision.c: what training keeps (Graph.keep, counted in elements by
+ * the memory pass) in bytes.  k at `wide` bytes an element and autocast's
+ * `narrow` (fixed bytes as they are); the passes check every count at
+ * precision_widest, so these do not overflow at any precision's widths. */
+static inline int64_t
+kept_at(const Kept *k, int wide, int narrow)
+{
+	return k->wide * wide + k->narrow * narrow + k->fixed;
+}
+/* k at precision p's widths. */
+int64_t kept_bytes(const Kept *k, Precision p);
+/* How training keeps activations at p: under autocast where p has a low
+ * width, else every one at its width. */
+KeepRegime precision_regime(Precision p);
+/* g's count (PASS_MEMORY done) at p: its attentions fused where `fused`
+ * and g has attentions a fused kernel runs. */
+const Keeps *graph_keeps(const Graph *g, Precision p, bool fused);
 
 /* Mean accuracies over a set of rows (pass validate). */
 typedef struct Accuracy {

@@ -20,7 +20,6 @@ graph_new(Arena *a, const char *name, const char *source, const char *format)
 	g->name = name;
 	g->source = source;
 	g->format = format;
-	g->elem_bytes = 4;
 	graph_touch(g);
 	return g;
 }

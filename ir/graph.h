@@ -30,7 +30,7 @@
 enum {
 	MAX_RANK = 8,           /* per-sample dimensions of a tensor */
 	MAX_SPATIAL = 3,        /* conv / pool are 1-, 2- or 3-D */
-	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 352 bytes,
+	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 344 bytes,
 	                           a Tensor 104; docs/internals.md) */
 	MAX_INPUTS = 1 << 16,   /* inputs of one layer (concat) */
 };
@@ -82,8 +82,11 @@ typedef struct Tensor {
 	int64_t elems;    /* product of shape; pass shape */
 	int producer;     /* layer index, or -1 for a graph input */
 	int root;         /* the tensor whose memory this one views; pass memory */
-	bool saved;       /* kept for backward; pass memory */
+	bool saved;       /* kept for backward, every activation at the
+	                     precision's width (KEEP_PLAIN); pass memory */
 	bool output;      /* a graph output; frontend */
+	bool konst;       /* made from constants only (the model's own
+	                     tensors): no gradient, kept nowhere; pass memory */
 } Tensor;
 
 /* A convolution's or pooling's window, kept apart from its layer (most
@@ -164,14 +167,14 @@ typedef struct Cost {
 	                             autograd's formulas, and the accumulation
 	                             of its output's gradients; pass cost */
 	int64_t act_elems;        /* elements kept for backward that this layer
-	                             made: its outputs kept, its indices, masks
-	                             and per-sample statistics; pass memory */
-	int64_t act_bytes;        /* the same in bytes (activations at
-	                             Graph.elem_bytes, indices 8, masks 1,
-	                             statistics 4); pass memory */
-	/* autocast's casts (pass memory; 0 without autocast): each a kernel
-	 * reading one width and writing the other, forward, and its
-	 * gradient's the other way in backward */
+	                             made, every activation at the precision's
+	                             width (KEEP_PLAIN): its outputs kept, its
+	                             indices, masks and per-sample statistics;
+	                             pass memory (in bytes: Graph.keep) */
+	/* autocast's casts (pass memory, for every graph; an analysis reads
+	 * them only at a precision with autocast, ir/precision.def's low
+	 * column): each a kernel reading one width and writing the other,
+	 * forward, and its gradient's the other way in backward */
 	int64_t cast_w;           /* trained elements of a 16-bit op, cast
 	                             once an iteration (cached), in cast_wn
 	                             tensors */
@@ -199,7 +202,8 @@ typedef struct Layer {
 	const Weight *w;   /* nw of them; pass shape (read-only: layers with
 	                      the same weights may share the array) */
 	int nw;
-	bool low;          /* autocast: its output is 16-bit; pass memory */
+	bool low;          /* autocast: its output is 16-bit (read only at a
+	                      precision with autocast); pass memory */
 	unsigned char pattern; /* an ONNX decomposition of one PyTorch
 	                      operator (LayerNorm, GELU, SiLU, Hardswish):
 	                      PAT_* the operator at its first layer (which
@@ -242,34 +246,55 @@ typedef struct Timing {
 	Loc loc;              /* where the time was given */
 } Timing;
 
-/* Whole-model sums; pass cost, act_* pass memory. */
+/* Whole-model sums; pass cost, but workspace and cast_weights pass
+ * memory.  Elements all: bytes at a precision are the analysis's
+ * (model/memuse.c). */
 typedef struct Totals {
 	int64_t params, buffers, macs, flops_fwd, flops_bwd_data, flops_bwd_weight;
 	int64_t flops_bwd;             /* flops_bwd_data + flops_bwd_weight */
 	int64_t elems_fwd, elems_bwd;
-	int64_t act_elems, act_bytes;  /* kept for backward, per sample: the
-	                                  layers' act_* plus the graph inputs
-	                                  kept (at Graph.elem_bytes) */
-	int64_t saved_bytes;           /* what autograd saves per sample, fp32
-	                                  activations, graph inputs excluded */
-	int64_t saved_fixed_bytes;     /* saved whatever the batch: batch norm's
-	                                  per-channel mean and inverse std */
-	int64_t transient_bytes;       /* per sample, on top of act_bytes at the
-	                                  backward pass's peak: the gradients in
-	                                  flight at the layer where saved tensors
-	                                  still held plus those gradients are
-	                                  largest, less what that layer has freed
-	                                  (docs/model.md, "Memory per GPU") */
-	int64_t saved_low_bytes;       /* autocast (Graph.low_bytes): what autograd
-	                                  saves per sample, graph inputs excluded,
-	                                  16-bit where autocast computes so and the
-	                                  casts it saves; 0 without autocast */
-	int64_t cast_weight_bytes;     /* autocast: the 16-bit copies of the
-	                                  convolution and linear weights it caches
-	                                  for the step */
-	int64_t workspace_bytes;       /* per sample: the largest convolution's
-	                                  im2col buffer (cuDNN's GEMM algorithm) */
+	int64_t workspace;             /* per sample: elements of the largest
+	                                  convolution's im2col buffer (cuDNN's
+	                                  GEMM algorithm), at the width the
+	                                  convolution computes in */
+	int64_t cast_weights;          /* autocast: elements of the convolution
+	                                  and linear weights it caches 16-bit
+	                                  copies of for the step */
 } Totals;
+
+/* What training keeps of one layer for backward, per sample, under one
+ * regime of KeepRegime: wide elements at the precision's bytes per
+ * element, narrow ones at autocast's low width, and fixed bytes
+ * (kept_bytes, ir/precision.c).  pass memory. */
+typedef struct Kept {
+	int64_t wide;     /* elements at the precision's width: every kept
+	                     activation (plain), the fp32 ones (autocast) */
+	int64_t narrow;   /* autocast: elements at its low width, its 16-bit
+	                     activations and a lowering op's cast copies; 0
+	                     under the plain regime */
+	int64_t fixed;    /* bytes whose width what is stored fixes, the same
+	                     at every precision: int64 indices (8 bytes an
+	                     element), 1-byte masks, fp32 statistics and a
+	                     widening op's fp32 cast copies (4) */
+} Kept;
+
+/* The two ways training keeps activations, both counted for every graph:
+ * every activation at the precision's width, or as torch.autocast runs
+ * (some 16-bit, casts saved: ir/precision.def's low column). */
+typedef enum KeepRegime { KEEP_PLAIN, KEEP_AUTOCAST, KEEP_REGIMES } KeepRegime;
+
+/* One count of what training keeps for backward, per sample; pass
+ * memory. */
+typedef struct Keeps {
+	Kept *layer;          /* each layer's (nlayer); NULL: not counted */
+	Kept layers;          /* their sum: autograd's figure (graph inputs
+	                         excluded) */
+	int64_t input;        /* elements of the graph inputs kept, at the
+	                         precision's width (autocast keeps them as
+	                         given) */
+	int64_t saved_fixed;  /* bytes saved whatever the batch: batch norm's
+	                         per-channel mean and inverse std, fp32 */
+} Keeps;
 
 enum { PASS_SHAPE = 1, PASS_COST = 2, PASS_MEMORY = 4, PASS_TIMING = 8 }; /* Graph.done */
 
@@ -291,11 +316,6 @@ typedef struct Graph {
 	int ntensor, captensor;
 	int *input, ninput;   /* graph input tensors */
 	int64_t dataset_size; /* samples per epoch; 0 = not given */
-	int elem_bytes;       /* bytes per activation/weight item (precision) */
-	bool channels_last;   /* activations in NHWC: tensor-core convolutions
-	                         need no layout transposes (--channels-last) */
-	int low_bytes;        /* autocast: bytes of a lower-precision activation
-	                         (ir/precision.def); 0 without autocast */
 	int64_t batch;        /* ONNX: the batch the file fixes; 0 = symbolic or ODL */
 	OpCount *unknown;     /* ONNX: unsupported operators kept as opaque layers */
 	int nunknown;
@@ -314,11 +334,11 @@ typedef struct Graph {
 	struct TraceProfile *trace; /* --profile with a profiler's trace: each
 	                         module's times (ir/trace.h); frontend */
 	Totals total;
-	/* what training keeps where a fused kernel runs the attentions
-	 * (Layer.attn): each layer's act_bytes, and the totals; NULL and
-	 * zero for a graph without one; pass memory */
-	int64_t *fused_act;
-	Totals fused_total;
+	/* what training keeps for backward under each regime (KeepRegime):
+	 * keep[0][] as autograd keeps each operator's tensors, keep[1][]
+	 * where a fused kernel runs the attentions (Layer.attn; layer NULL
+	 * and all zero for a graph without one); pass memory */
+	Keeps keep[2][KEEP_REGIMES];
 	unsigned done;        /* PASS_* bits of the passes that ran */
 	uint64_t version;     /* new for every graph and after every pass that
 	                         ran on it (graph_touch): what model/reuse.c

@@ -58,3 +58,23 @@ precision_widest(void)
 	}
 	return w;
 }
+
+int64_t
+kept_bytes(const Kept *k, Precision p)
+{
+	return kept_at(k, precision_bytes(p), precision_low(p));
+}
+
+KeepRegime
+precision_regime(Precision p)
+{
+	return precision_low(p) ? KEEP_AUTOCAST : KEEP_PLAIN;
+}
+
+const Keeps *
+graph_keeps(const Graph *g, Precision p, bool fused)
+{
+	KeepRegime r = precision_regime(p);
+
+	return &g->keep[fused && g->keep[1][r].layer][r];
+}

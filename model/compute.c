@@ -43,7 +43,7 @@ aten_depthwise(const Analysis *an, const Graph *g, const Layer *l, bool fp16)
 	const Shape *x;
 
 	if (!an->q.impl.aten_depthwise || l->op != OP_CONV || l->attr.nspatial != 2 ||
-	    l->attr.groups <= 1 || g->channels_last || fp16)
+	    l->attr.groups <= 1 || an->q.set.channels_last || fp16)
 		return false;
 	x = &g->tensor[l->in[0]].shape;
 	return x->rank > l->attr.lead && x->d[l->attr.lead] == l->attr.groups;
@@ -97,9 +97,11 @@ efficiency(const System *s, const Layer *l, Dtype dt)
  * norm's on NCHW tensors eff_norm_nchw (cuDNN's per-channel kernels),
  * where the system gives it; the rest eff_memory. */
 static double
-bandwidth(const System *s, const Graph *g, const Layer *l)
+bandwidth(const Analysis *an, const Layer *l)
 {
-	if (l->op == OP_BATCHNORM && !g->channels_last && s->eff_norm_nchw > 0)
+	const System *s = an->q.sys;
+
+	if (l->op == OP_BATCHNORM && !an->q.set.channels_last && s->eff_norm_nchw > 0)
 		return s->mem_bw * s->eff_norm_nchw;
 	return s->mem_bw * s->eff_mem;
 }
@@ -117,7 +119,8 @@ fused_attention(const Analysis *an, const Graph *g, const Layer *l, double n, do
 		bool bwd, Dtype dt, double peak, double u)
 {
 	const System *s = an->q.sys;
-	double io = 0, b = g->low_bytes ? g->low_bytes : g->elem_bytes, flops;
+	int low = precision_low(an->q.set.prec);
+	double io = 0, b = low ? low : elem_bytes(an), flops;
 
 	if (!an->q.impl.fused_attention || !l->attn)
 		return -1;
@@ -155,12 +158,13 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	double peak = s->peak[dt] > 0 && !depthwise(g, l) ? s->peak[dt] : s->peak[DT_FP32];
 	double flops = (double)(bwd ? c->flops_bwd : c->flops_fwd) * n * share;
 	/* elems_fwd counts the weights once per sample; they are read once */
-	double wbytes = (double)c->params * g->elem_bytes;
+	int elem = elem_bytes(an), low = precision_low(an->q.set.prec);
+	double wbytes = (double)c->params * elem;
 	/* autocast: a layer whose output is 16-bit moves about that many
 	 * bytes per activation item (its inputs are mostly 16-bit too) */
-	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
-	double fwd = ((double)c->elems_fwd * g->elem_bytes - wbytes) * narrow * n * share;
-	double act = bwd ? (double)c->elems_bwd * g->elem_bytes * narrow * n * share : fwd;
+	double narrow = l->low && low ? (double)low / elem : 1;
+	double fwd = ((double)c->elems_fwd * elem - wbytes) * narrow * n * share;
+	double act = bwd ? (double)c->elems_bwd * elem * narrow * n * share : fwd;
 	double bytes, fused = fused_attention(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt));
 
 	if (fused >= 0)
@@ -173,11 +177,11 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	 * reads of the output's size (conv_depthwise2d_grad_weight_kernel) */
 	if (aten && bwd)
 		act = (c->flops_bwd_data > 0 ? fwd : 0) + 2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
-				    (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
+				    (double)g->tensor[l->out[0]].elems * elem * narrow * n * share;
 	bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = aten ? flops / (peak * efficiency(s, l, dt))
 			 : kernel_compute(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt), flops);
-	double tm = bytes / bandwidth(s, g, l);
+	double tm = bytes / bandwidth(an, l);
 	/* Tensor cores work on NHWC: on PyTorch's default NCHW tensors cuDNN
 	 * transposes a convolution's operands in kernels of their own, a read
 	 * and a write of each -- the overhead channels_last removes (NVIDIA's
@@ -187,9 +191,9 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	 * ("once": the H100 profile of ResNet-50 in TF32, validation/h100/,
 	 * runs 157 nchwToNhwc and 65 nhwcToNchw kernels a step for its 53
 	 * convolutions) */
-	double dy = (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
+	double dy = (double)g->tensor[l->out[0]].elems * elem * narrow * n * share;
 	double tt = op_info[l->op].cls == OPC_CONV && dt != DT_FP32 && s->peak[dt] > 0 &&
-			    !g->channels_last && !aten && act > 0
+			    !an->q.set.channels_last && !aten && act > 0
 			    ? 2 * (bwd && an->q.impl.transposes_once ? dy : act) / (s->mem_bw * s->eff_mem)
 			    : 0;
 
@@ -210,6 +214,8 @@ cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd)
 	double elems = (double)c->cast_w * share + (double)(bwd ? c->cast_grad : c->cast_in) * n * share;
 	int ops = c->cast_wn + (bwd ? c->cast_gradn : c->cast_inn);
 
+	if (!precision_low(an->q.set.prec)) /* no autocast: no cast */
+		return 0;
 	return ops * an->q.sys->kernel_lat + elems * 6 / (an->q.sys->mem_bw * an->q.sys->eff_mem);
 }
 
@@ -229,7 +235,7 @@ accumulate_time(const Analysis *an, const Graph *g, const Layer *l, double share
 	if (!ops)
 		return 0;
 	return ops * s->kernel_lat +
-	       3.0 * (double)l->cost.params * share * g->elem_bytes / (s->mem_bw * s->eff_mem);
+	       3.0 * (double)l->cost.params * share * elem_bytes(an) / (s->mem_bw * s->eff_mem);
 }
 
 /* The operator an ONNX decomposition spells (Layer.pattern), at its first
@@ -243,8 +249,9 @@ pattern_time(const Analysis *an, const Graph *g, const Layer *l, double n, doubl
 	     bool bwd)
 {
 	const System *s = an->q.sys;
-	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
-	double e = (double)g->tensor[l->in[0]].elems * n * share * g->elem_bytes * narrow;
+	int elem = elem_bytes(an), low = precision_low(an->q.set.prec);
+	double narrow = l->low && low ? (double)low / elem : 1;
+	double e = (double)g->tensor[l->in[0]].elems * n * share * elem * narrow;
 	bool ln = l->pattern == PAT_LAYERNORM;
 
 	if (l->pattern == PAT_PART)

@@ -71,6 +71,13 @@ typedef struct CostModel {
 			   Candidate *k);
 } CostModel;
 
+/* memuse.c: what a report says of the model's bytes at the analysis's
+ * precision (ModelBytes, LayerBytes: ir/analysis.h), as autograd keeps
+ * each operator's tensors; the plan hands them to the backends
+ * (analysis_report_bytes). */
+ModelBytes model_bytes(const Analysis *an, const Graph *g);
+LayerBytes layer_bytes(const Analysis *an, const Graph *g, int i);
+
 extern const CostModel cost_model_physical; /* physical.c */
 extern const CostModel cost_model_paper;    /* paper.c */
 

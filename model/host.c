@@ -47,6 +47,7 @@ double
 layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 {
 	const Cost *c = &l->cost;
+	bool amp = precision_low(an->q.set.prec) > 0; /* autocast's casts */
 	double ops;
 
 	if (bwd && an->q.set.forward_only)
@@ -56,9 +57,9 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 	if (op_info[l->op].save & S_VIEW)
 		return bwd ? 0 : an->q.impl.dispatch; /* a call that launches nothing */
 	if (!bwd)
-		ops = 1 + (l->op == OP_BATCHNORM) + c->cast_wn + c->cast_inn;
+		ops = 1 + (l->op == OP_BATCHNORM) + (amp ? c->cast_wn + c->cast_inn : 0);
 	else
-		ops = 1 + c->cast_gradn +
+		ops = 1 + (amp ? c->cast_gradn : 0) +
 		      (an->q.impl.zero_grad && an->q.set.zero < 2 && c->params > 0 ? l->nw : 0);
 	return ops * an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
 }

@@ -245,7 +245,7 @@ kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, dou
 	const System *s = an->q.sys;
 	Gemm p[3];
 	int np = layer_gemms(g, l, n * share, bwd, p);
-	double t = 0, own = 0, elem = g->elem_bytes;
+	double t = 0, own = 0, elem = elem_bytes(an);
 
 	if (s->sms <= 0 || np == 0 || flops <= 0)
 		return flops / (peak * u);

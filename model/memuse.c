@@ -1,46 +1,136 @@
 /* memuse.c -- memory per GPU by part, the one breakdown every strategy of
- * the default cost model fills (docs/model.md, "Memory per GPU").
+ * the default cost model fills (docs/model.md, "Memory per GPU"), and
+ * what training keeps in bytes at the analysis's precision.
  *
  * A GPU holds its weights, their gradients and the optimizer's state for
  * the whole step; the activations forward kept for backward, all held when
  * the forward pass ends; on top of them, at the backward pass's peak, the
- * gradients in flight (Totals.transient_bytes); the largest convolution's
+ * gradients in flight (memory_transient); the largest convolution's
  * workspace; and the system's reserve (CUDA context and what the caching
  * allocator holds back).  These parts are alive together at the backward
- * pass's peak, so the peak is their sum. */
+ * pass's peak, so the peak is their sum.
+ *
+ * The memory pass counts elements (Graph.keep); the bytes are the
+ * analysis's: each element at its precision's width, autocast's 16-bit
+ * ones at its low width, the fixed-width bytes as they are. */
 #include "model/model.h"
+#include "passes/passes.h"
 
-const Totals *
+/* g's count that applies to an: its precision's regime, the attentions
+ * fused where the implementation runs them as one kernel. */
+static const Keeps *
+keeps(const Analysis *an, const Graph *g)
+{
+	return graph_keeps(g, an->q.set.prec, an->q.impl.fused_attention);
+}
+
+/* The last answers of kept_at_precision, by everything they depend on: the
+ * graph (its version), the widths and the count (an analysis asks for
+ * its own again and again, and the search for a few precisions). */
+enum { KEPT_MEMO = 4 };
+typedef struct KeptMemo {
+	const Graph *g;
+	uint64_t version;
+	const Keeps *k;
+	int wide, narrow;
+	KeptBytes b;
+} KeptMemo;
+
+/* What k (one of g's counts) keeps at those widths. */
+static KeptBytes
+kept_at_widths(const Graph *g, const Keeps *k, int wide, int narrow)
+{
+	static KeptMemo memo[KEPT_MEMO];
+	static int next;
+	KeptMemo *m;
+
+	for (int i = 0; i < KEPT_MEMO; i++) {
+		m = &memo[i];
+		if (m->g == g && m->version == g->version && m->k == k && m->wide == wide &&
+		    m->narrow == narrow)
+			return m->b;
+	}
+	m = &memo[next];
+	next = (next + 1) % KEPT_MEMO;
+	*m = (KeptMemo){ .g = g, .version = g->version, .k = k, .wide = wide, .narrow = narrow };
+	m->b.input = k->input * wide;
+	m->b.act = kept_at(&k->layers, wide, narrow) + m->b.input;
+	m->b.saved_fixed = k->saved_fixed;
+	m->b.transient = memory_transient(g, k, wide, narrow);
+	/* the workspace at the width the convolutions compute in */
+	m->b.workspace = g->total.workspace * (narrow ? narrow : wide);
+	m->b.cast_weights = g->total.cast_weights * narrow;
+	return m->b;
+}
+
+KeptBytes
 kept(const Analysis *an, const Graph *g)
 {
-	return an->q.impl.fused_attention && g->fused_act ? &g->fused_total : &g->total;
+	Precision p = an->q.set.prec;
+
+	return kept_at_widths(g, keeps(an, g), precision_bytes(p), precision_low(p));
 }
 
 double
 kept_layer(const Analysis *an, const Graph *g, int i)
 {
-	return (double)(an->q.impl.fused_attention && g->fused_act ? g->fused_act[i]
-								 : g->layer[i].cost.act_bytes);
+	return (double)kept_bytes(&keeps(an, g)->layer[i], an->q.set.prec);
 }
 
-const int64_t *
-kept_layers(const Analysis *an, const Graph *g, const int64_t *act)
+const Kept *
+kept_layers(const Analysis *an, const Graph *g)
 {
-	return an->q.impl.fused_attention && g->fused_act ? g->fused_act : act;
+	return keeps(an, g)->layer;
+}
+
+int
+elem_bytes(const Analysis *an)
+{
+	return precision_bytes(an->q.set.prec);
+}
+
+ModelBytes
+model_bytes(const Analysis *an, const Graph *g)
+{
+	Precision p = an->q.set.prec;
+	const Keeps *k = graph_keeps(g, p, false), *plain = &g->keep[0][KEEP_PLAIN];
+	ModelBytes b = { .item = precision_bytes(p), .low = precision_low(p) };
+
+	b.weights = g->total.params * b.item;
+	b.act = kept_at(&k->layers, b.item, b.low) + k->input * b.item;
+	b.saved = kept_bytes(&plain->layers, PREC_FP32);
+	b.saved_fixed = plain->saved_fixed;
+	b.saved_low = b.low ? kept_at(&k->layers, b.item, b.low) : 0;
+	b.cast_weights = g->total.cast_weights * b.low;
+	return b;
+}
+
+LayerBytes
+layer_bytes(const Analysis *an, const Graph *g, int i)
+{
+	Precision p = an->q.set.prec;
+	const Cost *c = &g->layer[i].cost;
+	int w = precision_bytes(p);
+
+	return (LayerBytes){ .act = kept_bytes(&graph_keeps(g, p, false)->layer[i], p),
+			     .fwd = c->elems_fwd * w,
+			     .bwd = c->elems_bwd * w };
 }
 
 void
-mem_activations(MemUse *m, const Totals *t, double samples, double share)
+mem_activations(MemUse *m, const KeptBytes *t, double samples, double share)
 {
-	m->activations = ((double)t->act_bytes * samples + (double)t->saved_fixed_bytes) * share;
-	m->transient = (double)t->transient_bytes * samples * share;
-	m->workspace = (double)t->workspace_bytes * share;
+	m->activations = ((double)t->act * samples + (double)t->saved_fixed) * share;
+	m->transient = (double)t->transient * samples * share;
+	m->workspace = (double)t->workspace * share;
 }
 
 double
-mem_cast_weights(const Totals *t, double weights)
+mem_cast_weights(const Analysis *an, const Graph *g, double weights)
 {
-	return t->params > 0 ? (double)t->cast_weight_bytes * weights / (double)t->params : 0;
+	double copies = (double)(g->total.cast_weights * precision_low(an->q.set.prec));
+
+	return g->total.params > 0 ? copies * weights / (double)g->total.params : 0;
 }
 
 void

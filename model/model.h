@@ -98,24 +98,38 @@ void host_lane(const Analysis *an, const Graph *g, int first, int last, const La
 
 /* memuse.c */
 
-/* What training keeps of g per sample under the analysis's
- * implementation, in total and of layer i: its attentions fused where it
- * runs them as one kernel (Graph.fused_act), else as autograd keeps each
- * operator's. */
-const Totals *kept(const Analysis *an, const Graph *g);
+/* What training keeps of g per sample in bytes at the analysis's
+ * precision (the memory pass's elements, Graph.keep, at its widths),
+ * under its implementation: the attentions fused where it runs them as
+ * one kernel, else as autograd keeps each operator's. */
+typedef struct KeptBytes {
+	int64_t act;          /* kept for backward, the graph inputs' included */
+	int64_t input;        /* the graph inputs' part of act */
+	int64_t saved_fixed;  /* whatever the batch: batch norm's per-channel
+	                         statistics */
+	int64_t transient;    /* on top of act at the backward pass's peak: the
+	                         gradients in flight (memory_transient) */
+	int64_t workspace;    /* the largest convolution's im2col buffer */
+	int64_t cast_weights; /* autocast's 16-bit weight copies; 0 without */
+} KeptBytes;
+KeptBytes kept(const Analysis *an, const Graph *g);
+/* Layer i's part of act. */
 double kept_layer(const Analysis *an, const Graph *g, int i);
-/* Every layer's kept bytes: Graph.fused_act where the implementation
- * fuses the attentions, else act (each layer's Cost.act_bytes). */
-const int64_t *kept_layers(const Analysis *an, const Graph *g, const int64_t *act);
+/* Every layer's count of what it keeps, as kept() reads them (in bytes:
+ * kept_bytes at the analysis's precision). */
+const Kept *kept_layers(const Analysis *an, const Graph *g);
+/* Bytes of a weight, a gradient or a full-width activation element at
+ * the analysis's precision. */
+int elem_bytes(const Analysis *an);
 
 /* The activation parts of a GPU's memory: the kept tensors of `samples`
  * samples (and the batch-independent statistics), the backward pass's
  * gradients in flight and the convolution workspace, `share` of each
  * (a split layer keeps 1/p). */
-void mem_activations(MemUse *m, const Totals *t, double samples, double share);
+void mem_activations(MemUse *m, const KeptBytes *t, double samples, double share);
 /* Autocast's 16-bit weight copies on a GPU holding `weights` of the
- * model's parameters (their share of Totals.cast_weight_bytes). */
-double mem_cast_weights(const Totals *t, double weights);
+ * model's parameters (their share of all the copies). */
+double mem_cast_weights(const Analysis *an, const Graph *g, double weights);
 /* Adds the system's reserve and sums the parts into the peak, m->total. */
 void mem_total(MemUse *m, const System *s);
 
@@ -384,7 +398,6 @@ typedef struct LayerTable {
 	int64_t *kernel;         /* of them, the weight tensor's (layer_kernel_params);
 	                            layer_table_full only */
 	int64_t *buffers;        /* untrained state (Cost.buffers); layer_table_full */
-	int64_t *act;            /* kept for backward (Cost.act_bytes) */
 	int64_t *in;             /* elements a stage beginning at the layer receives:
 	                            the layer before's output, the first's input */
 	unsigned char *split;    /* bit 0: a filter split divides it, bit 1: a

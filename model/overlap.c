@@ -25,7 +25,7 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 	if (grp.size <= 1 || all <= 0)
 		return 0;
 	if (!an->q.impl.overlap_grad)
-		return allreduce_time(an->q.sys, grp, all * g->elem_bytes);
+		return allreduce_time(an->q.sys, grp, all * elem_bytes(an));
 	/* each layer's backward at its share: the rows of share 1 and of the
 	 * first other share (a split layer's), else computed */
 	whole = layer_times(an, g, n, 1);
@@ -37,7 +37,7 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 			 : share == other_share
 				 ? times_of(&other, i, true)
 				 : layer_time(an, g, &g->layer[i], n, share, true);
-		fill += (double)tb->params[i] * share * g->elem_bytes;
+		fill += (double)tb->params[i] * share * elem_bytes(an);
 		if (fill > 0 && (fill >= an->q.impl.bucket || i == 0)) {
 			double t = allreduce_time(an->q.sys, grp, fill);
 			done = (done > ready ? done : ready) + t;
@@ -82,7 +82,7 @@ reducer_kernels(const Analysis *an, const Graph *g, int nw, int64_t buffers, dou
 
 	if (an->q.set.zero >= 2)
 		return 0;
-	t = an->q.impl.grad_copies * (nw * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
+	t = an->q.impl.grad_copies * (nw * s->kernel_lat + 2 * weights * elem_bytes(an) / bw);
 	/* flattened (a read and a write), copied back (another) */
 	return b > 0 ? t + 3 * s->kernel_lat + 4 * b / bw : t;
 }

@@ -248,7 +248,7 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	const Graph *g = c->g;
 	const Analysis *an = c->an;
 	const System *sys = an->q.sys;
-	Sums s = { .delta = g->elem_bytes,
+	Sums s = { .delta = elem_bytes(an),
 		   .peak = sys->peak[precision_dtype(an->q.set.prec, true)] > 0
 				   ? sys->peak[precision_dtype(an->q.set.prec, true)]
 				   : sys->peak[DT_FP32] };

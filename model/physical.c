@@ -74,11 +74,11 @@ split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 static void
 memory(const Ctx *c, Candidate *k, double weights, double act_samples, double act_share)
 {
-	Totals t = *kept(c->an, c->g);
+	KeptBytes t = kept(c->an, c->g);
 
 	if (c->an->rc.k) /* recomputation keeps a fraction of them */
-		t.act_bytes = (int64_t)((double)t.act_bytes * c->an->rc.fraction);
-	k->mem.weights = weights * c->delta + mem_cast_weights(&c->g->total, weights);
+		t.act = (int64_t)((double)t.act * c->an->rc.fraction);
+	k->mem.weights = weights * c->delta + mem_cast_weights(c->an, c->g, weights);
 	k->mem.grads = weights * c->delta;
 	k->mem.optimizer = weights * optimizer_bytes(c->an->q.set.opt);
 	if (c->an->q.set.zero)
@@ -442,8 +442,8 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	/* a strip keeps its rows' activations (more than 1/ways of the split
 	 * layers' with halo rows), the rest 1/ways as before */
 	memory(c, k, W, n,
-	       whole > 0 ? (act + ((double)kept(c->an, g)->act_bytes - whole) / ways) /
-				  (double)kept(c->an, g)->act_bytes
+	       whole > 0 ? (act + ((double)kept(c->an, g).act - whole) / ways) /
+				  (double)kept(c->an, g).act
 			: 1.0 / ways);
 }
 
@@ -542,7 +542,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 {
 	const Analysis *an = pc->an;
 	const Graph *g = pc->g;
-	double B = assigned_batch(pc), W = (double)g->total.params * g->elem_bytes;
+	double B = assigned_batch(pc), W = (double)g->total.params * elem_bytes(an);
 	double n = split_samples(pc, s, B), comm, p2p, t, local;
 	bool whole = s.mode == PL_DATA || s.mode == PL_SPATIAL;
 	Mapping m;
@@ -561,7 +561,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	 * model (one collective the layers share), with the wrapper's copies */
 	grad = m.grad;
 	if (grad.size > 1 && W > 0)
-		t += allreduce_time(an->q.sys, grad, W) / W * local * g->elem_bytes +
+		t += allreduce_time(an->q.sys, grad, W) / W * local * elem_bytes(an) +
 		     reducer_layer(an, g, l, local);
 	return t + comm + p2p + update_time(an, local, l->nw);
 }
@@ -572,7 +572,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 	const Analysis *an = pc->an;
 	const Graph *g = pc->g;
 	double B = assigned_batch(pc), n = B / (double)an->q.set.gpus, local = 0, arrays = 0, *wshare;
-	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->q.sys, .delta = g->elem_bytes,
+	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->q.sys, .delta = elem_bytes(an),
 		  .W = (double)g->total.params };
 
 	degree_map(pc, 1, &c.map);
@@ -642,7 +642,7 @@ static void
 predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], Candidate *k)
 {
 	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->q.sys,
-		  .delta = pc->g->elem_bytes, .W = (double)pc->g->total.params };
+		  .delta = elem_bytes(pc->an), .W = (double)pc->g->total.params };
 
 	c.arrays = layer_table(c.g)->arrays;
 	grid_map(c.s, grid, k->nest, &c.map);

@@ -216,7 +216,7 @@ typedef struct Costs {
 static MemUse
 per_parameter(const Analysis *an, const Graph *g, double nd)
 {
-	MemUse m = { .weights = g->elem_bytes, .grads = g->elem_bytes,
+	MemUse m = { .weights = elem_bytes(an), .grads = elem_bytes(an),
 		     .optimizer = optimizer_bytes(an->q.set.opt) };
 
 	if (an->q.set.zero)
@@ -302,7 +302,9 @@ typedef struct Pass {
 	const Analysis *an;
 	const Costs *c;
 	const LayerTable *tb;
-	const int64_t *act;     /* kept bytes per layer (kept_layers) */
+	const Kept *act;        /* kept per layer (kept_layers) */
+	int wide, narrow;       /* their widths: the precision's bytes an
+	                           element, autocast's low width */
 	double n, per_w;
 	double in_act;          /* the kept graph input, on the first stage */
 	bool rows;              /* dps */
@@ -319,25 +321,6 @@ typedef struct LayerCost {
 	double t, f, a, in, col, halo, redo;
 } LayerCost;
 
-/* What training keeps of the graph's input: kept()'s total less every
- * layer's, subtracted in order; kept per graph and implementation. */
-static double
-kept_input(const Analysis *an, const Graph *g, const LayerTable *tb)
-{
-	static uint64_t version;
-	static const int64_t *act;
-	static double left;
-
-	if (version != g->version || act != kept_layers(an, g, tb->act)) {
-		version = g->version;
-		act = kept_layers(an, g, tb->act);
-		left = (double)kept(an, g)->act_bytes;
-		for (int i = 0; i < g->nlayer; i++)
-			left -= (double)act[i];
-	}
-	return left;
-}
-
 static void
 pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c)
 {
@@ -347,15 +330,24 @@ pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c
 	p->g = g, p->an = an, p->c = c, p->n = n;
 	p->tb = table_for(g, c);
 	p->per_w = pp.weights + pp.grads + pp.optimizer;
-	p->act = kept_layers(an, g, p->tb->act);
+	p->act = kept_layers(an, g);
+	p->wide = precision_bytes(an->q.set.prec);
+	p->narrow = precision_low(an->q.set.prec);
 	p->rows = c->ways > 1 && c->inner == DIM_SPATIAL;
 	p->split = c->ways > 1 && !p->rows ? 1u << channel : 0;
-	p->in_act = kept_input(an, g, p->tb);
+	p->in_act = (double)kept(an, g).input;
 	p->cls = layer_classes(g)->ncls > 0 ? layer_classes(g)->cls : NULL;
 	p->whole = layer_times(an, g, n, 1);
 	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1);
 	p->halo = p->rows ? halo_times(an, g, n, c->ways, c->grp.size > c->grp.per_node) : p->whole;
 	p->col = !p->rows && c->ways > 1 ? split_times(an, g, n, c->grp, channel) : p->whole;
+}
+
+/* Layer i's kept bytes per sample. */
+static double
+kept_of(const Pass *p, int i)
+{
+	return (double)kept_at(&p->act[i], p->wide, p->narrow);
 }
 
 static LayerCost
@@ -385,11 +377,10 @@ layer_cost(const Pass *p, int i)
 	lc.redo = redo ? fwd : fwd * c->ck;
 	lc.t = fwd + times_of(r, i, true) + lc.col + lc.redo;
 	lc.f = held_w(p->tb, c, i) * p->per_w;
-	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)p->act[i]) * n *
-	       (p->rows ? share : 1);
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : kept_of(p, i)) * n * (p->rows ? share : 1);
 	if (i == 0) /* the kept graph input lives on the first stage */
 		lc.a += p->in_act * n;
-	lc.in = (double)p->tb->in[i] * n * p->g->elem_bytes * (p->rows ? share : 1);
+	lc.in = (double)p->tb->in[i] * n * p->wide * (p->rows ? share : 1);
 	return lc;
 }
 
@@ -422,9 +413,9 @@ per_class(const Pass *p, int i, LayerCost *memo, bool *have)
 		memo[k] = layer_cost(p, i), have[k] = true;
 	lc = memo[k];
 	share = strip ? 1.0 / (double)c->ways : 1;
-	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : (double)p->act[i]) * p->n *
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : kept_of(p, i)) * p->n *
 	       (p->rows ? share : 1);
-	lc.in = (double)p->tb->in[i] * p->n * p->g->elem_bytes * (p->rows ? share : 1);
+	lc.in = (double)p->tb->in[i] * p->n * p->wide * (p->rows ? share : 1);
 	return lc;
 }
 
@@ -545,8 +536,9 @@ stage_extra(const Graph *g, const Analysis *an, double n)
 	/* segments: the one being recomputed, during its backward */
 	double seg = an->rc.k > 0 ? an->rc.segment * n : 0;
 
-	return (double)kept(an, g)->transient_bytes * n + (double)g->total.workspace_bytes +
-	       an->q.sys->reserved + seg;
+	KeptBytes k = kept(an, g);
+
+	return (double)k.transient * n + (double)k.workspace + an->q.sys->reserved + seg;
 }
 
 /* ---- partitions kept ---------------------------------------------------- */
@@ -874,12 +866,12 @@ stage_memory(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, 
 		if (sm > most)
 			most = sm, wb = sum[PS_W], acts = sa;
 	}
-	mem->weights = wb * pp.weights + (an->q.set.zero ? 0 : mem_cast_weights(&g->total, wb));
+	mem->weights = wb * pp.weights + (an->q.set.zero ? 0 : mem_cast_weights(an, g, wb));
 	mem->grads = wb * pp.grads;
 	mem->optimizer = wb * pp.optimizer;
 	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0);
-	mem->transient = (double)kept(an, g)->transient_bytes * n;
-	mem->workspace = (double)g->total.workspace_bytes;
+	mem->transient = (double)kept(an, g).transient * n;
+	mem->workspace = (double)kept(an, g).workspace;
 	mem_total(mem, an->q.sys);
 }
 
@@ -924,7 +916,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 {
 	int64_t S = map->q / c->ways;
 	const System *s = an->q.sys;
-	double n = (double)B / M, delta = g->elem_bytes;
+	double n = (double)B / M, delta = elem_bytes(an);
 	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, step = 0;
 	int L = g->nlayer, v = an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1;
 	int64_t nc = checkpointed(an, M);
@@ -1040,7 +1032,7 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	       const Best *b)
 {
 	for (int i = 0; i < b->n; i++) {
-		double t = allreduce_time(an->q.sys, map->grad, b->w[i] * g->elem_bytes);
+		double t = allreduce_time(an->q.sys, map->grad, b->w[i] * elem_bytes(an));
 		double r = reducer_total(an, map->grad, b->red[i], b->buf[i]);
 		if (t + r > k->t.grad + k->t.reducer)
 			k->t.grad = t, k->t.reducer = r;

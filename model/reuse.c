@@ -64,8 +64,7 @@ budget(size_t layers)
 typedef struct Key {
 	const Graph *g;
 	uint64_t version;
-	int nlayer, elem_bytes, low_bytes;
-	bool channels_last;
+	int nlayer;
 	_Alignas(max_align_t) unsigned char an[PREFIX];
 	System sys;
 } Key;
@@ -128,7 +127,7 @@ key_of(const Analysis *an, const Graph *g, Key *k, bool whole)
 	a.q.set.loader_workers = 0; /* the implementation's, in a.impl */
 	a.q.set.impl = NULL;
 	a.q.set.dropout_after = NULL; /* the graph's, in its version */
-	a.q.set.as_exported = a.q.set.channels_last = false;
+	a.q.set.as_exported = false;
 	a.q.set.recompute = 0;        /* a.rc's */
 	if (!whole) {
 		a.q.set.opt = OPT_SGD;
@@ -142,9 +141,6 @@ key_of(const Analysis *an, const Graph *g, Key *k, bool whole)
 	k->g = g;
 	k->version = g->version;
 	k->nlayer = g->nlayer;
-	k->elem_bytes = g->elem_bytes;
-	k->low_bytes = g->low_bytes;
-	k->channels_last = g->channels_last;
 	memcpy(k->an, &a, PREFIX);
 	k->sys = *an->q.sys;
 }
@@ -482,7 +478,6 @@ table_free(LayerTable *t)
 	free(t->params);
 	free(t->kernel);
 	free(t->buffers);
-	free(t->act);
 	free(t->in);
 	free(t->split);
 	free(t->cls);
@@ -503,7 +498,6 @@ layer_table(const Graph *g)
 	t->n = g->nlayer;
 	t->nw = xcalloc(n, sizeof *t->nw);
 	t->params = xcalloc(n, sizeof *t->params);
-	t->act = xcalloc(n, sizeof *t->act);
 	t->in = xcalloc(n, sizeof *t->in);
 	t->split = xcalloc(n, sizeof *t->split);
 	t->most[0] = t->most[1] = INT64_MAX;
@@ -513,7 +507,6 @@ layer_table(const Graph *g)
 		t->nw[i] = l->nw;
 		t->arrays += l->nw;
 		t->params[i] = l->cost.params;
-		t->act[i] = l->cost.act_bytes;
 		t->in[i] = g->tensor[i ? g->layer[i - 1].out[0] : l->in[0]].elems;
 		for (int c = 0; c < 2; c++)
 			if (model_split_layer(g, l, c, &most)) {

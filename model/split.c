@@ -87,8 +87,8 @@ double
 split_collective_of(const Analysis *an, const Graph *g, Group grp, double n, bool channel,
 		    int64_t in, int64_t out, bool reads)
 {
-	double y = (double)out * n * g->elem_bytes;
-	double x = (double)in * n * g->elem_bytes;
+	double y = (double)out * n * elem_bytes(an);
+	double x = (double)in * n * elem_bytes(an);
 	bool first = reads || an->q.set.forward_only; /* no backward collective */
 
 	if (an->q.impl.staged) /* all-gather forward, all-to-all backward */
@@ -221,7 +221,7 @@ halo_rows(const Analysis *an, const Layer *l, bool bwd, int64_t *up, int64_t *do
 /* One row (the split axis's) of layer l's input, or of its output
  * (gradient), for n samples, in bytes; 0 without rows. */
 static double
-row_bytes(const Graph *g, const Layer *l, double n, bool out)
+row_bytes(const Analysis *an, const Graph *g, const Layer *l, double n, bool out)
 {
 	const Shape *s = &g->tensor[out ? l->out[0] : l->in[0]].shape;
 	double row = 1;
@@ -231,7 +231,7 @@ row_bytes(const Graph *g, const Layer *l, double n, bool out)
 	for (int i = 0; i < s->rank; i++)
 		if (i != 1)
 			row *= (double)s->d[i];
-	return row * n * g->elem_bytes;
+	return row * n * elem_bytes(an);
 }
 
 /* Halo exchange of one layer, forward and backward.  Pairwise: a strip
@@ -250,7 +250,7 @@ halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t 
 		return 0;
 	for (int bwd = 0; bwd < (an->q.set.forward_only ? 1 : 2); bwd++) {
 		int64_t up, down;
-		double row = row_bytes(g, l, n, bwd), tu, td;
+		double row = row_bytes(an, g, l, n, bwd), tu, td;
 		if (row <= 0 || !halo_rows(an, l, bwd, &up, &down))
 			continue;
 		tu = up ? p2p_time(an, (double)up * row, across) : 0;
@@ -267,5 +267,5 @@ spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group gr
 {
 	return (an->q.set.forward_only ? 1 : 2) *
 	       gather_time(an, grp, (double)g->tensor[g->layer[split].out[0]].elems * n *
-					    g->elem_bytes);
+					    elem_bytes(an));
 }

@@ -38,7 +38,9 @@
 static double
 state_bytes(const Analysis *an, const Graph *g)
 {
-	return precision_info[an->q.set.prec].low ? precision_info[an->q.set.prec].low : g->elem_bytes;
+	int low = precision_low(an->q.set.prec);
+
+	return low ? low : elem_bytes(an);
 }
 
 void

@@ -27,8 +27,19 @@
  * scaled_dot_product_attention, flash or memory-efficient) keeps neither
  * its scores nor its probabilities: only Q, K and V and, per query row,
  * the softmax's log-sum-exp in fp32, which its backward uses to compute
- * them again.  Both counts are kept (Graph.fused_act); the implementation
- * says which applies (model/memuse.c). */
+ * them again.  Both counts are kept (Graph.keep[1]); the implementation
+ * says which applies (model/memuse.c).
+ *
+ * The pass knows no precision: it counts elements, under both regimes
+ * (KeepRegime) in one walk -- every activation at the precision's width,
+ * and as torch.autocast runs (mark_low: which tensors are 16-bit, and the
+ * casts each layer saves instead of a tensor of the other width) -- with
+ * the bytes whose width what is stored fixes (indices, masks, fp32
+ * statistics) as bytes.  The analysis prices them at its precision
+ * (kept_bytes; model/memuse.c, which also finds the backward pass's peak
+ * of gradients in flight, as its argmax moves with the widths).  Every
+ * count is checked at the widest element any precision stores, so that a
+ * model is refused the same way at every precision (docs/limits.md). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,13 +56,14 @@ typedef struct Mem {
 	int64_t *mask;       /* per layer: 1-byte mask elements saved */
 	int64_t *stat;       /* per layer: fp32 statistics saved per sample */
 	int64_t fixed;       /* fp32 statistics saved whatever the batch */
-	bool amp;            /* count as torch.autocast runs (Graph.low_bytes) */
 	bool sdpa;           /* count the attentions as one kernel (Layer.attn) */
 	bool *low;           /* autocast: the tensor is 16-bit */
-	int64_t *cast;       /* per layer: elements of the input copies it casts
-	                        and saves (16-bit for a lowering op, fp32 for a
-	                        widening one: casts()) */
-	int64_t cast_w;      /* autocast: elements of the weights cast to 16 bits */
+	bool *asaved;        /* autocast: the tensor is kept (Tensor.saved is
+	                        the plain regime's) */
+	int64_t *cast;       /* per layer, autocast: elements of the input
+	                        copies it casts and saves instead of an input
+	                        of the other width (16-bit for a lowering op,
+	                        fp32 for a widening one) */
 	bool ok;             /* no count overflowed */
 } Mem;
 
@@ -84,7 +96,7 @@ index_uses(Mem *m)
 			k = k && m->konst[t];
 		}
 		for (int j = 0; j < l->nout; j++)
-			m->konst[l->out[j]] = k;
+			m->konst[l->out[j]] = g->tensor[l->out[j]].konst = k;
 	}
 	free(fill);
 }
@@ -214,34 +226,37 @@ mark_low(Mem *m)
 	}
 }
 
-/* Under autocast, layer `by` casts tensor t and saves the copy, of its
- * own, instead of t. */
-static bool
-casts(const Mem *m, int t, const Layer *by)
+/* Tensor r's memory kept: under the plain regime, and under autocast
+ * too unless `cast` (the layer keeping it saves a cast copy instead). */
+static void
+mark(Mem *m, int r, bool cast)
 {
-	return m->amp && other_width(m, t, by);
+	m->g->tensor[r].saved = true;
+	if (!cast)
+		m->asaved[r] = true;
 }
 
 /* Tensor t kept for the backward of layer `by`.  A kept view keeps the
  * whole storage it views: its root, and through a slice or select the
  * tensor sliced (ViT's head saves x[:, 0], ShuffleNet's branch half a
  * chunk: both keep all of it), except for matmul, which copies such a
- * non-contiguous operand into a tensor of its own (Swin's qkv[2]). */
+ * non-contiguous operand into a tensor of its own (Swin's qkv[2]).
+ * Under autocast, a layer reading t in the other width casts it and
+ * saves the copy, of its own, instead. */
 static void
 keep_for(Mem *m, int t, const Layer *by)
 {
 	const Graph *g = m->g;
 	int r = g->tensor[t].root, p;
+	bool cast = other_width(m, t, by);
 
-	if (casts(m, t, by)) {
+	if (cast)
 		add(m, &m->cast[by - g->layer], 1, g->tensor[t].elems);
-		return;
-	}
 	while ((p = g->tensor[r].producer) >= 0 && selects(&g->layer[p]) && by->op != OP_MATMUL &&
 	       !m->konst[g->layer[p].in[0]])
 		r = g->tensor[g->layer[p].in[0]].root;
 	if (!m->konst[r])
-		m->g->tensor[r].saved = true;
+		mark(m, r, cast);
 }
 
 /* Tensor t kept by a fused pattern (a pointwise operator). */
@@ -249,7 +264,7 @@ static void
 keep(Mem *m, int t)
 {
 	if (!m->konst[t])
-		m->g->tensor[m->g->tensor[t].root].saved = true;
+		mark(m, m->g->tensor[t].root, false);
 }
 
 /* The layers of a decomposition: `head` spells operator `pat`, the
@@ -352,10 +367,10 @@ fuse_layernorm(Mem *m, int r)
 		m->fused[gm] = true; /* gamma: LayerNorm recomputes what it multiplies */
 	pattern(m, r, PAT_LAYERNORM,
 		(int[]){ s, pw, r2, eps, sq, dv, gm, gm >= 0 ? scaled_by(m, l[gm].out[0]) : -1 }, 8);
-	if (m->amp && m->low[x])
-		add(m, &m->cast[r], 1, m->g->tensor[x].elems); /* layer_norm: fp32 list */
-	else
-		keep(m, x);
+	if (m->low[x]) /* layer_norm: autocast's fp32 list */
+		add(m, &m->cast[r], 1, m->g->tensor[x].elems);
+	if (!m->konst[x])
+		mark(m, m->g->tensor[x].root, m->low[x]);
 	add(m, &m->stat[r], 2, m->g->tensor[mu].elems);
 }
 
@@ -491,103 +506,175 @@ apply_rule(Mem *m, int i)
 		norm_stats(m, i);
 }
 
-/* Bytes per element of tensor t as kept. */
-static int64_t
-width(const Mem *m, int t)
+/* The widths of what is stored whatever the precision (Kept.fixed). */
+enum {
+	IDX_BYTES = 8,   /* max pooling's indices: int64 */
+	MASK_BYTES = 1,  /* dropout's mask: a byte an element, as CUDA saves it */
+	FP32_BYTES = 4,  /* statistics, and a widening op's casts: fp32 */
+};
+
+/* Bytes an element of tensor t takes while the backward runs: `narrow`
+ * where autocast made it 16-bit and narrow is not 0, else `wide`. */
+static int
+width(const Graph *g, int t, int wide, int narrow)
 {
-	return m->amp && m->low[t] ? m->g->low_bytes : m->g->elem_bytes;
+	int p = g->tensor[t].producer;
+
+	return narrow && p >= 0 && g->layer[p].low ? narrow : wide;
 }
 
-/* The backward pass's peak over what forward kept, per sample: walking
- * the layers backward, layer i's backward runs while every tensor kept by
- * layers 0..i is still held (later layers' backward freed theirs) and the
- * gradients of its outputs and of its activation inputs are alive.  The
- * peak is the largest such sum; what it adds to act_bytes (all kept) is
- * Totals.transient_bytes.  Graph inputs get no gradient; tensors made from
- * constants none either. */
-static void
-transient(Mem *m)
+/* The gradients alive while layer l's backward runs, in bytes at those
+ * widths: its outputs' and its activation inputs' (graph inputs get
+ * none, nor tensors made from constants); *ok false on an overflow. */
+static int64_t
+grads(const Graph *g, const Layer *l, int wide, int narrow, bool *ok)
 {
-	Graph *g = m->g;
-	int64_t held = g->total.act_bytes, peak = held;
+	int64_t sum = 0;
 
+	for (int k = 0; k < l->nout; k++) {
+		int t = l->out[k];
+		if (!g->tensor[t].konst && !ck_muladd(&sum, g->tensor[t].elems, width(g, t, wide, narrow)))
+			*ok = false;
+	}
+	for (int k = 0; k < l->nin; k++) {
+		int t = l->in[k];
+		if (!g->tensor[t].konst && g->tensor[t].producer >= 0 &&
+		    !ck_muladd(&sum, g->tensor[t].elems, width(g, t, wide, narrow)))
+			*ok = false;
+	}
+	return sum;
+}
+
+/* The peak over what k keeps, and its bytes: *held the total kept. */
+static int64_t
+peak_of(const Graph *g, const Keeps *k, int wide, int narrow, int64_t *held, bool *ok)
+{
+	int64_t h = kept_at(&k->layers, wide, narrow), peak;
+
+	if (!ck_muladd(&h, k->input, wide))
+		*ok = false;
+	*held = peak = h;
 	for (int i = g->nlayer - 1; i >= 0; i--) {
-		const Layer *l = &g->layer[i];
-		int64_t grads = 0, at;
-		for (int k = 0; k < l->nout; k++)
-			if (!m->konst[l->out[k]])
-				add(m, &grads, g->tensor[l->out[k]].elems, width(m, l->out[k]));
-		for (int k = 0; k < l->nin; k++)
-			if (!m->konst[l->in[k]] && g->tensor[l->in[k]].producer >= 0)
-				add(m, &grads, g->tensor[l->in[k]].elems, width(m, l->in[k]));
-		at = held;
-		add(m, &at, 1, grads);
+		int64_t at = h;
+		if (!ck_add(at, grads(g, &g->layer[i], wide, narrow, ok), &at))
+			*ok = false;
 		if (at > peak)
 			peak = at;
-		held -= l->cost.act_bytes;
+		h -= kept_at(&k->layer[i], wide, narrow);
 	}
-	g->total.transient_bytes = peak - g->total.act_bytes;
+	return peak;
 }
 
-/* Per layer and in total, the elements and bytes kept. */
+int64_t
+memory_transient(const Graph *g, const Keeps *k, int wide, int narrow)
+{
+	bool ok = true; /* memory_annotate checked it at the widest */
+	int64_t held, peak = peak_of(g, k, wide, narrow, &held, &ok);
+
+	return peak - held;
+}
+
+/* Layer i's counts under the two regimes into k[], its elements kept
+ * (the plain regime's) into its act_elems. */
 static void
-sum_up(Mem *m)
+layer_kept(Mem *m, int i, Kept k[KEEP_REGIMES])
 {
 	Graph *g = m->g;
-	Totals *tot = &g->total;
-	int64_t eb = g->elem_bytes, in = 0, ws = 0;
+	Layer *l = &g->layer[i];
+	Kept *p = &k[KEEP_PLAIN], *a = &k[KEEP_AUTOCAST];
+	int64_t fixed = 0, e = 0;
 
-	tot->act_elems = tot->act_bytes = tot->saved_bytes = 0;
+	*p = *a = (Kept){ 0 };
+	for (int j = 0; j < l->nout; j++) {
+		int t = l->out[j];
+		if (g->tensor[t].root != t)
+			continue;
+		if (g->tensor[t].saved)
+			add(m, &p->wide, 1, g->tensor[t].elems);
+		if (m->asaved[t])
+			add(m, m->low[t] ? &a->narrow : &a->wide, 1, g->tensor[t].elems);
+	}
+	add(m, &fixed, m->idx[i], IDX_BYTES);
+	add(m, &fixed, m->mask[i], MASK_BYTES);
+	add(m, &fixed, m->stat[i], FP32_BYTES);
+	p->fixed = a->fixed = fixed;
+	/* autocast's copies: at its low width for a lowering op, fp32 for a
+	 * widening one */
+	if (lowers(l->op))
+		add(m, &a->narrow, 1, m->cast[i]);
+	else
+		add(m, &a->fixed, m->cast[i], FP32_BYTES);
+	add(m, &e, 1, p->wide), add(m, &e, 1, m->idx[i]);
+	add(m, &e, 1, m->mask[i]), add(m, &e, 1, m->stat[i]);
+	l->cost.act_elems = e;
+}
+
+/* Kept b added into *a, noting an overflow. */
+static void
+kept_add(Mem *m, Kept *a, const Kept *b)
+{
+	add(m, &a->wide, 1, b->wide);
+	add(m, &a->narrow, 1, b->narrow);
+	add(m, &a->fixed, 1, b->fixed);
+}
+
+/* Every layer's counts and the totals into keep[] (regimes), the
+ * workspace and autocast's weight copies into the graph's totals; each
+ * checked at the widest element any precision stores, the backward
+ * pass's peak too. */
+static void
+sum_up(Mem *m, Keeps keep[KEEP_REGIMES])
+{
+	Graph *g = m->g;
+	int w = precision_widest();
+	int64_t ws = 0, cw = 0;
+
+	for (int r = 0; r < KEEP_REGIMES; r++)
+		keep[r] = (Keeps){ .layer = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof(Kept)) };
 	for (int i = 0; i < g->nlayer; i++) {
 		Layer *l = &g->layer[i];
-		int64_t own = 0, e = 0, b = 0, s = 0, cw = lowers(l->op) ? g->low_bytes : 4;
-		for (int k = 0; k < l->nout; k++) {
-			const Tensor *t = &g->tensor[l->out[k]];
-			if (t->saved && t->root == l->out[k]) {
-				add(m, &own, 1, t->elems);
-				add(m, &b, t->elems, width(m, l->out[k]));
-				add(m, &s, t->elems, m->amp ? width(m, l->out[k]) : 4);
-			}
+		Kept k[KEEP_REGIMES];
+		layer_kept(m, i, k);
+		for (int r = 0; r < KEEP_REGIMES; r++) {
+			keep[r].layer[i] = k[r];
+			kept_add(m, &keep[r].layers, &k[r]);
 		}
-		add(m, &e, 1, own), add(m, &e, 1, m->idx[i]);
-		add(m, &e, 1, m->mask[i]), add(m, &e, 1, m->stat[i]), add(m, &e, 1, m->cast[i]);
-		add(m, &b, m->idx[i], 8), add(m, &b, m->mask[i], 1);
-		add(m, &b, m->stat[i], 4), add(m, &b, m->cast[i], cw);
-		add(m, &s, m->idx[i], 8);
-		add(m, &s, m->mask[i], 1), add(m, &s, m->stat[i], 4), add(m, &s, m->cast[i], cw);
-		l->cost.act_elems = e;
-		l->cost.act_bytes = b;
-		add(m, &tot->act_elems, 1, e);
-		add(m, &tot->act_bytes, 1, b);
-		add(m, &tot->saved_bytes, 1, s);
 		if (op_info[l->op].cls == OPC_CONV && l->attr.filters > 0 &&
 		    l->cost.macs / l->attr.filters * (l->attr.groups ? l->attr.groups : 1) > ws)
 			ws = l->cost.macs / l->attr.filters * (l->attr.groups ? l->attr.groups : 1);
-		if (m->amp && lowers(l->op) && l->cost.params > 0)
-			add(m, &m->cast_w, 1,
+		if (lowers(l->op) && l->cost.params > 0)
+			add(m, &cw, 1,
 			    l->cost.params - (l->attr.bias && l->op != OP_MATMUL ? l->attr.filters : 0));
 	}
 	for (int t = 0; t < g->ntensor; t++)
-		if (g->tensor[t].saved && g->tensor[t].producer < 0)
-			add(m, &in, 1, g->tensor[t].elems);
-	add(m, &tot->act_elems, 1, in);
-	add(m, &tot->act_bytes, in, eb);
-	tot->saved_fixed_bytes = 0;
-	add(m, &tot->saved_fixed_bytes, m->fixed, 4);
-	tot->cast_weight_bytes = 0;
-	add(m, &tot->cast_weight_bytes, m->cast_w, g->low_bytes);
-	tot->workspace_bytes = 0;
-	add(m, &tot->workspace_bytes, ws, m->amp ? g->low_bytes : eb);
-	transient(m);
+		if (g->tensor[t].producer < 0) {
+			if (g->tensor[t].saved)
+				add(m, &keep[KEEP_PLAIN].input, 1, g->tensor[t].elems);
+			if (m->asaved[t]) /* else cast by every layer keeping it */
+				add(m, &keep[KEEP_AUTOCAST].input, 1, g->tensor[t].elems);
+		}
+	for (int r = 0; r < KEEP_REGIMES; r++) {
+		int64_t held = keep[r].layers.fixed;
+		add(m, &keep[r].saved_fixed, m->fixed, FP32_BYTES);
+		add(m, &held, keep[r].layers.wide, w);
+		add(m, &held, keep[r].layers.narrow, w);
+		add(m, &held, keep[r].input, w);
+		if (m->ok) /* the peak at any precision is at most this one */
+			peak_of(g, &keep[r], w, w, &held, &m->ok);
+	}
+	g->total.workspace = ws;
+	g->total.cast_weights = cw;
+	add(m, &(int64_t){ 0 }, ws, w);
+	add(m, &(int64_t){ 0 }, cw, w);
 }
 
-/* One count, as autocast runs (amp) or not, the attentions fused or not;
- * false when a count overflowed. */
+/* One count under both regimes, the attentions fused or not, into
+ * keep[]; false when a count overflowed. */
 static bool
-count(Graph *g, bool amp, bool fused)
+count(Graph *g, bool fused, Keeps keep[KEEP_REGIMES])
 {
 	size_t nt = (size_t)g->ntensor + 1, nl = (size_t)g->nlayer + 1, reads = 1;
-	Mem m = { .g = g, .ok = true, .amp = amp, .sdpa = fused };
+	Mem m = { .g = g, .ok = true, .sdpa = fused };
 
 	for (int i = 0; i < g->nlayer; i++)
 		reads += (size_t)g->layer[i].nin;
@@ -595,16 +682,18 @@ count(Graph *g, bool amp, bool fused)
 	m.users = xcalloc(reads, sizeof *m.users);
 	m.konst = xcalloc(nt, sizeof *m.konst);
 	m.low = xcalloc(nt, sizeof *m.low);
+	m.asaved = xcalloc(nt, sizeof *m.asaved);
 	m.fused = xcalloc(nl, sizeof *m.fused);
 	m.idx = xcalloc(nl, sizeof *m.idx);
 	m.mask = xcalloc(nl, sizeof *m.mask);
 	m.stat = xcalloc(nl, sizeof *m.stat);
 	m.cast = xcalloc(nl, sizeof *m.cast);
-	index_uses(&m);
 	for (int t = 0; t < g->ntensor; t++) {
 		g->tensor[t].root = t;
 		g->tensor[t].saved = false;
+		g->tensor[t].konst = false;
 	}
+	index_uses(&m);
 	for (int i = 0; i < g->nlayer; i++) {
 		Cost *c = &g->layer[i].cost;
 		g->layer[i].low = false;
@@ -612,8 +701,7 @@ count(Graph *g, bool amp, bool fused)
 		c->cast_w = c->cast_in = c->cast_grad = 0;
 		c->cast_wn = c->cast_inn = c->cast_gradn = 0;
 	}
-	if (amp)
-		mark_low(&m);
+	mark_low(&m);
 	for (int i = 0; i < g->nlayer; i++)
 		if (aliases(&g->layer[i]) || pads_a_pool(&m, i))
 			g->tensor[g->layer[i].out[0]].root = g->tensor[g->layer[i].in[0]].root;
@@ -623,32 +711,27 @@ count(Graph *g, bool amp, bool fused)
 	for (int i = 0; i < g->nlayer; i++)
 		if (!m.fused[i])
 			apply_rule(&m, i);
-	sum_up(&m);
-	free(m.first), free(m.users), free(m.konst), free(m.low), free(m.fused);
+	sum_up(&m, keep);
+	free(m.first), free(m.users), free(m.konst), free(m.low), free(m.asaved), free(m.fused);
 	free(m.idx), free(m.mask), free(m.stat), free(m.cast);
 	return m.ok;
 }
 
 /* The counts with the attentions a fused kernel can run as one
- * (Graph.fused_act, fused_total), at the graph's precision; none for a
- * graph without one.  The plain count runs after it. */
+ * (Graph.keep[1]); none for a graph without one.  The plain count runs
+ * after it. */
 static bool
 fused_count(Graph *g)
 {
 	unsigned char *attn = xcalloc((size_t)g->nlayer + 1, 1);
 	bool ok = true;
 
-	g->fused_act = NULL;
-	g->fused_total = (Totals){ 0 };
+	for (int r = 0; r < KEEP_REGIMES; r++)
+		g->keep[1][r] = (Keeps){ 0 };
 	if (graph_fusable_attention(g, attn) > 0) {
 		for (int i = 0; i < g->nlayer; i++)
 			g->layer[i].attn = attn[i];
-		if ((ok = count(g, g->low_bytes > 0, true))) {
-			g->fused_act = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *g->fused_act);
-			for (int i = 0; i < g->nlayer; i++)
-				g->fused_act[i] = g->layer[i].cost.act_bytes;
-			g->fused_total = g->total;
-		}
+		ok = count(g, true, g->keep[1]);
 	} else {
 		for (int i = 0; i < g->nlayer; i++)
 			g->layer[i].attn = ATTN_NONE;
@@ -657,23 +740,10 @@ fused_count(Graph *g)
 	return ok;
 }
 
-/* autograd's fp32 figure first (saved_bytes, saved_fixed_bytes: what the
- * JSON report calls fp32 whatever the precision); under autocast the
- * count again as it runs, which sets every other figure. */
 bool
 memory_annotate(Graph *g)
 {
-	bool ok = fused_count(g) && count(g, false, false);
-
-	g->total.saved_low_bytes = 0;
-	if (ok && g->low_bytes) {
-		int64_t saved = g->total.saved_bytes, fixed = g->total.saved_fixed_bytes;
-		ok = count(g, true, false);
-		g->total.saved_low_bytes = g->total.saved_bytes;
-		g->total.saved_bytes = saved;
-		g->total.saved_fixed_bytes = fixed;
-	}
-	if (!ok) {
+	if (!fused_count(g) || !count(g, false, g->keep[0])) {
 		diag_error(g->loc, "activation memory overflows 64 bits");
 		return false;
 	}

@@ -32,20 +32,32 @@ bool cost_annotate(Graph *g);
 
 /* memory.c
  * requires: PASS_SHAPE.
- * provides: PASS_MEMORY -- Tensor.root, Tensor.saved, Layer.cost.act_elems
- *           and act_bytes, Totals.act_elems, act_bytes, saved_bytes and
- *           saved_fixed_bytes: what training keeps from the forward pass
- *           for the backward pass, as PyTorch's autograd saves it.  Rules
- *           per op kind: ir/ops.def, docs/counting.md. */
+ * provides: PASS_MEMORY -- Tensor.root, saved and konst, Layer.low,
+ *           pattern and attn, Layer.cost.act_elems and cast_*,
+ *           Graph.keep, Totals.workspace and cast_weights: what training
+ *           keeps from the forward pass for the backward pass, as
+ *           PyTorch's autograd saves it, in elements (and bytes of fixed
+ *           widths) under both regimes (KeepRegime), no precision's bytes.
+ *           Rules per op kind: ir/ops.def, docs/counting.md. */
 bool memory_annotate(Graph *g);
+/* Per sample, on top of all k keeps (a count of g's, PASS_MEMORY done) at
+ * `wide` bytes an element and autocast's `narrow` (0: none): the
+ * backward pass's peak of gradients in flight -- walking the layers
+ * backward, layer i's backward runs while every tensor kept by layers
+ * 0..i is still held and the gradients of its outputs and of its
+ * activation inputs are alive -- less what is kept (docs/model.md,
+ * "Memory per GPU").  Its layer moves with the widths (fixed-width bytes
+ * do not scale), so it is found at each precision (model/memuse.c). */
+int64_t memory_transient(const Graph *g, const Keeps *k, int wide, int narrow);
 
 
 /* recompute.c: the segments of k layers (k = 0: the k that keeps least)
- * of g (PASS_MEMORY done) into r. */
-bool recompute_plan(const Graph *g, int k, Recompute *r);
+ * of g (PASS_MEMORY done) into r, its bytes at precision p (the
+ * analysis's). */
+bool recompute_plan(const Graph *g, int k, Precision p, Recompute *r);
 /* Selective recomputation (Korthikanti et al., MLSys'23): every
  * attention's core (graph_attention) recomputed, the rest kept. */
-void recompute_selective(const Graph *g, Recompute *r);
+void recompute_selective(const Graph *g, Precision p, Recompute *r);
 
 
 /* modules.c
@@ -82,11 +94,11 @@ void modules_derive(const Graph *g, Modules *m);
  *           times of timing_spread (model/compute.c), which it overrides.
  * provides: Layer.timed, fwd_s and bwd_s of every layer whose module (as
  *           modules_derive names it) the trace timed: the module's seconds
- *           per step, shared over its layers by FLOPs and bytes at s's peak
- *           and bandwidth, per sample of the trace's batch (`samples`
+ *           per step, shared over its layers by FLOPs and bytes (`elem`
+ *           an element) at s's peak and bandwidth, per sample of the trace's batch (`samples`
  *           where the trace does not say); TraceProfile.matched; says once
  *           on the diagnostics stream how many layers it timed. */
-bool trace_times(Graph *g, const System *s, int64_t samples);
+bool trace_times(Graph *g, const System *s, int elem, int64_t samples);
 
 /* The largest modules whose layers all lie in [first, last], in order of
  * their first layer; returns how many, the names in *out (arena). */

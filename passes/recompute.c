@@ -25,16 +25,48 @@
 
 #include <stdlib.h>
 
+/* What training keeps of g at precision p: its layers' counts (as
+ * autograd keeps each operator's tensors), and the bytes of an element. */
+typedef struct At {
+	const Graph *g;
+	const Kept *layer;
+	Precision p;
+	double elem;
+} At;
+
+static At
+at(const Graph *g, Precision p)
+{
+	return (At){ g, graph_keeps(g, p, false)->layer, p, precision_bytes(p) };
+}
+
+/* Layer i's kept bytes per sample. */
+static double
+layer_kept(const At *a, int i)
+{
+	return (double)kept_bytes(&a->layer[i], a->p);
+}
+
+/* The graph inputs' bytes per sample. */
+static double
+inputs(const At *a)
+{
+	double b = 0;
+
+	for (int i = 0; i < a->g->ninput; i++)
+		b += (double)a->g->tensor[a->g->input[i]].elems * a->elem;
+	return b;
+}
+
 /* Bytes per sample kept with segments of k; *last: the first layer of the
  * last segment; with `boundary`, each segment start's live bytes into it
  * and the largest segment's into *largest. */
 static double
-kept(const Graph *g, const int *last_use, int k, int *last, double *boundary, double *largest)
+kept(const At *a, const int *last_use, int k, int *last, double *boundary, double *largest)
 {
-	double input = 0, live = 0, seg = 0, most = 0;
+	const Graph *g = a->g;
+	double input = inputs(a), live = 0, seg = 0, most = 0;
 
-	for (int i = 0; i < g->ninput; i++)
-		input += (double)g->tensor[g->input[i]].elems * g->elem_bytes;
 	*last = 0;
 	for (int i = 0; i < g->nlayer; i++) {
 		if (i > 0 && i % k == 0) { /* a boundary before layer i */
@@ -45,13 +77,13 @@ kept(const Graph *g, const int *last_use, int k, int *last, double *boundary, do
 			for (int t = 0; t < g->ntensor; t++)
 				if (g->tensor[t].producer >= 0 && g->tensor[t].producer < i &&
 				    last_use[t] >= i && g->tensor[t].root == t) {
-					double b = (double)g->tensor[t].elems * g->elem_bytes;
+					double b = (double)g->tensor[t].elems * a->elem;
 					live += b;
 					if (boundary)
 						boundary[i] += b;
 				}
 		}
-		seg += (double)g->layer[i].cost.act_bytes;
+		seg += layer_kept(a, i);
 	}
 	if (seg > most)
 		most = seg;
@@ -61,47 +93,45 @@ kept(const Graph *g, const int *last_use, int k, int *last, double *boundary, do
 }
 
 void
-recompute_selective(const Graph *g, Recompute *r)
+recompute_selective(const Graph *g, Precision p, Recompute *r)
 {
 	bool *core = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *core);
-	double full = 0, freed = 0;
+	At a = at(g, p);
+	double full = inputs(&a), freed = 0;
 
 	graph_attention(g, core);
-	for (int i = 0; i < g->ninput; i++)
-		full += (double)g->tensor[g->input[i]].elems * g->elem_bytes;
 	for (int i = 0; i < g->nlayer; i++) {
-		full += (double)g->layer[i].cost.act_bytes;
+		full += layer_kept(&a, i);
 		if (core[i])
-			freed += (double)g->layer[i].cost.act_bytes;
+			freed += layer_kept(&a, i);
 	}
 	*r = (Recompute){ .k = RECOMPUTE_SELECTIVE, .redo = core,
 			  .fraction = full > 0 ? (full - freed) / full : 1 };
 }
 
 bool
-recompute_plan(const Graph *g, int k, Recompute *r)
+recompute_plan(const Graph *g, int k, Precision p, Recompute *r)
 {
 	int *last_use = xcalloc((size_t)g->ntensor + 1, sizeof *last_use);
-	double full = 0, best = -1, *boundary;
+	At a = at(g, p);
+	double full = inputs(&a), best = -1, *boundary;
 	int best_k = 1, last = 0;
 
 	graph_last_use(g, last_use);
-	for (int i = 0; i < g->ninput; i++)
-		full += (double)g->tensor[g->input[i]].elems * g->elem_bytes;
 	for (int i = 0; i < g->nlayer; i++)
-		full += (double)g->layer[i].cost.act_bytes;
+		full += layer_kept(&a, i);
 	if (k > 0) {
 		best_k = k < g->nlayer ? k : g->nlayer;
 	} else {
 		for (int c = 1; c <= g->nlayer; c++) {
-			double v = kept(g, last_use, c, &last, NULL, NULL);
+			double v = kept(&a, last_use, c, &last, NULL, NULL);
 			if (best < 0 || v < best * (1 - 1e-12))
 				best = v, best_k = c;
 		}
 	}
 	*r = (Recompute){ .k = best_k };
 	boundary = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *boundary);
-	best = kept(g, last_use, best_k, &r->first_kept, boundary, &r->segment);
+	best = kept(&a, last_use, best_k, &r->first_kept, boundary, &r->segment);
 	r->boundary = boundary;
 	free(last_use);
 	r->fraction = full > 0 && best < full ? best / full : 1;

@@ -60,7 +60,7 @@ report(const Graph *g, TraceProfile *t, const int *layers, int64_t samples, bool
 }
 
 bool
-trace_times(Graph *g, const System *s, int64_t samples)
+trace_times(Graph *g, const System *s, int elem, int64_t samples)
 {
 	TraceProfile *t = g->trace;
 	Modules mod;
@@ -89,8 +89,8 @@ trace_times(Graph *g, const System *s, int64_t samples)
 		mod_of[i] = (int)m - 1;
 		if (m) {
 			layers[m - 1]++;
-			sum[m - 1][0] += weight(&g->layer[i], s, g->elem_bytes, false);
-			sum[m - 1][1] += weight(&g->layer[i], s, g->elem_bytes, true);
+			sum[m - 1][0] += weight(&g->layer[i], s, elem, false);
+			sum[m - 1][1] += weight(&g->layer[i], s, elem, true);
 		}
 	}
 	t->matched = 0;
@@ -101,7 +101,7 @@ trace_times(Graph *g, const System *s, int64_t samples)
 		if (m < 0)
 			continue;
 		for (int b = 0; b < 2; b++)
-			share[b] = sum[m][b] > 0 ? weight(l, s, g->elem_bytes, b) / sum[m][b] : 1.0 / layers[m];
+			share[b] = sum[m][b] > 0 ? weight(l, s, elem, b) / sum[m][b] : 1.0 / layers[m];
 		l->timed = true;
 		l->fwd_s = t->mod[m].fwd * share[0] / (double)samples;
 		l->bwd_s = t->mod[m].bwd * share[1] / (double)samples;

@@ -31,9 +31,6 @@ const Settings settings_default = {
 void
 analysis_init(Graph *g, const Settings *set)
 {
-	g->elem_bytes = precision_bytes(set->prec);
-	g->low_bytes = precision_info[set->prec].low;
-	g->channels_last = set->channels_last;
 	g->as_exported = set->as_exported;
 	/* only an ONNX export has a graph that differs from the one trained */
 	if (set->as_exported && strcmp(g->format, "onnx") != 0)
@@ -123,10 +120,24 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 	an->q.set.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind);
 	an->q.set.data = kind;
 	if (set->recompute == RECOMPUTE_ATTENTION)
-		recompute_selective(g, &an->rc);
+		recompute_selective(g, set->prec, &an->rc);
 	else if (set->recompute != RECOMPUTE_NONE)
-		recompute_plan(g, set->recompute == RECOMPUTE_FULL ? 0 : set->recompute, &an->rc);
+		recompute_plan(g, set->recompute == RECOMPUTE_FULL ? 0 : set->recompute, set->prec,
+			       &an->rc);
 	return true;
+}
+
+void
+analysis_report_bytes(Analysis *an, const Graph *g, bool layers, Arena *a)
+{
+	an->bytes = model_bytes(an, g);
+	an->layer_bytes = NULL;
+	if (layers) {
+		LayerBytes *b = arena_array(a, (size_t)g->nlayer + 1, sizeof *b);
+		for (int i = 0; i < g->nlayer; i++)
+			b[i] = layer_bytes(an, g, i);
+		an->layer_bytes = b;
+	}
 }
 
 /* ---- the passes ----------------------------------------------------------- */
@@ -179,7 +190,8 @@ per_gpu(const Analysis *an)
 static bool
 timing(Graph *g, const Analysis *an)
 {
-	return timing_spread(g, an) && trace_times(g, an->q.sys, per_gpu(an));
+	return timing_spread(g, an) &&
+	       trace_times(g, an->q.sys, precision_bytes(an->q.set.prec), per_gpu(an));
 }
 
 /* In the order they run (passes.h says what each fills). */

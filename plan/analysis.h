@@ -29,6 +29,11 @@ void analysis_init(Graph *g, const Settings *set);
  * precision (reported). */
 bool analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *s);
 
+/* What the report of an prints of g's bytes at its precision, which the
+ * backends do not compute: an->bytes, and with `layers` each layer's
+ * (an->layer_bytes, in a). */
+void analysis_report_bytes(Analysis *an, const Graph *g, bool layers, Arena *a);
+
 /* Runs on g, in the table's order, each pass that has not run on it yet,
  * until those that provide `want` (PASS_* bits) have.  Before a pass its
  * requires must be in g->done, after it its provides (else an internal

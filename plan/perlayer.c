@@ -125,7 +125,7 @@ static double
 layer_memory(const Ctx *c, const Layer *l, State s)
 {
 	const Graph *g = c->g;
-	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->q.set.opt);
+	double per_w = 2 * elem_bytes(c->an) + optimizer_bytes(c->an->q.set.opt);
 	double n = s.mode == PL_DATA || s.mode == PL_SPATIAL ? c->B / (double)c->p
 							     : group_samples(c, s);
 
@@ -573,7 +573,7 @@ chain_build(const Graph *g, const Analysis *an, const CostModel *m, Ctx *c, Chai
 				const Tensor *t = &g->tensor[g->layer[i].in[k]];
 				int p = t->producer;
 				ch->edge[ne++] = (Edge){ p >= ch->first[b] && p < i ? p : -1, i,
-							 (double)t->elems * c->B * g->elem_bytes };
+							 (double)t->elems * c->B * elem_bytes(c->an) };
 			}
 		}
 	}
@@ -615,8 +615,8 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 	state = xcalloc((size_t)L, sizeof *state);
 	uni = xcalloc((size_t)L, sizeof *uni);
 	split = xcalloc((size_t)L, sizeof *split);
-	cap = an->q.sys->mem - an->q.sys->reserved - (double)g->total.workspace_bytes -
-	      (double)kept(an, g)->transient_bytes * c.B / (double)c.p;
+	cap = an->q.sys->mem - an->q.sys->reserved - (double)kept(an, g).workspace -
+	      (double)kept(an, g).transient * c.B / (double)c.p;
 	/* the uniform assignments: each mode on all p GPUs (the uniform
 	 * strategies), priced as the cost model prices an iteration */
 	for (int k = 0; k < S; k++) {
@@ -631,8 +631,8 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 	}
 	/* the fastest; if it does not fit, time + lambda x memory for the
 	 * least lambda whose assignment fits */
-	cap = an->q.sys->mem - an->q.sys->reserved - (double)g->total.workspace_bytes -
-	      (double)kept(an, g)->transient_bytes * c.B / (double)c.p;
+	cap = an->q.sys->mem - an->q.sys->reserved - (double)kept(an, g).workspace -
+	      (double)kept(an, g).transient * c.B / (double)c.p;
 	if (!solve(&c, &ch, 0, state, &time, &mem, &obj))
 		goto freeall;
 	if (mem > cap) {

@@ -162,7 +162,7 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 	int64_t p = an->q.set.gpus;
 
 	if (!fix->recompute)
-		recompute_plan(g, 0, &full);
+		recompute_plan(g, 0, an->q.set.prec, &full);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
 		int64_t grid[DIM_COUNT], it = 0;
 		if (!(o->mask & (1u << kind)) || !impl_runs_strategy(&an->q.impl, (StrategyKind)kind))

@@ -36,24 +36,36 @@ settings_default_are_the_documented_defaults(void **state)
 	assert_int_equal(precision_bytes(PREC_BF16), 2);
 }
 
-/* The bug of issue 12: bytes per item set after the cost and memory passes
- * left their byte counts at fp32's. */
+/* The bug of issue 12 (bytes per item set after the cost and memory
+ * passes left their byte counts at fp32's) cannot come back: the passes
+ * count elements, whatever the precision, and an analysis prices them at
+ * its own.  The conv keeps the input x (3x32x32 = 3,072), relu its output
+ * (8x32x32 = 8,192). */
 static void
-analysis_init_sets_bytes_per_item_before_the_passes(void **state)
+the_bytes_per_item_are_the_analysiss(void **state)
 {
 	Fx *fx = *state;
 	Settings set = settings_default;
 	Graph *g = fx_load(fx, image_model);
+	const Precision at[] = { PREC_FP16, PREC_FP32, PREC_BF16 };
 
 	assert_non_null(g);
-	set.prec = PREC_FP16;
 	set.dataset_size = 1000;
 	analysis_init(g, &set);
-	assert_int_equal(g->elem_bytes, 2);
 	assert_int_equal(g->dataset_size, 1000);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_int_equal(g->total.act_bytes, g->total.act_elems * 2);
-	assert_int_equal(g->layer[0].cost.act_bytes, g->layer[0].cost.act_elems * 2);
+	assert_int_equal(g->layer[1].cost.act_elems, 8192);
+	for (int i = 0; i < 3; i++) {
+		Analysis an = { .q.set.prec = at[i] };
+		ModelBytes b = model_bytes(&an, g);
+		int w = precision_bytes(at[i]);
+		assert_int_equal(b.item, w);
+		assert_int_equal(b.act, (3072 + 8192) * w);
+		assert_int_equal(b.weights, g->total.params * w);
+		assert_int_equal(layer_bytes(&an, g, 1).act, 8192 * w);
+		assert_int_equal(layer_bytes(&an, g, 0).fwd, g->layer[0].cost.elems_fwd * w);
+		assert_int_equal(b.saved, 8192 * 4); /* autograd's figure: fp32 */
+	}
 }
 
 /* amp-fp16 (autocast): conv and fc compute in 16 bits and save 16-bit
@@ -78,13 +90,20 @@ autocast_saves_16_bit_activations_and_weight_copies(void **state)
 	assert_false(precision_parse("fp8", &p));
 	set.prec = p;
 	analysis_init(g, &set);
-	assert_int_equal(g->elem_bytes, 4);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_int_equal(g->total.saved_bytes, 32768);
-	assert_int_equal(g->total.saved_low_bytes, 22528);
-	assert_int_equal(g->total.act_bytes, 22528);
-	assert_int_equal(g->total.cast_weight_bytes, 164272);
+	Analysis an = { .q.set.prec = p };
+	ModelBytes b = model_bytes(&an, g);
+	assert_int_equal(b.item, 4);
+	assert_int_equal(b.saved, 32768);
+	assert_int_equal(b.saved_low, 22528);
+	assert_int_equal(b.act, 22528);
+	assert_int_equal(b.cast_weights, 164272);
 	assert_true(g->layer[0].low && g->layer[1].low);
+	an.q.set.prec = PREC_FP32; /* the same graph, no autocast */
+	b = model_bytes(&an, g);
+	assert_int_equal(b.act, 4 * (3072 + 8192));
+	assert_int_equal(b.saved_low, 0);
+	assert_int_equal(b.cast_weights, 0);
 	assert_int_equal(precision_dtype(PREC_AMP_FP16, true), DT_FP16);
 	assert_int_equal(precision_dtype(PREC_AMP_FP16, false), DT_FP32);
 	assert_int_equal(precision_dtype(PREC_TF32, true), DT_TF32);
@@ -307,7 +326,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(settings_default_are_the_documented_defaults),
-		FX_TEST(analysis_init_sets_bytes_per_item_before_the_passes),
+		FX_TEST(the_bytes_per_item_are_the_analysiss),
 		FX_TEST(autocast_saves_16_bit_activations_and_weight_copies),
 		FX_TEST(passes_run_resumes_where_it_stopped),
 		FX_TEST(passes_run_stops_after_the_dumped_pass),

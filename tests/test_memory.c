@@ -12,6 +12,42 @@ kept_by(const Graph *g, const char *name)
 	return fx_layer(g, name)->cost.act_elems;
 }
 
+/* What g keeps per sample as autograd keeps it at precision p, the graph
+ * inputs' included, in bytes (model/memuse.c prices it so). */
+static int64_t
+act_bytes(const Graph *g, Precision p)
+{
+	const Keeps *k = graph_keeps(g, p, false);
+
+	return kept_bytes(&k->layers, p) + k->input * precision_bytes(p);
+}
+
+/* Layer `name`'s part of it. */
+static int64_t
+layer_bytes_at(const Graph *g, const char *name, Precision p)
+{
+	return kept_bytes(&graph_keeps(g, p, false)->layer[fx_layer(g, name) - g->layer], p);
+}
+
+/* Autograd's figure: fp32 activations, graph inputs left out. */
+static int64_t
+saved_bytes(const Graph *g)
+{
+	return kept_bytes(&g->keep[0][KEEP_PLAIN].layers, PREC_FP32);
+}
+
+/* Every element kept, the graph inputs' included, each at the
+ * precision's width. */
+static int64_t
+act_elems(const Graph *g)
+{
+	int64_t sum = g->keep[0][KEEP_PLAIN].input;
+
+	for (int i = 0; i < g->nlayer; i++)
+		sum += g->layer[i].cost.act_elems;
+	return sum;
+}
+
 /* relu keeps its output r (3*8*8 = 192); the conv reading r keeps its
  * input, which is the same tensor: 192 once.  Nobody needs c. */
 static void
@@ -26,8 +62,8 @@ conv_input_and_relu_output_are_one_tensor_kept_once(void **state)
 	assert_false(fx_out(g, "c")->saved);
 	assert_int_equal(kept_by(g, "r"), 192);
 	assert_int_equal(kept_by(g, "c"), 0);
-	assert_int_equal(g->total.act_elems, 192);
-	assert_int_equal(g->total.act_bytes, 768);
+	assert_int_equal(act_elems(g), 192);
+	assert_int_equal(act_bytes(g, PREC_FP32), 768);
 }
 
 /* conv keeps its input; a graph input counts in the total only. */
@@ -42,7 +78,7 @@ conv_keeps_its_input_and_graph_inputs_count_in_the_total(void **state)
 	assert_true(g->tensor[g->input[0]].saved);
 	assert_int_equal(kept_by(g, "c"), 256); /* read by d */
 	assert_int_equal(kept_by(g, "d"), 0);
-	assert_int_equal(g->total.act_elems, 192 + 256);
+	assert_int_equal(act_elems(g), 192 + 256);
 }
 
 static void
@@ -56,7 +92,7 @@ relu_keeps_its_output_not_its_input(void **state)
 	assert_false(g->tensor[g->input[0]].saved);
 	assert_int_equal(kept_by(g, "a"), 16);
 	assert_int_equal(kept_by(g, "b"), 16);
-	assert_int_equal(g->total.act_elems, 32);
+	assert_int_equal(act_elems(g), 32);
 }
 
 /* flatten is a view of r: fc keeping f keeps r, which relu keeps too.
@@ -76,7 +112,7 @@ flatten_is_a_view_counted_once_at_its_root(void **state)
 	assert_int_equal(kept_by(g, "r"), 128);
 	assert_int_equal(kept_by(g, "f"), 0);
 	assert_int_equal(kept_by(g, "o"), 0);
-	assert_int_equal(g->total.act_elems, 128);
+	assert_int_equal(act_elems(g), 128);
 }
 
 /* A chain of views roots at the first real tensor: conv reading the last
@@ -97,7 +133,7 @@ views_of_views_share_the_first_root(void **state)
 	assert_int_equal(fx_out(g, "i")->root, a);
 	assert_int_equal(kept_by(g, "a"), 216);
 	assert_int_equal(kept_by(g, "i"), 0);
-	assert_int_equal(g->total.act_elems, 216);
+	assert_int_equal(act_elems(g), 216);
 }
 
 /* add's backward passes the gradient through: it keeps nothing.  The
@@ -115,7 +151,7 @@ add_keeps_nothing(void **state)
 		assert_int_equal(g->layer[i].cost.act_elems, 0);
 	assert_false(fx_out(g, "c1")->saved);
 	assert_false(fx_out(g, "s")->saved);
-	assert_int_equal(g->total.act_elems, 32);
+	assert_int_equal(act_elems(g), 32);
 }
 
 /* Pools keep their input (PyTorch's avg_pool2d, adaptive_avg_pool2d and
@@ -137,12 +173,13 @@ pools_and_products_keep_what_their_backward_reads(void **state)
 	assert_int_equal(kept_by(g, "c"), 32);
 	assert_int_equal(kept_by(g, "d"), 32);
 	assert_int_equal(kept_by(g, "mp"), 8);
-	assert_int_equal(fx_layer(g, "mp")->cost.act_bytes, 64);
+	assert_int_equal(layer_bytes_at(g, "mp", PREC_FP32), 64);
+	assert_int_equal(layer_bytes_at(g, "mp", PREC_FP16), 64); /* int64 whatever the precision */
 	assert_false(fx_out(g, "mp")->saved);
 	assert_int_equal(kept_by(g, "ap"), 0);
 	assert_int_equal(kept_by(g, "m"), 0);
-	assert_int_equal(g->total.act_elems, 4 * 32 + 8);
-	assert_int_equal(g->total.saved_bytes, 4 * 32 * 4 + 8 * 8);
+	assert_int_equal(act_elems(g), 4 * 32 + 8);
+	assert_int_equal(saved_bytes(g), 4 * 32 * 4 + 8 * 8);
 }
 
 /* Dropout saves a 1-byte mask per element, as CUDA's native_dropout does
@@ -159,14 +196,14 @@ dropout_saves_a_one_byte_mask_and_its_reader_its_output(void **state)
 	assert_true(fx_out(g, "d")->saved);
 	assert_int_equal(kept_by(g, "r"), 16);
 	assert_int_equal(kept_by(g, "d"), 16 + 16); /* output and mask */
-	assert_int_equal(fx_layer(g, "d")->cost.act_bytes, 16 * 4 + 16);
-	assert_int_equal(g->total.saved_bytes, 16 * 4 + 16 * 4 + 16);
+	assert_int_equal(layer_bytes_at(g, "d", PREC_FP32), 16 * 4 + 16);
+	assert_int_equal(saved_bytes(g), 16 * 4 + 16 * 4 + 16);
 }
 
 /* conv-BN-ReLU: BN keeps its input (the conv's output) and 2 fp32 per
  * channel for the whole batch (mean, inverse std: not per sample); ReLU
  * keeps its output; BN's output is kept by no one.  The conv's input x is
- * a graph input: in act_bytes, not in saved_bytes. */
+ * a graph input: kept, but not in saved_bytes. */
 static void
 batchnorm_saves_its_input_and_fixed_channel_statistics(void **state)
 {
@@ -179,9 +216,9 @@ batchnorm_saves_its_input_and_fixed_channel_statistics(void **state)
 	assert_int_equal(kept_by(g, "c"), 128);
 	assert_int_equal(kept_by(g, "b"), 0);
 	assert_int_equal(kept_by(g, "r"), 128);
-	assert_int_equal(g->total.saved_bytes, 2 * 128 * 4);
-	assert_int_equal(g->total.saved_fixed_bytes, 2 * 8 * 4);
-	assert_int_equal(g->total.act_bytes, 2 * 128 * 4 + 48 * 4);
+	assert_int_equal(saved_bytes(g), 2 * 128 * 4);
+	assert_int_equal(g->keep[0][KEEP_PLAIN].saved_fixed, 2 * 8 * 4);
+	assert_int_equal(act_bytes(g, PREC_FP32), 2 * 128 * 4 + 48 * 4);
 }
 
 /* Layer norm saves its input and a mean and rstd per normalized row (here
@@ -197,10 +234,11 @@ layer_and_instance_norms_save_statistics_per_sample(void **state)
 	assert_non_null(g);
 	assert_int_equal(kept_by(g, "a"), 30);
 	assert_int_equal(kept_by(g, "l"), 12);
-	assert_int_equal(fx_layer(g, "l")->cost.act_bytes, 12 * 4);
+	assert_int_equal(layer_bytes_at(g, "l", PREC_FP32), 12 * 4);
+	assert_int_equal(layer_bytes_at(g, "l", PREC_BF16), 12 * 4); /* fp32 statistics */
 	assert_int_equal(kept_by(g, "i"), 6);
-	assert_int_equal(g->total.saved_bytes, (30 + 12 + 6) * 4);
-	assert_int_equal(g->total.saved_fixed_bytes, 0);
+	assert_int_equal(saved_bytes(g), (30 + 12 + 6) * 4);
+	assert_int_equal(g->keep[0][KEEP_PLAIN].saved_fixed, 0);
 }
 
 /* The backward peak of a chain x -> conv a (4x8x8) -> relu r -> conv c
@@ -208,9 +246,9 @@ layer_and_instance_norms_save_statistics_per_sample(void **state)
  * nobody's).  Backward of c: all kept (448) + grad c (128) + grad r (256)
  * = 832 elements; of r: 448 + grad r + grad a (512) = 960; of a: x only
  * is left (192) + grad a (256; x gets none) = 448.  The peak 960 is 512
- * elements (2,048 bytes) over the 448 kept.  Workspace: the largest im2col,
- * a's 3 channels x 3x3 kernel x 8x8 outputs = 1,728 elements (6,912 B);
- * c's is 4 x 9 x 64 = 2,304 (9,216 B), the larger. */
+ * elements (2,048 bytes) over the 448 kept; at fp16, 1,024 bytes.
+ * Workspace: the largest im2col, a's 3 channels x 3x3 kernel x 8x8
+ * outputs = 1,728 elements; c's is 4 x 9 x 64 = 2,304, the larger. */
 static void
 backward_peak_and_workspace(void **state)
 {
@@ -220,14 +258,15 @@ backward_peak_and_workspace(void **state)
 			  "  c = conv(r, 2, kernel=3, pad=1); }");
 
 	assert_non_null(g);
-	assert_int_equal(g->total.act_bytes, 448 * 4);
-	assert_int_equal(g->total.transient_bytes, 512 * 4);
-	assert_int_equal(g->total.workspace_bytes, 2304 * 4);
+	assert_int_equal(act_bytes(g, PREC_FP32), 448 * 4);
+	assert_int_equal(memory_transient(g, &g->keep[0][KEEP_PLAIN], 4, 0), 512 * 4);
+	assert_int_equal(memory_transient(g, &g->keep[0][KEEP_PLAIN], 2, 0), 512 * 2);
+	assert_int_equal(g->total.workspace, 2304);
 }
 
 /* saved_bytes is autograd's figure: fp32 activations, the graph input left
- * out, whatever the precision; act_bytes follows the item size and counts
- * the input.  Indices stay 8 bytes. */
+ * out, whatever the precision; the bytes kept follow the item size and
+ * count the input.  Indices stay 8 bytes. */
 static void
 saved_bytes_leave_the_input_out_and_stay_fp32(void **state)
 {
@@ -236,15 +275,12 @@ saved_bytes_leave_the_input_out_and_stay_fp32(void **state)
 			  "  c = conv(x, 2, kernel=1); r = relu(c); p = maxpool(r, kernel=2); }");
 
 	assert_non_null(g);
-	assert_int_equal(g->total.saved_bytes, 32 * 4 + 8 * 8);
-	assert_int_equal(g->total.act_bytes, 32 * 4 + 8 * 8 + 32 * 4);
-	g->elem_bytes = 2;
-	assert_true(memory_annotate(g));
-	assert_int_equal(g->total.saved_bytes, 32 * 4 + 8 * 8);
-	assert_int_equal(g->total.act_bytes, 32 * 2 + 8 * 8 + 32 * 2);
+	assert_int_equal(saved_bytes(g), 32 * 4 + 8 * 8);
+	assert_int_equal(act_bytes(g, PREC_FP32), 32 * 4 + 8 * 8 + 32 * 4);
+	assert_int_equal(act_bytes(g, PREC_FP16), 32 * 2 + 8 * 8 + 32 * 2);
 }
 
-/* Totals in bytes follow the item size, and a second run gives the same
+/* The bytes follow the item size, and a second run gives the same
  * answer (the pass starts from a clean slate). */
 static void
 totals_are_elements_times_item_size_and_stable_on_rerun(void **state)
@@ -261,12 +297,12 @@ totals_are_elements_times_item_size_and_stable_on_rerun(void **state)
 	 * sigmoid's backward reads its output, so c is not kept */
 	assert_int_equal(sum, 192 + 256);
 	assert_false(fx_out(g, "c")->saved);
-	assert_int_equal(g->total.act_elems, sum);
-	g->elem_bytes = 2;
+	assert_int_equal(act_elems(g), sum);
+	assert_int_equal(act_bytes(g, PREC_FP32), 4 * sum);
 	assert_true(memory_annotate(g));
-	assert_int_equal(g->total.act_elems, sum);
-	assert_int_equal(g->total.act_bytes, 2 * sum);
-	assert_int_equal(fx_layer(g, "s")->cost.act_bytes, 2 * 256);
+	assert_int_equal(act_elems(g), sum);
+	assert_int_equal(act_bytes(g, PREC_BF16), 2 * sum);
+	assert_int_equal(layer_bytes_at(g, "s", PREC_BF16), 2 * 256);
 }
 
 /* ONNX graph og written to m.onnx and read through the passes. */
@@ -363,7 +399,7 @@ onnx_layernorm_and_gelu_count_as_the_operators_they_spell(void **state)
 	assert_int_equal(kept_by(g, "gdiv"), 0);
 	assert_int_equal(kept_by(g, "gadd"), 0);
 	assert_int_equal(kept_by(g, "ghalf"), 64);
-	assert_int_equal(g->total.saved_bytes, (32 + 8 + 32 + 64 + 64) * 4);
+	assert_int_equal(saved_bytes(g), (32 + 8 + 32 + 64 + 64) * 4);
 }
 
 /* The decompositions are one operator each for the time model too
@@ -443,7 +479,7 @@ onnx_layer_scale_keeps_its_input_and_dropout_is_its_input(void **state)
 	assert_int_equal(kept_by(g, "layerscale"), 0);
 	assert_int_equal(kept_by(g, "softmax"), 32); /* and fc's, through drop */
 	assert_int_equal(kept_by(g, "drop"), 0);
-	assert_int_equal(g->total.saved_bytes, 2 * 32 * 4);
+	assert_int_equal(saved_bytes(g), 2 * 32 * 4);
 }
 
 /* ShuffleNet's chunk, SiLU and an exporter-padded average pool: conv's
@@ -481,7 +517,7 @@ onnx_slices_keep_their_input_and_silu_keeps_one_tensor(void **state)
 	assert_int_equal(kept_by(g, "gate"), 0);
 	assert_int_equal(kept_by(g, "silu"), 64);
 	assert_int_equal(kept_by(g, "pad"), 0);
-	assert_int_equal(g->total.saved_bytes, (128 + 64 + 64) * 4);
+	assert_int_equal(saved_bytes(g), (128 + 64 + 64) * 4);
 }
 
 /* A select (Gather of one constant index) is a view: fc keeping it keeps
@@ -550,7 +586,7 @@ onnx_group_norm_keeps_its_input_and_statistics_per_group(void **state)
 	assert_int_equal(kept_by(g, "gn"), 4);
 	assert_int_equal(kept_by(g, "gamma"), 0);
 	assert_int_equal(kept_by(g, "relu"), 64);
-	assert_int_equal(g->total.saved_bytes, (64 + 4 + 64) * 4);
+	assert_int_equal(saved_bytes(g), (64 + 4 + 64) * 4);
 }
 
 /* Two kept tensors of 2^62 elements each: 2^63 does not fit. */

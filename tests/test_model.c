@@ -327,6 +327,13 @@ fsdp_hybrid_shards_inside_a_node(void **state)
 	     exchange + 2 * allgather_time(an.q.sys, (Group){ 4, 4, 1 }, b));
 }
 
+/* Layer i's kept bytes per sample at fp32, as autograd keeps them. */
+static double
+act_at(const Graph *g, int i)
+{
+	return (double)kept_bytes(&g->keep[0][KEEP_PLAIN].layer[i], PREC_FP32);
+}
+
 /* Recomputation against Chen et al.'s sqrt(L) rule: a chain of 16 equal
  * layers (ReLUs of 1,000 items, each saving its output, 4,000 B) keeps,
  * with segments of K, the input, the 16 / K - 1 boundaries and one
@@ -343,7 +350,7 @@ recompute_keeps_sqrt_of_a_chain(void **state)
 
 	assert_non_null(g);
 	assert_int_equal(g->nlayer, 16);
-	assert_int_equal(g->layer[0].cost.act_bytes, 4000);
+	NEAR(act_at(g, 0), 4000);
 	set.recompute = RECOMPUTE_FULL;
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
 	assert_int_equal(an.rc.k, 4);
@@ -378,9 +385,9 @@ selective_recomputes_the_attention_core(void **state)
 	for (int i = 0; i < g->ninput; i++)
 		full += (double)g->tensor[g->input[i]].elems * 4;
 	for (int i = 0; i < g->nlayer; i++)
-		full += (double)g->layer[i].cost.act_bytes;
+		full += act_at(g, i);
 	for (int i = 0; i < 3; i++)
-		core += (double)g->layer[i].cost.act_bytes;
+		core += act_at(g, i);
 	NEAR(core, 9.0 * 4 * 16 * 16);
 	set.recompute = RECOMPUTE_ATTENTION;
 	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
@@ -407,23 +414,25 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
 	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32 };
 	double eager = 0, fused = 0;
+	int64_t kept_eager;
 
 	assert_non_null(g);
 	assert_int_equal(g->layer[0].attn, ATTN_QK);
 	assert_int_equal(g->layer[1].attn, ATTN_CORE);
 	assert_int_equal(g->layer[2].attn, ATTN_CORE);
 	assert_int_equal(g->layer[3].attn, ATTN_PV);
-	assert_non_null(g->fused_act);
-	assert_int_equal(g->fused_total.act_bytes, g->total.act_bytes - 589824 + 4 * 128 * 4);
+	assert_non_null(g->keep[1][KEEP_PLAIN].layer);
 	assert_false(an.q.impl.fused_attention);
-	assert_ptr_equal(kept(&an, g), &g->total);
+	kept_eager = kept(&an, g).act;
+	assert_int_equal(kept_eager, act_at(g, 0) + act_at(g, 1) + act_at(g, 2) + act_at(g, 3) +
+					     3 * 4 * 128 * 16 * 4);
 	for (int i = 0; i < g->nlayer; i++)
 		eager += layer_time(&an, g, &g->layer[i], 256, 1, false) +
 			 layer_time(&an, g, &g->layer[i], 256, 1, true);
 	an.q.impl.attention = "fused";
 	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
 	assert_true(an.q.impl.fused_attention);
-	assert_ptr_equal(kept(&an, g), &g->fused_total);
+	assert_int_equal(kept(&an, g).act, kept_eager - 589824 + 4 * 128 * 4);
 	NEAR(kept_layer(&an, g, 1), 4 * 128 * 4);
 	for (int i = 0; i < g->nlayer; i++)
 		fused += layer_time(&an, g, &g->layer[i], 256, 1, false) +
@@ -439,7 +448,7 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 	g->layer[1].cost.params = 16 * 16; /* the bias a table gives, trained */
 	assert_true(memory_annotate(g));
 	assert_int_equal(graph_attention(g, NULL), 1);
-	assert_null(g->fused_act);
+	assert_null(g->keep[1][KEEP_PLAIN].layer);
 	for (int i = 0; i < g->nlayer; i++)
 		assert_int_equal(g->layer[i].attn, ATTN_NONE);
 }
@@ -541,17 +550,17 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	assert_non_null(s);
 	assert_int_equal(g->layer[0].cost.elems_fwd - g->layer[0].cost.params, 19456);
 	nchw = layer_time(&an, g, &g->layer[0], 512, 1, false);
-	g->channels_last = true;
+	an.q.set.channels_last = true;
 	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
 	NEAR(nchw - nhwc, 2 * 512.0 * 77824 / (2039e9 * 0.85));
-	g->channels_last = false;
+	an.q.set.channels_last = false;
 	an.q.set.prec = PREC_FP32;
 	assert_true(an.q.impl.conv_tf32);
 	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nchw);
 	an.q.impl.conv_tf32 = false;
-	g->channels_last = true;
+	an.q.set.channels_last = true;
 	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
-	g->channels_last = false;
+	an.q.set.channels_last = false;
 	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nhwc);
 }
 
@@ -589,9 +598,9 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	NEAR(aten - cudnn, 512.0 * (1310720 - 786432) / bw);
 	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, false) - fwd, 2 * 512.0 * 131072 / bw);
 	an.q.impl.aten_depthwise = true;
-	g->channels_last = true;
+	an.q.set.channels_last = true;
 	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), cudnn - 512.0 * 4 * 131072 / bw);
-	g->channels_last = false;
+	an.q.set.channels_last = false;
 	an.q.set.prec = PREC_AMP_FP16;
 	an.q.impl.aten_depthwise = false;
 	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, true);
@@ -797,10 +806,9 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 	double n = 2, M = 4, A[2], I[2], never[2], in_act;
 
 	assert_non_null(g);
-	in_act = (double)g->total.act_bytes - (double)g->layer[0].cost.act_bytes -
-		 (double)g->layer[1].cost.act_bytes;
-	A[0] = ((double)g->layer[0].cost.act_bytes + in_act) * n;
-	A[1] = (double)g->layer[1].cost.act_bytes * n;
+	in_act = (double)g->keep[0][KEEP_PLAIN].input * 4;
+	A[0] = (act_at(g, 0) + in_act) * n;
+	A[1] = act_at(g, 1) * n;
 	I[0] = 64 * 32 * 32 * 4 * n;
 	I[1] = (double)fx_out(g, "a")->elems * 4 * n;
 	for (int mode = 0; mode < 3; mode++) {
@@ -1205,7 +1213,7 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 	Graph *g = dsl_load(arena_printf(&fx->arena, "%s/examples/resnet18_cifar.odl", top),
 			    &fx->arena, &fx->files);
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL) };
+	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_AMP_FP16 };
 	int64_t w = 0, in = 0, grad = 0;
 	int wn = 0, inn = 0, gradn = 0;
 	Layer *conv1;
@@ -1213,7 +1221,6 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 
 	assert_non_null(g);
 	assert_true(shape_infer(g) && cost_annotate(g));
-	g->low_bytes = 2; /* as --precision amp-bf16 sets it */
 	assert_true(memory_annotate(g));
 	for (int i = 0; i < g->nlayer; i++) {
 		const Cost *c = &g->layer[i].cost;
