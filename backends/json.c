@@ -18,7 +18,7 @@ shape_json(const Shape *s)
 
 /* The measured times used (present only when the model has some). */
 static json_t *
-profile_json(const Graph *g)
+profile_json(const Graph *g, Precision p)
 {
 	json_t *o = json_object(), *ts = json_array();
 	int timed = 0;
@@ -26,7 +26,7 @@ profile_json(const Graph *g)
 
 	for (int i = 0; i < g->nlayer; i++)
 		if (g->layer[i].timed)
-			timed++, sum += g->layer[i].fwd_s + g->layer[i].bwd_s;
+			timed++, sum += layer_measured(g, i, p, false) + layer_measured(g, i, p, true);
 	set(o, "timed_layers", json_integer(timed));
 	set(o, "seconds_per_sample", json_real(sum));
 	for (int i = 0; i < g->ntiming; i++) {
@@ -97,7 +97,7 @@ model_json(const Graph *g, const Analysis *an)
 	}
 	set(m, "unknown_ops", unk);
 	if (g->ntiming || g->trace)
-		set(m, "profile", profile_json(g));
+		set(m, "profile", profile_json(g, an->q.set.prec));
 	return m;
 }
 
@@ -129,8 +129,10 @@ layer_json(const Graph *g, const Analysis *an, int i)
 	set(o, "bytes_bwd", json_integer(b->bwd));
 	if (g->ntiming || g->trace) {
 		set(o, "time_source", jstr(l->timed ? "profile" : "model"));
-		set(o, "measured_fwd_s", l->timed ? json_real(l->fwd_s) : json_null());
-		set(o, "measured_bwd_s", l->timed ? json_real(l->bwd_s) : json_null());
+		set(o, "measured_fwd_s",
+		    l->timed ? json_real(layer_measured(g, i, an->q.set.prec, false)) : json_null());
+		set(o, "measured_bwd_s",
+		    l->timed ? json_real(layer_measured(g, i, an->q.set.prec, true)) : json_null());
 	}
 	return o;
 }

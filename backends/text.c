@@ -283,7 +283,7 @@ per_sample(double v, char *buf)
 /* The measured times the report used: how many layers, the total, each
  * span shared out over several layers, and the 1:2 assumption. */
 static void
-profile_lines(const Graph *g, FILE *f)
+profile_lines(const Graph *g, Precision p, FILE *f)
 {
 	int timed = 0;
 	double sum = 0;
@@ -292,7 +292,7 @@ profile_lines(const Graph *g, FILE *f)
 
 	for (int i = 0; i < g->nlayer; i++)
 		if (g->layer[i].timed)
-			timed++, sum += g->layer[i].fwd_s + g->layer[i].bwd_s;
+			timed++, sum += layer_measured(g, i, p, false) + layer_measured(g, i, p, true);
 	for (int i = 0; i < g->ntiming; i++)
 		guessed |= !g->timing[i].split;
 	fprintf(f, "profile      %d of %d layers measured: %s per sample, forward and backward\n",
@@ -545,7 +545,7 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (g->dataset_size)
 		fprintf(f, "dataset      %s samples\n", grouped(g->dataset_size, b1));
 	if (g->ntiming)
-		profile_lines(g, f);
+		profile_lines(g, an->q.set.prec, f);
 	system_lines(an, f);
 	strategy_table(an, f);
 	recommendation(an, f);

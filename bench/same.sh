@@ -14,8 +14,9 @@
 # AlexNet and CosmoFlow with --search, --per-layer, --sweep, --layers,
 # precisions, ZeRO, FSDP, recomputation, schedules, strong scaling,
 # --forward-only, --nesting, --grid, --cost-model paper, plans, other
-# systems; validate and calibrate on the ABCI measurements; a 10,000-layer
-# chain from bench/chaingen on 1,024 GPUs.  "quick" leaves out the zoo's
+# systems; ParaDL tables' measured spans under --search; validate and
+# calibrate on the ABCI measurements; a 10,000-layer chain from
+# bench/chaingen on 1,024 GPUs.  "quick" leaves out the zoo's
 # 1,024-GPU runs and the chain.  Prints each case that differs and a count;
 # exit status 0 when all agree, 1 otherwise.
 
@@ -78,6 +79,9 @@ one examples/resnet50.odl -g 64 --grid data=8,pipeline=8 --nesting pipeline-oute
 one tests/data/zoo/vit_b_16_b1.onnx -g 8 --plan megatron
 one examples/cosmoflow.odl -g 512 -s abci --spatial-split all -f json
 one tests/data/paradl/COSMOFLOW.net -g 256 -f json
+# measured spans shared out at each precision the search tries
+one tests/data/paradl/COSMOFLOW.net -g 64 -s dgx-a100 --search -f json
+one tests/data/paradl/RESNET50_ImageNet_profall.net_sc -g 64 -s dgx-a100 --search -f json
 one tests/data/paradl/RESNET50_ImageNet_profall.net_sc -g 64 --layers -f json
 one validate validation/abci-measured.csv --models validation/models -f csv
 one validate validation/abci-measured.csv --models validation/models --precision fp16 -f json

@@ -365,6 +365,12 @@ KeepRegime precision_regime(Precision p);
 /* g's count (PASS_MEMORY done) at p: its attentions fused where `fused`
  * and g has attentions a fused kernel runs. */
 const Keeps *graph_keeps(const Graph *g, Precision p, bool fused);
+/* Whether s has the peak precision p's matrix products run at (TF32
+ * runs at fp32's where a GPU lacks it, as PyTorch does). */
+bool system_runs(const System *s, Precision p);
+/* Timed layer i's measured seconds per sample at p (Graph.measured),
+ * backward or forward. */
+double layer_measured(const Graph *g, int i, Precision p, bool bwd);
 
 /* Mean accuracies over a set of rows (pass validate). */
 typedef struct Accuracy {

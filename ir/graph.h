@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ir/system.h"
 #include "util/arena.h"
 #include "util/diag.h"
 
@@ -30,7 +31,7 @@
 enum {
 	MAX_RANK = 8,           /* per-sample dimensions of a tensor */
 	MAX_SPATIAL = 3,        /* conv / pool are 1-, 2- or 3-D */
-	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 344 bytes,
+	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 328 bytes,
 	                           a Tensor 104; docs/internals.md) */
 	MAX_INPUTS = 1 << 16,   /* inputs of one layer (concat) */
 };
@@ -214,15 +215,13 @@ typedef struct Layer {
 	                      pass memory */
 	bool folded_bn;    /* ONNX: a Conv whose weights the exporter made by
 	                      folding a BatchNormalization in; frontend */
-	bool timed;        /* measured: fwd_s and bwd_s replace the roofline;
+	bool timed;        /* measured: Graph.measured replaces the roofline;
 	                      pass timing_spread */
 	int64_t fparams;   /* ONNX: elements of the file's trained tensors
 	                      (float initializers) this layer is the first
 	                      to read, counted as its params instead of w;
 	                      -1 (ODL): the weights w count; frontend */
 	Cost cost;
-	double fwd_s, bwd_s; /* measured seconds per sample, forward and
-	                      backward; pass timing_spread */
 } Layer;
 
 /* Layer.pattern: the operator a decomposition spells, at its first layer,
@@ -333,6 +332,12 @@ typedef struct Graph {
 	int ntiming;
 	struct TraceProfile *trace; /* --profile with a profiler's trace: each
 	                         module's times (ir/trace.h); frontend */
+	/* each timed layer's (Layer.timed) measured seconds per sample,
+	 * forward [0] and backward [1], at each precision: a span's time
+	 * shared out over its layers by their rooflines there
+	 * (layer_measured); 0 at a precision the system has no peak for,
+	 * NULL where no layer is timed; pass timing */
+	double (*measured)[PREC_COUNT][2];
 	Totals total;
 	/* what training keeps for backward under each regime (KeepRegime):
 	 * keep[0][] as autograd keeps each operator's tensors, keep[1][]

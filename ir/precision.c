@@ -65,6 +65,20 @@ kept_bytes(const Kept *k, Precision p)
 	return kept_at(k, precision_bytes(p), precision_low(p));
 }
 
+bool
+system_runs(const System *s, Precision p)
+{
+	Dtype dt = precision_dtype(p, true);
+
+	return dt == DT_TF32 || s->peak[dt] > 0;
+}
+
+double
+layer_measured(const Graph *g, int i, Precision p, bool bwd)
+{
+	return g->measured[i][p][bwd];
+}
+
 KeepRegime
 precision_regime(Precision p)
 {

@@ -284,7 +284,7 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 		gpu += accumulate_time(an, g, l, share);
 
 	if (l->timed) /* measured, launches and all */
-		return (bwd ? l->bwd_s : l->fwd_s) * n * share;
+		return layer_measured(g, (int)(l - g->layer), an->q.set.prec, bwd) * n * share;
 	if (op_info[l->op].save & S_VIEW)
 		return 0; /* a view launches nothing */
 	return gpu;
@@ -293,12 +293,14 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 /* The weight of each layer in its span: the roofline per sample at a
  * large batch (no fixed costs, the weights' read spread thin), so the
  * shares do not depend on the batch.  Spans of layers the roofline gives
- * no time (views only) share equally. */
+ * no time (views only) share equally.  At the precision of an, into
+ * Graph.measured. */
 static void
 spread(const Analysis *an, Graph *g, const Timing *t)
 {
 	double est[2] = { 0, 0 };
 	int n = t->last - t->first + 1;
+	Precision p = an->q.set.prec;
 
 	for (int i = t->first; i <= t->last; i++)
 		for (int b = 0; b < 2; b++)
@@ -308,18 +310,30 @@ spread(const Analysis *an, Graph *g, const Timing *t)
 		double f = roofline(an, g, l, 1, 1, false, false);
 		double b = roofline(an, g, l, 1, 1, true, false);
 		l->timed = true;
-		l->fwd_s = t->fwd * (est[0] > 0 ? f / est[0] : 1.0 / n);
-		l->bwd_s = t->bwd * (est[1] > 0 ? b / est[1] : 1.0 / n);
+		g->measured[i][p][0] = t->fwd * (est[0] > 0 ? f / est[0] : 1.0 / n);
+		g->measured[i][p][1] = t->bwd * (est[1] > 0 ? b / est[1] : 1.0 / n);
 	}
 }
 
+/* At every precision the system runs, as an analysis of it would share
+ * the spans out (the search asks for the others without running the
+ * pass again): an's settings, the precision changed. */
 bool
 timing_spread(Graph *g, const Analysis *an)
 {
 	for (int i = 0; i < g->nlayer; i++)
 		g->layer[i].timed = false;
-	for (int i = 0; i < g->ntiming; i++)
-		spread(an, g, &g->timing[i]);
+	g->measured = NULL;
+	if (g->ntiming || g->trace)
+		g->measured = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *g->measured);
+	for (int p = 0; p < PREC_COUNT && g->ntiming; p++) {
+		Analysis at = *an;
+		if (!system_runs(an->q.sys, (Precision)p))
+			continue;
+		at.q.set.prec = (Precision)p;
+		for (int i = 0; i < g->ntiming; i++)
+			spread(&at, g, &g->timing[i]);
+	}
 	g->done |= PASS_TIMING;
 	return true;
 }

@@ -13,12 +13,13 @@
 #include "model/costmodel.h"
 
 /* compute.c
- * requires: PASS_COST, the system and precision of the analysis.
- * provides: PASS_TIMING -- Layer.timed, fwd_s and bwd_s from Graph.timing: a span's
- *           measured time shared out over its layers in proportion to their
- *           roofline estimates (so one time for the whole network keeps the
- *           estimate's shape); a later timing wins for a layer two cover.
- *           Without timings every layer is left to the roofline. */
+ * requires: PASS_COST, the system and settings of the analysis.
+ * provides: PASS_TIMING -- Layer.timed and Graph.measured from
+ *           Graph.timing: a span's measured time shared out over its
+ *           layers in proportion to their roofline estimates (so one time
+ *           for the whole network keeps the estimate's shape), at every
+ *           precision the system runs; a later timing wins for a layer two
+ *           cover.  Without timings every layer is left to the roofline. */
 bool timing_spread(Graph *g, const Analysis *an);
 
 /* compute.c */

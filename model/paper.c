@@ -53,6 +53,8 @@
 
 typedef struct Sums {
 	double c, wu, W, alpha, beta, delta, peak;
+	const Graph *g;
+	Precision prec;   /* the analysis's: the measured times read at it */
 } Sums;
 
 static double
@@ -80,8 +82,10 @@ in_table(const Layer *l)
 static double
 c_of(const Sums *s, const Layer *l)
 {
-	if (l->timed)
-		return l->fwd_s + l->bwd_s;
+	if (l->timed) {
+		int i = (int)(l - s->g->layer);
+		return layer_measured(s->g, i, s->prec, false) + layer_measured(s->g, i, s->prec, true);
+	}
 	return ((double)l->cost.flops_fwd + (double)l->cost.flops_bwd) / s->peak;
 }
 
@@ -248,7 +252,7 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	const Graph *g = c->g;
 	const Analysis *an = c->an;
 	const System *sys = an->q.sys;
-	Sums s = { .delta = elem_bytes(an),
+	Sums s = { .delta = elem_bytes(an), .g = g, .prec = an->q.set.prec,
 		   .peak = sys->peak[precision_dtype(an->q.set.prec, true)] > 0
 				   ? sys->peak[precision_dtype(an->q.set.prec, true)]
 				   : sys->peak[DT_FP32] };

@@ -389,7 +389,7 @@ layer_cost(const Pass *p, int i)
  * class (layer_classes), whether recomputation redoes it (selective) and,
  * under a spatial split, whether it is split and exchanges halos, each
  * made once into *memo (*have); its kept bytes (per layer: recomputation's
- * boundaries, the fused attentions' Graph.fused_act) and what a stage
+ * boundaries, the fused attentions' Graph.keep[1]) and what a stage
  * beginning at it receives (the layer before's output) follow from the
  * layer itself.  The first layer (the graph input is kept with it) and
  * the spatial split's last (its gather) go their own way. */

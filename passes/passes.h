@@ -91,14 +91,16 @@ void modules_derive(const Graph *g, Modules *m);
 
 /* trace.c
  * requires: PASS_COST; Graph.trace (none: nothing to do); the measured
- *           times of timing_spread (model/compute.c), which it overrides.
- * provides: Layer.timed, fwd_s and bwd_s of every layer whose module (as
- *           modules_derive names it) the trace timed: the module's seconds
- *           per step, shared over its layers by FLOPs and bytes (`elem`
- *           an element) at s's peak and bandwidth, per sample of the trace's batch (`samples`
+ *           times of timing_spread (model/compute.c: Graph.measured made),
+ *           which it overrides.
+ * provides: Layer.timed, and Graph.measured at every precision s runs, of
+ *           every layer whose module (as modules_derive names it) the
+ *           trace timed: the module's seconds per step, shared over its
+ *           layers by FLOPs and bytes (at each precision's width) at s's
+ *           peak and bandwidth, per sample of the trace's batch (`samples`
  *           where the trace does not say); TraceProfile.matched; says once
  *           on the diagnostics stream how many layers it timed. */
-bool trace_times(Graph *g, const System *s, int elem, int64_t samples);
+bool trace_times(Graph *g, const System *s, int64_t samples);
 
 /* The largest modules whose layers all lie in [first, last], in order of
  * their first layer; returns how many, the names in *out (arena). */

@@ -59,14 +59,44 @@ report(const Graph *g, TraceProfile *t, const int *layers, int64_t samples, bool
 	}
 }
 
+/* The modules' times shared out over their layers (mod_of: each
+ * layer's, -1 none) at the widths of precision p, into Graph.measured. */
+static void
+share_out(Graph *g, const System *s, Precision p, const int *mod_of, const int *layers,
+	  int64_t samples)
+{
+	const TraceProfile *t = g->trace;
+	double (*sum)[2] = xcalloc((size_t)t->nmod + 1, sizeof *sum);
+	int elem = precision_bytes(p);
+
+	for (int i = 0; i < g->nlayer; i++) {
+		int m = mod_of[i];
+		if (m >= 0) {
+			sum[m][0] += weight(&g->layer[i], s, elem, false);
+			sum[m][1] += weight(&g->layer[i], s, elem, true);
+		}
+	}
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		int m = mod_of[i];
+		double share[2];
+		if (m < 0)
+			continue;
+		for (int b = 0; b < 2; b++)
+			share[b] = sum[m][b] > 0 ? weight(l, s, elem, b) / sum[m][b] : 1.0 / layers[m];
+		g->measured[i][p][0] = t->mod[m].fwd * share[0] / (double)samples;
+		g->measured[i][p][1] = t->mod[m].bwd * share[1] / (double)samples;
+	}
+	free(sum);
+}
+
 bool
-trace_times(Graph *g, const System *s, int elem, int64_t samples)
+trace_times(Graph *g, const System *s, int64_t samples)
 {
 	TraceProfile *t = g->trace;
 	Modules mod;
 	Map ids;
 	int *layers, *mod_of;
-	double (*sum)[2];
 	bool given;
 
 	if (!t)
@@ -81,32 +111,23 @@ trace_times(Graph *g, const System *s, int elem, int64_t samples)
 	for (int m = 0; m < t->nmod; m++)
 		if (t->mod[m].timed)
 			map_put(&ids, t->mod[m].module, (void *)(intptr_t)(m + 1));
+	if (!g->measured)
+		g->measured = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *g->measured);
 	layers = arena_array(g->arena, (size_t)t->nmod + 1, sizeof *layers);
-	sum = arena_array(g->arena, (size_t)t->nmod + 1, sizeof *sum);
 	mod_of = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *mod_of);
+	t->matched = 0;
 	for (int i = 0; i < g->nlayer; i++) {
 		intptr_t m = *mod.fqn[i] ? (intptr_t)map_get(&ids, mod.fqn[i]) : 0;
 		mod_of[i] = (int)m - 1;
 		if (m) {
 			layers[m - 1]++;
-			sum[m - 1][0] += weight(&g->layer[i], s, elem, false);
-			sum[m - 1][1] += weight(&g->layer[i], s, elem, true);
+			g->layer[i].timed = true;
+			t->matched++;
 		}
 	}
-	t->matched = 0;
-	for (int i = 0; i < g->nlayer; i++) {
-		Layer *l = &g->layer[i];
-		int m = mod_of[i];
-		double share[2];
-		if (m < 0)
-			continue;
-		for (int b = 0; b < 2; b++)
-			share[b] = sum[m][b] > 0 ? weight(l, s, elem, b) / sum[m][b] : 1.0 / layers[m];
-		l->timed = true;
-		l->fwd_s = t->mod[m].fwd * share[0] / (double)samples;
-		l->bwd_s = t->mod[m].bwd * share[1] / (double)samples;
-		t->matched++;
-	}
+	for (int p = 0; p < PREC_COUNT; p++)
+		if (!s || system_runs(s, (Precision)p))
+			share_out(g, s, (Precision)p, mod_of, layers, samples);
 	report(g, t, layers, samples, given);
 	return true;
 }

@@ -88,9 +88,8 @@ static const char *
 missing_peak(const System *s, Precision p)
 {
 	static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
-	Dtype dt = precision_dtype(p, true);
 
-	return dt != DT_TF32 && s->peak[dt] <= 0 ? key[dt] : NULL;
+	return system_runs(s, p) ? NULL : key[precision_dtype(p, true)];
 }
 
 bool
@@ -190,8 +189,7 @@ per_gpu(const Analysis *an)
 static bool
 timing(Graph *g, const Analysis *an)
 {
-	return timing_spread(g, an) &&
-	       trace_times(g, an->q.sys, precision_bytes(an->q.set.prec), per_gpu(an));
+	return timing_spread(g, an) && trace_times(g, an->q.sys, per_gpu(an));
 }
 
 /* In the order they run (passes.h says what each fills). */
@@ -256,15 +254,6 @@ passes_run(Graph *g, const Analysis *an, unsigned want, const char *dump_after)
 	if ((g->done & want) != want)
 		die("no pass provides what is wanted (%#x)", want);
 	return true;
-}
-
-bool
-analysis_precision(Graph *g, Analysis *an, const Settings *set, const System *s)
-{
-	analysis_init(g, set);
-	g->done &= ~(unsigned)(PASS_COST | PASS_MEMORY | PASS_TIMING);
-	return passes_run(g, NULL, PASS_MEMORY, NULL) && analysis_setup(an, set, g, s) &&
-	       passes_run(g, an, PASS_TIMING, NULL);
 }
 
 const char *

@@ -4,7 +4,8 @@
  * runner.  oraclec's modes (analyse, validate, calibrate), the fuzz
  * harnesses and the benches all go through here, in this order:
  *
- *   analysis_init(g, set)            before any pass: bytes per item
+ *   analysis_init(g, set)            before any pass: what the settings
+ *                                    change in the model (no precision)
  *   passes_run(g, NULL, PASS_MEMORY) the passes that need the model only
  *   analysis_setup(&an, set, g, s)   the analysis on system s
  *   passes_run(g, &an, PASS_TIMING)  the passes that need the system
@@ -19,8 +20,10 @@
 /* The defaults of Settings (ir/analysis.h), documented in oraclec(1). */
 extern const Settings settings_default;
 
-/* Before any pass runs on g: its bytes per item from the precision, and
- * the dataset size when the settings give one. */
+/* Before any pass runs on g: what the settings change in the model
+ * itself (--as-exported, --dropout: the training pass reads them) and
+ * the dataset size when they give one.  No precision: the passes count
+ * elements, whatever an analysis will price them at. */
 void analysis_init(Graph *g, const Settings *set);
 
 /* The analysis of g (PASS_SHAPE done: the sample size comes from the
@@ -45,18 +48,14 @@ void analysis_report_bytes(Analysis *an, const Graph *g, bool layers, Arena *a);
  * false after an input error (reported). */
 bool passes_run(Graph *g, const Analysis *an, unsigned want, const char *dump_after);
 
-/* g again at another precision (set->prec): its bytes per item and the
- * passes that count bytes (cost, memory, timing) run anew, with an the
- * analysis set up for it (analysis_setup) -- the joint search's sweep over
- * precisions.  false after an input error (reported). */
-bool analysis_precision(Graph *g, Analysis *an, const Settings *set, const System *s);
-
 /* The joint search (search.c), over the precisions the GPU has too
- * unless fix->precision: each through analysis_precision, then g back at
- * set's precision (an, set up for it, unchanged); stops after budget_s seconds when
- * it is above 0 (Search.stopped). */
-bool search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts *o,
-		const SearchFix *fix, double budget_s, Search *s);
+ * unless fix->precision: each an analysis of g set up for it
+ * (analysis_setup), g read only -- the passes count elements and the
+ * measured times are shared out at every precision, so nothing of g is
+ * counted again; stops after budget_s seconds when it is above 0
+ * (Search.stopped). */
+bool search_all(const Graph *g, const Analysis *an, const Settings *set,
+		const StrategyOpts *o, const SearchFix *fix, double budget_s, Search *s);
 
 /* Whether --dump-after may name the pass: one of the table that needs
  * the model only (parse, training, shape, cost, memory); the i-th of
@@ -72,8 +71,7 @@ Settings analysis_run_settings(const Settings *set, const Measured *r);
 
 /* The analysis of a measured run r of oraclec validate and calibrate,
  * set up in an on g and s with analysis_run_settings, with the passes
- * that need the system run on g (g through analysis_init at the run's
- * precision).  Runs of g alike in those settings may share it.  false
+ * that need the system run on g.  Runs of g alike in those settings may share it.  false
  * after an input error (reported; a precision of the run that s has no
  * peak for at the run's column). */
 bool analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,

@@ -303,12 +303,10 @@ runs(const System *sys, Precision p)
 }
 
 bool
-search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts *o,
+search_all(const Graph *g, const Analysis *an, const Settings *set, const StrategyOpts *o,
 	   const SearchFix *fix, double budget_s, Search *s)
 {
-	Analysis a;
-	Precision cur = set->prec;
-	bool ok = true, moved = false;
+	bool ok = true;
 
 	search_begin(s, budget_s);
 	if (fix->precision) {
@@ -316,22 +314,19 @@ search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts
 		search_end(s);
 		return ok;
 	}
-	/* g is counted at set's precision: an serves it until g moves */
+	/* another precision is another query on the same graph: an analysis
+	 * set up for it prices g's counts at its widths */
 	for (int p = 0; p < PREC_COUNT && ok && !s->stopped; p++) {
 		Settings at = *set;
+		Analysis a;
 		if (!runs(an->q.sys, (Precision)p) || !impl_runs_precision(&an->q.impl, (Precision)p))
 			continue;
 		at.prec = (Precision)p;
-		if (p != (int)cur) {
-			ok = analysis_precision(g, &a, &at, an->q.sys);
-			cur = (Precision)p;
-			moved = true;
-		}
-		ok = ok && search_run(g, moved ? &a : an, o, fix, s);
+		if (at.prec == set->prec)
+			ok = search_run(g, an, o, fix, s);
+		else
+			ok = analysis_setup(&a, &at, g, an->q.sys) && search_run(g, &a, o, fix, s);
 	}
-	/* g back as the rest of the run (report, sweep, advice) reads it */
-	if (cur != set->prec)
-		ok = analysis_precision(g, &a, set, an->q.sys) && ok;
 	search_end(s);
 	return ok;
 }

@@ -257,14 +257,18 @@ time_column_makes_spans(void **state)
 	assert_true(g->layer[1].timed && g->layer[2].timed);
 	assert_false(g->layer[3].timed || g->layer[4].timed);
 	/* two equal layers share the span's time equally */
-	NEAR(g->layer[1].fwd_s, 0.0005);
-	NEAR(g->layer[2].bwd_s, 0.001);
-	NEAR(g->layer[5].fwd_s + g->layer[5].bwd_s, 0.006);
+	NEAR(layer_measured(g, 1, PREC_FP32, false), 0.0005);
+	NEAR(layer_measured(g, 2, PREC_FP32, true), 0.001);
+	NEAR(layer_measured(g, 5, PREC_FP32, false) + layer_measured(g, 5, PREC_FP32, true), 0.006);
 }
 
 /* The first row's time is the whole network's: shared out over every
  * layer in proportion to the roofline, so the layers sum to it, and data
- * parallelism on one GPU spends it per sample (no dispatch floor here). */
+ * parallelism on one GPU spends it per sample (no dispatch floor here).
+ * The pass shares it out at every precision the GPU runs, each as an
+ * analysis at that precision would (the search reads them without
+ * running the pass again): under amp-fp16 the convolutions run on tensor
+ * cores, and their share shrinks. */
 static void
 whole_network_time_is_spread_and_used_per_sample(void **state)
 {
@@ -274,7 +278,8 @@ whole_network_time_is_spread_and_used_per_sample(void **state)
 	Analysis an = { .q.sys = &s, .q.impl = fx_impl(&s), .q.set.gpus = 1, .q.set.batch_per_gpu = 32,
 			.q.set.dataset_size = 1280000, .q.set.sample_bytes = 110e3 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
-	double fwd = 0, bwd = 0, conv = 0, relu = 0;
+	double fwd = 0, bwd = 0, conv = 0, relu = 0, amp = 0;
+	int c2;
 
 	assert_non_null(g);
 	assert_int_equal(g->ntiming, 1);
@@ -285,16 +290,28 @@ whole_network_time_is_spread_and_used_per_sample(void **state)
 	assert_true(timing_spread(g, &an));
 	for (int i = 0; i < g->nlayer; i++) {
 		assert_true(g->layer[i].timed);
-		fwd += g->layer[i].fwd_s;
-		bwd += g->layer[i].bwd_s;
+		fwd += layer_measured(g, i, PREC_FP32, false);
+		bwd += layer_measured(g, i, PREC_FP32, true);
+		amp += layer_measured(g, i, PREC_AMP_FP16, false);
 	}
 	NEAR(fwd, 0.003119502 / 3);
 	NEAR(bwd, 2 * 0.003119502 / 3);
+	NEAR(amp, 0.003119502 / 3);
+	assert_true(layer_measured(g, 0, PREC_AMP_BF16, false) == 0); /* no bf16 on a V100 */
 	/* a 3x3 conv outweighs the ReLU after it (about 20 us to 2 us per
 	 * sample on abci), as in the roofline */
-	conv = fx_layer(g, "CONV_2a2")->fwd_s;
-	relu = g->layer[fx_layer(g, "CONV_2a2") - g->layer + 2].fwd_s;
+	c2 = (int)(fx_layer(g, "CONV_2a2") - g->layer);
+	conv = layer_measured(g, c2, PREC_FP32, false);
+	relu = layer_measured(g, c2 + 2, PREC_FP32, false);
 	assert_true(conv > 5 * relu);
+	assert_true(layer_measured(g, c2, PREC_AMP_FP16, false) < conv);
+	/* as the analysis at amp-fp16 shares it out */
+	amp = layer_measured(g, c2, PREC_AMP_FP16, false);
+	an.q.set.prec = PREC_AMP_FP16;
+	assert_true(timing_spread(g, &an));
+	assert_true(layer_measured(g, c2, PREC_AMP_FP16, false) == amp);
+	assert_true(layer_measured(g, c2, PREC_FP32, false) == conv);
+	an.q.set.prec = PREC_FP32;
 	assert_true(strategies_run(g, &an, &o));
 	NEAR(an.cand[STRAT_DATA].t.compute, 32 * 0.003119502);
 }
@@ -323,8 +340,8 @@ profile_rows_replace_the_estimate_of_the_named_layers(void **state)
 	assert_int_equal(g->timing[2].first, 2);
 	assert_int_equal(g->timing[2].loc.line, 4);
 	assert_true(timing_spread(g, &(Analysis){ .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)) }));
-	NEAR(fx_layer(g, "RELU")->fwd_s, 1e-4);
-	NEAR(fx_layer(g, "RELU")->bwd_s, 2e-4);
+	NEAR(layer_measured(g, (int)(fx_layer(g, "RELU") - g->layer), PREC_FP32, false), 1e-4);
+	NEAR(layer_measured(g, (int)(fx_layer(g, "RELU") - g->layer), PREC_FP16, true), 2e-4);
 	assert_true(fx_layer(g, "CONV1")->timed && fx_layer(g, "FC")->timed);
 	assert_string_equal(fx_diags(fx), "");
 }
