@@ -26,7 +26,8 @@ profile_json(const Graph *g, Precision p)
 
 	for (int i = 0; i < g->nlayer; i++)
 		if (g->layer[i].timed)
-			timed++, sum += layer_measured(g, i, p, false) + layer_measured(g, i, p, true);
+			timed++,
+			sum += layer_measured(g, i, p, false) + layer_measured(g, i, p, true);
 	set(o, "timed_layers", json_integer(timed));
 	set(o, "seconds_per_sample", json_real(sum));
 	for (int i = 0; i < g->ntiming; i++) {
@@ -106,6 +107,7 @@ layer_json(const Graph *g, const Analysis *an, int i)
 {
 	const Layer *l = &g->layer[i];
 	const LayerBytes *b = &an->layer_bytes[i];
+	Precision p = an->q.set.prec;
 	json_t *o = json_object(), *ins = json_array(), *ws = json_array();
 
 	set(o, "name", jstr(l->name));
@@ -130,9 +132,9 @@ layer_json(const Graph *g, const Analysis *an, int i)
 	if (g->ntiming || g->trace) {
 		set(o, "time_source", jstr(l->timed ? "profile" : "model"));
 		set(o, "measured_fwd_s",
-		    l->timed ? json_real(layer_measured(g, i, an->q.set.prec, false)) : json_null());
+		    l->timed ? json_real(layer_measured(g, i, p, false)) : json_null());
 		set(o, "measured_bwd_s",
-		    l->timed ? json_real(layer_measured(g, i, an->q.set.prec, true)) : json_null());
+		    l->timed ? json_real(layer_measured(g, i, p, true)) : json_null());
 	}
 	return o;
 }

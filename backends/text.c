@@ -292,7 +292,8 @@ profile_lines(const Graph *g, Precision p, FILE *f)
 
 	for (int i = 0; i < g->nlayer; i++)
 		if (g->layer[i].timed)
-			timed++, sum += layer_measured(g, i, p, false) + layer_measured(g, i, p, true);
+			timed++,
+			sum += layer_measured(g, i, p, false) + layer_measured(g, i, p, true);
 	for (int i = 0; i < g->ntiming; i++)
 		guessed |= !g->timing[i].split;
 	fprintf(f, "profile      %d of %d layers measured: %s per sample, forward and backward\n",

@@ -84,7 +84,8 @@ c_of(const Sums *s, const Layer *l)
 {
 	if (l->timed) {
 		int i = (int)(l - s->g->layer);
-		return layer_measured(s->g, i, s->prec, false) + layer_measured(s->g, i, s->prec, true);
+		return layer_measured(s->g, i, s->prec, false) +
+		       layer_measured(s->g, i, s->prec, true);
 	}
 	return ((double)l->cost.flops_fwd + (double)l->cost.flops_bwd) / s->peak;
 }

@@ -50,7 +50,6 @@ typedef struct Mem {
 	Graph *g;
 	size_t *first;       /* layers reading tensor t: users[first[t]..first[t+1]) */
 	int *users;
-	bool *konst;         /* made from constants only */
 	bool *fused;         /* the layer's rule is replaced by its pattern's */
 	int64_t *idx;        /* per layer: int64 indices saved */
 	int64_t *mask;       /* per layer: 1-byte mask elements saved */
@@ -93,10 +92,10 @@ index_uses(Mem *m)
 		for (int j = 0; j < l->nin; j++) {
 			int t = l->in[j];
 			m->users[m->first[t] + fill[t]++] = i;
-			k = k && m->konst[t];
+			k = k && g->tensor[t].konst;
 		}
 		for (int j = 0; j < l->nout; j++)
-			m->konst[l->out[j]] = g->tensor[l->out[j]].konst = k;
+			g->tensor[l->out[j]].konst = k;
 	}
 	free(fill);
 }
@@ -163,7 +162,8 @@ widens(OpKind op)
 static bool
 other_width(const Mem *m, int t, const Layer *by)
 {
-	return !m->konst[t] && ((lowers(by->op) && !m->low[t]) || (widens(by->op) && m->low[t]));
+	return !m->g->tensor[t].konst &&
+	       ((lowers(by->op) && !m->low[t]) || (widens(by->op) && m->low[t]));
 }
 
 /* The casts autocast makes for layer l, whose inputs' widths are known:
@@ -209,7 +209,7 @@ mark_low(Mem *m)
 			low = true;
 			for (int k = 0; k < l->nin; k++) {
 				int t = l->in[k];
-				if (m->konst[t]) {
+				if (m->g->tensor[t].konst) {
 					if (g->tensor[t].elems > 1)
 						low = false;
 				} else {
@@ -253,9 +253,9 @@ keep_for(Mem *m, int t, const Layer *by)
 	if (cast)
 		add(m, &m->cast[by - g->layer], 1, g->tensor[t].elems);
 	while ((p = g->tensor[r].producer) >= 0 && selects(&g->layer[p]) && by->op != OP_MATMUL &&
-	       !m->konst[g->layer[p].in[0]])
+	       !g->tensor[g->layer[p].in[0]].konst)
 		r = g->tensor[g->layer[p].in[0]].root;
-	if (!m->konst[r])
+	if (!g->tensor[r].konst)
 		mark(m, r, cast);
 }
 
@@ -263,7 +263,7 @@ keep_for(Mem *m, int t, const Layer *by)
 static void
 keep(Mem *m, int t)
 {
-	if (!m->konst[t])
+	if (!m->g->tensor[t].konst)
 		mark(m, m->g->tensor[t].root, false);
 }
 
@@ -369,7 +369,7 @@ fuse_layernorm(Mem *m, int r)
 		(int[]){ s, pw, r2, eps, sq, dv, gm, gm >= 0 ? scaled_by(m, l[gm].out[0]) : -1 }, 8);
 	if (m->low[x]) /* layer_norm: autocast's fp32 list */
 		add(m, &m->cast[r], 1, m->g->tensor[x].elems);
-	if (!m->konst[x])
+	if (!m->g->tensor[x].konst)
 		mark(m, m->g->tensor[x].root, m->low[x]);
 	add(m, &m->stat[r], 2, m->g->tensor[mu].elems);
 }
@@ -533,7 +533,8 @@ grads(const Graph *g, const Layer *l, int wide, int narrow, bool *ok)
 
 	for (int k = 0; k < l->nout; k++) {
 		int t = l->out[k];
-		if (!g->tensor[t].konst && !ck_muladd(&sum, g->tensor[t].elems, width(g, t, wide, narrow)))
+		if (!g->tensor[t].konst &&
+		    !ck_muladd(&sum, g->tensor[t].elems, width(g, t, wide, narrow)))
 			*ok = false;
 	}
 	for (int k = 0; k < l->nin; k++) {
@@ -630,7 +631,8 @@ sum_up(Mem *m, Keeps keep[KEEP_REGIMES])
 	int64_t ws = 0, cw = 0;
 
 	for (int r = 0; r < KEEP_REGIMES; r++)
-		keep[r] = (Keeps){ .layer = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof(Kept)) };
+		keep[r] = (Keeps){ .layer = arena_array(g->arena, (size_t)g->nlayer + 1,
+							sizeof(Kept)) };
 	for (int i = 0; i < g->nlayer; i++) {
 		Layer *l = &g->layer[i];
 		Kept k[KEEP_REGIMES];
@@ -680,7 +682,6 @@ count(Graph *g, bool fused, Keeps keep[KEEP_REGIMES])
 		reads += (size_t)g->layer[i].nin;
 	m.first = xcalloc(nt, sizeof *m.first);
 	m.users = xcalloc(reads, sizeof *m.users);
-	m.konst = xcalloc(nt, sizeof *m.konst);
 	m.low = xcalloc(nt, sizeof *m.low);
 	m.asaved = xcalloc(nt, sizeof *m.asaved);
 	m.fused = xcalloc(nl, sizeof *m.fused);
@@ -712,7 +713,7 @@ count(Graph *g, bool fused, Keeps keep[KEEP_REGIMES])
 		if (!m.fused[i])
 			apply_rule(&m, i);
 	sum_up(&m, keep);
-	free(m.first), free(m.users), free(m.konst), free(m.low), free(m.asaved), free(m.fused);
+	free(m.first), free(m.users), free(m.low), free(m.asaved), free(m.fused);
 	free(m.idx), free(m.mask), free(m.stat), free(m.cast);
 	return m.ok;
 }

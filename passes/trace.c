@@ -83,7 +83,8 @@ share_out(Graph *g, const System *s, Precision p, const int *mod_of, const int *
 		if (m < 0)
 			continue;
 		for (int b = 0; b < 2; b++)
-			share[b] = sum[m][b] > 0 ? weight(l, s, elem, b) / sum[m][b] : 1.0 / layers[m];
+			share[b] = sum[m][b] > 0 ? weight(l, s, elem, b) / sum[m][b]
+						 : 1.0 / layers[m];
 		g->measured[i][p][0] = t->mod[m].fwd * share[0] / (double)samples;
 		g->measured[i][p][1] = t->mod[m].bwd * share[1] / (double)samples;
 	}

@@ -573,7 +573,8 @@ chain_build(const Graph *g, const Analysis *an, const CostModel *m, Ctx *c, Chai
 				const Tensor *t = &g->tensor[g->layer[i].in[k]];
 				int p = t->producer;
 				ch->edge[ne++] = (Edge){ p >= ch->first[b] && p < i ? p : -1, i,
-							 (double)t->elems * c->B * elem_bytes(c->an) };
+							 (double)t->elems * c->B *
+								 elem_bytes(c->an) };
 			}
 		}
 	}

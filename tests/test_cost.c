@@ -373,8 +373,8 @@ counts_are_checked_at_the_widest_element(void **state)
 
 	assert_int_equal(precision_widest(), 4);
 	assert_null(COST("model m { input x: [1Gi, 1Gi];\n  r = relu(x); }"));
-	assert_string_equal(fx_diags(fx), "t.odl:2:3: error: layer 'r' (relu): its operation counts "
-					  "overflow 64 bits\n");
+	assert_string_equal(fx_diags(fx), "t.odl:2:3: error: layer 'r' (relu): its operation "
+					  "counts overflow 64 bits\n");
 }
 
 /* A layer reading only the graph input computes no input gradient: the
