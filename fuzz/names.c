@@ -429,12 +429,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		set.sample_bytes = 4.0 * D;
 		modules_derive(g, &mod);
 		opt.cut_after = plan_cuts(g, &mod);
-		if (analysis_setup(&an, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
+		Engine *eng = engine_new(true);
+		if (analysis_setup(&an, eng, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
 		    strategies_run(g, &an, &opt)) {
 			reports(g, &an);
 			if (placement_run(g, &an, &opt, &mod, &pl))
 				plans(g, &an, &pl);
 		}
+		engine_free(eng);
 	}
 	fuzz_done(&a, &files);
 	return 0;

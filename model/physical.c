@@ -24,14 +24,12 @@
  * limit is left not computable with the reason; strategy.c does the rest
  * (sums, epoch, feasibility, ranking). */
 #include "model/costmodel.h"
-#include "model/model.h"
+#include "model/reuse.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The scratch buffers (reuse.c) of this file's per-layer arrays. */
-enum { SC_WSHARE = SCRATCH_PHYSICAL, SC_ROWS, SC_REST, SC_SHARE };
 
 typedef struct Ctx {
 	const Graph *g;
@@ -56,7 +54,7 @@ static double
 split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 {
 	Times whole = layer_times(c->an, c->g, n, 1), part = layer_times(c->an, c->g, n, 1.0 / ways);
-	const LayerTable *tb = layer_table(c->g);
+	const LayerTable *tb = layer_table(c->an, c->g);
 	double t = 0;
 
 	/* the layers a split divides: conv and fc (channel: but those that
@@ -158,7 +156,7 @@ recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int
 	  Work split)
 {
 	const Recompute *rc = &c->an->rc;
-	const LayerTable *tb = layer_table(c->g);
+	const LayerTable *tb = layer_table(c->an, c->g);
 	Times row[4]; /* [tail][part] */
 	bool have[4] = { false };
 	double t = 0;
@@ -228,7 +226,7 @@ static double
 layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t *limit)
 {
 	Times col = split_times(c->an, c->g, n, c->map.model, channel);
-	const LayerTable *tb = layer_table(c->g);
+	const LayerTable *tb = layer_table(c->an, c->g);
 	double t = 0;
 
 	*split_w = 0;
@@ -265,8 +263,8 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	k->per_gpu_batch = n;
 	k->t.compute = split_compute(c, n, ways, channel);
 	local_w = c->W - split_w;
-	wshare = scratch(SC_WSHARE, (size_t)c->g->nlayer + 1, sizeof *wshare);
-	tb = layer_table_full(c->g);
+	wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)c->g->nlayer + 1, sizeof *wshare);
+	tb = layer_table_full(c->an, c->g);
 	for (int i = 0; i < c->g->nlayer; i++) {
 		double held;
 		wshare[i] = 1;
@@ -307,9 +305,10 @@ model_split(const Ctx *c, Candidate *k, bool channel)
  * 512 x 7 where the model has 7).  Returns that growth of the gathered
  * rows (1 when a global pooling comes first). */
 static double
-strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
+strips(const Ctx *c, int64_t ways, int split, double *share, int *grown)
 {
-	double *r = scratch(SC_ROWS, (size_t)g->ntensor, sizeof *r), growth;
+	const Graph *g = c->g;
+	double *r = engine_scratch(c->an->eng, SC_PHYS_ROWS, (size_t)g->ntensor, sizeof *r), growth;
 	const Shape *y;
 
 	memset(r, 0, (size_t)g->ntensor * sizeof *r);
@@ -367,7 +366,7 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 {
 	const Graph *g = c->g;
 	int L = g->nlayer, best = 0;
-	double *rest = scratch(SC_REST, (size_t)L + 1, sizeof *rest), head = 0, best_t = INFINITY;
+	double *rest = engine_scratch(c->an->eng, SC_PHYS_REST, (size_t)L + 1, sizeof *rest), head = 0, best_t = INFINITY;
 	Times after = layer_times(c->an, g, after_gather(c, n, ways), 1);
 	Times part = layer_times(c->an, g, n, 1.0 / ways);
 	Times halo = halo_times(c->an, g, n, ways, c->map.across);
@@ -404,8 +403,8 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	if (c->an->q.impl.halo_rows && ways > 1) {
 		/* strips with their halo rows; the gathered tensor grows, and
 		 * with it the first layer with weights after it */
-		double *share = scratch(SC_SHARE, (size_t)split + 1, sizeof *share);
-		growth = strips(g, ways, split, share, &grown);
+		double *share = engine_scratch(c->an->eng, SC_PHYS_SHARE, (size_t)split + 1, sizeof *share);
+		growth = strips(c, ways, split, share, &grown);
 		for (int i = 0; i <= split; i++) {
 			double a = kept_layer(c->an, g, i);
 			k->t.compute += span_time(c->an, g, i, i, n, share[i]);
@@ -418,7 +417,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 			k->t.compute += (growth - 1) * times_span(&rest, grown, grown);
 			W += (growth - 1) * kernel;
 			/* its gradients: the grown kernel and the bias */
-			wshare = scratch(SC_WSHARE, (size_t)g->nlayer, sizeof *wshare);
+			wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)g->nlayer, sizeof *wshare);
 			for (int i = 0; i < g->nlayer; i++)
 				wshare[i] = 1;
 			wshare[grown] = (w + (growth - 1) * kernel) / w;
@@ -644,7 +643,7 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->q.sys,
 		  .delta = pc->g->elem_bytes, .W = (double)pc->g->total.params };
 
-	c.arrays = layer_table(c.g)->arrays;
+	c.arrays = layer_table(c.an, c.g)->arrays;
 	grid_map(c.s, grid, k->nest, &c.map);
 	switch (kind) {
 	case STRAT_DATA: data(&c, k); break;

@@ -306,7 +306,7 @@ bool
 search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts *o,
 	   const SearchFix *fix, double budget_s, Search *s)
 {
-	Analysis a;
+	Analysis a = { .eng = an->eng };
 	Precision cur = set->prec;
 	bool ok = true, moved = false;
 

@@ -112,7 +112,7 @@ predict(const Row *r, Fit f, bool waves)
 	System s = { .sms = waves ? (int)g->sms : 0, .tile_overhead = f.k0, .mem_bw = g->bw,
 		     .eff_mem = 0.7 };
 	double bytes = 4 * r->p.batch * (r->p.m * r->p.k + r->p.k * r->p.n + r->p.m * r->p.n);
-	double tc = gemm_time(&s, &r->p, g->peak, f.u), tm = bytes / (g->bw * 0.7);
+	double tc = gemm_time(NULL, &s, &r->p, g->peak, f.u), tm = bytes / (g->bw * 0.7);
 
 	return (tc > tm ? tc : tm) + f.t0;
 }

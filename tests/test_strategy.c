@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "plan/analysis.h"
 #include "model/model.h"
+#include "model/reuse.h"
 
 #include <math.h>
 
@@ -255,7 +256,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8; c = conv(x, 4, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 12, .q.set.batch_per_gpu = 2, .q.set.dataset_size = 640 };
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 12, .q.set.batch_per_gpu = 2, .q.set.dataset_size = 640 };
 	bool cuts[1] = { true };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &fake, .cut_after = cuts };
 	const Candidate *df = &an.cand[STRAT_DF];
@@ -345,7 +346,7 @@ a_pipeline_keeps_each_stage_cost(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
@@ -378,7 +379,7 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8,
 			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t pg[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
@@ -418,7 +419,7 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 static void
 stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channel)
 {
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
 			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000, .q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
@@ -471,7 +472,7 @@ dps_splits_each_stage_by_rows(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
 			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000, .q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2, [DIM_SPATIAL] = 2 };
@@ -518,7 +519,7 @@ pipeline_bound_keeps_what_could_win(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
 			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000 };
 	static const StrategyKind kinds[] = { STRAT_PIPELINE, STRAT_DP, STRAT_DPF, STRAT_DPC,
 					      STRAT_DPS };
@@ -552,7 +553,7 @@ dpf_and_dpc_split_each_stage(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
 			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000, .q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1, [DIM_PIPELINE] = 2, [DIM_FILTER] = 128 };
@@ -596,7 +597,7 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	set.gpus = 2;
 	set.batch_per_gpu = 1;
 	set.micro_batches = 1;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &k));
 	assert_int_equal(k.stages, 2);
 	assert_int_equal(k.stage_end[0], 7);
@@ -608,7 +609,7 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	set = settings_default;
 	set.gpus = 4;
 	set.opt = OPT_ADAM;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	an.q.set.zero = 0;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &z0));
 	an.q.set.zero = 1;
@@ -630,7 +631,7 @@ one_f_one_b_holds_fewer_micro_batches(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 4096,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 4096,
 			.q.set.dataset_size = 800000, .q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
@@ -661,7 +662,7 @@ pipeline_bubbles_are_megatrons(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2,
 			.q.set.batch_per_gpu = 64, .q.set.dataset_size = 6400, .q.set.sample_bytes = 1000,
 			.q.set.micro_batches = 8, .q.set.virtual_stages = 1, .q.set.schedule = SCHED_1F1B };
 	StrategyOpts o = { 0 };
@@ -693,7 +694,7 @@ search_finds_the_analysis_best(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	/* the generic implementation, which runs every choice */
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 8,
 			.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
@@ -736,7 +737,7 @@ implementations_bound_the_proposals(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8,
 			.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
@@ -807,7 +808,7 @@ throughput_and_mfu_by_hand(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	const System *a100 = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8,
 			.q.set.prec = PREC_FP32 };
 	Candidate k = { .computable = true, .global_batch = 256, .grid = { [DIM_DATA] = 8 },
 			.t = { .total = 0.5, .recompute = 0.1 } };
@@ -847,7 +848,7 @@ max_batch_is_the_largest_that_fits(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	System s = *fx_abci(fx);
-	Analysis an = { .q.sys = &s, .q.impl = fx_impl(NULL), .q.set.gpus = 8, .q.set.batch_per_gpu = 1,
+	Analysis an = { .eng = fx->eng, .q.sys = &s, .q.impl = fx_impl(NULL), .q.set.gpus = 8, .q.set.batch_per_gpu = 1,
 			.q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000, .q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
 	Candidate one, two, t;
@@ -926,7 +927,7 @@ within_three_percent_the_simpler_wins(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 4, .q.set.batch_per_gpu = 16,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 4, .q.set.batch_per_gpu = 16,
 			.q.set.dataset_size = 640 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &two };
 	Search s;
@@ -988,7 +989,7 @@ per_layer_splits_convs_by_data_and_the_big_fc_by_model(void **state)
 			      "  b = conv(r, 64, kernel=3, pad=1); s = relu(b);\n"
 			      "  f = flatten(s); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
 			  PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 16,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 16,
 			.q.set.batch_per_gpu = 32, .q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	PerLayer pl;
@@ -1031,7 +1032,7 @@ per_layer_uniform_data_is_the_data_strategy(void **state)
 	assert_non_null(g);
 	for (int i = 0; i < 2; i++) {
 		const System *s = system_load(sys[i], &fx->arena, &fx->files);
-		Analysis an = { .q.sys = s, .q.impl = fx_impl(s), .q.set.gpus = 16, .q.set.batch_per_gpu = 32,
+		Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s), .q.set.gpus = 16, .q.set.batch_per_gpu = 32,
 				.q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000, .q.set.virtual_stages = 1 };
 		StrategyOpts o = { 0 };
 		int64_t grid[DIM_COUNT] = { [DIM_DATA] = 16 };
@@ -1047,7 +1048,7 @@ per_layer_uniform_data_is_the_data_strategy(void **state)
 	}
 	/* the paper's model prices whole strategies: no per-layer splits */
 	{
-		Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 16,
+		Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 16,
 				.q.set.batch_per_gpu = 32, .q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000,
 				.q.set.virtual_stages = 1 };
 		PerLayer pl;
@@ -1075,7 +1076,7 @@ per_layer_branches_choose_apart_and_the_programme_is_exact(void **state)
 			      "  cat = concat(b1, b2c); o = relu(cat); p = globalavgpool(o);\n"
 			      "  f = flatten(p); h = fc(f, 10); }",
 			  PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2,
 			.q.set.batch_per_gpu = 32, .q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	PerLayer pl;
@@ -1120,7 +1121,7 @@ per_layer_splits_fit_the_memory(void **state)
 			      "  f = flatten(p); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
 			  PASS_MEMORY);
 	System small = *fx_abci(fx);
-	Analysis an = { .q.sys = &small, .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 4,
+	Analysis an = { .eng = fx->eng, .q.sys = &small, .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 4,
 			.q.set.batch_per_gpu = 64, .q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	PerLayer free_run, tight, none;
@@ -1149,7 +1150,7 @@ a_pipeline_plan_lists_the_prediction(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .forced = true, .kind = STRAT_PIPELINE,
 			   .grid = { [DIM_PIPELINE] = 2 } };
@@ -1304,7 +1305,8 @@ layer_named(const Graph *g, const char *name)
  * few classes of layers alike, rows and partitions met again across
  * grids, nestings, micro-batch counts and the search's configurations)
  * predicts bit for bit what it predicts with every figure computed on
- * every read, no classes and no partition kept (times_reuse false). */
+ * every read, no classes and no partition kept (an engine without its
+ * memos: engine_new(false)). */
 static void
 reuse_changes_no_figure(void **state)
 {
@@ -1313,7 +1315,7 @@ reuse_changes_no_figure(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&src, &len);
 	Graph *g;
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 64, .q.set.batch_per_gpu = 8,
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 64, .q.set.batch_per_gpu = 8,
 			.q.set.dataset_size = 64000, .q.set.sample_bytes = 1000, .q.set.virtual_stages = 1 };
 	const LayerTable *tb;
 	Outcome kept, again;
@@ -1328,8 +1330,7 @@ reuse_changes_no_figure(void **state)
 	g = fx_run(fx, src, PASS_MEMORY);
 	free(src);
 
-	times_forget();
-	tb = layer_classes(g);
+	tb = layer_classes(&an, g);
 	assert_true(g->nlayer >= 129);
 	assert_true(tb->ncls > 1 && tb->ncls <= g->nlayer / 8);
 	/* layers alike are one class; a ReLU is not a convolution, and the
@@ -1342,12 +1343,11 @@ reuse_changes_no_figure(void **state)
 	outcome(g, &an, &again); /* everything found again */
 	assert_memory_equal(&kept, &again, sizeof kept);
 
-	times_reuse = false;
-	times_forget();
-	assert_int_equal(layer_classes(g)->ncls, 0);
+	an.eng = engine_new(false);
+	assert_int_equal(layer_classes(&an, g)->ncls, 0);
 	outcome(g, &an, &again);
-	times_reuse = true;
-	times_forget();
+	engine_free(an.eng);
+	an.eng = fx->eng;
 	for (int k = 0; k < STRAT_COUNT; k++)
 		feasible += kept.feasible[k];
 	assert_true(feasible >= 4 && kept.evaluated > 50);
