@@ -456,7 +456,7 @@ emit_validation(const Options *o, const Validation *v, const char *path)
 
 	if (!out_open(&out, path))
 		return EXIT_INPUT;
-	if (!validation_emit(v, o->backend->name, out.f)) {
+	if (!o->backend->runs(v, out.f)) {
 		out_abort(&out);
 		return EXIT_INPUT;
 	}

@@ -61,7 +61,7 @@ si(int64_t v, char *buf)
 }
 
 static void
-layer_table(const Graph *g, FILE *f)
+layer_lines(const Graph *g, FILE *f)
 {
 	char b1[96], b2[32], b3[32], b4[32];
 	int w = 5;
@@ -555,6 +555,6 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (an->nsweep)
 		sweep_table(an, f);
 	if (o->layers)
-		layer_table(g, f);
+		layer_lines(g, f);
 	return !ferror(f);
 }

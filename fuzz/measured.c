@@ -73,8 +73,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r->note = k.computable ? k.bottleneck : k.reason;
 	}
 	validation_score(&v);
-	validation_emit(&v, "text", devnull);
-	validation_emit(&v, "csv", devnull);
+	validation_text(&v, devnull);
+	validation_csv(&v, devnull);
 	if (v.nrow <= 3) {
 		System s = *abci;
 		Calibration cal;

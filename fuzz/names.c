@@ -360,12 +360,12 @@ validation(char **nm)
 
 	validation_score(&v);
 	out_begin(&o);
-	CHECK(validation_emit(&v, "text", o.f));
+	CHECK(validation_text(&v, o.f));
 	out_end(&o);
 	no_control(&o, "\n");
 	free(o.buf);
 	out_begin(&o);
-	CHECK(validation_emit(&v, "csv", o.f));
+	CHECK(validation_csv(&v, o.f));
 	out_end(&o);
 	CHECK(csv_records(&o, 10, 1, first, 1) == 3); /* no precision, no peak */
 	free(o.buf);

@@ -447,7 +447,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 }
 
 static void
-spatial(const Ctx *c, Candidate *k)
+predict_spatial(const Ctx *c, Candidate *k)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
 	int last = spatial_limit(c->g, ways);
@@ -651,7 +651,7 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_DF: model_split(&c, k, false); break;
 	case STRAT_CHANNEL: model_split(&c, k, true); break;
 	case STRAT_SPATIAL:
-	case STRAT_DS: spatial(&c, k); break;
+	case STRAT_DS: predict_spatial(&c, k); break;
 	case STRAT_PIPELINE:
 	case STRAT_DP:
 	case STRAT_DPF:

@@ -611,7 +611,7 @@ plan_bucket(const PlanKey *k)
 }
 
 static Plan *
-plan_find(const Analysis *an, const PlanKey *k)
+plan_lookup(const Analysis *an, const PlanKey *k)
 {
 	Plans *ps = an->eng->plans;
 
@@ -770,7 +770,7 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 	 int64_t S, double cap, Stages *st, Plan *local)
 {
 	PlanKey key = plan_key(g, an, c, n, M, S, cap);
-	Plan *p = it->end ? NULL : plan_find(an, &key);
+	Plan *p = it->end ? NULL : plan_lookup(an, &key);
 	const LayerTable *tb;
 	double T, fwd_host = 0;
 	Times issue;
@@ -1155,7 +1155,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * `beat` is not partitioned. */
 	if (beat < INFINITY) {
 		PlanKey key = plan_key(g, an, &c, (double)B, 0, 0, 0);
-		Plan *b = plan_find(an, &key);
+		Plan *b = plan_lookup(an, &key);
 		double lb = 0;
 		if (b) {
 			lb = b->T;
