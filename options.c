@@ -1181,10 +1181,11 @@ usage(FILE *f, const Options *o)
 		   "Exit status: 0 %s, 1 bad input, 2 usage error.\n",
 		mode ? "predicted" : "analysed");
 	if (!mode)
-		fprintf(f, "validate predicts every measured run of the CSV (columns as in the\n"
-			   "calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
-			   "says where MODEL.odl or MODEL.onnx are (default examples).\n"
-			   "%s validate --help and %s calibrate --help say more.\n",
+		fprintf(f,
+			"validate predicts every measured run of the CSV (columns as in the\n"
+			"calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
+			"says where MODEL.odl or MODEL.onnx are (default examples).\n"
+			"%s validate --help and %s calibrate --help say more.\n",
 			progname, progname);
 	fprintf(f, "See oraclec(1) for the description language and the JSON keys.\n");
 }

@@ -194,7 +194,8 @@ validation_json(const Validation *v, FILE *f)
 		set(o, "strategy", json_string(strategy_name[r->kind]));
 		set(o, "gpus", json_integer(r->gpus));
 		set(o, "grid", jstr(r->grid_text));
-		set(o, "precision", r->has_prec ? json_string(precision_name(r->prec)) : json_null());
+		set(o, "precision",
+		    r->has_prec ? json_string(precision_name(r->prec)) : json_null());
 		set(o, "measured_s", json_real(r->measured));
 		set(o, "predicted_s", real_or_null(r->predicted));
 		set(o, "accuracy", real_or_null(r->acc));
@@ -218,7 +219,8 @@ validation_json(const Validation *v, FILE *f)
 	set(tau, "oraclec", real_or_null(v->rank.tau));
 	set(tau, "paradl", real_or_null(v->rank_paradl.tau));
 	set(root, "tau", tau);
-	status = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	status =
+		json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(root);
 	fputc('\n', f);
 	return status == 0 && !ferror(f);

@@ -29,8 +29,10 @@ base(const Decl *d, Arena *a, int depth, Implementation *im)
 		if (st->expr->kind != E_STRING)
 			return true; /* key_set reports the type */
 		if (!(text = builtin_impl(st->expr->name))) {
-			diag_error(st->expr->loc, "'base' must name a built-in implementation, "
-				   "not '%.64s' (--list-implementations shows them)", st->expr->name);
+			diag_error(st->expr->loc,
+				   "'base' must name a built-in implementation, "
+				   "not '%.64s' (--list-implementations shows them)",
+				   st->expr->name);
 			return false;
 		}
 		if (depth >= MAX_BASES) {

@@ -57,11 +57,12 @@ settings(const Stmt *st, const Key *keys, size_t n, void *base, bool *seen, Syst
 			lv = &s->level[s->nlevels++];
 			lv->name = st->lhs;
 			lv->oversub = 1;
-			settings(st->body, level_keys, sizeof lseen / sizeof lseen[0], lv, lseen, s);
+			settings(st->body, level_keys, sizeof lseen / sizeof lseen[0], lv, lseen,
+				 s);
 			for (size_t i = 0; i < sizeof lseen / sizeof lseen[0]; i++)
 				if (level_keys[i].required && !lseen[i])
-					diag_error(st->loc, "level '%s' does not give '%s'", st->lhs,
-						   level_keys[i].name);
+					diag_error(st->loc, "level '%s' does not give '%s'",
+						   st->lhs, level_keys[i].name);
 			if (lv->oversub < 1)
 				lv->oversub = 1;
 			continue;

@@ -6,7 +6,8 @@
 #define ORACLEC_IR_ANALYSIS_H
 
 #ifdef ORACLEC_FRONTEND
-#error "ir/analysis.h: a frontend knows nothing of the analysis (graph.h, system.h, grid.h, measured.h)"
+#error "ir/analysis.h: a frontend knows nothing of the analysis (graph.h, system.h, grid.h, \
+measured.h)"
 #endif
 
 #include "ir/graph.h"

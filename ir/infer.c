@@ -353,7 +353,8 @@ reshape(Ctx *c, Shape *y)
 	}
 	if (infer >= 0 && have % known == 0)
 		y->d[infer] = have / known;
-	if ((infer >= 0 && have % known) || (infer < 0 && known != have) || y->d[infer < 0 ? 0 : infer] < 1) {
+	if ((infer >= 0 && have % known) || (infer < 0 && known != have) ||
+	    y->d[infer < 0 ? 0 : infer] < 1) {
 		ERR(c, "cannot reshape %s (%" PRId64 " elements) to [%s]", fmt(x, b1), have,
 		    fmt(t, b2));
 		return false;

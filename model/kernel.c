@@ -78,7 +78,8 @@ choose(const System *s, const Gemm *p, double peak)
 		 * few steps of the main loop; the partial products summed in
 		 * fp32, read and written */
 		for (double split = 2; split <= 16 && tiles * split <= s->sms; split *= 2) {
-			double k = ceil(p->k / split), red = (split + 1) * p->batch * p->m * p->n * 4;
+			double k = ceil(p->k / split),
+			       red = (split + 1) * p->batch * p->m * p->n * 4;
 			if (k < 64)
 				break;
 			work = 2 * tm * tn * (k + k0);

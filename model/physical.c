@@ -45,7 +45,8 @@ typedef struct Ctx {
 static int64_t
 batch_for(const Ctx *c, int64_t data_width)
 {
-	return c->an->q.set.global_batch ? c->an->q.set.global_batch : c->an->q.set.batch_per_gpu * data_width;
+	return c->an->q.set.global_batch ? c->an->q.set.global_batch
+					 : c->an->q.set.batch_per_gpu * data_width;
 }
 
 /* Layer-wise compute of a grid where the split layers do 1/ways of the
@@ -53,7 +54,8 @@ batch_for(const Ctx *c, int64_t data_width)
 static double
 split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 {
-	Times whole = layer_times(c->an, c->g, n, 1), part = layer_times(c->an, c->g, n, 1.0 / ways);
+	Times whole = layer_times(c->an, c->g, n, 1),
+	      part = layer_times(c->an, c->g, n, 1.0 / ways);
 	const LayerTable *tb = layer_table(c->an, c->g);
 	double t = 0;
 
@@ -194,7 +196,9 @@ data(const Ctx *c, Candidate *k)
 	k->global_batch = B;
 	/* strong scaling: one sample per GPU at most; weak: no more samples
 	 * per iteration than the dataset holds */
-	k->max_gpus = c->an->q.set.global_batch ? B : c->an->q.set.dataset_size / c->an->q.set.batch_per_gpu;
+	k->max_gpus = c->an->q.set.global_batch
+			      ? B
+			      : c->an->q.set.dataset_size / c->an->q.set.batch_per_gpu;
 	if (p > B)
 		return beyond_limit(k, "more GPUs than samples in the batch");
 	k->per_gpu_batch = n;
@@ -258,12 +262,14 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	if (p1 > B)
 		return beyond_limit(k, "more data groups than samples in the batch");
 	if (ways > limit)
-		return beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
-					 : "more GPUs than the fewest filters of a layer");
+		return beyond_limit(k,
+				    channel ? "more GPUs than the fewest input channels of a layer"
+					    : "more GPUs than the fewest filters of a layer");
 	k->per_gpu_batch = n;
 	k->t.compute = split_compute(c, n, ways, channel);
 	local_w = c->W - split_w;
-	wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)c->g->nlayer + 1, sizeof *wshare);
+	wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)c->g->nlayer + 1,
+				sizeof *wshare);
 	tb = layer_table_full(c->an, c->g);
 	for (int i = 0; i < c->g->nlayer; i++) {
 		double held;
@@ -323,8 +329,10 @@ strips(const Ctx *c, int64_t ways, int split, double *share, int *grown)
 		int64_t k = l->attr.kernel[0], st = l->attr.stride[0];
 		OpClass c = op_info[l->op].cls;
 		if (c == OPC_CONV && k > 0) {
-			rout = floor((rin + 2.0 * (double)l->attr.pad[0] - (double)dilated_kernel(l)) /
-				     (double)(st > 0 ? st : 1)) + 1;
+			rout = floor((rin + 2.0 * (double)l->attr.pad[0] -
+				      (double)dilated_kernel(l)) /
+				     (double)(st > 0 ? st : 1)) +
+			       1;
 		} else if (c == OPC_POOL && k > 0) {
 			rout = ceil((rin + 2.0 * (double)(k / 2) - (double)k) /
 				    (double)(st > 0 ? st : k)) + 1;
@@ -366,7 +374,8 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 {
 	const Graph *g = c->g;
 	int L = g->nlayer, best = 0;
-	double *rest = engine_scratch(c->an->eng, SC_PHYS_REST, (size_t)L + 1, sizeof *rest), head = 0, best_t = INFINITY;
+	double *rest = engine_scratch(c->an->eng, SC_PHYS_REST, (size_t)L + 1, sizeof *rest),
+	       head = 0, best_t = INFINITY;
 	Times after = layer_times(c->an, g, after_gather(c, n, ways), 1);
 	Times part = layer_times(c->an, g, n, 1.0 / ways);
 	Times halo = halo_times(c->an, g, n, ways, c->map.across);
@@ -403,7 +412,8 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	if (c->an->q.impl.halo_rows && ways > 1) {
 		/* strips with their halo rows; the gathered tensor grows, and
 		 * with it the first layer with weights after it */
-		double *share = engine_scratch(c->an->eng, SC_PHYS_SHARE, (size_t)split + 1, sizeof *share);
+		double *share =
+			engine_scratch(c->an->eng, SC_PHYS_SHARE, (size_t)split + 1, sizeof *share);
 		growth = strips(c, ways, split, share, &grown);
 		for (int i = 0; i <= split; i++) {
 			double a = kept_layer(c->an, g, i);
@@ -417,7 +427,8 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 			k->t.compute += (growth - 1) * times_span(&rest, grown, grown);
 			W += (growth - 1) * kernel;
 			/* its gradients: the grown kernel and the bias */
-			wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)g->nlayer, sizeof *wshare);
+			wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)g->nlayer,
+						sizeof *wshare);
 			for (int i = 0; i < g->nlayer; i++)
 				wshare[i] = 1;
 			wshare[grown] = (w + (growth - 1) * kernel) / w;
@@ -479,7 +490,8 @@ assigned_batch(const PredictCtx *pc)
 {
 	const Analysis *an = pc->an;
 
-	return (double)(an->q.set.global_batch ? an->q.set.global_batch : an->q.set.batch_per_gpu * an->q.set.gpus);
+	return (double)(an->q.set.global_batch ? an->q.set.global_batch
+					       : an->q.set.batch_per_gpu * an->q.set.gpus);
 }
 
 /* The grid of degree d on p GPUs: p / d groups of d (data alone for d =
@@ -570,7 +582,8 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 {
 	const Analysis *an = pc->an;
 	const Graph *g = pc->g;
-	double B = assigned_batch(pc), n = B / (double)an->q.set.gpus, local = 0, arrays = 0, *wshare;
+	double B = assigned_batch(pc), n = B / (double)an->q.set.gpus, local = 0, arrays = 0,
+	       *wshare;
 	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->q.sys, .delta = g->elem_bytes,
 		  .W = (double)g->total.params };
 
@@ -584,8 +597,8 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 		Mapping m;
 
 		degree_map(pc, split[i].d, &m);
-		k->t.compute += split_work(pc, l, split[i], split_samples(pc, split[i], B), &m, &comm,
-					   &p2p);
+		k->t.compute += split_work(pc, l, split[i], split_samples(pc, split[i], B), &m,
+					   &comm, &p2p);
 		k->t.layer += comm;
 		k->t.p2p += p2p;
 		local += layer_split_params(pc->g, l, split[i]);
@@ -615,15 +628,17 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 			wshare[j] = 0;
 			if (whole ? wj : !wj && split[j].d == d)
 				wshare[j] = l->cost.params > 0
-						    ? layer_split_params(pc->g, l, split[j]) / (double)l->cost.params
+						    ? layer_split_params(pc->g, l, split[j]) /
+							      (double)l->cost.params
 						    : 1;
 			any |= wshare[j] > 0;
 		}
 		if (!any)
 			continue;
 		degree_map(pc, d, &m);
-		k->t.grad += grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->q.set.gpus,
-				       wshare, &hidden);
+		k->t.grad +=
+			grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->q.set.gpus,
+				  wshare, &hidden);
 		k->t.grad_hidden += hidden;
 		k->t.reducer += reducer_time(an, g, m.grad, 0, g->nlayer - 1, wshare);
 	}

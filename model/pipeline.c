@@ -412,7 +412,8 @@ per_class(const Pass *p, int i, LayerCost *memo, bool *have)
 	redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
 	below = p->rows && i <= c->last;
 	strip = p->rows && (below || !p->an->q.impl.replicated);
-	k = ((p->cls[i] * 2 + (rc->k == RECOMPUTE_SELECTIVE && rc->redo[i])) * 2 + below) * 2 + strip;
+	k = ((p->cls[i] * 2 + (rc->k == RECOMPUTE_SELECTIVE && rc->redo[i])) * 2 + below) * 2 +
+	    strip;
 	if (!have[k])
 		memo[k] = layer_cost(p, i), have[k] = true;
 	lc = memo[k];
@@ -1128,7 +1129,10 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * at INT64_MAX where the product overflows: no limit that matters) */
 	if (!ck_mul(it.n, ways > 1 ? limit : 1, &k->max_gpus) ||
 	    !ck_mul(k->max_gpus,
-		    p1 > 1 ? (an->q.set.global_batch ? Bg : an->q.set.dataset_size / an->q.set.batch_per_gpu) : 1,
+		    p1 > 1 ? (an->q.set.global_batch
+				      ? Bg
+				      : an->q.set.dataset_size / an->q.set.batch_per_gpu)
+			   : 1,
 		    &k->max_gpus))
 		k->max_gpus = INT64_MAX;
 	if (p1 > Bg)

@@ -333,8 +333,8 @@ times_miss(const Times *r, int i, bool bwd)
 		const Layer *l = &r->g->layer[i];
 		int64_t in = r->g->tensor[l->in[0]].elems, out = r->g->tensor[l->out[0]].elems;
 		bool reads = reads_input(r->g, l);
-		if (!r->an->eng->reuse || last->row != r->id || last->in != in || last->out != out ||
-		    last->reads != reads)
+		if (!r->an->eng->reuse || last->row != r->id || last->in != in ||
+		    last->out != out || last->reads != reads)
 			*last = (LastSplit){ r->id, in, out, reads,
 					     split_collective_of(r->an, r->g, r->grp, r->n,
 								 r->kind == ROW_CHANNEL, in, out,
@@ -455,12 +455,14 @@ class_key(const Graph *g, const Layer *l, unsigned char *k)
 	memcpy(k + n, l->attr.target, sizeof(Shape)), n += sizeof(Shape);
 	memcpy(k + n, l->attr.pad_hi, sizeof(Shape)), n += sizeof(Shape);
 	if (l->nw > 0)
-		memcpy(k + n, l->w, (size_t)l->nw * sizeof(Weight)), n += (size_t)l->nw * sizeof(Weight);
+		memcpy(k + n, l->w, (size_t)l->nw * sizeof(Weight)),
+			n += (size_t)l->nw * sizeof(Weight);
 	for (int j = 0; j < l->nin + l->nout; j++) {
 		const Tensor *t = &g->tensor[j < l->nin ? l->in[j] : l->out[j - l->nin]];
 		unsigned char about[8] = { t->saved, t->output, t->producer >= 0 };
 		if (j < l->nin && t->producer >= 0)
-			about[3] = g->layer[t->producer].attn, about[4] = g->layer[t->producer].pattern;
+			about[3] = g->layer[t->producer].attn,
+			about[4] = g->layer[t->producer].pattern;
 		memcpy(k + n, &t->shape, sizeof t->shape), n += sizeof t->shape;
 		memcpy(k + n, &t->elems, sizeof t->elems), n += sizeof t->elems;
 		memcpy(k + n, about, sizeof about), n += sizeof about;

@@ -38,7 +38,8 @@
 static double
 state_bytes(const Analysis *an, const Graph *g)
 {
-	return precision_info[an->q.set.prec].low ? precision_info[an->q.set.prec].low : g->elem_bytes;
+	return precision_info[an->q.set.prec].low ? precision_info[an->q.set.prec].low
+						  : g->elem_bytes;
 }
 
 void

@@ -177,7 +177,8 @@ per_gpu(const Analysis *an)
 {
 	if (an->q.set.batch_per_gpu > 0)
 		return an->q.set.batch_per_gpu;
-	return an->q.set.gpus > 0 ? an->q.set.global_batch / an->q.set.gpus : an->q.set.global_batch;
+	return an->q.set.gpus > 0 ? an->q.set.global_batch / an->q.set.gpus
+				  : an->q.set.global_batch;
 }
 
 /* The measured times: a ParaDL table's and a CSV profile's, then a

@@ -95,11 +95,13 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	bool split = grid_split(grid) > 1;
 
 	if (pc->nest != NEST_COUNT || !m->nests) {
-		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER, k);
+		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER,
+			       k);
 		return;
 	}
 	predict_nested(pc, m, kind, grid, NEST_MODEL_INNER, k);
-	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] || !may_beat(pc->an, k, pc->beat))
+	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] ||
+	    !may_beat(pc->an, k, pc->beat))
 		return;
 	for (int n = NEST_DATA_INNER; n < NEST_COUNT; n++) {
 		if ((n == NEST_PIPELINE_OUTER && (grid[DIM_PIPELINE] <= 1 || !split)) ||
@@ -129,11 +131,15 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 			c.beat = k->epoch;
 	}
 	if (!any)
-		*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .computable = false,
+		*k = (Candidate){ .kind = kind,
+				  .split = -1,
+				  .analysed = true,
+				  .computable = false,
 				  .feasible = false,
-				  .reason = strategy_info[kind].grids == GRID_FACTORS3
-						    ? "needs three factors above 1 (p = p1 x p2 x p3)"
-						    : "needs two factors above 1 (p = p1 x p2)",
+				  .reason =
+					  strategy_info[kind].grids == GRID_FACTORS3
+						  ? "needs three factors above 1 (p = p1 x p2 x p3)"
+						  : "needs two factors above 1 (p = p1 x p2)",
 				  .bottleneck = "scaling limit" };
 }
 
@@ -223,13 +229,15 @@ rank_strategies(Analysis *an)
 
 	for (int k = 0; k < STRAT_COUNT; k++) {
 		const Candidate *c = &an->cand[k];
-		if (c->analysed && c->feasible && (f < 0 || c->epoch < an->cand[f].epoch * (1 - 1e-9)))
+		if (c->analysed && c->feasible &&
+		    (f < 0 || c->epoch < an->cand[f].epoch * (1 - 1e-9)))
 			f = k;
 	}
 	for (int k = 0; f >= 0 && k < STRAT_COUNT; k++) {
 		const Candidate *c = &an->cand[k];
 		int dc, dr;
-		if (!c->analysed || !c->feasible || c->epoch > an->cand[f].epoch * (1 + SIMPLER_WITHIN))
+		if (!c->analysed || !c->feasible ||
+		    c->epoch > an->cand[f].epoch * (1 + SIMPLER_WITHIN))
 			continue;
 		dc = grid_dimensions(c->grid);
 		dr = r < 0 ? 0 : grid_dimensions(an->cand[r].grid);

@@ -266,8 +266,9 @@ analysis_setup_sizes_other_inputs_and_checks_the_peak(void **state)
 	assert_int_equal(an.q.set.data, DATA_STORED);
 	set.prec = PREC_BF16;
 	assert_false(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
-	assert_non_null(strstr(fx_diags(fx),
-			       "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak"));
+	assert_non_null(
+		strstr(fx_diags(fx),
+		       "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak"));
 	assert_false(analysis_setup(&an, fx->eng, &settings_default, g, NULL));
 }
 
@@ -332,7 +333,8 @@ settings_key_as_the_table_says(void **state)
 			query_key(&q, g, (KeyRole)role, &before);
 			((unsigned char *)&q.set)[k->offset] ^= 1; /* another value */
 			query_key(&q, g, (KeyRole)role, &after);
-			changed = before.len != after.len || memcmp(before.b, after.b, before.len) != 0;
+			changed = before.len != after.len ||
+				  memcmp(before.b, after.b, before.len) != 0;
 			if (keys || none)
 				assert_true(changed == keys);
 		}

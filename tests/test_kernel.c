@@ -88,7 +88,8 @@ load(void)
 		if ((r->gpu = find_gpu(field(line, 0, b, sizeof b))) < 0)
 			continue;
 		r->p = (Gemm){ atof(field(line, 4, b, sizeof b)), atof(field(line, 5, b, sizeof b)),
-			       atof(field(line, 6, b, sizeof b)), atof(field(line, 3, b, sizeof b)) };
+			       atof(field(line, 6, b, sizeof b)),
+			       atof(field(line, 3, b, sizeof b)) };
 		r->seconds = atof(field(line, 9, b, sizeof b));
 		if (r->seconds > 0 && r->p.m > 0)
 			nrow++;

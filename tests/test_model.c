@@ -162,7 +162,12 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 1, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 1,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
@@ -189,8 +194,13 @@ forward_only_runs_have_no_backward(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 4,
-			.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
 			.q.set.forward_only = true };
 	Analysis train = an;
 	StrategyOpts o = { .mask = 1u << STRAT_DATA | 1u << STRAT_SPATIAL,
@@ -227,9 +237,16 @@ zero_shards_as_deepspeed_states(void **state)
 	assert_non_null(g);
 	W = (double)g->total.params;
 	for (int z = 1; z <= 3; z++) {
-		Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8,
-				.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
-				.q.set.prec = PREC_AMP_FP16, .q.set.opt = OPT_ADAM, .q.set.zero = z };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = fx_abci(fx),
+				.q.impl = fx_impl(fx_abci(fx)),
+				.q.set.gpus = 8,
+				.q.set.batch_per_gpu = 8,
+				.q.set.dataset_size = 800,
+				.q.set.sample_bytes = 1000,
+				.q.set.prec = PREC_AMP_FP16,
+				.q.set.opt = OPT_ADAM,
+				.q.set.zero = z };
 		StrategyOpts o = { .mask = 1u << STRAT_DATA };
 		const MemUse *m = &an.cand[STRAT_DATA].mem;
 		want[1][0] = 2 * W, want[1][1] = 2 * W, want[1][2] = 12 * W / 8;
@@ -242,7 +259,8 @@ zero_shards_as_deepspeed_states(void **state)
 		/* stage 3 gathers the parameters forward and backward */
 		if (z == 3)
 			assert_true(an.cand[STRAT_DATA].t.grad + an.cand[STRAT_DATA].t.grad_hidden >
-				    allreduce_time(an.q.sys, (Group){ 8, 4, 1 }, W * 4) * (1 - 1e-12));
+				    allreduce_time(an.q.sys, (Group){ 8, 4, 1 }, W * 4) *
+					    (1 - 1e-12));
 	}
 }
 
@@ -265,10 +283,16 @@ zero_exchanges_in_two_rings(void **state)
 	assert_non_null(g);
 	assert_non_null(s);
 	for (int z = 0; z <= 3; z++) {
-		Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s), .q.set.gpus = 1024,
-				.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800000,
-				.q.set.sample_bytes = 1000, .q.set.prec = PREC_AMP_FP16,
-				.q.set.opt = OPT_MOMENTUM, .q.set.zero = z };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = s,
+				.q.impl = fx_impl(s),
+				.q.set.gpus = 1024,
+				.q.set.batch_per_gpu = 8,
+				.q.set.dataset_size = 800000,
+				.q.set.sample_bytes = 1000,
+				.q.set.prec = PREC_AMP_FP16,
+				.q.set.opt = OPT_MOMENTUM,
+				.q.set.zero = z };
 		StrategyOpts o = { 0 };
 		int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1024 };
 		Mapping m;
@@ -305,9 +329,17 @@ fsdp_hybrid_shards_inside_a_node(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 16,
-			.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
-			.q.set.prec = PREC_AMP_FP16, .q.set.opt = OPT_ADAM, .q.set.zero = 3, .q.set.zero_node = true };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 16,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.prec = PREC_AMP_FP16,
+			.q.set.opt = OPT_ADAM,
+			.q.set.zero = 3,
+			.q.set.zero_node = true };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
 	double W, b, exchange;
@@ -406,7 +438,9 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 			      "  s = matmul(q, k); p = softmax(s, axis=2); d = dropout(p);\n"
 			      "  o = matmul(d, v); }", PASS_MEMORY);
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
-	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32 };
+	Analysis an = {
+		.eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32
+	};
 	double eager = 0, fused = 0;
 
 	assert_non_null(g);
@@ -482,9 +516,11 @@ static void
 winograd_runs_three_by_three_convolutions_in_fp32(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 64x56x56;\n"
-			      "  c = conv(x, 64, kernel=3, pad=1); d = conv(x, 64, kernel=3, pad=1, stride=2); }",
-			  PASS_MEMORY);
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 64x56x56;\n"
+		"  c = conv(x, 64, kernel=3, pad=1); d = conv(x, 64, kernel=3, pad=1, stride=2); }",
+		PASS_MEMORY);
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
 	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
 	const Layer *c, *d;
@@ -632,11 +668,14 @@ static void
 halos_are_the_rows_a_strip_reads(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 16x32x32;\n"
-			      "  a = conv(x, 16, kernel=3, pad=1); b = conv(a, 16, kernel=3, stride=2, pad=1);\n"
-			      "  c = maxpool(b, kernel=2);\n"
-			      "  d = conv(c, 16, kernel=3, pad=1, halo_forward=false);\n"
-			      "  e = conv(d, 16, kernel=3, pad=1, halo_backward=false); }", PASS_MEMORY);
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 16x32x32;\n"
+		"  a = conv(x, 16, kernel=3, pad=1); b = conv(a, 16, kernel=3, stride=2, pad=1);\n"
+		"  c = maxpool(b, kernel=2);\n"
+		"  d = conv(c, 16, kernel=3, pad=1, halo_forward=false);\n"
+		"  e = conv(d, 16, kernel=3, pad=1, halo_backward=false); }",
+		PASS_MEMORY);
 	const System *s = fx_abci(fx);
 	Implementation py = fx_impl(NULL); /* pytorch's */
 	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
@@ -675,7 +714,12 @@ filter_and_channel_are_limited_by_the_narrowest_layer(void **state)
 			      "  a = conv(x, 32, kernel=3, pad=1);\n"
 			      "  b = conv(a, 16, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); }", PASS_MEMORY);
-	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 32, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 32,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_FILTER) | (1u << STRAT_CHANNEL) };
 
@@ -698,7 +742,12 @@ layers_with_leading_dimensions_are_split_by_their_channels(void **state)
 	Fx *fx = *state;
 	Arena *a = &fx->arena;
 	Onnx__GraphProto *og = ob_graph(a);
-	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 32, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 32,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_SPATIAL) | (1u << STRAT_CHANNEL) };
 	const char *path = fx_write(fx, "frames.onnx", "");
@@ -740,11 +789,17 @@ static void
 pipeline_partition_balances_equal_layers(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 64x32x32;\n"
-			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
-			      "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
+	Graph *g = fx_run(fx,
+			  "model m { input x: 64x32x32;\n"
+			  "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
+			  "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const Candidate *k = &an.cand[STRAT_PIPELINE];
@@ -774,8 +829,14 @@ two_stages(Fx *fx, Graph *g, Analysis *an, int64_t M)
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const char *want;
 
-	*an = (Analysis){ .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = an->q.impl, .q.set.gpus = 2, .q.set.batch_per_gpu = 8,
-			  .q.set.micro_batches = M, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000 };
+	*an = (Analysis){ .eng = fx->eng,
+			  .q.sys = fx_abci(fx),
+			  .q.impl = an->q.impl,
+			  .q.set.gpus = 2,
+			  .q.set.batch_per_gpu = 8,
+			  .q.set.micro_batches = M,
+			  .q.set.dataset_size = 800,
+			  .q.set.sample_bytes = 1000 };
 	assert_null(implementation_check(&an->q.impl, &want));
 	assert_true(strategies_run(g, an, &o));
 	assert_int_equal(an->cand[STRAT_PIPELINE].stages, 2);
@@ -807,7 +868,8 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 	for (int mode = 0; mode < 3; mode++) {
 		Analysis an = { .eng = fx->eng, .q.impl = fx_impl(NULL) };
 		const Candidate *k;
-		an.q.impl.pipe_checkpoint = (const char *[]){ "never", "except-last", "always" }[mode];
+		an.q.impl.pipe_checkpoint =
+			(const char *[]){ "never", "except-last", "always" }[mode];
 		k = two_stages(fx, g, &an, 4);
 		/* stage 0 holds the most: the graph input besides */
 		NEAR(k->mem.activations, mode == 0   ? M * A[0]
@@ -869,9 +931,15 @@ paper_mode_is_table_iii(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8;\n"
 			      "  c = conv(x, 4, kernel=3, pad=1, bias=false); }", PASS_MEMORY);
-	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 4, .q.set.batch_per_gpu = 2, .q.set.dataset_size = 80,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 2,
+			.q.set.dataset_size = 80,
 			.q.set.sample_bytes = 1000 };
-	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL), .model = &cost_model_paper };
+	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL),
+			   .model = &cost_model_paper };
 	const Layer *l;
 	double peak = 15.7e12, a = 9e-6, beta = 1 / 50e9, d = 4, c, wu, W, B;
 
@@ -947,7 +1015,8 @@ kendall_tau_counts_every_pair_with_ties(void **state)
 	for (int i = 0; i < N; i++)
 		for (int j = i + 1; j < N; j++) {
 			const Measured *a = &row[i], *b = &row[j];
-			if (isnan(a->predicted) || isnan(b->predicted) || a->measured == b->measured)
+			if (isnan(a->predicted) || isnan(b->predicted) ||
+			    a->measured == b->measured)
 				continue;
 			pairs++;
 			s += ((a->measured > b->measured) - (a->measured < b->measured)) *
@@ -1000,10 +1069,13 @@ the_step_launches_what_the_optimizer_loops_over(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.opt = OPT_RMSPROP };
+	Analysis an = {
+		.eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.opt = OPT_RMSPROP
+	};
 	double bytes = 1e4 * 28 / (s->mem_bw * s->eff_mem);
 
-	assert_true(an.q.impl.step == STEP_PER_OP && an.q.impl.zero_grad && an.q.impl.sync == SYNC_AMP);
+	assert_true(an.q.impl.step == STEP_PER_OP && an.q.impl.zero_grad &&
+		    an.q.impl.sync == SYNC_AMP);
 	NEAR(s->kernel_lat, 5e-6);
 	NEAR(an.q.impl.step_tensor, 0.7e-6);
 	an.q.set.prec = PREC_FP32;
@@ -1120,10 +1192,12 @@ static void
 buckets_hide_the_gradient_exchange_behind_backward(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
-			      "  c1 = conv(x, 64, kernel=3, pad=1); c2 = conv(c1, 64, kernel=3, pad=1);\n"
-			      "  c3 = conv(c2, 64, kernel=3, pad=1); f = flatten(c3); o = fc(f, 10); }",
-			  PASS_MEMORY);
+	Graph *g =
+		fx_run(fx,
+		       "model m { input x: 3x32x32;\n"
+		       "  c1 = conv(x, 64, kernel=3, pad=1); c2 = conv(c1, 64, kernel=3, pad=1);\n"
+		       "  c3 = conv(c2, 64, kernel=3, pad=1); f = flatten(c3); o = fc(f, 10); }",
+		       PASS_MEMORY);
 	const System *s = fx_abci(fx);
 	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
 	Group grp = { 8, 4, 1 };
@@ -1160,9 +1234,10 @@ static void
 the_reducer_copies_each_gradient_and_buffer(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
-			      "  c = conv(x, 64, kernel=3, pad=1); b = batchnorm(c); f = flatten(b);\n"
-			      "  o = fc(f, 10); }",
+	Graph *g = fx_run(fx,
+			  "model m { input x: 3x32x32;\n"
+			  "  c = conv(x, 64, kernel=3, pad=1); b = batchnorm(c); f = flatten(b);\n"
+			  "  o = fc(f, 10); }",
 			  PASS_MEMORY);
 	const System *s = fx_abci(fx);
 	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
@@ -1182,7 +1257,8 @@ the_reducer_copies_each_gradient_and_buffer(void **state)
 	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw) + broadcast_time(s, grp, bytes) +
 		     4 * s->kernel_lat + 4 * bytes / bw);
 	an.q.impl.broadcast_buffers = false;
-	NEAR(reducer_time(&an, g, grp, 0, last, NULL), 2 * (arrays * s->kernel_lat + 2 * W * 4 / bw));
+	NEAR(reducer_time(&an, g, grp, 0, last, NULL),
+	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw));
 	NEAR(reducer_time(&an, g, grp, 0, last, half), 2 * (arrays * s->kernel_lat + W * 4 / bw));
 	an.q.impl.grad_copies = 1;
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL), arrays * s->kernel_lat + 2 * W * 4 / bw);
@@ -1280,7 +1356,11 @@ the_shared_file_system_serves_what_the_cache_misses(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s), .q.set.data = DATA_STORED, .q.set.sample_bytes = 110e3,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.data = DATA_STORED,
+			.q.set.sample_bytes = 110e3,
 			.q.set.dataset_size = 1281167 };
 	double shard = 1281167.0 / 64;
 
@@ -1297,7 +1377,11 @@ the_loader_divides_the_samples_over_its_workers(void **state)
 {
 	Fx *fx = *state;
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s), .q.set.data = DATA_JPEG, .q.set.sample_bytes = 110e3 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.data = DATA_JPEG,
+			.q.set.sample_bytes = 110e3 };
 
 	assert_non_null(s);
 	assert_string_equal(an.q.impl.name, "pytorch");
