@@ -196,6 +196,16 @@ run validate num.csv --models "$models"
 want_status 0
 check "validate: a row's fields as many as the header's; numbers decimal, no blank, no 0x"
 
+# an implementation file a run names that does not parse: the error in
+# it, then a note at the row and column that named it (issue 40)
+printf 'implementation w {\n    halo = "x";\n}\n' >"$tmp/badimpl.odl"
+printf '%s\n' "$head,implementation" 'resnet50,data,4,data=4,64,1281167,0.2,,badimpl.odl' \
+	>"$tmp/bi.csv"
+refused 1 "badimpl.odl:2:12: error: implementation 'w': 'halo' must be \"pairwise\" or \"chain\"" \
+	validate bi.csv --models "$models"
+has err "bi.csv:2:40: note: 'badimpl.odl' is the implementation this run names"
+check "validate: an implementation file of a row that does not parse is named with the row"
+
 # ---- 6. an implementation file named by a system file -------------------
 
 mkdir "$tmp/sys" "$tmp/run" "$tmp/cal"
@@ -285,7 +295,7 @@ check "include in an implementation file is refused at the include"
 printf 'implementation w {\n    loader_workers = 1073741824;\n}\n' >"$tmp/w.odl"
 run "$model" --implementation ./w.odl -q
 want_status 1
-has err "./w.odl:1:16: error: implementation 'w': 'loader_workers' must be 1 to 1048576"
+has err "./w.odl:2:22: error: implementation 'w': 'loader_workers' must be 1 to 1048576"
 printf 'implementation w {\n    loader_workers = 1048576;\n}\n' >"$tmp/w.odl"
 run "$model" --implementation ./w.odl -q
 want_status 0
