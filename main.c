@@ -19,6 +19,7 @@
 #include "backends/backends.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
+#include "model/engine.h"
 #include "options.h"
 #include "plan/analysis.h"
 #include "util/clock.h"
@@ -241,12 +242,12 @@ model_passes(const Options *o, Graph *g)
  * search, per-layer splits, the sweep over GPU counts, the largest batch
  * and the advice. */
 static bool
-planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
-	 const System *sys)
+planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Engine *eng,
+	 Arena *a, const System *sys)
 {
 	double t0;
 
-	if (!analysis_setup(an, &o->set, g, sys))
+	if (!analysis_setup(an, eng, &o->set, g, sys))
 		return false;
 	diag_verbose_note("system %s (%s): %d GPUs per node", an->q.sys->name, an->q.sys->source,
 			  an->q.sys->gpus_per_node);
@@ -296,7 +297,7 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena
 /* oraclec MODEL: the model, its passes, the planning, then the report
  * (or the plan, or only the make rule). */
 static int
-analyse(const Options *o, Arena *a, FileList *files)
+analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	/* the system first: a wrong name or file is said before a model of
 	 * minutes is read; its files are listed after the model's */
@@ -326,7 +327,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
-	if (!planning(o, &so, g, &an, a, sys))
+	if (!planning(o, &so, g, &an, eng, a, sys))
 		return EXIT_INPUT;
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
@@ -384,8 +385,16 @@ run_implementation(const Options *o, Measured *r, Map *impls, Arena *a, FileList
 	if (o->set.impl || !r->impl)
 		return true;
 	if (!(r->implementation = map_get(impls, r->impl))) {
-		if (!(r->implementation = implementation_load_at(r->impl, r->impl_loc, a, files)))
+		if (!(r->implementation = implementation_load_at(r->impl, r->impl_loc, a, files))) {
+			/* an error inside a file it names (a name unknown or a file
+			 * unread is said at the row): which row named it */
+			if ((strchr(r->impl, '/') || strchr(r->impl, '.')) && access(r->impl, R_OK) == 0) {
+				char *name = esc_text_cut(r->impl, strlen(r->impl), NAME_SHOWN);
+				diag_note(r->impl_loc, "'%s' is the implementation this run names", name);
+				free(name);
+			}
 			return false;
+		}
 		map_put(impls, r->impl, (void *)r->implementation);
 	}
 	return true;
@@ -409,7 +418,8 @@ measured_strat(const Options *o)
  * global batch and dataset size (an Analysis is 6.6 kB: one a run took
  * 700 MB for 100,000 runs); NULL after errors. */
 static CalibRow *
-measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileList *files)
+measured_rows(const Options *o, Validation *v, const System *s, Engine *eng, Arena *a,
+	      FileList *files)
 {
 	Map cache, analyses, impls;
 	CalibRow *cr;
@@ -439,7 +449,7 @@ measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileLi
 				   r->model);
 		if (!(an = map_get(&analyses, key))) {
 			an = arena_alloc(a, sizeof *an);
-			if (!analysis_measured(an, &o->set, g, s, r))
+			if (!analysis_measured(an, eng, &o->set, g, s, r))
 				return NULL;
 			map_put(&analyses, key, an);
 		}
@@ -455,7 +465,7 @@ emit_validation(const Options *o, const Validation *v, const char *path)
 
 	if (!out_open(&out, path))
 		return EXIT_INPUT;
-	if (!validation_emit(v, o->backend->name, out.f)) {
+	if (!o->backend->runs(v, out.f)) {
 		out_abort(&out);
 		return EXIT_INPUT;
 	}
@@ -554,7 +564,7 @@ predictable(const Validation *v, CalibRow *cr, const StrategyOpts *so, const Sys
 
 /* oraclec calibrate: fit, write the system to -o, report on stdout. */
 static int
-calibrate(const Options *o, Arena *a, FileList *files)
+calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
 	const System *orig = system_load_with(o->system, o->set.impl, a, files);
@@ -571,7 +581,7 @@ calibrate(const Options *o, Arena *a, FileList *files)
 		*s = *orig;
 		s->implementation = written_path(s->implementation, a);
 	}
-	if (!(cr = measured_rows(o, &v, s, a, files)) || !predictable(&v, cr, &so, s))
+	if (!(cr = measured_rows(o, &v, s, eng, a, files)) || !predictable(&v, cr, &so, s))
 		return EXIT_INPUT;
 	t0 = clock_ms();
 	calibrate_run(s, cr, v.nrow, &so, &cal);
@@ -601,14 +611,14 @@ calibrate(const Options *o, Arena *a, FileList *files)
 }
 
 static int
-validate(const Options *o, Arena *a, FileList *files)
+validate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
 	const System *s = system_load_with(o->system, o->set.impl, a, files);
 	CalibRow *cr;
 	StrategyOpts so = measured_strat(o);
 
-	if (!(cr = measured_rows(o, &v, s, a, files)))
+	if (!(cr = measured_rows(o, &v, s, eng, a, files)))
 		return EXIT_INPUT;
 	for (int i = 0; i < v.nrow; i++) {
 		Candidate k;
@@ -629,6 +639,7 @@ main(int argc, char **argv)
 {
 	Options o;
 	Arena arena;
+	Engine *eng;
 	FileList files = { 0 };
 	int status;
 	const char *slash = strrchr(argv[0] ? argv[0] : "", '/');
@@ -640,13 +651,15 @@ main(int argc, char **argv)
 		return onnx_print_tensor_dims(o.tensor_dims, stdout) ? flush_stdout() : EXIT_INPUT;
 	}
 	arena_init(&arena);
+	eng = engine_new(true);
 	status = !inputs_kept(&o, &arena, NULL) ? EXIT_USAGE
 		 : o.implementation && !(o.set.impl = implementation_load(o.implementation, &arena,
 									  &files))
 			 ? EXIT_INPUT
-		 : o.calibrate ? calibrate(&o, &arena, &files)
-		 : o.validate  ? validate(&o, &arena, &files)
-			       : analyse(&o, &arena, &files);
+		 : o.calibrate ? calibrate(&o, eng, &arena, &files)
+		 : o.validate  ? validate(&o, eng, &arena, &files)
+			       : analyse(&o, eng, &arena, &files);
+	engine_free(eng);
 	arena_free(&arena);
 	files_free(&files);
 	free((char *)o.report.command);

@@ -112,8 +112,9 @@ parts(FILE *f, const Analysis *an)
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
 		const IterTime *t = &k->t;
-		const double v[] = { t->compute, t->bubble, t->grad, t->reducer, t->layer, t->p2p,
-				     t->update, t->recompute, t->feed, t->dispatch, t->total, t->input };
+		const double v[] = { t->compute, t->bubble,   t->grad,   t->reducer,
+				     t->layer,   t->p2p,      t->update, t->recompute,
+				     t->feed,    t->dispatch, t->total,  t->input };
 		if (!k->computable)
 			continue;
 		fprintf(f, "<tr class=\"%s\">", idx[i] == an->best ? "recommended" : "");
@@ -196,8 +197,9 @@ settings(FILE *f, const Graph *g, const Analysis *an)
 	row(f, "hardware", b);
 	row(f, "software", an->q.impl.name);
 	if (an->q.set.global_batch)
-		snprintf(b, sizeof b, "%" PRId64 " GPUs, global batch %" PRId64 ", %s, %s", an->q.set.gpus,
-			 an->q.set.global_batch, precision_name(an->q.set.prec), optimizer_name(an->q.set.opt));
+		snprintf(b, sizeof b, "%" PRId64 " GPUs, global batch %" PRId64 ", %s, %s",
+			 an->q.set.gpus, an->q.set.global_batch, precision_name(an->q.set.prec),
+			 optimizer_name(an->q.set.opt));
 	else
 		snprintf(b, sizeof b, "%" PRId64 " GPUs, %" PRId64 " samples per GPU, %s, %s",
 			 an->q.set.gpus, an->q.set.batch_per_gpu, precision_name(an->q.set.prec),
@@ -222,7 +224,8 @@ html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
 	bool ok = true;
 
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>oraclec: ",
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+	      "charset=\"utf-8\">\n<title>oraclec: ",
 	      f);
 	esc_xml(f, g->name);
 	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>oraclec: ", style);

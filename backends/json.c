@@ -241,8 +241,8 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 	set(sum, "epoch_s", json_real(pl->epoch));
 	set(sum, "recommended", json_boolean(pl->recommended));
 	for (int m = 0; m < PL_MODES; m++)
-		set(uni, per_layer_mode_name[m], isfinite(pl->uniform[m]) ? json_real(pl->uniform[m])
-									    : json_null());
+		set(uni, per_layer_mode_name[m],
+		    isfinite(pl->uniform[m]) ? json_real(pl->uniform[m]) : json_null());
 	set(sum, "uniform_iteration_s", uni);
 	set(root, "per_layer_summary", sum);
 }
@@ -347,7 +347,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
 	set(o, "implementation", jstr(an->q.impl.name));
 	set(o, "zero", json_integer(an->q.set.zero));
-	set(o, "fsdp", an->q.set.zero < 3 ? json_null() : jstr(an->q.set.zero_node ? "hybrid" : "full"));
+	set(o, "fsdp",
+	    an->q.set.zero < 3 ? json_null() : jstr(an->q.set.zero_node ? "hybrid" : "full"));
 	set(o, "recompute", jstr(recompute_label(an->rc.k, label, sizeof label)));
 	set(it, "compute_s", num(c, k->t.compute));
 	set(it, "communication_s", num(c, k->t.communication));
@@ -388,8 +389,9 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 			json_array_append_new(st, s);
 		}
 		set(o, "micro_batches", json_integer(k->micro_batches));
-		set(o, "schedule", jstr(schedule_label(an->q.set.schedule, an->q.set.virtual_stages, label,
-							sizeof label)));
+		set(o, "schedule",
+		    jstr(schedule_label(an->q.set.schedule, an->q.set.virtual_stages, label,
+					sizeof label)));
 		set(o, "stages", st);
 	}
 	if (k->kind == STRAT_DATA && c && k->micro_batches > 1)
@@ -424,8 +426,10 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "optimizer", jstr(optimizer_name(an->q.set.opt)));
 	set(root, "warnings", warnings_json(an));
 	set(root, "notes", notes_json(an));
-	set(batch, "per_gpu", an->q.set.batch_per_gpu ? json_integer(an->q.set.batch_per_gpu) : json_null());
-	set(batch, "global", an->q.set.global_batch ? json_integer(an->q.set.global_batch) : json_null());
+	set(batch, "per_gpu",
+	    an->q.set.batch_per_gpu ? json_integer(an->q.set.batch_per_gpu) : json_null());
+	set(batch, "global",
+	    an->q.set.global_batch ? json_integer(an->q.set.global_batch) : json_null());
 	set(batch, "dataset_size", json_integer(an->q.set.dataset_size));
 	set(batch, "sample_bytes", json_real(an->q.set.sample_bytes));
 	set(root, "batch", batch);

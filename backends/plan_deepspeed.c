@@ -104,10 +104,11 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 				      "arithmetic); not run: DeepSpeed is not packaged in Debian"));
 	set(own, "world_size", json_integer(pl->gpus));
 	set(own, "data_parallel_size", json_integer(pl->replicas));
-	set(own, "client_optimizer", an->q.set.opt == OPT_MOMENTUM ? jstr("torch.optim.SGD(momentum=0.9)")
-				     : an->q.set.opt == OPT_SGD    ? jstr("torch.optim.SGD")
-				     : an->q.set.opt == OPT_RMSPROP ? jstr("torch.optim.RMSprop(momentum=0.9)")
-							     : json_null());
+	set(own, "client_optimizer",
+	    an->q.set.opt == OPT_MOMENTUM  ? jstr("torch.optim.SGD(momentum=0.9)")
+	    : an->q.set.opt == OPT_SGD     ? jstr("torch.optim.SGD")
+	    : an->q.set.opt == OPT_RMSPROP ? jstr("torch.optim.RMSprop(momentum=0.9)")
+					   : json_null());
 	set(own, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
 	set(root, "oraclec", own);
 	return plan_dump(root, f);

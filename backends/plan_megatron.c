@@ -77,11 +77,13 @@ plan_megatron_placed(const Graph *g, const Placement *pl)
 
 	if (plan_megatron_places(pl->k))
 		return true;
-	diag_error((Loc){ g->source, 0, 0 }, "Megatron-LM numbers its ranks tp-dp-pp, or "
+	diag_error((Loc){ g->source, 0, 0 },
+		   "Megatron-LM numbers its ranks tp-dp-pp, or "
 		   "tp-pp-dp with --use-tp-pp-dp-mapping; the recommended %s grid %s is "
 		   "nested data-inner (data innermost), which it cannot place; --nesting "
 		   "model-inner or pipeline-outer gives one it can; no plan written",
-		   strategy_name[pl->k->kind], grid_format(pl->k->grid, NULL, 0, grid, sizeof grid));
+		   strategy_name[pl->k->kind],
+		   grid_format(pl->k->grid, NULL, 0, grid, sizeof grid));
 	return false;
 }
 

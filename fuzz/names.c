@@ -360,12 +360,12 @@ validation(char **nm)
 
 	validation_score(&v);
 	out_begin(&o);
-	CHECK(validation_emit(&v, "text", o.f));
+	CHECK(validation_text(&v, o.f));
 	out_end(&o);
 	no_control(&o, "\n");
 	free(o.buf);
 	out_begin(&o);
-	CHECK(validation_emit(&v, "csv", o.f));
+	CHECK(validation_csv(&v, o.f));
 	out_end(&o);
 	CHECK(csv_records(&o, 10, 1, first, 1) == 3); /* no precision, no peak */
 	free(o.buf);
@@ -429,13 +429,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		set.sample_bytes = 4.0 * D;
 		modules_derive(g, &mod);
 		opt.cut_after = plan_cuts(g, &mod);
-		if (analysis_setup(&an, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
+		Engine *eng = engine_new(true);
+		if (analysis_setup(&an, eng, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
 		    strategies_run(g, &an, &opt)) {
 			analysis_report_bytes(&an, g, true, &a);
 			reports(g, &an);
 			if (placement_run(g, &an, &opt, &mod, &pl))
 				plans(g, &an, &pl);
 		}
+		engine_free(eng);
 	}
 	fuzz_done(&a, &files);
 	return 0;

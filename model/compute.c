@@ -165,7 +165,8 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	double narrow = l->low && low ? (double)low / elem : 1;
 	double fwd = ((double)c->elems_fwd * elem - wbytes) * narrow * n * share;
 	double act = bwd ? (double)c->elems_bwd * elem * narrow * n * share : fwd;
-	double bytes, fused = fused_attention(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt));
+	double bytes,
+		fused = fused_attention(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt));
 
 	if (fused >= 0)
 		return fused;
@@ -176,11 +177,13 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	 * input and the output gradient over the whole batch: 2 k_h k_w
 	 * reads of the output's size (conv_depthwise2d_grad_weight_kernel) */
 	if (aten && bwd)
-		act = (c->flops_bwd_data > 0 ? fwd : 0) + 2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
-				    (double)g->tensor[l->out[0]].elems * elem * narrow * n * share;
+		act = (c->flops_bwd_data > 0 ? fwd : 0) +
+		      2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
+			      (double)g->tensor[l->out[0]].elems * elem * narrow * n * share;
 	bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = aten ? flops / (peak * efficiency(s, l, dt))
-			 : kernel_compute(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt), flops);
+			 : kernel_compute(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt),
+					  flops);
 	double tm = bytes / bandwidth(an, l);
 	/* Tensor cores work on NHWC: on PyTorch's default NCHW tensors cuDNN
 	 * transposes a convolution's operands in kernels of their own, a read
@@ -193,8 +196,9 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	 * convolutions) */
 	double dy = (double)g->tensor[l->out[0]].elems * elem * narrow * n * share;
 	double tt = op_info[l->op].cls == OPC_CONV && dt != DT_FP32 && s->peak[dt] > 0 &&
-			    !an->q.set.channels_last && !aten && act > 0
-			    ? 2 * (bwd && an->q.impl.transposes_once ? dy : act) / (s->mem_bw * s->eff_mem)
+				    !an->q.set.channels_last && !aten && act > 0
+			    ? 2 * (bwd && an->q.impl.transposes_once ? dy : act) /
+				      (s->mem_bw * s->eff_mem)
 			    : 0;
 
 	if (op_info[l->op].save & S_VIEW)
@@ -211,7 +215,8 @@ static double
 cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd)
 {
 	const Cost *c = &l->cost;
-	double elems = (double)c->cast_w * share + (double)(bwd ? c->cast_grad : c->cast_in) * n * share;
+	double elems =
+		(double)c->cast_w * share + (double)(bwd ? c->cast_grad : c->cast_in) * n * share;
 	int ops = c->cast_wn + (bwd ? c->cast_gradn : c->cast_inn);
 
 	if (!precision_low(an->q.set.prec)) /* no autocast: no cast */
@@ -408,10 +413,13 @@ update_time(const Analysis *an, double params, double arrays)
 	const Implementation *im = &an->q.impl;
 	double chunks = ceil(arrays / FOREACH_TENSORS), big = ceil(params / FOREACH_ELEMS);
 	double per = im->step == STEP_FOREACH ? (chunks > big ? chunks : big) : arrays;
-	double kernels = (im->step == STEP_PER_OP || im->step == STEP_FOREACH ? step_ops(an->q.set.opt) : 1) +
-			 (im->zero_grad ? 1 : 0);
+	double kernels =
+		(im->step == STEP_PER_OP || im->step == STEP_FOREACH ? step_ops(an->q.set.opt)
+								     : 1) +
+		(im->zero_grad ? 1 : 0);
 
-	return params * update_bytes(an->q.set.opt) / (s->mem_bw * s->eff_mem) + per * kernels * s->kernel_lat;
+	return params * update_bytes(an->q.set.opt) / (s->mem_bw * s->eff_mem) +
+	       per * kernels * s->kernel_lat;
 }
 
 /* CPU seconds one loader worker spends on a sample: decoding and
@@ -421,7 +429,8 @@ static double
 sample_cpu(const Analysis *an)
 {
 	switch (an->q.set.data) {
-	case DATA_JPEG: return an->q.impl.decode_bw > 0 ? an->q.set.sample_bytes / an->q.impl.decode_bw : 0;
+	case DATA_JPEG:
+		return an->q.impl.decode_bw > 0 ? an->q.set.sample_bytes / an->q.impl.decode_bw : 0;
 	case DATA_RAW: return an->q.impl.raw_sample;
 	default: return 0;
 	}
@@ -450,7 +459,8 @@ input_time(const Analysis *an, double samples, double cores, double node_samples
 {
 	const System *s = an->q.sys;
 	double workers = an->q.impl.loader_workers < cores ? an->q.impl.loader_workers : cores;
-	double bytes = s->storage_bw > 0 ? node_samples * an->q.set.sample_bytes / s->storage_bw : 0;
+	double bytes =
+		s->storage_bw > 0 ? node_samples * an->q.set.sample_bytes / s->storage_bw : 0;
 	double files = s->fs_file_rate > 0 ? shared_reads(an, node_samples, nodes) / s->fs_file_rate
 					   : 0;
 	double read = bytes > files ? bytes : files;

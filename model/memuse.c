@@ -24,51 +24,60 @@ keeps(const Analysis *an, const Graph *g)
 	return graph_keeps(g, an->q.set.prec, an->q.impl.fused_attention);
 }
 
-/* The last answers of kept_at_precision, by everything they depend on: the
- * graph (its version), the widths and the count (an analysis asks for
- * its own again and again, and the search for a few precisions). */
+/* What k (one of g's counts) keeps at those widths. */
+static KeptBytes
+kept_at_widths(const Graph *g, const Keeps *k, int wide, int narrow)
+{
+	KeptBytes b = { .input = k->input * wide };
+
+	b.act = kept_at(&k->layers, wide, narrow) + b.input;
+	b.saved_fixed = k->saved_fixed;
+	b.transient = memory_transient(g, k, wide, narrow);
+	/* the workspace at the width the convolutions compute in */
+	b.workspace = g->total.workspace * (narrow ? narrow : wide);
+	b.cast_weights = g->total.cast_weights * narrow;
+	return b;
+}
+
+/* The engine's last answers, by everything they read: the graph (its
+ * identity and version), which of its counts, and the widths (an analysis
+ * asks for its own again and again, a search for a few precisions). */
 enum { KEPT_MEMO = 4 };
-typedef struct KeptMemo {
+typedef struct KeptAnswer {
 	const Graph *g;
 	uint64_t version;
 	const Keeps *k;
 	int wide, narrow;
 	KeptBytes b;
+} KeptAnswer;
+typedef struct KeptMemo {
+	KeptAnswer a[KEPT_MEMO];
+	int next;                 /* the slot the next new answer takes */
 } KeptMemo;
-
-/* What k (one of g's counts) keeps at those widths. */
-static KeptBytes
-kept_at_widths(const Graph *g, const Keeps *k, int wide, int narrow)
-{
-	static KeptMemo memo[KEPT_MEMO];
-	static int next;
-	KeptMemo *m;
-
-	for (int i = 0; i < KEPT_MEMO; i++) {
-		m = &memo[i];
-		if (m->g == g && m->version == g->version && m->k == k && m->wide == wide &&
-		    m->narrow == narrow)
-			return m->b;
-	}
-	m = &memo[next];
-	next = (next + 1) % KEPT_MEMO;
-	*m = (KeptMemo){ .g = g, .version = g->version, .k = k, .wide = wide, .narrow = narrow };
-	m->b.input = k->input * wide;
-	m->b.act = kept_at(&k->layers, wide, narrow) + m->b.input;
-	m->b.saved_fixed = k->saved_fixed;
-	m->b.transient = memory_transient(g, k, wide, narrow);
-	/* the workspace at the width the convolutions compute in */
-	m->b.workspace = g->total.workspace * (narrow ? narrow : wide);
-	m->b.cast_weights = g->total.cast_weights * narrow;
-	return m->b;
-}
 
 KeptBytes
 kept(const Analysis *an, const Graph *g)
 {
-	Precision p = an->q.set.prec;
+	Engine *e = an->eng;
+	const Keeps *k = keeps(an, g);
+	int wide = precision_bytes(an->q.set.prec), narrow = precision_low(an->q.set.prec);
+	KeptAnswer *m;
 
-	return kept_at_widths(g, keeps(an, g), precision_bytes(p), precision_low(p));
+	if (!e->reuse)
+		return kept_at_widths(g, k, wide, narrow);
+	if (!e->kept)
+		e->kept = xcalloc(1, sizeof *e->kept);
+	for (int i = 0; i < KEPT_MEMO; i++) {
+		m = &e->kept->a[i];
+		if (m->g == g && m->version == g->version && m->k == k && m->wide == wide &&
+		    m->narrow == narrow)
+			return m->b;
+	}
+	m = &e->kept->a[e->kept->next];
+	e->kept->next = (e->kept->next + 1) % KEPT_MEMO;
+	*m = (KeptAnswer){ .g = g, .version = g->version, .k = k, .wide = wide, .narrow = narrow,
+			   .b = kept_at_widths(g, k, wide, narrow) };
+	return m->b;
 }
 
 double

@@ -9,13 +9,13 @@
  * stream).  What runs past the end of backward is exposed; the rest is
  * hidden behind it.  Each bucket pays the collective's start-up, so small
  * buckets cost latency and large ones hide little. */
-#include "model/model.h"
+#include "model/reuse.h"
 
 double
 grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,
 	  double *hidden)
 {
-	const LayerTable *tb = layer_table(g);
+	const LayerTable *tb = layer_table(an, g);
 	double ready = 0, done = 0, fill = 0, all = 0, sum = 0, other_share = -1;
 	Times whole, other;
 
@@ -114,7 +114,7 @@ reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
 
 	if (grp.size <= 1 || an->q.set.zero >= 2)
 		return 0;
-	tb = layer_table_full(g);
+	tb = layer_table_full(an, g);
 	for (int i = first; i <= last; i++) {
 		t += reducer_kernels(an, g, tb->nw[i], tb->buffers[i],
 				     (double)tb->params[i] * (wshare ? wshare[i] : 1));

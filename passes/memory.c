@@ -126,7 +126,8 @@ producer(const Mem *m, int t, OpKind op)
 static bool
 selects(const Layer *l)
 {
-	return l->nin == 1 && (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target->rank == 0));
+	return l->nin == 1 &&
+	       (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target->rank == 0));
 }
 
 /* Autocast's op lists for CUDA (PyTorch's aten/src/ATen/autocast_mode.h:
@@ -366,7 +367,8 @@ fuse_layernorm(Mem *m, int r)
 	if ((gm = sole_user(m, l[dv].out[0], OP_SCALE)) >= 0)
 		m->fused[gm] = true; /* gamma: LayerNorm recomputes what it multiplies */
 	pattern(m, r, PAT_LAYERNORM,
-		(int[]){ s, pw, r2, eps, sq, dv, gm, gm >= 0 ? scaled_by(m, l[gm].out[0]) : -1 }, 8);
+		(int[]){ s, pw, r2, eps, sq, dv, gm, gm >= 0 ? scaled_by(m, l[gm].out[0]) : -1 },
+		8);
 	if (m->low[x]) /* layer_norm: autocast's fp32 list */
 		add(m, &m->cast[r], 1, m->g->tensor[x].elems);
 	if (!m->g->tensor[x].konst)
@@ -578,7 +580,7 @@ memory_transient(const Graph *g, const Keeps *k, int wide, int narrow)
 /* Layer i's counts under the two regimes into k[], its elements kept
  * (the plain regime's) into its act_elems. */
 static void
-layer_kept(Mem *m, int i, Kept k[KEEP_REGIMES])
+layer_counts(Mem *m, int i, Kept k[KEEP_REGIMES])
 {
 	Graph *g = m->g;
 	Layer *l = &g->layer[i];
@@ -636,7 +638,7 @@ sum_up(Mem *m, Keeps keep[KEEP_REGIMES])
 	for (int i = 0; i < g->nlayer; i++) {
 		Layer *l = &g->layer[i];
 		Kept k[KEEP_REGIMES];
-		layer_kept(m, i, k);
+		layer_counts(m, i, k);
 		for (int r = 0; r < KEEP_REGIMES; r++) {
 			keep[r].layer[i] = k[r];
 			kept_add(m, &keep[r].layers, &k[r]);
@@ -646,7 +648,8 @@ sum_up(Mem *m, Keeps keep[KEEP_REGIMES])
 			ws = l->cost.macs / l->attr.filters * (l->attr.groups ? l->attr.groups : 1);
 		if (lowers(l->op) && l->cost.params > 0)
 			add(m, &cw, 1,
-			    l->cost.params - (l->attr.bias && l->op != OP_MATMUL ? l->attr.filters : 0));
+			    l->cost.params -
+				    (l->attr.bias && l->op != OP_MATMUL ? l->attr.filters : 0));
 	}
 	for (int t = 0; t < g->ntensor; t++)
 		if (g->tensor[t].producer < 0) {

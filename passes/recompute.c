@@ -42,7 +42,7 @@ at(const Graph *g, Precision p)
 
 /* Layer i's kept bytes per sample. */
 static double
-layer_kept(const At *a, int i)
+layer_held(const At *a, int i)
 {
 	return (double)kept_bytes(&a->layer[i], a->p);
 }
@@ -62,7 +62,7 @@ inputs(const At *a)
  * last segment; with `boundary`, each segment start's live bytes into it
  * and the largest segment's into *largest. */
 static double
-kept(const At *a, const int *last_use, int k, int *last, double *boundary, double *largest)
+kept_with(const At *a, const int *last_use, int k, int *last, double *boundary, double *largest)
 {
 	const Graph *g = a->g;
 	double input = inputs(a), live = 0, seg = 0, most = 0;
@@ -83,7 +83,7 @@ kept(const At *a, const int *last_use, int k, int *last, double *boundary, doubl
 						boundary[i] += b;
 				}
 		}
-		seg += layer_kept(a, i);
+		seg += layer_held(a, i);
 	}
 	if (seg > most)
 		most = seg;
@@ -101,9 +101,9 @@ recompute_selective(const Graph *g, Precision p, Recompute *r)
 
 	graph_attention(g, core);
 	for (int i = 0; i < g->nlayer; i++) {
-		full += layer_kept(&a, i);
+		full += layer_held(&a, i);
 		if (core[i])
-			freed += layer_kept(&a, i);
+			freed += layer_held(&a, i);
 	}
 	*r = (Recompute){ .k = RECOMPUTE_SELECTIVE, .redo = core,
 			  .fraction = full > 0 ? (full - freed) / full : 1 };
@@ -119,19 +119,19 @@ recompute_plan(const Graph *g, int k, Precision p, Recompute *r)
 
 	graph_last_use(g, last_use);
 	for (int i = 0; i < g->nlayer; i++)
-		full += layer_kept(&a, i);
+		full += layer_held(&a, i);
 	if (k > 0) {
 		best_k = k < g->nlayer ? k : g->nlayer;
 	} else {
 		for (int c = 1; c <= g->nlayer; c++) {
-			double v = kept(&a, last_use, c, &last, NULL, NULL);
+			double v = kept_with(&a, last_use, c, &last, NULL, NULL);
 			if (best < 0 || v < best * (1 - 1e-12))
 				best = v, best_k = c;
 		}
 	}
 	*r = (Recompute){ .k = best_k };
 	boundary = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *boundary);
-	best = kept(&a, last_use, best_k, &r->first_kept, boundary, &r->segment);
+	best = kept_with(&a, last_use, best_k, &r->first_kept, boundary, &r->segment);
 	r->boundary = boundary;
 	free(last_use);
 	r->fraction = full > 0 && best < full ? best / full : 1;

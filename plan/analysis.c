@@ -22,10 +22,9 @@ enum { DEFAULT_DATASET = 1281167 };
 #define IMAGENET_JPEG_BYTES 110e3
 
 const Settings settings_default = {
-	.prec = PREC_FP32,
-	.opt = OPT_MOMENTUM,
-	.gpus = 1,
-	.batch_per_gpu = 32,
+#define SETTING(type, name, dflt, shown, layer, plan) .name = dflt,
+#include "ir/settings.def"
+#undef SETTING
 };
 
 void
@@ -93,7 +92,7 @@ missing_peak(const System *s, Precision p)
 }
 
 bool
-analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *s)
+analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph *g, const System *s)
 {
 	int64_t dataset = set->dataset_size ? set->dataset_size : g->dataset_size;
 	DataKind kind = set->data != DATA_AUTO ? set->data : data_kind(g);
@@ -112,7 +111,8 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 				   "%s peak", precision_name(set->prec), s->name, peak);
 		return false;
 	}
-	*an = (Analysis){ .q = { .sys = s, .impl = implementation(set, s), .set = *set } };
+	*an = (Analysis){ .q = { .sys = s, .impl = implementation(set, s), .set = *set },
+			  .eng = eng };
 	an->q.set.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1;
 	an->q.set.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu;
 	an->q.set.dataset_size = dataset ? dataset : DEFAULT_DATASET;
@@ -181,7 +181,8 @@ per_gpu(const Analysis *an)
 {
 	if (an->q.set.batch_per_gpu > 0)
 		return an->q.set.batch_per_gpu;
-	return an->q.set.gpus > 0 ? an->q.set.global_batch / an->q.set.gpus : an->q.set.global_batch;
+	return an->q.set.gpus > 0 ? an->q.set.global_batch / an->q.set.gpus
+				  : an->q.set.global_batch;
 }
 
 /* The measured times: a ParaDL table's and a CSV profile's, then a
@@ -290,7 +291,7 @@ analysis_run_settings(const Settings *set, const Measured *r)
 }
 
 bool
-analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
+analysis_measured(Analysis *an, Engine *eng, const Settings *set, Graph *g, const System *s,
 		  const Measured *r)
 {
 	Settings rs = analysis_run_settings(set, r);
@@ -301,7 +302,7 @@ analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
 			   precision_name(r->prec), s->name, peak);
 		return false;
 	}
-	return analysis_setup(an, &rs, g, s) && passes_run(g, an, PASS_TIMING, NULL);
+	return analysis_setup(an, eng, &rs, g, s) && passes_run(g, an, PASS_TIMING, NULL);
 }
 
 void

@@ -447,8 +447,8 @@ fit(Fit *f, double *lp, Calibration *out)
 		out->rel_error[j] = NAN;
 		if (f->free[j]) {
 			if (ok)
-				out->rel_error[j] =
-					sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) * r2 / (m - k));
+				out->rel_error[j] = sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) *
+							 r2 / (m - k));
 			i++;
 		}
 	}

@@ -112,9 +112,11 @@ static bool
 mode_runs(const Implementation *im, PerLayerMode m)
 {
 	switch (m) {
-	case PL_FILTER: return impl_runs_strategy(im, STRAT_FILTER) || impl_runs_strategy(im, STRAT_DF);
+	case PL_FILTER:
+		return impl_runs_strategy(im, STRAT_FILTER) || impl_runs_strategy(im, STRAT_DF);
 	case PL_CHANNEL: return impl_runs_strategy(im, STRAT_CHANNEL);
-	case PL_SPATIAL: return impl_runs_strategy(im, STRAT_SPATIAL) || impl_runs_strategy(im, STRAT_DS);
+	case PL_SPATIAL:
+		return impl_runs_strategy(im, STRAT_SPATIAL) || impl_runs_strategy(im, STRAT_DS);
 	default: return true;
 	}
 }
@@ -314,8 +316,10 @@ reduce(const Ctx *c, Chain *ch, int b, Reduction *r)
 					j = k;
 			x = &r->arc[i], y = &r->arc[j];
 			m = &r->arc[r->narc++];
-			*m = (Arc){ x->from, y->to, xcalloc((size_t)S * S, sizeof *m->t), A_SERIES, i, j,
-				    v, xcalloc((size_t)S * S, sizeof *m->arg), true };
+			*m = (Arc){
+				x->from, y->to, xcalloc((size_t)S * S, sizeof *m->t),   A_SERIES, i,
+				j,       v,     xcalloc((size_t)S * S, sizeof *m->arg), true
+			};
 			for (int s = 0; s < S; s++)
 				wv[s] = weight(c, ch, f + v - 1, s);
 			for (int k = 0; k < S * S; k++)
@@ -327,7 +331,8 @@ reduce(const Ctx *c, Chain *ch, int b, Reduction *r)
 					const double *ys = &y->t[s * S];
 					for (int z = 0; z < S; z++)
 						if (base + ys[z] < row[z])
-							row[z] = base + ys[z], m->arg[a * S + z] = s;
+							row[z] = base + ys[z],
+							m->arg[a * S + z] = s;
 				}
 			x->live = y->live = false;
 			progress = true;
@@ -409,8 +414,8 @@ moved(const Ctx *c, const Chain *ch, const int *state)
 		int src = b ? state[ch->end[b - 1]] : 0;
 		for (int e = ch->e0[b]; e < ch->e0[b + 1]; e++) {
 			const Edge *ed = &ch->edge[e];
-			t += move(c, c->st[ed->from < 0 ? src : state[ed->from]], c->st[state[ed->to]],
-				  ed->bytes);
+			t += move(c, c->st[ed->from < 0 ? src : state[ed->from]],
+				  c->st[state[ed->to]], ed->bytes);
 		}
 	}
 	return t;
@@ -455,7 +460,8 @@ solve(const Ctx *c, Chain *ch, double lambda, int *state, double *time, double *
       double *objective)
 {
 	int nb = ch->nb, S = c->nst, m = 0;
-	double *best = xcalloc((size_t)nb * S, sizeof *best), *T = xcalloc((size_t)S * S, sizeof *T);
+	double *best = xcalloc((size_t)nb * S, sizeof *best),
+	       *T = xcalloc((size_t)S * S, sizeof *T);
 	int *from = xcalloc((size_t)nb * S, sizeof *from), *src = xcalloc((size_t)nb, sizeof *src);
 	bool ok;
 
@@ -535,7 +541,8 @@ chain_build(const Graph *g, const Analysis *an, const CostModel *m, Ctx *c, Chai
 	*ch = (Chain){ 0 };
 	if (L == 0 || an->q.set.gpus < 2)
 		return false;
-	c->B = (double)(an->q.set.global_batch ? an->q.set.global_batch : an->q.set.batch_per_gpu * an->q.set.gpus);
+	c->B = (double)(an->q.set.global_batch ? an->q.set.global_batch
+					       : an->q.set.batch_per_gpu * an->q.set.gpus);
 	degrees(c);
 	S = c->nst;
 	last = xcalloc((size_t)g->ntensor + 1, sizeof *last);
@@ -664,7 +671,8 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 			best = k;
 	if (best >= 0) {
 		for (int k = 0; k < S; k++)
-			if (c.st[k].mode == (PerLayerMode)best && (best == PL_DATA || c.st[k].d == c.p))
+			if (c.st[k].mode == (PerLayerMode)best &&
+			    (best == PL_DATA || c.st[k].d == c.p))
 				for (int i = 0; i < L; i++)
 					state[i] = k;
 		time = out->uniform[best];
@@ -763,8 +771,9 @@ per_layer_recommend(const Analysis *an, PerLayer *pl)
 	pl->recommended = false;
 	if (!pl->done)
 		return;
-	pl->epoch = pl->global_batch > 0 ? pl->time * ceil((double)an->q.set.dataset_size / pl->global_batch)
-					 : INFINITY;
+	pl->epoch = pl->global_batch > 0
+			    ? pl->time * ceil((double)an->q.set.dataset_size / pl->global_batch)
+			    : INFINITY;
 	for (int m = 0; m < PL_MODES; m++)
 		if (pl->uniform[m] < uniform)
 			uniform = pl->uniform[m];
@@ -772,7 +781,7 @@ per_layer_recommend(const Analysis *an, PerLayer *pl)
 	 * uniform assignment; and so much faster than the strategy
 	 * recommended, which may be one the per-layer model has not (a
 	 * pipeline), or priced apart (the table's own model) */
-	pl->recommended = pl->fits && isfinite(uniform) && pl->time * (1 + SIMPLER_WITHIN) < uniform &&
-			  (an->best < 0 ||
-			   pl->epoch * (1 + SIMPLER_WITHIN) < an->cand[an->best].epoch);
+	pl->recommended =
+		pl->fits && isfinite(uniform) && pl->time * (1 + SIMPLER_WITHIN) < uniform &&
+		(an->best < 0 || pl->epoch * (1 + SIMPLER_WITHIN) < an->cand[an->best].epoch);
 }

@@ -66,17 +66,21 @@ batch(const Graph *g, Placement *pl)
 	below = B / parts * parts;
 	above = below + parts;
 	if (pl->micro_batches > 1)
-		diag_error(at, "the plan's micro-batch of %g samples is not whole: the global "
-			   "batch of %" PRId64 " does not split into %" PRId64 " micro-batches; "
-			   "a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
-			   pl->micro_batch, B, parts, parts,
-			   below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
+		diag_error(
+			at,
+			"the plan's micro-batch of %g samples is not whole: the global "
+			"batch of %" PRId64 " does not split into %" PRId64 " micro-batches; "
+			"a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
+			pl->micro_batch, B, parts, parts,
+			below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
 	else
-		diag_error(at, "the plan's batch per replica of %g samples is not whole: the "
-			   "global batch of %" PRId64 " does not split over %" PRId64 " replicas; "
-			   "a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
-			   pl->replica_batch, B, parts, parts,
-			   below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
+		diag_error(
+			at,
+			"the plan's batch per replica of %g samples is not whole: the "
+			"global batch of %" PRId64 " does not split over %" PRId64 " replicas; "
+			"a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
+			pl->replica_batch, B, parts, parts,
+			below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
 	return false;
 }
 
@@ -135,8 +139,10 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 		st->ulast = m->unit_of[st->last];
 		st->time = k->stage_time[i];
 		st->mem = k->stage_mem[i];
-		st->held = pipeline_held(an->q.set.schedule, an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1,
-					 M, k->stages, i);
+		st->held =
+			pipeline_held(an->q.set.schedule,
+				      an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1,
+				      M, k->stages, i);
 		st->checkpointed = pipeline_checkpointed(an, M, st->held, &st->whole);
 		st->nmodules = modules_within(g, m, st->first, st->last, &st->modules);
 		for (int u = st->ufirst; m->stack && u <= st->ulast; u++) {
@@ -193,13 +199,14 @@ chunks(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
 	held = arena_alloc(g->arena, (size_t)pl->nstage * 24 + 1);
 	for (int i = 0; i < pl->nstage; i++)
 		n += (size_t)sprintf(held + n, "%s%d", i ? ", " : "", pl->stage[i].blocks);
-	diag_error((Loc){ g->source, 0, 0 },
-		   "--schedule interleaved:%" PRId64 " with --plan megatron: Megatron-LM gives each "
-		   "pipeline rank's blocks to its %" PRId64 " model chunks in equal parts, and stage "
-		   "%d holds %d block%s (the stages hold %s); %s; no plan written",
-		   v, v, bad, pl->stage[bad].blocks, pl->stage[bad].blocks == 1 ? "" : "s", held,
-		   common > 1 ? arena_printf(g->arena, "V must divide %" PRId64, common)
-			      : "no V above 1 divides them all");
+	diag_error(
+		(Loc){ g->source, 0, 0 },
+		"--schedule interleaved:%" PRId64 " with --plan megatron: Megatron-LM gives each "
+		"pipeline rank's blocks to its %" PRId64 " model chunks in equal parts, and stage "
+		"%d holds %d block%s (the stages hold %s); %s; no plan written",
+		v, v, bad, pl->stage[bad].blocks, pl->stage[bad].blocks == 1 ? "" : "s", held,
+		common > 1 ? arena_printf(g->arena, "V must divide %" PRId64, common)
+			   : "no V above 1 divides them all");
 	return false;
 }
 
@@ -252,7 +259,8 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 			return false;
 		pl->recut = o->cut_after != NULL;
 		if (pl->recut)
-			diag_note(at, "the plan's pipeline stages begin at blocks; a report without "
+			diag_note(at,
+				  "the plan's pipeline stages begin at blocks; a report without "
 				  "--plan may cut inside them (docs/plans.md)");
 	}
 	if (pl->k->split >= 0)

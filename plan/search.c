@@ -151,7 +151,8 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 void
 search_begin(Search *s, double budget_s)
 {
-	*s = (Search){ .best = INFINITY, .deadline = budget_s > 0 ? clock_ms() + budget_s * 1e3 : 0 };
+	*s = (Search){ .best = INFINITY,
+		       .deadline = budget_s > 0 ? clock_ms() + budget_s * 1e3 : 0 };
 }
 
 bool
@@ -165,7 +166,8 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 		recompute_plan(g, 0, an->q.set.prec, &full);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
 		int64_t grid[DIM_COUNT], it = 0;
-		if (!(o->mask & (1u << kind)) || !impl_runs_strategy(&an->q.impl, (StrategyKind)kind))
+		if (!(o->mask & (1u << kind)) ||
+		    !impl_runs_strategy(&an->q.impl, (StrategyKind)kind))
 			continue;
 		while (grid_next((StrategyKind)kind, p, &it, grid)) {
 			if (s->deadline && clock_ms() > s->deadline) {
@@ -193,7 +195,8 @@ same(const SearchConfig *a, const SearchConfig *b)
 static bool
 simpler(const SearchConfig *a, const SearchConfig *b)
 {
-	int za = a->zero, zb = b->zero, da = grid_dimensions(a->grid), db = grid_dimensions(b->grid);
+	int za = a->zero, zb = b->zero, da = grid_dimensions(a->grid),
+	    db = grid_dimensions(b->grid);
 	int ra = a->recompute != 0, rb = b->recompute != 0;
 
 	return za <= zb && da <= db && ra <= rb && (za < zb || da < db || ra < rb);
@@ -202,8 +205,10 @@ simpler(const SearchConfig *a, const SearchConfig *b)
 static const char *
 zero_text(const SearchConfig *c, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s", !c->zero ? "no ZeRO" : c->zero_node ? "FSDP hybrid" : (const char *[]){
-		"", "ZeRO 1", "ZeRO 2", "ZeRO 3" }[c->zero]);
+	snprintf(buf, n, "%s",
+		 !c->zero       ? "no ZeRO"
+		 : c->zero_node ? "FSDP hybrid"
+				: (const char *[]){ "", "ZeRO 1", "ZeRO 2", "ZeRO 3" }[c->zero]);
 	return buf;
 }
 
@@ -227,7 +232,8 @@ simplest_first(Search *s)
 		for (int d = 0; d < 3; d++)
 			for (int r = 0; r < 2; r++)
 				if (s->has_simplest[z][d][r] &&
-				    s->simplest[z][d][r].epoch <= fast->epoch * (1 + SIMPLER_WITHIN) &&
+				    s->simplest[z][d][r].epoch <=
+					    fast->epoch * (1 + SIMPLER_WITHIN) &&
 				    (simpler(&s->simplest[z][d][r], fast) ||
 				     same(&s->simplest[z][d][r], fast)))
 					in[n++] = &s->simplest[z][d][r];
@@ -246,13 +252,14 @@ simplest_first(Search *s)
 			       "fastest (%s, %.4g s per epoch) and simpler:", 100 * SIMPLER_WITHIN,
 			       strategy_name[fast->kind], fast->epoch);
 	if (chosen.zero < fast->zero)
-		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len, " %s against %s;",
-					zero_text(&chosen, b1, sizeof b1), zero_text(fast, b2, sizeof b2));
-	if (grid_dimensions(chosen.grid) < grid_dimensions(fast->grid) && len < sizeof s->simpler)
 		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len,
-					" %d grid dimension%s against %d;", grid_dimensions(chosen.grid),
-					grid_dimensions(chosen.grid) == 1 ? "" : "s",
-					grid_dimensions(fast->grid));
+					" %s against %s;", zero_text(&chosen, b1, sizeof b1),
+					zero_text(fast, b2, sizeof b2));
+	if (grid_dimensions(chosen.grid) < grid_dimensions(fast->grid) && len < sizeof s->simpler)
+		len += (size_t)snprintf(
+			s->simpler + len, sizeof s->simpler - len,
+			" %d grid dimension%s against %d;", grid_dimensions(chosen.grid),
+			grid_dimensions(chosen.grid) == 1 ? "" : "s", grid_dimensions(fast->grid));
 	if (!chosen.recompute && fast->recompute && len < sizeof s->simpler)
 		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len,
 					" no recomputation against %s;",
@@ -276,7 +283,8 @@ search_end(Search *s)
 	for (int i = 1; i < s->ntop; i++) {
 		SearchConfig *c = &s->top[i];
 		if (!c->feasible)
-			snprintf(c->why, sizeof c->why, "%s", c->reason ? c->reason : "does not fit");
+			snprintf(c->why, sizeof c->why, "%s",
+				 c->reason ? c->reason : "does not fit");
 		else if (s->top[0].feasible && c->epoch < s->top[0].epoch)
 			snprintf(c->why, sizeof c->why, "%.1f %% faster, within %.0f %%: the first "
 				 "is simpler", 100 * (1 - c->epoch / s->top[0].epoch),
@@ -319,13 +327,15 @@ search_all(const Graph *g, const Analysis *an, const Settings *set, const Strate
 	for (int p = 0; p < PREC_COUNT && ok && !s->stopped; p++) {
 		Settings at = *set;
 		Analysis a;
-		if (!runs(an->q.sys, (Precision)p) || !impl_runs_precision(&an->q.impl, (Precision)p))
+		if (!runs(an->q.sys, (Precision)p) ||
+		    !impl_runs_precision(&an->q.impl, (Precision)p))
 			continue;
 		at.prec = (Precision)p;
 		if (at.prec == set->prec)
 			ok = search_run(g, an, o, fix, s);
 		else
-			ok = analysis_setup(&a, &at, g, an->q.sys) && search_run(g, &a, o, fix, s);
+			ok = analysis_setup(&a, an->eng, &at, g, an->q.sys) &&
+			     search_run(g, &a, o, fix, s);
 	}
 	search_end(s);
 	return ok;

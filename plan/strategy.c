@@ -35,50 +35,6 @@ strategy_cost_model(const StrategyOpts *o)
 	return o->model ? o->model : &cost_model_physical;
 }
 
-double
-matmul_peak(const Graph *g, const Analysis *an)
-{
-	/* the last answer, for the grids of one analysis: a pass over the
-	 * layers per grid was a fifth of 100,000 layers' time on 1,024 GPUs */
-	static struct {
-		const Graph *g;
-		uint64_t version;
-		Precision prec;
-		bool conv_tf32, aten_depthwise;
-		double fp32, tf32, p0; /* the peaks it read */
-		double peak;
-	} last;
-	const System *s = an->q.sys;
-	double flops = 0, time = 0, peak;
-	Dtype dt0 = precision_dtype(an->q.set.prec, true);
-
-	if (last.g == g && last.version == g->version && last.prec == an->q.set.prec &&
-	    last.conv_tf32 == an->q.impl.conv_tf32 && last.aten_depthwise == an->q.impl.aten_depthwise &&
-	    last.fp32 == s->peak[DT_FP32] && last.tf32 == s->peak[DT_TF32] && last.p0 == s->peak[dt0])
-		return last.peak;
-
-	for (int i = 0; i < g->nlayer; i++) {
-		const Layer *l = &g->layer[i];
-		double f = (double)l->cost.flops_fwd + (double)l->cost.flops_bwd;
-		Dtype dt = dt0;
-		if (l->cost.macs <= 0 || !(f > 0))
-			continue;
-		/* as the cost model: TF32 for an fp32 run's convolutions where
-		 * the implementation lets cuDNN use it, but ATen's depthwise */
-		if (dt == DT_FP32 && an->q.impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
-		    s->peak[DT_TF32] > 0 && !layer_on_aten(an, g, l))
-			dt = DT_TF32;
-		flops += f;
-		time += f / (s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32]);
-	}
-	peak = time > 0 ? flops / time : s->peak[dt0] > 0 ? s->peak[dt0] : s->peak[DT_FP32];
-	last.g = g, last.version = g->version, last.prec = an->q.set.prec;
-	last.conv_tf32 = an->q.impl.conv_tf32, last.aten_depthwise = an->q.impl.aten_depthwise;
-	last.fp32 = s->peak[DT_FP32], last.tf32 = s->peak[DT_TF32], last.p0 = s->peak[dt0];
-	last.peak = peak;
-	return peak;
-}
-
 void
 candidate_rates(const Graph *g, const Analysis *an, Candidate *k)
 {
@@ -139,11 +95,13 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	bool split = grid_split(grid) > 1;
 
 	if (pc->nest != NEST_COUNT || !m->nests) {
-		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER, k);
+		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER,
+			       k);
 		return;
 	}
 	predict_nested(pc, m, kind, grid, NEST_MODEL_INNER, k);
-	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] || !may_beat(pc->an, k, pc->beat))
+	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] ||
+	    !may_beat(pc->an, k, pc->beat))
 		return;
 	for (int n = NEST_DATA_INNER; n < NEST_COUNT; n++) {
 		if ((n == NEST_PIPELINE_OUTER && (grid[DIM_PIPELINE] <= 1 || !split)) ||
@@ -173,11 +131,15 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 			c.beat = k->epoch;
 	}
 	if (!any)
-		*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .computable = false,
+		*k = (Candidate){ .kind = kind,
+				  .split = -1,
+				  .analysed = true,
+				  .computable = false,
 				  .feasible = false,
-				  .reason = strategy_info[kind].grids == GRID_FACTORS3
-						    ? "needs three factors above 1 (p = p1 x p2 x p3)"
-						    : "needs two factors above 1 (p = p1 x p2)",
+				  .reason =
+					  strategy_info[kind].grids == GRID_FACTORS3
+						  ? "needs three factors above 1 (p = p1 x p2 x p3)"
+						  : "needs two factors above 1 (p = p1 x p2)",
 				  .bottleneck = "scaling limit" };
 }
 
@@ -267,13 +229,15 @@ rank_strategies(Analysis *an)
 
 	for (int k = 0; k < STRAT_COUNT; k++) {
 		const Candidate *c = &an->cand[k];
-		if (c->analysed && c->feasible && (f < 0 || c->epoch < an->cand[f].epoch * (1 - 1e-9)))
+		if (c->analysed && c->feasible &&
+		    (f < 0 || c->epoch < an->cand[f].epoch * (1 - 1e-9)))
 			f = k;
 	}
 	for (int k = 0; f >= 0 && k < STRAT_COUNT; k++) {
 		const Candidate *c = &an->cand[k];
 		int dc, dr;
-		if (!c->analysed || !c->feasible || c->epoch > an->cand[f].epoch * (1 + SIMPLER_WITHIN))
+		if (!c->analysed || !c->feasible ||
+		    c->epoch > an->cand[f].epoch * (1 + SIMPLER_WITHIN))
 			continue;
 		dc = grid_dimensions(c->grid);
 		dr = r < 0 ? 0 : grid_dimensions(an->cand[r].grid);

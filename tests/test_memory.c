@@ -415,7 +415,9 @@ onnx_decompositions_run_as_one_kernel(void **state)
 	Fx *fx = *state;
 	Graph *g = onnx_run(fx, mlp(&fx->arena, false));
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32 };
+	Analysis an = {
+		.eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32
+	};
 	const char *parts[] = { "sub", "sqrt", "beta", "gadd", "gmul", "ghalf" };
 	const Layer *mean = fx_layer(g, "mean");
 	double bw = s->mem_bw * s->eff_mem;

@@ -5,6 +5,7 @@
 #include "onnxbuild.h"
 #include "plan/analysis.h"
 #include "model/model.h"
+#include "model/reuse.h"
 #include "backends/backends.h"
 
 #include <math.h>
@@ -161,7 +162,12 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 1, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 1,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
@@ -188,8 +194,13 @@ forward_only_runs_have_no_backward(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 4,
-			.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
 			.q.set.forward_only = true };
 	Analysis train = an;
 	StrategyOpts o = { .mask = 1u << STRAT_DATA | 1u << STRAT_SPATIAL,
@@ -226,9 +237,16 @@ zero_shards_as_deepspeed_states(void **state)
 	assert_non_null(g);
 	W = (double)g->total.params;
 	for (int z = 1; z <= 3; z++) {
-		Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8,
-				.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
-				.q.set.prec = PREC_AMP_FP16, .q.set.opt = OPT_ADAM, .q.set.zero = z };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = fx_abci(fx),
+				.q.impl = fx_impl(fx_abci(fx)),
+				.q.set.gpus = 8,
+				.q.set.batch_per_gpu = 8,
+				.q.set.dataset_size = 800,
+				.q.set.sample_bytes = 1000,
+				.q.set.prec = PREC_AMP_FP16,
+				.q.set.opt = OPT_ADAM,
+				.q.set.zero = z };
 		StrategyOpts o = { .mask = 1u << STRAT_DATA };
 		const MemUse *m = &an.cand[STRAT_DATA].mem;
 		want[1][0] = 2 * W, want[1][1] = 2 * W, want[1][2] = 12 * W / 8;
@@ -241,7 +259,8 @@ zero_shards_as_deepspeed_states(void **state)
 		/* stage 3 gathers the parameters forward and backward */
 		if (z == 3)
 			assert_true(an.cand[STRAT_DATA].t.grad + an.cand[STRAT_DATA].t.grad_hidden >
-				    allreduce_time(an.q.sys, (Group){ 8, 4, 1 }, W * 4) * (1 - 1e-12));
+				    allreduce_time(an.q.sys, (Group){ 8, 4, 1 }, W * 4) *
+					    (1 - 1e-12));
 	}
 }
 
@@ -264,10 +283,16 @@ zero_exchanges_in_two_rings(void **state)
 	assert_non_null(g);
 	assert_non_null(s);
 	for (int z = 0; z <= 3; z++) {
-		Analysis an = { .q.sys = s, .q.impl = fx_impl(s), .q.set.gpus = 1024,
-				.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800000,
-				.q.set.sample_bytes = 1000, .q.set.prec = PREC_AMP_FP16,
-				.q.set.opt = OPT_MOMENTUM, .q.set.zero = z };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = s,
+				.q.impl = fx_impl(s),
+				.q.set.gpus = 1024,
+				.q.set.batch_per_gpu = 8,
+				.q.set.dataset_size = 800000,
+				.q.set.sample_bytes = 1000,
+				.q.set.prec = PREC_AMP_FP16,
+				.q.set.opt = OPT_MOMENTUM,
+				.q.set.zero = z };
 		StrategyOpts o = { 0 };
 		int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1024 };
 		Mapping m;
@@ -304,9 +329,17 @@ fsdp_hybrid_shards_inside_a_node(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 16,
-			.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
-			.q.set.prec = PREC_AMP_FP16, .q.set.opt = OPT_ADAM, .q.set.zero = 3, .q.set.zero_node = true };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 16,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.prec = PREC_AMP_FP16,
+			.q.set.opt = OPT_ADAM,
+			.q.set.zero = 3,
+			.q.set.zero_node = true };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
 	double W, b, exchange;
@@ -352,12 +385,12 @@ recompute_keeps_sqrt_of_a_chain(void **state)
 	assert_int_equal(g->nlayer, 16);
 	NEAR(act_at(g, 0), 4000);
 	set.recompute = RECOMPUTE_FULL;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	assert_int_equal(an.rc.k, 4);
 	assert_int_equal(an.rc.first_kept, 12);
 	NEAR(an.rc.fraction, 32000.0 / 68000);
 	set.recompute = 8;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	NEAR(an.rc.fraction, 40000.0 / 68000);
 }
 
@@ -390,7 +423,7 @@ selective_recomputes_the_attention_core(void **state)
 		core += act_at(g, i);
 	NEAR(core, 9.0 * 4 * 16 * 16);
 	set.recompute = RECOMPUTE_ATTENTION;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	assert_int_equal(an.rc.k, RECOMPUTE_SELECTIVE);
 	NEAR(an.rc.fraction, (full - 9216) / full);
 }
@@ -412,7 +445,9 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 			      "  s = matmul(q, k); p = softmax(s, axis=2); d = dropout(p);\n"
 			      "  o = matmul(d, v); }", PASS_MEMORY);
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32 };
+	Analysis an = {
+		.eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32
+	};
 	double eager = 0, fused = 0;
 	int64_t kept_eager;
 
@@ -468,16 +503,16 @@ tiles_run_in_waves_over_the_sms(void **state)
 	Gemm p = { 128, 128, 128, 1 }, q = { 129, 128, 128, 1 };
 	double r = (32.0 * 64 / (32 * 64 + 10 * 96)) / (128.0 * 128 / (128 * 128 + 10 * 256));
 
-	NEAR(gemm_time(&s, &p, 1e12, 1), 2 * 128.0 * 128 * 128 / 1e12);
-	NEAR(gemm_time(&s, &q, 1e12, 1), 10 * 2 * 32.0 * 64 * 128 / (r * 1e12));
+	NEAR(gemm_time(NULL, &s, &p, 1e12, 1), 2 * 128.0 * 128 * 128 / 1e12);
+	NEAR(gemm_time(NULL, &s, &q, 1e12, 1), 10 * 2 * 32.0 * 64 * 128 / (r * 1e12));
 	s.tile_overhead = 32;
-	NEAR(gemm_time(&s, &p, 1e12, 1), 2 * 128.0 * 128 * 160 / 1e12);
+	NEAR(gemm_time(NULL, &s, &p, 1e12, 1), 2 * 128.0 * 128 * 160 / 1e12);
 	s.tile_overhead = 0;
 	s.sms = 4;
 	p.k = 1024;
-	assert_true(fabs(gemm_time(&s, &p, 4e12, 1) - 2 * 128.0 * 128 * 256 / 1e12) < 1e-12);
+	assert_true(fabs(gemm_time(NULL, &s, &p, 4e12, 1) - 2 * 128.0 * 128 * 256 / 1e12) < 1e-12);
 	s.sms = 0; /* no SMs given: the plain rate */
-	NEAR(gemm_time(&s, &p, 4e12, 0.5), 2 * 128.0 * 128 * 1024 / 2e12);
+	NEAR(gemm_time(NULL, &s, &p, 4e12, 0.5), 2 * 128.0 * 128 * 1024 / 2e12);
 }
 
 /* cuDNN's Winograd F(4x4, 3x3) for a 3 x 3, stride-1 convolution in true
@@ -490,11 +525,13 @@ static void
 winograd_runs_three_by_three_convolutions_in_fp32(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 64x56x56;\n"
-			      "  c = conv(x, 64, kernel=3, pad=1); d = conv(x, 64, kernel=3, pad=1, stride=2); }",
-			  PASS_MEMORY);
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 64x56x56;\n"
+		"  c = conv(x, 64, kernel=3, pad=1); d = conv(x, 64, kernel=3, pad=1, stride=2); }",
+		PASS_MEMORY);
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
 	const Layer *c, *d;
 	Gemm p[3];
 	double flops, direct;
@@ -506,24 +543,24 @@ winograd_runs_three_by_three_convolutions_in_fp32(void **state)
 	NEAR(p[0].n, 64);
 	NEAR(p[0].k, 64.0 * 9);
 	flops = (double)c->cost.flops_fwd * 64;
-	direct = gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+	direct = gemm_time(NULL, s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
 		 (2 * p[0].m * p[0].n * p[0].k);
 	assert_true(kernel_compute(&an, g, c, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv,
 				   flops) < 0.7 * direct);
-	direct = gemm_time(s, &p[0], s->peak[DT_TF32], s->eff_conv) * flops /
+	direct = gemm_time(NULL, s, &p[0], s->peak[DT_TF32], s->eff_conv) * flops /
 		 (2 * p[0].m * p[0].n * p[0].k);
 	NEAR(kernel_compute(&an, g, c, 64, 1, false, DT_TF32, s->peak[DT_TF32], s->eff_conv, flops),
 	     direct);
 	an.q.impl.conv_search = "heuristic"; /* no algorithms timed: the implicit GEMM */
 	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
 	NEAR(kernel_compute(&an, g, c, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv, flops),
-	     gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+	     gemm_time(NULL, s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
 		     (2 * p[0].m * p[0].n * p[0].k));
 	assert_int_equal(layer_gemms(g, d, 64, true, p), 1); /* reads the input: no data gradient */
 	flops = (double)d->cost.flops_fwd * 64;
 	assert_int_equal(layer_gemms(g, d, 64, false, p), 1);
 	NEAR(kernel_compute(&an, g, d, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv, flops),
-	     gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+	     gemm_time(NULL, s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
 		     (2 * p[0].m * p[0].n * p[0].k));
 }
 
@@ -543,7 +580,7 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); }", PASS_MEMORY);
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(s), .q.set.prec = PREC_TF32 };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s), .q.set.prec = PREC_TF32 };
 	double nchw, nhwc;
 
 	assert_non_null(g);
@@ -584,7 +621,7 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 16x32x32; a = conv(x, 16, kernel=1);\n"
 			      "  c = conv(a, 16, kernel=3, pad=1, groups=16); }", PASS_MEMORY);
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(s), .q.set.prec = PREC_TF32 };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s), .q.set.prec = PREC_TF32 };
 	double bw = 2039e9 * 0.85, aten, cudnn, fwd;
 
 	assert_non_null(g);
@@ -640,19 +677,22 @@ static void
 halos_are_the_rows_a_strip_reads(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 16x32x32;\n"
-			      "  a = conv(x, 16, kernel=3, pad=1); b = conv(a, 16, kernel=3, stride=2, pad=1);\n"
-			      "  c = maxpool(b, kernel=2);\n"
-			      "  d = conv(c, 16, kernel=3, pad=1, halo_forward=false);\n"
-			      "  e = conv(d, 16, kernel=3, pad=1, halo_backward=false); }", PASS_MEMORY);
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 16x32x32;\n"
+		"  a = conv(x, 16, kernel=3, pad=1); b = conv(a, 16, kernel=3, stride=2, pad=1);\n"
+		"  c = maxpool(b, kernel=2);\n"
+		"  d = conv(c, 16, kernel=3, pad=1, halo_forward=false);\n"
+		"  e = conv(d, 16, kernel=3, pad=1, halo_backward=false); }",
+		PASS_MEMORY);
 	const System *s = fx_abci(fx);
 	Implementation py = fx_impl(NULL); /* pytorch's */
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(s) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
 	double in = 16 * 32 * 2 * 4.0, out2 = 16 * 16 * 2 * 4.0;
 
 	assert_non_null(g);
 	{
-		Analysis pa = { .q.sys = s, .q.impl = py };
+		Analysis pa = { .eng = fx->eng, .q.sys = s, .q.impl = py };
 		NEAR(halo_time(&pa, g, &g->layer[0], 2, 4, false),
 		     2 * p2p_time(&pa, in, false) + 2 * p2p_time(&pa, in, false));
 		NEAR(halo_time(&pa, g, &g->layer[1], 2, 4, false),
@@ -683,7 +723,12 @@ filter_and_channel_are_limited_by_the_narrowest_layer(void **state)
 			      "  a = conv(x, 32, kernel=3, pad=1);\n"
 			      "  b = conv(a, 16, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); }", PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 32, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 32,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_FILTER) | (1u << STRAT_CHANNEL) };
 
@@ -706,7 +751,12 @@ layers_with_leading_dimensions_are_split_by_their_channels(void **state)
 	Fx *fx = *state;
 	Arena *a = &fx->arena;
 	Onnx__GraphProto *og = ob_graph(a);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 32, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 32,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_SPATIAL) | (1u << STRAT_CHANNEL) };
 	const char *path = fx_write(fx, "frames.onnx", "");
@@ -748,11 +798,17 @@ static void
 pipeline_partition_balances_equal_layers(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 64x32x32;\n"
-			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
-			      "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
+	Graph *g = fx_run(fx,
+			  "model m { input x: 64x32x32;\n"
+			  "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
+			  "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const Candidate *k = &an.cand[STRAT_PIPELINE];
@@ -782,8 +838,14 @@ two_stages(Fx *fx, Graph *g, Analysis *an, int64_t M)
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const char *want;
 
-	*an = (Analysis){ .q.sys = fx_abci(fx), .q.impl = an->q.impl, .q.set.gpus = 2, .q.set.batch_per_gpu = 8,
-			  .q.set.micro_batches = M, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000 };
+	*an = (Analysis){ .eng = fx->eng,
+			  .q.sys = fx_abci(fx),
+			  .q.impl = an->q.impl,
+			  .q.set.gpus = 2,
+			  .q.set.batch_per_gpu = 8,
+			  .q.set.micro_batches = M,
+			  .q.set.dataset_size = 800,
+			  .q.set.sample_bytes = 1000 };
 	assert_null(implementation_check(&an->q.impl, &want));
 	assert_true(strategies_run(g, an, &o));
 	assert_int_equal(an->cand[STRAT_PIPELINE].stages, 2);
@@ -812,9 +874,10 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 	I[0] = 64 * 32 * 32 * 4 * n;
 	I[1] = (double)fx_out(g, "a")->elems * 4 * n;
 	for (int mode = 0; mode < 3; mode++) {
-		Analysis an = { .q.impl = fx_impl(NULL) };
+		Analysis an = { .eng = fx->eng, .q.impl = fx_impl(NULL) };
 		const Candidate *k;
-		an.q.impl.pipe_checkpoint = (const char *[]){ "never", "except-last", "always" }[mode];
+		an.q.impl.pipe_checkpoint =
+			(const char *[]){ "never", "except-last", "always" }[mode];
 		k = two_stages(fx, g, &an, 4);
 		/* stage 0 holds the most: the graph input besides */
 		NEAR(k->mem.activations, mode == 0   ? M * A[0]
@@ -850,7 +913,7 @@ one_process_issues_every_stage(void **state)
 
 	assert_non_null(g);
 	for (int threads = 0; threads < 2; threads++) {
-		Analysis an = { .q.impl = fx_impl(NULL) };
+		Analysis an = { .eng = fx->eng, .q.impl = fx_impl(NULL) };
 		const Candidate *k;
 		double gpu;
 		an.q.impl.pipe_checkpoint = "except-last";
@@ -876,9 +939,15 @@ paper_mode_is_table_iii(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8;\n"
 			      "  c = conv(x, 4, kernel=3, pad=1, bias=false); }", PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 4, .q.set.batch_per_gpu = 2, .q.set.dataset_size = 80,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 2,
+			.q.set.dataset_size = 80,
 			.q.set.sample_bytes = 1000 };
-	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL), .model = &cost_model_paper };
+	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL),
+			   .model = &cost_model_paper };
 	const Layer *l;
 	double peak = 15.7e12, a = 9e-6, beta = 1 / 50e9, d = 4, c, wu, W, B;
 
@@ -954,7 +1023,8 @@ kendall_tau_counts_every_pair_with_ties(void **state)
 	for (int i = 0; i < N; i++)
 		for (int j = i + 1; j < N; j++) {
 			const Measured *a = &row[i], *b = &row[j];
-			if (isnan(a->predicted) || isnan(b->predicted) || a->measured == b->measured)
+			if (isnan(a->predicted) || isnan(b->predicted) ||
+			    a->measured == b->measured)
 				continue;
 			pairs++;
 			s += ((a->measured > b->measured) - (a->measured < b->measured)) *
@@ -977,7 +1047,7 @@ sends_are_staged_through_the_host_where_the_implementation_does(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(s) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
 	Implementation py;
 
 	assert_string_equal(an.q.impl.name, "chainermn-paradl");
@@ -1007,10 +1077,13 @@ the_step_launches_what_the_optimizer_loops_over(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL), .q.set.opt = OPT_RMSPROP };
+	Analysis an = {
+		.eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.opt = OPT_RMSPROP
+	};
 	double bytes = 1e4 * 28 / (s->mem_bw * s->eff_mem);
 
-	assert_true(an.q.impl.step == STEP_PER_OP && an.q.impl.zero_grad && an.q.impl.sync == SYNC_AMP);
+	assert_true(an.q.impl.step == STEP_PER_OP && an.q.impl.zero_grad &&
+		    an.q.impl.sync == SYNC_AMP);
 	NEAR(s->kernel_lat, 5e-6);
 	NEAR(an.q.impl.step_tensor, 0.7e-6);
 	an.q.set.prec = PREC_FP32;
@@ -1061,7 +1134,7 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	double host = 0, gpu = 0, busy, arrays = 0;
 	Lane ln;
 
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	an.q.impl = fx_impl(NULL);
 	for (int i = 0; i < g->nlayer; i++) {
 		gpu += layer_time(&an, g, &g->layer[i], 1, 1, false) +
@@ -1101,7 +1174,7 @@ static void
 zero_steps_its_share_of_the_tensors(void **state)
 {
 	Fx *fx = *state;
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL) };
 
 	assert_false(an.q.impl.flat_zero);
 	NEAR(zero_step_arrays(&an, 10, 4), 10);
@@ -1127,12 +1200,14 @@ static void
 buckets_hide_the_gradient_exchange_behind_backward(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
-			      "  c1 = conv(x, 64, kernel=3, pad=1); c2 = conv(c1, 64, kernel=3, pad=1);\n"
-			      "  c3 = conv(c2, 64, kernel=3, pad=1); f = flatten(c3); o = fc(f, 10); }",
-			  PASS_MEMORY);
+	Graph *g =
+		fx_run(fx,
+		       "model m { input x: 3x32x32;\n"
+		       "  c1 = conv(x, 64, kernel=3, pad=1); c2 = conv(c1, 64, kernel=3, pad=1);\n"
+		       "  c3 = conv(c2, 64, kernel=3, pad=1); f = flatten(c3); o = fc(f, 10); }",
+		       PASS_MEMORY);
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(s) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
 	Group grp = { 8, 4, 1 };
 	double hidden, exposed, all, sum = 0, first;
 
@@ -1167,12 +1242,13 @@ static void
 the_reducer_copies_each_gradient_and_buffer(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
-			      "  c = conv(x, 64, kernel=3, pad=1); b = batchnorm(c); f = flatten(b);\n"
-			      "  o = fc(f, 10); }",
+	Graph *g = fx_run(fx,
+			  "model m { input x: 3x32x32;\n"
+			  "  c = conv(x, 64, kernel=3, pad=1); b = batchnorm(c); f = flatten(b);\n"
+			  "  o = fc(f, 10); }",
 			  PASS_MEMORY);
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
 	Group grp = { 8, 4, 1 }, one = { 1, 1, 1 };
 	double bw = s->mem_bw * s->eff_mem, W, arrays = 0, bytes = 2 * 64 * 4 + 8, half[8];
 	int last;
@@ -1189,7 +1265,8 @@ the_reducer_copies_each_gradient_and_buffer(void **state)
 	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw) + broadcast_time(s, grp, bytes) +
 		     4 * s->kernel_lat + 4 * bytes / bw);
 	an.q.impl.broadcast_buffers = false;
-	NEAR(reducer_time(&an, g, grp, 0, last, NULL), 2 * (arrays * s->kernel_lat + 2 * W * 4 / bw));
+	NEAR(reducer_time(&an, g, grp, 0, last, NULL),
+	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw));
 	NEAR(reducer_time(&an, g, grp, 0, last, half), 2 * (arrays * s->kernel_lat + W * 4 / bw));
 	an.q.impl.grad_copies = 1;
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL), arrays * s->kernel_lat + 2 * W * 4 / bw);
@@ -1213,7 +1290,8 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 	Graph *g = dsl_load(arena_printf(&fx->arena, "%s/examples/resnet18_cifar.odl", top),
 			    &fx->arena, &fx->files);
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_AMP_FP16 };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL),
+			.q.set.prec = PREC_AMP_FP16 };
 	int64_t w = 0, in = 0, grad = 0;
 	int wn = 0, inn = 0, gradn = 0;
 	Layer *conv1;
@@ -1257,7 +1335,7 @@ gradients_left_allocated_are_added_into(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 64x32x32; b = batchnorm(x); }", PASS_MEMORY);
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
 	const Layer *bn;
 	double with, fwd;
 
@@ -1286,7 +1364,11 @@ the_shared_file_system_serves_what_the_cache_misses(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(s), .q.set.data = DATA_STORED, .q.set.sample_bytes = 110e3,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.data = DATA_STORED,
+			.q.set.sample_bytes = 110e3,
 			.q.set.dataset_size = 1281167 };
 	double shard = 1281167.0 / 64;
 
@@ -1303,7 +1385,11 @@ the_loader_divides_the_samples_over_its_workers(void **state)
 {
 	Fx *fx = *state;
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .q.sys = s, .q.impl = fx_impl(s), .q.set.data = DATA_JPEG, .q.set.sample_bytes = 110e3 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.data = DATA_JPEG,
+			.q.set.sample_bytes = 110e3 };
 
 	assert_non_null(s);
 	assert_string_equal(an.q.impl.name, "pytorch");

@@ -252,7 +252,9 @@ time_column_makes_spans(void **state)
 			    "the layer is estimated (ParaDL would count 0 s)\n"
 			    "t.net:8:26: warning: row 'RELU': time 0 with no timed row above it; "
 			    "the layer is estimated (ParaDL would count 0 s)\n");
-	assert_true(timing_spread(g, &(Analysis){ .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)) }));
+	assert_true(timing_spread(g, &(Analysis){ .eng = fx->eng,
+						  .q.sys = fx_abci(fx),
+						  .q.impl = fx_impl(fx_abci(fx)) }));
 	assert_false(g->layer[0].timed);
 	assert_true(g->layer[1].timed && g->layer[2].timed);
 	assert_false(g->layer[3].timed || g->layer[4].timed);
@@ -275,8 +277,13 @@ whole_network_time_is_spread_and_used_per_sample(void **state)
 	Fx *fx = *state;
 	Graph *g = shipped(fx, "paradl/RESNET50_ImageNet_profall.net_sc");
 	System s = *fx_abci(fx);
-	Analysis an = { .q.sys = &s, .q.impl = fx_impl(&s), .q.set.gpus = 1, .q.set.batch_per_gpu = 32,
-			.q.set.dataset_size = 1280000, .q.set.sample_bytes = 110e3 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = &s,
+			.q.impl = fx_impl(&s),
+			.q.set.gpus = 1,
+			.q.set.batch_per_gpu = 32,
+			.q.set.dataset_size = 1280000,
+			.q.set.sample_bytes = 110e3 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	double fwd = 0, bwd = 0, conv = 0, relu = 0, amp = 0;
 	int c2;
@@ -339,7 +346,9 @@ profile_rows_replace_the_estimate_of_the_named_layers(void **state)
 	assert_int_equal(g->timing[1].first, 1);
 	assert_int_equal(g->timing[2].first, 2);
 	assert_int_equal(g->timing[2].loc.line, 4);
-	assert_true(timing_spread(g, &(Analysis){ .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)) }));
+	assert_true(timing_spread(g, &(Analysis){ .eng = fx->eng,
+						  .q.sys = fx_abci(fx),
+						  .q.impl = fx_impl(fx_abci(fx)) }));
 	NEAR(layer_measured(g, (int)(fx_layer(g, "RELU") - g->layer), PREC_FP32, false), 1e-4);
 	NEAR(layer_measured(g, (int)(fx_layer(g, "RELU") - g->layer), PREC_FP16, true), 2e-4);
 	assert_true(fx_layer(g, "CONV1")->timed && fx_layer(g, "FC")->timed);
@@ -363,7 +372,8 @@ bad_profiles_are_diagnosed_and_change_nothing(void **state)
 		  "name; --layers lists them)\n" },
 		{ "layer,forward_s,backward_s\nRELU,1\n",
 		  "p.csv:2:7: error: missing column 'backward_s'\n" },
-		{ "layer,forward_s,backward_s\nRELU,,1\n", "p.csv:2:6: error: missing forward_s\n" },
+		{ "layer,forward_s,backward_s\nRELU,,1\n",
+		  "p.csv:2:6: error: missing forward_s\n" },
 		{ "layer,forward_s,backward_s\nRELU,1,2,3\n",
 		  "p.csv:2:10: error: more than 3 columns (layer,forward_s,backward_s)\n" },
 		{ "layer,forward_s,backward_s\nRELU,1,fast\n",

@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "plan/analysis.h"
 #include "model/model.h"
+#include "model/reuse.h"
 
 #include <math.h>
 
@@ -255,7 +256,12 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8; c = conv(x, 4, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 12, .q.set.batch_per_gpu = 2, .q.set.dataset_size = 640 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 12,
+			.q.set.batch_per_gpu = 2,
+			.q.set.dataset_size = 640 };
 	bool cuts[1] = { true };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &fake, .cut_after = cuts };
 	const Candidate *df = &an.cand[STRAT_DF];
@@ -345,7 +351,12 @@ a_pipeline_keeps_each_stage_cost(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
@@ -378,8 +389,13 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8,
-			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t pg[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
 	int64_t dg[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
@@ -418,8 +434,14 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 static void
 stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channel)
 {
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
-			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000, .q.set.micro_batches = 4 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
 	Group tp = { 2, 2, 1 };
@@ -442,8 +464,8 @@ stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channe
 			bool split = model_split_layer(g, l, channel, &most_ways);
 			double share = split ? 0.5 : 1;
 			double cj = split ? split_collective(&an, g, l, tp, n, channel) : 0;
-			t += layer_time(&an, g, l, n, share, false) + layer_time(&an, g, l, n, share, true) +
-			     cj;
+			t += layer_time(&an, g, l, n, share, false) +
+			     layer_time(&an, g, l, n, share, true) + cj;
 			c += cj;
 			/* dpc keeps a split layer's bias whole (added after the
 			 * partial sums) */
@@ -471,8 +493,14 @@ dps_splits_each_stage_by_rows(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
-			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000, .q.set.micro_batches = 4 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2, [DIM_SPATIAL] = 2 };
 	Group strip = { 2, 2, 1 };
@@ -491,8 +519,8 @@ dps_splits_each_stage_by_rows(void **state)
 			double hj = halo_time(&an, g, l, n, 2, false);
 			double cj = j == 3 ? spatial_gather(&an, g, 3, n, strip) : 0;
 			assert_true(hj > 0);
-			t += layer_time(&an, g, l, n, 0.5, false) + layer_time(&an, g, l, n, 0.5, true) +
-			     hj + cj;
+			t += layer_time(&an, g, l, n, 0.5, false) +
+			     layer_time(&an, g, l, n, 0.5, true) + hj + cj;
 			h += hj, c += cj;
 		}
 		if (t > slow)
@@ -518,8 +546,13 @@ pipeline_bound_keeps_what_could_win(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
-			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	static const StrategyKind kinds[] = { STRAT_PIPELINE, STRAT_DP, STRAT_DPF, STRAT_DPC,
 					      STRAT_DPS };
 	int checked = 0;
@@ -552,8 +585,14 @@ dpf_and_dpc_split_each_stage(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8, .q.set.batch_per_gpu = 8,
-			.q.set.dataset_size = 800, .q.set.sample_bytes = 1000, .q.set.micro_batches = 4 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1, [DIM_PIPELINE] = 2, [DIM_FILTER] = 128 };
 	Candidate k;
@@ -596,7 +635,7 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	set.gpus = 2;
 	set.batch_per_gpu = 1;
 	set.micro_batches = 1;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &k));
 	assert_int_equal(k.stages, 2);
 	assert_int_equal(k.stage_end[0], 7);
@@ -608,7 +647,7 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	set = settings_default;
 	set.gpus = 4;
 	set.opt = OPT_ADAM;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	an.q.set.zero = 0;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &z0));
 	an.q.set.zero = 1;
@@ -618,7 +657,8 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	an.q.set.zero = 2;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &k));
 	assert_false(k.computable);
-	assert_string_equal(k.reason, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
+	assert_string_equal(k.reason,
+			    "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 }
 
 /* 1F1B: stage i of S holds min(M, S - i) micro-batches where GPipe holds
@@ -630,8 +670,13 @@ one_f_one_b_holds_fewer_micro_batches(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 4096,
-			.q.set.dataset_size = 800000, .q.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 4096,
+			.q.set.dataset_size = 800000,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
 	Candidate gp, ob;
@@ -661,9 +706,16 @@ pipeline_bubbles_are_megatrons(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2,
-			.q.set.batch_per_gpu = 64, .q.set.dataset_size = 6400, .q.set.sample_bytes = 1000,
-			.q.set.micro_batches = 8, .q.set.virtual_stages = 1, .q.set.schedule = SCHED_1F1B };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 64,
+			.q.set.dataset_size = 6400,
+			.q.set.sample_bytes = 1000,
+			.q.set.micro_batches = 8,
+			.q.set.virtual_stages = 1,
+			.q.set.schedule = SCHED_1F1B };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
 	Candidate ob, il;
@@ -693,8 +745,13 @@ search_finds_the_analysis_best(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	/* the generic implementation, which runs every choice */
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 8,
-			.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(NULL),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
 	SearchFix all = { true, true, true, true }, none = { false, false, false, true };
@@ -736,8 +793,13 @@ implementations_bound_the_proposals(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8,
-			.q.set.batch_per_gpu = 8, .q.set.dataset_size = 800, .q.set.sample_bytes = 1000,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
 	SearchFix all = { true, true, true, true }, none = { false, false, false, true };
@@ -776,7 +838,8 @@ implementations_bound_the_proposals(void **state)
 	/* a list key: its words only, never empty; a pipeline needs a schedule */
 	im.precisions = "fp32, amp-fp16";
 	assert_null(implementation_check(&im, &want));
-	assert_true(impl_runs_precision(&im, PREC_AMP_FP16) && !impl_runs_precision(&im, PREC_TF32));
+	assert_true(impl_runs_precision(&im, PREC_AMP_FP16) &&
+		    !impl_runs_precision(&im, PREC_TF32));
 	im.precisions = "fp32,fp8";
 	assert_string_equal(implementation_check(&im, &want), "precisions");
 	im.precisions = "";
@@ -807,7 +870,10 @@ throughput_and_mfu_by_hand(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	const System *a100 = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 8,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
 			.q.set.prec = PREC_FP32 };
 	Candidate k = { .computable = true, .global_batch = 256, .grid = { [DIM_DATA] = 8 },
 			.t = { .total = 0.5, .recompute = 0.1 } };
@@ -847,8 +913,14 @@ max_batch_is_the_largest_that_fits(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	System s = *fx_abci(fx);
-	Analysis an = { .q.sys = &s, .q.impl = fx_impl(NULL), .q.set.gpus = 8, .q.set.batch_per_gpu = 1,
-			.q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000, .q.set.virtual_stages = 1 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = &s,
+			.q.impl = fx_impl(NULL),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 1,
+			.q.set.dataset_size = 1000000,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
 	Candidate one, two, t;
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 8 };
@@ -880,8 +952,10 @@ max_batch_is_the_largest_that_fits(void **state)
 					fail_msg("%s fits %" PRId64 " samples but not fewer",
 						 strategy_name[k], b);
 				fitted = fit;
-				whole = t.global_batch % ((t.grid[DIM_DATA] > 0 ? t.grid[DIM_DATA] : 1) *
-							  (t.micro_batches > 1 ? t.micro_batches : 1)) == 0;
+				whole = t.global_batch %
+						((t.grid[DIM_DATA] > 0 ? t.grid[DIM_DATA] : 1) *
+						 (t.micro_batches > 1 ? t.micro_batches : 1)) ==
+					0;
 				if (fit && whole)
 					largest = b;
 			}
@@ -926,7 +1000,11 @@ within_three_percent_the_simpler_wins(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 4, .q.set.batch_per_gpu = 16,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(NULL),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 16,
 			.q.set.dataset_size = 640 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &two };
 	Search s;
@@ -988,8 +1066,13 @@ per_layer_splits_convs_by_data_and_the_big_fc_by_model(void **state)
 			      "  b = conv(r, 64, kernel=3, pad=1); s = relu(b);\n"
 			      "  f = flatten(s); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
 			  PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 16,
-			.q.set.batch_per_gpu = 32, .q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 16,
+			.q.set.batch_per_gpu = 32,
+			.q.set.dataset_size = 1000000,
+			.q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	PerLayer pl;
 	int fc = g->nlayer - 3;
@@ -1031,8 +1114,14 @@ per_layer_uniform_data_is_the_data_strategy(void **state)
 	assert_non_null(g);
 	for (int i = 0; i < 2; i++) {
 		const System *s = system_load(sys[i], &fx->arena, &fx->files);
-		Analysis an = { .q.sys = s, .q.impl = fx_impl(s), .q.set.gpus = 16, .q.set.batch_per_gpu = 32,
-				.q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000, .q.set.virtual_stages = 1 };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = s,
+				.q.impl = fx_impl(s),
+				.q.set.gpus = 16,
+				.q.set.batch_per_gpu = 32,
+				.q.set.dataset_size = 1000000,
+				.q.set.sample_bytes = 1000,
+				.q.set.virtual_stages = 1 };
 		StrategyOpts o = { 0 };
 		int64_t grid[DIM_COUNT] = { [DIM_DATA] = 16 };
 		PerLayer pl;
@@ -1047,8 +1136,13 @@ per_layer_uniform_data_is_the_data_strategy(void **state)
 	}
 	/* the paper's model prices whole strategies: no per-layer splits */
 	{
-		Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 16,
-				.q.set.batch_per_gpu = 32, .q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000,
+		Analysis an = { .eng = fx->eng,
+				.q.sys = fx_abci(fx),
+				.q.impl = fx_impl(fx_abci(fx)),
+				.q.set.gpus = 16,
+				.q.set.batch_per_gpu = 32,
+				.q.set.dataset_size = 1000000,
+				.q.set.sample_bytes = 1000,
 				.q.set.virtual_stages = 1 };
 		PerLayer pl;
 		assert_true(per_layer_run(g, &an, &cost_model_paper, &pl));
@@ -1068,15 +1162,23 @@ static void
 per_layer_branches_choose_apart_and_the_programme_is_exact(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 512x4x4;\n"
-			      "  a = conv(x, 512, kernel=1); r = relu(a);\n"
-			      "  b1 = conv(r, 4096, kernel=5, pad=2);\n"
-			      "  b2 = conv(r, 64, kernel=1); b2r = relu(b2); b2c = conv(b2r, 64, kernel=3, pad=1);\n"
-			      "  cat = concat(b1, b2c); o = relu(cat); p = globalavgpool(o);\n"
-			      "  f = flatten(p); h = fc(f, 10); }",
-			  PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2,
-			.q.set.batch_per_gpu = 32, .q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000,
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 512x4x4;\n"
+		"  a = conv(x, 512, kernel=1); r = relu(a);\n"
+		"  b1 = conv(r, 4096, kernel=5, pad=2);\n"
+		"  b2 = conv(r, 64, kernel=1); b2r = relu(b2); b2c = conv(b2r, 64, kernel=3, "
+		"pad=1);\n"
+		"  cat = concat(b1, b2c); o = relu(cat); p = globalavgpool(o);\n"
+		"  f = flatten(p); h = fc(f, 10); }",
+		PASS_MEMORY);
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 32,
+			.q.set.dataset_size = 1000000,
+			.q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	PerLayer pl;
 	double all, dp;
@@ -1115,13 +1217,20 @@ static void
 per_layer_splits_fit_the_memory(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
-			      "  a = conv(x, 16, kernel=3, pad=1); r = relu(a); p = maxpool(r, kernel=2);\n"
-			      "  f = flatten(p); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
-			  PASS_MEMORY);
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 3x32x32;\n"
+		"  a = conv(x, 16, kernel=3, pad=1); r = relu(a); p = maxpool(r, kernel=2);\n"
+		"  f = flatten(p); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
+		PASS_MEMORY);
 	System small = *fx_abci(fx);
-	Analysis an = { .q.sys = &small, .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 4,
-			.q.set.batch_per_gpu = 64, .q.set.dataset_size = 1000000, .q.set.sample_bytes = 1000,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = &small,
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 64,
+			.q.set.dataset_size = 1000000,
+			.q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	PerLayer free_run, tight, none;
 
@@ -1149,7 +1258,12 @@ a_pipeline_plan_lists_the_prediction(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(fx_abci(fx)), .q.set.gpus = 2, .q.set.batch_per_gpu = 8, .q.set.dataset_size = 800,
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
 			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .forced = true, .kind = STRAT_PIPELINE,
 			   .grid = { [DIM_PIPELINE] = 2 } };
@@ -1208,9 +1322,10 @@ advice_warns_with_stable_codes(void **state)
 	assert_int_equal(an.nwarning, 3);
 	for (int i = 0; i < 3; i++)
 		assert_string_equal(an.warning[i].code, want[i]);
-	assert_string_equal(an.warning[0].message,
-			    "16 GPUs (data parallelism) would take 101.5 s per epoch, against 100 s "
-			    "on 64: the other GPUs add nothing");
+	assert_string_equal(
+		an.warning[0].message,
+		"16 GPUs (data parallelism) would take 101.5 s per epoch, against 100 s "
+		"on 64: the other GPUs add nothing");
 	assert_non_null(strstr(an.warning[2].message, "for 3.0 % over data parallelism"));
 	/* data recommended: its batch and its limit */
 	an.best = STRAT_DATA;
@@ -1239,9 +1354,10 @@ advice_warns_with_stable_codes(void **state)
 	an.fastest = STRAT_DS;
 	advise(NULL, &an, NULL, 0);
 	assert_int_equal(an.nnote, 1);
-	assert_string_equal(an.note[0], "data parallelism (data=64) is within 3 % of the fastest, ds "
-					"parallelism (data=16,spatial=4) at 100 s per epoch, and "
-					"simpler: 1 grid dimension against 2");
+	assert_string_equal(an.note[0],
+			    "data parallelism (data=64) is within 3 % of the fastest, ds "
+			    "parallelism (data=16,spatial=4) at 100 s per epoch, and "
+			    "simpler: 1 grid dimension against 2");
 	an.fastest = STRAT_DATA;
 	an.cand[STRAT_DATA].global_batch = 32768;
 	advise(NULL, &an, NULL, 0);
@@ -1304,7 +1420,8 @@ layer_named(const Graph *g, const char *name)
  * few classes of layers alike, rows and partitions met again across
  * grids, nestings, micro-batch counts and the search's configurations)
  * predicts bit for bit what it predicts with every figure computed on
- * every read, no classes and no partition kept (times_reuse false). */
+ * every read, no classes and no partition kept (an engine without its
+ * memos: engine_new(false)). */
 static void
 reuse_changes_no_figure(void **state)
 {
@@ -1313,8 +1430,14 @@ reuse_changes_no_figure(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&src, &len);
 	Graph *g;
-	Analysis an = { .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL), .q.set.gpus = 64, .q.set.batch_per_gpu = 8,
-			.q.set.dataset_size = 64000, .q.set.sample_bytes = 1000, .q.set.virtual_stages = 1 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(NULL),
+			.q.set.gpus = 64,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 64000,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	const LayerTable *tb;
 	Outcome kept, again;
 	int feasible = 0;
@@ -1322,14 +1445,14 @@ reuse_changes_no_figure(void **state)
 	assert_non_null(f);
 	fprintf(f, "model chain { input x: 16x16x16;\n  r0 = relu(x);\n");
 	for (int i = 1; i <= 64; i++)
-		fprintf(f, "  c%d = conv(r%d, 16, kernel=3, pad=1); r%d = relu(c%d);\n", i, i - 1, i, i);
+		fprintf(f, "  c%d = conv(r%d, 16, kernel=3, pad=1); r%d = relu(c%d);\n", i, i - 1,
+			i, i);
 	fprintf(f, "}\n");
 	fclose(f);
 	g = fx_run(fx, src, PASS_MEMORY);
 	free(src);
 
-	times_forget();
-	tb = layer_classes(g);
+	tb = layer_classes(&an, g);
 	assert_true(g->nlayer >= 129);
 	assert_true(tb->ncls > 1 && tb->ncls <= g->nlayer / 8);
 	/* layers alike are one class; a ReLU is not a convolution, and the
@@ -1342,12 +1465,11 @@ reuse_changes_no_figure(void **state)
 	outcome(g, &an, &again); /* everything found again */
 	assert_memory_equal(&kept, &again, sizeof kept);
 
-	times_reuse = false;
-	times_forget();
-	assert_int_equal(layer_classes(g)->ncls, 0);
+	an.eng = engine_new(false);
+	assert_int_equal(layer_classes(&an, g)->ncls, 0);
 	outcome(g, &an, &again);
-	times_reuse = true;
-	times_forget();
+	engine_free(an.eng);
+	an.eng = fx->eng;
 	for (int k = 0; k < STRAT_COUNT; k++)
 		feasible += kept.feasible[k];
 	assert_true(feasible >= 4 && kept.evaluated > 50);
