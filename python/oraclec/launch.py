@@ -359,6 +359,28 @@ def input_bound(args, plan, where, B, world, shape):
         die("%s: batch.global: %s" % (where, msg))
 
 
+def check_model_spec(spec):
+    """--model's form, before torch: torchvision:NAME, or FILE.py:CALLABLE
+    naming a regular file and a Python name (what the file holds is read
+    with torch, runner.model_ctor)."""
+    if spec.startswith("torchvision:"):
+        if not spec[len("torchvision:"):].isidentifier():
+            usage("--model '%s': torchvision.models has no model '%s'"
+                  % (shown(spec), shown(spec[len("torchvision:"):])))
+        return
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path.endswith(".py") or not name:
+        usage("--model '%s': a model is torchvision:NAME or FILE.py:CALLABLE" % shown(spec))
+    if not name.isidentifier():
+        usage("--model '%s': '%s' is not a Python name" % (shown(spec), shown(name)))
+    st = stat_of(path)
+    if st is None:
+        usage("--model '%s': %s: no such file" % (shown(spec), path_shown(path)))
+    if not stat.S_ISREG(st.st_mode):
+        usage("--model '%s': %s is %s, not a Python file" % (shown(spec), path_shown(path),
+                                                            file_type(st.st_mode)))
+
+
 # ---- the outputs -------------------------------------------------------------
 
 def file_type(mode):
@@ -722,6 +744,8 @@ def launch(argv):
         ap.error("--time K runs its warm-up and K steps: no --steps")
     if args.out and not args.out.endswith(".csv"):
         ap.error("--out %s: the measured row is a .csv file" % shown(args.out))
+    if args.model:
+        check_model_spec(args.model)
     check_outputs(args)
     where = path_shown(args.plan)
     try:
