@@ -18,6 +18,16 @@ and stderr a user sees), and special files (a FIFO, /dev/zero, a
 directory, more than 16 MiB) are given by path.  With torch, mutated
 module names also go through the model check (--model
 torchvision:resnet18 / alexnet).
+
+Then a table of hostile command lines and files (CASES), each run in a
+folder of its own with main(): outputs that are inputs or each other
+(the plan, a symbolic link to it, the model's file, --out's models
+folder), FIFOs, folders and devices as outputs, q.models a file, outputs
+where nothing can be made (/proc), values with terminal escapes, forged
+diagnostic lines, invalid UTF-8 and 100,000 bytes, model files that raise
+or lack what --model names; each must end with its exit status, exactly
+one line on stderr saying what it should with no control character, and
+the folder as it was (nothing left, nothing replaced).
 """
 import contextlib
 import copy

@@ -49,15 +49,6 @@ launch()
 	status=$?
 }
 
-# note_only: stderr empty, or (no GPU for every rank) the device note alone
-note_only()
-{
-	[ -s "$tmp/err" ] || return 0
-	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "stderr is not one line"
-	grep -q "^oraclec.launch: note: the plan's device_type is cuda, and torch .* sees .* here: its 2 ranks run on the CPU with gloo$" \
-		"$tmp/err" || fail "stderr is not the device note"
-}
-
 # edit IN OUT EXPR: the plan IN as p, EXPR run on it, written to OUT
 edit()
 {
@@ -107,7 +98,7 @@ edit "$tmp/plans/r.json" "$tmp/plans/data.json" \
 launch --plan "$tmp/plans/data.json" --model "$tmp/user/mine.py:small" --time 2 --warmup 2 \
 	--out "$tmp/runs/m.csv"
 want_status 0
-note_only
+device_note_only
 "$py" - "$tmp/runs/m.csv" <<'PY' >>"$tmp/err" 2>&1 || fail "the row (stderr)"
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="")))
@@ -126,7 +117,7 @@ check "FILE.py:CALLABLE (a function importing its neighbour), data=2, gloo, --ti
 
 launch --plan "$tmp/plans/data.json" --model "$tmp/user/mine.py:Small" --check
 want_status 0
-note_only
+device_note_only
 has out "ok: 2 ranks agree with one process"
 check "FILE.py:CLASS under --check on data=2: equal to one process"
 
@@ -140,7 +131,7 @@ tf32()
 	has out "tf32: torch.backends.cudnn.allow_tf32 = $2, torch.backends.cuda.matmul.allow_tf32 = $3"
 }
 tf32 'p.pop("allow_tf32", None)' False False
-note_only
+device_note_only
 check "TF32: a plan without a key runs with both switches off"
 tf32 'p["allow_tf32"] = True' True True
 check "TF32: an older plan's allow_tf32 true sets both"
@@ -169,7 +160,7 @@ tr -d ' \n' <"$tmp/plans/dp.json" | grep -q '"mesh_shape":\[1,2\],"mesh_dim_name
 launch --plan "$tmp/plans/dp.json" --model torchvision:resnet18 --image-size 32 --time 2 \
 	--warmup 2 --out "$tmp/runs/dp.csv"
 want_status 0
-note_only
+device_note_only
 grep -q '^resnet18,dp,2,"data=1,pipeline=2",4,' "$tmp/runs/dp.csv" ||
 	fail "the row: $(tail -n 1 "$tmp/runs/dp.csv")"
 "$ORACLEC" validate "$tmp/runs/dp.csv" --models "$tmp/runs/dp.models" >"$tmp/v" 2>>"$tmp/err" ||
@@ -181,7 +172,7 @@ check "oraclec --grid data=1,pipeline=2 --plan pytorch: the launcher runs it; th
 	2>"$tmp/err" || fail "oraclec --plan pytorch: exit status $?"
 launch --plan "$tmp/plans/df.json" --model torchvision:resnet18 --image-size 32 --batch 2 --check
 want_status 0
-note_only
+device_note_only
 has out "ok: 2 ranks agree with one process"
 check "oraclec --grid data=1,filter=2 --plan pytorch: the launcher runs it, equal to one process"
 

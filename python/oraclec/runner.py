@@ -792,13 +792,20 @@ class DataJob:
         self.model = model.to(ctx.device)
         if ctx.cfg.channels_last:
             self.model.to(memory_format=torch.channels_last)
-        kw = {"device_ids": [ctx.device.index]} if ctx.device.type == "cuda" else {}
-        self.ddp = nn.parallel.DistributedDataParallel(self.model, process_group=data_g[0], **kw)
+        self.wrapped = self.wrap(self.model)
         self.replicas = len(data_g[1])
         self.share = B // self.replicas
-        self.held = list(self.model.named_parameters())
+        self.held = self.holds()
         self.modules = self.model
         self.pieces = self.replicas
+
+    def wrap(self, model):
+        ctx = self.ctx
+        kw = {"device_ids": [ctx.device.index]} if ctx.device.type == "cuda" else {}
+        return nn.parallel.DistributedDataParallel(model, process_group=self.data_g[0], **kw)
+
+    def holds(self):
+        return list(self.model.named_parameters())
 
     def inputs(self, x, y):
         lo = coords(self.ctx.plan, self.ctx.rank)["data"] * self.share
@@ -806,8 +813,9 @@ class DataJob:
 
     def step(self, x, y):
         with self.ctx.autocast():
-            loss = F.cross_entropy(self.ddp(x), y)
-        self.ctx.backward(loss)  # DDP averages the gradients over the replicas
+            loss = F.cross_entropy(self.wrapped(x), y)
+        # DDP averages the gradients over the replicas; FSDP reduce-scatters them
+        self.ctx.backward(loss)
         return loss.detach()
 
 
@@ -986,7 +994,7 @@ def hybrid_groups(plan, rank):
     return shard, replicate
 
 
-class FsdpJob:
+class FsdpJob(DataJob):
     """FSDP over the data ranks (torch.distributed.fsdp's
     FullyShardedDataParallel, torch 2.x; its ShardingStrategy the plan's
     fsdp: FULL_SHARD and SHARD_GRAD_OP shard over every data rank,
@@ -998,40 +1006,24 @@ class FsdpJob:
     so that each rank's parameters are views of its shard under their own
     names."""
 
-    def __init__(self, ctx, model, data_g, B):
+    def wrap(self, model):
         from torch.distributed.fsdp import FullyShardedDataParallel, ShardingStrategy
-        plan = ctx.plan
-        self.ctx, self.data_g = ctx, data_g
+        ctx, plan = self.ctx, self.ctx.plan
         group = (hybrid_groups(plan, ctx.rank) if plan["fsdp"] == "HYBRID_SHARD"
-                 else data_g[0])
-        model = model.to(ctx.device)
-        if ctx.cfg.channels_last:
-            model.to(memory_format=torch.channels_last)
+                 else self.data_g[0])
         kw = {"device_id": ctx.device} if ctx.device.type == "cuda" else {}
-        self.fsdp = FullyShardedDataParallel(
+        return FullyShardedDataParallel(
             model, process_group=group, sharding_strategy=ShardingStrategy[plan["fsdp"]],
             use_orig_params=True, **kw)
-        self.replicas = len(data_g[1])
-        self.share = B // self.replicas
-        self.held = [(fsdp_name(n), p) for n, p in self.fsdp.named_parameters()]
-        self.modules = self.fsdp
-        self.pieces = self.replicas
 
-    def inputs(self, x, y):
-        lo = coords(self.ctx.plan, self.ctx.rank)["data"] * self.share
-        return x[lo:lo + self.share], y[lo:lo + self.share]
-
-    def step(self, x, y):
-        with self.ctx.autocast():
-            loss = F.cross_entropy(self.fsdp(x), y)
-        self.ctx.backward(loss)  # FSDP reduce-scatters the gradients, averaged
-        return loss.detach()
+    def holds(self):
+        return [(fsdp_name(n), p) for n, p in self.wrapped.named_parameters()]
 
     def whole(self, grads):
         """The whole parameters (with grads, their whole gradients) inside:
         FSDP.summon_full_params, on every rank."""
         kw = {"with_grads": True} if grads else {}
-        return type(self.fsdp).summon_full_params(self.fsdp, writeback=False, **kw)
+        return type(self.wrapped).summon_full_params(self.wrapped, writeback=False, **kw)
 
 
 def fsdp_shard(plan):
@@ -1112,7 +1104,7 @@ def check_params(job, ref, value, suffix):
         except TypeError:  # no with_grads (torch before 2.1): the step checks them
             return None
         with ctxm:
-            held = [(fsdp_name(n), p) for n, p in job.fsdp.named_parameters()]
+            held = [(fsdp_name(n), p) for n, p in job.wrapped.named_parameters()]
             return compare_held(held, job, ref, value, suffix)
     return compare_held(job.held, job, ref, value, suffix)
 
