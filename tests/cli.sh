@@ -74,6 +74,73 @@ sed -n '/^      --channels-last /,/^      --dump-after /p' "$tmp/help" | grep -q
 	fail "--channels-last's entry says --as-exported's default"
 check "--help: --as-exported's default is on its own line under it"
 
+# values from the command line are quoted escaped and cut at 64 bytes: no
+# control byte reaches the terminal, no forged diagnostic line, no 100,000
+# bytes echoed (issue 40.5); a long --strategies list is read whole
+# (issue 40.9); interleaved:V states its bound (issue 40)
+esc=$(printf '\033]0;pwned\007')
+run "$model" --format "$esc"
+want_status 2
+has err "unknown format '\\x1b]0;pwned\\x07'"
+grep -q "$(printf '\033')" "$tmp/err" && fail "an escape byte reached stderr"
+check "--format with control bytes: quoted as \\xNN"
+run "$model" --gpus "1
+fake.odl:1:1: error: injected"
+want_status 2
+grep -q '^fake.odl' "$tmp/err" && fail "a forged diagnostic line"
+[ "$(wc -l <"$tmp/err")" -eq 2 ] || fail "stderr is not the message and the hint"
+check "--gpus with a newline: one message line, no forged diagnostic"
+big=$(awk 'BEGIN { while (n++ < 100000) printf "x" }')
+for opt in --format --gpus --precision --strategies; do
+	run "$model" $opt "$big"
+	want_status 2
+	[ "$(wc -c <"$tmp/err")" -lt 400 ] || fail "$(wc -c <"$tmp/err") bytes on stderr"
+	has err "xxx..."
+	check "$opt with a 100,000-byte value: the value cut at 64 bytes"
+done
+run "$big"
+run "$model" "$big"
+want_status 2
+[ "$(wc -c <"$tmp/err")" -lt 400 ] || fail "$(wc -c <"$tmp/err") bytes on stderr"
+check "a second model name of 100,000 bytes: cut"
+list=$(awk 'BEGIN { while (n++ < 60) printf "data,"; printf "pipeline" }')
+run "$model" -g 4 --strategies "$list" -f csv
+want_status 0
+grep -q ',pipeline,' "$tmp/out" || fail "pipeline, after 300 bytes of the list, was dropped"
+check "--strategies longer than 255 bytes is read whole"
+run "$model" --schedule interleaved:1025
+want_status 2
+has err "with V of 2 to 1024"
+check "--schedule interleaved:1025: the bound stated"
+
+# validate and calibrate have their own --help: their usage line, the
+# options that describe measured runs, none that only a model's analysis
+# takes (issue 38)
+for mode in validate calibrate; do
+	run $mode --help
+	want_status 0
+	empty err
+	head -n 1 "$tmp/out" | grep -q "^Usage: oraclec $mode " ||
+		fail "stdout does not start with 'Usage: oraclec $mode '"
+	has out --models
+	has out --implementation
+	for other in --gpus --sweep --search --plan --grid --layers; do
+		grep -q -e "^ .*$other " "$tmp/out" && fail "$mode --help lists $other"
+	done
+	check "$mode --help: its own usage and the options of measured runs"
+done
+
+# the format of validate's report comes from the backends' table: json
+# is a JSON document of the runs (it was text), html is refused (issue 36)
+runs=$srcdir/validation/abci-measured.csv
+run validate "$runs" --models "$srcdir/validation/models" -s abci -f json
+want_status 0
+head -c 1 "$tmp/out" | grep -q '{' || fail "-f json is not a JSON object"
+grep -q '"runs": \[' "$tmp/out" || fail "no runs array"
+grep -q '"measured_s": ' "$tmp/out" || fail "no measured_s"
+check "validate -f json writes the runs as JSON"
+usage_error "validate -f html: a model's report format, exit 2" validate "$runs" -f html
+
 # every format the backends' table has: each is taken by -f and listed
 # by the message for one it does not have (html and svg included)
 run "$model" -f foo
