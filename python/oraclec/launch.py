@@ -409,13 +409,14 @@ def can_create(path):
     """Whether a file can be made beside `path` (a temporary made and
     removed there: the real test, as root too); else the reason."""
     import tempfile
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=os.path.dirname(
-            os.path.abspath(path)))
-    except OSError as e:
-        return e.strerror or str(e)
-    os.close(fd)
-    os.unlink(tmp)
+    with signals_held():  # made and removed, whatever arrives between
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=os.path.dirname(
+                os.path.abspath(path)))
+        except OSError as e:
+            return e.strerror or str(e)
+        os.close(fd)
+        os.unlink(tmp)
     return None
 
 
@@ -502,15 +503,17 @@ class Outputs:
     def temp(self, target):
         import tempfile
         d = os.path.dirname(os.path.abspath(target))
-        fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=d)
-        os.close(fd)
-        self.temps.append((tmp, target))
+        with signals_held():  # known as soon as it exists
+            fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=d)
+            os.close(fd)
+            self.temps.append((tmp, target))
         return tmp
 
     def folder(self, path):
         if not os.path.isdir(path):
-            os.mkdir(path)
-            self.made.append(path)
+            with signals_held():
+                os.mkdir(path)
+                self.made.append(path)
 
     def drop(self, tmp):
         self.temps = [(t, g) for t, g in self.temps if t != tmp]
