@@ -733,13 +733,19 @@ check "--implementation: a file with two blocks is refused at the second"
 printf 'implementation a { halo = "ring"; }\n' >"$tmp/bad.odl"
 run "$model" --implementation "$tmp/bad.odl"
 want_status 1
-has err "bad.odl:1:16: error: implementation 'a': 'halo' must be \"pairwise\" or \"chain\""
-check "--implementation: a word a key does not take is refused"
+has err "bad.odl:1:27: error: implementation 'a': 'halo' must be \"pairwise\" or \"chain\""
+check "--implementation: a word a key does not take is refused at the key's value (issue 40)"
+
+printf 'system s { fp32 = 1TFLOPS; memory = 16GiB; memory_bw = 900GB/s; gpus_per_node = 4;\n  intra_bw = 50GB/s; intra_latency = 9us; nic_bw = 7GB/s; nic_latency = 10us;\n  sms = 1073741825; }\n' >"$tmp/big.odl"
+run "$model" -s "$tmp/big.odl"
+want_status 1
+has err "big.odl:3:9: error: 'sms' 1073741825 is out of range (0 to 1073741824)"
+check "an integer system key past 2^30 is said to be out of range, with the bounds (issue 40)"
 
 printf 'implementation a { step_sync = "sometimes"; }\n' >"$tmp/bad.odl"
 run "$model" --implementation "$tmp/bad.odl"
 want_status 1
-has err "bad.odl:1:16: error: implementation 'a': 'step_sync' must be \"never\", \"amp\" or \"always\""
+has err "bad.odl:1:32: error: implementation 'a': 'step_sync' must be \"never\", \"amp\" or \"always\""
 empty out
 check "--implementation: step_sync takes one of three words"
 
@@ -769,14 +775,14 @@ check "--list-implementations prints the built-ins in ODL"
 printf 'implementation a { pipe_checkpoint = "sometimes"; }\n' >"$tmp/bad.odl"
 run "$model" --implementation "$tmp/bad.odl"
 want_status 1
-has err "bad.odl:1:16: error: implementation 'a': 'pipe_checkpoint' must be \"never\", \"except-last\" or \"always\""
+has err "bad.odl:1:38: error: implementation 'a': 'pipe_checkpoint' must be \"never\", \"except-last\" or \"always\""
 empty out
 check "--implementation: pipe_checkpoint takes one of three words"
 
 printf 'implementation a { grad_copies = 3; }\n' >"$tmp/bad.odl"
 run "$model" --implementation "$tmp/bad.odl"
 want_status 1
-has err "bad.odl:1:16: error: implementation 'a': 'grad_copies' must be 0, 1 or 2"
+has err "bad.odl:1:34: error: implementation 'a': 'grad_copies' must be 0, 1 or 2"
 empty out
 check "--implementation: grad_copies counts copies each way, at most 2"
 
