@@ -548,32 +548,41 @@ grads(const Graph *g, const Layer *l, int wide, int narrow, bool *ok)
 	return sum;
 }
 
-/* The peak over what k keeps, and its bytes: *held the total kept. */
-static int64_t
-peak_of(const Graph *g, const Keeps *k, int wide, int narrow, int64_t *held, bool *ok)
+/* The backward pass's peak over what each of the n counts k[] keeps, in
+ * one walk (the gradients are the same for all), into peak[], and all
+ * each keeps into held[]. */
+static void
+peaks(const Graph *g, const Keeps *const *k, int n, int wide, int narrow, int64_t *held,
+      int64_t *peak, bool *ok)
 {
-	int64_t h = kept_at(&k->layers, wide, narrow), peak;
+	int64_t h[KEEP_REGIMES];
 
-	if (!ck_muladd(&h, k->input, wide))
-		*ok = false;
-	*held = peak = h;
-	for (int i = g->nlayer - 1; i >= 0; i--) {
-		int64_t at = h;
-		if (!ck_add(at, grads(g, &g->layer[i], wide, narrow, ok), &at))
+	for (int r = 0; r < n; r++) {
+		h[r] = kept_at(&k[r]->layers, wide, narrow);
+		if (!ck_muladd(&h[r], k[r]->input, wide))
 			*ok = false;
-		if (at > peak)
-			peak = at;
-		h -= kept_at(&k->layer[i], wide, narrow);
+		held[r] = peak[r] = h[r];
 	}
-	return peak;
+	for (int i = g->nlayer - 1; i >= 0; i--) {
+		int64_t gr = grads(g, &g->layer[i], wide, narrow, ok);
+		for (int r = 0; r < n; r++) {
+			int64_t at;
+			if (!ck_add(h[r], gr, &at))
+				*ok = false;
+			else if (at > peak[r])
+				peak[r] = at;
+			h[r] -= kept_at(&k[r]->layer[i], wide, narrow);
+		}
+	}
 }
 
 int64_t
 memory_transient(const Graph *g, const Keeps *k, int wide, int narrow)
 {
 	bool ok = true; /* memory_annotate checked it at the widest */
-	int64_t held, peak = peak_of(g, k, wide, narrow, &held, &ok);
+	int64_t held, peak;
 
+	peaks(g, &k, 1, wide, narrow, &held, &peak, &ok);
 	return peak - held;
 }
 
@@ -664,8 +673,11 @@ sum_up(Mem *m, Keeps keep[KEEP_REGIMES])
 		add(m, &held, keep[r].layers.wide, w);
 		add(m, &held, keep[r].layers.narrow, w);
 		add(m, &held, keep[r].input, w);
-		if (m->ok) /* the peak at any precision is at most this one */
-			peak_of(g, &keep[r], w, w, &held, &m->ok);
+	}
+	if (m->ok) { /* the peak at any precision is at most these */
+		const Keeps *k[KEEP_REGIMES] = { &keep[KEEP_PLAIN], &keep[KEEP_AUTOCAST] };
+		int64_t held[KEEP_REGIMES], peak[KEEP_REGIMES];
+		peaks(g, k, KEEP_REGIMES, w, w, held, peak, &m->ok);
 	}
 	g->total.workspace = ws;
 	g->total.cast_weights = cw;
