@@ -264,6 +264,31 @@ backward_peak_and_workspace(void **state)
 	assert_int_equal(g->total.workspace, 2304);
 }
 
+/* The backward pass's peak moves with the width: the indices' fixed bytes
+ * do not scale, so it is no multiple of one count.  x (16x16) -> relu a
+ * (256, kept) -> add b = a + a (256, kept by the pool) -> maxpool mp,
+ * 5x5 stride 1 (12x12: 144 int64 indices, 1,152 bytes) -> relu r (144,
+ * kept).  Over all kept (H), the backward of r holds its gradients
+ * 288 w more, of mp 400 w - 144 w = 256 w, of b 768 w - 144 w - 1,152:
+ * at fp32 (w = 4) b's 1,344 bytes is the peak, at fp16 (w = 2) r's 576,
+ * not half of 1,344. */
+static void
+backward_peak_moves_with_the_width(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = MEMORY("model m { input x: 1x16x16;\n"
+			  "  a = relu(x); b = add(a, a); mp = maxpool(b, kernel=5, stride=1);\n"
+			  "  r = relu(mp); }");
+	const Keeps *k;
+
+	assert_non_null(g);
+	k = &g->keep[0][KEEP_PLAIN];
+	assert_int_equal(layer_bytes_at(g, "mp", PREC_FP32), 144 * 8);
+	assert_int_equal(act_bytes(g, PREC_FP32), (256 + 256 + 144) * 4 + 1152);
+	assert_int_equal(memory_transient(g, k, 4, 0), 1344);
+	assert_int_equal(memory_transient(g, k, 2, 0), 576);
+}
+
 /* saved_bytes is autograd's figure: fp32 activations, the graph input left
  * out, whatever the precision; the bytes kept follow the item size and
  * count the input.  Indices stay 8 bytes. */
@@ -619,6 +644,7 @@ main(void)
 		FX_TEST(dropout_saves_a_one_byte_mask_and_its_reader_its_output),
 		FX_TEST(batchnorm_saves_its_input_and_fixed_channel_statistics),
 		FX_TEST(layer_and_instance_norms_save_statistics_per_sample),
+		FX_TEST(backward_peak_moves_with_the_width),
 		FX_TEST(saved_bytes_leave_the_input_out_and_stay_fp32),
 		FX_TEST(backward_peak_and_workspace),
 		FX_TEST(totals_are_elements_times_item_size_and_stable_on_rerun),
