@@ -347,7 +347,11 @@ kept_at(const Kept *k, int wide, int narrow)
 	return k->wide * wide + k->narrow * narrow + k->fixed;
 }
 /* k at precision p's widths. */
-int64_t kept_bytes(const Kept *k, Precision p);
+static inline int64_t
+kept_bytes(const Kept *k, Precision p)
+{
+	return kept_at(k, precision_bytes(p), precision_low(p));
+}
 /* How training keeps activations at p: under autocast where p has a low
  * width, else every one at its width. */
 KeepRegime precision_regime(Precision p);

@@ -34,18 +34,6 @@ precision_dtype(Precision p, bool matmul)
 }
 
 int
-precision_bytes(Precision p)
-{
-	return precision_info[p].bytes;
-}
-
-int
-precision_low(Precision p)
-{
-	return precision_info[p].low;
-}
-
-int
 precision_widest(void)
 {
 	int w = 0;
@@ -57,12 +45,6 @@ precision_widest(void)
 			w = precision_info[i].low;
 	}
 	return w;
-}
-
-int64_t
-kept_bytes(const Kept *k, Precision p)
-{
-	return kept_at(k, precision_bytes(p), precision_low(p));
 }
 
 bool

@@ -127,11 +127,20 @@ const char *precision_name(Precision p);
 bool precision_parse(const char *s, Precision *p);
 Dtype precision_dtype(Precision p, bool matmul);
 /* Bytes of one element at precision p: a weight, a gradient, a
- * full-width activation (the table's bytes column). */
-int precision_bytes(Precision p);
+ * full-width activation (the table's bytes column).  Inline: the cost
+ * model's loops over the layers ask. */
+static inline int
+precision_bytes(Precision p)
+{
+	return precision_info[p].bytes;
+}
 /* Bytes of an activation autocast computes in lower precision at p (the
  * table's low column); 0 without autocast. */
-int precision_low(Precision p);
+static inline int
+precision_low(Precision p)
+{
+	return precision_info[p].low;
+}
 /* The widest element any precision stores, of both columns: the passes
  * check their counts against it, so that a model is refused the same way
  * at every precision (docs/limits.md). */

@@ -28,7 +28,7 @@ engine_free(Engine *e)
 	rows_free(e->rows);
 	plans_free(e->plans);
 	tiles_free(e->tiles);
-	free(e->kept); /* memuse.c's: it holds no pointer of its own to free */
+	kept_free(e->kept);
 	for (int i = 0; i < SC_COUNT; i++)
 		free(e->scratch[i]);
 	free(e);

@@ -43,6 +43,8 @@ typedef enum ScratchSlot {
 	SC_PHYS_WSHARE, SC_PHYS_ROWS, SC_PHYS_REST, SC_PHYS_SHARE,
 	/* reuse.c: the host lane's arrays where rows keep classes */
 	SC_REUSE_LANE,
+	/* memuse.c: each layer's kept bytes where the memos are off */
+	SC_MEM_KEPT,
 	SC_COUNT
 } ScratchSlot;
 

@@ -16,6 +16,8 @@
 #include "model/model.h"
 #include "passes/passes.h"
 
+#include <stdlib.h>
+
 /* g's count that applies to an: its precision's regime, the attentions
  * fused where the implementation runs them as one kernel. */
 static const Keeps *
@@ -41,7 +43,8 @@ kept_at_widths(const Graph *g, const Keeps *k, int wide, int narrow)
 
 /* The engine's last answers, by everything they read: the graph (its
  * identity and version), which of its counts, and the widths (an analysis
- * asks for its own again and again, a search for a few precisions). */
+ * asks for its own again and again, a search for a few precisions); with
+ * each layer's bytes, which the pipeline's loops read. */
 enum { KEPT_MEMO = 4 };
 typedef struct KeptAnswer {
 	const Graph *g;
@@ -49,53 +52,88 @@ typedef struct KeptAnswer {
 	const Keeps *k;
 	int wide, narrow;
 	KeptBytes b;
+	double *layer;            /* each layer's kept bytes (nlayer) */
 } KeptAnswer;
 typedef struct KeptMemo {
 	KeptAnswer a[KEPT_MEMO];
 	int next;                 /* the slot the next new answer takes */
+	int last;                 /* the slot last found, looked at first */
 } KeptMemo;
 
-KeptBytes
-kept(const Analysis *an, const Graph *g)
+/* Each layer's bytes of k at those widths into b[]. */
+static void
+layers_at(const Graph *g, const Keeps *k, int wide, int narrow, double *b)
+{
+	for (int i = 0; i < g->nlayer; i++)
+		b[i] = (double)kept_at(&k->layer[i], wide, narrow);
+}
+
+/* an's answer on g, made on a miss. */
+static const KeptAnswer *
+answer(const Analysis *an, const Graph *g)
 {
 	Engine *e = an->eng;
 	const Keeps *k = keeps(an, g);
 	int wide = precision_bytes(an->q.set.prec), narrow = precision_low(an->q.set.prec);
 	KeptAnswer *m;
 
-	if (!e->reuse)
-		return kept_at_widths(g, k, wide, narrow);
 	if (!e->kept)
 		e->kept = xcalloc(1, sizeof *e->kept);
-	for (int i = 0; i < KEPT_MEMO; i++) {
+	for (int j = 0; j < KEPT_MEMO; j++) {
+		int i = (e->kept->last + j) % KEPT_MEMO;
 		m = &e->kept->a[i];
 		if (m->g == g && m->version == g->version && m->k == k && m->wide == wide &&
-		    m->narrow == narrow)
-			return m->b;
+		    m->narrow == narrow) {
+			e->kept->last = i;
+			return m;
+		}
 	}
+	e->kept->last = e->kept->next;
 	m = &e->kept->a[e->kept->next];
 	e->kept->next = (e->kept->next + 1) % KEPT_MEMO;
+	free(m->layer);
 	*m = (KeptAnswer){ .g = g, .version = g->version, .k = k, .wide = wide, .narrow = narrow,
-			   .b = kept_at_widths(g, k, wide, narrow) };
-	return m->b;
+			   .b = kept_at_widths(g, k, wide, narrow),
+			   .layer = xcalloc((size_t)g->nlayer + 1, sizeof *m->layer) };
+	layers_at(g, k, wide, narrow, m->layer);
+	return m;
+}
+
+KeptBytes
+kept(const Analysis *an, const Graph *g)
+{
+	Precision p = an->q.set.prec;
+
+	if (!an->eng->reuse)
+		return kept_at_widths(g, keeps(an, g), precision_bytes(p), precision_low(p));
+	return answer(an, g)->b;
+}
+
+const double *
+kept_layers(const Analysis *an, const Graph *g)
+{
+	Precision p = an->q.set.prec;
+	double *b;
+
+	if (an->eng->reuse)
+		return answer(an, g)->layer;
+	b = engine_scratch(an->eng, SC_MEM_KEPT, (size_t)g->nlayer + 1, sizeof *b);
+	layers_at(g, keeps(an, g), precision_bytes(p), precision_low(p), b);
+	return b;
+}
+
+void
+kept_free(struct KeptMemo *m)
+{
+	for (int i = 0; m && i < KEPT_MEMO; i++)
+		free(m->a[i].layer);
+	free(m);
 }
 
 double
 kept_layer(const Analysis *an, const Graph *g, int i)
 {
 	return (double)kept_bytes(&keeps(an, g)->layer[i], an->q.set.prec);
-}
-
-const Kept *
-kept_layers(const Analysis *an, const Graph *g)
-{
-	return keeps(an, g)->layer;
-}
-
-int
-elem_bytes(const Analysis *an)
-{
-	return precision_bytes(an->q.set.prec);
 }
 
 ModelBytes

@@ -121,12 +121,20 @@ typedef struct KeptBytes {
 KeptBytes kept(const Analysis *an, const Graph *g);
 /* Layer i's part of act. */
 double kept_layer(const Analysis *an, const Graph *g, int i);
-/* Every layer's count of what it keeps, as kept() reads them (in bytes:
- * kept_bytes at the analysis's precision). */
-const Kept *kept_layers(const Analysis *an, const Graph *g);
+/* Every layer's part of act, as kept() reads them: valid until the
+ * engine's memo of them has been asked for a few other precisions or
+ * graphs. */
+const double *kept_layers(const Analysis *an, const Graph *g);
+/* An engine's answers of kept() freed (engine_free). */
+struct KeptMemo;
+void kept_free(struct KeptMemo *m);
 /* Bytes of a weight, a gradient or a full-width activation element at
  * the analysis's precision. */
-int elem_bytes(const Analysis *an);
+static inline int
+elem_bytes(const Analysis *an)
+{
+	return precision_bytes(an->q.set.prec);
+}
 
 /* The activation parts of a GPU's memory: the kept tensors of `samples`
  * samples (and the batch-independent statistics), the backward pass's

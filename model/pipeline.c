@@ -296,9 +296,8 @@ typedef struct Pass {
 	const Analysis *an;
 	const Costs *c;
 	const LayerTable *tb;
-	const Kept *act;        /* kept per layer (kept_layers) */
-	int wide, narrow;       /* their widths: the precision's bytes an
-	                           element, autocast's low width */
+	const double *act;      /* kept bytes per layer (kept_layers) */
+	int wide;               /* the precision's bytes an element */
 	double n, per_w;
 	double in_act;          /* the kept graph input, on the first stage */
 	bool rows;              /* dps */
@@ -326,7 +325,6 @@ pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c
 	p->per_w = pp.weights + pp.grads + pp.optimizer;
 	p->act = kept_layers(an, g);
 	p->wide = precision_bytes(an->q.set.prec);
-	p->narrow = precision_low(an->q.set.prec);
 	p->rows = c->ways > 1 && c->inner == DIM_SPATIAL;
 	p->split = c->ways > 1 && !p->rows ? 1u << channel : 0;
 	p->in_act = (double)kept(an, g).input;
@@ -335,13 +333,6 @@ pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c
 	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1);
 	p->halo = p->rows ? halo_times(an, g, n, c->ways, c->grp.size > c->grp.per_node) : p->whole;
 	p->col = !p->rows && c->ways > 1 ? split_times(an, g, n, c->grp, channel) : p->whole;
-}
-
-/* Layer i's kept bytes per sample. */
-static double
-kept_of(const Pass *p, int i)
-{
-	return (double)kept_at(&p->act[i], p->wide, p->narrow);
 }
 
 static LayerCost
@@ -371,7 +362,7 @@ layer_cost(const Pass *p, int i)
 	lc.redo = redo ? fwd : fwd * c->ck;
 	lc.t = fwd + times_of(r, i, true) + lc.col + lc.redo;
 	lc.f = held_w(p->tb, c, i) * p->per_w;
-	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : kept_of(p, i)) * n * (p->rows ? share : 1);
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : p->act[i]) * n * (p->rows ? share : 1);
 	if (i == 0) /* the kept graph input lives on the first stage */
 		lc.a += p->in_act * n;
 	lc.in = (double)p->tb->in[i] * n * p->wide * (p->rows ? share : 1);
@@ -408,7 +399,7 @@ per_class(const Pass *p, int i, LayerCost *memo, bool *have)
 		memo[k] = layer_cost(p, i), have[k] = true;
 	lc = memo[k];
 	share = strip ? 1.0 / (double)c->ways : 1;
-	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : kept_of(p, i)) * p->n *
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : p->act[i]) * p->n *
 	       (p->rows ? share : 1);
 	lc.in = (double)p->tb->in[i] * p->n * p->wide * (p->rows ? share : 1);
 	return lc;
