@@ -14,8 +14,8 @@
  *               classes of layers alike
  *   pipeline.c  a pipeline's partitions
  *   memuse.c    what training keeps in bytes at a precision, with the
- *               backward pass's peak (by the graph, its count and the
- *               widths: what it reads)
+ *               backward pass's peak and each layer's (by the graph, its
+ *               count and the widths: what they read)
  *   kernel.c    a matrix product's tiling
  *   peak.c      the dense peak the model's matrix products run at (MFU)
  *
