@@ -3,6 +3,7 @@
  * so invalid UTF-8 cannot lose a key.  Keys keep insertion order. */
 #include "backends/backends.h"
 #include "backends/jsonout.h"
+#include "ir/kernels.h"
 
 #include <jansson.h>
 
@@ -101,9 +102,32 @@ model_json(const Graph *g)
 	return m;
 }
 
+/* A layer's kernel key (ir/kernelkey.c; docs/kernel-table.md): the row of
+ * a kernel table that prices it, null where it has none. */
 static json_t *
-layer_json(const Graph *g, const Layer *l)
+kernel_json(const Graph *g, int i, Precision prec)
 {
+	KernelKey k;
+	int64_t per_sample;
+	char text[KEY_TEXT];
+	json_t *o;
+
+	if (!kernel_key(g, i, prec, g->channels_last, &k, &per_sample))
+		return json_null();
+	kernel_key_text(&k, text, sizeof text);
+	o = json_object();
+	set(o, "class", jstr(kernel_class_name(k.cls)));
+	set(o, "precision", jstr(kernel_dtype_name(k.dt)));
+	set(o, "layout", jstr(kernel_layout_name(k.layout)));
+	set(o, "shape", jstr(text));
+	set(o, "per_sample", json_integer(per_sample));
+	return o;
+}
+
+static json_t *
+layer_json(const Graph *g, int i, Precision prec)
+{
+	const Layer *l = &g->layer[i];
 	json_t *o = json_object(), *ins = json_array(), *ws = json_array();
 
 	set(o, "name", jstr(l->name));
@@ -130,6 +154,7 @@ layer_json(const Graph *g, const Layer *l)
 		set(o, "measured_fwd_s", l->timed ? json_real(l->fwd_s) : json_null());
 		set(o, "measured_bwd_s", l->timed ? json_real(l->bwd_s) : json_null());
 	}
+	set(o, "kernel", kernel_json(g, i, prec));
 	return o;
 }
 
@@ -445,7 +470,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (o->layers) {
 		json_t *ls = json_array();
 		for (int i = 0; i < g->nlayer; i++)
-			json_array_append_new(ls, layer_json(g, &g->layer[i]));
+			json_array_append_new(ls, layer_json(g, i, an->set.prec));
 		set(root, "layers", ls);
 	}
 	rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
