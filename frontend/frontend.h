@@ -136,6 +136,10 @@ bool trace_read(const char *path, const char *text, size_t len, Graph *g);
  * `files`. */
 KernelTable *kernels_parse(const char *path, const char *text, size_t len, Arena *a);
 KernelTable *kernels_load(const char *path, Arena *a, FileList *files);
+/* A key from its four fields as the table and --layers JSON write them
+ * (class, precision, layout, shape); false after reporting at `where`. */
+bool kernel_key_read(Loc where, const char *cls, const char *prec, const char *layout,
+		     const char *shape, KernelKey *k);
 
 /* measured.c: the rows of a measured-runs CSV (oraclec validate); NULL
  * after reporting errors, *n rows otherwise. */

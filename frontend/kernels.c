@@ -235,6 +235,52 @@ layout_fits(const KernelKey *k)
 	return has ? k->layout != KL_ANY : k->layout == KL_ANY;
 }
 
+/* A key from its fields (class, precision, layout and shape at f[C_CLASS
+ * .. C_SHAPE], their columns in col); false after reporting. */
+static bool
+key_fields(const Reader *r, const char *const *f, const int *col, KernelKey *k)
+{
+	memset(k, 0, sizeof *k);
+	k->op = -1;
+	if (!kernel_class_parse(f[C_CLASS], &k->cls)) {
+		bad_value(r, col[C_CLASS], "class", f[C_CLASS],
+			  "is not conv, gemm, attention, elementwise, norm or pool");
+		return false;
+	}
+	if (!kernel_dtype_parse(f[C_PREC], &k->dt)) {
+		bad_value(r, col[C_PREC], "precision", f[C_PREC], "is not fp32, tf32, fp16 or bf16");
+		return false;
+	}
+	if (!kernel_layout_parse(f[C_LAYOUT], &k->layout)) {
+		bad_value(r, col[C_LAYOUT], "layout", f[C_LAYOUT], "is not NCHW, NHWC or -");
+		return false;
+	}
+	if (!shape(r, col[C_SHAPE], f[C_SHAPE], k))
+		return false;
+	if (!layout_fits(k)) {
+		diag_error(at(r, col[C_LAYOUT]), "layout '%s': a %s%s%s key's layout is %s",
+			   kernel_layout_name(k->layout), k->op >= 0 ? op_name((OpKind)k->op) : "",
+			   k->op >= 0 ? " " : "", kernel_class_name(k->cls),
+			   k->layout == KL_ANY ? "NCHW or NHWC" : "'-' (none)");
+		return false;
+	}
+	return true;
+}
+
+bool
+kernel_key_read(Loc where, const char *cls, const char *prec, const char *layout,
+		const char *shape_text, KernelKey *k)
+{
+	Reader r = { where.file, where.line, NULL };
+	const char *f[NCOL] = { [C_CLASS] = cls, [C_PREC] = prec, [C_LAYOUT] = layout,
+				[C_SHAPE] = shape_text };
+	int col[NCOL] = { 0 };
+
+	for (int i = 0; i < NCOL; i++)
+		col[i] = where.col;
+	return key_fields(&r, f, col, k);
+}
+
 /* One data row into *row; false after reporting. */
 static bool
 row(Reader *r, const char *line, KernelRow *row)
@@ -248,7 +294,6 @@ row(Reader *r, const char *line, KernelRow *row)
 	int64_t v;
 
 	memset(row, 0, sizeof *row);
-	k->op = -1;
 	for (int i = 0; i < NCOL; i++) {
 		fl[i] = f + (size_t)i * (MAX_FIELD + 2);
 		if (!more) {
@@ -264,29 +309,9 @@ row(Reader *r, const char *line, KernelRow *row)
 			   header);
 		goto out;
 	}
-	if (!kernel_class_parse(fl[C_CLASS], &k->cls)) {
-		bad_value(r, col[C_CLASS], "class", fl[C_CLASS],
-			  "is not conv, gemm, attention, elementwise, norm or pool");
+	if (!key_fields(r, (const char *const *)fl, col, k) ||
+	    !integer(r, col[C_N], "n", fl[C_N], 1, MAX_KERNEL_N, &row->n))
 		goto out;
-	}
-	if (!kernel_dtype_parse(fl[C_PREC], &k->dt)) {
-		bad_value(r, col[C_PREC], "precision", fl[C_PREC], "is not fp32, tf32, fp16 or bf16");
-		goto out;
-	}
-	if (!kernel_layout_parse(fl[C_LAYOUT], &k->layout)) {
-		bad_value(r, col[C_LAYOUT], "layout", fl[C_LAYOUT], "is not NCHW, NHWC or -");
-		goto out;
-	}
-	if (!integer(r, col[C_N], "n", fl[C_N], 1, MAX_KERNEL_N, &row->n) ||
-	    !shape(r, col[C_SHAPE], fl[C_SHAPE], k))
-		goto out;
-	if (!layout_fits(k)) {
-		diag_error(at(r, col[C_LAYOUT]), "layout '%s': a %s%s%s key's layout is %s",
-			   kernel_layout_name(k->layout), k->op >= 0 ? op_name((OpKind)k->op) : "",
-			   k->op >= 0 ? " " : "", kernel_class_name(k->cls),
-			   k->layout == KL_ANY ? "NCHW or NHWC" : "'-' (none)");
-		goto out;
-	}
 	if (!seconds(r, col[C_FWD], "fwd_s", fl[C_FWD], false, &row->fwd) ||
 	    !seconds(r, col[C_BWD_DATA], "bwd_data_s", fl[C_BWD_DATA], true, &row->bwd_data) ||
 	    !seconds(r, col[C_BWD_WEIGHT], "bwd_weight_s", fl[C_BWD_WEIGHT], true,

@@ -326,6 +326,37 @@ hostile_tables(void **state)
 	assert_non_null(strstr(fx_diags(fx), "t.csv:2:21: error: a NUL byte"));
 }
 
+/* A system file names its table (key kernels): the path is read from the
+ * system file's directory, stored, and the file is not opened (the cost
+ * model does not read it yet); an empty name is refused at the key. */
+static void
+system_names_its_table(void **state)
+{
+	Fx *fx = *state;
+	static const char sys[] =
+		"system s { gpus_per_node = 1; fp32 = 10TFLOPS; memory = 16GB; "
+		"memory_bw = 900GB/s; intra_bw = 100GB/s; intra_latency = 10us; nic_bw = 10GB/s; "
+		"nic_latency = 5us; kernels = \"%s\"; }\n";
+	char text[512], want[512];
+	const char *path;
+	System *s;
+
+	snprintf(text, sizeof text, sys, "kernels.csv");
+	path = fx_write(fx, "system.odl", text);
+	s = system_load(path, &fx->arena, &fx->files);
+	assert_non_null(s);
+	snprintf(want, sizeof want, "%s/kernels.csv", fx->dir);
+	assert_string_equal(s->kernels, want);
+	assert_int_equal(s->kernels_at.line, 1);
+	snprintf(text, sizeof text, sys, "/abs/k.csv");
+	s = system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files);
+	assert_string_equal(s->kernels, "/abs/k.csv");
+	snprintf(text, sizeof text, sys, "");
+	assert_null(system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files));
+	assert_non_null(strstr(fx_diags(fx), "system.odl:1:"));
+	assert_non_null(strstr(fx_diags(fx), "error: 'kernels' is empty"));
+}
+
 int
 main(void)
 {
@@ -336,6 +367,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(lookup_exact_interpolated_none, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(hostile_tables, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(system_names_its_table, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
