@@ -251,11 +251,8 @@ pool_key(const Graph *g, const Layer *l, KernelKey *k, int64_t *per_sample)
 	}
 }
 
-/* The operator a decomposition's first layer stands for (Layer.pattern):
- * LayerNorm's reduction, GELU's, a gated unit's sigmoid (SiLU) or hard
- * sigmoid (Hardswish). */
-static int
-pattern_op(const Layer *l)
+int
+layer_operator(const Layer *l)
 {
 	switch (l->pattern) {
 	case PAT_LAYERNORM: return OP_LAYERNORM;
@@ -270,7 +267,7 @@ other_key(const Graph *g, const Layer *l, KernelKey *k, int64_t *per_sample)
 {
 	const Shape *x = &g->tensor[l->in[0]].shape;
 	const Tensor *y = &g->tensor[l->out[0]];
-	int op = pattern_op(l), c = kernel_op_class(op);
+	int op = layer_operator(l), c = kernel_op_class(op);
 
 	if (c < 0)
 		return false;

@@ -114,6 +114,12 @@ int kernel_op_class(int op);
 bool kernel_key(const Graph *g, int i, Precision prec, bool channels_last, KernelKey *k,
 		int64_t *per_sample);
 
+/* The operator layer l stands for: its kind, or the whole operator at the
+ * first layer of an ONNX decomposition (Layer.pattern: LayerNorm's
+ * reduction, GELU's, a gated unit's sigmoid for SiLU or hard sigmoid for
+ * Hardswish). */
+int layer_operator(const Layer *l);
+
 /* Order of keys: class, format, layout, op, then the shape. */
 int kernel_key_cmp(const KernelKey *a, const KernelKey *b);
 

@@ -172,12 +172,16 @@ check "a CSV profile as before, with time_source"
 # ---- bad traces ----------------------------------------------------------
 
 # bad NAME MESSAGE: the trace NAME is refused: exit 1, the message on
-# stderr, no output file, no crash
+# stderr, no output file, no crash (what earlier cases found kept:
+# status_why starts `why` afresh)
 bad()
 {
 	rm -f o.json
 	run tiny.odl --profile "$1" -f json -o o.json
+	_why=$why
 	status_why "$status" 1
+	why="$_why${_why:+${why:+
+}}$why"
 	has err "$2"
 	[ -e o.json ] && fail "left the output file"
 	grep -q 'Sanitizer\|runtime error\|internal' "$tmp/err" && fail "a sanitizer report"
@@ -189,7 +193,7 @@ bad b1.json "b1.json:2:10: error: not JSON: "
 printf '{"traceEvents":[{"ph":"X","ts":1' >b2.json
 bad b2.json "b2.json:1:"
 printf '[{"ph":"X"}]' >b3.json
-bad b3.json "b3.json:1:1: error: a JSON array of events: oraclec reads the object form"
+bad b3.json "b3.json:1:2: error: traceEvents[0].name is missing"
 printf '{"displayTimeUnit":"ms"}' >b4.json
 bad b4.json "b4.json:1:1: error: no \"traceEvents\": not a Chrome trace"
 sed 's/"oraclec":{"trace":1,/"other":{"trace":1,/' t.json >b5.json
