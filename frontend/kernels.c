@@ -3,7 +3,9 @@
  *
  *   # device: cpu, AMD EPYC 7B13, 2 cores          (provenance, kept)
  *   class,precision,layout,n,shape,fwd_s,bwd_data_s,bwd_weight_s,spread,repeats,kernel
- *   conv,fp32,NCHW,8,c=64 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1,0.0121,0.0189,0.0174,0.021,5,aten::mkldnn_convolution
+ *   conv,fp32,NCHW,8,c=64 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 \
+ *     dilation=1x1,0.0121,0.0189,0.0174,0.021,5,aten::mkldnn_convolution
+ *   (one line: the \ and the line break are this comment's)
  *
  * Lines that start with '#' are comments: the provenance, kept as the
  * table's notes.  The header comes first, exactly; then one row per key
@@ -131,19 +133,21 @@ shape(const Reader *r, int col, const char *text, KernelKey *k)
 			return false;
 		}
 		len = strcspn(o + 3, " ");
-		snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1),
-			 o + 3);
+		snprintf(name, sizeof name, "%.*s",
+			 (int)(len < sizeof name ? len : sizeof name - 1), o + 3);
 		k->op = op_lookup(name);
 		if (k->op < 0 || kernel_op_class(k->op) != (int)k->cls) {
 			int oc = k->op >= 0 ? kernel_op_class(k->op) : -1;
 			const char *near = k->op < 0 ? similar_name(name, op_of) : NULL;
 			char *t = esc_text_cut(o + 3, len, NAME_SHOWN);
-			diag_error(at(r, col + (int)(o - text) + 3), "shape: op '%s' has no %s key%s%s%s%s",
-				   t, kernel_class_name(k->cls), near ? "; did you mean '" : "",
-				   near ? near : "", near ? "'?" : "",
-				   oc >= 0 ? (oc == KC_NORM ? " (its class is norm)" : oc == KC_POOL ?
-					      " (its class is pool)" : " (its class is elementwise)")
-				   : k->op >= 0 ? " (it has no key)" : "");
+			const char *why = oc == KC_NORM ? " (its class is norm)"
+					  : oc == KC_POOL ? " (its class is pool)"
+					  : oc >= 0 ? " (its class is elementwise)"
+					  : k->op >= 0 ? " (it has no key)" : "";
+			diag_error(at(r, col + (int)(o - text) + 3),
+				   "shape: op '%s' has no %s key%s%s%s%s", t,
+				   kernel_class_name(k->cls), near ? "; did you mean '" : "",
+				   near ? near : "", near ? "'?" : "", why);
 			free(t);
 			return false;
 		}
@@ -197,11 +201,12 @@ shape(const Reader *r, int col, const char *text, KernelKey *k)
 				    (!zero_ok && x < 1) ||
 				    (strcmp(items[j].name, "ceil") == 0 && x > 1) ||
 				    (i + 1 < items[j].arity ? *stop != 'x' : stop != end)) {
-					diag_error(at(r, col + (int)(v - text)), "shape: %s takes %d "
-						   "whole number%s from %d to %s%s",
-						   items[j].name, items[j].arity,
+					bool ceil = strcmp(items[j].name, "ceil") == 0;
+					diag_error(at(r, col + (int)(v - text)),
+						   "shape: %s takes %d whole number%s from %d to "
+						   "%s%s", items[j].name, items[j].arity,
 						   items[j].arity > 1 ? "s" : "", zero_ok ? 0 : 1,
-						   strcmp(items[j].name, "ceil") == 0 ? "1" : "2^40",
+						   ceil ? "1" : "2^40",
 						   items[j].arity > 1 ? ", 'x' between" : "");
 					return false;
 				}
@@ -218,7 +223,8 @@ shape(const Reader *r, int col, const char *text, KernelKey *k)
 	for (int j = 0; j < n; j++)
 		if (!seen[j]) {
 			diag_error(at(r, col), "shape: no %s= item (a %s key has %d items: "
-				   "docs/kernel-table.md)", items[j].name, kernel_class_name(k->cls), n);
+				   "docs/kernel-table.md)", items[j].name,
+				   kernel_class_name(k->cls), n);
 			return false;
 		}
 	return true;
@@ -248,7 +254,8 @@ key_fields(const Reader *r, const char *const *f, const int *col, KernelKey *k)
 		return false;
 	}
 	if (!kernel_dtype_parse(f[C_PREC], &k->dt)) {
-		bad_value(r, col[C_PREC], "precision", f[C_PREC], "is not fp32, tf32, fp16 or bf16");
+		bad_value(r, col[C_PREC], "precision", f[C_PREC],
+			  "is not fp32, tf32, fp16 or bf16");
 		return false;
 	}
 	if (!kernel_layout_parse(f[C_LAYOUT], &k->layout)) {
@@ -297,8 +304,8 @@ row(Reader *r, const char *line, KernelRow *row)
 	for (int i = 0; i < NCOL; i++) {
 		fl[i] = f + (size_t)i * (MAX_FIELD + 2);
 		if (!more) {
-			diag_error(at(r, (int)strlen(line) + 1), "missing column '%s' (the header: %s)",
-				   colname[i], header);
+			diag_error(at(r, (int)strlen(line) + 1),
+				   "missing column '%s' (the header: %s)", colname[i], header);
 			goto out;
 		}
 		if (!csv_field(r->path, r->line, line, &p, fl[i], MAX_FIELD + 2, &col[i], &more))

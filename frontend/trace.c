@@ -401,7 +401,8 @@ static const struct {
 	{ "NativeBatchNormBackward0", OP_BATCHNORM }, { "CudnnBatchNormBackward0", OP_BATCHNORM },
 	{ "MiopenBatchNormBackward0", OP_BATCHNORM },
 	{ "NativeLayerNormBackward0", OP_LAYERNORM }, { "ReluBackward0", OP_RELU },
-	{ "HardtanhBackward0", OP_CLIP }, { "GeluBackward0", OP_GELU }, { "SiluBackward0", OP_SILU },
+	{ "HardtanhBackward0", OP_CLIP }, { "GeluBackward0", OP_GELU },
+	{ "SiluBackward0", OP_SILU },
 	{ "SigmoidBackward0", OP_SIGMOID }, { "TanhBackward0", OP_TANH },
 	{ "HardswishBackward0", OP_HARDSWISH }, { "HardsigmoidBackward0", OP_HARDSIGMOID },
 	{ "MaxPool2DWithIndicesBackward0", OP_MAXPOOL }, { "AvgPool2DBackward0", OP_AVGPOOL },
@@ -870,11 +871,13 @@ per_step(Reader *r, Part *p, size_t np, int64_t batch)
 		t = median(v, k, r->nstep) * 1e-6;
 		if (t > limit) {
 			char *name = shown(r->mod[p[i].module].module);
-			diag_error((Loc){ r->path, line, 1 }, "module '%s' takes %g seconds a step %s, "
-				   "more than 1e6 seconds per sample%s (the limit of a profile)", name,
-				   t, p[i].bwd ? "backward" : "forward", batch > 0 ?
-				   " of the trace's batch" : " (the trace gives no batch: a step is "
-				   "taken as one sample)");
+			diag_error((Loc){ r->path, line, 1 },
+				   "module '%s' takes %g seconds a step %s, more than 1e6 seconds "
+				   "per sample%s (the limit of a profile)", name, t,
+				   p[i].bwd ? "backward" : "forward",
+				   batch > 0 ? " of the trace's batch"
+					     : " (the trace gives no batch: a step is taken as "
+					       "one sample)");
 			free(name);
 			ok = false;
 		}
@@ -1140,8 +1143,8 @@ plain_attribute(Reader *r, TraceProfile *t)
 	qsort(seqs, ns, sizeof *seqs, by_seq);
 	for (size_t i = 0; i < nb && ns; i++) {
 		const POp *o = &r->pop[b[i].i];
-		int m = o->seq >= 0 && o->fwd_tid >= 0 ? forward_module(seqs, ns, o->seq, o->fwd_tid)
-						       : -1;
+		int m = o->seq >= 0 && o->fwd_tid >= 0
+				? forward_module(seqs, ns, o->seq, o->fwd_tid) : -1;
 		bnode[i] = m >= 0 ? entry[m] : -1;
 	}
 	/* else by order: in each step and kind, the j-th node from the end is

@@ -410,7 +410,8 @@ kernel_key_text(const KernelKey *k, char *buf, size_t size)
 	if (k->op >= 0)
 		len += (size_t)snprintf(buf, size, "op=%s", op_name((OpKind)k->op));
 	for (int j = 0; j < n && len < size; j++) {
-		len += (size_t)snprintf(buf + len, size - len, "%s%s=", len ? " " : "", items[j].name);
+		len += (size_t)snprintf(buf + len, size - len, "%s%s=", len ? " " : "",
+					items[j].name);
 		for (int v = 0; v < items[j].arity && len < size; v++)
 			len += (size_t)snprintf(buf + len, size - len, "%s%" PRId64, v ? "x" : "",
 						k->d[at++]);

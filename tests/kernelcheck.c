@@ -53,10 +53,10 @@ main(int argc, char **argv)
 		if (!json_is_object(k) || !shape)
 			continue;
 		keyed++;
-		if (!kernel_key_read((Loc){ argv[2], 0, 0 },
-				     json_string_value(json_object_get(k, "class")),
-				     json_string_value(json_object_get(k, "precision")),
-				     json_string_value(json_object_get(k, "layout")), shape, &key)) {
+		const char *cls = json_string_value(json_object_get(k, "class"));
+		const char *prec = json_string_value(json_object_get(k, "precision"));
+		const char *layout = json_string_value(json_object_get(k, "layout"));
+		if (!kernel_key_read((Loc){ argv[2], 0, 0 }, cls, prec, layout, shape, &key)) {
 			bad++;
 			continue;
 		}
@@ -69,7 +69,8 @@ main(int argc, char **argv)
 						      json_object_get(k, "per_sample")));
 		count[r.src]++;
 		if (r.src == KS_NONE)
-			printf("none %s %s\n", json_string_value(json_object_get(l, "name")), shape);
+			printf("none %s %s\n", json_string_value(json_object_get(l, "name")),
+			       shape);
 	}
 	printf("layers %zu keyed %d table %d interpolated %d none %d\n", json_array_size(layers),
 	       keyed, count[KS_TABLE], count[KS_INTERPOLATED], count[KS_NONE]);

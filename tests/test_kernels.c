@@ -72,7 +72,8 @@ keys_of_layers(void **state)
 		  "c=3 h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1" },
 		{ "b", "norm", "NCHW", "op=batchnorm c=4 elements=256" },
 		{ "r", "elementwise", "-", "op=relu elements=256" },
-		{ "p", "pool", "NCHW", "op=maxpool c=4 h=8 w=8 r=2 s=2 stride=2x2 pad=0x0x0x0 ceil=0" },
+		{ "p", "pool", "NCHW",
+		  "op=maxpool c=4 h=8 w=8 r=2 s=2 stride=2x2 pad=0x0x0x0 ceil=0" },
 		{ "q", "pool", "NCHW", "op=globalavgpool c=4 h=4 w=4" },
 		{ "y", "gemm", "-", "m=1 n=10 k=4 batch=1" },
 	};
@@ -104,7 +105,8 @@ table(Fx *fx, const char *text)
 	return kernels_parse("t.csv", text, strlen(text), &fx->arena);
 }
 
-#define HEADER "class,precision,layout,n,shape,fwd_s,bwd_data_s,bwd_weight_s,spread,repeats,kernel\n"
+#define HEADER \
+	"class,precision,layout,n,shape,fwd_s,bwd_data_s,bwd_weight_s,spread,repeats,kernel\n"
 #define CONV_SHAPE "c=3 h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1"
 
 /* A layer renamed finds the same row: the key holds no name. */
@@ -211,8 +213,9 @@ hostile_tables(void **state)
 	static const struct {
 		const char *text, *want;
 	} c[] = {
-		{ "", "t.csv:1:1: error: no header 'class,precision,layout,n,shape,fwd_s,bwd_data_s,"
-		      "bwd_weight_s,spread,repeats,kernel': not a kernel table (docs/kernel-table.md)" },
+		{ "", "t.csv:1:1: error: no header 'class,precision,layout,n,shape,fwd_s,"
+		      "bwd_data_s,bwd_weight_s,spread,repeats,kernel': not a kernel table "
+		      "(docs/kernel-table.md)" },
 		{ "# only a comment\n", "t.csv:1:1: error: no header" },
 		{ "layer,forward_s,backward_s\n", "t.csv:1:1: error: expected the header" },
 		{ HEADER "convv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,1,\n",
@@ -225,7 +228,8 @@ hostile_tables(void **state)
 		{ HEADER "conv,fp32,-,2," CONV_SHAPE ",1,1,1,0,1,\n",
 		  "t.csv:2:11: error: layout '-': a conv key's layout is NCHW or NHWC" },
 		{ HEADER "elementwise,fp32,NCHW,2,op=relu elements=4,1,1,,0,1,\n",
-		  "t.csv:2:18: error: layout 'NCHW': a relu elementwise key's layout is '-' (none)" },
+		  "t.csv:2:18: error: layout 'NCHW': a relu elementwise key's layout is '-' "
+		  "(none)" },
 		{ HEADER "conv,fp32,NCHW,0," CONV_SHAPE ",1,1,1,0,1,\n",
 		  "t.csv:2:16: error: n '0' is not a whole number from 1 to 2147483647" },
 		{ HEADER "conv,fp32,NCHW,1.5," CONV_SHAPE ",1,1,1,0,1,\n",
@@ -263,11 +267,14 @@ hostile_tables(void **state)
 		  "t.csv:2:25: error: shape: op 'rellu' has no elementwise key; did you mean "
 		  "'relu'?" },
 		{ HEADER "elementwise,fp32,-,2,op=batchnorm elements=4,1,1,,0,1,\n",
-		  "t.csv:2:25: error: shape: op 'batchnorm' has no elementwise key (its class is norm)\n" },
+		  "t.csv:2:25: error: shape: op 'batchnorm' has no elementwise key (its class is "
+		  "norm)\n" },
 		{ HEADER "elementwise,fp32,-,2,op=flatten elements=4,1,1,,0,1,\n",
-		  "t.csv:2:25: error: shape: op 'flatten' has no elementwise key (it has no key)\n" },
+		  "t.csv:2:25: error: shape: op 'flatten' has no elementwise key (it has no "
+		  "key)\n" },
 		{ HEADER "elementwise,fp32,-,2,elements=4,1,1,,0,1,\n",
-		  "t.csv:2:22: error: shape: no op= item (the operator the elementwise kernel ran)" },
+		  "t.csv:2:22: error: shape: no op= item (the operator the elementwise kernel "
+		  "ran)" },
 		{ HEADER "pool,fp32,NCHW,2,op=maxpool c=4 h=8 w=8 r=2 s=2 stride=2x2 "
 			 "pad=0x0x0x0 ceil=2,1,1,,0,1,\n",
 		  "t.csv:2:77: error: shape: ceil takes 1 whole number from 0 to 1" },

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 bool
-csv_field(const char *path, int lineno, const char *line, const char **p, char *buf, size_t cap,
-	  int *col, bool *more)
+csv_field(const char *path, int lineno, const char *line, const char **p, char *buf,
+	  size_t cap, int *col, bool *more)
 {
 	const char *s = *p;
 	size_t n = 0;
@@ -17,7 +17,8 @@ csv_field(const char *path, int lineno, const char *line, const char **p, char *
 	if (*s == '"') {
 		for (s++;; s++) {
 			if (!*s) {
-				diag_error((Loc){ path, lineno, *col }, "unterminated quoted field");
+				diag_error((Loc){ path, lineno, *col },
+					   "unterminated quoted field");
 				return false;
 			}
 			if (*s == '"' && s[1] != '"')
