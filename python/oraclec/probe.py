@@ -1154,58 +1154,25 @@ def sec_model(P, clock):
         len(P.kernel_rows)))
     done = unknown = 0
     wide = []
-    chunk = 6
-    for c in range(0, len(todo), chunk):
+    # a few keys at a time, each chunk of one number format (TF32's
+    # switches set while it is built and timed)
+    chunks = []
+    for prec in sorted({k.prec for k, _ in todo}):
+        mine = [kn for kn in todo if kn[0].prec == prec]
+        chunks += [(prec, mine[i:i + 6]) for i in range(0, len(mine), 6)]
+    for c, (prec, chunk) in enumerate(chunks):
         if clock.left() <= 0:
-            note("model: out of time with %d rows left (--resume goes on)" % (len(todo) - c))
+            note("model: out of time with %d rows left (--resume goes on)" %
+                 sum(len(ch) for _, ch in chunks[c:]))
             break
-        items = []
-        for key, n in todo[c:c + chunk]:
-            try:
-                with P.precision(key.prec):
-                    fns = probe_kernels.operators(torch, key, n, P.dev, P.cuda)
-            except (RuntimeError, ValueError, TypeError) as e:
-                note("model: %s %s n=%d: %s" % (key.klass, key.shape, n, one_line(e)))
-                fns = {}
-            if not fns:
-                unknown += 1
-                continue
-            items += [probe_kernels.Item(key, n, part, fn) for part, fn in fns.items()]
-        if not items:
-            continue
-        try:
-            probe_kernels.interleaved(items, reps, sample, P.sync, clock)
-            again = [i for i in items if probe_kernels.spread(i.samples) >
-                     probe_kernels.SPREAD_LIMIT]
-            if again and clock.left() > 0:
-                first = {id(i): i.samples for i in again}
-                for i in again:
-                    i.samples = []
-                probe_kernels.interleaved(again, reps, sample, P.sync, clock)
-                for i in again:
-                    if len(i.samples) < reps or probe_kernels.spread(first[id(i)]) <= \
-                            probe_kernels.spread(i.samples):
-                        i.samples = first[id(i)]
-        except RuntimeError as e:
-            note("model: %s" % one_line(e))
-        rows = {}
-        for i in items:
-            if not i.samples:
-                continue
-            r = rows.setdefault((i.key, i.n), {"spread": 0.0, "repeats": len(i.samples)})
-            r[i.part] = median(i.samples)
-            r["spread"] = max(r["spread"], probe_kernels.spread(i.samples))
-            r["repeats"] = min(r["repeats"], len(i.samples))
-            if i.part == "fwd":
-                r["kernel"] = P.kernels(i.fn, r[i.part])
+        with P.precision(prec):
+            rows, none = model_chunk(P, chunk, reps, sample, clock)
+        unknown += none
         for kn, r in rows.items():
-            if r.get("fwd") is None:
-                continue
             P.kernel_rows[kn] = r
             done += 1
             if r["spread"] > probe_kernels.SPREAD_LIMIT:
                 wide.append(kn)
-        items = rows = None
         P.free()
         write_kernels(P)
     if unknown:
@@ -1218,6 +1185,45 @@ def sec_model(P, clock):
                                     "%s %s n=%d" % (k.klass, k.shape, n) for k, n in wide[:4]) +
                                 ("; ..." if len(wide) > 4 else "")))
     note("model: %d rows measured, %d in the table" % (done, len(P.kernel_rows)))
+
+
+def model_chunk(P, chunk, reps, sample, clock):
+    """The rows of a chunk of (key, N): {(key, N): row}, and how many of
+    its keys this probe cannot time."""
+    items, unknown = [], 0
+    for key, n in chunk:
+        try:
+            fns = probe_kernels.operators(P.torch, key, n, P.dev, P.cuda)
+        except (RuntimeError, ValueError, TypeError) as e:
+            note("model: %s %s n=%d: %s" % (key.klass, key.shape, n, one_line(e)))
+            fns = {}
+        unknown += not fns
+        items += [probe_kernels.Item(key, n, part, fn) for part, fn in fns.items()]
+    try:
+        probe_kernels.interleaved(items, reps, sample, P.sync, clock)
+        again = [i for i in items if probe_kernels.spread(i.samples) > probe_kernels.SPREAD_LIMIT]
+        if again and clock.left() > 0:
+            first = {id(i): i.samples for i in again}
+            for i in again:
+                i.samples = []
+            probe_kernels.interleaved(again, reps, sample, P.sync, clock)
+            for i in again:
+                if len(i.samples) < reps or probe_kernels.spread(first[id(i)]) <= \
+                        probe_kernels.spread(i.samples):
+                    i.samples = first[id(i)]
+    except RuntimeError as e:
+        note("model: %s" % one_line(e))
+    rows = {}
+    for i in items:
+        if not i.samples:
+            continue
+        r = rows.setdefault((i.key, i.n), {"spread": 0.0, "repeats": len(i.samples)})
+        r[i.part] = median(i.samples)
+        r["spread"] = max(r["spread"], probe_kernels.spread(i.samples))
+        r["repeats"] = min(r["repeats"], len(i.samples))
+        if i.part == "fwd":
+            r["kernel"] = P.kernels(i.fn, r[i.part])
+    return {kn: r for kn, r in rows.items() if r.get("fwd") is not None}, unknown
 
 
 def write_kernels(P):
