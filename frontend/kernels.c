@@ -425,7 +425,8 @@ kernels_parse(const char *path, const char *text, size_t len, Arena *a)
 		diag_error((Loc){ path, r.line ? r.line : 1, 1 }, "no header '%s': not a kernel "
 			   "table (docs/kernel-table.md)", header);
 	if (diag_errors() == errors) {
-		qsort(t->row, (size_t)t->nrow, sizeof *t->row, by_key);
+		if (t->nrow)
+			qsort(t->row, (size_t)t->nrow, sizeof *t->row, by_key);
 		for (int i = 1; i < t->nrow; i++)
 			if (kernel_key_cmp(&t->row[i - 1].key, &t->row[i].key) == 0 &&
 			    t->row[i - 1].n == t->row[i].n)

@@ -1066,7 +1066,8 @@ plain_attribute(Reader *r, TraceProfile *t)
 	bool ok;
 
 	qsort(r->step, (size_t)r->nstep, sizeof *r->step, by_start);
-	qsort(r->kern, r->nkern, sizeof *r->kern, by_ext);
+	if (r->nkern)
+		qsort(r->kern, r->nkern, sizeof *r->kern, by_ext);
 	for (size_t i = 0; i < n; i++) {
 		r->pop[i].step = step_of(r, r->pop[i].ts);
 		order[i] = i;
