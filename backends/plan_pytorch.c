@@ -65,6 +65,21 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(root, "nnodes", json_integer(pl->nodes));
 	set(root, "nproc_per_node", json_integer(pl->per_node));
 	set(mesh, "device_type", jstr("cuda"));
+	/* Every dimension the strategy names is in the mesh, a size-1 one
+	 * too: the cost model leaves data=1 out of the grid (dp on
+	 * data=1,pipeline=2 is priced as pipeline=2), but a script that
+	 * follows the plan takes mesh["data"] for a dp plan, and
+	 * init_device_mesh takes a dimension of size 1.  Such a dimension
+	 * changes no rank's number, so it goes outermost, where model-inner
+	 * nesting puts data. */
+	for (int d = 0; d < DIM_COUNT; d++) {
+		GridDim g = grid_order[d];
+		if ((strategy_info[k->kind].dims & DIM_BIT(g)) && k->grid[g] <= 0) {
+			json_array_append_new(shape, json_integer(1));
+			json_array_append_new(names, jstr(grid_dim_name[g]));
+			set(dims, grid_dim_name[g], jstr(use[g]));
+		}
+	}
 	for (int d = 0; d < pl->ndim; d++) {
 		json_array_append_new(shape, json_integer(k->grid[pl->dim[d]]));
 		json_array_append_new(names, jstr(grid_dim_name[pl->dim[d]]));

@@ -75,8 +75,8 @@ key_set(const SysKey *k, void *base, const Expr *e, Loc loc)
 		if (e->kind != E_INT)
 			break;
 		if (e->ival > MAX_KEY_INT) {
-			diag_error(loc, "'%s' %" PRId64 " is out of range (0 to %" PRId64 ")", k->name,
-				   e->ival, (int64_t)MAX_KEY_INT);
+			diag_error(loc, "'%s' %" PRId64 " is out of range (0 to %" PRId64 ")",
+				   k->name, e->ival, (int64_t)MAX_KEY_INT);
 			return false;
 		}
 		if (k->type == SK_INT64)

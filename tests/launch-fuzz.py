@@ -18,6 +18,16 @@ and stderr a user sees), and special files (a FIFO, /dev/zero, a
 directory, more than 16 MiB) are given by path.  With torch, mutated
 module names also go through the model check (--model
 torchvision:resnet18 / alexnet).
+
+Then a table of hostile command lines and files (CASES), each run in a
+folder of its own with main(): outputs that are inputs or each other
+(the plan, a symbolic link to it, the model's file, --out's models
+folder), FIFOs, folders and devices as outputs, q.models a file, outputs
+where nothing can be made (/proc), values with terminal escapes, forged
+diagnostic lines, invalid UTF-8 and 100,000 bytes, model files that raise
+or lack what --model names; each must end with its exit status, exactly
+one line on stderr saying what it should with no control character, and
+the folder as it was (nothing left, nothing replaced).
 """
 import contextlib
 import copy
@@ -25,6 +35,9 @@ import io
 import json
 import os
 import random
+import re
+import shutil
+import stat
 import subprocess
 import sys
 import traceback
@@ -272,6 +285,260 @@ def name_mutations(rng, doc):
     return None, None, None
 
 
+# ---- hostile arguments and files: a table ---------------------------------------
+
+MODEL_PY = """
+import torch.nn as nn
+
+raise_here = False
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3 * 16 * 16, 10)
+
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+
+
+def notmodel():
+    return 42
+
+
+def seg():
+    return nn.Conv2d(3, 10, 3, padding=1)
+"""
+
+
+def setup_files(d, plan_text):
+    """The files a case starts from: the plan (plan.json), a model file
+    (net.py), a file that raises (bad.py), and what each case adds."""
+    with open(os.path.join(d, "plan.json"), "wb") as f:
+        f.write(plan_text)
+    with open(os.path.join(d, "net.py"), "w") as f:
+        f.write(MODEL_PY)
+    with open(os.path.join(d, "bad.py"), "w") as f:
+        f.write("import torch\nundefined_name\n")
+
+
+def edited(key, value):
+    """A setup that writes plan.json with `key` set to `value`."""
+    def setup(d):
+        path = os.path.join(d, "plan.json")
+        with open(path) as f:
+            doc = json.load(f)
+        target = doc
+        parts = key.split(".")
+        for k in parts[:-1]:
+            target = target[k]
+        target[parts[-1]] = value
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    return setup
+
+
+def copy_to(name):
+    return lambda d: shutil.copyfile(os.path.join(d, "plan.json"), os.path.join(d, name))
+
+
+def fifo(name):
+    return lambda d: os.mkfifo(os.path.join(d, name))
+
+
+def mkdir(name):
+    return lambda d: os.makedirs(os.path.join(d, name))
+
+
+def touch(name):
+    def setup(d):
+        with open(os.path.join(d, name), "w") as f:
+            f.write("a file\n")
+    return setup
+
+
+def symlink(name, to):
+    return lambda d: os.symlink(to, os.path.join(d, name))
+
+
+def both(*setups):
+    def setup(d):
+        for s in setups:
+            s(d)
+    return setup
+
+
+V = ["--plan", "plan.json", "--validate-only"]
+TIMED = ["--plan", "plan.json", "--model", "torchvision:resnet18", "--time", "1"]
+LONG = "x" * 100000
+ESC = "\x1b]0;pwned\x07"
+# (description, setup or None, argv, exit status, what the one line says
+# (a regular expression), needs torch)
+CASES = [
+    ("--trace the plan itself", None, V + ["--trace", "plan.json"], 2,
+     r"--trace 'plan\.json' and --plan 'plan\.json' are the same file: an output never "
+     r"replaces an input \(--help", False),
+    ("--out p.csv for a plan named p.csv", copy_to("p.csv"),
+     ["--plan", "p.csv", "--model", "torchvision:resnet18", "--time", "1", "--out", "p.csv"], 2,
+     r"--out 'p\.csv' and --plan 'p\.csv' are the same file: an output never replaces", False),
+    ("--out x.csv --trace x.csv", None, TIMED + ["--out", "x.csv", "--trace", "x.csv"], 2,
+     r"--out 'x\.csv' and --trace 'x\.csv' are the same file: each output is its own", False),
+    ("--trace a symbolic link to the plan", symlink("link.json", "plan.json"),
+     V + ["--trace", "link.json"], 2, r"--trace 'link\.json' and --plan 'plan\.json' are the "
+     r"same file: an output never replaces an input", False),
+    ("--trace the plan by another path", mkdir("sub"), V + ["--trace", "sub/../plan.json"], 2,
+     r"are the same file: an output never replaces an input", False),
+    ("--trace the model's file", None,
+     ["--plan", "plan.json", "--model", "net.py:Net", "--trace", "net.py"], 2,
+     r"--trace 'net\.py' and --model 'net\.py' are the same file", False),
+    ("--trace its own --out's models folder", None,
+     TIMED + ["--out", "q.csv", "--trace", "q.models"], 2,
+     r"--out's models folder 'q\.models' and --trace 'q\.models' are the same file", False),
+    ("--trace a FIFO: refused, the FIFO left a FIFO", fifo("fifo"), V + ["--trace", "fifo"], 1,
+     r"^oraclec\.launch: fifo: is a FIFO, not a regular file: --trace writes a file there and "
+     r"never replaces anything else$", False),
+    ("--trace a directory", mkdir("d"), V + ["--trace", "d"], 1, r"d: is a directory", False),
+    ("--trace /dev/null", None, V + ["--trace", "/dev/null"], 1,
+     r"/dev/null: is a character device, not a regular file", False),
+    ("--out q.csv where q.models is a file", touch("q.models"),
+     TIMED + ["--out", "q.csv"], 1, r"q\.models: is a regular file; --out writes the model it "
+     r"ran into this folder", False),
+    ("--out q.csv where q.models/resnet18.onnx is a FIFO",
+     both(mkdir("q.models"), fifo("q.models/resnet18.onnx")), TIMED + ["--out", "q.csv"], 1,
+     r"resnet18\.onnx: is a FIFO, not a regular file: --out writes", False),
+    ("--out where no file can be made (/proc)", None, TIMED + ["--out", "/proc/m.csv"], 1,
+     r"^oraclec\.launch: /proc/m\.csv: cannot create output: ", False),
+    ("--trace where no file can be made (/proc)", None, V + ["--trace", "/proc/t.json"], 1,
+     r"^oraclec\.launch: /proc/t\.json: cannot create output: ", False),
+    ("--trace in no directory", None, V + ["--trace", "nowhere/t.json"], 2,
+     r"--trace nowhere/t\.json: no such directory", False),
+    ("--out not a .csv", None, TIMED + ["--out", "m.txt"], 2,
+     r"--out m\.txt: the measured row is a \.csv file", False),
+    ("--out without --time", None, V + ["--out", "m.csv"], 2, r"--out writes a timed run",
+     False),
+    ("--device with a terminal escape: escaped", None, V + ["--device", ESC], 2,
+     r"invalid choice: '\\x1b\]0;pwned\\x07'", False),
+    ("--batch with a forged diagnostic line: escaped, one line", None,
+     V + ["--batch", "1\nfake.odl:1:1: error: injected"], 2,
+     r"'1\\nfake\.odl:1:1: error: injected' is not an integer", False),
+    ("an unknown option of 100,000 bytes: cut at 64", None, V + ["--" + LONG], 2,
+     r"unrecognized arguments: --x{62}\.\.\. \(--help", False),
+    ("--steps of 100,000 digits: cut at 64", None, V + ["--steps", "9" * 100000], 2,
+     r"'9{64}\.\.\.' is not an integer|9{64}\.\.\.", False),
+    ("--timeout that is not a number", None, V + ["--timeout", "abc"], 2,
+     r"'abc' is not an integer", False),
+    ("--plan naming no file, its bytes not UTF-8: escaped", None,
+     ["--plan", os.fsdecode(b"p\xff\x1b[31m.json"), "--validate-only"], 1,
+     r"^oraclec\.launch: p\\xff\\x1b\[31m\.json: cannot read it: No such file", False),
+    ("--plan of 100,000 bytes", None, ["--plan", LONG, "--validate-only"], 1,
+     r"cannot read it: File name too long", False),
+    ("--plan ''", None, ["--plan", "", "--validate-only"], 1, r"cannot read it", False),
+    ("--model of no known form", None, V + ["--model", "resnet18"], 2,
+     r"--model 'resnet18': a model is torchvision:NAME or FILE\.py:CALLABLE", False),
+    ("--model naming no file", None, V + ["--model", "missing.py:net"], 2,
+     r"missing\.py: no such file", False),
+    ("--model whose callable is no Python name", None, V + ["--model", "net.py:1x"], 2,
+     r"'1x' is not a Python name", False),
+    ("--model torchvision: with an escape", None, V + ["--model", "torchvision:\x1b[31m"], 2,
+     r"torchvision\.models has no model '\\x1b\[31m'", False),
+    ("--model FILE.py that is a directory", mkdir("dir.py"), V + ["--model", "dir.py:net"], 2,
+     r"dir\.py is a directory, not a Python file", False),
+    ("a plan's device_type the launcher does not run", edited("device_mesh.device_type", "xpu"),
+     V, 1, r"device_mesh\.device_type: \"xpu\" is not run by this launcher \(cuda, cpu\)", False),
+    ("--model FILE.py that raises", None, V + ["--model", "bad.py:net"], 1,
+     r"--model bad\.py:net: the file raised NameError: name 'undefined_name' is not defined",
+     True),
+    ("--model FILE.py:CALLABLE the file lacks", None, V + ["--model", "net.py:nothing"], 2,
+     r"net\.py has no function or class nothing \(it has: Net, notmodel, seg\)", True),
+    ("--model FILE.py:CALLABLE that returns no module", None,
+     V + ["--model", "net.py:notmodel"], 1, r"notmodel\(\) is int, not a torch\.nn\.Module",
+     True),
+    ("--model FILE.py:CALLABLE whose output is not (batch, classes)", None,
+     V + ["--model", "net.py:seg", "--image-size", "16"], 1,
+     r"a sample gives a 1x10x16x16 tensor; the launcher trains a classifier", True),
+]
+
+
+def snapshot(d):
+    """Every name under d with its type, inode, size and (a file's)
+    modification time: equal before and after when nothing was left or
+    replaced."""
+    out = {}
+    for root, dirs, files in os.walk(d):
+        for n in dirs + files:
+            p = os.path.join(root, n)
+            st = os.lstat(p)
+            # (a folder's own time changes when a file is tried there)
+            out[os.path.relpath(p, d)] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size,
+                                          None if stat.S_ISDIR(st.st_mode) else st.st_mtime_ns)
+    return out
+
+
+def fsdp_importable():
+    try:
+        __import__("torch.distributed.fsdp")
+        return True
+    except Exception:
+        return False
+
+
+def hostile(tmp, plan_path, have_torch):
+    """The table: each case in a folder of its own, the launcher's main()
+    run in it; the exit status, exactly one line on stderr (prefixed,
+    matching, no control character, at most 4,300 bytes: a path is shown
+    up to 4,096), nothing on stdout, and the folder as it was (nothing
+    left, nothing replaced: a FIFO stays a FIFO)."""
+    with open(plan_path, "rb") as f:
+        plan_text = f.read()
+    cases = list(CASES)
+    if have_torch and not fsdp_importable():
+        cases.append(("an FSDP plan where torch cannot import torch.distributed.fsdp",
+                      edited("fsdp", "FULL_SHARD"), V, 1,
+                      r"plan\.json: fsdp: the plan shards with FSDP \(FULL_SHARD\), and this "
+                      r"torch \(.*\) cannot import torch\.distributed\.fsdp: \w+: .*; FSDP plans "
+                      r"run under torch 2\.0 and later", True))
+    here = os.getcwd()
+    for i, (desc, setup, argv, want, pattern, torch_needed) in enumerate(cases):
+        if torch_needed and not have_torch:
+            tap(True, "hostile: %s # SKIP no torch and torchvision" % desc)
+            continue
+        d = os.path.join(tmp, "case%d" % i)
+        os.mkdir(d)
+        setup_files(d, plan_text)
+        if setup:
+            setup(d)
+        before = snapshot(d)
+        os.chdir(d)
+        try:
+            status, out, err, tb = run_main(argv)
+        finally:
+            os.chdir(here)
+        why = []
+        if tb:
+            why.append("an exception escaped:\n" + tb)
+        if status != want:
+            why.append("exit status %r, expected %d" % (status, want))
+        lines = err.split("\n")
+        if len(lines) != 2 or lines[1]:
+            why.append("not one line on stderr: %r" % err[:600])
+        line = lines[0]
+        if not line.startswith("oraclec.launch: "):
+            why.append("the line does not start 'oraclec.launch: ': %r" % line[:300])
+        if not re.search(pattern, line):
+            why.append("the line does not match %r: %r" % (pattern, line[:600]))
+        if any(ord(c) < 0x20 or ord(c) == 0x7f or 0x80 <= ord(c) <= 0x9f for c in line):
+            why.append("a control character on stderr: %r" % line[:300])
+        if len(line.encode("utf-8", "surrogateescape")) > 4300:
+            why.append("a line of %d bytes" % len(line))
+        if out:
+            why.append("stdout: %r" % out[:300])
+        after = snapshot(d)
+        if after != before:
+            changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+            why.append("the folder changed: %s" % ", ".join(changed))
+        tap(not why, "hostile: %s (exit %s)" % (desc, status), "\n".join(why))
+
+
 def main():
     tmp = sys.argv[1]
     plans = sys.argv[2:]
@@ -328,6 +595,7 @@ def main():
         have_torch = True
     except ImportError:
         have_torch = False
+    hostile(tmp, plans[0], have_torch)
     for pi, plan_path in enumerate(plans):
         with open(plan_path, "rb") as fh:
             doc = json.loads(fh.read())

@@ -11,7 +11,11 @@
 # plan can come of.  Special files (a FIFO, /dev/zero, a directory, more
 # than 16 MiB) must be refused at once.  The reader needs no torch; with
 # torch, mutated module names are matched with torchvision's models too
-# (else those cases skip).  Skipped where no python3 is found.  TAP.
+# (else those cases skip).  Then a table of 35 hostile command lines and
+# files (outputs that are inputs, FIFOs, escapes, 100,000-byte values,
+# model files that raise): the exit status, one line on stderr, nothing
+# left or replaced (tests/launch-fuzz.py, CASES).  Skipped where no
+# python3 is found.  TAP.
 . "${srcdir:=.}/tests/tap.sh"
 tap_begin launchfuzz
 

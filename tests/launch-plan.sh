@@ -55,8 +55,8 @@ PY
 
 # refused PLAN STATUS PATTERN [ARGS...]: the launcher run on PLAN must exit
 # with STATUS, print nothing on stdout and, on stderr, one line that
-# matches PATTERN (for status 2, argparse's usage, then that line), and no
-# traceback
+# matches PATTERN (for status 2, a usage error, it ends "(--help lists the
+# options)"), and no traceback
 refused()
 {
 	f=$1 want=$2 pat=$3
@@ -68,8 +68,8 @@ refused()
 	grep -q Traceback "$tmp/err" && fail "a traceback"
 	lines=$(wc -l <"$tmp/err")
 	if [ "$want" -eq 2 ]; then
-		head -n 1 "$tmp/err" | grep -q "^usage: " || fail "no usage line"
-		lines=1
+		grep -q "^oraclec.launch: .* (--help lists the options)$" "$tmp/err" ||
+			fail "not a usage error's line"
 	fi
 	[ "$lines" -eq 1 ] || fail "$lines lines on stderr"
 	tail -n 1 "$tmp/err" | grep -q -- "$pat" || fail "no '$pat' on stderr"
@@ -185,8 +185,8 @@ for a in "--steps 0" "--batch 0" "--batch -1" "--image-size 100000" "--batch 1e3
 	"--model torchvision:resnet99" "--time 0" "--warmup 1" "--time 2 --check" \
 	"--time 2 --steps 3" "--out m.csv" "--time 1 --out /nonexistent/m.csv"; do
 	# shellcheck disable=SC2086
-	refused "$tmp/data.json" 2 "error: " $a
-	check "usage: $a: exit 2, argparse's message"
+	refused "$tmp/data.json" 2 "^oraclec.launch: " $a
+	check "usage: $a: exit 2, one line"
 done
 
 mkdir -p "$tmp/fake/torch"

@@ -154,3 +154,14 @@ finish()
 	echo "1..$n"
 	[ "$failed" -eq 0 ]
 }
+
+# device_note_only: the last run's stderr is empty, or holds only
+# python3 -m oraclec.launch's note that a cuda plan runs on the CPU (this
+# machine has fewer GPUs than the plan's ranks)
+device_note_only()
+{
+	[ -s "$tmp/err" ] || return 0
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "stderr is not one line"
+	grep -q "^oraclec.launch: note: the plan's device_type is cuda, and torch .* sees .* here: its [0-9]* ranks run on the CPU with gloo$" \
+		"$tmp/err" || fail "stderr is not the device note"
+}

@@ -3,26 +3,44 @@ PyTorch that is installed (torch >= 1.13 and torchvision; no
 torch.distributed.pipelining needed), and with --check verify that it
 computes what one process does, with --time time it.
 
-    python3 -m oraclec.launch --plan PLAN.json --model torchvision:NAME \
-        [--steps K] [--check] [--batch B] [--image-size S] [--device D] \
-        [--channels-last] [--time K [--warmup W] [--out M.csv]] [--trace FILE] \
-        [--validate-only]
+    PYTHONPATH=python python3 -m oraclec.launch --plan PLAN.json \
+        --model torchvision:NAME|FILE.py:CALLABLE [--steps K] [--check] [--batch B] \
+        [--image-size S] [--device D] [--channels-last] \
+        [--time K [--warmup W] [--out M.csv]] [--trace FILE] [--validate-only]
+
+(from a clone's top directory; `make install` puts the package where the
+configured python finds it, and then `python3 -m oraclec.launch` runs from
+anywhere.)
 
 The plan is checked before anything starts (oraclec.planschema: the file,
 its JSON, every key's type and range, world_size against the device
 mesh, the pipeline's micro-batches against the batch; then, with torch,
 world_size against this machine and the plan's module names against the
-model).  A plan that fails says why in one line, `oraclec.launch: PLAN:
-FIELD: ...`, exit status 1; a bad command line exits 2.
+model), and so are the outputs: --out, its M.models folder and --trace must
+be creatable, no output may be an input (the plan, the model's file) or
+another output, and an existing output must be a regular file (a FIFO is
+refused, never replaced).
 
-It starts the plan's world_size ranks as local processes: on the CPU with
-the gloo backend, each rank with its share of the cores
-(torch.set_num_threads(cores // world_size), at least 1); with
---device cuda (or auto, where there are as many GPUs as ranks) one GPU per
-rank with NCCL.  The plan's device mesh says what each rank does:
+Exit status: 0 the run (or the check) succeeded; 1 the plan, a file or the
+run failed (`oraclec.launch: PLAN: FIELD: ...`, `oraclec.launch: rank 1:
+...`, or with --check the first difference); 2 the command line is wrong;
+128 + N when signal N (SIGINT, SIGTERM, SIGHUP) stopped it: its ranks are
+stopped with it, its temporary folder and every temporary output removed,
+nothing written.  Every failure is one line on stderr, its values escaped
+(\\xNN) as oraclec escapes them, an option's value cut at 64 bytes.
+
+It starts the plan's world_size ranks as local processes on the device
+type the plan names (device_mesh.device_type): cuda, one GPU per rank with
+NCCL, or the CPU with gloo, each rank with its share of the cores
+(torch.set_num_threads(cores // world_size), at least 1).  A cuda plan on a
+machine with fewer GPUs than ranks runs on the CPU, saying so once on
+stderr.  The plan's device mesh says what each rank does:
 
   data      DistributedDataParallel over the data ranks, each on its share
-            of the batch
+            of the batch; with the plan's fsdp (FULL_SHARD, SHARD_GRAD_OP,
+            HYBRID_SHARD) FSDP's FullyShardedDataParallel instead, where
+            the installed torch imports torch.distributed.fsdp (torch 2.x;
+            Debian's 1.13 cannot under Python 3.11: refused, saying why)
   pipeline  the model traced with torch.fx and cut where the plan's
             split_spec says a stage begins (every node of the graph in
             exactly one stage; every value a later stage uses is sent on,
@@ -37,8 +55,7 @@ rank with NCCL.  The plan's device mesh says what each rank does:
             micro-batches each stage kept at once, in flight and whole.
   ZeRO-1    with "zero_redundancy_optimizer": the optimizer state sharded
             over the data ranks (ZeroRedundancyOptimizer); it prints the
-            parameter elements whose state each rank keeps.  FSDP plans
-            (--zero 2 and 3) are refused: not run yet.
+            parameter elements whose state each rank keeps.
   filter, channel, per_layer
             the traced model's Conv2d and Linear layers split over groups
             of consecutive ranks (by output channels: rows of the weight,
@@ -50,10 +67,18 @@ rank with NCCL.  The plan's device mesh says what each rank does:
             be one of the model's: a plan written for other names (an ODL
             model's layers) is refused, naming the entry.
 
+The model: torchvision:NAME, or FILE.py:CALLABLE, a function or class of
+that file called with no arguments that returns a torch.nn.Module whose
+output for a batch is (batch, classes).  Its input: --image-size S (3 x S x
+S), else the plan's input_shape, else 3 x 224 x 224.  The batch: --batch,
+else the plan's batch.global.
+
 Every rank then takes an SGD step (lr 0.01, momentum 0.9) on the
 parameters it holds.  The forward runs under the plan's autocast
-(float16, bfloat16: torch.autocast), TF32 as its allow_tf32 says (CUDA),
-and in channels-last with --channels-last or the plan's channels_last.
+(float16, bfloat16: torch.autocast), TF32 exactly as the plan's
+cudnn_allow_tf32 and matmul_allow_tf32 say (an older plan's allow_tf32 for
+both), and in channels-last with --channels-last or the plan's
+channels_last.
 
 --check: each rank also computes one step of the whole model in one
 process on the whole batch, in the same pieces (each replica's share,
@@ -65,8 +90,8 @@ parameters the plan gives it (every one for a replica; a split plan's
 shards as its modules' splits and degrees say; a stage the parameters of
 the modules module_names_per_stage lists for it and none of another's).
 The exit status is 0 when they agree, 1 with the first difference.
-BatchNorm runs on its running statistics, dropout is off and autocast is
-not applied for the check.
+BatchNorm runs on its running statistics, dropout is off, autocast and
+TF32 are not applied for the check.
 
 --time K: W warm-up steps (--warmup, default 3, at least 2), then K timed
 steps in training mode; each step (zero_grad, forward, backward, the
@@ -75,13 +100,14 @@ end (torch.cuda.synchronize on a GPU); the step time is the median over
 the K steps of the slowest rank's.  Peak memory: the largest rank's
 torch.cuda.max_memory_allocated over the timed steps on a GPU; on the CPU
 the largest rank's RSS growth over one more step, glibc made to return
-freed blocks (runner.CpuMemory).  --out M.csv writes (atomically) one row
-with oraclec validate's columns, model, strategy, gpus, grid,
-global_batch, dataset_size, measured_iteration_s, then precision,
-implementation, peak_memory_bytes, and M.models/NAME.onnx beside it (the
-model, exported as tools/export_zoo.py exports: opset 13, batch 1 at the
-run's image size, dynamic batch axis; BatchNorm kept), so that
-`oraclec validate M.csv --models M.models` predicts it.
+freed blocks (runner.CpuMemory).  --out M.csv writes one row with oraclec
+validate's columns, model, strategy, gpus, grid, global_batch,
+dataset_size, measured_iteration_s, then precision, implementation (the
+plan's), peak_memory_bytes (RFC 4180 quoting: a grid of two dimensions is
+one field), and M.models/NAME.onnx beside it (the model, exported as
+tools/export_zoo.py exports: opset 13, batch 1 at the run's input shape,
+dynamic batch axis; BatchNorm kept), so that `oraclec validate M.csv
+--models M.models` predicts it.
 
 --trace FILE: a Chrome trace (JSON) of rank 0's profile (torch.profiler)
 over the timed steps, or over the last step without --time: steps, a
@@ -89,30 +115,52 @@ range per module call named by the module's path, and every operator with
 the module that ran it, backward operators linked to their forward one by
 the autograd sequence number (docs/plans.md, "Running a plan").
 
+Every output is written to a temporary beside it, and all are renamed
+into place at the end of a run that succeeded, with the signals held.
+
 --validate-only: check the plan (and the command line; with --model the
 plan's names against the model) and exit, 0 when it would run.
 """
 import argparse
 import os
+import stat
 import sys
 
 from oraclec import planschema
+from oraclec.cli import (Interrupted, line_safe, path_shown, shown, signals_held,
+                         signals_raise, usage_message)
 from oraclec.planschema import PlanError
 
 TORCH_MIN = (1, 13)
 # the most ranks this machine runs on the CPU: 8 per core, 256 MiB each
 RANKS_PER_CORE = 8
 RANK_MEMORY = 256 << 20
+# seconds a rank has to stop after SIGTERM before it is killed
+STOP_GRACE = 10
+# a sample when neither --image-size nor the plan says: torchvision's
+# ImageNet models' 3 x 224 x 224
+DEFAULT_SHAPE = (3, 224, 224)
+USAGE = 2
 
 
 def die(msg, status=1):
-    sys.stderr.write("oraclec.launch: %s\n" % msg)
+    sys.stderr.write("oraclec.launch: %s\n" % line_safe(msg))
     sys.exit(status)
 
 
-def printable(path):
-    """A path as it can be printed on one line."""
-    return path if path.isprintable() else ascii(path)
+def usage(msg):
+    """A usage error: one line (argparse's two are one here), exit 2."""
+    die("%s (--help lists the options)" % msg, USAGE)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, its errors one line, every value in them escaped and cut
+    (cli.usage_message)."""
+
+    argv = ()
+
+    def error(self, message):
+        usage(usage_message(message, self.argv))
 
 
 def ranged(lo, hi):
@@ -120,7 +168,7 @@ def ranged(lo, hi):
         try:
             v = int(text, 10)
         except ValueError:
-            raise argparse.ArgumentTypeError("%r is not an integer" % text)
+            raise argparse.ArgumentTypeError("'%s' is not an integer" % shown(text))
         if not lo <= v <= hi:
             raise argparse.ArgumentTypeError("%d is out of range: an integer from %d to %d"
                                              % (v, lo, hi))
@@ -129,19 +177,21 @@ def ranged(lo, hi):
 
 
 def parser():
-    ap = argparse.ArgumentParser(prog="python3 -m oraclec.launch",
-                                 description="Run an oraclec PyTorch plan on local processes.")
+    ap = Parser(prog="python3 -m oraclec.launch",
+                description="Run an oraclec PyTorch plan on local processes.")
     ap.add_argument("--plan", required=True, help="the plan (oraclec --plan pytorch)")
-    ap.add_argument("--model", help="torchvision:NAME (required unless --validate-only)")
+    ap.add_argument("--model", help="torchvision:NAME or FILE.py:CALLABLE (a function or "
+                    "class returning a torch.nn.Module; required unless --validate-only)")
     ap.add_argument("--steps", type=ranged(1, 100000), default=None,
                     help="steps to run (default 1; not with --time)")
     ap.add_argument("--batch", type=ranged(1, 1 << 20), default=None,
-                    help="samples per step (default: one per micro-batch and replica, one per "
-                    "rank for a split plan)")
-    ap.add_argument("--image-size", type=ranged(16, 4096), default=224)
+                    help="samples per step (default: the plan's batch.global)")
+    ap.add_argument("--image-size", type=ranged(16, 4096), default=None,
+                    help="a sample's height and width (default: the plan's input_shape, "
+                    "else 224)")
     ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                    help="cuda: one GPU per rank (NCCL); cpu: gloo; auto (default): cuda where "
-                    "there are as many GPUs as ranks")
+                    help="cuda: one GPU per rank (NCCL); cpu: gloo; auto (default): the plan's "
+                    "device_type, on the CPU where there are fewer GPUs than ranks")
     ap.add_argument("--channels-last", action="store_true",
                     help="the model and its input in channels-last (NHWC)")
     what = ap.add_mutually_exclusive_group()
@@ -192,52 +242,96 @@ def need_torch():
     except Exception as e:  # ImportError, or a broken installation
         die("this python (%s) cannot import torch and torchvision: %s; %s (Debian: apt install "
             "python3-torch python3-torchvision, and run /usr/bin/python3)"
-            % (sys.executable, str(e).split("\n")[0], want))
+            % (path_shown(sys.executable), str(e).split("\n")[0], want))
     try:
         have = tuple(int(p) for p in torch.__version__.split(".")[:2])
     except ValueError:
         have = TORCH_MIN
     if have < TORCH_MIN:
-        die("this python (%s) has torch %s; %s" % (sys.executable, torch.__version__, want))
+        die("this python (%s) has torch %s; %s" % (path_shown(sys.executable),
+                                                    torch.__version__, want))
     return torch
 
 
+def fsdp_runs(torch, plan, where):
+    """An FSDP plan needs torch.distributed.fsdp: the reason it cannot be
+    imported (Debian's torch 1.13 on Python 3.11: its sharded-tensor
+    metadata is a dataclass whose default Python 3.11 refuses), exit 1."""
+    from oraclec.runner import one_line
+    try:
+        __import__("torch.distributed.fsdp")
+    except Exception as e:  # the import's own reason, in its words
+        die("%s: fsdp: the plan shards with FSDP (%s), and this torch (%s, Python %d.%d) "
+            "cannot import torch.distributed.fsdp: %s; FSDP plans run under torch 2.0 and "
+            "later" % (where, plan["fsdp"], torch.__version__, sys.version_info[0],
+                       sys.version_info[1], one_line(e, 200)))
+
+
+def input_shape(args, plan):
+    """A sample's shape, channels first: --image-size S for every spatial
+    size (the plan's channels, else 3), else the plan's input_shape, else
+    DEFAULT_SHAPE."""
+    shape = tuple(plan.get("input_shape") or DEFAULT_SHAPE)
+    if args.image_size:
+        spatial = max(1, len(shape) - 1)
+        shape = (shape[0] if len(shape) > 1 else 3,) + (args.image_size,) * spatial
+    return shape
+
+
+def shape_text(shape):
+    return "x".join(map(str, shape))
+
+
 def batch_of(args, plan, where):
-    """The samples of a step, from --batch or the plan; exits on a batch
-    the plan cannot split."""
+    """The samples of a step, from --batch or the plan's batch.global (else
+    one per micro-batch and replica, one per rank for a split plan); exits
+    on a batch the plan cannot split."""
     world = plan["world_size"]
     replicas = planschema.mesh_size(plan, "data")
     pp = plan.get("pipeline")
+    given = args.batch or planschema.global_batch(plan)
+    what = "--batch %d" % args.batch if args.batch else "batch.global %s" % given
     if planschema.splits(plan):
-        B = args.batch or world
+        B = given or world
         if B % world:
-            die("--batch %d does not split over %d ranks" % (B, world))
+            die("%s: %s does not split over %d ranks" % (where, what, world)
+                if not args.batch else "%s does not split over %d ranks" % (what, world))
         return B
     M = pp["n_microbatches"] if pp else 1
-    B = args.batch or replicas * M
+    B = given or replicas * M
     if B % replicas:
-        die("--batch %d does not split over %d replicas (the device mesh's data)" % (B, replicas))
+        die("%s does not split over %d replicas (the device mesh's data)" % (what, replicas)
+            if args.batch else "%s: %s does not split over %d replicas (the device mesh's data)"
+            % (where, what, replicas))
     if pp and (B // replicas) % M:
         die("%s: pipeline.n_microbatches: %d micro-batches do not split the %d samples of a "
-            "replica (--batch %d over %d replicas)" % (where, M, B // replicas, B, replicas))
+            "replica (%s over %d replicas)" % (where, M, B // replicas, what, replicas))
     return B
 
 
 def machine_bound(torch, args, plan, where):
-    """The device the ranks run on, and world_size against this machine:
-    one GPU per rank, or at most RANKS_PER_CORE per core and RANK_MEMORY
-    each on the CPU."""
+    """The device the ranks run on, a note where it is not the plan's, and
+    world_size against this machine: one GPU per rank, or at most
+    RANKS_PER_CORE per core and RANK_MEMORY each on the CPU."""
     world = plan["world_size"]
+    planned = plan["device_mesh"].get("device_type", "cuda")
+    want = planned if args.device == "auto" else args.device
     ngpu = 0
-    if torch is not None and args.device != "cpu" and torch.cuda.is_available():
+    if torch is not None and want == "cuda" and torch.cuda.is_available():
         ngpu = torch.cuda.device_count()
     if args.device == "cuda":
         if ngpu == 0:
-            die("--device cuda: torch %s sees no GPU here" % torch.__version__, 2)
+            usage("--device cuda: torch %s sees no GPU here" % torch.__version__)
         if world > ngpu:
             die("%s: world_size: %d ranks need %d GPUs (one per rank); this machine has %d "
                 "(--device cpu runs them on the CPU)" % (where, world, world, ngpu))
-    device = "cuda" if ngpu and (args.device == "cuda" or world <= ngpu) else "cpu"
+    device, note = want, None
+    if want == "cuda" and world > ngpu:
+        device = "cpu"
+        if torch is not None:
+            note = ("note: the plan's device_type is cuda, and torch %s sees %s here: its %d "
+                    "ranks run on the CPU with gloo" % (
+                        torch.__version__, "%d GPUs" % ngpu if ngpu else "no GPU", world))
     if device == "cpu":
         n, mem = cores(), meminfo()
         bound = max(1, min(RANKS_PER_CORE * n, mem // RANK_MEMORY))
@@ -245,22 +339,211 @@ def machine_bound(torch, args, plan, where):
             die("%s: world_size: %d ranks are more than this machine runs on its CPU: at most "
                 "%d (%d per core on its %d cores, %d MiB of its %.1f GiB of memory each)"
                 % (where, world, bound, RANKS_PER_CORE, n, RANK_MEMORY >> 20, mem / (1 << 30)))
-    return device, ngpu
+    return device, note
 
 
-def input_bound(args, plan, where, B, world, device):
+def input_bound(args, plan, where, B, world, shape):
     """Every rank makes the whole batch: at most a quarter of the memory
     over all ranks."""
-    size = B * 3 * args.image_size * args.image_size * 4
+    size = B * 4
+    for d in shape:
+        size *= d
     mem = meminfo()
     if size * world * (2 if args.check else 1) > mem // 4:
-        msg = ("the input batch of %d samples at %dx%d takes %.1f GiB in each of %d ranks; this "
-               "machine has %.1f GiB" % (B, args.image_size, args.image_size, size / (1 << 30),
-                                         world, mem / (1 << 30)))
-        if args.batch:
-            die("--batch %d, --image-size %d: %s" % (args.batch, args.image_size, msg), 2)
-        die("%s: pipeline.n_microbatches: %s" % (where, msg))
+        msg = ("the input batch of %d samples of %s takes %.1f GiB in each of %d ranks; this "
+               "machine has %.1f GiB" % (B, shape_text(shape), size / (1 << 30), world,
+                                         mem / (1 << 30)))
+        if args.batch or args.image_size:
+            usage("--batch %s, --image-size %s: %s" % (args.batch or "(the plan's)",
+                                                       args.image_size or "(the plan's)", msg))
+        die("%s: batch.global: %s" % (where, msg))
 
+
+def check_model_spec(spec):
+    """--model's form, before torch: torchvision:NAME, or FILE.py:CALLABLE
+    naming a regular file and a Python name (what the file holds is read
+    with torch, runner.model_ctor)."""
+    if spec.startswith("torchvision:"):
+        if not spec[len("torchvision:"):].isidentifier():
+            usage("--model '%s': torchvision.models has no model '%s'"
+                  % (shown(spec), shown(spec[len("torchvision:"):])))
+        return
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path.endswith(".py") or not name:
+        usage("--model '%s': a model is torchvision:NAME or FILE.py:CALLABLE" % shown(spec))
+    if not name.isidentifier():
+        usage("--model '%s': '%s' is not a Python name" % (shown(spec), shown(name)))
+    st = stat_of(path)
+    if st is None:
+        usage("--model '%s': %s: no such file" % (shown(spec), path_shown(path)))
+    if not stat.S_ISREG(st.st_mode):
+        usage("--model '%s': %s is %s, not a Python file" % (shown(spec), path_shown(path),
+                                                            file_type(st.st_mode)))
+
+
+# ---- the outputs -------------------------------------------------------------
+
+def file_type(mode):
+    """What a file that is not a regular file is, in words."""
+    return planschema._not_regular(mode)
+
+
+def stat_of(path):
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def same_file(a, b):
+    """Whether paths a and b name one file (symbolic links followed): the
+    same device and inode where both exist, the same real path where one
+    does not."""
+    sa, sb = stat_of(a), stat_of(b)
+    if sa is not None and sb is not None:
+        return os.path.samestat(sa, sb)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def can_create(path):
+    """Whether a file can be made beside `path` (a temporary made and
+    removed there: the real test, as root too); else the reason."""
+    import tempfile
+    with signals_held():  # made and removed, whatever arrives between
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=os.path.dirname(
+                os.path.abspath(path)))
+        except OSError as e:
+            return e.strerror or str(e)
+        os.close(fd)
+        os.unlink(tmp)
+    return None
+
+
+def outputs_of(args):
+    """The run's outputs: (option, path) for --out, its M.models folder
+    and the model's ONNX file in it, and --trace."""
+    outs = []
+    if args.out:
+        from_runner_name = args.model.rpartition(":")[2] if args.model else None
+        models = args.out[:-4] + ".models"
+        outs += [("--out", args.out), ("--out's models folder", models)]
+        if from_runner_name:
+            outs.append(("--out's model", os.path.join(models, from_runner_name + ".onnx")))
+    if args.trace:
+        outs.append(("--trace", args.trace))
+    return outs
+
+
+def inputs_of(args):
+    """The run's inputs: (option, path): the plan, and the model's file."""
+    ins = [("--plan", args.plan)]
+    if args.model and not args.model.startswith("torchvision:"):
+        path = args.model.rpartition(":")[0]
+        if path:
+            ins.append(("--model", path))
+    return ins
+
+
+def check_outputs(args):
+    """Every output before anything runs: in a directory (else a usage
+    error), neither an input nor another output (usage: "an output never
+    replaces an input", as oraclec says), a regular file or a folder where
+    it exists (a FIFO or a device is refused, never replaced; the models
+    folder a folder), and creatable (exit 1, naming the reason)."""
+    outs = outputs_of(args)
+    for opt, path in outs:
+        d = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(d) and opt in ("--out", "--trace"):
+            usage("%s %s: no such directory" % (opt, shown(path)))
+    for i, (opt, path) in enumerate(outs):
+        for iopt, ipath in inputs_of(args):
+            if stat_of(path) is not None and same_file(path, ipath):
+                usage("%s '%s' and %s '%s' are the same file: an output never replaces an "
+                      "input" % (opt, shown(path), iopt, shown(ipath)))
+        for opt2, path2 in outs[:i]:
+            if same_file(path, path2):
+                usage("%s '%s' and %s '%s' are the same file: each output is its own"
+                      % (opt2, shown(path2), opt, shown(path)))
+    for opt, path in outs:
+        st = stat_of(path)
+        folder = opt == "--out's models folder"
+        if st is not None and folder and not stat.S_ISDIR(st.st_mode):
+            die("%s: is %s; --out writes the model it ran into this folder"
+                % (path_shown(path), "a regular file" if stat.S_ISREG(st.st_mode)
+                   else file_type(st.st_mode)))
+        if st is not None and not folder and not stat.S_ISREG(st.st_mode):
+            die("%s: is %s, not a regular file: %s writes a file there and never replaces "
+                "anything else" % (path_shown(path), file_type(st.st_mode), opt.split("'")[0]))
+        if not os.path.isdir(os.path.dirname(os.path.abspath(path))) or (folder and st is None):
+            continue  # the models folder and what goes in it, made at the end beside --out
+        why = can_create(os.path.join(path, "x") if folder else path)
+        if why:
+            die("%s: cannot create output: %s" % (path_shown(path), why))
+
+
+class Outputs:
+    """The files a run writes, all put in place at its end or none: each
+    written to a temporary beside its target (.oraclec.tmpXXXXXX, as
+    oraclec's -o), then all renamed over their targets with the signals
+    held; whatever is not put in place (a temporary, a folder made for it)
+    is removed however the run ends: an error, a signal."""
+
+    def __init__(self):
+        self.temps, self.made = [], []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with signals_held():
+            self.discard()
+        return False
+
+    def temp(self, target):
+        import tempfile
+        d = os.path.dirname(os.path.abspath(target))
+        with signals_held():  # known as soon as it exists
+            fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=d)
+            os.close(fd)
+            self.temps.append((tmp, target))
+        return tmp
+
+    def folder(self, path):
+        if not os.path.isdir(path):
+            with signals_held():
+                os.mkdir(path)
+                self.made.append(path)
+
+    def drop(self, tmp):
+        self.temps = [(t, g) for t, g in self.temps if t != tmp]
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+    def commit(self):
+        with signals_held():
+            for tmp, target in self.temps:
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, target)
+            self.temps, self.made = [], []
+
+    def discard(self):
+        for tmp, _ in self.temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        for d in reversed(self.made):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        self.temps, self.made = [], []
+
+
+# ---- the model against the plan ----------------------------------------------
 
 def model_names(torch, runner, plan, model, spec):
     """The plan's module names against the model: every split point, stage
@@ -275,7 +558,7 @@ def model_names(torch, runner, plan, model, spec):
         few = mods if len(mods) <= 8 else mods[:5] + ["..."] + mods[-3:]
         close = difflib.get_close_matches(name, mods, n=2, cutoff=0.6)
         raise PlanError(field, "%s%s is not a module of %s (its %d modules: %s)%s" % (
-            label, name, spec, len(mods), ", ".join(few),
+            label, shown(name), shown(spec), len(mods), ", ".join(few),
             "; did you mean %s?" % " or ".join(close) if close else ""))
 
     pp = plan.get("pipeline")
@@ -301,7 +584,8 @@ def model_names(torch, runner, plan, model, spec):
             m = e["module"]
             if not any(t == m or t.startswith(m + ".") for t in called):
                 raise PlanError("per_layer.modules[%d].module" % i, "%s is a module of %s that "
-                                "the traced model never calls, nor anything under it" % (m, spec))
+                                "the traced model never calls, nor anything under it"
+                                % (m, shown(spec)))
         for target, (mode, d, field) in sorted(runner.assignment(plan, gm).items()):
             m = gm.get_submodule(target)
             if mode not in ("filter", "channel") or d == 1:
@@ -320,6 +604,8 @@ def model_names(torch, runner, plan, model, spec):
                     mode, target, width, "outputs" if mode == "filter" else "inputs", d))
 
 
+# ---- the row -----------------------------------------------------------------
+
 def strategy_of(plan):
     names = set(plan["device_mesh"]["mesh_dim_names"])
     for k, dims in planschema.STRATEGIES.items():
@@ -336,37 +622,56 @@ def grid_of(plan):
 
 
 def precision_of(cfg, device):
-    """oraclec's --precision for what ran."""
+    """oraclec's --precision for what ran: amp-fp16, amp-bf16; tf32 where
+    matrix products ran in TF32 on a GPU; else fp32 (cuDNN's TF32
+    convolutions are what oraclec's fp32 assumes under PyTorch's default)."""
     if cfg.autocast == "float16":
         return "amp-fp16"
     if cfg.autocast == "bfloat16":
         return "amp-bf16"
-    return "tf32" if device == "cuda" and cfg.allow_tf32 else "fp32"
+    return "tf32" if device == "cuda" and cfg.tf32[1] else "fp32"
 
 
-def export_onnx(torch, runner, spec, size, path):
+def implementation_of(torch, plan, plan_path, csv_path):
+    """The row's implementation: the plan's (a built-in's name, a name with
+    neither '/' nor '.', as it is; a file, found as the plan names it or
+    beside the plan, as a path from the CSV's directory, where oraclec
+    validate looks); without one, PyTorch's built-in for the torch that
+    ran (pytorch under 1.x, pytorch-2 under 2.x).  (name, note or None)."""
+    v = plan.get("implementation")
+    if v is None:
+        major = int(torch.__version__.split(".")[0])
+        return "pytorch-2" if major >= 2 else "pytorch", None
+    if "/" not in v and "." not in v:
+        return v, None
+    for p in (v, os.path.join(os.path.dirname(os.path.abspath(plan_path)), v)):
+        if os.path.isfile(p):
+            return os.path.relpath(os.path.abspath(p), os.path.dirname(
+                os.path.abspath(csv_path))), None
+    return v, ("note: the plan's implementation %s is not a file here nor beside the plan; "
+               "the row names it as the plan does" % path_shown(v))
+
+
+def export_onnx(torch, runner, spec, shape, path, target):
     """The model as tools/export_zoo.py exports it (opset 13, input and
     output named, a dynamic batch axis N, constants folded; BatchNorm kept:
-    training=PRESERVE on the eval model), batch 1 at the run's image size;
+    training=PRESERVE on the eval model), batch 1 at the run's input shape;
     distinct parameter and buffer values, so that the exporter merges no
-    initializers; the weights left out (external data whose file is never
-    written) where the onnx package is there.  None, or why it failed."""
-    import tempfile
+    initializers; the weights left out (external data named for `target`,
+    whose file is never written) where the onnx package is there.  Written
+    to `path`.  None, or why it failed."""
     import warnings
-    model = runner.build_model(spec, size).eval()
+    model = runner.build_model(spec, shape[-1]).eval()
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0, 0.02)
         for b in model.buffers():
             if b.is_floating_point():
                 b.uniform_(0.5, 1.5)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".oraclec.tmp", dir=d)
-    os.close(fd)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(model, torch.randn(1, 3, size, size), tmp, opset_version=13,
+            torch.onnx.export(model, torch.randn(1, *shape), path, opset_version=13,
                               input_names=["input"], output_names=["output"],
                               dynamic_axes={"input": {0: "N"}, "output": {0: "N"}},
                               do_constant_folding=True,
@@ -377,7 +682,7 @@ def export_onnx(torch, runner, spec, size, path):
         except ImportError:
             onnx = None
         if onnx is not None:
-            m = onnx.load(tmp)
+            m = onnx.load(path)
             float_types = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
                            onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
             offset = 0
@@ -386,7 +691,7 @@ def export_onnx(torch, runner, spec, size, path):
                     continue
                 n = len(onnx.numpy_helper.to_array(t).tobytes())
                 del t.external_data[:]
-                for k, v in (("location", os.path.basename(path)[:-5] + ".weights"),
+                for k, v in (("location", os.path.basename(target)[:-5] + ".weights"),
                              ("offset", str(offset)), ("length", str(n))):
                     e = t.external_data.add()
                     e.key, e.value = k, v
@@ -394,30 +699,45 @@ def export_onnx(torch, runner, spec, size, path):
                 for f in ("raw_data", "float_data", "double_data", "int32_data"):
                     t.ClearField(f)
                 offset += n
-            onnx.save(m, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+            onnx.save(m, path)
         return None
     except Exception as e:  # an exporter's failure is the model's, reported
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return runner.one_line(e)
 
 
-def write_csv(runner, path, row):
-    cols = ["model", "strategy", "gpus", "grid", "global_batch", "dataset_size",
-            "measured_iteration_s", "precision", "implementation", "peak_memory_bytes"]
+CSV_COLUMNS = ["model", "strategy", "gpus", "grid", "global_batch", "dataset_size",
+               "measured_iteration_s", "precision", "implementation", "peak_memory_bytes"]
 
-    def write(f):
-        f.write(",".join(cols) + "\n")
-        f.write(",".join(str(row[c]) for c in cols) + "\n")
-    runner.write_atomic(path, write)
 
+def write_csv(path, row):
+    """The header and the row, RFC 4180 (a field with a comma, a quote or
+    a line break quoted, its quotes doubled: what oraclec validate
+    reads)."""
+    import csv
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(CSV_COLUMNS)
+        w.writerow([row[c] for c in CSV_COLUMNS])
+
+
+# ---- main ----------------------------------------------------------------------
 
 def main(argv=None):
+    """The launcher: its exit status (module docstring).  SIGINT, SIGTERM
+    and SIGHUP stop it in one line, 128 + the signal's number."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with signals_raise():
+        try:
+            return launch(argv)
+        except Interrupted as e:
+            sys.stderr.write("oraclec.launch: stopped by %s: the ranks stopped, nothing "
+                             "written\n" % e.name())
+            return 128 + e.signum
+
+
+def launch(argv):
     ap = parser()
+    ap.argv = argv
     args = ap.parse_args(argv)
     if not args.model and not args.validate_only:
         ap.error("the following arguments are required: --model")
@@ -426,11 +746,11 @@ def main(argv=None):
     if args.steps and args.time:
         ap.error("--time K runs its warm-up and K steps: no --steps")
     if args.out and not args.out.endswith(".csv"):
-        ap.error("--out %s: the measured row is a .csv file" % printable(args.out))
-    for opt, path in (("--out", args.out), ("--trace", args.trace)):
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            ap.error("%s %s: no such directory" % (opt, printable(path)))
-    where = printable(args.plan)
+        ap.error("--out %s: the measured row is a .csv file" % shown(args.out))
+    if args.model:
+        check_model_spec(args.model)
+    check_outputs(args)
+    where = path_shown(args.plan)
     try:
         plan = planschema.read(args.plan)
         planschema.check(plan)
@@ -449,60 +769,82 @@ def main(argv=None):
     except PlanError as e:
         die("%s: %s" % (where, e))
     world = plan["world_size"]
-    B = batch_of(args, plan, where)
     torch = None
-    if not args.validate_only or args.model or args.device == "cuda":
+    if not args.validate_only or args.model or args.device == "cuda" or plan.get("fsdp"):
         torch = need_torch()
-    device, _ = machine_bound(torch, args, plan, where)
-    input_bound(args, plan, where, B, world, device)
+        if plan.get("fsdp"):
+            fsdp_runs(torch, plan, where)
+    device, note = machine_bound(torch, args, plan, where)
+    B = batch_of(args, plan, where)
+    shape = input_shape(args, plan)
+    input_bound(args, plan, where, B, world, shape)
     if device == "cpu" and plan.get("autocast") == "float16" and not args.check:
         die("%s: autocast: float16 autocast runs on a GPU (--device cuda); the CPU's autocast "
             "takes bfloat16 (oraclec --precision amp-bf16)" % where)
-    if torch is None:  # --validate-only without --model
+    if torch is None or not args.model:  # --validate-only without --model
         print("ok: %s is a plan of %d ranks this launcher runs (%s); its module names are "
               "not checked without --model" % (where, world, grid_of(plan)))
         return 0
     from oraclec import runner
     try:
-        runner.model_ctor(args.model)
-    except runner.Stop as e:  # a usage error, as argparse's
-        ap.error(str(e))
-    if plan.get("pipeline") or planschema.splits(plan) or args.validate_only:
-        # the plan's module names against the model's
-        model = runner.build_model(args.model, args.image_size)
-        try:
-            model_names(torch, runner, plan, model, args.model)
-        except PlanError as e:
-            die("%s: %s" % (where, e))
+        model = runner.build_model(args.model, shape[-1])
+        classes = runner.classes_of(model, args.model, shape)
+        model_names(torch, runner, plan, model, args.model)
+    except runner.Stop as e:
+        if e.usage:
+            usage(str(e))
+        die(str(e))
+    except PlanError as e:
+        die("%s: %s" % (where, e))
+    del model
     if args.validate_only:
-        try:  # the image size: one sample through the model
-            with torch.no_grad():
-                model.eval()(torch.randn(1, 3, args.image_size, args.image_size))
-        except Exception as e:  # the model's own complaint
-            die("--image-size %d: %s does not take %dx%d images (%s)" % (
-                args.image_size, args.model, args.image_size, args.image_size,
-                runner.one_line(e)), 2)
         print("ok: %s is a plan of %d ranks this launcher runs (%s) for %s" % (
-            where, world, grid_of(plan), args.model))
+            where, world, grid_of(plan), shown(args.model)))
         return 0
-    return run(torch, runner, args, plan, where, B, device)
+    return run(torch, runner, args, plan, where, B, device, note, shape, classes)
 
 
-def run(torch, runner, args, plan, where, B, device):
+def start(runner, cfg, plan, outdir):
+    """The ranks, started: torch.multiprocessing's spawn, not joined."""
     import torch.multiprocessing as mp
+    return mp.start_processes(runner.rank_main, args=(cfg, plan, runner_port(), outdir),
+                              nprocs=plan["world_size"], join=False, start_method="spawn")
+
+
+def stop(ranks):
+    """Every rank still running stopped: SIGTERM (a rank removes what it
+    was writing and ends), then, after STOP_GRACE seconds, SIGKILL; each
+    one waited for."""
+    import time
+    live = [p for p in ranks.processes if p.is_alive()]
+    for p in live:
+        p.terminate()
+    end = time.monotonic() + STOP_GRACE
+    for p in live:
+        p.join(max(0.0, end - time.monotonic()))
+    for p in live:
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+def run(torch, runner, args, plan, where, B, device, note, shape, classes):
+    import tempfile
     try:
         from torch.multiprocessing.spawn import ProcessException
     except ImportError:  # older names: every spawn error is an Exception
         ProcessException = Exception
     world = plan["world_size"]
     threads = max(1, cores() // world)
+    autocast = None if args.check else plan.get("autocast")
     cfg = argparse.Namespace(
-        model=args.model, image_size=args.image_size, batch=B, steps=args.steps or 1,
+        model=args.model, shape=shape, classes=classes, batch=B, steps=args.steps or 1,
         time=args.time or 0, warmup=args.warmup, check=args.check, device=device,
         threads=threads, channels_last=bool(args.channels_last or plan.get("channels_last")),
-        autocast=None if args.check else plan.get("autocast"),
-        allow_tf32=bool(plan.get("allow_tf32")), timeout=args.timeout,
-        trace=os.path.abspath(args.trace) if args.trace else None)
+        autocast=autocast, tf32=(False, False) if args.check else planschema.tf32(plan),
+        timeout=args.timeout, trace=None, launcher=os.getpid())
+    if note:
+        runner.stderr("oraclec.launch: " + note)
     if args.check and plan.get("autocast"):
         runner.stderr("oraclec.launch: note: --check compares in fp32: the plan's autocast "
                       "(%s) is not applied" % plan["autocast"])
@@ -511,11 +853,13 @@ def run(torch, runner, args, plan, where, B, device):
     else:
         print("devices: %d GPUs, one per rank (NCCL)" % world)
     sys.stdout.flush()
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="oraclec-launch.") as outdir:
+    with Outputs() as outs, tempfile.TemporaryDirectory(prefix="oraclec-launch.") as outdir:
+        if args.trace:
+            cfg.trace = os.path.join(outdir, "trace.part")
+        ranks = start(runner, cfg, plan, outdir)
         try:
-            mp.spawn(runner.rank_main, args=(cfg, plan, runner_port(runner), outdir),
-                     nprocs=world, join=True)
+            while not ranks.join():
+                pass
         except ProcessException as e:  # the first rank to stop says why
             results = runner.results_of(outdir)
             stopped = sorted((v["failed"], r) for r, v in results.items() if "failed" in v)
@@ -523,13 +867,36 @@ def run(torch, runner, args, plan, where, B, device):
                 r = stopped[0][1]
                 die("rank %d: %s" % (r, results[r]["error"]))
             die("a rank stopped: %s" % runner.one_line(e))
+        finally:
+            with signals_held():  # a second Ctrl-C does not leave a rank running
+                stop(ranks)
         results = runner.results_of(outdir)
-    bad = [(r, v["error"]) for r, v in sorted(results.items()) if v["error"]]
-    if bad:
-        print("rank %d: %s" % bad[0])
-        return 1
+        bad = [(r, v["error"]) for r, v in sorted(results.items()) if v["error"]]
+        if bad:
+            print("rank %d: %s" % bad[0])
+            return 1
+        report(args, plan, results, world)
+        written = []
+        if args.time:
+            written = report_time(torch, runner, args, plan, B, device, cfg, results, outs)
+        if args.trace:
+            import shutil
+            shutil.copyfile(cfg.trace, outs.temp(args.trace))
+        outs.commit()
+    for path in written:
+        print("wrote %s" % path_shown(path))
+    if args.trace:
+        steps = ("steps %d to %d" % (args.warmup, args.warmup + args.time - 1) if args.time
+                 else "step %d" % ((args.steps or 1) - 1))
+        print("trace: %s (rank 0, %s)" % (path_shown(args.trace), steps))
+    return 0
+
+
+def report(args, plan, results, world):
+    """What the ranks did: their parameters, stages, optimizer state, the
+    TF32 switches they ran with, and --check's agreement."""
     flight = {v["stage"]: v["flight"] for v in results.values() if v["stage"] is not None}
-    if planschema.splits(plan):  # the parameter elements each rank holds
+    if planschema.splits(plan) or plan.get("fsdp"):  # the parameter elements each rank holds
         print("parameters per rank (elements): %s" %
               " ".join(str(results[r]["held"]) for r in sorted(results)))
     if flight:  # the activations each stage kept at once, in micro-batches
@@ -541,26 +908,24 @@ def run(torch, runner, args, plan, where, B, device):
         state = [results[r]["state"] for r in sorted(results)]
         print("optimizer state per rank (parameter elements): %s of %d" %
               (" ".join(map(str, state)), sum(state)))
+    cudnn, matmul = results[0]["tf32"]
+    print("tf32: torch.backends.cudnn.allow_tf32 = %s, torch.backends.cuda.matmul.allow_tf32 = "
+          "%s%s" % (cudnn, matmul, " (--check: off)" if args.check else ""))
     if args.check:
         print("ok: %d ranks agree with one process (loss, every gradient, the step, the "
               "parameters each holds)" % world)
-    if args.time:
-        report_time(torch, runner, args, plan, B, device, cfg, results)
-    if args.trace:
-        steps = ("steps %d to %d" % (args.warmup, args.warmup + args.time - 1) if args.time
-                 else "step %d" % ((args.steps or 1) - 1))
-        print("trace: %s (rank 0, %s)" % (printable(args.trace), steps))
-    return 0
 
 
-def runner_port(runner):
+def runner_port():
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def report_time(torch, runner, args, plan, B, device, cfg, results):
+def report_time(torch, runner, args, plan, B, device, cfg, results, outs):
+    """The timed run's lines, and with --out its row and model written to
+    temporaries in `outs`: the paths they will have."""
     world = plan["world_size"]
     median, fast, slow = runner.timing(results, world)
     peaks = [results[r]["peak"] for r in sorted(results)]
@@ -572,26 +937,32 @@ def report_time(torch, runner, args, plan, B, device, cfg, results):
     print("peak memory: %s bytes (the largest rank's %s)" % (
         "not measured" if peak is None else "%d" % peak, what))
     if not args.out:
-        return
-    name = args.model.split(":", 1)[1]
-    major = int(torch.__version__.split(".")[0])
+        return []
+    name = runner.model_name(args.model)
+    impl, note = implementation_of(torch, plan, args.plan, args.out)
+    if note:
+        runner.stderr("oraclec.launch: " + note)
     row = {"model": name, "strategy": strategy_of(plan), "gpus": world,
            "grid": grid_of(plan), "global_batch": B, "dataset_size": runner.DATASET_SIZE,
            "measured_iteration_s": "%.9g" % median, "precision": precision_of(cfg, device),
-           "implementation": "pytorch-2" if major >= 2 else "pytorch",
-           "peak_memory_bytes": "" if peak is None else peak}
-    write_csv(runner, args.out, row)
-    print("wrote %s" % printable(args.out))
+           "implementation": impl, "peak_memory_bytes": "" if peak is None else peak}
+    write_csv(outs.temp(args.out), row)
     models = args.out[:-4] + ".models"
-    os.makedirs(models, exist_ok=True)
+    outs.folder(models)
     onnx_path = os.path.join(models, name + ".onnx")
-    why = export_onnx(torch, runner, args.model, args.image_size, onnx_path)
+    tmp = outs.temp(onnx_path)
+    why = export_onnx(torch, runner, args.model, cfg.shape, tmp, onnx_path)
     if why:
+        outs.drop(tmp)
         runner.stderr("oraclec.launch: note: torch.onnx.export of %s failed (%s): %s not "
-                      "written" % (args.model, why, printable(onnx_path)))
-    else:
-        print("wrote %s" % printable(onnx_path))
+                      "written" % (shown(args.model), why, path_shown(onnx_path)))
+        return [args.out]
+    return [args.out, onnx_path]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # before the handlers were set
+        sys.stderr.write("oraclec.launch: stopped by SIGINT: nothing written\n")
+        sys.exit(130)

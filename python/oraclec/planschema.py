@@ -27,6 +27,9 @@ MAX_RANKS = 65536         # oraclec's MAX_PLAN_RANKS: a plan lists every rank
 MAX_MESH_DIMS = 5         # the five grid dimensions
 MAX_MICROBATCHES = 65536
 MAX_MODULES = 1 << 20     # per_layer entries
+MAX_IMPLEMENTATION = 4096  # an implementation's name or path (PATH_MAX)
+MAX_INPUT_DIMS = 4        # a sample's shape: channels and up to 3 spatial sizes
+MAX_INPUT_SIDE = 65536
 
 DIMS = ("data", "spatial", "pipeline", "filter", "channel")
 SCHEDULES = ("ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B")
@@ -310,6 +313,8 @@ def check(plan):
     v = _get(mesh, "device_type", "device_mesh.")
     if v is not MISSING:
         _str(v, "device_mesh.device_type")
+        if not v or len(v) > 64:
+            raise PlanError("device_mesh.device_type", "%s is not a device type" % show(v))
     product = math.prod(shape)
     if product != world:
         raise PlanError("world_size", "%d is not the device mesh's %s ranks (mesh_shape %s)"
@@ -347,10 +352,22 @@ def check(plan):
     v = _get(plan, "autocast", "")
     if v is not MISSING:
         _str(v, "autocast", AUTOCASTS, nullable=True)
-    for key in ("allow_tf32", "zero_redundancy_optimizer", "channels_last"):
+    for key in ("allow_tf32", "cudnn_allow_tf32", "matmul_allow_tf32",
+                "zero_redundancy_optimizer", "channels_last"):
         v = _get(plan, key, "")
         if v is not MISSING:
             _bool(v, key)
+    v = _get(plan, "implementation", "")
+    if v is not MISSING:
+        _str(v, "implementation")
+        if not v or len(v) > MAX_IMPLEMENTATION or "\0" in v:
+            raise PlanError("implementation", "%s is not an implementation's name or path"
+                            % show(v))
+    v = _get(plan, "input_shape", "")
+    if v is not MISSING:
+        _list(v, "input_shape", 1, MAX_INPUT_DIMS)
+        for i, d in enumerate(v):
+            _int(d, "input_shape[%d]" % i, 1, MAX_INPUT_SIDE, "a size: an integer")
     v = _get(plan, "fsdp", "")
     if v is not MISSING:
         _str(v, "fsdp", FSDP, nullable=True)
@@ -447,6 +464,7 @@ def _check_per_layer(plan, world):
 # ---- what the launcher runs --------------------------------------------------
 
 RUN_DIMS = ("data", "pipeline", "filter", "channel")
+DEVICE_TYPES = ("cuda", "cpu")
 RUN_SCHEDULES = ("ScheduleGPipe", "Schedule1F1B")
 
 
@@ -481,9 +499,21 @@ def supported(plan):
             raise PlanError("fsdp" if plan.get("fsdp") else "zero_redundancy_optimizer",
                             "ZeRO and FSDP with filter or channel splits are not run by this "
                             "launcher yet")
+    v = plan["device_mesh"].get("device_type", "cuda")
+    if v not in DEVICE_TYPES:
+        raise PlanError("device_mesh.device_type", "%s is not run by this launcher (%s)"
+                        % (show(v), ", ".join(DEVICE_TYPES)))
     if plan.get("fsdp"):
-        raise PlanError("fsdp", "the plan shards with FSDP (%s), which this launcher does not "
-                        "run yet (ZeRO-1's ZeroRedundancyOptimizer it does)" % plan["fsdp"])
+        if names != ["data"]:
+            raise PlanError("fsdp", "FSDP (%s) is run over data parallelism alone; the mesh "
+                            "is %s" % (plan["fsdp"], "x".join(names)))
+        if plan["fsdp"] == "HYBRID_SHARD":
+            per_node = plan.get("nproc_per_node")
+            if per_node is None or plan["world_size"] % per_node:
+                raise PlanError("nproc_per_node", "%s: HYBRID_SHARD shards inside a node, so "
+                                "its ranks per node must divide the world_size %d"
+                                % (show(per_node) if per_node is not None else "missing",
+                                   plan["world_size"]))
     if plan.get("zero_redundancy_optimizer") and names != ["data"]:
         raise PlanError("zero_redundancy_optimizer", "ZeRO-1 is run over data parallelism alone")
     if plan.get("pipeline"):
@@ -494,3 +524,21 @@ def supported(plan):
     if plan.get("precision", "float32") != "float32":
         raise PlanError("precision", "%s parameters are not run by this launcher yet (float32, "
                         "with autocast as the plan's autocast says)" % plan["precision"])
+
+
+def tf32(plan):
+    """The TF32 switches the plan asks for: (torch.backends.cudnn.allow_tf32,
+    torch.backends.cuda.matmul.allow_tf32), from cudnn_allow_tf32 and
+    matmul_allow_tf32; an older plan's single allow_tf32 stands for both
+    (either key missing takes it); false where the plan says nothing."""
+    old = bool(plan.get("allow_tf32", False))
+    return (bool(plan.get("cudnn_allow_tf32", old)), bool(plan.get("matmul_allow_tf32", old)))
+
+
+def global_batch(plan):
+    """The plan's global batch (batch.global) where it is a whole number of
+    samples, else None."""
+    v = (plan.get("batch") or {}).get("global")
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v == int(v):
+        return int(v)
+    return None

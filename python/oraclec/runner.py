@@ -16,6 +16,7 @@ import datetime
 import gc
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -27,6 +28,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from oraclec.cli import Interrupted, line_safe, path_shown, shown, signals_raise
 from oraclec.planschema import PlanError, splits
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -38,26 +40,52 @@ DATASET_SIZE = 1281167
 
 
 class Stop(Exception):
-    """A rank stops with this one-line reason."""
+    """A rank (or the launcher) stops with this one-line reason; `usage`:
+    the command line named it wrongly (exit status 2, not 1)."""
+
+    def __init__(self, msg, usage=False):
+        super().__init__(msg)
+        self.usage = usage
 
 
-def fail(msg):
-    raise Stop(msg)
+def fail(msg, usage=False):
+    raise Stop(msg, usage)
 
 
 def one_line(e, width=300):
     """An exception as one line: its type (unless it is ours) and the first
     line of its message."""
+    if isinstance(e, Interrupted):
+        return "stopped by %s" % e.name()
     msg = str(e).strip().split("\n")[0] if str(e).strip() else ""
     text = msg if isinstance(e, (Stop, PlanError)) else "%s%s" % (
         type(e).__name__, ": " + msg if msg else "")
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return line_safe(text if len(text) <= width else text[:width - 3] + "...")
+
+
+
+def model_name(spec):
+    """The model's name in a row and beside it (M.models/NAME.onnx):
+    torchvision's NAME, or a file's CALLABLE."""
+    return spec.rpartition(":")[2]
 
 
 def model_ctor(spec):
-    """torchvision's constructor of the model --model names."""
-    if not spec.startswith("torchvision:"):
-        fail("--model %s: only torchvision:NAME models are supported" % spec)
+    """What builds the model --model names: ("torchvision", the
+    constructor, NAME) for torchvision:NAME, ("file", the callable,
+    CALLABLE) for FILE.py:CALLABLE (a function or a class of the file,
+    called with no arguments).  Stop (usage) where the spec names nothing;
+    Stop where the file fails to run."""
+    if spec.startswith("torchvision:"):
+        return ("torchvision", torchvision_ctor(spec), model_name(spec))
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path.endswith(".py") or not name:
+        fail("--model %s: a model is torchvision:NAME or FILE.py:CALLABLE" % shown(spec), True)
+    return ("file", file_ctor(spec, path, name), name)
+
+
+def torchvision_ctor(spec):
+    """torchvision's constructor of the model torchvision:NAME names."""
     import torchvision
     name = spec.split(":", 1)[1]
     ctor = getattr(torchvision.models, name, None) if name.isidentifier() else None
@@ -68,22 +96,87 @@ def model_ctor(spec):
         known = (callable(ctor) and not isinstance(ctor, type) and not name.startswith("_")
                  and "weights" in inspect.signature(ctor).parameters)
     if ctor is None or not known:
-        fail("--model %s: torchvision.models has no model %s" % (spec, name))
+        fail("--model %s: torchvision.models has no model %s" % (shown(spec), shown(name)), True)
+    return ctor
+
+
+# the files --model has loaded in this process, by real path
+_FILES = {}
+
+
+def file_ctor(spec, path, name):
+    """CALLABLE of the Python file at `path`, run once per process as a
+    module of its own (its directory first on sys.path while it runs, so
+    that it imports what lies beside it)."""
+    import importlib.util
+    if not os.path.isfile(path):
+        fail("--model %s: %s" % (shown(spec), "no such file" if not os.path.exists(path)
+                                  else "not a regular file"), True)
+    if not name.isidentifier():
+        fail("--model %s: %s is not a Python name" % (shown(spec), shown(name)), True)
+    real = os.path.realpath(path)
+    mod = _FILES.get(real)
+    if mod is None:
+        where = os.path.dirname(real)
+        ms = importlib.util.spec_from_file_location("oraclec_model_%d" % len(_FILES), real)
+        mod = importlib.util.module_from_spec(ms)
+        sys.path.insert(0, where)
+        try:
+            ms.loader.exec_module(mod)
+        except (Exception, SystemExit) as e:  # the file's own error, reported
+            fail("--model %s: the file raised %s" % (shown(spec), one_line(e)))
+        finally:
+            if where in sys.path:
+                sys.path.remove(where)
+        _FILES[real] = mod
+    ctor = getattr(mod, name, None)
+    if not callable(ctor):
+        have = sorted(k for k, v in vars(mod).items() if callable(v) and not k.startswith("_")
+                      and getattr(v, "__module__", None) == mod.__name__)
+        fail("--model %s: %s has no function or class %s (it has: %s)" % (
+            shown(spec), path_shown(path), shown(name), ", ".join(have[:8]) or "none"), True)
     return ctor
 
 
 def build_model(spec, image_size):
-    ctor = model_ctor(spec)
-    name = spec.split(":", 1)[1]
+    kind, ctor, name = model_ctor(spec)
     torch.manual_seed(0)
-    # a vision transformer is built for the image size (its position
-    # embedding has one entry per patch); the plan's stages do not depend
-    # on it
-    kw = {"image_size": image_size} if name.startswith("vit_") else {}
-    model = ctor(weights=None, **kw)
+    if kind == "torchvision":
+        # a vision transformer is built for the image size (its position
+        # embedding has one entry per patch); the plan's stages do not
+        # depend on it
+        kw = {"image_size": image_size} if name.startswith("vit_") else {}
+        model = ctor(weights=None, **kw)
+        what = "torchvision.models.%s" % name
+    else:
+        try:
+            model = ctor()
+        except (Exception, SystemExit) as e:  # the user's code: its reason
+            fail("--model %s: %s() raised %s" % (shown(spec), name, one_line(e)))
+        what = "%s()" % name
     if not isinstance(model, nn.Module):
-        fail("--model %s: torchvision.models.%s is not a model" % (spec, name))
+        fail("--model %s: %s is %s, not a torch.nn.Module" % (
+            shown(spec), what, shown(type(model).__name__)))
     return model
+
+
+def classes_of(model, spec, shape):
+    """The classes the model's output scores: one sample of `shape`
+    through it (eval mode, no graph) must give a (1, C) tensor, which the
+    cross-entropy loss every rank trains with takes.  Stop saying what it
+    gave or raised."""
+    try:
+        with torch.no_grad():
+            out = model.eval()(torch.randn(1, *shape))
+    except Exception as e:  # the model's own complaint
+        fail("--model %s does not take a %s input (%s)" % (
+            shown(spec), "x".join(map(str, shape)), one_line(e)), True)
+    if not torch.is_tensor(out) or out.dim() != 2 or out.shape[0] != 1 or out.shape[1] < 1:
+        got = ("a %s tensor" % "x".join(map(str, out.shape)) if torch.is_tensor(out)
+               else "a %s" % type(out).__name__)
+        fail("--model %s: a sample gives %s; the launcher trains a classifier (cross "
+             "entropy over a (batch, classes) output)" % (shown(spec), got))
+    return int(out.shape[1])
 
 
 def traceable(model):
@@ -120,9 +213,12 @@ def deterministic(model):
     return model
 
 
-def batch(n, size, classes=1000):
+def batch(n, shape, classes):
+    """n samples of `shape` (channels first) and their labels, the same on
+    every rank."""
     g = torch.Generator().manual_seed(1)
-    return torch.randn(n, 3, size, size, generator=g), torch.randint(0, classes, (n,), generator=g)
+    return (torch.randn(n, *shape, generator=g),
+            torch.randint(0, classes, (n,), generator=g))
 
 
 # ---- the mesh ------------------------------------------------------------
@@ -696,13 +792,20 @@ class DataJob:
         self.model = model.to(ctx.device)
         if ctx.cfg.channels_last:
             self.model.to(memory_format=torch.channels_last)
-        kw = {"device_ids": [ctx.device.index]} if ctx.device.type == "cuda" else {}
-        self.ddp = nn.parallel.DistributedDataParallel(self.model, process_group=data_g[0], **kw)
+        self.wrapped = self.wrap(self.model)
         self.replicas = len(data_g[1])
         self.share = B // self.replicas
-        self.held = list(self.model.named_parameters())
+        self.held = self.holds()
         self.modules = self.model
         self.pieces = self.replicas
+
+    def wrap(self, model):
+        ctx = self.ctx
+        kw = {"device_ids": [ctx.device.index]} if ctx.device.type == "cuda" else {}
+        return nn.parallel.DistributedDataParallel(model, process_group=self.data_g[0], **kw)
+
+    def holds(self):
+        return list(self.model.named_parameters())
 
     def inputs(self, x, y):
         lo = coords(self.ctx.plan, self.ctx.rank)["data"] * self.share
@@ -710,8 +813,9 @@ class DataJob:
 
     def step(self, x, y):
         with self.ctx.autocast():
-            loss = F.cross_entropy(self.ddp(x), y)
-        self.ctx.backward(loss)  # DDP averages the gradients over the replicas
+            loss = F.cross_entropy(self.wrapped(x), y)
+        # DDP averages the gradients over the replicas; FSDP reduce-scatters them
+        self.ctx.backward(loss)
         return loss.detach()
 
 
@@ -862,6 +966,72 @@ class SplitJob:
         return loss.detach()
 
 
+FSDP_PREFIXES = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.")
+
+
+def fsdp_name(name):
+    """A parameter's name in the model, FSDP's wrapper prefixes dropped."""
+    for p in FSDP_PREFIXES:
+        name = name.replace(p, "")
+    return name
+
+
+def hybrid_groups(plan, rank):
+    """HYBRID_SHARD's two process groups, (shard, replicate): the
+    nproc_per_node consecutive ranks of this rank's node, and the ranks at
+    its place on every node (every rank creates every group, in the same
+    order)."""
+    world, per_node = plan["world_size"], plan["nproc_per_node"]
+    shard = replicate = None
+    for k in range(world // per_node):
+        g = dist.new_group(list(range(k * per_node, (k + 1) * per_node)))
+        if rank // per_node == k:
+            shard = g
+    for pos in range(per_node):
+        g = dist.new_group(list(range(pos, world, per_node)))
+        if rank % per_node == pos:
+            replicate = g
+    return shard, replicate
+
+
+class FsdpJob(DataJob):
+    """FSDP over the data ranks (torch.distributed.fsdp's
+    FullyShardedDataParallel, torch 2.x; its ShardingStrategy the plan's
+    fsdp: FULL_SHARD and SHARD_GRAD_OP shard over every data rank,
+    HYBRID_SHARD over the ranks of a node and replicates across nodes, the
+    (shard, replicate) pair of process groups its process_group takes).
+    The whole model is one FSDP unit (auto_wrap_policy None: the plan names
+    no units; FSDP's size_based_auto_wrap_policy, at its default 10^8
+    parameters, wraps no smaller model otherwise).  use_orig_params=True,
+    so that each rank's parameters are views of its shard under their own
+    names."""
+
+    def wrap(self, model):
+        from torch.distributed.fsdp import FullyShardedDataParallel, ShardingStrategy
+        ctx, plan = self.ctx, self.ctx.plan
+        group = (hybrid_groups(plan, ctx.rank) if plan["fsdp"] == "HYBRID_SHARD"
+                 else self.data_g[0])
+        kw = {"device_id": ctx.device} if ctx.device.type == "cuda" else {}
+        return FullyShardedDataParallel(
+            model, process_group=group, sharding_strategy=ShardingStrategy[plan["fsdp"]],
+            use_orig_params=True, **kw)
+
+    def holds(self):
+        return [(fsdp_name(n), p) for n, p in self.wrapped.named_parameters()]
+
+    def whole(self, grads):
+        """The whole parameters (with grads, their whole gradients) inside:
+        FSDP.summon_full_params, on every rank."""
+        kw = {"with_grads": True} if grads else {}
+        return type(self.wrapped).summon_full_params(self.wrapped, writeback=False, **kw)
+
+
+def fsdp_shard(plan):
+    """The ranks FSDP shards a parameter over: a node's for HYBRID_SHARD,
+    else every rank."""
+    return plan["nproc_per_node"] if plan["fsdp"] == "HYBRID_SHARD" else plan["world_size"]
+
+
 def optimizer(plan, params, data_g):
     """SGD with momentum over the parameters this rank holds, sharded over
     the data ranks (ZeRO-1: each rank keeps and updates the momentum of its
@@ -878,6 +1048,14 @@ def optimizer(plan, params, data_g):
 def check_held(job, ctx, ref):
     """Whether this rank holds exactly the parameters the plan gives it."""
     held = {n: p.numel() for n, p in job.held}
+    if isinstance(job, FsdpJob):  # a shard: at most its share of every element
+        total = sum(p.numel() for p in ref.parameters())
+        n = fsdp_shard(ctx.plan)
+        most = -(-total // n)
+        if sum(held.values()) > most:
+            return "holds %d parameter elements; FSDP's shard over %d ranks holds at most " \
+                   "%d of the model's %d" % (sum(held.values()), n, most, total)
+        return None
     if isinstance(job, SplitJob):
         return held_error(held, planned_params(ctx.plan, ref, job.traced),
                           "the plan (its modules' splits and degrees)")
@@ -919,8 +1097,21 @@ def check_grads(job, ctx, ref, x, y, B, loss):
 
 
 def check_params(job, ref, value, suffix):
+    if isinstance(job, FsdpJob):  # the whole parameters, gathered
+        grads = suffix == ""
+        try:
+            ctxm = job.whole(grads)
+        except TypeError:  # no with_grads (torch before 2.1): the step checks them
+            return None
+        with ctxm:
+            held = [(fsdp_name(n), p) for n, p in job.wrapped.named_parameters()]
+            return compare_held(held, job, ref, value, suffix)
+    return compare_held(job.held, job, ref, value, suffix)
+
+
+def compare_held(held, job, ref, value, suffix):
     whole = dict(ref.named_parameters())
-    for n, p in job.held:
+    for n, p in held:
         want = value(whole[n])
         sm = job.params.get(n, (1, None))[1] if isinstance(job, SplitJob) else None
         if sm is not None and want is not None:
@@ -1136,6 +1327,8 @@ def make_job(ctx, model, B):
     pipe_g = group_of(plan, rank, "pipeline", groups) if "pipeline" in names else None
     if pipe_g:
         return PipeJob(ctx, model, pipe_g, data_g, B), data_g
+    if plan.get("fsdp"):
+        return FsdpJob(ctx, model, data_g, B), data_g
     return DataJob(ctx, model, data_g, B), data_g
 
 
@@ -1145,27 +1338,25 @@ def run_rank(rank, cfg, plan, port):
     if cfg.device == "cuda":
         torch.cuda.set_device(rank)
         device, backend = torch.device("cuda", rank), "nccl"
-        # the plan's precision: TF32 only where it says allow_tf32 (off
-        # for --check: fp32 tolerance)
-        tf32 = bool(plan.get("allow_tf32")) and not cfg.check
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        torch.backends.cudnn.allow_tf32 = tf32
     else:
         device, backend = torch.device("cpu"), "gloo"
+    # the plan's TF32 switches, exactly (cfg.tf32: cuDNN's, matmul's; both
+    # off for --check: fp32 tolerance); they act on a GPU only
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cfg.tf32
     torch.set_num_threads(cfg.threads)
     dist.init_process_group(backend, rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=cfg.timeout))
     WORLD.update(rank=rank, size=world, groups={})
     ctx = Ctx(plan, cfg, rank, device)
-    model = build_model(cfg.model, cfg.image_size)
+    model = build_model(cfg.model, cfg.shape[-1])
     model = deterministic(model) if cfg.check else model.train()
     ref = None
     if cfg.check:
-        ref = deterministic(build_model(cfg.model, cfg.image_size)).to(device)
+        ref = deterministic(build_model(cfg.model, cfg.shape[-1])).to(device)
         if cfg.channels_last:
             ref.to(memory_format=torch.channels_last)
     B = cfg.batch
-    x, y = batch(B, cfg.image_size)
+    x, y = batch(B, cfg.shape, cfg.classes)
     x, y = ctx.to(x), y.to(device)
     job, data_g = make_job(ctx, model, B)
     xl, yl = job.inputs(x, y)
@@ -1193,12 +1384,13 @@ def run_rank(rank, cfg, plan, port):
             elif loss is not None and data_g:  # the replicas' mean: the batch mean
                 dist.all_reduce(loss, group=data_g[0])
                 loss /= len(data_g[1])
-            if not errors:
+            if not errors or isinstance(job, FsdpJob):  # (FSDP's: collectives)
                 e = check_grads(job, ctx, ref, x, y, B, loss)
                 if e:
                     errors.append(e)
         ctx.step(opt)
-        if cfg.check and i == 0 and not errors:  # the step too: every parameter after it
+        if cfg.check and i == 0 and (not errors or isinstance(job, FsdpJob)):
+            # the step too: every parameter after it
             torch.optim.SGD(ref.parameters(), **SGD).step()
             e = check_params(job, ref, lambda p: p.detach(), " after the step")
             if e:
@@ -1251,20 +1443,44 @@ def run_rank(rank, cfg, plan, port):
             "stage": job.me if isinstance(job, PipeJob) else None,
             "flight": job.flight if isinstance(job, PipeJob) else None,
             "state": state, "held": sum(p.numel() for _, p in job.held),
-            "times": times, "peak": peak}
+            "times": times, "peak": peak,
+            "tf32": [torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32]}
+
+
+# linux/prctl.h: PR_SET_PDEATHSIG, a signal to this process when its parent ends
+PR_SET_PDEATHSIG = 1
+
+
+def stop_with_launcher(launcher):
+    """SIGTERM to this rank when the launcher's process ends, however it
+    ends (SIGKILL too: prctl(PR_SET_PDEATHSIG)), so that no rank outlives
+    it; where the launcher ended before that was set, this rank ends now."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the launcher's stop() only
+        pass
+    if os.getppid() != launcher:
+        os._exit(1)
 
 
 def rank_main(rank, cfg, plan, port, outdir):
-    """A rank: its result written to OUTDIR/RANK.json; on an error, its
-    one-line reason (and the time it stopped: the first rank to stop says
-    why) and exit status 1, which stops the other ranks."""
+    """A rank: its result written to OUTDIR/RANK.json (and rank 0's trace
+    to cfg.trace, in OUTDIR too: the launcher puts it in place); on an
+    error or a signal (SIGINT, SIGTERM, SIGHUP raise Interrupted, so that
+    a temporary being written is removed), its one-line reason (and the
+    time it stopped: the first rank to stop says why) and exit status 1,
+    which stops the other ranks."""
     def put(result):
         path = os.path.join(outdir, "%d.json" % rank)
         with open(path + ".tmp", "w") as f:
             json.dump(result, f)
         os.replace(path + ".tmp", path)
     try:
-        put(run_rank(rank, cfg, plan, port))
+        stop_with_launcher(cfg.launcher)
+        with signals_raise():
+            result = run_rank(rank, cfg, plan, port)
+        put(result)
     except BaseException as e:  # noqa: B902 -- a rank never prints a traceback
         try:
             put({"error": one_line(e), "failed": time.time()})
@@ -1276,7 +1492,7 @@ def results_of(outdir):
     """The ranks' results, rank -> dict, of those that wrote one."""
     out = {}
     for f in os.listdir(outdir):
-        if f.endswith(".json"):
+        if f.endswith(".json") and f[:-5].isdigit():
             with open(os.path.join(outdir, f)) as fh:
                 out[int(f[:-5])] = json.load(fh)
     return out
