@@ -61,7 +61,7 @@ import tempfile
 import time
 
 from . import probe_gpus, probe_kernels, probe_model
-from .escape import shown
+from .cli import escaped, path_shown, shown, usage_message
 
 SECTIONS = ("matmul", "conv", "memory", "launch", "host", "allocator", "collectives", "ranks",
             "model")
@@ -1673,10 +1673,7 @@ class Parser(argparse.ArgumentParser):
         return super().parse_args(argv, namespace)
 
     def error(self, message):
-        for a in sorted(set(getattr(self, "_argv", [])), key=len, reverse=True):
-            if a and shown(a) != a:
-                message = message.replace(repr(a), "'%s'" % shown(a)).replace(a, shown(a))
-        message = "".join(c if c.isprintable() else shown(c) for c in message)
+        message = usage_message(message, getattr(self, "_argv", []))
         self.print_usage(sys.stderr)
         self.exit(2, "%s: error: %s\n" % (self.prog, message))
 
@@ -1756,7 +1753,7 @@ def check_dir(d):
     """-o DIR refused before anything is measured: a file, a directory this
     user cannot write in, or one whose outputs are not regular files."""
     if os.path.exists(d) and not os.path.isdir(d):
-        fail("-o %s: exists and is not a directory" % shown(d, 200))
+        fail("-o %s: exists and is not a directory" % path_shown(d))
     if os.path.isdir(d):
         writable(d)
         try:
@@ -1769,7 +1766,7 @@ def prepare_dir(d):
     try:
         os.makedirs(d, exist_ok=True)
     except OSError as e:
-        fail("-o %s: cannot create it: %s" % (shown(d, 200), e.strerror or e))
+        fail("-o %s: cannot create it: %s" % (path_shown(d), e.strerror or e))
     writable(d)
 
 
@@ -1779,7 +1776,7 @@ def writable(d):
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
-        fail("-o %s: cannot write in it: %s" % (shown(d, 200), e.strerror or e))
+        fail("-o %s: cannot write in it: %s" % (path_shown(d), e.strerror or e))
 
 
 def on_signal(signum, frame):
@@ -1813,7 +1810,7 @@ def main(argv=None):
             try:
                 P.model_want = model_keys(P)
             except (RuntimeError, ValueError, KeyError) as e:
-                fail("--model %s: %s" % (shown(args.model, 200), shown(one_line(e), 300)))
+                fail("--model %s: %s" % (path_shown(args.model), escaped(one_line(e), 300)))
             if args.resume:
                 P.kernel_rows = probe_kernels.read_table(
                     os.path.join(args.output, "kernels.csv"), device_text(P))
@@ -1855,7 +1852,7 @@ def main(argv=None):
         why = e if isinstance(e, Interrupted) else "SIGINT"
         if current == "the summary":
             fail("interrupted (%s) during the summary; %s holds every file" % (
-                why, shown(args.output, 200)))
+                why, path_shown(args.output)))
         kept = "what was measured before"
         if P is not None:
             try:
@@ -1863,7 +1860,7 @@ def main(argv=None):
             except Exception as e2:  # the files of the last section finished stay
                 kept = "the files of the last section finished (%s)" % one_line(e2)
         fail("interrupted (%s) during %s; %s holds %s" % (why, current,
-                                                          shown(args.output, 200), kept))
+                                                          path_shown(args.output), kept))
     if P.failed:
         fail("section%s %s failed (above); the files hold the rest" % (
             "s" * (len(P.failed) > 1), ",".join(P.failed)))
