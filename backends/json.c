@@ -3,6 +3,7 @@
  * so invalid UTF-8 cannot lose a key.  Keys keep insertion order. */
 #include "backends/backends.h"
 #include "backends/jsonout.h"
+#include "ir/kernels.h"
 
 #include <jansson.h>
 
@@ -102,6 +103,28 @@ model_json(const Graph *g, const Analysis *an)
 	return m;
 }
 
+/* A layer's kernel key (ir/kernelkey.c; docs/kernel-table.md): the row of
+ * a kernel table that prices it, null where it has none. */
+static json_t *
+kernel_json(const Graph *g, int i, Precision prec, bool channels_last)
+{
+	KernelKey k;
+	int64_t per_sample;
+	char text[KEY_TEXT];
+	json_t *o;
+
+	if (!kernel_key(g, i, prec, channels_last, &k, &per_sample))
+		return json_null();
+	kernel_key_text(&k, text, sizeof text);
+	o = json_object();
+	set(o, "class", jstr(kernel_class_name(k.cls)));
+	set(o, "precision", jstr(kernel_dtype_name(k.dt)));
+	set(o, "layout", jstr(kernel_layout_name(k.layout)));
+	set(o, "shape", jstr(text));
+	set(o, "per_sample", json_integer(per_sample));
+	return o;
+}
+
 static json_t *
 layer_json(const Graph *g, const Analysis *an, int i)
 {
@@ -136,6 +159,7 @@ layer_json(const Graph *g, const Analysis *an, int i)
 		set(o, "measured_bwd_s",
 		    l->timed ? json_real(layer_measured(g, i, p, true)) : json_null());
 	}
+	set(o, "kernel", kernel_json(g, i, p, an->q.set.channels_last));
 	return o;
 }
 

@@ -13,6 +13,7 @@
 #include "ir/grid.h"
 #include "ir/measured.h"
 #include "ir/implementation.h"
+#include "ir/kernels.h"
 #include "ir/system.h"
 #include "ir/trace.h"
 #include "util/files.h"
@@ -147,6 +148,17 @@ bool profile_load(const char *path, Graph *g, FileList *files);
  * text[0..len) (the file at path) as g->trace: each module's seconds per
  * step; false after reporting errors, and then g is unchanged. */
 bool trace_read(const char *path, const char *text, size_t len, Graph *g);
+
+/* kernels.c: a kernel table (docs/kernel-table.md) from text[0..len)
+ * (the file at path) or from the file, its rows sorted by key then N;
+ * NULL after reporting errors (file:line:col).  The file is added to
+ * `files`. */
+KernelTable *kernels_parse(const char *path, const char *text, size_t len, Arena *a);
+KernelTable *kernels_load(const char *path, Arena *a, FileList *files);
+/* A key from its four fields as the table and --layers JSON write them
+ * (class, precision, layout, shape); false after reporting at `where`. */
+bool kernel_key_read(Loc where, const char *cls, const char *prec, const char *layout,
+		     const char *shape, KernelKey *k);
 
 /* measured.c: the rows of a measured-runs CSV (oraclec validate); NULL
  * after reporting errors, *n rows otherwise. */

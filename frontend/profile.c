@@ -13,6 +13,7 @@
  * one Timing per row (Graph.timing), which model/compute.c uses in place
  * of the roofline for those layers. */
 #include "frontend/frontend.h"
+#include "util/csv.h"
 #include "util/map.h"
 
 #include <math.h>
@@ -35,54 +36,10 @@ at(const Csv *c, int col)
 	return (Loc){ c->path, c->line, col };
 }
 
-/* The next field of a line at *p (moved past it and its comma) into buf;
- * *more says whether a comma followed.  False with a diagnostic for an
- * unterminated quote or a field too long. */
-static bool
-field(Csv *c, const char *line, const char **p, char *buf, size_t cap, int *col, bool *more)
-{
-	const char *s = *p;
-	size_t n = 0;
-
-	*col = (int)(s - line) + 1;
-	if (*s == '"') {
-		for (s++;; s++) {
-			if (!*s) {
-				diag_error(at(c, *col), "unterminated quoted field");
-				return false;
-			}
-			if (*s == '"' && s[1] != '"')
-				break;
-			if (*s == '"')
-				s++;
-			if (n + 1 < cap)
-				buf[n++] = *s;
-		}
-		s++;
-		if (*s && *s != ',') {
-			diag_error(at(c, (int)(s - line) + 1), "expected ',' after a quoted field");
-			return false;
-		}
-	} else {
-		for (; *s && *s != ','; s++)
-			if (n + 1 < cap)
-				buf[n++] = *s;
-	}
-	if (n + 1 >= cap) {
-		diag_error(at(c, *col), "field longer than %zu bytes", cap - 2);
-		return false;
-	}
-	buf[n] = '\0';
-	*more = *s == ',';
-	*p = *more ? s + 1 : s;
-	return true;
-}
-
 /* A seconds-per-sample column: a number from 0 to MAX_SAMPLE_SECONDS. */
 static bool
 seconds(Csv *c, const char *text, int col, const char *name, double *v)
 {
-	char *end;
 	const char *s = text;
 
 	while (*s == ' ' || *s == '\t')
@@ -91,15 +48,11 @@ seconds(Csv *c, const char *text, int col, const char *name, double *v)
 		diag_error(at(c, col), "missing %s", name);
 		return false;
 	}
-	*v = strtod(s, &end);
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (end == s || *end) {
-		diag_error(at(c, col), "%s '%.32s' is not a number (seconds per sample)", name, s);
-		return false;
-	}
-	if (!isfinite(*v)) {
-		diag_error(at(c, col), "%s '%.32s' is not a finite number", name, s);
+	if (!csv_real(s, v)) {
+		char *end;
+		double x = strtod(s, &end);
+		diag_error(at(c, col), end > s && !isfinite(x) ? "%s '%.32s' is not a finite number"
+			   : "%s '%.32s' is not a number (seconds per sample)", name, s);
 		return false;
 	}
 	if (*v < 0) {
@@ -129,7 +82,7 @@ row(Csv *c, const char *line, const Map *layers, Map *seen, const Graph *g, Timi
 			diag_error(at(c, (int)strlen(line) + 1), "missing column '%s'", column[i]);
 			return false;
 		}
-		if (!field(c, line, &p, f[i], sizeof f[i], &col[i], &more))
+		if (!csv_field(c->path, c->line, line, &p, f[i], sizeof f[i], &col[i], &more))
 			return false;
 	}
 	if (more) {

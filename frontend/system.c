@@ -83,6 +83,8 @@ settings(const Stmt *st, const Key *keys, size_t n, void *base, bool *seen, Syst
 		key_set(k, base, st->expr, st->expr->loc);
 		if (keys == sys_keys && k->off == offsetof(System, implementation))
 			s->implementation_at = st->expr->loc;
+		if (keys == sys_keys && k->off == offsetof(System, kernels))
+			s->kernels_at = st->expr->loc;
 	}
 }
 
@@ -138,17 +140,17 @@ system_load_with(const char *name, const Implementation *impl, Arena *a, FileLis
 	return s;
 }
 
-/* The implementation file a system file names, from the system file's
- * directory as an include is from its file's (a name, which holds neither
- * a '.' nor a '/', an absolute path and a system file in the current
- * directory as they are). */
+/* A file a system file names (its implementation, its kernel table),
+ * from the system file's directory as an include is from its file's (an
+ * absolute path and a system file in the current directory as they are;
+ * where `builtins`, so is a name, which holds neither a '.' nor a '/'). */
 static const char *
-beside(const char *file, const char *name, Arena *a)
+beside(const char *file, const char *name, Arena *a, bool builtins)
 {
 	const char *slash = strrchr(file, '/');
 
-	if (builtin_impl(name) || (!strchr(name, '/') && !strchr(name, '.')) || name[0] == '/' ||
-	    !slash)
+	if ((builtins && (builtin_impl(name) || (!strchr(name, '/') && !strchr(name, '.')))) ||
+	    name[0] == '/' || !slash)
 		return name;
 	return arena_printf(a, "%.*s/%s", (int)(slash - file), file, name);
 }
@@ -169,10 +171,18 @@ load(const char *name, Arena *a, FileList *files)
 	if (!(d = noun_block(&noun_system, &name, LOC_NONE, a, files, &source)) ||
 	    !(s = elaborate(d, a, source)))
 		return NULL;
-	if (strcmp(source, "built-in") == 0)
+	if (strcmp(source, "built-in") == 0) {
 		s->name = name;
-	else if (s->implementation)
-		s->implementation = beside(name, s->implementation, a);
+		return s;
+	}
+	if (s->implementation)
+		s->implementation = beside(name, s->implementation, a, true);
+	if (s->kernels && !*s->kernels) {
+		diag_error(s->kernels_at, "'kernels' is empty (a kernel table's file)");
+		return NULL;
+	}
+	if (s->kernels)
+		s->kernels = beside(name, s->kernels, a, false);
 	return s;
 }
 

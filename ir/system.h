@@ -68,6 +68,12 @@ typedef struct System {
 	                             A file's path is the system file's
 	                             directory's, as an include's */
 	Loc implementation_at;    /* where the system file names it */
+	const char *kernels;      /* a kernel table of this GPU's measured
+	                             kernels (docs/kernel-table.md), from the
+	                             system file's directory; NULL: none.  Read
+	                             and stored; the cost model does not read
+	                             it yet */
+	Loc kernels_at;           /* where the system file names it */
 	const struct Implementation *impl; /* that one, loaded with the system
 	                             (frontend/system.c); NULL: the defaults */
 	/* Three keys that describe the software, kept for system files that

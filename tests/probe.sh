@@ -3,9 +3,12 @@
 # (--device cpu --quick, a --budget that keeps it short) and oraclec reads
 # what it wrote: system.odl with --implementation implementation.odl, the
 # JSON report echoing the probe's system name, peak, sms and dispatch;
-# probe.csv has its header and rows of every section run; a run stopped
-# by SIGTERM leaves files oraclec reads and no temporaries; a bad -o exits
-# 1 with one line and no traceback; a python3 without torch is named.  The
+# probe.csv has its header and rows of every section run; --model writes
+# ResNet-18's kernel table, which oraclec's reader reads and every keyed
+# layer finds (tests/kernelcheck); a run stopped by SIGTERM leaves files
+# oraclec reads and no temporaries; a bad -o exits 1 with one line and no
+# traceback; a python3 without torch is named (tests/probe-args.sh has the
+# rest of the arguments and files).  The
 # kernel model the probe fits (kernel_time, model/kernel.c's formula) is
 # checked on two hand-computed products, and the fits recover the
 # parameters of synthetic data.  Skipped where no python3 with torch and
@@ -161,6 +164,26 @@ check "system.odl: every key commented, host_device, the provenance; implementat
 
 reads "$tmp/cpu"
 check "oraclec reads system.odl and implementation.odl; the JSON echoes the probe's values"
+
+# -- --model: ResNet-18's kernels as oraclec keys them, read back by
+# oraclec's reader: every layer with a key found at the probe's batch
+"$py" -m oraclec.probe --device cpu --quick --sections model --model "$model" --batch 1 \
+	-o "$tmp/model" >"$tmp/out" 2>"$tmp/err"
+status_why $? 0
+grep -q Traceback "$tmp/err" && fail "a traceback"
+grep -q '^    kernels = "kernels.csv";' "$tmp/model/system.odl" || fail "system.odl names no table"
+for k in device torch date command model; do
+	grep -q "^# $k\|^# .*$k" "$tmp/model/kernels.csv" || fail "kernels.csv does not give the $k"
+done
+"$ORACLEC" "$model" --layers -f json -q -b 1 >"$tmp/layers.json" 2>>"$tmp/err" ||
+	fail "oraclec --layers: exit status $?"
+"$KERNELCHECK" "$tmp/model/kernels.csv" "$tmp/layers.json" 1 >"$tmp/check" 2>>"$tmp/err" ||
+	fail "kernelcheck: exit status $? ($(head -c 300 "$tmp/err"))"
+grep -q '^layers 69 keyed 68 table 68 interpolated 0 none 0$' "$tmp/check" ||
+	fail "not every keyed layer found: $(tail -1 "$tmp/check")"
+(cd "$tmp/model" && "$ORACLEC" "$model" -s system.odl -q) >/dev/null 2>>"$tmp/err" ||
+	fail "oraclec does not read the system that names the table"
+check "--model: kernels.csv with its provenance; its rows found by all 68 of ResNet-18's keys"
 
 # -- stopped by SIGTERM once it has measured something
 "$py" -m oraclec.probe --device cpu --quick --sections matmul,conv -o "$tmp/cut" \

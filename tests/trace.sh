@@ -172,12 +172,16 @@ check "a CSV profile as before, with time_source"
 # ---- bad traces ----------------------------------------------------------
 
 # bad NAME MESSAGE: the trace NAME is refused: exit 1, the message on
-# stderr, no output file, no crash
+# stderr, no output file, no crash (what earlier cases found kept:
+# status_why starts `why` afresh)
 bad()
 {
 	rm -f o.json
 	run tiny.odl --profile "$1" -f json -o o.json
+	_why=$why
 	status_why "$status" 1
+	why="$_why${_why:+${why:+
+}}$why"
 	has err "$2"
 	[ -e o.json ] && fail "left the output file"
 	grep -q 'Sanitizer\|runtime error\|internal' "$tmp/err" && fail "a sanitizer report"
@@ -189,7 +193,7 @@ bad b1.json "b1.json:2:10: error: not JSON: "
 printf '{"traceEvents":[{"ph":"X","ts":1' >b2.json
 bad b2.json "b2.json:1:"
 printf '[{"ph":"X"}]' >b3.json
-bad b3.json "b3.json:1:1: error: a JSON array of events: oraclec reads the object form"
+bad b3.json "b3.json:1:2: error: traceEvents[0].name is missing"
 printf '{"displayTimeUnit":"ms"}' >b4.json
 bad b4.json "b4.json:1:1: error: no \"traceEvents\": not a Chrome trace"
 sed 's/"oraclec":{"trace":1,/"other":{"trace":1,/' t.json >b5.json
@@ -220,7 +224,30 @@ sed '5s/"dur":[0-9]*/"dur":1e999/' t.json >b17.json
 bad b17.json "b17.json:5:"
 sed '5s/"module":"conv1"/"module":""/' t.json >b18.json
 bad b18.json "traceEvents[4].args.module is empty"
+sed '5s/"module":"conv1"/"module":"co\\u0000nv1"/' t.json >b19.json
+bad b19.json "b19.json:5:"
+has err "error: a string holds a NUL character (\\u0000): no name in a trace does"
+grep -q JSON_ALLOW_NUL "$tmp/err" && fail "jansson's flag named"
+# absurd durations: three operators of 1e12 us (on three threads) in one
+# step of conv1 at 4
+# samples a step: 3e6 s a step, 7.5e5 s a sample, within 1e6; at 1
+# sample a step (batch 1) 3e6 s a sample, refused at the first operator
+{
+	printf '{"traceEvents":[{"ph":"X","cat":"step","pid":0,"tid":1,"ts":0,"dur":1e12,"name":"s"}'
+	for i in 1 2 3; do
+		printf ',\n{"ph":"X","cat":"op","pid":0,"tid":%d,"ts":%d,"dur":1e12,"name":"aten::conv2d","args":{"phase":"forward","module":"conv1"}}' $i $i
+	done
+	printf '],"oraclec":{"trace":1,"batch":BATCH}}\n'
+} >b20.tmpl
+sed 's/BATCH/1/' b20.tmpl >b20.json
+bad b20.json "b20.json:2:1: error: module 'conv1' takes 3e+06 seconds a step forward, more than 1e6 seconds per sample of the trace's batch (the limit of a profile)"
 check "bad traces: a diagnostic at the file, line and column, exit 1, no output"
+
+sed 's/BATCH/4/' b20.tmpl >b21.json
+run tiny.odl -b 4 --profile b21.json -f json --layers -o b21.out.json
+[ "$status" -eq 0 ] || fail "exit status $status"
+layers b21.out.json conv1=profile:750000:0
+check "a module's time within 1e6 s a sample of the trace's batch is taken"
 
 # a long trace reads in linear time: 40,000 events (15 steps of the
 # launcher's ResNet-18 on a CPU) took 33 s when each event's line was

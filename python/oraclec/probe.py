@@ -45,6 +45,7 @@ import contextlib
 import csv
 import datetime
 import importlib.util
+import io
 import math
 import os
 import platform
@@ -52,18 +53,28 @@ import queue
 import re
 import signal
 import socket
+import stat
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from . import probe_gpus, probe_model
+from . import probe_gpus, probe_kernels, probe_model
+from .cli import escaped, path_shown, shown, usage_message
 
-SECTIONS = ("matmul", "conv", "memory", "launch", "host", "allocator", "collectives", "ranks")
-# seconds each section may take: (--quick, full)
+SECTIONS = ("matmul", "conv", "memory", "launch", "host", "allocator", "collectives", "ranks",
+            "model")
+# seconds each section may take: (--quick, full); model: the model's
+# kernels (--model), ResNet-50's at 32 samples in about 2 minutes on a
+# 2-core CPU with --quick
 BUDGET = {"matmul": (22, 90), "conv": (28, 90), "memory": (8, 30), "launch": (2, 5),
-          "host": (10, 20), "allocator": (2, 5), "collectives": (15, 45), "ranks": (12, 30)}
+          "host": (10, 20), "allocator": (2, 5), "collectives": (15, 45), "ranks": (12, 30),
+          "model": (170, 900)}
+# --ranks: at most this many processes (and no more than the cores)
+MAX_RANKS = 256
+# --gpus of --model: the devices a strategy may span
+MAX_GPUS = 1 << 20
 COLUMNS = ("section", "op", "precision", "layout", "shape", "flops", "bytes", "seconds", "kernel")
 ELEM = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 
@@ -105,26 +116,57 @@ class Clock:
 
 # ---- the output -----------------------------------------------------------
 
+OUTPUTS = ("probe.csv", "system.odl", "implementation.odl", "kernels.csv")
+
+
+class OutputError(Exception):
+    """An output that cannot be written: one line says which and why."""
+
+
+def kind_of(path):
+    """What path is when it is not a regular file or a symbolic link (which
+    a rename replaces, never following it): "a directory", "a FIFO", ...;
+    None when it is one of those or is not there."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return "unreadable (%s)" % (e.strerror or e)
+    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(st.st_mode):
+            return what
+    return None
+
+
+def check_outputs(d):
+    """Every output name in d that is there and is not a regular file or a
+    link: refused before anything is measured (a FIFO would block the
+    probe, a directory cannot be replaced)."""
+    for name in OUTPUTS:
+        what = kind_of(os.path.join(d, name))
+        if what:
+            raise OutputError("%s is %s: the probe writes only regular files" %
+                              (os.path.join(d, name), what))
+
+
 class Out:
-    """probe.csv, appended a row at a time and flushed; the ODL files
-    rewritten whole (a temporary renamed over them) with signals held."""
+    """The files, each written whole through a temporary beside it renamed
+    over it (never opened in place: a link named probe.csv is replaced, its
+    target untouched), with SIGINT and SIGTERM held while one is written;
+    probe.csv's rows kept here and written with the ODL files."""
 
     def __init__(self, directory):
         self.dir = directory
         self.rows = []
-        self.f = open(os.path.join(directory, "probe.csv"), "w", newline="", encoding="utf-8")
-        self.w = csv.writer(self.f, lineterminator="\n")
-        self.w.writerow(COLUMNS)
-        self.f.flush()
 
     def row(self, section, op, precision="", layout="", shape="", flops=None, nbytes=None,
             seconds=None, kernel="", **extra):
         r = dict(section=section, op=op, precision=precision, layout=layout, shape=shape,
                  flops=flops, bytes=nbytes, seconds=seconds, kernel=kernel, **extra)
         self.rows.append(r)
-        self.w.writerow([section, op, precision, layout, shape, num(flops), num(nbytes),
-                         num(seconds), kernel])
-        self.f.flush()
         return r
 
     def select(self, section, op=None, precision=None):
@@ -132,24 +174,39 @@ class Out:
                 (op is None or r["op"] == op or (isinstance(op, tuple) and r["op"] in op)) and
                 (precision is None or r["precision"] == precision)]
 
+    def csv_text(self):
+        f = io.StringIO()
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for r in self.rows:
+            w.writerow([r["section"], r["op"], r["precision"], r["layout"], r["shape"],
+                        num(r["flops"]), num(r["bytes"]), num(r["seconds"]), r["kernel"]])
+        return f.getvalue()
+
     def write(self, name, text):
+        path = os.path.join(self.dir, name)
         held = {signal.SIGINT, signal.SIGTERM}
         signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        tmp = None
         try:
+            what = kind_of(path)
+            if what:
+                raise OutputError("%s is %s: the probe writes only regular files" % (path, what))
             fd, tmp = tempfile.mkstemp(dir=self.dir, prefix="." + name + ".")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text)
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, os.path.join(self.dir, name))
-            except BaseException:
-                os.unlink(tmp)
-                raise
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+            tmp = None
+        except OSError as e:
+            raise OutputError("cannot write %s: %s" % (path, e.strerror or e))
         finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
             signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
-
-    def close(self):
-        self.f.close()
 
 
 # ---- the device -----------------------------------------------------------
@@ -173,6 +230,8 @@ class Probe:
         self.failed = []
         self.rss_import = rss_bytes()
         self._precisions = None
+        self.model_want = {}    # --model: {Key: {N}} (probe_kernels.needed)
+        self.kernel_rows = {}   # --model: {(Key, N): row} measured or resumed
         if self.cuda:
             self.nvml_before = nvml_used()
             torch.cuda.init()
@@ -1062,6 +1121,130 @@ def sec_ranks(P, clock):
             "%d ranks %.3g GFLOP/s" % (r, v / 1e9) for r, v in sorted(by.items()))))
 
 
+# ---- 8. the model's own kernels (--model) ---------------------------------------
+
+def model_keys(P):
+    """{Key: {N}} of --model: oraclec's layers at each --precision, every
+    key and batch the --strategies on --gpus look up (probe_kernels.needed).
+    Raises RuntimeError with oraclec's first line."""
+    a = P.args
+    want = {}
+    for prec in a.precision:
+        layers, inputs = probe_kernels.model_layers(a.oraclec, a.model, a.batch, prec,
+                                                    a.channels_last)
+        for k, ns in probe_kernels.needed(layers, inputs, a.batch, a.gpus,
+                                          a.strategies).items():
+            want.setdefault(k, set()).update(ns)
+    return want
+
+
+def sec_model(P, clock):
+    """Every key at every batch not yet in the table, in chunks of a few
+    keys: each chunk's calls measured in interleaved rounds, the rows
+    whose repeats spread more than 10 % measured again (the rounds with
+    the smaller spread kept), the table rewritten after each chunk (a cut
+    probe keeps them; --resume starts from them)."""
+    torch = P.torch
+    reps = 5 if P.quick else 7
+    sample = (0.005 if P.quick else 0.02) if P.cuda else (0.01 if P.quick else 0.05)
+    todo = [(k, n) for k in sorted(P.model_want) for n in sorted(P.model_want[k])
+            if (k, n) not in P.kernel_rows]
+    note("model: %d keys at %d batches; %d rows to measure, %d from the table" % (
+        len(P.model_want), sum(len(v) for v in P.model_want.values()), len(todo),
+        len(P.kernel_rows)))
+    done = unknown = 0
+    wide = []
+    # a few keys at a time, each chunk of one number format (TF32's
+    # switches set while it is built and timed)
+    chunks = []
+    for prec in sorted({k.prec for k, _ in todo}):
+        mine = [kn for kn in todo if kn[0].prec == prec]
+        chunks += [(prec, mine[i:i + 6]) for i in range(0, len(mine), 6)]
+    for c, (prec, chunk) in enumerate(chunks):
+        if clock.left() <= 0:
+            note("model: out of time with %d rows left (--resume goes on)" %
+                 sum(len(ch) for _, ch in chunks[c:]))
+            break
+        with P.precision(prec):
+            rows, none = model_chunk(P, chunk, reps, sample, clock)
+        unknown += none
+        for kn, r in rows.items():
+            P.kernel_rows[kn] = r
+            done += 1
+            if r["spread"] > probe_kernels.SPREAD_LIMIT:
+                wide.append(kn)
+        P.free()
+        write_kernels(P)
+    if unknown:
+        note("model: %d rows of keys this probe cannot time (the model prices them)" % unknown)
+    P.info["model"] = (done, len(wide))
+    if wide:
+        note("model: warning: %d row%s spread more than %.0f %% after measuring again (a busy "
+             "machine?): %s" % (len(wide), "s" * (len(wide) > 1),
+                                100 * probe_kernels.SPREAD_LIMIT, "; ".join(
+                                    "%s %s n=%d" % (k.klass, k.shape, n) for k, n in wide[:4]) +
+                                ("; ..." if len(wide) > 4 else "")))
+    note("model: %d rows measured, %d in the table" % (done, len(P.kernel_rows)))
+
+
+def model_chunk(P, chunk, reps, sample, clock):
+    """The rows of a chunk of (key, N): {(key, N): row}, and how many of
+    its keys this probe cannot time."""
+    items, unknown = [], 0
+    for key, n in chunk:
+        try:
+            fns = probe_kernels.operators(P.torch, key, n, P.dev, P.cuda)
+        except (RuntimeError, ValueError, TypeError) as e:
+            note("model: %s %s n=%d: %s" % (key.klass, key.shape, n, one_line(e)))
+            fns = {}
+        unknown += not fns
+        items += [probe_kernels.Item(key, n, part, fn) for part, fn in fns.items()]
+    try:
+        probe_kernels.interleaved(items, reps, sample, P.sync, clock)
+        again = [i for i in items if probe_kernels.spread(i.samples) > probe_kernels.SPREAD_LIMIT]
+        if again and clock.left() > 0:
+            first = {id(i): i.samples for i in again}
+            for i in again:
+                i.samples = []
+            probe_kernels.interleaved(again, reps, sample, P.sync, clock)
+            for i in again:
+                if len(i.samples) < reps or probe_kernels.spread(first[id(i)]) <= \
+                        probe_kernels.spread(i.samples):
+                    i.samples = first[id(i)]
+    except RuntimeError as e:
+        note("model: %s" % one_line(e))
+    rows = {}
+    for i in items:
+        if not i.samples:
+            continue
+        r = rows.setdefault((i.key, i.n), {"spread": 0.0, "repeats": len(i.samples)})
+        r[i.part] = median(i.samples)
+        r["spread"] = max(r["spread"], probe_kernels.spread(i.samples))
+        r["repeats"] = min(r["repeats"], len(i.samples))
+        if i.part == "fwd":
+            r["kernel"] = P.kernels(i.fn, r[i.part])
+    return {kn: r for kn, r in rows.items() if r.get("fwd") is not None}, unknown
+
+
+def write_kernels(P):
+    if P.args.model:
+        P.out.write("kernels.csv", probe_kernels.table_text(kernel_notes(P), P.kernel_rows))
+
+
+def kernel_notes(P):
+    """The table's provenance: what --resume checks (the device) first."""
+    a = P.args
+    return ["oraclec kernel table (docs/kernel-table.md): python3 -m oraclec.probe --model",
+            "device: %s" % device_text(P),
+            "torch %s, python %s, host CPU %s" % (P.torch.__version__,
+                                                  platform.python_version(), cpu_model()),
+            "date: %s UTC" % P.info["date"],
+            "command: %s" % P.info["command"],
+            "model: %s at %d samples a device, precision %s%s; strategies %s on %d GPUs" % (
+                a.model, a.batch, ",".join(a.precision), ", channels_last" if
+                a.channels_last else "", ",".join(a.strategies), a.gpus)]
+
+
 # ---- the system and the implementation --------------------------------------
 
 def ident(name):
@@ -1301,6 +1484,9 @@ def system_text(P, analysed):
     q("nic_bw", "bw")
     q("nic_latency", "s")
     put("implementation", '"implementation.odl"', "beside this file")
+    if P.args.model:
+        put("kernels", '"kernels.csv"', "the model's kernels by shape, beside this file "
+            "(docs/kernel-table.md)")
     put("cpu_cores", str(keys["cpu_cores"][0]), keys["cpu_cores"][1])
     for k in ("eff_conv", "eff_gemm", "eff_conv_tf32", "eff_conv_fp16", "eff_conv_bf16",
               "eff_gemm_tf32", "eff_gemm_fp16", "eff_gemm_bf16", "eff_memory"):
@@ -1352,20 +1538,22 @@ def c_string(s):
     return '"%s"' % s.replace("\\", "\\\\").replace('"', "'")
 
 
-def header(P, what):
+def device_text(P):
     torch = P.torch
     if P.cuda:
-        dev = "%s, %d multiprocessors, CUDA %s, cuDNN %s, driver %s" % (
+        return "%s, %d multiprocessors, CUDA %s, cuDNN %s, driver %s" % (
             P.name, P.props.multi_processor_count, torch.version.cuda,
             torch.backends.cudnn.version(), P.info["driver"])
-        known = probe_gpus.lookup(P.name)
-        src = "// peaks and memory_bw: %s" % known["source"] if known and what == "system" else None
-    else:
-        dev = "cpu, %s, %d cores; a rank = %d thread%s (--ranks %d)" % (
-            P.name, P.cores, P.threads, "s" * (P.threads > 1), P.ranks)
-        src = None
+    return "cpu, %s, %d cores; a rank = %d thread%s (--ranks %d)" % (
+        P.name, P.cores, P.threads, "s" * (P.threads > 1), P.ranks)
+
+
+def header(P, what):
+    torch = P.torch
+    known = probe_gpus.lookup(P.name) if P.cuda else None
+    src = "// peaks and memory_bw: %s" % known["source"] if known and what == "system" else None
     lines = ["// %s measured by oraclec.probe (docs/probe.md)" % what,
-             "// device: %s" % dev,
+             "// device: %s" % device_text(P),
              "// torch %s, python %s, host CPU %s" % (torch.__version__, platform.python_version(),
                                                      cpu_model()),
              "// date: %s UTC" % P.info["date"],
@@ -1378,8 +1566,10 @@ def header(P, what):
 
 def write_files(P):
     analysed = analyse(P)
+    P.out.write("probe.csv", P.out.csv_text())
     P.out.write("system.odl", system_text(P, analysed))
     P.out.write("implementation.odl", implementation_text(P, analysed))
+    write_kernels(P)
 
 
 def summary(P, elapsed):
@@ -1417,35 +1607,35 @@ def summary(P, elapsed):
         say.append("  kernel fit: tile_overhead %s; time error median %.1f %%, mean %.1f %% "
                    "over %d products" % (plain(fit["k0"]), fit["error"][0], fit["error"][1],
                                          fit["n"]))
+    if "model" in P.info:
+        say.append("  model: %d rows measured, %d in kernels.csv; %d spread more than %.0f %%" % (
+            P.info["model"][0], len(P.kernel_rows), P.info["model"][1],
+            100 * probe_kernels.SPREAD_LIMIT))
     say.append("  wrote %s" % " ".join(os.path.join(P.out.dir, f) for f in
-                                       ("system.odl", "implementation.odl", "probe.csv")))
+                                       ("system.odl", "implementation.odl", "probe.csv") +
+                                       (("kernels.csv",) if P.args.model else ())))
     print("\n".join(say), flush=True)
 
 
 RUN = {"matmul": sec_matmul, "conv": sec_conv, "memory": sec_memory, "launch": sec_launch,
        "host": sec_host, "allocator": sec_allocator, "collectives": sec_collectives,
-       "ranks": sec_ranks}
+       "ranks": sec_ranks, "model": sec_model}
 
 
 # ---- the command line ------------------------------------------------------
 
-def sections_arg(text):
-    got = [s.strip() for s in text.split(",") if s.strip()]
-    bad = [s for s in got if s not in SECTIONS]
-    if bad or not got:
-        raise argparse.ArgumentTypeError("unknown section%s %s (choose from %s)" % (
-            "s" * (len(bad) > 1), ",".join(bad) or "''", ",".join(SECTIONS)))
-    return [s for s in SECTIONS if s in got]
-
-
-def positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError("'%s' is not a positive integer" % text)
-    return v
+def int_in(lo, hi, what, why=""):
+    """An argparse type: a whole number from lo to hi, the bounds said."""
+    def f(text):
+        try:
+            v = int(text)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError("'%s' is not %s from %d to %d%s" % (
+                shown(text), what, lo, hi, why))
+        return v
+    return f
 
 
 def positive_float(text):
@@ -1454,31 +1644,92 @@ def positive_float(text):
     except ValueError:
         v = 0
     if not v > 0 or math.isinf(v):
-        raise argparse.ArgumentTypeError("'%s' is not a positive number of seconds" % text)
+        raise argparse.ArgumentTypeError("'%s' is not a positive number of seconds" %
+                                         shown(text))
     return v
 
 
+def list_of(choices, what):
+    def f(text):
+        got = [x.strip() for x in text.split(",") if x.strip()]
+        bad = [x for x in got if x not in choices]
+        if bad or not got:
+            raise argparse.ArgumentTypeError("unknown %s %s (choose from %s)" % (
+                what, shown(",".join(bad)) or "''", ",".join(choices)))
+        return [x for x in choices if x in got]
+    return f
+
+
+PRECISIONS = ("fp32", "tf32", "amp-fp16", "amp-bf16", "fp16", "bf16")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with every value it quotes back escaped and cut as oraclec
+    shows names (docs/limits.md: \\xNN, 64 bytes): a value can neither
+    reach the terminal raw nor forge a line."""
+
+    def parse_args(self, argv=None, namespace=None):
+        self._argv = list(sys.argv[1:] if argv is None else argv)
+        return super().parse_args(argv, namespace)
+
+    def error(self, message):
+        message = usage_message(message, getattr(self, "_argv", []))
+        self.print_usage(sys.stderr)
+        self.exit(2, "%s: error: %s\n" % (self.prog, message))
+
+
 def parse(argv):
-    ap = argparse.ArgumentParser(
+    ap = Parser(
         prog="python3 -m oraclec.probe",
         description="Measure this device and write DIR/system.odl, DIR/implementation.odl "
-                    "and DIR/probe.csv for oraclec (docs/probe.md).")
+                    "and DIR/probe.csv for oraclec (docs/probe.md); with --model also "
+                    "DIR/kernels.csv, the model's kernels by shape (docs/kernel-table.md).")
+    cores = os.cpu_count() or 1
     ap.add_argument("-o", "--output", metavar="DIR", required=True,
                     help="the directory to write (created if missing)")
     ap.add_argument("--device", choices=("cuda", "cpu"),
                     help="what to measure (default: cuda when there is one, else cpu)")
     ap.add_argument("--quick", action="store_true",
                     help="a small grid: about 100 s in all (else about 5 minutes)")
-    ap.add_argument("--ranks", type=positive_int, metavar="R",
-                    help="cpu: the ranks that share the cores (default 2); the system describes "
-                         "one rank, cores // R threads")
-    ap.add_argument("--sections", type=sections_arg, metavar="LIST",
+    ap.add_argument("--ranks", type=int_in(1, min(MAX_RANKS, cores), "a number of ranks",
+                                           " (the cores here; never more than %d)" % MAX_RANKS),
+                    metavar="R",
+                    help="cpu: the ranks that share the cores (default 2; from 1 to the %d "
+                         "cores, at most %d); the system describes one rank, cores // R "
+                         "threads" % (cores, MAX_RANKS))
+    ap.add_argument("--sections", type=list_of(SECTIONS, "section"), metavar="LIST",
                     help="only these, comma-separated: " + ",".join(SECTIONS))
     ap.add_argument("--budget", type=positive_float, metavar="SECONDS",
                     help="the time all sections share (default: their own limits)")
+    m = ap.add_argument_group("the model's own kernels (docs/kernel-table.md)")
+    m.add_argument("--model", metavar="FILE",
+                   help="also time every distinct kernel of this model as oraclec lowers it "
+                        "(ONNX, ODL, a ParaDL table) into DIR/kernels.csv, which system.odl "
+                        "names")
+    m.add_argument("--batch", type=int_in(1, 1 << 20, "a batch"), default=32, metavar="B",
+                   help="samples per device, as oraclec's -b (default 32)")
+    m.add_argument("--gpus", type=int_in(1, MAX_GPUS, "a number of GPUs"), default=1,
+                   metavar="N", help="the devices the strategies span (default 1)")
+    m.add_argument("--strategies", type=list_of(probe_kernels.STRATEGIES, "strategy"),
+                   default=["data"], metavar="LIST",
+                   help="the strategies whose batches and shards to time, as oraclec's "
+                        "(default data)")
+    m.add_argument("--precision", type=list_of(PRECISIONS, "precision"), default=["fp32"],
+                   metavar="LIST", help="oraclec's precisions to key the layers at "
+                                        "(default fp32)")
+    m.add_argument("--channels-last", action="store_true",
+                   help="activations in NHWC, as oraclec's --channels-last")
+    m.add_argument("--resume", action="store_true",
+                   help="keep the rows DIR/kernels.csv already has for this device")
+    m.add_argument("--oraclec", metavar="PATH",
+                   help="the oraclec that lowers --model (default: $ORACLEC, the source "
+                        "tree's, else PATH's)")
     args = ap.parse_args(argv)
     if args.ranks and args.device == "cuda":
         ap.error("--ranks is for --device cpu (on cuda a rank is a GPU)")
+    if args.sections and "model" in args.sections and not args.model:
+        ap.error("--sections model needs --model")
+    args.oraclec = probe_kernels.oraclec_path(args.oraclec)
     return args
 
 
@@ -1499,19 +1750,23 @@ def load_torch():
 
 
 def check_dir(d):
-    """-o DIR refused before anything is measured: a file, or a
-    directory this user cannot write in."""
+    """-o DIR refused before anything is measured: a file, a directory this
+    user cannot write in, or one whose outputs are not regular files."""
     if os.path.exists(d) and not os.path.isdir(d):
-        fail("-o %s: exists and is not a directory" % d)
+        fail("-o %s: exists and is not a directory" % path_shown(d))
     if os.path.isdir(d):
         writable(d)
+        try:
+            check_outputs(d)
+        except OutputError as e:
+            fail(str(e))
 
 
 def prepare_dir(d):
     try:
         os.makedirs(d, exist_ok=True)
     except OSError as e:
-        fail("-o %s: cannot create it: %s" % (d, e.strerror or e))
+        fail("-o %s: cannot create it: %s" % (path_shown(d), e.strerror or e))
     writable(d)
 
 
@@ -1521,7 +1776,7 @@ def writable(d):
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
-        fail("-o %s: cannot write in it: %s" % (d, e.strerror or e))
+        fail("-o %s: cannot write in it: %s" % (path_shown(d), e.strerror or e))
 
 
 def on_signal(signum, frame):
@@ -1539,19 +1794,26 @@ def main(argv=None):
         fail("--device cuda: torch %s finds no CUDA device (--device cpu measures the CPU)" %
              torch.__version__)
     if args.device == "cpu" and not args.ranks:
-        args.ranks = 2
+        args.ranks = min(2, os.cpu_count() or 1)
     prepare_dir(args.output)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    sections = args.sections or list(SECTIONS)
-    P = out = None
-    current = "start"
+    sections = args.sections or [s for s in SECTIONS if s != "model" or args.model]
+    P = None
+    current = "the start"
     try:
-        out = Out(args.output)
-        P = Probe(torch, args, out)
+        P = Probe(torch, args, Out(args.output))
         P.info["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
         P.info["command"] = " ".join(["python3 -m oraclec.probe"] + list(
             argv if argv is not None else sys.argv[1:]))
+        if args.model:
+            try:
+                P.model_want = model_keys(P)
+            except (RuntimeError, ValueError, KeyError) as e:
+                fail("--model %s: %s" % (path_shown(args.model), escaped(one_line(e), 300)))
+            if args.resume:
+                P.kernel_rows = probe_kernels.read_table(
+                    os.path.join(args.output, "kernels.csv"), device_text(P))
         runnable = []
         for s in sections:
             if s == "ranks" and P.cuda:
@@ -1572,7 +1834,7 @@ def main(argv=None):
             t = time.monotonic()
             try:
                 RUN[s](P, Clock(limit))
-            except (Interrupted, KeyboardInterrupt):
+            except (Interrupted, KeyboardInterrupt, OutputError):
                 raise
             except Exception as e:  # a section that fails leaves the others
                 note("%s failed: %s" % (s, one_line(e)))
@@ -1580,18 +1842,25 @@ def main(argv=None):
             P.ran.append(s)
             note("%s: %.1f s" % (s, time.monotonic() - t))
             write_files(P)
-        current = "the end"
+        current = "the summary"
+        summary(P, time.monotonic() - started)
+    except OutputError as e:
+        fail("%s; the files are those of the last section written" % e)
     except (Interrupted, KeyboardInterrupt) as e:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        why = e if isinstance(e, Interrupted) else "SIGINT"
+        if current == "the summary":
+            fail("interrupted (%s) during the summary; %s holds every file" % (
+                why, path_shown(args.output)))
+        kept = "what was measured before"
         if P is not None:
-            write_files(P)
-        if out is not None:
-            out.close()
-        fail("interrupted (%s) during %s; %s holds what was measured before" % (
-            e if isinstance(e, Interrupted) else "SIGINT", current, args.output))
-    out.close()
-    summary(P, time.monotonic() - started)
+            try:
+                write_files(P)
+            except Exception as e2:  # the files of the last section finished stay
+                kept = "the files of the last section finished (%s)" % one_line(e2)
+        fail("interrupted (%s) during %s; %s holds %s" % (why, current,
+                                                          path_shown(args.output), kept))
     if P.failed:
         fail("section%s %s failed (above); the files hold the rest" % (
             "s" * (len(P.failed) > 1), ",".join(P.failed)))

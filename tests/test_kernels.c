@@ -1,0 +1,381 @@
+/* test_kernels.c -- kernel tables (docs/kernel-table.md): a layer's key
+ * (ir/kernelkey.c) is its shape, never its name; the reader
+ * (frontend/kernels.c) keeps the provenance, sorts the rows and refuses
+ * every hostile table of the list below at its file, line and column;
+ * the lookup (model/kerneltable.c) gives a row at its batch, a log-log
+ * interpolation between two rows, and nothing beyond them. */
+#include "tests/harness.h"
+#include "model/kerneltable.h"
+
+static const char model_src[] =
+	"model m { input x: 3x8x8;"
+	" CONVNAME = conv(x, 4, kernel=3, pad=1);"
+	" b = batchnorm(CONVNAME); r = relu(b); p = maxpool(r, kernel=2);"
+	" q = globalavgpool(p); f = flatten(q); y = fc(f, 10); }";
+
+/* The model with its convolution named `name`, through the memory pass. */
+static Graph *
+model(Fx *fx, const char *name)
+{
+	char src[1024], *at;
+	size_t n = strlen("CONVNAME");
+
+	snprintf(src, sizeof src, "%s", model_src);
+	while ((at = strstr(src, "CONVNAME"))) {
+		char rest[1024];
+		snprintf(rest, sizeof rest, "%s", at + n);
+		snprintf(at, sizeof src - (size_t)(at - src), "%s%s", name, rest);
+	}
+	return fx_run(fx, src, PASS_MEMORY);
+}
+
+static int
+layer(const Graph *g, const char *name)
+{
+	for (int i = 0; i < g->nlayer; i++)
+		if (strcmp(g->layer[i].name, name) == 0)
+			return i;
+	fail_msg("no layer %s", name);
+	return -1;
+}
+
+static const char *
+key_text(const Graph *g, const char *name, Precision p, bool nhwc, const char **cls,
+	 const char **dt, const char **layout)
+{
+	static char buf[KEY_TEXT];
+	KernelKey k;
+	int64_t per;
+
+	if (!kernel_key(g, layer(g, name), p, nhwc, &k, &per))
+		return NULL;
+	assert_int_equal(per, 1);
+	kernel_key_text(&k, buf, sizeof buf);
+	*cls = kernel_class_name(k.cls);
+	*dt = kernel_dtype_name(k.dt);
+	*layout = kernel_layout_name(k.layout);
+	return buf;
+}
+
+/* Every layer's key as the table writes it, at fp32 NCHW and where the
+ * precision and layout change it. */
+static void
+keys_of_layers(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = model(fx, "conv1");
+	const char *cls, *dt, *layout;
+	static const struct {
+		const char *layer, *cls, *layout, *shape;
+	} want[] = {
+		{ "conv1", "conv", "NCHW",
+		  "c=3 h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1" },
+		{ "b", "norm", "NCHW", "op=batchnorm c=4 elements=256" },
+		{ "r", "elementwise", "-", "op=relu elements=256" },
+		{ "p", "pool", "NCHW",
+		  "op=maxpool c=4 h=8 w=8 r=2 s=2 stride=2x2 pad=0x0x0x0 ceil=0" },
+		{ "q", "pool", "NCHW", "op=globalavgpool c=4 h=4 w=4" },
+		{ "y", "gemm", "-", "m=1 n=10 k=4 batch=1" },
+	};
+
+	assert_non_null(g);
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		const char *s = key_text(g, want[i].layer, PREC_FP32, false, &cls, &dt, &layout);
+		assert_non_null(s);
+		assert_string_equal(s, want[i].shape);
+		assert_string_equal(cls, want[i].cls);
+		assert_string_equal(layout, want[i].layout);
+		assert_string_equal(dt, "fp32");
+	}
+	assert_null(key_text(g, "f", PREC_FP32, false, &cls, &dt, &layout)); /* a view */
+	/* tf32: the products' format only; NHWC: the layouts that have one */
+	key_text(g, "conv1", PREC_TF32, true, &cls, &dt, &layout);
+	assert_string_equal(dt, "tf32");
+	assert_string_equal(layout, "NHWC");
+	key_text(g, "r", PREC_TF32, true, &cls, &dt, &layout);
+	assert_string_equal(dt, "fp32");
+	assert_string_equal(layout, "-");
+	key_text(g, "y", PREC_BF16, false, &cls, &dt, &layout);
+	assert_string_equal(dt, "bf16");
+}
+
+static KernelTable *
+table(Fx *fx, const char *text)
+{
+	return kernels_parse("t.csv", text, strlen(text), &fx->arena);
+}
+
+#define HEADER \
+	"class,precision,layout,n,shape,fwd_s,bwd_data_s,bwd_weight_s,spread,repeats,kernel\n"
+#define CONV_SHAPE "c=3 h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1"
+
+/* A layer renamed finds the same row: the key holds no name. */
+static void
+renamed_layer_finds_its_row(void **state)
+{
+	Fx *fx = *state;
+	KernelTable *t = table(fx, "# device: test\n" HEADER
+			       "conv,fp32,NCHW,4," CONV_SHAPE ",1e-3,2e-3,3e-3,0.01,5,k\n");
+	const char *names[] = { "conv1", "stem_conv_renamed" };
+	KernelKey k[2];
+	int64_t per;
+
+	assert_non_null(t);
+	for (int i = 0; i < 2; i++) {
+		Graph *g = model(fx, names[i]);
+		KernelTime r;
+		assert_non_null(g);
+		assert_true(kernel_key(g, layer(g, names[i]), PREC_FP32, false, &k[i], &per));
+		r = kernel_lookup(t, &k[i], 4);
+		assert_int_equal(r.src, KS_TABLE);
+		assert_true(r.fwd == 1e-3 && r.bwd_data == 2e-3 && r.bwd_weight == 3e-3);
+	}
+	assert_int_equal(kernel_key_cmp(&k[0], &k[1]), 0);
+}
+
+/* The reader: comments kept as notes, items in any order, rows sorted by
+ * key then N, quoted kernel names, empty backward times none. */
+static void
+table_is_read_and_sorted(void **state)
+{
+	Fx *fx = *state;
+	KernelTable *t = table(fx,
+		"# oraclec kernel table\n#device: cpu\n" HEADER
+		"conv,fp32,NCHW,8," CONV_SHAPE ",4e-3,8e-3,,0.02,5,\"void conv<float, 4>\"\r\n"
+		"\n"
+		"elementwise,fp32,-,4,elements=256 op=relu,1e-6,1e-6,,0,3,\n"
+		"conv,fp32,NCHW,2,groups=1 dilation=1x1 c=3 h=8 w=8 k=4 r=3 s=3 stride=1x1 "
+		"pad=1x1x1x1,1e-3,2e-3,1.5e-3,0.02,5,x\n"
+		"# after\n");
+	char buf[KEY_TEXT];
+
+	assert_non_null(t);
+	assert_string_equal(fx_diags(fx), "");
+	assert_int_equal(t->nnote, 3);
+	assert_string_equal(t->note[0], "oraclec kernel table");
+	assert_string_equal(t->note[1], "device: cpu");
+	assert_int_equal(t->nrow, 3);
+	assert_int_equal(t->row[0].key.cls, KC_CONV);
+	assert_int_equal(t->row[0].n, 2);
+	assert_int_equal(t->row[1].n, 8);
+	assert_string_equal(t->row[1].kernel, "void conv<float, 4>");
+	assert_true(isnan(t->row[1].bwd_weight));
+	assert_int_equal(t->row[1].loc.line, 4);
+	kernel_key_text(&t->row[0].key, buf, sizeof buf);
+	assert_string_equal(buf, CONV_SHAPE);
+	kernel_key_text(&t->row[2].key, buf, sizeof buf);
+	assert_string_equal(buf, "op=relu elements=256");
+}
+
+/* Exact, between two rows in log time over log N (each time where both
+ * rows have it), and nothing outside them or for another key. */
+static void
+lookup_exact_interpolated_none(void **state)
+{
+	Fx *fx = *state;
+	KernelTable *t = table(fx, HEADER
+		"conv,fp32,NCHW,2," CONV_SHAPE ",1e-3,2e-3,1e-3,0.02,5,\n"
+		"conv,fp32,NCHW,8," CONV_SHAPE ",4e-3,2e-3,,0.02,5,\n"
+		"conv,fp32,NCHW,32," CONV_SHAPE ",8e-3,8e-3,,0.02,5,\n");
+	KernelKey k = t->row[0].key, other = k;
+	KernelTime r;
+
+	r = kernel_lookup(t, &k, 8);
+	assert_int_equal(r.src, KS_TABLE);
+	assert_true(r.fwd == 4e-3 && r.lo == r.hi && r.lo->n == 8);
+	/* n 4 between 2 and 8: log-linear, 1e-3 x (4/2)^(log 4 / log 4) =
+	 * 2e-3; the data gradient flat at 2e-3; no weight gradient at 8 */
+	r = kernel_lookup(t, &k, 4);
+	assert_int_equal(r.src, KS_INTERPOLATED);
+	assert_true(fabs(r.fwd / 2e-3 - 1) < 1e-12);
+	assert_true(fabs(r.bwd_data / 2e-3 - 1) < 1e-12);
+	assert_true(isnan(r.bwd_weight));
+	assert_true(r.lo->n == 2 && r.hi->n == 8);
+	/* n 16 between 8 and 32: 4e-3 x 2^(1/2) */
+	r = kernel_lookup(t, &k, 16);
+	assert_true(fabs(r.fwd / (4e-3 * sqrt(2)) - 1) < 1e-12);
+	assert_int_equal(kernel_lookup(t, &k, 1).src, KS_NONE);
+	assert_int_equal(kernel_lookup(t, &k, 33).src, KS_NONE);
+	assert_int_equal(kernel_lookup(t, &k, 0).src, KS_NONE);
+	other.d[0] = 4;
+	assert_int_equal(kernel_lookup(t, &other, 8).src, KS_NONE);
+	other = k;
+	other.dt = DT_BF16;
+	assert_int_equal(kernel_lookup(t, &other, 8).src, KS_NONE);
+}
+
+/* Hostile tables: each refused with one diagnostic at its place. */
+static void
+hostile_tables(void **state)
+{
+	Fx *fx = *state;
+	static char longfield[6000];
+	static const struct {
+		const char *text, *want;
+	} c[] = {
+		{ "", "t.csv:1:1: error: no header 'class,precision,layout,n,shape,fwd_s,"
+		      "bwd_data_s,bwd_weight_s,spread,repeats,kernel': not a kernel table "
+		      "(docs/kernel-table.md)" },
+		{ "# only a comment\n", "t.csv:1:1: error: no header" },
+		{ "layer,forward_s,backward_s\n", "t.csv:1:1: error: expected the header" },
+		{ HEADER "convv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:1: error: class 'convv' is not conv, gemm, attention, elementwise, norm "
+		  "or pool" },
+		{ HEADER "conv,fp64,NCHW,2," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:6: error: precision 'fp64' is not fp32, tf32, fp16 or bf16" },
+		{ HEADER "conv,fp32,NCWH,2," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:11: error: layout 'NCWH' is not NCHW, NHWC or -" },
+		{ HEADER "conv,fp32,-,2," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:11: error: layout '-': a conv key's layout is NCHW or NHWC" },
+		{ HEADER "elementwise,fp32,NCHW,2,op=relu elements=4,1,1,,0,1,\n",
+		  "t.csv:2:18: error: layout 'NCHW': a relu elementwise key's layout is '-' "
+		  "(none)" },
+		{ HEADER "conv,fp32,NCHW,0," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:16: error: n '0' is not a whole number from 1 to 2147483647" },
+		{ HEADER "conv,fp32,NCHW,1.5," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:16: error: n '1.5' is not a whole number" },
+		{ HEADER "conv,fp32,NCHW,1e3," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:16: error: n '1e3' is not a whole number" },
+		{ HEADER "conv,fp32,NCHW,99999999999," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:16: error: n '99999999999' is not a whole number" },
+		{ HEADER "conv,fp32,NCHW,2,c=3 h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1,"
+			 "1,1,1,0,1,\n",
+		  "t.csv:2:18: error: shape: no dilation= item (a conv key has 10 items" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE " q=1,1,1,1,0,1,\n",
+		  "t.csv:2:87: error: shape: 'q' is not an item of a conv key" },
+		{ HEADER "conv,fp32,NCHW,2,c=3 " CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:22: error: shape: 'c' given twice" },
+		{ HEADER "conv,fp32,NCHW,2,c=3  h=8,1,1,1,0,1,\n",
+		  "t.csv:2:22: error: shape: two spaces" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE " ,1,1,1,0,1,\n",
+		  "t.csv:2:86: error: shape: a space at the end" },
+		{ HEADER "conv,fp32,NCHW,2,c=3 h=8 w=8 k=4 r=3 s=3 stride=1 pad=1x1x1x1 groups=1 "
+			 "dilation=1x1,1,1,1,0,1,\n",
+		  "t.csv:2:49: error: shape: stride takes 2 whole numbers from 1 to 2^40, 'x' "
+		  "between" },
+		{ HEADER "conv,fp32,NCHW,2,c=0 h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 "
+			 "dilation=1x1,1,1,1,0,1,\n",
+		  "t.csv:2:20: error: shape: c takes 1 whole number from 1 to 2^40" },
+		{ HEADER "conv,fp32,NCHW,2,c=2199023255553 h=8 w=8 k=4 r=3 s=3 stride=1x1 "
+			 "pad=1x1x1x1 groups=1 dilation=1x1,1,1,1,0,1,\n",
+		  "t.csv:2:20: error: shape: c takes 1 whole number from 1 to 2^40" },
+		{ HEADER "conv,fp32,NCHW,2,c=-3 h=8,1,1,1,0,1,\n",
+		  "t.csv:2:20: error: shape: c takes 1 whole number" },
+		{ HEADER "conv,fp32,NCHW,2,c3,1,1,1,0,1,\n",
+		  "t.csv:2:18: error: shape: 'c3' is not name=value" },
+		{ HEADER "elementwise,fp32,-,2,op=rellu elements=4,1,1,,0,1,\n",
+		  "t.csv:2:25: error: shape: op 'rellu' has no elementwise key; did you mean "
+		  "'relu'?" },
+		{ HEADER "elementwise,fp32,-,2,op=batchnorm elements=4,1,1,,0,1,\n",
+		  "t.csv:2:25: error: shape: op 'batchnorm' has no elementwise key (its class is "
+		  "norm)\n" },
+		{ HEADER "elementwise,fp32,-,2,op=flatten elements=4,1,1,,0,1,\n",
+		  "t.csv:2:25: error: shape: op 'flatten' has no elementwise key (it has no "
+		  "key)\n" },
+		{ HEADER "elementwise,fp32,-,2,elements=4,1,1,,0,1,\n",
+		  "t.csv:2:22: error: shape: no op= item (the operator the elementwise kernel "
+		  "ran)" },
+		{ HEADER "pool,fp32,NCHW,2,op=maxpool c=4 h=8 w=8 r=2 s=2 stride=2x2 "
+			 "pad=0x0x0x0 ceil=2,1,1,,0,1,\n",
+		  "t.csv:2:77: error: shape: ceil takes 1 whole number from 0 to 1" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s is empty" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",-1,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s '-1' is not a time from 1e-9 to 1e6 seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",nan,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s 'nan' is not a time" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1e7,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s '1e7' is not a time" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1e-12,1,0,1,\n",
+		  "t.csv:2:89: error: bwd_data_s '1e-12' is not a time" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,-0.5,1,\n",
+		  "t.csv:2:93: error: spread '-0.5' is not a relative spread from 0 to 100" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,0,\n",
+		  "t.csv:2:95: error: repeats '0' is not a whole number from 1 to 1000000" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,1\n",
+		  "t.csv:2:96: error: missing column 'kernel'" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,1,k,extra\n",
+		  "t.csv:2:98: error: more than 11 columns" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,1,\"k\n",
+		  "t.csv:2:97: error: unterminated quoted field" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,1,\"k\"x\n",
+		  "t.csv:2:100: error: expected ',' after a quoted field" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,1,\n"
+			 "conv,fp32,NCHW,2," CONV_SHAPE ",2,2,2,0,1,\n",
+		  "t.csv:3:1: error: the key and n of line 2 again" },
+		{ longfield, "t.csv:2:97: error: field longer than 4096 bytes" },
+	};
+	const char *nul = HEADER "conv,fp32,NCHW,2,c=3\0 h=8,1,1,1,0,1,\n";
+	int n = (int)(sizeof HEADER - 1) + 40;
+
+	snprintf(longfield, sizeof longfield, "%s", HEADER "conv,fp32,NCHW,2," CONV_SHAPE
+		 ",1,1,1,0,1,");
+	memset(longfield + strlen(longfield), 'k', 5000);
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		const char *got;
+		diag_reset();
+		assert_null(table(fx, c[i].text));
+		got = fx_diags(fx);
+		if (getenv("SHOW"))
+			fprintf(stderr, "%zu: %s", i, got);
+		else if (strncmp(got, c[i].want, strlen(c[i].want)) != 0)
+			fail_msg("case %zu: got '%s', want '%s...'", i, got, c[i].want);
+		/* one diagnostic, one line */
+		assert_non_null(strchr(got, '\n'));
+		assert_null(strchr(strchr(got, '\n') + 1, '\n'));
+		fclose(fx->diag);
+		free(fx->diag_buf);
+		fx->diag_buf = NULL;
+		fx->diag = open_memstream(&fx->diag_buf, &fx->diag_len);
+		diag_out = fx->diag;
+	}
+	assert_null(kernels_parse("t.csv", nul, (size_t)n, &fx->arena));
+	assert_non_null(strstr(fx_diags(fx), "t.csv:2:21: error: a NUL byte"));
+}
+
+/* A system file names its table (key kernels): the path is read from the
+ * system file's directory, stored, and the file is not opened (the cost
+ * model does not read it yet); an empty name is refused at the key. */
+static void
+system_names_its_table(void **state)
+{
+	Fx *fx = *state;
+	static const char sys[] =
+		"system s { gpus_per_node = 1; fp32 = 10TFLOPS; memory = 16GB; "
+		"memory_bw = 900GB/s; intra_bw = 100GB/s; intra_latency = 10us; nic_bw = 10GB/s; "
+		"nic_latency = 5us; kernels = \"%s\"; }\n";
+	char text[512], want[512];
+	const char *path;
+	System *s;
+
+	snprintf(text, sizeof text, sys, "kernels.csv");
+	path = fx_write(fx, "system.odl", text);
+	s = system_load(path, &fx->arena, &fx->files);
+	assert_non_null(s);
+	snprintf(want, sizeof want, "%s/kernels.csv", fx->dir);
+	assert_string_equal(s->kernels, want);
+	assert_int_equal(s->kernels_at.line, 1);
+	snprintf(text, sizeof text, sys, "/abs/k.csv");
+	s = system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files);
+	assert_string_equal(s->kernels, "/abs/k.csv");
+	snprintf(text, sizeof text, sys, "");
+	assert_null(system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files));
+	assert_non_null(strstr(fx_diags(fx), "system.odl:1:"));
+	assert_non_null(strstr(fx_diags(fx), "error: 'kernels' is empty"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(keys_of_layers, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(renamed_layer_finds_its_row, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(table_is_read_and_sorted, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(lookup_exact_interpolated_none, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(hostile_tables, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(system_names_its_table, fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
+}

@@ -1,0 +1,66 @@
+/* csv.c -- fields of one CSV record (util/csv.h). */
+#include "util/csv.h"
+#include "util/diag.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+bool
+csv_field(const char *path, int lineno, const char *line, const char **p, char *buf,
+	  size_t cap, int *col, bool *more)
+{
+	const char *s = *p;
+	size_t n = 0;
+
+	*col = (int)(s - line) + 1;
+	if (*s == '"') {
+		for (s++;; s++) {
+			if (!*s) {
+				diag_error((Loc){ path, lineno, *col },
+					   "unterminated quoted field");
+				return false;
+			}
+			if (*s == '"' && s[1] != '"')
+				break;
+			if (*s == '"')
+				s++;
+			if (n + 1 < cap)
+				buf[n++] = *s;
+		}
+		s++;
+		if (*s && *s != ',') {
+			diag_error((Loc){ path, lineno, (int)(s - line) + 1 },
+				   "expected ',' after a quoted field");
+			return false;
+		}
+	} else {
+		for (; *s && *s != ','; s++)
+			if (n + 1 < cap)
+				buf[n++] = *s;
+	}
+	if (n + 1 >= cap) {
+		diag_error((Loc){ path, lineno, *col }, "field longer than %zu bytes", cap - 2);
+		return false;
+	}
+	buf[n] = '\0';
+	*more = *s == ',';
+	*p = *more ? s + 1 : s;
+	return true;
+}
+
+bool
+csv_real(const char *s, double *v)
+{
+	char *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s)
+		return false;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	return !*end && isfinite(*v);
+}

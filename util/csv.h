@@ -1,0 +1,20 @@
+/* csv.h -- fields of one CSV record (RFC 4180 quoting, one line), for the
+ * readers of CSV files (util/csv.c). */
+#ifndef ORACLEC_UTIL_CSV_H
+#define ORACLEC_UTIL_CSV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The next field of `line` at *p (moved past it and its comma) into buf
+ * (cap bytes), unquoted ("" for a quote); *col its 1-based column, *more
+ * whether a comma followed.  False after reporting, at path:lineno:col, an
+ * unterminated quote, text after a closing quote or a field too long. */
+bool csv_field(const char *path, int lineno, const char *line, const char **p, char *buf,
+	       size_t cap, int *col, bool *more);
+
+/* s (blanks around it allowed) as a finite number into *v; false when it
+ * is not all one. */
+bool csv_real(const char *s, double *v);
+
+#endif
