@@ -653,7 +653,7 @@ main(int argc, char **argv)
 		return onnx_print_tensor_dims(o.tensor_dims, stdout) ? flush_stdout() : EXIT_INPUT;
 	}
 	arena_init(&arena);
-	eng = engine_new(true);
+	eng = engine_new(!o.no_memos);
 	status = !inputs_kept(&o, &arena, NULL) ? EXIT_USAGE
 		 : o.implementation && !(o.set.impl = implementation_load(o.implementation, &arena,
 									  &files))

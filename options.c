@@ -726,6 +726,13 @@ opt_print_outputs(Options *o, const char *arg, const Row *r)
 static void list_options(void);
 
 static void
+opt_no_memos(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->no_memos = true;
+}
+
+static void
 opt_list_options(Options *o, const char *arg, const Row *r)
 {
 	(void)o, (void)arg, (void)r;
@@ -1058,7 +1065,9 @@ static const Row rows[] = {
 	/* Hidden options for tests/onnx-conformance.sh: each graph input is
 	 * one whole sample (an implicit batch of 1 outside it); print the
 	 * graph outputs' full shapes instead of a report; print a serialized
-	 * TensorProto's dims.  For tests/cli.sh: list the options. */
+	 * TensorProto's dims.  For tests/cli.sh: list the options.  For
+	 * tests/strategies.sh: every figure computed on every read (an engine
+	 * without its memos), to compare whole reports with and without. */
 	{ .name = "no-batch",
 	  .handle = opt_no_batch },
 	{ .name = "print-outputs",
@@ -1068,6 +1077,9 @@ static const Row rows[] = {
 	  .handle = opt_tensor_dims },
 	{ .name = "list-options",
 	  .handle = opt_list_options },
+	{ .name = "no-memos",
+	  .runs = true,
+	  .handle = opt_no_memos },
 	{ 0 },
 };
 static const int nrows = sizeof rows / sizeof rows[0] - 1;

@@ -42,6 +42,8 @@ typedef struct Options {
 	bool search;                       /* --search */
 	bool per_layer;                    /* --per-layer */
 	bool max_batch;                    /* --max-batch */
+	bool no_memos;                     /* --no-memos (hidden): the engine keeps
+	                                      nothing, for tests */
 	double search_time;                /* --search-time MS, in seconds; 0 none */
 	SearchFix fix;                     /* what the options fix for --search */
 } Options;

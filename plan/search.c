@@ -136,6 +136,11 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 				}
 				a.q.set.zero = z < 4 ? z : 3;
 				a.q.set.zero_node = z == 4;
+				/* what is asked, and the plan of it: the query keys the
+				 * memos (model/key.c), so it says what the plan is of */
+				a.q.set.recompute = fix->recompute ? an->q.set.recompute
+						    : r		   ? RECOMPUTE_FULL
+								   : RECOMPUTE_NONE;
 				a.rc = fix->recompute ? an->rc : r ? *full : (Recompute){ 0 };
 				c = evaluate(g, &a, o, kind, grid, s, &k);
 				/* the plainest configuration sets the bound for the rest */

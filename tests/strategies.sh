@@ -263,6 +263,28 @@ else
 	n=$((n + 4))
 fi
 
+# The engine's memos change no figure (docs/internals.md, "What the engine
+# computes once"): whole reports with them and without (the hidden
+# --no-memos), over the search (its recomputation, precisions, ZeRO and
+# schedules: a partition keyed without the recomputation it was planned for
+# once moved COSMOFLOW's search, issue 36), per-layer splits, the sweep and
+# validate
+paradl=$srcdir/tests/data/paradl
+for args in "$paradl/COSMOFLOW.net -g 64 -s dgx-a100 --search -f json" \
+	"$paradl/RESNET50_ImageNet_profall.net_sc -g 64 -s dgx-a100 --search -f json" \
+	"$odl -g 256 -s dgx-a100 --search --precision amp-bf16 -f json" \
+	"$srcdir/examples/vgg16.odl -g 64 --per-layer -f json" \
+	"$odl -g 1024 --sweep -f csv" \
+	"validate $srcdir/validation/abci-measured.csv --models $srcdir/validation/models -s abci"; do
+	run $args
+	want_status 0
+	mv "$tmp/out" "$tmp/kept"
+	run $args --no-memos
+	want_status 0
+	cmp -s "$tmp/kept" "$tmp/out" || fail "differs without the memos: $(diff "$tmp/kept" "$tmp/out" | head -n 4)"
+	check "the memos change no figure: ${args#"$srcdir"/}"
+done
+
 # the plan checker's table of each strategy's dimensions
 # (python/oraclec/planschema.py) is the strategy table's (ir/strategies.def)
 if command -v python3 >/dev/null 2>&1; then
