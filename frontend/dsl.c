@@ -752,7 +752,7 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 
 	arity(op, &min, &max, &posk);
 	tmp.attr.bias = default_bias(op);
-	if (op == OP_LAYERNORM || op == OP_SOFTMAX)
+	if (op == OP_LAYERNORM || op == OP_RMSNORM || op == OP_SOFTMAX)
 		tmp.attr.axis = -1; /* the last dimension, as PyTorch's defaults */
 	for (const Arg *g = st->args; g; g = g->next) {
 		const Value *v = eval(E, S, g->value, &val);

@@ -84,6 +84,10 @@ typedef struct Tensor {
 	int root;         /* the tensor whose memory this one views; pass memory */
 	bool saved;       /* kept for backward; pass memory */
 	bool output;      /* a graph output; frontend */
+	bool seq;         /* a graph input that is a sequence of tokens, its
+	                     first per-sample dimension the length (ONNX:
+	                     integer token ids [batch, s]; ODL: `as tokens`);
+	                     frontend */
 } Tensor;
 
 /* A convolution's or pooling's window, kept apart from its layer (most
@@ -131,7 +135,8 @@ typedef struct Attr {
 	                                 unary: shape of the constant operand
 	                                 (scale's bias or factor, rank 0 for a
 	                                 scalar), broadcast with the input;
-	                                 const, slice, resize: output shape;
+	                                 const, slice, resize, tile,
+	                                 gatherelements: output shape;
 	                                 expand: shape to broadcast to;
 	                                 gather: shape of constant indices;
 	                                 reduce: the reduced axes, rank 0 = all */
@@ -215,6 +220,10 @@ typedef struct Layer {
 	                      (float initializers) this layer is the first
 	                      to read, counted as its params instead of w;
 	                      -1 (ODL): the weights w count; frontend */
+	int64_t fbuffers;  /* ONNX: elements of the file's untrained float
+	                      tensors (buffers: a causal mask, rotary
+	                      inv_freq; docs/counting.md) this layer is the
+	                      first to read, added to its buffers; frontend */
 	Cost cost;
 	double fwd_s, bwd_s; /* measured seconds per sample, forward and
 	                      backward; pass timing_spread */
@@ -244,6 +253,8 @@ typedef struct Timing {
 /* Whole-model sums; pass cost, act_* pass memory. */
 typedef struct Totals {
 	int64_t params, buffers, macs, flops_fwd, flops_bwd_data, flops_bwd_weight;
+	int64_t buffer_bytes;          /* buffers x bytes per item: a module cast
+	                                  to 16 bits casts its float buffers too */
 	int64_t flops_bwd;             /* flops_bwd_data + flops_bwd_weight */
 	int64_t bytes_fwd, bytes_bwd;
 	int64_t act_elems, act_bytes;  /* kept for backward, per sample: the
@@ -291,6 +302,9 @@ typedef struct Graph {
 	int ntensor, captensor;
 	int *input, ninput;   /* graph input tensors */
 	int64_t dataset_size; /* samples per epoch; 0 = not given */
+	int64_t seq_len;      /* a sequence model's tokens per sample: the
+	                         length of its sequence input (Tensor.seq);
+	                         0 = not a sequence model; frontend */
 	int elem_bytes;       /* bytes per activation/weight item (precision) */
 	bool channels_last;   /* activations in NHWC: tensor-core convolutions
 	                         need no layout transposes (--channels-last) */

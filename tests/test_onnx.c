@@ -1477,7 +1477,8 @@ reads_kind(LowerRule *r)
 {
 	return r == lower_conv || r == lower_pool || r == lower_channels ||
 	       r == lower_elementwise || r == lower_unary || r == lower_softmax ||
-	       r == lower_reduce;
+	       r == lower_reduce || r == lower_layernorm || r == lower_cumsum || r == lower_tile ||
+	       r == lower_gather_elements;
 }
 
 /* What the graph walk relies on, row by row. */

@@ -197,6 +197,95 @@ data_bytes(const uint8_t *p, const uint8_t *end)
 
 static const char *strip(const uint8_t *p, const uint8_t *end, Msg m, int depth, Buf *out);
 
+/* ---- fingerprints of matrices ---------------------------------------------
+ *
+ * torch.onnx.export folds the transpose of a tied output layer's weight
+ * (GPT-2's lm_head, the embedding table it shares) into an initializer
+ * of its own, so the file holds the table twice.  The frontend tells
+ * such a copy by its values: every float matrix (rank 2) with raw data
+ * gets a fingerprint of the multiset of its elements, which a transpose
+ * keeps, as an external_data entry ONNX_FINGERPRINT (frontend.h) of the
+ * copy; a matrix whose elements are all equal gets none (the fresh
+ * ones and zeros the exporter merges, which tie nothing). */
+
+/* one element's bits, mixed (splitmix64's finalizer) */
+static uint64_t
+mix(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+	return x ^ (x >> 31);
+}
+
+/* The fingerprint of n elements of size es at p: the sum of their mixed
+ * bits; 0 when they are all equal. */
+static uint64_t
+fingerprint(const uint8_t *p, size_t n, size_t es)
+{
+	uint64_t sum = 0, first = 0;
+	bool differ = false;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = 0;
+		memcpy(&x, p + i * es, es); /* the little-endian bits, zero-extended */
+		if (i == 0)
+			first = x;
+		differ |= x != first;
+		sum += mix(x);
+	}
+	return differ && sum ? sum : 0;
+}
+
+/* A TensorProto's fingerprint when it is a float matrix with raw data
+ * (fields 1 dims, 2 data_type, 9 raw_data), else 0. */
+static uint64_t
+matrix_fingerprint(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t key, v, dt = 0, dims = 0;
+	const uint8_t *pay, *raw = NULL;
+	size_t rawn = 0, es;
+
+	while (p < end) {
+		if (field(&p, end, &key, &pay))
+			return 0;
+		if (key == (1 << 3 | WT_VARINT)) {
+			dims++;
+		} else if (key == (1 << 3 | WT_LEN)) { /* packed dims */
+			for (const uint8_t *q = pay; q < p && get_varint(&q, p, &v);)
+				dims++;
+		} else if (key == (2 << 3 | WT_VARINT)) {
+			get_varint(&pay, p, &dt);
+		} else if (key == (9 << 3 | WT_LEN)) {
+			raw = pay, rawn = (size_t)(p - pay);
+		}
+	}
+	/* FLOAT 1, DOUBLE 11, FLOAT16 10, BFLOAT16 16 (onnx.proto) */
+	es = dt == 1 ? 4 : dt == 11 ? 8 : dt == 10 || dt == 16 ? 2 : 0;
+	if (dims != 2 || !raw || !es || rawn % es)
+		return 0;
+	return fingerprint(raw, rawn / es, es);
+}
+
+/* Appends the external_data entry (field 13) {ONNX_FINGERPRINT, hex}. */
+static void
+put_fingerprint(Buf *out, uint64_t fp)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t klen = strlen(ONNX_FINGERPRINT);
+	char v[16];
+
+	for (int i = 0; i < 16; i++)
+		v[i] = hex[(fp >> (60 - 4 * i)) & 15];
+	put_varint(out, 13 << 3 | WT_LEN);
+	put_varint(out, 2 + klen + 2 + sizeof v);
+	put_varint(out, 1 << 3 | WT_LEN);
+	put_varint(out, klen);
+	put(out, ONNX_FINGERPRINT, klen);
+	put_varint(out, 2 << 3 | WT_LEN);
+	put_varint(out, sizeof v);
+	put(out, v, sizeof v);
+}
+
 /* Field `key` holding a message of kind `sub` in [p, end), stripped.  It is
  * written in place after a 5-byte gap for its length (protobuf-c reads
  * lengths of at most 5 bytes, and the copy is never longer than the
@@ -227,6 +316,7 @@ static const char *
 strip(const uint8_t *p, const uint8_t *end, Msg m, int depth, Buf *out)
 {
 	bool drop = m == M_TENSOR && data_bytes(p, end) > KEEP_DATA_BYTES;
+	uint64_t fp = m == M_TENSOR ? matrix_fingerprint(p, end) : 0;
 
 	if (depth > MAX_NESTING)
 		return "messages nested too deeply";
@@ -248,6 +338,8 @@ strip(const uint8_t *p, const uint8_t *end, Msg m, int depth, Buf *out)
 		if ((err = sub_message(pay, p, key, sub, depth, out)))
 			return err;
 	}
+	if (fp)
+		put_fingerprint(out, fp);
 	return NULL;
 }
 
