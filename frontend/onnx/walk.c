@@ -225,14 +225,10 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 		memcpy(v->d + !o->nobatch, s.d, s.rank * sizeof s.d[0]);
 		v->tensor = graph_add_input(o->g, arena_strdup(o->a, vi->name), &s);
 		shape_elems(&s, &o->g->tensor[v->tensor].elems); /* input_shape checked it */
-		/* integer token ids [batch, s]: a sequence of s tokens, the
-		 * first such input's length the model's */
+		/* integer [batch, s]: token ids, perhaps (sequence()) */
 		if (!o->nobatch && s.rank == 1 && vi->type->tensor_type->has_elem_type &&
-		    is_integer(vi->type->tensor_type->elem_type)) {
+		    is_integer(vi->type->tensor_type->elem_type))
 			o->g->tensor[v->tensor].seq = true;
-			if (!o->g->seq_len)
-				o->g->seq_len = s.d[0];
-		}
 		map_put(&o->vals, o->g->tensor[v->tensor].name, v);
 	}
 	if (o->g->ninput == 0 && !o->nobatch) {
@@ -503,6 +499,51 @@ node(Onnx *o, const Onnx__GraphProto *gp)
 
 /* ---- the model ---------------------------------------------------------- */
 
+/* The graph input that tensor t is, through views and casts; -1 if none. */
+static int
+input_behind(const Graph *g, int t)
+{
+	int p;
+
+	while ((p = g->tensor[t].producer) >= 0) {
+		const Layer *l = &g->layer[p];
+		if (l->nin != 1 || !(op_info[l->op].cls == OPC_RESHAPE ||
+				     op_info[l->op].cls == OPC_FLATTEN || l->op == OP_CAST ||
+				     l->op == OP_IDENTITY))
+			return -1;
+		t = l->in[0];
+	}
+	return t;
+}
+
+/* The sequence: of the integer [batch, s] inputs, those whose values
+ * index an embedding table (a Gather's indices: token ids, not an
+ * attention mask), or the first of them when none does; its length s
+ * the model's (Graph.seq_len). */
+static void
+sequence(Onnx *o)
+{
+	Graph *g = o->g;
+	bool *ids = arena_array(o->a, g->ntensor ? g->ntensor : 1, sizeof *ids), any = false;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		int t;
+		if (l->op == OP_GATHER && l->nin == 2 && (t = input_behind(g, l->in[1])) >= 0 &&
+		    g->tensor[t].seq)
+			ids[t] = any = true;
+	}
+	for (int i = 0; i < g->ninput; i++) {
+		Tensor *t = &g->tensor[g->input[i]];
+		if (any)
+			t->seq = ids[g->input[i]];
+		else if (t->seq && g->seq_len)
+			t->seq = false;
+		if (t->seq && !g->seq_len)
+			g->seq_len = t->shape.d[0];
+	}
+}
+
 /* The ai.onnx opset the model imports (1 when it says none). */
 static int
 opset_of(const Onnx__ModelProto *m)
@@ -571,6 +612,7 @@ onnx_walk(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *ove
 		}
 	}
 	mark_outputs(o, gp);
+	sequence(o);
 	onnx_note_renamed(o);
 	onnx_note_merged(o);
 	/* also when some BatchNormalization nodes remain: the exporter folds
