@@ -104,17 +104,21 @@ matmul(Plan *p, const Val *a, const Val *b)
 	int r = a->rank > b->rank ? a->rank : b->rank, bax = -1;
 	const Val *res;
 
-	if (p->dry) {
+	if (p->dry) { /* a vector operand has its dimension dropped, as infer.c's */
+		int va = a->rank == 1, vb = b->rank == 1, n = 0;
+		r = (a->rank > b->rank ? a->rank : b->rank) + (va || vb);
 		for (int i = 0; i < r - 2; i++) {
 			int ia = i - (r - a->rank), ib = i - (r - b->rank);
 			int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
-			d[i] = da == 1 ? db : da;
+			d[n++] = da == 1 ? db : da;
 			if ((ia >= 0 && ia == a->bax) || (ib >= 0 && ib == b->bax))
 				bax = i;
 		}
-		d[r - 2] = a->d[a->rank - 2];
-		d[r - 1] = b->d[b->rank - 1];
-		return p->made++, shaped(p, r, d, bax);
+		if (!va)
+			d[n++] = a->d[a->rank - 2];
+		if (!vb)
+			d[n++] = b->d[b->rank - 1];
+		return p->made++, shaped(p, n, d, bax);
 	}
 	return onnx_matmul(p->o, a, b, next_out(p), &res) ? res : NULL;
 }
@@ -339,11 +343,21 @@ einsum(Plan *p, const Einsum *e, const Val *a, const Val *b)
 			if (ib >= 0 && ib == b->bax)
 				bbax = i;
 		}
-		d[nb] = group(a, la, lf, nl), d[nb + 1] = group(a, la, con, nc);
-		db[nb] = d[nb + 1], db[nb + 1] = group(b, lb, rf, nr);
-		if (!(a = reshape(p, a, d, nb + 2, abax)) || !(b = reshape(p, b, db, nb + 2, bbax)) ||
-		    !(a = matmul(p, a, b)))
-			return NULL;
+		/* without batch labels, an operand without its own labels is a
+		 * vector (NumPy matmul's [K] operands): "i,i" is a scalar */
+		{
+			bool va = !nb && !nl, vb = !nb && !nr;
+			int ra = nb, rb = nb;
+			if (!va)
+				d[ra++] = group(a, la, lf, nl);
+			d[ra++] = group(a, la, con, nc);
+			db[rb++] = group(a, la, con, nc);
+			if (!vb)
+				db[rb++] = group(b, lb, rf, nr);
+			if (!(a = reshape(p, a, d, ra, abax)) || !(b = reshape(p, b, db, rb, bbax)) ||
+			    !(a = matmul(p, a, b)))
+				return NULL;
+		}
 		/* back to [batch.., a's own.., b's own..], then the output's order */
 		rank = nb;
 		memcpy(d, a->d, nb * sizeof *d);

@@ -782,17 +782,18 @@ onnx_batch_const(Onnx *o, OpKind kind, const Val **in, int nin, bool *done)
 
 /* ---- decoders: running sums, tiles, gathers of elements ----------------- */
 
-/* CumSum along a per-sample axis (in[1], a constant). */
+/* CumSum along a per-sample axis (in[1]): a constant one, unless no
+ * axis is the batch's (--no-batch); the output is shaped as x. */
 bool
 lower_cumsum(Onnx *o, OpKind kind, const Val **in, int nin)
 {
 	const Val *x = in[0], *a = nin > 1 ? in[1] : NULL;
 
-	if (!a || a->act || a->n != 1 || a->iv[0].batch) {
+	if (x->bax >= 0 && (!a || a->act || a->n != 1 || a->iv[0].batch)) {
 		NERR(o, "the axis is not a known constant (a data-dependent axis is not supported)");
 		return false;
 	}
-	if (onnx_sample_axis(o, x, a->iv[0].k) < -1)
+	if (x->bax >= 0 && onnx_sample_axis(o, x, a->iv[0].k) < -1)
 		return false;
 	return onnx_lower_unary(o, x, kind);
 }
