@@ -30,7 +30,7 @@
 enum {
 	MAX_RANK = 8,           /* per-sample dimensions of a tensor */
 	MAX_SPATIAL = 3,        /* conv / pool are 1-, 2- or 3-D */
-	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 352 bytes,
+	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 360 bytes,
 	                           a Tensor 104; docs/internals.md) */
 	MAX_INPUTS = 1 << 16,   /* inputs of one layer (concat) */
 };
