@@ -65,7 +65,8 @@ for path in $models; do
 	[ "${want_b:-N}" = N ] && want_b=null
 	if [ "$got_p" = "$want_p" ] && [ "$got_m" = "$want_m" ] && [ "$got_b" = "$want_b" ] &&
 		[ "${want_f:-$got_f}" = "$got_f" ]; then
-		ok "$name counts: params $want_p, MACs $want_m, batch $want_b${want_f:+, buffers $want_f (PyTorch's $(ref buffers))}"
+		[ -n "$want_f" ] && want_b="$want_b, buffers $want_f (torch: $(ref buffers))"
+		ok "$name counts: params $want_p, MACs $want_m, batch $want_b"
 	else
 		echo "params $got_p (want $want_p), MACs $got_m (want $want_m)," \
 			"batch $got_b (want $want_b), buffers $got_f (want ${want_f:-any})" >"$tmp/why"
@@ -119,8 +120,10 @@ for path in $models; do
 	else
 		notok "$name tokens"
 	fi
-	layout="E$(printf '%*s' $(($(ref layers) / 2)) '' | tr ' ' t)|$(printf '%*s' \
-		$(($(ref layers) - $(ref layers) / 2)) '' | tr ' ' t)L"
+	# the layers split in two: Et|tL for two, Ett|ttL for four
+	layers=$(ref layers)
+	first=$((layers / 2))
+	layout=E$(printf "%${first}s" '' | tr ' ' t)\|$(printf "%$((layers - first))s" '' | tr ' ' t)L
 	if "$ORACLEC" "$model" -g 2 --grid pipeline=2 --plan megatron >"$tmp/plan" 2>"$tmp/why" &&
 		grep -q -- "--pipeline-model-parallel-layout '$layout'" "$tmp/plan"; then
 		ok "$name megatron: a transformer of $(ref layers) layers, $layout"
