@@ -19,6 +19,7 @@
 #include "backends/backends.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
+#include "model/engine.h"
 #include "options.h"
 #include "plan/analysis.h"
 #include "util/clock.h"
@@ -241,21 +242,21 @@ model_passes(const Options *o, Graph *g)
  * search, per-layer splits, the sweep over GPU counts, the largest batch
  * and the advice. */
 static bool
-planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena *a,
-	 const System *sys)
+planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Engine *eng,
+	 Arena *a, const System *sys)
 {
 	double t0;
 
-	if (!analysis_setup(an, &o->set, g, sys))
+	if (!analysis_setup(an, eng, &o->set, g, sys))
 		return false;
-	diag_verbose_note("system %s (%s): %d GPUs per node", an->sys->name, an->sys->source,
-			  an->sys->gpus_per_node);
+	diag_verbose_note("system %s (%s): %d GPUs per node", an->q.sys->name, an->q.sys->source,
+			  an->q.sys->gpus_per_node);
 	if (!passes_run(g, an, PASS_TIMING, NULL))
 		return false;
 	t0 = clock_ms();
 	if (!strategies_run(g, an, so))
 		return false;
-	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->set.gpus,
+	diag_verbose_note("strategies on %" PRId64 " GPUs: best %s (%.2f ms)", an->q.set.gpus,
 			  an->best >= 0 ? strategy_name[an->cand[an->best].kind] : "none",
 			  clock_ms() - t0);
 
@@ -295,7 +296,7 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Arena
 /* oraclec MODEL: the model, its passes, the planning, then the report
  * (or the plan, or only the make rule). */
 static int
-analyse(const Options *o, Arena *a, FileList *files)
+analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	/* the system first: a wrong name or file is said before a model of
 	 * minutes is read; its files are listed after the model's */
@@ -325,7 +326,7 @@ analyse(const Options *o, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
-	if (!planning(o, &so, g, &an, a, sys))
+	if (!planning(o, &so, g, &an, eng, a, sys))
 		return EXIT_INPUT;
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
@@ -408,7 +409,8 @@ measured_strat(const Options *o)
  * global batch and dataset size (an Analysis is 6.6 kB: one a run took
  * 700 MB for 100,000 runs); NULL after errors. */
 static CalibRow *
-measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileList *files)
+measured_rows(const Options *o, Validation *v, const System *s, Engine *eng, Arena *a,
+	      FileList *files)
 {
 	Map cache, analyses, impls;
 	CalibRow *cr;
@@ -438,7 +440,7 @@ measured_rows(const Options *o, Validation *v, const System *s, Arena *a, FileLi
 				   r->model);
 		if (!(an = map_get(&analyses, key))) {
 			an = arena_alloc(a, sizeof *an);
-			if (!analysis_measured(an, &o->set, g, s, r))
+			if (!analysis_measured(an, eng, &o->set, g, s, r))
 				return NULL;
 			map_put(&analyses, key, an);
 		}
@@ -454,7 +456,7 @@ emit_validation(const Options *o, const Validation *v, const char *path)
 
 	if (!out_open(&out, path))
 		return EXIT_INPUT;
-	if (!validation_emit(v, o->backend->name, out.f)) {
+	if (!o->backend->runs(v, out.f)) {
 		out_abort(&out);
 		return EXIT_INPUT;
 	}
@@ -553,7 +555,7 @@ predictable(const Validation *v, CalibRow *cr, const StrategyOpts *so, const Sys
 
 /* oraclec calibrate: fit, write the system to -o, report on stdout. */
 static int
-calibrate(const Options *o, Arena *a, FileList *files)
+calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
 	const System *orig = system_load_with(o->system, o->set.impl, a, files);
@@ -570,7 +572,7 @@ calibrate(const Options *o, Arena *a, FileList *files)
 		*s = *orig;
 		s->implementation = written_path(s->implementation, a);
 	}
-	if (!(cr = measured_rows(o, &v, s, a, files)) || !predictable(&v, cr, &so, s))
+	if (!(cr = measured_rows(o, &v, s, eng, a, files)) || !predictable(&v, cr, &so, s))
 		return EXIT_INPUT;
 	t0 = clock_ms();
 	calibrate_run(s, cr, v.nrow, &so, &cal);
@@ -600,14 +602,14 @@ calibrate(const Options *o, Arena *a, FileList *files)
 }
 
 static int
-validate(const Options *o, Arena *a, FileList *files)
+validate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
 	const System *s = system_load_with(o->system, o->set.impl, a, files);
 	CalibRow *cr;
 	StrategyOpts so = measured_strat(o);
 
-	if (!(cr = measured_rows(o, &v, s, a, files)))
+	if (!(cr = measured_rows(o, &v, s, eng, a, files)))
 		return EXIT_INPUT;
 	for (int i = 0; i < v.nrow; i++) {
 		Candidate k;
@@ -628,6 +630,7 @@ main(int argc, char **argv)
 {
 	Options o;
 	Arena arena;
+	Engine *eng;
 	FileList files = { 0 };
 	int status;
 	const char *slash = strrchr(argv[0] ? argv[0] : "", '/');
@@ -639,13 +642,15 @@ main(int argc, char **argv)
 		return onnx_print_tensor_dims(o.tensor_dims, stdout) ? flush_stdout() : EXIT_INPUT;
 	}
 	arena_init(&arena);
+	eng = engine_new(true);
 	status = !inputs_kept(&o, &arena, NULL) ? EXIT_USAGE
 		 : o.implementation && !(o.set.impl = implementation_load(o.implementation, &arena,
 									  &files))
 			 ? EXIT_INPUT
-		 : o.calibrate ? calibrate(&o, &arena, &files)
-		 : o.validate  ? validate(&o, &arena, &files)
-			       : analyse(&o, &arena, &files);
+		 : o.calibrate ? calibrate(&o, eng, &arena, &files)
+		 : o.validate  ? validate(&o, eng, &arena, &files)
+			       : analyse(&o, eng, &arena, &files);
+	engine_free(eng);
 	arena_free(&arena);
 	files_free(&files);
 	free((char *)o.report.command);

@@ -8,6 +8,7 @@
 
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,11 +31,27 @@ struct Row {
 	const char *dash; /* gcc's spelling: "MD" is -MD; NULL: none */
 	const char *arg;  /* the argument as --help names it; NULL: none */
 	const char *help; /* lines, '\n' between; NULL: a hidden option */
-	const char *dflt; /* "(default ...)", ending the entry; NULL: none */
+	const char *dflt; /* "(default ...)", ending the entry ('\n': a line
+	                     break); NULL: none */
+	const char *const *shown; /* a setting's default as its table,
+	                     ir/settings.def, says it: in place of dflt */
 	const char *what; /* what the choices are ("unknown WHAT 'x'") */
 	ChoiceFn *choice; /* the choices; NULL: none */
 	const char *hint; /* after the list in the message, or NULL */
+	bool runs;        /* applies to the measured runs of validate and
+	                     calibrate (their --help lists it) */
 	void (*handle)(Options *o, const char *arg, const Row *r);
+};
+
+/* What --help says of each setting's default, from its table. */
+static const struct {
+#define SETTING(type, name, dflt, shown, layer, plan) const char *name;
+#include "ir/settings.def"
+#undef SETTING
+} shown = {
+#define SETTING(type, name, dflt, shown, layer, plan) .name = shown,
+#include "ir/settings.def"
+#undef SETTING
 };
 
 enum { HELP_COLUMN = 27, HELP_WIDTH = 80 };
@@ -651,13 +668,13 @@ opt_verbose(Options *o, const char *arg, const Row *r)
 	diag_verbose = 1;
 }
 
-static void usage(FILE *f);
+static void usage(FILE *f, const Options *o);
 
 static void
 opt_help(Options *o, const char *arg, const Row *r)
 {
-	(void)o, (void)arg, (void)r;
-	usage(stdout);
+	(void)arg, (void)r;
+	usage(stdout, o);
 	exit(flush_stdout());
 }
 
@@ -703,182 +720,332 @@ opt_tensor_dims(Options *o, const char *arg, const Row *r)
 
 /* Every option, in --help's order.  A row without help is hidden. */
 static const Row rows[] = {
-	{ "gpus", 'g', NULL, "N", "GPUs to plan for", "(default 1)", NULL, NULL, NULL, opt_gpus },
-	{ "sweep", 0, NULL, NULL, "also analyse 1, 2, 4, ... GPUs up to N", NULL, NULL, NULL, NULL,
-	  opt_sweep },
-	{ "search", 0, NULL, NULL,
-	  "search every grid with the schedules, ZeRO stages,\n"
-	  "recomputation and precisions no option fixes;\n"
-	  "the best 10",
-	  NULL, NULL, NULL, NULL, opt_search },
-	{ "search-time", 0, NULL, "MS", "stop the search after MS milliseconds", NULL, NULL, NULL,
-	  NULL, opt_search_time },
-	{ "max-batch", 0, NULL, NULL,
-	  "per strategy, the largest --batch-per-gpu that\n"
-	  "fits with the other settings",
-	  NULL, NULL, NULL, NULL, opt_max_batch },
-	{ "per-layer", 0, NULL, NULL,
-	  "let each block of layers choose its own split\n"
-	  "(data, filter, channel, spatial) by dynamic\n"
-	  "programming",
-	  NULL, NULL, NULL, NULL, opt_per_layer },
-	{ "format", 'f', NULL, "FMT",
-	  "report format: text, json, csv, html (a page with\n"
-	  "charts) or svg (one chart; default text)",
-	  NULL, "format", format_choice, NULL, opt_format },
-	{ "plot", 0, NULL, "NAME",
-	  "with -f svg: scaling (default), breakdown, memory\n"
-	  "or layers",
-	  NULL, "plot", plot_choice, NULL, opt_plot },
-	{ "output", 'o', NULL, "FILE", "write the report to FILE (atomically)", NULL, NULL, NULL,
-	  NULL, opt_output },
-	{ "plan", 0, NULL, "KIND",
-	  "write, for the recommended strategy, a plan instead\n"
-	  "of a report: generic, pytorch, deepspeed, megatron,\n"
-	  "slurm (docs/plans.md)",
-	  NULL, "plan", plan_choice, NULL, opt_plan },
-	{ "layers", 0, NULL, NULL, "include the per-layer table", NULL, NULL, NULL, NULL,
-	  opt_layers },
-	{ "precision", 0, NULL, "P", "fp32, tf32, amp-fp16, amp-bf16, fp16 or bf16",
-	  "(default fp32; docs/model.md, \"Precision\")", "precision", precision_choice, NULL,
-	  opt_precision },
-	{ "dataset-size", 0, NULL, "D", "samples per epoch", "(default: the model's)", NULL, NULL,
-	  NULL, opt_dataset },
-	{ "system", 's', NULL, "NAME|FILE",
-	  "the cluster: a built-in name, an ODL file with a\n"
-	  "system block, or a ParaDL .plat",
-	  "(default dgx-h100)", NULL, NULL, NULL, opt_system },
-	{ "list-systems", 0, NULL, NULL, "print the built-in systems and exit", NULL, NULL, NULL,
-	  NULL, opt_list_systems },
-	{ "implementation", 0, NULL, "NAME|FILE",
-	  "the software stack: a built-in name or an\n"
-	  "ODL file with an implementation block",
-	  "(default:\nthe system's, else pytorch)", NULL, NULL, NULL, opt_implementation },
-	{ "list-implementations", 0, NULL, NULL, "print the built-in implementations and exit",
-	  NULL, NULL, NULL, NULL, opt_list_implementations },
-	{ "loader-workers", 0, NULL, "N", "data-loader workers per loading process",
-	  "(default:\nthe implementation's)", NULL, NULL, NULL, opt_loader_workers },
-	{ "data", 0, NULL, "KIND",
-	  "what a sample is as stored: jpeg, raw, stored,\n"
-	  "synthetic (already on the GPU: no loader, no\n"
-	  "copy) or auto",
-	  "(default: jpeg for images of 64\n"
-	  "pixels or more, raw for smaller ones, else stored)",
-	  "data kind", data_choice, NULL, opt_data },
-	{ "forward-only", 0, NULL, NULL,
-	  "iterations without backward (gradients still\n"
-	  "exchanged, weights still updated)",
-	  NULL, NULL, NULL, NULL, opt_forward_only },
-	{ "zero", 0, NULL, "N",
-	  "ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
-	  "and parameters (3) sharded over the data-parallel GPUs",
-	  NULL, NULL, NULL, NULL, opt_zero },
-	{ "fsdp", 0, NULL, "full|hybrid",
-	  "PyTorch FSDP: full is stage 3; hybrid shards inside\n"
-	  "each node and replicates across nodes",
-	  NULL, NULL, NULL, NULL, opt_fsdp },
-	{ "recompute", 0, NULL, "R",
-	  "activation recomputation: none (default), every:K\n"
-	  "(checkpoints every K layers), full (the K that\n"
-	  "keeps least) or selective (attention's softmax)",
-	  NULL, "recomputation", recompute_choice, NULL, opt_recompute },
-	{ "batch-per-gpu", 'b', NULL, "N", "weak scaling: samples per GPU", "(default 32)", NULL,
-	  NULL, NULL, opt_batch_per_gpu },
-	{ "global-batch", 'B', NULL, "N", "strong scaling: a fixed global batch", NULL, NULL, NULL,
-	  NULL, opt_global_batch },
-	{ "strategies", 0, NULL, "LIST",
-	  "comma list of data,spatial,pipeline,filter,\n"
-	  "channel,df,ds,dp,dpf,dpc,dps",
-	  "(default all)", "strategy", strategy_choice, NULL, opt_strategies },
-	{ "grid", 0, NULL, "DIM=N[,...]",
-	  "analyse only this process grid, e.g. data=256,spatial=4\n"
-	  "(dimensions data, spatial, pipeline, filter,\n"
-	  "channel; their product is the GPU count)",
-	  NULL, NULL, NULL, NULL, opt_grid },
-	{ "nesting", 0, NULL, "N",
-	  "model-inner (data outermost), data-inner (data\n"
-	  "innermost) or pipeline-outer (stages outermost,\n"
-	  "then data, the split inside: Megatron's order)\n"
-	  "ranks on the nodes; default: the fastest for each\n"
-	  "grid (measured runs: model-inner)",
-	  NULL, "nesting", nesting_choice, NULL, opt_nesting },
-	{ "optimizer", 0, NULL, "OPT", "sgd, momentum, adam, adamw or rmsprop",
-	  "(default\nmomentum)", "optimizer", optimizer_choice, NULL, opt_optimizer },
-	{ "cost-model", 0, NULL, "M",
-	  "default, or paper: the tech report's Table III\n"
-	  "formulas exactly",
-	  NULL, "cost model", cost_model_choice, NULL, opt_cost_model },
-	{ "spatial-split", 0, NULL, "S",
-	  "auto (the best split point) or all (every layer\n"
-	  "with spatial extent, as ParaDL's runs)",
-	  NULL, "spatial split", split_choice, NULL, opt_spatial_split },
-	{ "profile", 0, NULL, "FILE",
-	  "measured layer times replace the estimate for\n"
-	  "the layers the file names: a CSV (columns\n"
-	  "layer,forward_s,backward_s: seconds per sample)\n"
-	  "or the trace of python3 -m oraclec.launch --trace",
-	  NULL, NULL, NULL, NULL, opt_profile },
-	{ "sample-bytes", 0, NULL, "N", "stored bytes of one training sample",
-	  "(default:\n110000 for images, else the input's size)", NULL, NULL, NULL,
-	  opt_sample_bytes },
-	{ "input-shape", 0, NULL, "DIMS",
-	  "per-sample input shape where the model leaves it\n"
-	  "open, e.g. 3x224x224",
-	  NULL, NULL, NULL, NULL, opt_input_shape },
-	{ "strict", 0, NULL, NULL, "an operator of unknown cost is an error", NULL, NULL, NULL,
-	  NULL, opt_strict },
-	{ "as-exported", 0, NULL, NULL, "ONNX: analyse an eval-mode export's graph as it is",
-	  "(default: BatchNormalization folded into\n"
-	  "convolutions is put back)",
-	  NULL, NULL, NULL, opt_as_exported },
-	{ "dropout", 0, NULL, "L1,L2,...",
-	  "a dropout after each named layer (the export removed it)", NULL, NULL, NULL, NULL,
-	  opt_dropout },
-	{ "schedule", 0, NULL, "S",
-	  "pipeline schedule: gpipe (default), 1f1b or\n"
-	  "interleaved:V (V model chunks per GPU)",
-	  NULL, "schedule", schedule_choice, " with V of 2 or more", opt_schedule },
-	{ "micro-batches", 0, NULL, "M",
-	  "micro-batches per iteration: the pipeline's, or\n"
-	  "gradient accumulation steps",
-	  "(default: chosen)", NULL, NULL, NULL, opt_micro_batches },
-	{ "channels-last", 0, NULL, NULL,
-	  "activations in NHWC (PyTorch's channels_last): tensor-core\n"
-	  "convolutions need no layout transposes",
-	  NULL, NULL, NULL, NULL, opt_channels_last },
-	{ "dump-after", 0, NULL, "PASS",
-	  "print the IR after PASS (parse, training, shape,\n"
-	  "cost, memory) instead of a report",
-	  NULL, "pass", pass_choice, NULL, opt_dump_after },
-	{ "deps-only", 0, "M", NULL, "write the make rule of the files read, no report", NULL, NULL,
-	  NULL, NULL, opt_deps_only },
-	{ "deps", 0, "MD", NULL,
-	  "write the report and the make rule (to -MF,\n"
-	  "else the -o file's name with .d)",
-	  NULL, NULL, NULL, NULL, opt_deps },
-	{ "dep-file", 0, "MF", "FILE", "where the make rule goes", NULL, NULL, NULL, NULL,
-	  opt_dep_file },
-	{ "dep-target", 0, "MT", "T", "the rule's target", "(default: the -o file)", NULL, NULL,
-	  NULL, opt_dep_target },
-	{ "dep-phony", 0, "MP", NULL, "add an empty rule for every file but the model", NULL, NULL,
-	  NULL, NULL, opt_dep_phony },
-	{ "models", 0, NULL, "DIR", "validate: where MODEL.odl or MODEL.onnx are",
-	  "(default examples)", NULL, NULL, NULL, opt_models },
-	{ "quiet", 'q', NULL, NULL, "no warnings or notes", NULL, NULL, NULL, NULL, opt_quiet },
-	{ "verbose", 'v', NULL, NULL, "say what is read, run (with timings) and written", NULL,
-	  NULL, NULL, NULL, opt_verbose },
-	{ "help", 'h', NULL, NULL, "display this help and exit", NULL, NULL, NULL, NULL, opt_help },
-	{ "version", 'V', NULL, NULL, "output version information and exit", NULL, NULL, NULL, NULL,
-	  opt_version },
+	{ .name = "gpus",
+	  .letter = 'g',
+	  .arg = "N",
+	  .help = "GPUs to plan for",
+	  .shown = &shown.gpus,
+	  .handle = opt_gpus },
+	{ .name = "sweep",
+	  .help = "also analyse 1, 2, 4, ... GPUs up to N",
+	  .handle = opt_sweep },
+	{ .name = "search",
+	  .help = "search every grid with the schedules, ZeRO stages,\n"
+	          "recomputation and precisions no option fixes;\n"
+	          "the best 10",
+	  .handle = opt_search },
+	{ .name = "search-time",
+	  .arg = "MS",
+	  .help = "stop the search after MS milliseconds",
+	  .handle = opt_search_time },
+	{ .name = "max-batch",
+	  .help = "per strategy, the largest --batch-per-gpu that\n"
+	          "fits with the other settings",
+	  .handle = opt_max_batch },
+	{ .name = "per-layer",
+	  .help = "let each block of layers choose its own split\n"
+	          "(data, filter, channel, spatial) by dynamic\n"
+	          "programming",
+	  .handle = opt_per_layer },
+	{ .name = "format",
+	  .runs = true,
+	  .letter = 'f',
+	  .arg = "FMT",
+	  .help = "report format: text, json, csv, html (a page with\n"
+	          "charts) or svg (one chart; default text)",
+	  .what = "format",
+	  .choice = format_choice,
+	  .handle = opt_format },
+	{ .name = "plot",
+	  .arg = "NAME",
+	  .help = "with -f svg: scaling (default), breakdown, memory\n"
+	          "or layers",
+	  .what = "plot",
+	  .choice = plot_choice,
+	  .handle = opt_plot },
+	{ .name = "output",
+	  .runs = true,
+	  .letter = 'o',
+	  .arg = "FILE",
+	  .help = "write the report to FILE (atomically)",
+	  .handle = opt_output },
+	{ .name = "plan",
+	  .arg = "KIND",
+	  .help = "write, for the recommended strategy, a plan instead\n"
+	          "of a report: generic, pytorch, deepspeed, megatron,\n"
+	          "slurm (docs/plans.md)",
+	  .what = "plan",
+	  .choice = plan_choice,
+	  .handle = opt_plan },
+	{ .name = "layers",
+	  .help = "include the per-layer table",
+	  .handle = opt_layers },
+	{ .name = "precision",
+	  .runs = true,
+	  .arg = "P",
+	  .help = "fp32, tf32, amp-fp16, amp-bf16, fp16 or bf16",
+	  .shown = &shown.prec,
+	  .what = "precision",
+	  .choice = precision_choice,
+	  .handle = opt_precision },
+	{ .name = "dataset-size",
+	  .arg = "D",
+	  .help = "samples per epoch",
+	  .shown = &shown.dataset_size,
+	  .handle = opt_dataset },
+	{ .name = "system",
+	  .runs = true,
+	  .letter = 's',
+	  .arg = "NAME|FILE",
+	  .help = "the cluster: a built-in name, an ODL file with a\n"
+	          "system block, or a ParaDL .plat",
+	  .dflt = "(default dgx-h100)",
+	  .handle = opt_system },
+	{ .name = "list-systems",
+	  .help = "print the built-in systems and exit",
+	  .handle = opt_list_systems },
+	{ .name = "implementation",
+	  .runs = true,
+	  .arg = "NAME|FILE",
+	  .help = "the software stack: a built-in name or an\n"
+	          "ODL file with an implementation block",
+	  .shown = &shown.impl,
+	  .handle = opt_implementation },
+	{ .name = "list-implementations",
+	  .help = "print the built-in implementations and exit",
+	  .handle = opt_list_implementations },
+	{ .name = "loader-workers",
+	  .runs = true,
+	  .arg = "N",
+	  .help = "data-loader workers per loading process",
+	  .shown = &shown.loader_workers,
+	  .handle = opt_loader_workers },
+	{ .name = "data",
+	  .runs = true,
+	  .arg = "KIND",
+	  .help = "what a sample is as stored: jpeg, raw, stored,\n"
+	          "synthetic (already on the GPU: no loader, no\n"
+	          "copy) or auto",
+	  .shown = &shown.data,
+	  .what = "data kind",
+	  .choice = data_choice,
+	  .handle = opt_data },
+	{ .name = "forward-only",
+	  .runs = true,
+	  .help = "iterations without backward (gradients still\n"
+	          "exchanged, weights still updated)",
+	  .handle = opt_forward_only },
+	{ .name = "zero",
+	  .runs = true,
+	  .arg = "N",
+	  .help = "ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
+	          "and parameters (3) sharded over the data-parallel GPUs",
+	  .handle = opt_zero },
+	{ .name = "fsdp",
+	  .runs = true,
+	  .arg = "full|hybrid",
+	  .help = "PyTorch FSDP: full is stage 3; hybrid shards inside\n"
+	          "each node and replicates across nodes",
+	  .handle = opt_fsdp },
+	{ .name = "recompute",
+	  .runs = true,
+	  .arg = "R",
+	  .help = "activation recomputation: none (default), every:K\n"
+	          "(checkpoints every K layers), full (the K that\n"
+	          "keeps least) or selective (attention's softmax)",
+	  .what = "recomputation",
+	  .choice = recompute_choice,
+	  .handle = opt_recompute },
+	{ .name = "batch-per-gpu",
+	  .letter = 'b',
+	  .arg = "N",
+	  .help = "weak scaling: samples per GPU",
+	  .shown = &shown.batch_per_gpu,
+	  .handle = opt_batch_per_gpu },
+	{ .name = "global-batch",
+	  .letter = 'B',
+	  .arg = "N",
+	  .help = "strong scaling: a fixed global batch",
+	  .handle = opt_global_batch },
+	{ .name = "strategies",
+	  .arg = "LIST",
+	  .help = "comma list of data,spatial,pipeline,filter,\n"
+	          "channel,df,ds,dp,dpf,dpc,dps",
+	  .dflt = "(default all)",
+	  .what = "strategy",
+	  .choice = strategy_choice,
+	  .handle = opt_strategies },
+	{ .name = "grid",
+	  .arg = "DIM=N[,...]",
+	  .help = "analyse only this process grid, e.g. data=256,spatial=4\n"
+	          "(dimensions data, spatial, pipeline, filter,\n"
+	          "channel; their product is the GPU count)",
+	  .handle = opt_grid },
+	{ .name = "nesting",
+	  .runs = true,
+	  .arg = "N",
+	  .help = "model-inner (data outermost), data-inner (data\n"
+	          "innermost) or pipeline-outer (stages outermost,\n"
+	          "then data, the split inside: Megatron's order)\n"
+	          "ranks on the nodes; default: the fastest for each\n"
+	          "grid (measured runs: model-inner)",
+	  .what = "nesting",
+	  .choice = nesting_choice,
+	  .handle = opt_nesting },
+	{ .name = "optimizer",
+	  .runs = true,
+	  .arg = "OPT",
+	  .help = "sgd, momentum, adam, adamw or rmsprop",
+	  .shown = &shown.opt,
+	  .what = "optimizer",
+	  .choice = optimizer_choice,
+	  .handle = opt_optimizer },
+	{ .name = "cost-model",
+	  .runs = true,
+	  .arg = "M",
+	  .help = "default, or paper: the tech report's Table III\n"
+	          "formulas exactly",
+	  .what = "cost model",
+	  .choice = cost_model_choice,
+	  .handle = opt_cost_model },
+	{ .name = "spatial-split",
+	  .runs = true,
+	  .arg = "S",
+	  .help = "auto (the best split point) or all (every layer\n"
+	          "with spatial extent, as ParaDL's runs)",
+	  .what = "spatial split",
+	  .choice = split_choice,
+	  .handle = opt_spatial_split },
+	{ .name = "profile",
+	  .arg = "FILE",
+	  .help = "measured layer times replace the estimate for\n"
+	          "the layers the file names: a CSV (columns\n"
+	          "layer,forward_s,backward_s: seconds per sample)\n"
+	          "or the trace of python3 -m oraclec.launch --trace",
+	  .handle = opt_profile },
+	{ .name = "sample-bytes",
+	  .runs = true,
+	  .arg = "N",
+	  .help = "stored bytes of one training sample",
+	  .shown = &shown.sample_bytes,
+	  .handle = opt_sample_bytes },
+	{ .name = "input-shape",
+	  .runs = true,
+	  .arg = "DIMS",
+	  .help = "per-sample input shape where the model leaves it\n"
+	          "open, e.g. 3x224x224",
+	  .handle = opt_input_shape },
+	{ .name = "strict",
+	  .runs = true,
+	  .help = "an operator of unknown cost is an error",
+	  .handle = opt_strict },
+	{ .name = "as-exported",
+	  .runs = true,
+	  .help = "ONNX: analyse an eval-mode export's graph as it is",
+	  .dflt = "(default: BatchNormalization folded into\n"
+	          "convolutions is put back)",
+	  .handle = opt_as_exported },
+	{ .name = "dropout",
+	  .arg = "L1,L2,...",
+	  .help = "a dropout after each named layer (the export removed it)",
+	  .handle = opt_dropout },
+	{ .name = "schedule",
+	  .runs = true,
+	  .arg = "S",
+	  .help = "pipeline schedule: gpipe (default), 1f1b or\n"
+	          "interleaved:V (V model chunks per GPU)",
+	  .what = "schedule",
+	  .choice = schedule_choice,
+	  .hint = " with V of 2 or more",
+	  .handle = opt_schedule },
+	{ .name = "micro-batches",
+	  .runs = true,
+	  .arg = "M",
+	  .help = "micro-batches per iteration: the pipeline's, or\n"
+	          "gradient accumulation steps",
+	  .shown = &shown.micro_batches,
+	  .handle = opt_micro_batches },
+	{ .name = "channels-last",
+	  .runs = true,
+	  .help = "activations in NHWC (PyTorch's channels_last): tensor-core\n"
+	          "convolutions need no layout transposes",
+	  .handle = opt_channels_last },
+	{ .name = "dump-after",
+	  .arg = "PASS",
+	  .help = "print the IR after PASS (parse, training, shape,\n"
+	          "cost, memory) instead of a report",
+	  .what = "pass",
+	  .choice = pass_choice,
+	  .handle = opt_dump_after },
+	{ .name = "deps-only",
+	  .runs = true,
+	  .dash = "M",
+	  .help = "write the make rule of the files read, no report",
+	  .handle = opt_deps_only },
+	{ .name = "deps",
+	  .runs = true,
+	  .dash = "MD",
+	  .help = "write the report and the make rule (to -MF,\n"
+	          "else the -o file's name with .d)",
+	  .handle = opt_deps },
+	{ .name = "dep-file",
+	  .runs = true,
+	  .dash = "MF",
+	  .arg = "FILE",
+	  .help = "where the make rule goes",
+	  .handle = opt_dep_file },
+	{ .name = "dep-target",
+	  .runs = true,
+	  .dash = "MT",
+	  .arg = "T",
+	  .help = "the rule's target",
+	  .dflt = "(default: the -o file)",
+	  .handle = opt_dep_target },
+	{ .name = "dep-phony",
+	  .runs = true,
+	  .dash = "MP",
+	  .help = "add an empty rule for every file but the model",
+	  .handle = opt_dep_phony },
+	{ .name = "models",
+	  .runs = true,
+	  .arg = "DIR",
+	  .help = "validate: where MODEL.odl or MODEL.onnx are",
+	  .dflt = "(default examples)",
+	  .handle = opt_models },
+	{ .name = "quiet",
+	  .runs = true,
+	  .letter = 'q',
+	  .help = "no warnings or notes",
+	  .handle = opt_quiet },
+	{ .name = "verbose",
+	  .runs = true,
+	  .letter = 'v',
+	  .help = "say what is read, run (with timings) and written",
+	  .handle = opt_verbose },
+	{ .name = "help",
+	  .runs = true,
+	  .letter = 'h',
+	  .help = "display this help and exit",
+	  .handle = opt_help },
+	{ .name = "version",
+	  .runs = true,
+	  .letter = 'V',
+	  .help = "output version information and exit",
+	  .handle = opt_version },
 	/* Hidden options for tests/onnx-conformance.sh: each graph input is
 	 * one whole sample (an implicit batch of 1 outside it); print the
 	 * graph outputs' full shapes instead of a report; print a serialized
 	 * TensorProto's dims.  For tests/cli.sh: list the options. */
-	{ "no-batch", 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, opt_no_batch },
-	{ "print-outputs", 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, opt_print_outputs },
-	{ "print-tensor-dims", 0, NULL, "FILE", NULL, NULL, NULL, NULL, NULL, opt_tensor_dims },
-	{ "list-options", 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, opt_list_options },
-	{ NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+	{ .name = "no-batch",
+	  .handle = opt_no_batch },
+	{ .name = "print-outputs",
+	  .handle = opt_print_outputs },
+	{ .name = "print-tensor-dims",
+	  .arg = "FILE",
+	  .handle = opt_tensor_dims },
+	{ .name = "list-options",
+	  .handle = opt_list_options },
+	{ 0 },
 };
 static const int nrows = sizeof rows / sizeof rows[0] - 1;
 
@@ -891,14 +1058,31 @@ list_options(void)
 		printf("--%s%s\n", rows[i].name, rows[i].help ? "" : " (hidden)");
 }
 
+/* One line of a default, its words wrapped at `width` columns: the
+ * length of the part of d to print on this line. */
+static size_t
+default_line(const char *d, int width)
+{
+	size_t n = strcspn(d, "\n"), fit = 0;
+
+	if (n <= (size_t)width)
+		return n;
+	for (size_t i = 0; i <= (size_t)width; i++) /* the last space that fits */
+		if (d[i] == ' ')
+			fit = i;
+	return fit ? fit : n;
+}
+
 /* One entry of --help: "  -g, --gpus N", the help from column 27 (or two
- * spaces after a longer head), its lines under it, then the default on
- * the last line where it fits in 80 columns, else on a line of its own. */
+ * spaces after a longer head), its lines under it, then the default:
+ * its first line beside the help's last where it fits in 80 columns, the
+ * rest on lines of their own, its words wrapped at 80 ('\n' in it: a
+ * line break). */
 static void
 usage_row(FILE *f, const Row *r)
 {
 	char head[64];
-	const char *p = r->help, *d = r->dflt, *nl;
+	const char *p = r->help, *d = r->shown ? *r->shown : r->dflt, *nl;
 	int len, col;
 
 	if (r->letter)
@@ -919,49 +1103,91 @@ usage_row(FILE *f, const Row *r)
 		fprintf(f, "\n%*s", HELP_COLUMN, "");
 		p = nl + 1;
 	}
-	while (d) { /* the default's lines: the first beside the help if it fits */
-		size_t n = (nl = strchr(d, '\n')) ? (size_t)(nl - d) : strlen(d);
-		if (d == r->dflt && col + 1 + (int)n <= HELP_WIDTH)
+	for (bool first = true; d && *d; first = false) {
+		size_t n = default_line(d, HELP_WIDTH - HELP_COLUMN);
+		if (first && col + 1 + (int)n <= HELP_WIDTH)
 			fputc(' ', f);
 		else
 			fprintf(f, "\n%*s", HELP_COLUMN, "");
 		fprintf(f, "%.*s", (int)n, d);
-		d = nl ? nl + 1 : NULL;
+		d += n + (d[n] == '\n' || d[n] == ' ');
 	}
 	fputc('\n', f);
 }
 
-static void
-usage(FILE *f)
+/* Whether the help names choice c as a word of its own: not a part of a
+ * longer name ("dp" is not named by "dpf"; a ':' ends a word unless a
+ * letter or digit follows, as in "every:K"). */
+static bool
+names(const char *help, const char *c)
 {
-	fprintf(f,
-		"Usage: %s [options] MODEL\n"
-		"       %s validate [options] MEASURED.csv\n"
-		"       %s calibrate [options] MEASURED.csv -o SYSTEM.odl\n"
-		"\n"
-		"Analyse a neural network for distributed training: layers, parameters,\n"
-		"FLOPs and activation memory per sample.  MODEL is an ONNX file (.onnx),\n"
-		"an ODL file (.odl) or a ParaDL model table (.net, .net_sc).\n"
-		"\n"
-		"Options:\n",
-		progname, progname, progname);
+	static const char word[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				   "0123456789_:-";
+	size_t n = strlen(c);
+
+	for (const char *p = help; (p = strstr(p, c)); p++)
+		if ((p == help || !strchr(word, p[-1])) &&
+		    (!p[n] || !strchr(word, p[n]) ||
+		     (p[n] == ':' && !isalnum((unsigned char)p[n + 1]))))
+			return true;
+	return false;
+}
+
+/* The head of --help: oraclec's, validate's or calibrate's. */
+static const char *const usage_head[] = {
+	"Usage: %1$s [options] MODEL\n"
+	"       %1$s validate [options] MEASURED.csv\n"
+	"       %1$s calibrate [options] MEASURED.csv -o SYSTEM.odl\n"
+	"\n"
+	"Analyse a neural network for distributed training: layers, parameters,\n"
+	"FLOPs and activation memory per sample.  MODEL is an ONNX file (.onnx),\n"
+	"an ODL file (.odl) or a ParaDL model table (.net, .net_sc).\n",
+	"Usage: %1$s validate [options] MEASURED.csv\n"
+	"\n"
+	"Predict every measured run of MEASURED.csv (columns model, strategy, gpus,\n"
+	"grid, global_batch, dataset_size, measured_iteration_s, and optionally\n"
+	"precision, implementation, peak_memory_bytes, paradl_iteration_s) and\n"
+	"print predicted against measured, the accuracy 1 - |p - m| / m of each run,\n"
+	"the mean per strategy and overall, and Kendall's tau of the ranking.  The\n"
+	"options describe every run its columns leave open (docs/cli.md).\n",
+	"Usage: %1$s calibrate [options] MEASURED.csv -o SYSTEM.odl\n"
+	"\n"
+	"Fit the system's free parameters (docs/model.md, \"Calibration\") to the\n"
+	"measured runs of MEASURED.csv (validate's columns), write the calibrated\n"
+	"system to SYSTEM.odl with what was fitted in its comment, and print the\n"
+	"runs as validate does, predicted by the calibrated system.  The options\n"
+	"describe every run its columns leave open.\n",
+};
+
+static void
+usage(FILE *f, const Options *o)
+{
+	int mode = o->calibrate ? 2 : o->validate ? 1 : 0;
+
+	fprintf(f, usage_head[mode], progname);
+	fprintf(f, "\nOptions:\n");
 	for (int i = 0; i < nrows; i++) {
 		const char *c;
-		if (!rows[i].help)
+		if (!rows[i].help || (mode && !rows[i].runs))
 			continue;
 		/* the help names each choice the option's table has */
 		for (int k = 0; rows[i].choice && (c = rows[i].choice(k)); k++)
-			if (!strstr(rows[i].help, c))
+			if (!names(rows[i].help, c))
 				die("--help of --%s does not name its choice '%s'", rows[i].name,
 				    c);
 		usage_row(f, &rows[i]);
 	}
 	fprintf(f, "\n"
-		   "Exit status: 0 analysed, 1 bad input, 2 usage error.\n"
-		   "validate predicts every measured run of the CSV (columns as in the\n"
-		   "calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
-		   "says where MODEL.odl or MODEL.onnx are (default examples).\n"
-		   "See oraclec(1) for the description language and the JSON keys.\n");
+		   "Exit status: 0 %s, 1 bad input, 2 usage error.\n",
+		mode ? "predicted" : "analysed");
+	if (!mode)
+		fprintf(f,
+			"validate predicts every measured run of the CSV (columns as in the\n"
+			"calibration set) and prints the accuracy 1 - |p - m| / m; --models DIR\n"
+			"says where MODEL.odl or MODEL.onnx are (default examples).\n"
+			"%s validate --help and %s calibrate --help say more.\n",
+			progname, progname);
+	fprintf(f, "See oraclec(1) for the description language and the JSON keys.\n");
 }
 
 /* getopt_long cannot parse gcc's multi-letter -MD -MF -MT -MP -M: they
@@ -1042,6 +1268,9 @@ options_agree(int argc, char **argv, Options *o)
 		usage_error("%s", "--search-time limits --search: give --search too");
 	if (o->search && (o->strat.forced || o->validate))
 		usage_error("--search does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->validate && !o->backend->runs)
+		usage_error("-f %s draws a model's report: measured runs are written as text, json "
+			    "or csv", o->backend->name);
 	if (o->report.plot && !o->backend->plots)
 		usage_error("--plot %s draws a chart of -f svg", o->report.plot);
 	/* the page's scaling chart, and -f svg's, run the sweep themselves */

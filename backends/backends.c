@@ -5,12 +5,12 @@
 #include <string.h>
 
 static const Backend backends[] = {
-	/* name   plots  sweeps command */
-	{ "text", false, false, false, text_emit },
-	{ "json", false, false, false, json_emit },
-	{ "csv", false, false, false, csv_emit },
-	{ "html", false, true, true, html_emit },  /* a page with every chart */
-	{ "svg", true, false, false, svg_emit },   /* one chart: sweeps for scaling's */
+	/* name   plots  sweeps command  report     measured runs */
+	{ "text", false, false, false, text_emit, validation_text },
+	{ "json", false, false, false, json_emit, validation_json },
+	{ "csv", false, false, false, csv_emit, validation_csv },
+	{ "html", false, true, true, html_emit, NULL },  /* a page with every chart */
+	{ "svg", true, false, false, svg_emit, NULL },   /* one chart: sweeps for scaling's */
 };
 enum { NBACKENDS = sizeof backends / sizeof backends[0] };
 

@@ -22,6 +22,9 @@ typedef struct Backend {
 	bool command;      /* shows the command line (ReportOpts.command) */
 	/* false on an I/O error (the caller reports it) */
 	bool (*emit)(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
+	/* validate's and calibrate's report of measured runs in this format;
+	 * NULL: the format has none */
+	bool (*runs)(const Validation *v, FILE *f);
 } Backend;
 
 /* backends.c */
@@ -54,7 +57,9 @@ bool depfile_emit(const FileList *files, const char *target, bool phony, FILE *f
 bool system_emit(const System *s, const char *name, const char *comment, FILE *f);
 
 /* validation.c: the `oraclec validate` report, "text" or "csv" */
-bool validation_emit(const Validation *v, const char *format, FILE *f);
+bool validation_text(const Validation *v, FILE *f);
+bool validation_csv(const Validation *v, FILE *f);
+bool validation_json(const Validation *v, FILE *f);
 
 /* backends.c: the kinds of plan (--plan), each formatting a Placement */
 typedef struct PlanKind {

@@ -53,7 +53,7 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 	char title[160];
 
 	time_range(an, epoch, &lo, &hi);
-	axis_decades(1, (double)last->set.gpus, &p.ax.lo, &p.ax.hi);
+	axis_decades(1, (double)last->q.set.gpus, &p.ax.lo, &p.ax.hi);
 	axis_decades(lo, hi, &p.ay.lo, &p.ay.hi);
 	p.ax.log = p.ay.log = true;
 	p.ax.label = "GPUs";
@@ -64,10 +64,10 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 	 * weak scaling and divides under strong */
 	if (an->sweep[0].best >= 0) {
 		const Candidate *b = &an->sweep[0].cand[an->sweep[0].best];
-		double v = epoch ? b->epoch : b->t.total, g = (double)last->set.gpus;
-		double end = epoch || an->set.global_batch ? v / g : v;
+		double v = epoch ? b->epoch : b->t.total, g = (double)last->q.set.gpus;
+		double end = epoch || an->q.set.global_batch ? v / g : v;
 		if (end < p.ay.lo) /* keep the line inside the plot */
-			g = epoch || an->set.global_batch ? v / p.ay.lo : g, end = p.ay.lo;
+			g = epoch || an->q.set.global_batch ? v / p.ay.lo : g, end = p.ay.lo;
 		plot_dashed(&p, 1, v, g, end, "ideal");
 	}
 	for (int k = 0; k < STRAT_COUNT; k++) {
@@ -80,23 +80,24 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 			if (!c->computable || !(v > 0))
 				continue;
 			if (c->feasible)
-				x[n] = (double)an->sweep[i].set.gpus, y[n++] = v;
+				x[n] = (double)an->sweep[i].q.set.gpus, y[n++] = v;
 			else {
 				char why[400], b1[32];
-				snprintf(why, sizeof why, "%s: %lld GPU%s, %s: %s", strategy_name[k],
-					 (long long)an->sweep[i].set.gpus, an->sweep[i].set.gpus == 1 ? "" : "s",
+				snprintf(why, sizeof why, "%s: %lld GPU%s, %s: %s",
+					 strategy_name[k], (long long)an->sweep[i].q.set.gpus,
+					 an->sweep[i].q.set.gpus == 1 ? "" : "s",
 					 svg_unit(v, "s", b1, sizeof b1),
 					 c->reason ? c->reason : "does not fit");
-				plot_cross(&p, (double)an->sweep[i].set.gpus, v, why);
+				plot_cross(&p, (double)an->sweep[i].q.set.gpus, v, why);
 			}
 		}
 		plot_series(&p, x, y, n, k, strategy_name[k], "GPU", "s");
 	}
 	if (an->best >= 0) {
 		const Candidate *b = &an->cand[an->best];
-		snprintf(title, sizeof title, "recommended: %s on %lld GPUs", strategy_name[b->kind],
-			 (long long)an->set.gpus);
-		plot_ring(&p, (double)an->set.gpus, epoch ? b->epoch : b->t.total, title);
+		snprintf(title, sizeof title, "recommended: %s on %lld GPUs",
+			 strategy_name[b->kind], (long long)an->q.set.gpus);
+		plot_ring(&p, (double)an->q.set.gpus, epoch ? b->epoch : b->t.total, title);
 	}
 	free(x);
 	free(y);
@@ -194,8 +195,8 @@ bars(FILE *f, const Analysis *an, bool memory)
 		if (sum > top)
 			top = sum;
 	}
-	if (memory && an->sys->mem > top)
-		top = an->sys->mem;
+	if (memory && an->q.sys->mem > top)
+		top = an->q.sys->mem;
 	p.ax = (Axis){ 0, axis_nice(top), false, memory ? "memory per GPU (bytes)"
 							 : "time per iteration (s)" };
 	svg_begin(f, WIDTH, height + 90, memory ? "memory" : "breakdown",
@@ -216,21 +217,25 @@ bars(FILE *f, const Analysis *an, bool memory)
 	fputs("</g>\n", f);
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
-		snprintf(label, sizeof label, "%s%s", strategy_name[k->kind], k->feasible ? "" : " (no fit)");
+		snprintf(label, sizeof label, "%s%s", strategy_name[k->kind],
+			 k->feasible ? "" : " (no fit)");
 		memory ? mem_parts(k, v) : time_parts(k, v);
 		plot_hbar(&p, i, n, label, v, part, nparts, idx[i] == an->best ? "recommended" : "",
 			  memory ? "B" : "s");
 		if (!memory && k->t.input > 0) {
 			double x = plot_x(&p, k->t.input), band = p.h / n;
-			fprintf(f, "<line class=\"input\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
-				   "y2=\"%.2f\" stroke=\"#000\" stroke-dasharray=\"3 3\"/>\n",
-				x, p.y + band * i + band * 0.1, x, p.y + band * (i + 1) - band * 0.1);
+			fprintf(f,
+				"<line class=\"input\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
+				"y2=\"%.2f\" stroke=\"#000\" stroke-dasharray=\"3 3\"/>\n",
+				x, p.y + band * i + band * 0.1, x,
+				p.y + band * (i + 1) - band * 0.1);
 		}
 	}
 	if (memory) {
-		double x = plot_x(&p, an->sys->mem);
-		fprintf(f, "<line class=\"capacity\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
-			   "stroke=\"#D55E00\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+		double x = plot_x(&p, an->q.sys->mem);
+		fprintf(f,
+			"<line class=\"capacity\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+			"stroke=\"#D55E00\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
 			x, p.y - 6, x, p.y + p.h);
 		svg_text(f, x, p.y - 10, "middle", "capacity-label", "GPU memory");
 	}
@@ -297,8 +302,10 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 
 	svg_begin(f, WIDTH, 720, "layers", "Per layer: FLOPs, kept activations, parameters");
 	if (cuts)
-		snprintf(title, sizeof title, "Per layer, per sample (vertical lines: where the "
-					      "stages of the recommended %s end)", strategy_name[pk->kind]);
+		snprintf(title, sizeof title,
+			 "Per layer, per sample (vertical lines: where the "
+			 "stages of the recommended %s end)",
+			 strategy_name[pk->kind]);
 	else
 		snprintf(title, sizeof title, "Per layer, per sample");
 	svg_text(f, LEFT, 24, "start", "chart-title", title);
@@ -332,10 +339,12 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 		fputs("<g class=\"cuts\">\n", f);
 		for (int s = 0; s + 1 < pk->stages; s++) {
 			x = plot_x(&cut, pk->stage_end[s] + 1);
-			snprintf(title, sizeof title, "stage %d ends; its time per micro-batch %s", s,
-				 svg_unit(pk->stage_time[s], "s", buf, sizeof buf));
-			fprintf(f, "<line class=\"cut\" x1=\"%.2f\" y1=\"60\" x2=\"%.2f\" y2=\"580\" "
-				   "stroke=\"#D55E00\" stroke-dasharray=\"4 3\"><title>", x, x);
+			snprintf(title, sizeof title, "stage %d ends; its time per micro-batch %s",
+				 s, svg_unit(pk->stage_time[s], "s", buf, sizeof buf));
+			fprintf(f,
+				"<line class=\"cut\" x1=\"%.2f\" y1=\"60\" x2=\"%.2f\" y2=\"580\" "
+				"stroke=\"#D55E00\" stroke-dasharray=\"4 3\"><title>",
+				x, x);
 			esc_xml(f, title);
 			fputs("</title></line>\n", f);
 		}

@@ -29,8 +29,8 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 			continue;
 		esc_csv(f, g->name);
 		fputc(',', f);
-		esc_csv(f, an->sys->name);
-		fprintf(f, ",%" PRId64 ",%s,\"", an->set.gpus, strategy_name[k->kind]);
+		esc_csv(f, an->q.sys->name);
+		fprintf(f, ",%" PRId64 ",%s,\"", an->q.set.gpus, strategy_name[k->kind]);
 		fputs(grid_format(k->grid, NULL, 0, grid, sizeof grid), f);
 		fprintf(f, "\",%s,", k->feasible ? "true" : "false");
 		esc_csv_quoted(f, k->reason ? k->reason : "");

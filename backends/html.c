@@ -112,8 +112,9 @@ parts(FILE *f, const Analysis *an)
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
 		const IterTime *t = &k->t;
-		const double v[] = { t->compute, t->bubble, t->grad, t->reducer, t->layer, t->p2p,
-				     t->update, t->recompute, t->feed, t->dispatch, t->total, t->input };
+		const double v[] = { t->compute, t->bubble,   t->grad,   t->reducer,
+				     t->layer,   t->p2p,      t->update, t->recompute,
+				     t->feed,    t->dispatch, t->total,  t->input };
 		if (!k->computable)
 			continue;
 		fprintf(f, "<tr class=\"%s\">", idx[i] == an->best ? "recommended" : "");
@@ -181,7 +182,7 @@ row(FILE *f, const char *key, const char *value)
 static void
 settings(FILE *f, const Graph *g, const Analysis *an)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	char b[160];
 
 	fputs("<table class=\"settings\">\n", f);
@@ -194,16 +195,17 @@ settings(FILE *f, const Graph *g, const Analysis *an)
 		 s->gpus_per_node, s->gpu, s->intra, s->intra_bw / 1e9, s->nic_bw / 1e9);
 	row(f, "system", s->name);
 	row(f, "hardware", b);
-	row(f, "software", an->impl.name);
-	if (an->set.global_batch)
-		snprintf(b, sizeof b, "%" PRId64 " GPUs, global batch %" PRId64 ", %s, %s", an->set.gpus,
-			 an->set.global_batch, precision_name(an->set.prec), optimizer_name(an->set.opt));
+	row(f, "software", an->q.impl.name);
+	if (an->q.set.global_batch)
+		snprintf(b, sizeof b, "%" PRId64 " GPUs, global batch %" PRId64 ", %s, %s",
+			 an->q.set.gpus, an->q.set.global_batch, precision_name(an->q.set.prec),
+			 optimizer_name(an->q.set.opt));
 	else
 		snprintf(b, sizeof b, "%" PRId64 " GPUs, %" PRId64 " samples per GPU, %s, %s",
-			 an->set.gpus, an->set.batch_per_gpu, precision_name(an->set.prec),
-			 optimizer_name(an->set.opt));
+			 an->q.set.gpus, an->q.set.batch_per_gpu, precision_name(an->q.set.prec),
+			 optimizer_name(an->q.set.opt));
 	row(f, "training", b);
-	snprintf(b, sizeof b, "%" PRId64 " samples", an->set.dataset_size);
+	snprintf(b, sizeof b, "%" PRId64 " samples", an->q.set.dataset_size);
 	row(f, "epoch", b);
 	fputs("</table>\n", f);
 }
@@ -222,13 +224,14 @@ html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
 	bool ok = true;
 
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>oraclec: ",
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+	      "charset=\"utf-8\">\n<title>oraclec: ",
 	      f);
 	esc_xml(f, g->name);
 	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>oraclec: ", style);
 	esc_xml(f, g->name);
-	fprintf(f, " on %" PRId64 " GPUs of ", an->set.gpus);
-	esc_xml(f, an->sys->name);
+	fprintf(f, " on %" PRId64 " GPUs of ", an->q.set.gpus);
+	esc_xml(f, an->q.sys->name);
 	fputs("</h1>\n", f);
 	recommendation(f, an);
 	fputs("<h2>Ranking</h2>\n", f);

@@ -217,8 +217,8 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 		json_t *e = json_object(), *split = json_object();
 		set(e, "layer", jstr(g->layer[i].name));
 		int64_t d = pl->degree[i];
-		if (an->set.gpus / d > 1) /* the groups that share the samples */
-			set(split, grid_dim_name[DIM_DATA], json_integer(an->set.gpus / d));
+		if (an->q.set.gpus / d > 1) /* the groups that share the samples */
+			set(split, grid_dim_name[DIM_DATA], json_integer(an->q.set.gpus / d));
 		if (pl->mode[i] != PL_DATA)
 			set(split, grid_dim_name[dim[pl->mode[i]]], json_integer(d));
 		set(e, "split", split);
@@ -236,8 +236,8 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 	set(sum, "epoch_s", json_real(pl->epoch));
 	set(sum, "recommended", json_boolean(pl->recommended));
 	for (int m = 0; m < PL_MODES; m++)
-		set(uni, per_layer_mode_name[m], isfinite(pl->uniform[m]) ? json_real(pl->uniform[m])
-									    : json_null());
+		set(uni, per_layer_mode_name[m],
+		    isfinite(pl->uniform[m]) ? json_real(pl->uniform[m]) : json_null());
 	set(sum, "uniform_iteration_s", uni);
 	set(root, "per_layer_summary", sum);
 }
@@ -340,9 +340,10 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "nesting", jstr(nesting_name[k->nest]));
 	set(o, "feasible", json_boolean(k->feasible));
 	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
-	set(o, "implementation", jstr(an->impl.name));
-	set(o, "zero", json_integer(an->set.zero));
-	set(o, "fsdp", an->set.zero < 3 ? json_null() : jstr(an->set.zero_node ? "hybrid" : "full"));
+	set(o, "implementation", jstr(an->q.impl.name));
+	set(o, "zero", json_integer(an->q.set.zero));
+	set(o, "fsdp",
+	    an->q.set.zero < 3 ? json_null() : jstr(an->q.set.zero_node ? "hybrid" : "full"));
 	set(o, "recompute", jstr(recompute_label(an->rc.k, label, sizeof label)));
 	set(it, "compute_s", num(c, k->t.compute));
 	set(it, "communication_s", num(c, k->t.communication));
@@ -383,8 +384,9 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 			json_array_append_new(st, s);
 		}
 		set(o, "micro_batches", json_integer(k->micro_batches));
-		set(o, "schedule", jstr(schedule_label(an->set.schedule, an->set.virtual_stages, label,
-							sizeof label)));
+		set(o, "schedule",
+		    jstr(schedule_label(an->q.set.schedule, an->q.set.virtual_stages, label,
+					sizeof label)));
 		set(o, "stages", st);
 	}
 	if (k->kind == STRAT_DATA && c && k->micro_batches > 1)
@@ -412,17 +414,19 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	int rc;
 
 	set(root, "model", model_json(g));
-	set(root, "system", system_json(an->sys));
-	set(root, "implementation", implementation_json(&an->impl));
-	set(root, "gpus", json_integer(an->set.gpus));
-	set(root, "precision", jstr(precision_name(an->set.prec)));
-	set(root, "optimizer", jstr(optimizer_name(an->set.opt)));
+	set(root, "system", system_json(an->q.sys));
+	set(root, "implementation", implementation_json(&an->q.impl));
+	set(root, "gpus", json_integer(an->q.set.gpus));
+	set(root, "precision", jstr(precision_name(an->q.set.prec)));
+	set(root, "optimizer", jstr(optimizer_name(an->q.set.opt)));
 	set(root, "warnings", warnings_json(an));
 	set(root, "notes", notes_json(an));
-	set(batch, "per_gpu", an->set.batch_per_gpu ? json_integer(an->set.batch_per_gpu) : json_null());
-	set(batch, "global", an->set.global_batch ? json_integer(an->set.global_batch) : json_null());
-	set(batch, "dataset_size", json_integer(an->set.dataset_size));
-	set(batch, "sample_bytes", json_real(an->set.sample_bytes));
+	set(batch, "per_gpu",
+	    an->q.set.batch_per_gpu ? json_integer(an->q.set.batch_per_gpu) : json_null());
+	set(batch, "global",
+	    an->q.set.global_batch ? json_integer(an->q.set.global_batch) : json_null());
+	set(batch, "dataset_size", json_integer(an->q.set.dataset_size));
+	set(batch, "sample_bytes", json_real(an->q.set.sample_bytes));
 	set(root, "batch", batch);
 	set(root, "strategies", strategies_json(g, an));
 	set(root, "best", an->best >= 0 ? jstr(strategy_name[an->best]) : json_null());
@@ -435,7 +439,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 		for (int i = 0; i < an->nsweep; i++) {
 			const Analysis *s = &an->sweep[i];
 			json_t *e = json_object();
-			set(e, "gpus", json_integer(s->set.gpus));
+			set(e, "gpus", json_integer(s->q.set.gpus));
 			set(e, "strategies", strategies_json(g, s));
 			set(e, "best", s->best >= 0 ? jstr(strategy_name[s->best])
 						    : json_null());

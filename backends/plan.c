@@ -27,12 +27,13 @@ plan_per_layer(const Graph *g, const Analysis *an, const Placement *pl)
 		return json_null();
 	o = json_object();
 	mods = json_array();
-	set(o, "world_size", json_integer(an->set.gpus));
+	set(o, "world_size", json_integer(an->q.set.gpus));
 	set(o, "iteration_s", json_real(p->time));
 	for (int i = 0; i < g->nlayer; i++) {
 		const char *m = pl->mod.fqn[i];
 		json_t *e;
-		if (!*m || (last && strcmp(last, m) == 0 && mode == p->mode[i] && d == p->degree[i]))
+		if (!*m ||
+		    (last && strcmp(last, m) == 0 && mode == p->mode[i] && d == p->degree[i]))
 			continue; /* root code, or the module's split again */
 		last = m;
 		mode = p->mode[i];
@@ -53,7 +54,8 @@ plan_per_layer(const Graph *g, const Analysis *an, const Placement *pl)
 bool
 plan_dump(json_t *root, FILE *f)
 {
-	int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	int rc =
+		json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 
 	json_decref(root);
 	fputc('\n', f);

@@ -67,25 +67,25 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	set(root, "train_micro_batch_size_per_gpu", count(pl->micro_batch));
 	set(root, "gradient_accumulation_steps", json_integer(pl->micro_batches));
 	/* DeepSpeed's fp16 and bf16 keep fp32 master weights: amp */
-	set(root, "fp16", enabled(an->set.prec == PREC_FP16 || an->set.prec == PREC_AMP_FP16));
-	set(root, "bf16", enabled(an->set.prec == PREC_BF16 || an->set.prec == PREC_AMP_BF16));
+	set(root, "fp16", enabled(an->q.set.prec == PREC_FP16 || an->q.set.prec == PREC_AMP_FP16));
+	set(root, "bf16", enabled(an->q.set.prec == PREC_BF16 || an->q.set.prec == PREC_AMP_BF16));
 	/* the optimizer modelled: DeepSpeed's own for Adam and AdamW (its
 	 * "params" default to torch's); SGD, with or without momentum, and
 	 * RMSprop have no DeepSpeed type and are the client optimizer
 	 * deepspeed.initialize() is given (named under "oraclec") */
-	if (an->set.opt == OPT_ADAM || an->set.opt == OPT_ADAMW) {
+	if (an->q.set.opt == OPT_ADAM || an->q.set.opt == OPT_ADAMW) {
 		json_t *opt = json_object();
-		set(opt, "type", jstr(an->set.opt == OPT_ADAM ? "Adam" : "AdamW"));
+		set(opt, "type", jstr(an->q.set.opt == OPT_ADAM ? "Adam" : "AdamW"));
 		set(opt, "params", json_object());
 		set(root, "optimizer", opt);
 	}
-	if (an->set.zero) {
+	if (an->q.set.zero) {
 		json_t *z = json_object();
-		set(z, "stage", json_integer(an->set.zero));
+		set(z, "stage", json_integer(an->q.set.zero));
 		/* ZeRO++'s hierarchical partitioning: a copy of the parameters
 		 * sharded inside each node, as FSDP hybrid */
-		if (an->set.zero_node)
-			set(z, "zero_hpz_partition_size", json_integer(an->sys->gpus_per_node));
+		if (an->q.set.zero_node)
+			set(z, "zero_hpz_partition_size", json_integer(an->q.sys->gpus_per_node));
 		set(z, "overlap_comm", json_boolean(true));
 		set(root, "zero_optimization", z);
 	}
@@ -104,10 +104,11 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 				      "arithmetic); not run: DeepSpeed is not packaged in Debian"));
 	set(own, "world_size", json_integer(pl->gpus));
 	set(own, "data_parallel_size", json_integer(pl->replicas));
-	set(own, "client_optimizer", an->set.opt == OPT_MOMENTUM ? jstr("torch.optim.SGD(momentum=0.9)")
-				     : an->set.opt == OPT_SGD    ? jstr("torch.optim.SGD")
-				     : an->set.opt == OPT_RMSPROP ? jstr("torch.optim.RMSprop(momentum=0.9)")
-							     : json_null());
+	set(own, "client_optimizer",
+	    an->q.set.opt == OPT_MOMENTUM  ? jstr("torch.optim.SGD(momentum=0.9)")
+	    : an->q.set.opt == OPT_SGD     ? jstr("torch.optim.SGD")
+	    : an->q.set.opt == OPT_RMSPROP ? jstr("torch.optim.RMSprop(momentum=0.9)")
+					   : json_null());
 	set(own, "pipeline", pl->nstage ? pipeline_json(pl) : json_null());
 	set(root, "oraclec", own);
 	return plan_dump(root, f);

@@ -54,9 +54,9 @@ pipeline_json(const Graph *g, const Analysis *an, const Placement *pl)
 {
 	json_t *o = json_object(), *st = json_array();
 
-	set(o, "schedule", jstr(schedule_name(an->set.schedule)));
-	if (an->set.schedule == SCHED_INTERLEAVED)
-		set(o, "virtual_stages", json_integer(an->set.virtual_stages));
+	set(o, "schedule", jstr(schedule_name(an->q.set.schedule)));
+	if (an->q.set.schedule == SCHED_INTERLEAVED)
+		set(o, "virtual_stages", json_integer(an->q.set.virtual_stages));
 	set(o, "micro_batches", json_integer(pl->micro_batches));
 	set(o, "micro_batch", count(pl->micro_batch));
 	set(o, "boundaries", jstr(pl->recut ? "blocks" : "report"));
@@ -94,12 +94,12 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(model, "format", jstr(g->format));
 	set(model, "layers", json_integer(g->nlayer));
 	set(root, "model", model);
-	set(sys, "name", jstr(an->sys->name));
-	set(sys, "gpu", jstr(an->sys->gpu));
+	set(sys, "name", jstr(an->q.sys->name));
+	set(sys, "gpu", jstr(an->q.sys->gpu));
 	set(sys, "gpus_per_node", json_integer(pl->gpus_per_node));
 	set(root, "system", sys);
-	set(root, "precision", jstr(precision_name(an->set.prec)));
-	set(root, "optimizer", jstr(optimizer_name(an->set.opt)));
+	set(root, "precision", jstr(precision_name(an->q.set.prec)));
+	set(root, "optimizer", jstr(optimizer_name(an->q.set.opt)));
 	set(root, "strategy", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < pl->ndim; d++) {
 		json_t *o = json_object();
@@ -120,7 +120,7 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(batch, "micro_batch", count(pl->micro_batch));
 	set(batch, "micro_batches", json_integer(pl->micro_batches));
 	set(root, "batch", batch);
-	set(root, "zero", json_integer(an->set.zero));
+	set(root, "zero", json_integer(an->q.set.zero));
 	set(root, "recompute_segments", pl->checkpoints ? json_integer(pl->checkpoints)
 							: json_null());
 	set(root, "pipeline", pl->nstage ? pipeline_json(g, an, pl) : json_null());

@@ -77,11 +77,13 @@ plan_megatron_placed(const Graph *g, const Placement *pl)
 
 	if (plan_megatron_places(pl->k))
 		return true;
-	diag_error((Loc){ g->source, 0, 0 }, "Megatron-LM numbers its ranks tp-dp-pp, or "
+	diag_error((Loc){ g->source, 0, 0 },
+		   "Megatron-LM numbers its ranks tp-dp-pp, or "
 		   "tp-pp-dp with --use-tp-pp-dp-mapping; the recommended %s grid %s is "
 		   "nested data-inner (data innermost), which it cannot place; --nesting "
 		   "model-inner or pipeline-outer gives one it can; no plan written",
-		   strategy_name[pl->k->kind], grid_format(pl->k->grid, NULL, 0, grid, sizeof grid));
+		   strategy_name[pl->k->kind],
+		   grid_format(pl->k->grid, NULL, 0, grid, sizeof grid));
 	return false;
 }
 
@@ -94,7 +96,7 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	esc_text(f, g->name);
 	fprintf(f, ", %s (%s) on %lld GPUs of ", strategy_name[k->kind], plan_grid(g, pl),
 		(long long)pl->gpus);
-	esc_text(f, an->sys->name);
+	esc_text(f, an->q.sys->name);
 	fputc('\n', f);
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
@@ -117,9 +119,9 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 		fprintf(f, "\t--micro-batch-size %g\n", pl->micro_batch);
 	fprintf(f, "\t--global-batch-size %lld\n", (long long)k->global_batch);
 	/* Megatron's --fp16 and --bf16 are mixed precision (fp32 master) */
-	if (an->set.prec == PREC_FP16 || an->set.prec == PREC_AMP_FP16)
+	if (an->q.set.prec == PREC_FP16 || an->q.set.prec == PREC_AMP_FP16)
 		fputs("\t--fp16\n", f);
-	if (an->set.prec == PREC_BF16 || an->set.prec == PREC_AMP_BF16)
+	if (an->q.set.prec == PREC_BF16 || an->q.set.prec == PREC_AMP_BF16)
 		fputs("\t--bf16\n", f);
 	/* Megatron takes one of the two: a layout of pipeline x V stages
 	 * says V itself */
@@ -130,7 +132,7 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	else if (an->rc.k)
 		fprintf(f, "\t--recompute-granularity full\n\t--recompute-method uniform\n"
 			   "\t--recompute-num-layers %d\n", an->rc.k);
-	if (an->set.zero) /* Megatron's distributed optimizer shards the optimizer state */
+	if (an->q.set.zero) /* Megatron's distributed optimizer shards the optimizer state */
 		fputs("\t--use-distributed-optimizer\n", f);
 	/* Megatron numbers its ranks tp-cp-ep-dp-pp (pipeline-outer), or with
 	 * this flag tp-cp-ep-pp-dp (data outermost: model-inner); the orders

@@ -29,9 +29,9 @@ pipeline_json(const Analysis *an, const Placement *pl)
 {
 	json_t *o = json_object(), *split = json_object(), *stages = json_array();
 
-	set(o, "schedule", jstr(schedule_class[an->set.schedule]));
-	if (an->set.schedule == SCHED_INTERLEAVED)
-		set(o, "stages_per_rank", json_integer(an->set.virtual_stages));
+	set(o, "schedule", jstr(schedule_class[an->q.set.schedule]));
+	if (an->q.set.schedule == SCHED_INTERLEAVED)
+		set(o, "stages_per_rank", json_integer(an->q.set.virtual_stages));
 	set(o, "n_microbatches", json_integer(pl->micro_batches));
 	/* torchgpipe's Pipe(checkpoint=...): the micro-batches whose stage
 	 * forward runs again in backward */
@@ -79,22 +79,22 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(root, "batch", batch);
 	/* the parameters' dtype; autocast's (torch.autocast(dtype=...)) and
 	 * TF32 (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32) */
-	set(root, "precision", jstr(an->set.prec == PREC_FP16   ? "float16"
-					   : an->set.prec == PREC_BF16 ? "bfloat16"
+	set(root, "precision", jstr(an->q.set.prec == PREC_FP16   ? "float16"
+					   : an->q.set.prec == PREC_BF16 ? "bfloat16"
 								   : "float32"));
-	set(root, "autocast", an->set.prec == PREC_AMP_FP16   ? jstr("float16")
-			      : an->set.prec == PREC_AMP_BF16 ? jstr("bfloat16")
+	set(root, "autocast", an->q.set.prec == PREC_AMP_FP16   ? jstr("float16")
+			      : an->q.set.prec == PREC_AMP_BF16 ? jstr("bfloat16")
 							  : json_null());
-	set(root, "allow_tf32", json_boolean(an->set.prec == PREC_TF32));
+	set(root, "allow_tf32", json_boolean(an->q.set.prec == PREC_TF32));
 	set(root, "module_names", jstr(pl->mod.names));
 	/* FSDP's sharding for the ZeRO stage modelled (stage 3: FULL_SHARD, or
 	 * HYBRID_SHARD inside each node; 2: SHARD_GRAD_OP; 1 has no FSDP
 	 * equivalent: ZeroRedundancyOptimizer) */
-	set(root, "fsdp", an->set.zero == 3 && an->set.zero_node ? jstr("HYBRID_SHARD")
-			  : an->set.zero == 3 ? jstr("FULL_SHARD")
-			  : an->set.zero == 2 ? jstr("SHARD_GRAD_OP")
+	set(root, "fsdp", an->q.set.zero == 3 && an->q.set.zero_node ? jstr("HYBRID_SHARD")
+			  : an->q.set.zero == 3 ? jstr("FULL_SHARD")
+			  : an->q.set.zero == 2 ? jstr("SHARD_GRAD_OP")
 					  : json_null());
-	set(root, "zero_redundancy_optimizer", json_boolean(an->set.zero == 1));
+	set(root, "zero_redundancy_optimizer", json_boolean(an->q.set.zero == 1));
 	/* torch.utils.checkpoint.checkpoint_sequential(segments=...) */
 	set(root, "checkpoint_segments", pl->checkpoints ? json_integer(pl->checkpoints)
 							 : json_null());

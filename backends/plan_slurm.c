@@ -18,9 +18,12 @@ static void
 job_name(const char *s, FILE *f)
 {
 	for (; *s; s++)
-		fputc((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-			      *s == '-' || *s == '.' || *s == '_'
-		      ? *s : '_', f);
+		fputc((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+				      (*s >= '0' && *s <= '9') || *s == '-' || *s == '.' ||
+				      *s == '_'
+			      ? *s
+			      : '_',
+		      f);
 }
 
 /* The CPUs a rank's loader uses as the cost model prices it
@@ -29,9 +32,10 @@ job_name(const char *s, FILE *f)
 static int
 plan_loader_cpus(const Analysis *an)
 {
-	const System *s = an->sys;
-	int64_t cores = s->cpu_cores > 0 && s->gpus_per_node > 0 ? s->cpu_cores / s->gpus_per_node : 0;
-	int64_t w = an->impl.loader_workers;
+	const System *s = an->q.sys;
+	int64_t cores =
+		s->cpu_cores > 0 && s->gpus_per_node > 0 ? s->cpu_cores / s->gpus_per_node : 0;
+	int64_t w = an->q.impl.loader_workers;
 
 	if (cores > 0 && w > cores)
 		w = cores;
@@ -58,13 +62,13 @@ header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 	esc_text(f, g->name);
 	fprintf(f, ", %s (%s) on %lld GPUs of ", strategy_name[k->kind], plan_grid(g, pl),
 		(long long)pl->gpus);
-	esc_text(f, an->sys->name);
+	esc_text(f, an->q.sys->name);
 	fputc('\n', f);
 	fputs("# checked with: Slurm 22.05 (Debian 12's slurm-wlm): sbatch and srun run it on a "
 	      "local cluster (tests/slurm.sh)\n", f);
 	fprintf(f, "# --cpus-per-task: each rank's data loader, %d worker%s as the cost model took "
 		   "them (%s's loader_workers, at most the node's cores over its GPUs)\n",
-		plan_loader_cpus(an), plan_loader_cpus(an) == 1 ? "" : "s", an->impl.name);
+		plan_loader_cpus(an), plan_loader_cpus(an) == 1 ? "" : "s", an->q.impl.name);
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
 }
@@ -96,7 +100,8 @@ plan_slurm_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f
 		"\nset -eu\n"
 		"[ $# -gt 0 ] || { echo \"usage: sbatch $0 COMMAND [ARG...]\" >&2; exit 2; }\n"
 		"[ -n \"${SLURM_JOB_NODELIST:-}\" ] ||\n"
-		"\t{ echo \"oraclec plan: run it with sbatch (no SLURM_JOB_NODELIST)\" >&2; exit 2; }\n"
+		"\t{ echo \"oraclec plan: run it with sbatch (no SLURM_JOB_NODELIST)\" >&2; "
+		"exit 2; }\n"
 		"mapfile -t hosts < <(scontrol show hostnames \"$SLURM_JOB_NODELIST\")\n"
 		"[ ${#hosts[@]} -eq %lld ] || {\n"
 		"\techo \"oraclec plan: the job has ${#hosts[@]} node(s); this plan places its "
@@ -115,7 +120,7 @@ plan_slurm_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f
 		"srun --distribution=arbitrary --ntasks=%lld --kill-on-bad-exit=1 \\\n"
 		"\tbash -c 'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; exec \"$@\"' "
 		"rank \"$@\"\n",
-		(long long)pl->nodes, (long long)pl->gpus, (long long)pl->nodes, (long long)pl->gpus,
-		(long long)pl->gpus);
+		(long long)pl->nodes, (long long)pl->gpus, (long long)pl->nodes,
+		(long long)pl->gpus, (long long)pl->gpus);
 	return !ferror(f);
 }

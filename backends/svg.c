@@ -56,7 +56,9 @@ svg_unit(double v, const char *unit, char *buf, size_t n)
 const char *
 svg_si(double v, char *buf, size_t n)
 {
-	static const char *const prefix[] = { "p", "n", "\xc2\xb5", "m", "", "k", "M", "G", "T", "P" };
+	static const char *const prefix[] = {
+		"p", "n", "\xc2\xb5", "m", "", "k", "M", "G", "T", "P"
+	};
 	int e;
 
 	if (v == 0 || !isfinite(v)) {
@@ -179,7 +181,8 @@ plot_frame(const Plot *p)
 		double x = plot_x(p, t[i]);
 		fprintf(p->f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
 			      "stroke=\"#ddd\"/>\n", x, p->y, x, p->y + p->h);
-		svg_text(p->f, x, p->y + p->h + 16, "middle", "tick x", svg_si(t[i], buf, sizeof buf));
+		svg_text(p->f, x, p->y + p->h + 16, "middle", "tick x",
+			 svg_si(t[i], buf, sizeof buf));
 	}
 	n = ticks(&p->ay, t);
 	for (int i = 0; i < n; i++) {
@@ -212,7 +215,8 @@ plot_series(const Plot *p, const double *x, const double *y, int n, int c, const
 			fprintf(p->f, " stroke-dasharray=\"%s\"", svg_dash(c));
 		fputs(" d=\"", p->f);
 		for (int i = 0; i < n; i++)
-			fprintf(p->f, "%s%.2f %.2f", i ? " L" : "M", plot_x(p, x[i]), plot_y(p, y[i]));
+			fprintf(p->f, "%s%.2f %.2f", i ? " L" : "M", plot_x(p, x[i]),
+				plot_y(p, y[i]));
 		fputs("\"/>\n", p->f);
 	}
 	for (int i = 0; i < n; i++) {
@@ -221,7 +225,8 @@ plot_series(const Plot *p, const double *x, const double *y, int n, int c, const
 		esc_xml(p->f, name);
 		/* a count: "1 GPU", "64 GPUs" */
 		snprintf(bx, sizeof bx, "%.0f %s%s", x[i], xunit, x[i] == 1 ? "" : "s");
-		fprintf(p->f, ": %s, %s</title></circle>\n", bx, svg_unit(y[i], yunit, by, sizeof by));
+		fprintf(p->f, ": %s, %s</title></circle>\n", bx,
+			svg_unit(y[i], yunit, by, sizeof by));
 	}
 	fputs("</g>\n", p->f);
 }

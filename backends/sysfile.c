@@ -60,7 +60,8 @@ seconds(FILE *f, double v)
 	const char *name = "s";
 
 	for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-		if (exact(v, u[i].scale, num, sizeof num) && (!*best || strlen(num) < strlen(best))) {
+		if (exact(v, u[i].scale, num, sizeof num) &&
+		    (!*best || strlen(num) < strlen(best))) {
 			memcpy(best, num, sizeof best);
 			name = u[i].name;
 		}

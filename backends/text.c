@@ -61,7 +61,7 @@ si(int64_t v, char *buf)
 }
 
 static void
-layer_table(const Graph *g, FILE *f)
+layer_lines(const Graph *g, FILE *f)
 {
 	char b1[96], b2[32], b3[32], b4[32];
 	int w = 5;
@@ -77,7 +77,8 @@ layer_table(const Graph *g, FILE *f)
 		const Layer *l = &g->layer[i];
 		fprintf(f, "%5d  ", i);
 		esc_text_pad(f, l->name, (size_t)w);
-		fprintf(f, "  %-15s %-18s %12s %10s %10s %10s\n", op_name(l->op), shape_str(&g->tensor[l->out[0]].shape, b1, sizeof b1),
+		fprintf(f, "  %-15s %-18s %12s %10s %10s %10s\n", op_name(l->op),
+			shape_str(&g->tensor[l->out[0]].shape, b1, sizeof b1),
 			grouped(l->cost.params, b2), si(l->cost.macs, b3),
 			si(l->cost.flops_fwd, b4), bytes(l->cost.act_bytes, (char[32]){ 0 }));
 	}
@@ -132,7 +133,7 @@ nested_note(unsigned used, FILE *f)
 static void
 system_lines(const Analysis *an, FILE *f)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	char b1[32], b2[32];
 
 	fputs("system       ", f);
@@ -145,28 +146,27 @@ system_lines(const Analysis *an, FILE *f)
 	esc_text(f, s->intra);
 	fprintf(f, " %.0f GB/s, network %.1f GB/s per node\n", s->intra_bw / 1e9, s->nic_bw / 1e9);
 	fputs("software     ", f);
-	esc_text(f, an->impl.name);
+	esc_text(f, an->q.impl.name);
 	fputs(" (", f);
-	esc_text(f, an->impl.source);
+	esc_text(f, an->q.impl.source);
 	fputs("): ", f);
-	esc_text(f, an->impl.framework);
+	esc_text(f, an->q.impl.framework);
 	fputc('\n', f);
-	if (an->set.global_batch)
-		snprintf(b1, sizeof b1, "global batch %" PRId64, an->set.global_batch);
+	if (an->q.set.global_batch)
+		snprintf(b1, sizeof b1, "global batch %" PRId64, an->q.set.global_batch);
 	else
-		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->set.batch_per_gpu);
-	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch", an->set.gpus,
-		an->set.gpus == 1 ? "" : "s", b1, precision_name(an->set.prec),
-		optimizer_name(an->set.opt),
-		grouped(an->set.dataset_size, b2));
-	if (an->set.zero)
-		fprintf(f, ", ZeRO stage %d%s", an->set.zero,
-			an->set.zero_node ? " inside each node (FSDP hybrid)" : "");
+		snprintf(b1, sizeof b1, "%" PRId64 " samples per GPU", an->q.set.batch_per_gpu);
+	fprintf(f, "training     %" PRId64 " GPU%s, %s, %s, %s, %s samples per epoch",
+		an->q.set.gpus, an->q.set.gpus == 1 ? "" : "s", b1, precision_name(an->q.set.prec),
+		optimizer_name(an->q.set.opt), grouped(an->q.set.dataset_size, b2));
+	if (an->q.set.zero)
+		fprintf(f, ", ZeRO stage %d%s", an->q.set.zero,
+			an->q.set.zero_node ? " inside each node (FSDP hybrid)" : "");
 	if (an->rc.k == RECOMPUTE_SELECTIVE)
 		fputs(", selective recomputation (attention)", f);
 	else if (an->rc.k)
 		fprintf(f, ", recomputation every %d layers", an->rc.k);
-	if (an->set.forward_only)
+	if (an->q.set.forward_only)
 		fputs(", forward only", f);
 	fputc('\n', f);
 }
@@ -239,8 +239,10 @@ strategy_table(const Analysis *an, FILE *f)
 	for (int i = 0, m = 0; an->max_batch && i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
 		if (k->max_batch && k->max_batch_why)
-			fprintf(f, "%s%s", m++ ? ", " : "max batch/GPU at the dataset's limit (a larger "
-						       "global batch would exceed it): ",
+			fprintf(f, "%s%s",
+				m++ ? ", "
+				    : "max batch/GPU at the dataset's limit (a larger "
+				      "global batch would exceed it): ",
 				strategy_name[k->kind]);
 		if (i == n - 1 && m)
 			fputc('\n', f);
@@ -248,18 +250,21 @@ strategy_table(const Analysis *an, FILE *f)
 	/* every part the iteration adds (the input pipeline overlaps them:
 	 * an iteration is their sum, or the input's time where that is
 	 * longer) */
-	fprintf(f, "\niteration by part (s): compute + bubble + exchange + reducer + collectives + "
-		   "p2p/halo + update\n  + recompute + copies + host wait = iteration, or the input "
-		   "pipeline's time where that is longer\n");
+	fprintf(f,
+		"\niteration by part (s): compute + bubble + exchange + reducer + collectives + "
+		"p2p/halo + update\n  + recompute + copies + host wait = iteration, or the input "
+		"pipeline's time where that is longer\n");
 	fprintf(f, "%-9s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s\n", "strategy", w,
-		"compute", w, "bubble", w, "exchange", w, "reducer", w, "collect.", w, "p2p/halo", w,
-		"update", w, "recompute", w, "copies", w, "host wait", w, "iteration", w, "input");
+		"compute", w, "bubble", w, "exchange", w, "reducer", w, "collect.", w, "p2p/halo",
+		w, "update", w, "recompute", w, "copies", w, "host wait", w, "iteration", w,
+		"input");
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
 		const IterTime *t = &k->t;
 		bool c = k->computable;
-		const double v[] = { t->compute, t->bubble, t->grad, t->reducer, t->layer, t->p2p,
-				     t->update, t->recompute, t->feed, t->dispatch, t->total, t->input };
+		const double v[] = { t->compute, t->bubble,   t->grad,   t->reducer,
+				     t->layer,   t->p2p,      t->update, t->recompute,
+				     t->feed,    t->dispatch, t->total,  t->input };
 		if (!c)
 			continue;
 		fprintf(f, "%-9s", strategy_name[k->kind]);
@@ -340,7 +345,7 @@ sweep_table(const Analysis *an, FILE *f)
 	fprintf(f, "  best\n");
 	for (int i = 0; i < an->nsweep; i++) {
 		const Analysis *s = &an->sweep[i];
-		fprintf(f, "%7" PRId64, s->set.gpus);
+		fprintf(f, "%7" PRId64, s->q.set.gpus);
 		for (int k = 0; k < STRAT_COUNT; k++) {
 			const Candidate *c = &s->cand[k];
 			if (c->analysed)
@@ -387,7 +392,7 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 	char b[32];
 
 	fprintf(f, "\nper-layer: %d blocks on %lld GPUs, global batch %.0f: %s per iteration "
-		   "(uniform:", pl->nblocks, (long long)an->set.gpus, pl->global_batch,
+		   "(uniform:", pl->nblocks, (long long)an->q.set.gpus, pl->global_batch,
 		secs(true, pl->time, b));
 	for (int m = 0; m < PL_MODES; m++)
 		fprintf(f, " %s %s", per_layer_mode_name[m],
@@ -403,12 +408,12 @@ per_layer_lines(const Graph *g, const Analysis *an, FILE *f)
 		       pl->degree[j + 1] == pl->degree[i])
 			j++;
 		/* a mode on all GPUs by its name; on fewer, the grid */
-		if (pl->mode[i] == PL_DATA || pl->degree[i] == an->set.gpus)
+		if (pl->mode[i] == PL_DATA || pl->degree[i] == an->q.set.gpus)
 			snprintf(how, sizeof how, "%s", per_layer_mode_name[pl->mode[i]]);
 		else
 			snprintf(how, sizeof how, "data=%lld x %s=%lld",
-				 (long long)(an->set.gpus / pl->degree[i]), per_layer_mode_name[pl->mode[i]],
-				 (long long)pl->degree[i]);
+				 (long long)(an->q.set.gpus / pl->degree[i]),
+				 per_layer_mode_name[pl->mode[i]], (long long)pl->degree[i]);
 		fprintf(f, "  %-8s layers %d-%d (", how, i, j);
 		esc_text(f, g->layer[i].name);
 		fputs(" .. ", f);
@@ -470,14 +475,16 @@ recommendation(const Analysis *an, FILE *f)
 	}
 	k = &an->cand[an->best];
 	if (pl && pl->done && pl->recommended)
-		fprintf(f, "\nrecommendation: use the per-layer splits (below): %s per iteration, %s "
-			   "per epoch.\nbest strategy: use %s parallelism (%s): %s per iteration, %s "
-			   "per epoch",
+		fprintf(f,
+			"\nrecommendation: use the per-layer splits (below): %s per iteration, %s "
+			"per epoch.\nbest strategy: use %s parallelism (%s): %s per iteration, %s "
+			"per epoch",
 			secs(true, pl->time, b1), secs(true, pl->epoch, b2), strategy_name[k->kind],
 			grid_str(k, grid, sizeof grid), secs(true, k->t.total, b1),
 			secs(true, k->epoch, b2));
 	else
-		fprintf(f, "\nrecommendation: use %s parallelism (%s): %s per iteration, %s per epoch",
+		fprintf(f,
+			"\nrecommendation: use %s parallelism (%s): %s per iteration, %s per epoch",
 			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
 			secs(true, k->t.total, b1), secs(true, k->epoch, b2));
 	if (an->runner_up_ratio > 1.005)
@@ -530,9 +537,10 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 		fprintf(f, "note         BatchNormalization looks folded into the convolutions "
 			   "(an eval-mode export);\n             the counts are of the file\n");
 	if (g->merged_inits)
-		fprintf(f, "note         %d initializer%s of equal elements read by several modules "
-			   "(the exporter's merges\n             of a fresh model's ones and zeros): "
-			   "counted once per module, %s parameters more\n",
+		fprintf(f,
+			"note         %d initializer%s of equal elements read by several modules "
+			"(the exporter's merges\n             of a fresh model's ones and zeros): "
+			"counted once per module, %s parameters more\n",
 			g->merged_inits, g->merged_inits == 1 ? "" : "s",
 			grouped(g->merged_params, b1));
 	for (int i = 0; i < g->nunknown; i++) {
@@ -555,6 +563,6 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (an->nsweep)
 		sweep_table(an, f);
 	if (o->layers)
-		layer_table(g, f);
+		layer_lines(g, f);
 	return !ferror(f);
 }

@@ -2,10 +2,12 @@
  * with oraclec's and ParaDL's prediction and accuracy, then the means per
  * strategy and overall.  Runs that give their precision get its column,
  * runs that measured their peak memory the memory's (measured, predicted,
- * accuracy) and its mean; a file without them, the table as it was.  Text
- * or CSV; nothing is computed here.  Names from the CSV (model, grid) are
+ * accuracy) and its mean; a file without them, the table as it was.  Text,
+ * CSV or JSON (the Backend table says which a format has); nothing is
+ * computed here.  Names from the CSV (model, grid) are
  * escaped for the format (util/escape.h). */
 #include "backends/backends.h"
+#include "backends/jsonout.h"
 #include "util/escape.h"
 
 #include <inttypes.h>
@@ -60,8 +62,8 @@ gigabytes(FILE *f, double v)
 		fprintf(f, v < 1e14 ? "%10.3f " : "%10.4g ", v / 1e9);
 }
 
-static void
-text(const Validation *v, FILE *f)
+bool
+validation_text(const Validation *v, FILE *f)
 {
 	bool prec = any_prec(v), peak = any_peak(v);
 
@@ -119,10 +121,11 @@ text(const Validation *v, FILE *f)
 	num(f, v->rank.tau, "%10.3f ", "         - ");
 	num(f, v->rank_paradl.tau, "%10.3f", "         -");
 	fputs("   (Kendall's tau over pairs of runs: whether the times rank as measured)\n", f);
+	return !ferror(f);
 }
 
-static void
-csv(const Validation *v, FILE *f)
+bool
+validation_csv(const Validation *v, FILE *f)
 {
 	bool prec = any_prec(v), peak = any_peak(v);
 
@@ -156,14 +159,69 @@ csv(const Validation *v, FILE *f)
 		}
 		fputc('\n', f);
 	}
+	return !ferror(f);
+}
+
+/* A figure, null when there is none. */
+static json_t *
+real_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *
+accuracy_json(const Accuracy *a)
+{
+	json_t *o = json_object();
+
+	set(o, "runs", json_integer(a->n));
+	set(o, "oraclec", real_or_null(a->oraclec));
+	set(o, "paradl_runs", json_integer(a->n_paradl));
+	set(o, "paradl", real_or_null(a->paradl));
+	return o;
 }
 
 bool
-validation_emit(const Validation *v, const char *format, FILE *f)
+validation_json(const Validation *v, FILE *f)
 {
-	if (format[0] == 'c')
-		csv(v, f);
-	else
-		text(v, f);
-	return !ferror(f);
+	json_t *root = json_object(), *runs = json_array(), *per = json_object(), *tau;
+	int status;
+
+	for (int i = 0; i < v->nrow; i++) {
+		const Measured *r = &v->row[i];
+		json_t *o = json_object();
+		set(o, "model", jstr(r->model));
+		set(o, "strategy", json_string(strategy_name[r->kind]));
+		set(o, "gpus", json_integer(r->gpus));
+		set(o, "grid", jstr(r->grid_text));
+		set(o, "precision",
+		    r->has_prec ? json_string(precision_name(r->prec)) : json_null());
+		set(o, "measured_s", json_real(r->measured));
+		set(o, "predicted_s", real_or_null(r->predicted));
+		set(o, "accuracy", real_or_null(r->acc));
+		set(o, "paradl_s", real_or_null(r->paradl));
+		set(o, "paradl_accuracy", real_or_null(r->acc_paradl));
+		set(o, "measured_peak_bytes", real_or_null(r->peak));
+		set(o, "predicted_peak_bytes", real_or_null(r->predicted_peak));
+		set(o, "memory_accuracy", real_or_null(r->acc_mem));
+		set(o, "limited_by", r->note ? jstr(r->note) : json_null());
+		json_array_append_new(runs, o);
+	}
+	set(root, "runs", runs);
+	for (int k = 0; k < STRAT_COUNT; k++)
+		if (v->per[k].n || v->per[k].n_paradl)
+			set(per, strategy_name[k], accuracy_json(&v->per[k]));
+	set(root, "strategies", per);
+	set(root, "all", accuracy_json(&v->all));
+	set(root, "memory", accuracy_json(&v->mem));
+	tau = json_object();
+	set(tau, "pairs", json_integer(v->rank.pairs));
+	set(tau, "oraclec", real_or_null(v->rank.tau));
+	set(tau, "paradl", real_or_null(v->rank_paradl.tau));
+	set(root, "tau", tau);
+	status =
+		json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(root);
+	fputc('\n', f);
+	return status == 0 && !ferror(f);
 }

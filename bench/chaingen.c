@@ -59,7 +59,8 @@ main(int argc, char **argv)
 		switch (k) {
 		case 0:
 		case 3:
-			printf("    t%ld = conv(t%ld, 64, kernel=3, pad=1, bias=false);\n", i, i - 1);
+			printf("    t%ld = conv(t%ld, 64, kernel=3, pad=1, bias=false);\n", i,
+			       i - 1);
 			break;
 		case 1:
 		case 4:

@@ -62,7 +62,7 @@ uniform(int L, int S, int *end)
 /* The model at path through oraclec's pipeline with the default settings
  * on the default system; NULL after errors (reported). */
 static Graph *
-analysed(const char *path, Analysis *an, Arena *a, FileList *files)
+analysed(const char *path, Analysis *an, Engine *eng, Arena *a, FileList *files)
 {
 	Graph *g = frontend_load(path, a, files, NULL);
 
@@ -70,7 +70,7 @@ analysed(const char *path, Analysis *an, Arena *a, FileList *files)
 		return NULL;
 	analysis_init(g, &settings_default);
 	if (!passes_run(g, NULL, PASS_MEMORY, NULL) ||
-	    !analysis_setup(an, &settings_default, g, system_load(default_system, a, files)) ||
+	    !analysis_setup(an, eng, &settings_default, g, system_load(default_system, a, files)) ||
 	    !passes_run(g, an, PASS_TIMING, NULL))
 		return NULL;
 	return g;
@@ -83,11 +83,13 @@ bench(const char *path)
 	FileList files = { 0 };
 	Graph *g;
 	Analysis an;
+	Engine *eng = engine_new(true);
 	double *t, *w, *m, elapsed, t0;
 	int *end, n, L;
 
 	arena_init(&a);
-	if (!(g = analysed(path, &an, &a, &files))) {
+	if (!(g = analysed(path, &an, eng, &a, &files))) {
+		engine_free(eng);
 		arena_free(&a);
 		files_free(&files);
 		return 1;
@@ -123,6 +125,7 @@ bench(const char *path)
 	free(w);
 	free(m);
 	free(end);
+	engine_free(eng);
 	arena_free(&a);
 	files_free(&files);
 	return 0;

@@ -27,7 +27,8 @@ static const Builtin builtin[] = {
 	  "    memory_bw = 900GB/s;        // V100 datasheet\n"
 	  "    gpus_per_node = 4;          // 4 x V100 per node (tech report)\n"
 	  "    intra = \"nvlink\";\n"
-	  "    intra_bw = 50GB/s;          // 2 NVLink-2 bricks per GPU pair (tech report, ParaDL)\n"
+	  "    intra_bw = 50GB/s;          // 2 NVLink-2 bricks per GPU pair (tech report, "
+	  "ParaDL)\n"
 	  "    intra_latency = 9us;        // ParaDL INTRA_CABLE_LAT (arXiv 1903.04611)\n"
 	  "    nic_bw = 7GB/s;             // effective: NCCL 2.3 runs a ring over one of the\n"
 	  "                                // 2 EDR rails (12.5 GB/s) per node, through the\n"
@@ -197,7 +198,8 @@ static const Builtin builtin[] = {
 	  "                                // (validation/h100/profile_resnet50_tf32.txt)\n"
 	  "    kernel_latency = 3us;\n"
 	  "    sms = 132;                  // H100 SXM5 datasheet\n"
-	  "    tile_overhead = 36;         // NeuSight's H100 microbenchmarks (tests/data/kernels)\n"
+	  "    tile_overhead = 36;         // NeuSight's H100 microbenchmarks "
+	  "(tests/data/kernels)\n"
 	  "    reserved = 2GiB;\n"
 	  "}\n" },
 };

@@ -489,7 +489,8 @@ positive_ints(Elab *E, const Arg *g, const Value *v, int64_t *out, int max, int 
 	}
 	for (int i = 0; i < (*n ? *n : 1); i++)
 		if (out[i] < min || out[i] > MAX_DIM) {
-			diag_error(g->loc, "'%s' value %" PRId64 " is out of range", g->key, out[i]);
+			diag_error(g->loc, "'%s' value %" PRId64 " is out of range", g->key,
+				   out[i]);
 			return false;
 		}
 	return true;
@@ -766,8 +767,8 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 					   op_name(op));
 				ok = false;
 			} else if (nin == max) {
-				diag_error(g->loc, "%s: takes at most %d input tensor%s", op_name(op),
-					   max, max == 1 ? "" : "s");
+				diag_error(g->loc, "%s: takes at most %d input tensor%s",
+					   op_name(op), max, max == 1 ? "" : "s");
 				ok = false;
 			} else {
 				if (nin == cap) {
@@ -918,8 +919,8 @@ call_block(Elab *E, Scope *S, const Stmt *st, const Decl *b)
 
 	for (int i = 0; i < E->depth; i++)
 		if (E->stack[i] == b) {
-			diag_error(st->callee_loc, "block '%s' calls itself; recursion is not allowed",
-				   b->name);
+			diag_error(st->callee_loc,
+				   "block '%s' calls itself; recursion is not allowed", b->name);
 			E->stop = 1;
 			return;
 		}
@@ -1179,7 +1180,8 @@ collect_blocks(Elab *E, const Decl *d)
 		for (const Param *p = d->params; p; p = p->next)
 			for (const Param *q = p->next; q; q = q->next)
 				if (strcmp(p->name, q->name) == 0)
-					diag_error(q->loc, "parameter '%s' declared twice", q->name);
+					diag_error(q->loc, "parameter '%s' declared twice",
+						   q->name);
 	}
 	return !diag_errors();
 }

@@ -96,6 +96,25 @@ struct Decl;
 const struct Decl *odl_block(const char *file, const char *text, size_t len, Arena *a, int kind,
 			     const char *what);
 
+/* noun.c: the two nouns named by a built-in's name or a file's: what
+ * each is called, the option that lists its built-ins, the DeclKind of
+ * its block and its table of built-ins. */
+typedef struct Noun {
+	const char *what;
+	const char *list;
+	int kind;
+	const char *(*builtin)(const char *name); /* the text, NULL: none */
+	const char *(*canonical)(const char *name);
+	const char *(*name)(int i);
+} Noun;
+extern const Noun noun_system, noun_implementation;
+/* The block *name names: a built-in's (*name then the name as the list
+ * says it, *source "built-in") or a file's (read, added to files; *source
+ * the file); NULL after an error (reported at `at`: an unknown name with
+ * the nearest, an unreadable file, not one block). */
+const struct Decl *noun_block(const Noun *n, const char **name, Loc at, Arena *a,
+			      FileList *files, const char **source);
+
 /* system.c: a built-in system by name, an ODL file with one `system`
  * block, or a ParaDL .plat file, with the implementation it names (a file
  * beside the system file), else the default one.  NULL after reporting

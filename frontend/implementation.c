@@ -4,7 +4,6 @@
  * left out keeps the value of the built-in its `base` names, else the
  * generic default (implementation_defaults). */
 #include "frontend/frontend.h"
-#include "util/similar.h"
 #include "grammar/ast.h"
 
 #include <stdlib.h>
@@ -30,8 +29,10 @@ base(const Decl *d, Arena *a, int depth, Implementation *im)
 		if (st->expr->kind != E_STRING)
 			return true; /* key_set reports the type */
 		if (!(text = builtin_impl(st->expr->name))) {
-			diag_error(st->expr->loc, "'base' must name a built-in implementation, "
-				   "not '%.64s' (--list-implementations shows them)", st->expr->name);
+			diag_error(st->expr->loc,
+				   "'base' must name a built-in implementation, "
+				   "not '%.64s' (--list-implementations shows them)",
+				   st->expr->name);
 			return false;
 		}
 		if (depth >= MAX_BASES) {
@@ -98,31 +99,12 @@ implementation_load(const char *name, Arena *a, FileList *files)
 Implementation *
 implementation_load_at(const char *name, Loc at, Arena *a, FileList *files)
 {
-	const char *text = builtin_impl(name);
-	char *buf;
-	size_t len;
-	Implementation *im;
+	const char *source;
+	const Decl *d = noun_block(&noun_implementation, &name, at, a, files, &source);
+	Implementation *im = d ? elaborate(d, a, source, 0) : NULL;
 
-	if (text) {
-		name = builtin_impl_canonical(name);
-		im = from_text(arena_printf(a, "<built-in %s>", name), text, strlen(text), a,
-			       "built-in", 0);
-		if (im)
-			im->name = name;
-		return im;
-	}
-	if (!strchr(name, '/') && !strchr(name, '.')) {
-		const char *near = similar_name(name, builtin_impl_name);
-		diag_error(at, "unknown implementation '%.64s'%s%s%s (--list-implementations "
-			   "shows the built-in ones; a file name needs a '.' or a '/')", name,
-			   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
-		return NULL;
-	}
-	if (!(buf = file_read(name, &len, MAX_ODL_BYTES, at)))
-		return NULL;
-	files_add(files, name);
-	im = from_text(name, buf, len, a, name, 0);
-	free(buf);
+	if (im && strcmp(source, "built-in") == 0)
+		im->name = name;
 	return im;
 }
 

@@ -79,7 +79,8 @@ key_set(const SysKey *k, void *base, const Expr *e, Loc loc)
 			break;
 		if (!in_range(&range[k->range], v)) {
 			diag_error(loc, "'%s' %g%s is out of range (%s%s)", k->name, v,
-				   unit_symbol[k->unit], range[k->range].text, unit_symbol[k->unit]);
+				   unit_symbol[k->unit], range[k->range].text,
+				   unit_symbol[k->unit]);
 			return false;
 		}
 		*(double *)p = v;

@@ -127,7 +127,8 @@ frontend_load(const char *path, Arena *a, FileList *files, const OnnxOptions *op
 		return a_model(path, b, n, false) ? dsl_load(path, a, files) : NULL;
 	if (paradl_name(path))
 		return paradl_load_net(path, a, files);
-	if (c == 0x08 || c == 0x12 || c == 0x1a || c == 0x3a || (n >= 2 && c == 0x1f && b[1] == 0x8b))
+	if (c == 0x08 || c == 0x12 || c == 0x1a || c == 0x3a ||
+	    (n >= 2 && c == 0x1f && b[1] == 0x8b))
 		return onnx_load(path, a, files, opt);
 	if (n >= (long)sizeof paradl_magic - 1 &&
 	    memcmp(b, paradl_magic, sizeof paradl_magic - 1) == 0)

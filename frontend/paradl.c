@@ -368,8 +368,9 @@ window(const Net *n, const Row *r, const Attr *a, Window *w)
 			lo = 0;
 		if (lo > hi || lo > 2 * (K - 1)) {
 			diag_error(at(n, r->line, r->col[3]),
-				   "row '%s': no padding gives %" PRId64 " from %" PRId64 " with kernel %"
-				   PRId64 " and stride %" PRId64 " (spatial dimension %d)",
+				   "row '%s': no padding gives %" PRId64 " from %" PRId64
+				   " with kernel %" PRId64 " and stride %" PRId64
+				   " (spatial dimension %d)",
 				   r->name, Wo, W, K, s, i + 1);
 			return false;
 		}
@@ -434,8 +435,9 @@ conv_row(Net *n, const Row *r, int in, bool bias)
 	if (!kernel(n, r, &a, &w))
 		return -1;
 	if (r->w.d[0] != r->x.d[0] || r->w.d[1] < 1) {
-		diag_error(at(n, r->line, r->col[2]), "row '%s': w %s must be CxFxK... with C = "
-						      "%" PRId64 ", the channels of x %s, and F > 0",
+		diag_error(at(n, r->line, r->col[2]),
+			   "row '%s': w %s must be CxFxK... with C = "
+			   "%" PRId64 ", the channels of x %s, and F > 0",
 			   r->name, dims_str(&r->w, b1), r->x.d[0], dims_str(&r->x, b2));
 		return -1;
 	}
@@ -556,8 +558,9 @@ row_layers(Net *n, Row *r, int in, bool bn_next)
 							      "the output of the row before",
 				   r->name, dims_str(&r->x, b1), dims_str(&have, b2));
 			if (r == n->row)
-				diag_note(at(n, r->line, r->col[1]), "the first row reads the input "
-								     "(line 2)");
+				diag_note(at(n, r->line, r->col[1]),
+					  "the first row reads the input "
+					  "(line 2)");
 			return -1;
 		}
 		/* an FC flattens anyway; element-wise rows keep any view */
@@ -609,8 +612,9 @@ timings(Net *n)
 		} else if (r->t > 0) {
 			g->timing = room(n->a, g->timing, g->ntiming, sizeof *g->timing);
 			open = g->ntiming++;
-			g->timing[open] = (Timing){ r->first, r->last, r->t / 3, 2 * r->t / 3, false,
-						    at(n, r->line, r->col[4]) };
+			g->timing[open] =
+				(Timing){ r->first,     r->last, r->t / 3,
+					  2 * r->t / 3, false,   at(n, r->line, r->col[4]) };
 		} else if (open >= 0) {
 			g->timing[open].last = r->last;
 		} else {

@@ -9,7 +9,6 @@
  * infinite or a memory absurd is refused here, where the file and line
  * are known).  docs/systems.md lists the keys. */
 #include "frontend/frontend.h"
-#include "util/similar.h"
 #include "grammar/ast.h"
 
 #include <stddef.h>
@@ -58,11 +57,12 @@ settings(const Stmt *st, const Key *keys, size_t n, void *base, bool *seen, Syst
 			lv = &s->level[s->nlevels++];
 			lv->name = st->lhs;
 			lv->oversub = 1;
-			settings(st->body, level_keys, sizeof lseen / sizeof lseen[0], lv, lseen, s);
+			settings(st->body, level_keys, sizeof lseen / sizeof lseen[0], lv, lseen,
+				 s);
 			for (size_t i = 0; i < sizeof lseen / sizeof lseen[0]; i++)
 				if (level_keys[i].required && !lseen[i])
-					diag_error(st->loc, "level '%s' does not give '%s'", st->lhs,
-						   level_keys[i].name);
+					diag_error(st->loc, "level '%s' does not give '%s'",
+						   st->lhs, level_keys[i].name);
 			if (lv->oversub < 1)
 				lv->oversub = 1;
 			continue;
@@ -112,14 +112,6 @@ elaborate(const Decl *d, Arena *a, const char *source)
 	return diag_errors() > errors ? NULL : s;
 }
 
-static System *
-from_text(const char *file, const char *text, size_t len, Arena *a, const char *source)
-{
-	const Decl *d = odl_block(file, text, len, a, D_SYSTEM, "system");
-
-	return d ? elaborate(d, a, source) : NULL;
-}
-
 static System *load(const char *name, Arena *a, FileList *files);
 
 System *
@@ -164,40 +156,22 @@ beside(const char *file, const char *name, Arena *a)
 static System *
 load(const char *name, Arena *a, FileList *files)
 {
-	const char *text = builtin_system(name);
-	char *buf;
-	size_t len;
-	System *s;
 	size_t n = strlen(name);
+	const char *source;
+	const Decl *d;
+	System *s;
 
-	if (text) {
-		/* reported as --list-systems names it (dgx-a100), not as the
-		 * ODL identifier of its block (dgx_a100) */
-		name = builtin_system_canonical(name);
-		s = from_text(arena_printf(a, "<built-in %s>", name), text, strlen(text), a,
-			      "built-in");
-		if (s)
-			s->name = name;
-		return s;
-	}
 	if (n > 5 && strcmp(name + n - 5, ".plat") == 0) {
 		/* the default system, with the constants the file gives */
 		s = load(default_system, a, files);
 		return s && plat_read(name, files, s) ? s : NULL;
 	}
-	if (!strchr(name, '/') && !strchr(name, '.')) {
-		const char *near = similar_name(name, builtin_system_name);
-		diag_error(LOC_NONE, "unknown system '%.64s'%s%s%s (--list-systems shows the "
-			   "built-in ones; a file name needs a '.' or a '/')", name,
-			   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	if (!(d = noun_block(&noun_system, &name, LOC_NONE, a, files, &source)) ||
+	    !(s = elaborate(d, a, source)))
 		return NULL;
-	}
-	if (!(buf = file_read(name, &len, MAX_ODL_BYTES, LOC_NONE)))
-		return NULL;
-	files_add(files, name);
-	s = from_text(name, buf, len, a, name);
-	free(buf);
-	if (s && s->implementation)
+	if (strcmp(source, "built-in") == 0)
+		s->name = name;
+	else if (s->implementation)
 		s->implementation = beside(name, s->implementation, a);
 	return s;
 }

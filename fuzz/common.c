@@ -153,7 +153,7 @@ fuzz_passes(Graph *g)
  * when the plan cannot be made), in every format, as oraclec --plan
  * makes it: pipelines priced at the modules' cut points. */
 static void
-plans(Graph *g, const System *s, const Settings *set, StrategyOpts o)
+plans(Graph *g, const System *s, const Settings *set, StrategyOpts o, Engine *eng)
 {
 	static const char *const kind[] = { "generic", "pytorch", "deepspeed", "megatron",
 					    "slurm" };
@@ -163,7 +163,7 @@ plans(Graph *g, const System *s, const Settings *set, StrategyOpts o)
 
 	modules_derive(g, &mod);
 	o.cut_after = plan_cuts(g, &mod);
-	if (!analysis_setup(&an, set, g, s) || !strategies_run(g, &an, &o) ||
+	if (!analysis_setup(&an, eng, set, g, s) || !strategies_run(g, &an, &o) ||
 	    !placement_run(g, &an, &o, &mod, &pl))
 		return;
 	for (size_t i = 0; i < sizeof kind / sizeof *kind; i++)
@@ -179,6 +179,7 @@ fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .spatial_split = SPLIT_AUTO };
 	Settings set = settings_default;
 	Analysis an;
+	Engine *eng;
 
 	/* the analysis is linear in the layers but runs many times (the
 	 * strategies, the advice's fewer GPUs, the plans, paper mode): a model
@@ -189,18 +190,22 @@ fuzz_analyse(Graph *g, const System *s, int64_t gpus, Arena *a, FileList *files)
 	set.gpus = gpus;
 	if (!s)
 		s = system_load(default_system, a, files);
-	if (!analysis_setup(&an, &set, g, s) || !passes_run(g, &an, PASS_TIMING, NULL))
+	eng = engine_new(true);
+	if (!analysis_setup(&an, eng, &set, g, s) || !passes_run(g, &an, PASS_TIMING, NULL)) {
+		engine_free(eng);
 		return;
+	}
 	if (strategies_run(g, &an, &o)) {
 		text_emit(g, &an, &layers, devnull);
 		json_emit(g, &an, &layers, devnull);
 		csv_emit(g, &an, &layers, devnull);
-		plans(g, s, &set, o);
+		plans(g, s, &set, o, eng);
 	}
 	o.model = &cost_model_paper;
 	o.spatial_split = SPLIT_ALL;
-	if (analysis_setup(&an, &set, g, s) && strategies_run(g, &an, &o))
+	if (analysis_setup(&an, eng, &set, g, s) && strategies_run(g, &an, &o))
 		csv_emit(g, &an, &layers, devnull);
+	engine_free(eng);
 }
 
 void

@@ -48,10 +48,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Validation v = { 0 };
 	FileList files = { 0 };
 	CalibRow *cr;
+	Engine *eng;
 	Arena a;
 
 	if (!model)
 		once();
+	eng = engine_new(true);
 	arena_init(&a);
 	v.row = measured_load(fuzz_file("in.csv", data, size), &a, &files, &v.nrow);
 	if (!v.row)
@@ -63,7 +65,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		Analysis *an = arena_alloc(&a, sizeof *an);
 
-		if (!analysis_measured(an, &settings_default, model, abci, r))
+		if (!analysis_measured(an, eng, &settings_default, model, abci, r))
 			abort(); /* the fixed model on abci must analyse */
 		analysis_row(&cr[i], model, an, r);
 		strategy_predict(model, an, &so, r->kind, r->grid, &k);
@@ -71,8 +73,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r->note = k.computable ? k.bottleneck : k.reason;
 	}
 	validation_score(&v);
-	validation_emit(&v, "text", devnull);
-	validation_emit(&v, "csv", devnull);
+	validation_text(&v, devnull);
+	validation_csv(&v, devnull);
 	if (v.nrow <= 3) {
 		System s = *abci;
 		Calibration cal;
@@ -81,6 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		system_emit(&s, "fuzz", "calibrated", devnull);
 	}
 done:
+	engine_free(eng);
 	fuzz_done(&a, &files);
 	return 0;
 }

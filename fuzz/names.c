@@ -218,7 +218,7 @@ static void
 reports(const Graph *g, const Analysis *an)
 {
 	static const ReportOpts layers = { .layers = true };
-	const char *first[2] = { g->name, an->sys->name };
+	const char *first[2] = { g->name, an->q.sys->name };
 	json_t *j;
 	Out o;
 
@@ -233,9 +233,9 @@ reports(const Graph *g, const Analysis *an)
 	out_end(&o);
 	j = json_of(&o);
 	CHECK(json_is(json_object_get(json_object_get(j, "model"), "name"), g->name));
-	CHECK(json_is(json_object_get(json_object_get(j, "system"), "name"), an->sys->name));
+	CHECK(json_is(json_object_get(json_object_get(j, "system"), "name"), an->q.sys->name));
 	CHECK(json_is(json_object_get(json_object_get(json_object_get(j, "system"), "gpu"), "name"),
-		      an->sys->gpu));
+		      an->q.sys->gpu));
 	CHECK(json_array_size(json_object_get(j, "layers")) == (size_t)g->nlayer);
 	json_decref(j);
 	free(o.buf);
@@ -360,12 +360,12 @@ validation(char **nm)
 
 	validation_score(&v);
 	out_begin(&o);
-	CHECK(validation_emit(&v, "text", o.f));
+	CHECK(validation_text(&v, o.f));
 	out_end(&o);
 	no_control(&o, "\n");
 	free(o.buf);
 	out_begin(&o);
-	CHECK(validation_emit(&v, "csv", o.f));
+	CHECK(validation_csv(&v, o.f));
 	out_end(&o);
 	CHECK(csv_records(&o, 10, 1, first, 1) == 3); /* no precision, no peak */
 	free(o.buf);
@@ -429,12 +429,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		set.sample_bytes = 4.0 * D;
 		modules_derive(g, &mod);
 		opt.cut_after = plan_cuts(g, &mod);
-		if (analysis_setup(&an, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
+		Engine *eng = engine_new(true);
+		if (analysis_setup(&an, eng, &set, g, s) && passes_run(g, &an, PASS_TIMING, NULL) &&
 		    strategies_run(g, &an, &opt)) {
 			reports(g, &an);
 			if (placement_run(g, &an, &opt, &mod, &pl))
 				plans(g, &an, &pl);
 		}
+		engine_free(eng);
 	}
 	fuzz_done(&a, &files);
 	return 0;

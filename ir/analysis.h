@@ -6,7 +6,8 @@
 #define ORACLEC_IR_ANALYSIS_H
 
 #ifdef ORACLEC_FRONTEND
-#error "ir/analysis.h: a frontend knows nothing of the analysis (graph.h, system.h, grid.h, measured.h)"
+#error "ir/analysis.h: a frontend knows nothing of the analysis (graph.h, system.h, grid.h, \
+measured.h)"
 #endif
 
 #include "ir/graph.h"
@@ -210,39 +211,19 @@ typedef struct PerLayer {
 	                             the recommendation (per_layer_recommend) */
 } PerLayer;
 
-/* What an analysis is asked for: oraclec's options, else the defaults of
- * settings_default (plan/analysis.h, documented in oraclec(1)).  An
- * Analysis embeds them as analysis_setup resolved them (Analysis.set). */
-typedef struct Settings {
-	Precision prec;         /* fp32 */
-	Optimizer opt;          /* SGD with momentum, the usual optimizer for CNNs */
-	int64_t gpus;           /* 1 */
-	int64_t batch_per_gpu;  /* weak scaling: 32 samples, the common per-GPU
-	                           batch of ImageNet CNN training */
-	int64_t global_batch;   /* strong scaling: a fixed global batch; 0: weak */
-	int64_t dataset_size;   /* samples per epoch; 0: the model's, else
-	                           ImageNet-1k's 1,281,167 training images */
-	double sample_bytes;    /* stored bytes of one sample; 0: ImageNet's
-	                           average JPEG for a JPEG, a byte per item for
-	                           a raw image, else 4 */
-	bool as_exported;       /* keep an eval-mode export's folded graph */
-	Schedule schedule;      /* pipeline schedule: gpipe */
-	int virtual_stages;     /* interleaved:V; 0 or 1 otherwise */
-	int64_t micro_batches;  /* --micro-batches; 0: chosen */
-	const char *dropout_after; /* --dropout LAYER,...: NULL none */
-	bool channels_last;     /* activations in NHWC (docs/model.md, "Precision") */
-	const Implementation *impl; /* --implementation; NULL: the system's */
-	int loader_workers;     /* --loader-workers; 0: the implementation's */
-	DataKind data;          /* --data; DATA_AUTO: from the input's shape */
-	bool forward_only;      /* --forward-only */
-	int zero;               /* --zero: ZeRO stage 0-3 */
-	bool zero_node;         /* --fsdp hybrid: stage 3 shards inside a node */
-	int recompute;          /* --recompute: RECOMPUTE_NONE, RECOMPUTE_FULL
-	                           or K > 0, segments of K layers */
-} Settings;
-
 /* Settings.recompute; > 0: every K */
 enum { RECOMPUTE_NONE = 0, RECOMPUTE_FULL = -1, RECOMPUTE_ATTENTION = -2 };
+
+/* What an analysis is asked for: oraclec's options, else the defaults of
+ * settings_default (plan/analysis.h, documented in oraclec(1)).  One
+ * field a row of ir/settings.def, which says what each is, its default
+ * and how the engine's memos key on it.  An Analysis embeds them as
+ * analysis_setup resolved them (Query.set). */
+typedef struct Settings {
+#define SETTING(type, name, dflt, shown, layer, plan) type name;
+#include "ir/settings.def"
+#undef SETTING
+} Settings;
 
 /* What --search leaves fixed: the options given. */
 typedef struct SearchFix {
@@ -266,7 +247,11 @@ typedef struct Search {
 	                             it is */
 } Search;
 
-typedef struct Analysis {
+/* What the user asked, as analysis_setup resolved it: the system, the
+ * software stack and the settings (ir/settings.def).  With the model (the
+ * graph, by its identity and version) it is the query every memo of the
+ * engine keys on, through the key its table states (model/key.c). */
+typedef struct Query {
 	const System *sys;
 	Implementation impl;      /* the software stack, with what the system
 	                             file overrides (analysis_setup) */
@@ -284,6 +269,16 @@ typedef struct Analysis {
 	                             ZeRO++ hpZ); forward_only: no backward (the
 	                             ParaDL CosmoFlow runs), gradients still
 	                             exchanged, weights still updated */
+} Query;
+
+/* An analysis: its query, and what the passes, the cost models and the
+ * planning found for it. */
+struct Engine;
+
+typedef struct Analysis {
+	Query q;                  /* what was asked */
+	struct Engine *eng;       /* where its figures are kept, shared by the
+	                             analyses of one run (model/engine.h) */
 	Recompute rc;             /* activation recomputation, from set.recompute */
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */

@@ -193,7 +193,8 @@ layer_add_output(Graph *g, int l, const char *tensor_name)
 {
 	int t = graph_add_tensor(g, tensor_name, l);
 	Layer *ly = &g->layer[l];
-	int *out = arena_alloc_aligned(g->arena, ((size_t)ly->nout + 1) * sizeof(int), _Alignof(int));
+	int *out =
+		arena_alloc_aligned(g->arena, ((size_t)ly->nout + 1) * sizeof(int), _Alignof(int));
 
 	if (ly->nout)
 		memcpy(out, ly->out, ly->nout * sizeof(int));

@@ -53,7 +53,7 @@ fmt(const Shape *s, char *buf)
 /* The spatial rank of a conv or pool: the input's rank minus channels
  * and the leading dimensions (attr.lead). */
 static bool
-spatial(Ctx *c, const Shape *x, int *n)
+spatial_dims(Ctx *c, const Shape *x, int *n)
 {
 	char b[96];
 	int lead = c->l->attr.lead;
@@ -116,7 +116,7 @@ conv(Ctx *c, Shape *y)
 	int64_t wd[2 + MAX_SPATIAL];
 	int n, k = a->lead;
 
-	if (!spatial(c, x, &n))
+	if (!spatial_dims(c, x, &n))
 		return false;
 	cin = x->d[k];
 	if (cin % g || f % g) {
@@ -161,7 +161,7 @@ pool(Ctx *c, Shape *y)
 	const Shape *x = in(c, 0);
 	int n;
 
-	if (!spatial(c, x, &n))
+	if (!spatial_dims(c, x, &n))
 		return false;
 	*y = *x;
 	for (int i = 0, k = c->l->attr.lead + 1; i < n; i++)
@@ -354,7 +354,8 @@ reshape(Ctx *c, Shape *y)
 	}
 	if (infer >= 0 && have % known == 0)
 		y->d[infer] = have / known;
-	if ((infer >= 0 && have % known) || (infer < 0 && known != have) || y->d[infer < 0 ? 0 : infer] < 1) {
+	if ((infer >= 0 && have % known) || (infer < 0 && known != have) ||
+	    y->d[infer < 0 ? 0 : infer] < 1) {
 		ERR(c, "cannot reshape %s (%" PRId64 " elements) to [%s]", fmt(x, b1), have,
 		    fmt(t, b2));
 		return false;

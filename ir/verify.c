@@ -39,7 +39,8 @@ unique_names(const Graph *g)
 	qsort(ix, g->nlayer, sizeof *ix, byname);
 	for (int i = 1; i < g->nlayer; i++)
 		if (strcmp(g->layer[ix[i]].name, g->layer[ix[i - 1]].name) == 0)
-			bad(g, "layer name '%s' used twice (layer %d)", g->layer[ix[i]].name, ix[i]);
+			bad(g, "layer name '%s' used twice (layer %d)", g->layer[ix[i]].name,
+			    ix[i]);
 	free(ix);
 }
 

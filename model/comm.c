@@ -139,8 +139,8 @@ alltoall_time(const System *s, Group g, double bytes)
 double
 p2p_time(const Analysis *an, double bytes, bool across_nodes)
 {
-	const System *s = an->sys;
-	const Implementation *im = &an->impl;
+	const System *s = an->q.sys;
+	const Implementation *im = &an->q.impl;
 	double net = s->nic_bw < s->intra_bw ? s->nic_bw : s->intra_bw;
 
 	if (im->staged)
@@ -157,10 +157,10 @@ p2p_time(const Analysis *an, double bytes, bool across_nodes)
 double
 gather_time(const Analysis *an, Group g, double bytes)
 {
-	const Implementation *im = &an->impl;
+	const Implementation *im = &an->q.impl;
 
 	if (!im->staged || g.size <= 1 || bytes <= 0)
-		return allgather_time(an->sys, g, bytes);
+		return allgather_time(an->q.sys, g, bytes);
 	return (double)(g.size - 1) * im->send_latency + bytes / im->staging_bw +
-	       (g.per_node < g.size ? allgather_time(an->sys, g, bytes) : 0);
+	       (g.per_node < g.size ? allgather_time(an->q.sys, g, bytes) : 0);
 }

@@ -42,7 +42,7 @@ aten_depthwise(const Analysis *an, const Graph *g, const Layer *l, bool fp16)
 {
 	const Shape *x;
 
-	if (!an->impl.aten_depthwise || l->op != OP_CONV || l->attr.nspatial != 2 ||
+	if (!an->q.impl.aten_depthwise || l->op != OP_CONV || l->attr.nspatial != 2 ||
 	    l->attr.groups <= 1 || g->channels_last || fp16)
 		return false;
 	x = &g->tensor[l->in[0]].shape;
@@ -64,7 +64,7 @@ depthwise(const Graph *g, const Layer *l)
 bool
 layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
 {
-	return aten_depthwise(an, g, l, precision_dtype(an->set.prec, true) == DT_FP16);
+	return aten_depthwise(an, g, l, precision_dtype(an->q.set.prec, true) == DT_FP16);
 }
 
 /* The number format layer l computes in: the precision's, but for the
@@ -74,10 +74,10 @@ layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
 static Dtype
 dtype(const Analysis *an, const Graph *g, const Layer *l)
 {
-	Dtype dt = precision_dtype(an->set.prec, l->cost.macs > 0);
+	Dtype dt = precision_dtype(an->q.set.prec, l->cost.macs > 0);
 
-	if (dt == DT_FP32 && an->impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
-	    an->sys->peak[DT_TF32] > 0 && !aten_depthwise(an, g, l, false))
+	if (dt == DT_FP32 && an->q.impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
+	    an->q.sys->peak[DT_TF32] > 0 && !aten_depthwise(an, g, l, false))
 		return DT_TF32;
 	return dt;
 }
@@ -116,10 +116,10 @@ static double
 fused_attention(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
 		bool bwd, Dtype dt, double peak, double u)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	double io = 0, b = g->low_bytes ? g->low_bytes : g->elem_bytes, flops;
 
-	if (!an->impl.fused_attention || !l->attn)
+	if (!an->q.impl.fused_attention || !l->attn)
 		return -1;
 	if (l->attn == ATTN_CORE)
 		return 0;
@@ -147,7 +147,7 @@ static double
 roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd,
 	 bool weights)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	const Cost *c = &l->cost;
 	Dtype dt = dtype(an, g, l);
 	bool aten = aten_depthwise(an, g, l, dt == DT_FP16);
@@ -161,7 +161,8 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
 	double fwd = ((double)c->bytes_fwd - wbytes) * narrow * n * share;
 	double act = bwd ? (double)c->bytes_bwd * narrow * n * share : fwd;
-	double bytes, fused = fused_attention(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt));
+	double bytes,
+		fused = fused_attention(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt));
 
 	if (fused >= 0)
 		return fused;
@@ -172,11 +173,14 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	 * input and the output gradient over the whole batch: 2 k_h k_w
 	 * reads of the output's size (conv_depthwise2d_grad_weight_kernel) */
 	if (aten && bwd)
-		act = (c->flops_bwd_data > 0 ? fwd : 0) + 2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
-				    (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
+		act = (c->flops_bwd_data > 0 ? fwd : 0) +
+		      2.0 * l->attr.kernel[0] * l->attr.kernel[1] *
+			      (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n *
+			      share;
 	bytes = (act > 0 ? act : 0) + (weights ? wbytes * share : 0);
 	double tc = aten ? flops / (peak * efficiency(s, l, dt))
-			 : kernel_compute(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt), flops);
+			 : kernel_compute(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt),
+					  flops);
 	double tm = bytes / bandwidth(s, g, l);
 	/* Tensor cores work on NHWC: on PyTorch's default NCHW tensors cuDNN
 	 * transposes a convolution's operands in kernels of their own, a read
@@ -189,8 +193,9 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	 * convolutions) */
 	double dy = (double)g->tensor[l->out[0]].elems * g->elem_bytes * narrow * n * share;
 	double tt = op_info[l->op].cls == OPC_CONV && dt != DT_FP32 && s->peak[dt] > 0 &&
-			    !g->channels_last && !aten && act > 0
-			    ? 2 * (bwd && an->impl.transposes_once ? dy : act) / (s->mem_bw * s->eff_mem)
+				    !g->channels_last && !aten && act > 0
+			    ? 2 * (bwd && an->q.impl.transposes_once ? dy : act) /
+				      (s->mem_bw * s->eff_mem)
 			    : 0;
 
 	if (op_info[l->op].save & S_VIEW)
@@ -207,10 +212,11 @@ static double
 cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd)
 {
 	const Cost *c = &l->cost;
-	double elems = (double)c->cast_w * share + (double)(bwd ? c->cast_grad : c->cast_in) * n * share;
+	double elems =
+		(double)c->cast_w * share + (double)(bwd ? c->cast_grad : c->cast_in) * n * share;
 	int ops = c->cast_wn + (bwd ? c->cast_gradn : c->cast_inn);
 
-	return ops * an->sys->kernel_lat + elems * 6 / (an->sys->mem_bw * an->sys->eff_mem);
+	return ops * an->q.sys->kernel_lat + elems * 6 / (an->q.sys->mem_bw * an->q.sys->eff_mem);
 }
 
 /* Where the gradients stay allocated between iterations (zero_grad =
@@ -223,8 +229,8 @@ cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd)
 static double
 accumulate_time(const Analysis *an, const Graph *g, const Layer *l, double share)
 {
-	const System *s = an->sys;
-	int ops = an->impl.zero_grad && an->set.zero < 2 && l->cost.params > 0 ? l->nw : 0;
+	const System *s = an->q.sys;
+	int ops = an->q.impl.zero_grad && an->q.set.zero < 2 && l->cost.params > 0 ? l->nw : 0;
 
 	if (!ops)
 		return 0;
@@ -242,7 +248,7 @@ static double
 pattern_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
 	     bool bwd)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	double narrow = l->low && g->low_bytes ? (double)g->low_bytes / g->elem_bytes : 1;
 	double e = (double)g->tensor[l->in[0]].elems * n * share * g->elem_bytes * narrow;
 	bool ln = l->pattern == PAT_LAYERNORM;
@@ -264,14 +270,14 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 		kernels = 2; /* data and weight gradients */
 	else if (bwd && l->cost.bytes_bwd == 0 && l->cost.flops_bwd == 0)
 		kernels = 0; /* an add passes its gradient on */
-	if (bwd && an->set.forward_only)
+	if (bwd && an->q.set.forward_only)
 		return 0; /* no backward pass, no dispatch */
 	if (l->pattern && !l->timed)
 		return pattern_time(an, g, l, n, share, bwd) + cast_time(an, l, n, share, bwd);
-	if (an->impl.fused_attention && l->attn) /* one kernel for the attention */
+	if (an->q.impl.fused_attention && l->attn) /* one kernel for the attention */
 		return roofline(an, g, l, n, share, bwd, true) +
 		       (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
-	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->sys->kernel_lat +
+	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->q.sys->kernel_lat +
 	      cast_time(an, l, n, share, bwd);
 	if (bwd)
 		gpu += accumulate_time(an, g, l, share);
@@ -383,14 +389,17 @@ step_ops(Optimizer opt)
 double
 update_time(const Analysis *an, double params, double arrays)
 {
-	const System *s = an->sys;
-	const Implementation *im = &an->impl;
+	const System *s = an->q.sys;
+	const Implementation *im = &an->q.impl;
 	double chunks = ceil(arrays / FOREACH_TENSORS), big = ceil(params / FOREACH_ELEMS);
 	double per = im->step == STEP_FOREACH ? (chunks > big ? chunks : big) : arrays;
-	double kernels = (im->step == STEP_PER_OP || im->step == STEP_FOREACH ? step_ops(an->set.opt) : 1) +
-			 (im->zero_grad ? 1 : 0);
+	double kernels =
+		(im->step == STEP_PER_OP || im->step == STEP_FOREACH ? step_ops(an->q.set.opt)
+								     : 1) +
+		(im->zero_grad ? 1 : 0);
 
-	return params * update_bytes(an->set.opt) / (s->mem_bw * s->eff_mem) + per * kernels * s->kernel_lat;
+	return params * update_bytes(an->q.set.opt) / (s->mem_bw * s->eff_mem) +
+	       per * kernels * s->kernel_lat;
 }
 
 /* CPU seconds one loader worker spends on a sample: decoding and
@@ -399,9 +408,10 @@ update_time(const Analysis *an, double params, double arrays)
 static double
 sample_cpu(const Analysis *an)
 {
-	switch (an->set.data) {
-	case DATA_JPEG: return an->impl.decode_bw > 0 ? an->set.sample_bytes / an->impl.decode_bw : 0;
-	case DATA_RAW: return an->impl.raw_sample;
+	switch (an->q.set.data) {
+	case DATA_JPEG:
+		return an->q.impl.decode_bw > 0 ? an->q.set.sample_bytes / an->q.impl.decode_bw : 0;
+	case DATA_RAW: return an->q.impl.raw_sample;
 	default: return 0;
 	}
 }
@@ -413,8 +423,8 @@ sample_cpu(const Analysis *an)
 static double
 shared_reads(const Analysis *an, double node_samples, double nodes)
 {
-	double shard = (double)an->set.dataset_size / (nodes > 1 ? nodes : 1);
-	double miss = shard > an->sys->cache_files ? 1 - an->sys->cache_files / shard : 0;
+	double shard = (double)an->q.set.dataset_size / (nodes > 1 ? nodes : 1);
+	double miss = shard > an->q.sys->cache_files ? 1 - an->q.sys->cache_files / shard : 0;
 
 	return node_samples * nodes * miss;
 }
@@ -427,15 +437,16 @@ shared_reads(const Analysis *an, double node_samples, double nodes)
 double
 input_time(const Analysis *an, double samples, double cores, double node_samples, double nodes)
 {
-	const System *s = an->sys;
-	double workers = an->impl.loader_workers < cores ? an->impl.loader_workers : cores;
-	double bytes = s->storage_bw > 0 ? node_samples * an->set.sample_bytes / s->storage_bw : 0;
+	const System *s = an->q.sys;
+	double workers = an->q.impl.loader_workers < cores ? an->q.impl.loader_workers : cores;
+	double bytes =
+		s->storage_bw > 0 ? node_samples * an->q.set.sample_bytes / s->storage_bw : 0;
 	double files = s->fs_file_rate > 0 ? shared_reads(an, node_samples, nodes) / s->fs_file_rate
 					   : 0;
 	double read = bytes > files ? bytes : files;
 	double cpu = workers > 0 ? samples * sample_cpu(an) / workers : 0;
 
-	if (an->set.data == DATA_SYNTHETIC)
+	if (an->q.set.data == DATA_SYNTHETIC)
 		return 0;
 
 	return read > cpu ? read : cpu;

@@ -13,10 +13,11 @@
 
 enum { SPLIT_AUTO, SPLIT_ALL }; /* PredictCtx.spatial_split */
 
-/* What a prediction reads besides the strategy and its grid.  The next
- * inputs join here: the implementation (how a framework realizes a
- * strategy: its collectives, overlap, memory) and the pipeline schedule
- * (GPipe today); each model reads what it understands. */
+/* What a prediction reads besides the strategy and its grid: the graph,
+ * the analysis (its query: the system, the implementation -- how a
+ * framework realizes a strategy: its collectives, overlap, memory -- and
+ * the settings, the pipeline's schedule among them) and the options of
+ * the strategies; each model reads what it understands. */
 typedef struct PredictCtx {
 	const Graph *g;          /* PASS_COST, PASS_MEMORY done; timings spread */
 	const Analysis *an;      /* system, precision, optimizer, batch, dataset */

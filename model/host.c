@@ -49,18 +49,18 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 	const Cost *c = &l->cost;
 	double ops;
 
-	if (bwd && an->set.forward_only)
+	if (bwd && an->q.set.forward_only)
 		return 0;
-	if ((an->impl.fused_attention && l->attn > ATTN_QK) || l->pattern == PAT_PART)
+	if ((an->q.impl.fused_attention && l->attn > ATTN_QK) || l->pattern == PAT_PART)
 		return 0; /* one operator's call, counted at its first layer */
 	if (op_info[l->op].save & S_VIEW)
-		return bwd ? 0 : an->impl.dispatch; /* a call that launches nothing */
+		return bwd ? 0 : an->q.impl.dispatch; /* a call that launches nothing */
 	if (!bwd)
 		ops = 1 + (l->op == OP_BATCHNORM) + c->cast_wn + c->cast_inn;
 	else
 		ops = 1 + c->cast_gradn +
-		      (an->impl.zero_grad && an->set.zero < 2 && c->params > 0 ? l->nw : 0);
-	return ops * an->impl.dispatch + library_calls(an, g, l, bwd) * an->impl.library_call;
+		      (an->q.impl.zero_grad && an->q.set.zero < 2 && c->params > 0 ? l->nw : 0);
+	return ops * an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
 }
 
 /* The operators the optimizer's step issues per tensor operation: one
@@ -69,9 +69,9 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 double
 step_host(const Analysis *an, double arrays)
 {
-	const Implementation *im = &an->impl;
-	double ops = im->step == STEP_FOREACH ? step_ops(an->set.opt)
-		     : im->step == STEP_PER_OP ? arrays * step_ops(an->set.opt)
+	const Implementation *im = &an->q.impl;
+	double ops = im->step == STEP_FOREACH ? step_ops(an->q.set.opt)
+		     : im->step == STEP_PER_OP ? arrays * step_ops(an->q.set.opt)
 					       : arrays;
 
 	double loops = im->step == STEP_FOREACH; /* the Python loops over the tensors */
@@ -81,7 +81,7 @@ step_host(const Analysis *an, double arrays)
 	 * and updates its scale */
 	if (im->zero_grad)
 		ops += im->step == STEP_FOREACH ? 1 : arrays;
-	if (precision_info[an->set.prec].matmul == DT_FP16)
+	if (precision_info[an->q.set.prec].matmul == DT_FP16)
 		ops += 3, loops++;
 	return ops * im->dispatch + loops * arrays * im->step_tensor;
 }
@@ -93,8 +93,8 @@ step_host(const Analysis *an, double arrays)
 static bool
 synced(const Analysis *an)
 {
-	return an->impl.sync == SYNC_ALWAYS ||
-	       (an->impl.sync == SYNC_AMP && precision_info[an->set.prec].matmul == DT_FP16);
+	return an->q.impl.sync == SYNC_ALWAYS ||
+	       (an->q.impl.sync == SYNC_AMP && precision_info[an->q.set.prec].matmul == DT_FP16);
 }
 
 /* The two lanes: the CPU's clock and the GPU's. */
@@ -144,7 +144,7 @@ host_lane(const Analysis *an, const Graph *g, int first, int last, const Lane *l
 	scale = own > 0 ? (busy - tail - t->update) / ((double)M * own) : 0;
 	step = step_host(an, arrays);
 	t->host = (double)M * host + step;
-	if (an->sys->host_device) { /* one lane: issuing, then computing */
+	if (an->q.sys->host_device) { /* one lane: issuing, then computing */
 		t->dispatch = t->host;
 	} else if (!synced(an)) { /* the CPU runs iterations ahead */
 		t->dispatch = t->host > busy ? t->host - busy : 0;

@@ -101,7 +101,7 @@ iteration_finish(const Analysis *an, Candidate *k)
 	k->computable = true;
 	k->t.communication = k->t.grad + k->t.layer + k->t.p2p;
 	k->t.total = partial_total(k);
-	k->epoch = k->t.total * ceil((double)an->set.dataset_size / (double)k->global_batch);
+	k->epoch = k->t.total * ceil((double)an->q.set.dataset_size / (double)k->global_batch);
 	if ((why = overflow(k))) {
 		k->computable = false;
 		k->feasible = false;
@@ -110,7 +110,7 @@ iteration_finish(const Analysis *an, Candidate *k)
 		return;
 	}
 	k->bottleneck = bottleneck(k);
-	k->feasible = k->mem.total <= an->sys->mem;
+	k->feasible = k->mem.total <= an->q.sys->mem;
 	if (!k->feasible) {
 		k->reason = "does not fit in GPU memory";
 		k->bottleneck = "memory capacity";

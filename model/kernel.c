@@ -28,6 +28,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The tiles a library chooses from (cuBLAS's and cuDNN's kernel names:
@@ -77,7 +78,8 @@ choose(const System *s, const Gemm *p, double peak)
 		 * few steps of the main loop; the partial products summed in
 		 * fp32, read and written */
 		for (double split = 2; split <= 16 && tiles * split <= s->sms; split *= 2) {
-			double k = ceil(p->k / split), red = (split + 1) * p->batch * p->m * p->n * 4;
+			double k = ceil(p->k / split),
+			       red = (split + 1) * p->batch * p->m * p->n * 4;
 			if (k < 64)
 				break;
 			work = 2 * tm * tn * (k + k0);
@@ -91,28 +93,38 @@ choose(const System *s, const Gemm *p, double peak)
 /* A product's choice depends on its shape and the GPU only, and the
  * strategies ask for the same layers at the same sizes again and again
  * (every grid, every nesting, every configuration of the search, every
- * step of a calibration): the choices are remembered, by the exact value
- * of everything they depend on, in a table of a fixed size (a newer one
- * takes an older one's slot).  A pure function's memo: the answer is the
- * same either way. */
+ * step of a calibration): an engine remembers the choices, by the exact
+ * value of everything they depend on, in a table of a fixed size (a newer
+ * one takes an older one's slot).  A pure function's memo: the answer is
+ * the same either way. */
 enum { MEMO = 1 << 14, KEY = 8 };
 typedef struct Memo {
 	double key[KEY];
 	Choice c;
 } Memo;
-static Memo memo[MEMO];
+typedef struct TileMemo {
+	Memo memo[MEMO];
+} TileMemo;
 
-double
-gemm_time(const System *s, const Gemm *p, double peak, double u)
+void
+tiles_free(TileMemo *m)
+{
+	free(m);
+}
+
+/* The choice for p on s at the peak: e's, found or made. */
+static Choice
+tiling(Engine *e, const System *s, const Gemm *p, double peak)
 {
 	double key[KEY] = { p->m, p->n, p->k, p->batch, peak, s->sms, s->tile_overhead,
 			    s->mem_bw * s->eff_mem };
 	uint64_t h = 1469598103934665603u, bits;
-	double ut;
-	Memo *e;
+	Memo *m;
 
-	if (s->sms <= 0 || p->m <= 0 || p->n <= 0 || p->k <= 0 || p->batch <= 0)
-		return 2 * p->m * p->n * p->k * p->batch / (peak * u);
+	if (!e || !e->reuse)
+		return choose(s, p, peak);
+	if (!e->tiles)
+		e->tiles = xcalloc(1, sizeof *e->tiles);
 	/* a double's low bits are mostly zeros: the words multiplied in, the
 	 * high bits then mixed down (splitmix64's finalizer) */
 	for (int i = 0; i < KEY; i++) {
@@ -121,14 +133,26 @@ gemm_time(const System *s, const Gemm *p, double peak, double u)
 	}
 	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9u;
 	h = (h ^ h >> 27) * 0x94d049bb133111ebu;
-	e = &memo[(h ^ h >> 31) & (MEMO - 1)];
-	if (memcmp(e->key, key, sizeof key) != 0) {
-		memcpy(e->key, key, sizeof key);
-		e->c = choose(s, p, peak);
+	m = &e->tiles->memo[(h ^ h >> 31) & (MEMO - 1)];
+	if (memcmp(m->key, key, sizeof key) != 0) {
+		memcpy(m->key, key, sizeof key);
+		m->c = choose(s, p, peak);
 	}
+	return m->c;
+}
+
+double
+gemm_time(Engine *e, const System *s, const Gemm *p, double peak, double u)
+{
+	double ut;
+	Choice c;
+
+	if (s->sms <= 0 || p->m <= 0 || p->n <= 0 || p->k <= 0 || p->batch <= 0)
+		return 2 * p->m * p->n * p->k * p->batch / (peak * u);
+	c = tiling(e, s, p, peak);
 	/* the tile's main loop at u and its reuse, at most the SM's peak */
-	ut = u * e->c.r < 1 ? u * e->c.r : 1;
-	return e->c.work / (ut * peak / s->sms) + e->c.red / (s->mem_bw * s->eff_mem);
+	ut = u * c.r < 1 ? u * c.r : 1;
+	return c.work / (ut * peak / s->sms) + c.red / (s->mem_bw * s->eff_mem);
 }
 
 /* The element count of shape x from dimension `from` on. */
@@ -213,12 +237,12 @@ layer_gemms(const Graph *g, const Layer *l, double n, bool bwd, Gemm *out)
  * the input transformed (read x, write 36/16 of it) and the output (read
  * 36/16 of y, write y). */
 static double
-winograd_time(const System *s, const Gemm *p, double in_bytes, double out_bytes, double peak,
-	      double u)
+winograd_time(Engine *e, const System *s, const Gemm *p, double in_bytes, double out_bytes,
+	      double peak, double u)
 {
 	Gemm w = { ceil(p->m / 16), p->n, p->k / 9, 36 };
 
-	return gemm_time(s, &w, peak, u) +
+	return gemm_time(e, s, &w, peak, u) +
 	       3.25 * (in_bytes + out_bytes) / (s->mem_bw * s->eff_mem) + 2 * s->kernel_lat;
 }
 
@@ -242,7 +266,7 @@ double
 kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
 	       bool bwd, Dtype dt, double peak, double u, double flops)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	Gemm p[3];
 	int np = layer_gemms(g, l, n * share, bwd, p);
 	double t = 0, own = 0, elem = g->elem_bytes;
@@ -250,11 +274,12 @@ kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, dou
 	if (s->sms <= 0 || np == 0 || flops <= 0)
 		return flops / (peak * u);
 	for (int i = 0; i < np; i++) {
-		double ti = gemm_time(s, &p[i], peak, u);
-		if (an->impl.conv_benchmark && !s->host_device && winograd(l, dt, bwd, i)) {
+		double ti = gemm_time(an->eng, s, &p[i], peak, u);
+		if (an->q.impl.conv_benchmark && !s->host_device && winograd(l, dt, bwd, i)) {
 			double x = (double)g->tensor[l->in[0]].elems * n * share * elem;
 			double y = (double)g->tensor[l->out[0]].elems * n * share * elem;
-			double tw = winograd_time(s, &p[i], bwd ? y : x, bwd ? x : y, peak, u);
+			double tw = winograd_time(an->eng, s, &p[i], bwd ? y : x, bwd ? x : y, peak,
+						  u);
 			if (tw < ti)
 				ti = tw;
 		}

@@ -13,20 +13,20 @@
 const Totals *
 kept(const Analysis *an, const Graph *g)
 {
-	return an->impl.fused_attention && g->fused_act ? &g->fused_total : &g->total;
+	return an->q.impl.fused_attention && g->fused_act ? &g->fused_total : &g->total;
 }
 
 double
 kept_layer(const Analysis *an, const Graph *g, int i)
 {
-	return (double)(an->impl.fused_attention && g->fused_act ? g->fused_act[i]
+	return (double)(an->q.impl.fused_attention && g->fused_act ? g->fused_act[i]
 								 : g->layer[i].cost.act_bytes);
 }
 
 const int64_t *
 kept_layers(const Analysis *an, const Graph *g, const int64_t *act)
 {
-	return an->impl.fused_attention && g->fused_act ? g->fused_act : act;
+	return an->q.impl.fused_attention && g->fused_act ? g->fused_act : act;
 }
 
 void

@@ -11,6 +11,7 @@
 
 #include "ir/ir.h"
 #include "model/costmodel.h"
+#include "model/engine.h"
 
 /* compute.c
  * requires: PASS_COST, the system and precision of the analysis.
@@ -62,8 +63,12 @@ typedef struct Gemm {
 	double m, n, k, batch;
 } Gemm;
 /* Seconds its tiles take in waves over the system's SMs at the peak and
- * the main loop's efficiency u (the plain rate without sms). */
-double gemm_time(const System *s, const Gemm *p, double peak, double u);
+ * the main loop's efficiency u (the plain rate without sms); the tiling
+ * chosen is kept in engine e (NULL: none kept). */
+double gemm_time(Engine *e, const System *s, const Gemm *p, double peak, double u);
+/* An engine's tilings freed (engine_free). */
+struct TileMemo;
+void tiles_free(struct TileMemo *m);
 /* The products of layer l's forward or backward pass (a convolution's
  * implicit GEMMs, a linear layer's, a product of two activations) on n
  * samples into out[3]; how many (0: not tiled). */
@@ -324,115 +329,16 @@ double pipeline_checkpointed(const Analysis *an, int64_t M, double held, double 
 double pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end,
 			  int *n);
 
-/* reuse.c: per-layer figures the strategies read again and again (every
- * grid, nesting, micro-batch count, configuration of the search and GPU
- * count of the advice), computed once each and kept in rows, a row per
- * kind and arguments and analysis: a layer's forward and backward time at
- * n samples and a share (layer_time), its issue times (layer_host), a
- * split layer's collectives on a group (split_collective, forward and
- * backward together), a layer's halo exchange (halo_time) and the gather
- * after it (spatial_gather).  times_of(r, i, bwd) reads layer i's, and
- * computes it on the first read; the value is the function's, bit for
- * bit.  A row stays valid until ROWS_HELD more have been asked for. */
-enum { ROWS_HELD = 4 };
-typedef enum RowKind { ROW_TIME, ROW_HOST, ROW_HALO, ROW_GATHER, ROW_FILTER, ROW_CHANNEL } RowKind;
-typedef struct Times {
-	double *t[2];          /* forward, backward per layer (one array for
-	                          the collectives); NaN: not computed yet */
-	const Analysis *an;
-	const Graph *g;
-	RowKind kind;
-	double n, share;       /* samples; the share of the work (ROW_TIME) */
-	int64_t ways;          /* ROW_HALO: strips */
-	bool across;           /* ROW_HALO: neighbours on other nodes */
-	Group grp;             /* ROW_GATHER, ROW_FILTER, ROW_CHANNEL */
-	uint64_t id;           /* the row's: no other row has it */
-	const int *cls;        /* NULL: t[] per layer; else per class of
-	                          layers, layer i's t[][cls[i]] (valid while
-	                          no other graph's table is made) */
-} Times;
-Times layer_times(const Analysis *an, const Graph *g, double n, double share);
-Times host_times(const Analysis *an, const Graph *g);
-Times halo_times(const Analysis *an, const Graph *g, double n, int64_t ways, bool across);
-Times gather_times(const Analysis *an, const Graph *g, double n, Group grp);
-Times split_times(const Analysis *an, const Graph *g, double n, Group grp, bool channel);
-/* Every figure of layers first..last computed. */
-void times_fill(const Times *r, int first, int last);
-/* The host lane's times of layers first..last at n samples a micro-batch,
- * all computed (valid as the rows they are in). */
-Lane lane_times(const Analysis *an, const Graph *g, int first, int last, double n);
-/* span_time's sum over a ROW_TIME row: forward + backward of layers
- * first..last, added in the same order. */
-double times_span(const Times *r, int first, int last);
-/* Forgets every row (for tests that change a graph without a pass). */
-void times_forget(void);
-/* true (the default): rows, classes of layers and partitions are kept and
- * read again.  false: every figure is computed on every read, no layers
- * are classed and every partition is made again -- what the strategies
- * compute without the reuse, for tests that compare the two bit for bit
- * (call times_forget after changing it). */
-extern bool times_reuse;
-/* What the strategies' loops over the layers read of g, in arrays of
- * their own (a layer's record spans many cache lines; these a few bytes
- * each): built once per graph version. */
-typedef struct LayerTable {
-	const Graph *g;
-	uint64_t version;
-	int n;
-	int *nw;                 /* parameter tensors */
-	int64_t *params;         /* trained elements (Cost.params) */
-	int64_t *kernel;         /* of them, the weight tensor's (layer_kernel_params);
-	                            layer_table_full only */
-	int64_t *buffers;        /* untrained state (Cost.buffers); layer_table_full */
-	int64_t *act;            /* kept for backward (Cost.act_bytes) */
-	int64_t *in;             /* elements a stage beginning at the layer receives:
-	                            the layer before's output, the first's input */
-	unsigned char *split;    /* bit 0: a filter split divides it, bit 1: a
-	                            channel split (model_split_layer) */
-	int64_t most[2];         /* the fewest ways of those layers (filter,
-	                            channel); INT64_MAX: none */
-	double arrays;           /* every layer's nw, added in order */
-	int *cls;                /* layer_classes: each layer's class, layers
-	                            alike in everything a row's figure reads */
-	int ncls;                /* 0: no classes (few layers, or few alike) */
-	bool classed;            /* layer_classes has looked */
-} LayerTable;
-const LayerTable *layer_table(const Graph *g);
-/* The same with kernel and buffers, which few read (a channel split's
- * share, the data-parallel wrapper's kernels). */
-const LayerTable *layer_table_full(const Graph *g);
-/* The same with the layers' classes (reuse.c: a row computes a figure
- * once per class). */
-const LayerTable *layer_classes(const Graph *g);
-/* A stamp for an and g that every analysis with the same system, graph
- * and settings shares, whatever its GPU count, batch, dataset and input
- * (the keys of what pipeline.c keeps); a new one for anything else. */
-uint64_t analysis_stamp(const Analysis *an, const Graph *g);
-/* A buffer for n items of `size` bytes, one per slot (0..15), kept from
- * one call to the next and grown as asked; its contents are what the
- * last user left.  The strategies' per-layer arrays, so that an
- * evaluation allocates nothing once the buffers have grown.  Slots:
- * 0-23 pipeline.c, 24-27 (SCRATCH_PHYSICAL on) physical.c, 28-31 reuse.c. */
-void *scratch(int slot, size_t n, size_t size);
-enum { SCRATCH_PHYSICAL = 24, SCRATCH_REUSE = 28 };
-void times_check(const Times *r, int i, bool bwd, double v);
-extern unsigned times_reads;
+/* An engine's partitions freed (engine_free). */
+struct Plans;
+void plans_free(struct Plans *ps);
 
-/* Layer i's figure in row r, computed and kept: what times_of does on
- * the first read. */
-double times_miss(const Times *r, int i, bool bwd);
-
-static inline double
-times_of(const Times *r, int i, bool bwd)
-{
-	double v = r->t[bwd][r->cls ? r->cls[i] : i];
-
-	if (v != v || !times_reuse)
-		return times_miss(r, i, bwd);
-	if ((++times_reads & 1023) == 0)
-		times_check(r, i, bwd, v);
-	return v;
-}
+/* peak.c: the dense peak g's matrix products run at under an: per layer
+ * with multiply-accumulates, the precision's rate (TF32 for an fp32 run's
+ * convolutions where the implementation has cuDNN use it), weighted by
+ * the layer's FLOPs as a harmonic mean (the rate at which the model's
+ * FLOPs would take the time they take at each layer's own peak). */
+double matmul_peak(const Graph *g, const Analysis *an);
 
 /* iteration.c: the end of every candidate's prediction -- its parts
  * added (the input overlapping the rest), the epoch, the bottleneck and

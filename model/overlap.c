@@ -9,13 +9,13 @@
  * stream).  What runs past the end of backward is exposed; the rest is
  * hidden behind it.  Each bucket pays the collective's start-up, so small
  * buckets cost latency and large ones hide little. */
-#include "model/model.h"
+#include "model/reuse.h"
 
 double
 grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,
 	  double *hidden)
 {
-	const LayerTable *tb = layer_table(g);
+	const LayerTable *tb = layer_table(an, g);
 	double ready = 0, done = 0, fill = 0, all = 0, sum = 0, other_share = -1;
 	Times whole, other;
 
@@ -24,8 +24,8 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 		all += (double)tb->params[i] * (wshare ? wshare[i] : 1);
 	if (grp.size <= 1 || all <= 0)
 		return 0;
-	if (!an->impl.overlap_grad)
-		return allreduce_time(an->sys, grp, all * g->elem_bytes);
+	if (!an->q.impl.overlap_grad)
+		return allreduce_time(an->q.sys, grp, all * g->elem_bytes);
 	/* each layer's backward at its share: the rows of share 1 and of the
 	 * first other share (a split layer's), else computed */
 	whole = layer_times(an, g, n, 1);
@@ -38,8 +38,8 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 				 ? times_of(&other, i, true)
 				 : layer_time(an, g, &g->layer[i], n, share, true);
 		fill += (double)tb->params[i] * share * g->elem_bytes;
-		if (fill > 0 && (fill >= an->impl.bucket || i == 0)) {
-			double t = allreduce_time(an->sys, grp, fill);
+		if (fill > 0 && (fill >= an->q.impl.bucket || i == 0)) {
+			double t = allreduce_time(an->q.sys, grp, fill);
 			done = (done > ready ? done : ready) + t;
 			sum += t;
 			fill = 0;
@@ -69,7 +69,7 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 double
 buffer_bytes(const Analysis *an, int64_t buffers)
 {
-	if (!an->impl.broadcast_buffers || buffers <= 0)
+	if (!an->q.impl.broadcast_buffers || buffers <= 0)
 		return 0;
 	return (double)buffers * 4 + 8; /* running statistics in fp32, an int64 */
 }
@@ -77,12 +77,12 @@ buffer_bytes(const Analysis *an, int64_t buffers)
 double
 reducer_kernels(const Analysis *an, const Graph *g, int nw, int64_t buffers, double weights)
 {
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	double bw = s->mem_bw * s->eff_mem, b = buffer_bytes(an, buffers), t;
 
-	if (an->set.zero >= 2)
+	if (an->q.set.zero >= 2)
 		return 0;
-	t = an->impl.grad_copies * (nw * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
+	t = an->q.impl.grad_copies * (nw * s->kernel_lat + 2 * weights * g->elem_bytes / bw);
 	/* flattened (a read and a write), copied back (another) */
 	return b > 0 ? t + 3 * s->kernel_lat + 4 * b / bw : t;
 }
@@ -96,12 +96,12 @@ reducer_layer(const Analysis *an, const Graph *g, const Layer *l, double weights
 double
 reducer_total(const Analysis *an, Group grp, double t, double bytes)
 {
-	if (grp.size <= 1 || an->set.zero >= 2)
+	if (grp.size <= 1 || an->q.set.zero >= 2)
 		return 0;
 	/* one flatten kernel and one broadcast of them all: DDP's
 	 * _broadcast_coalesced (torch/csrc/distributed/c10d/comm.cpp) */
 	if (bytes > 0)
-		t += an->sys->kernel_lat + broadcast_time(an->sys, grp, bytes);
+		t += an->q.sys->kernel_lat + broadcast_time(an->q.sys, grp, bytes);
 	return t;
 }
 
@@ -112,9 +112,9 @@ reducer_time(const Analysis *an, const Graph *g, Group grp, int first, int last,
 	const LayerTable *tb;
 	double t = 0, bytes = 0;
 
-	if (grp.size <= 1 || an->set.zero >= 2)
+	if (grp.size <= 1 || an->q.set.zero >= 2)
 		return 0;
-	tb = layer_table_full(g);
+	tb = layer_table_full(an, g);
 	for (int i = first; i <= last; i++) {
 		t += reducer_kernels(an, g, tb->nw[i], tb->buffers[i],
 				     (double)tb->params[i] * (wshare ? wshare[i] : 1));

@@ -247,10 +247,10 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 {
 	const Graph *g = c->g;
 	const Analysis *an = c->an;
-	const System *sys = an->sys;
+	const System *sys = an->q.sys;
 	Sums s = { .delta = g->elem_bytes,
-		   .peak = sys->peak[precision_dtype(an->set.prec, true)] > 0
-				   ? sys->peak[precision_dtype(an->set.prec, true)]
+		   .peak = sys->peak[precision_dtype(an->q.set.prec, true)] > 0
+				   ? sys->peak[precision_dtype(an->q.set.prec, true)]
 				   : sys->peak[DT_FP32] };
 	int64_t p1 = grid[DIM_DATA] ? grid[DIM_DATA] : 1, p2 = 1, p;
 	double B, Yl = y_but_last(g), wmem = 1, bmem, rows = 0, ga, gb;
@@ -280,7 +280,8 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	k->kind = kind;
 	for (int d = 0; d < DIM_COUNT; d++)
 		k->grid[d] = grid[d];
-	B = an->set.global_batch ? (double)an->set.global_batch : (double)an->set.batch_per_gpu * p1;
+	B = an->q.set.global_batch ? (double)an->q.set.global_batch
+				   : (double)an->q.set.batch_per_gpu * p1;
 	k->global_batch = (int64_t)B;
 	k->per_gpu_batch = B / p;
 	k->computable = true;
@@ -298,7 +299,8 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 		k->max_gpus = min_filters(g, kind == STRAT_CHANNEL);
 		k->t.compute = (B / p) * s.c;
 		k->t.update = s.wu / p2;
-		k->t.layer = 3.0 * (p2 - 1) * ((rows - 1) * s.alpha + B * Yl * s.delta * s.beta / p);
+		k->t.layer =
+			3.0 * (p2 - 1) * ((rows - 1) * s.alpha + B * Yl * s.delta * s.beta / p);
 		if (kind == STRAT_DF)
 			k->t.grad = 2.0 * (p1 - 1) * (ga + s.delta * s.W * gb / (p1 * p2));
 		bmem = kind == STRAT_DF ? B / p1 : B;

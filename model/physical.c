@@ -24,14 +24,12 @@
  * limit is left not computable with the reason; strategy.c does the rest
  * (sums, epoch, feasibility, ranking). */
 #include "model/costmodel.h"
-#include "model/model.h"
+#include "model/reuse.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The scratch buffers (reuse.c) of this file's per-layer arrays. */
-enum { SC_WSHARE = SCRATCH_PHYSICAL, SC_ROWS, SC_REST, SC_SHARE };
 
 typedef struct Ctx {
 	const Graph *g;
@@ -47,7 +45,8 @@ typedef struct Ctx {
 static int64_t
 batch_for(const Ctx *c, int64_t data_width)
 {
-	return c->an->set.global_batch ? c->an->set.global_batch : c->an->set.batch_per_gpu * data_width;
+	return c->an->q.set.global_batch ? c->an->q.set.global_batch
+					 : c->an->q.set.batch_per_gpu * data_width;
 }
 
 /* Layer-wise compute of a grid where the split layers do 1/ways of the
@@ -55,8 +54,9 @@ batch_for(const Ctx *c, int64_t data_width)
 static double
 split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 {
-	Times whole = layer_times(c->an, c->g, n, 1), part = layer_times(c->an, c->g, n, 1.0 / ways);
-	const LayerTable *tb = layer_table(c->g);
+	Times whole = layer_times(c->an, c->g, n, 1),
+	      part = layer_times(c->an, c->g, n, 1.0 / ways);
+	const LayerTable *tb = layer_table(c->an, c->g);
 	double t = 0;
 
 	/* the layers a split divides: conv and fc (channel: but those that
@@ -80,8 +80,8 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 		t.act_bytes = (int64_t)((double)t.act_bytes * c->an->rc.fraction);
 	k->mem.weights = weights * c->delta + mem_cast_weights(&c->g->total, weights);
 	k->mem.grads = weights * c->delta;
-	k->mem.optimizer = weights * optimizer_bytes(c->an->set.opt);
-	if (c->an->set.zero)
+	k->mem.optimizer = weights * optimizer_bytes(c->an->q.set.opt);
+	if (c->an->q.set.zero)
 		zero_memory(c->an, c->g, weights, (double)zero_group(c->an, c->map.grad).size,
 			    &k->mem);
 	mem_activations(&k->mem, &t, act_samples, act_share);
@@ -99,7 +99,7 @@ sharded(const Ctx *c, Candidate *k, double weights)
 	Group shard = zero_group(c->an, c->map.grad);
 	double hidden, left = k->t.compute, nd = shard.size > 1 ? (double)shard.size : 1;
 
-	if (!c->an->set.zero)
+	if (!c->an->q.set.zero)
 		return;
 	k->t.update = update_time(c->an, weights / nd, zero_step_arrays(c->an, c->arrays, nd));
 	if (shard.size < c->map.grad.size) { /* in the window DDP's exchange had */
@@ -129,11 +129,11 @@ input(const Ctx *c, Candidate *k, double own, double node, bool model_parallel)
 	const System *s = c->s;
 	double tensor = c->g->ninput ? (double)c->g->tensor[c->g->input[0]].elems * 4 : 0;
 
-	if (c->an->set.data == DATA_SYNTHETIC)
+	if (c->an->q.set.data == DATA_SYNTHETIC)
 		return; /* on the GPU already */
-	if (model_parallel && c->an->impl.node_loader) {
+	if (model_parallel && c->an->q.impl.node_loader) {
 		k->t.input = input_time(c->an, node, s->cpu_cores, node, (double)c->map.nodes);
-		k->t.feed = 2 * node * tensor / c->an->impl.staging_bw;
+		k->t.feed = 2 * node * tensor / c->an->q.impl.staging_bw;
 		return;
 	}
 	k->t.input = input_time(c->an, own, (double)s->cpu_cores / s->gpus_per_node, node,
@@ -158,7 +158,7 @@ recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int
 	  Work split)
 {
 	const Recompute *rc = &c->an->rc;
-	const LayerTable *tb = layer_table(c->g);
+	const LayerTable *tb = layer_table(c->an, c->g);
 	Times row[4]; /* [tail][part] */
 	bool have[4] = { false };
 	double t = 0;
@@ -188,7 +188,7 @@ static void
 data(const Ctx *c, Candidate *k)
 {
 	int64_t p = c->map.gpus, B = batch_for(c, p);
-	int64_t M = c->an->set.micro_batches > 1 ? c->an->set.micro_batches : 1;
+	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
 	double n = (double)B / p;
 	Times r;
 
@@ -196,7 +196,9 @@ data(const Ctx *c, Candidate *k)
 	k->global_batch = B;
 	/* strong scaling: one sample per GPU at most; weak: no more samples
 	 * per iteration than the dataset holds */
-	k->max_gpus = c->an->set.global_batch ? B : c->an->set.dataset_size / c->an->set.batch_per_gpu;
+	k->max_gpus = c->an->q.set.global_batch
+			      ? B
+			      : c->an->q.set.dataset_size / c->an->q.set.batch_per_gpu;
 	if (p > B)
 		return beyond_limit(k, "more GPUs than samples in the batch");
 	k->per_gpu_batch = n;
@@ -228,7 +230,7 @@ static double
 layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t *limit)
 {
 	Times col = split_times(c->an, c->g, n, c->map.model, channel);
-	const LayerTable *tb = layer_table(c->g);
+	const LayerTable *tb = layer_table(c->an, c->g);
 	double t = 0;
 
 	*split_w = 0;
@@ -260,13 +262,15 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 	if (p1 > B)
 		return beyond_limit(k, "more data groups than samples in the batch");
 	if (ways > limit)
-		return beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
-					 : "more GPUs than the fewest filters of a layer");
+		return beyond_limit(k,
+				    channel ? "more GPUs than the fewest input channels of a layer"
+					    : "more GPUs than the fewest filters of a layer");
 	k->per_gpu_batch = n;
 	k->t.compute = split_compute(c, n, ways, channel);
 	local_w = c->W - split_w;
-	wshare = scratch(SC_WSHARE, (size_t)c->g->nlayer + 1, sizeof *wshare);
-	tb = layer_table_full(c->g);
+	wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)c->g->nlayer + 1,
+				sizeof *wshare);
+	tb = layer_table_full(c->an, c->g);
 	for (int i = 0; i < c->g->nlayer; i++) {
 		double held;
 		wshare[i] = 1;
@@ -307,9 +311,10 @@ model_split(const Ctx *c, Candidate *k, bool channel)
  * 512 x 7 where the model has 7).  Returns that growth of the gathered
  * rows (1 when a global pooling comes first). */
 static double
-strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
+strips(const Ctx *c, int64_t ways, int split, double *share, int *grown)
 {
-	double *r = scratch(SC_ROWS, (size_t)g->ntensor, sizeof *r), growth;
+	const Graph *g = c->g;
+	double *r = engine_scratch(c->an->eng, SC_PHYS_ROWS, (size_t)g->ntensor, sizeof *r), growth;
 	const Shape *y;
 
 	memset(r, 0, (size_t)g->ntensor * sizeof *r);
@@ -324,8 +329,10 @@ strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
 		int64_t k = l->attr.kernel[0], st = l->attr.stride[0];
 		OpClass c = op_info[l->op].cls;
 		if (c == OPC_CONV && k > 0) {
-			rout = floor((rin + 2.0 * (double)l->attr.pad[0] - (double)dilated_kernel(l)) /
-				     (double)(st > 0 ? st : 1)) + 1;
+			rout = floor((rin + 2.0 * (double)l->attr.pad[0] -
+				      (double)dilated_kernel(l)) /
+				     (double)(st > 0 ? st : 1)) +
+			       1;
 		} else if (c == OPC_POOL && k > 0) {
 			rout = ceil((rin + 2.0 * (double)(k / 2) - (double)k) /
 				    (double)(st > 0 ? st : k)) + 1;
@@ -356,7 +363,7 @@ strips(const Graph *g, int64_t ways, int split, double *share, int *grown)
 static double
 after_gather(const Ctx *c, double n, int64_t ways)
 {
-	return c->an->impl.replicated ? n : n / ways;
+	return c->an->q.impl.replicated ? n : n / ways;
 }
 
 /* The split point with the least time, in one pass: prefix sums of the
@@ -367,7 +374,8 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 {
 	const Graph *g = c->g;
 	int L = g->nlayer, best = 0;
-	double *rest = scratch(SC_REST, (size_t)L + 1, sizeof *rest), head = 0, best_t = INFINITY;
+	double *rest = engine_scratch(c->an->eng, SC_PHYS_REST, (size_t)L + 1, sizeof *rest),
+	       head = 0, best_t = INFINITY;
 	Times after = layer_times(c->an, g, after_gather(c, n, ways), 1);
 	Times part = layer_times(c->an, g, n, 1.0 / ways);
 	Times halo = halo_times(c->an, g, n, ways, c->map.across);
@@ -401,11 +409,12 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	k->split = split;
 	k->per_gpu_batch = n / ways;
 	k->t.compute = times_span(&rest, split + 1, g->nlayer - 1);
-	if (c->an->impl.halo_rows && ways > 1) {
+	if (c->an->q.impl.halo_rows && ways > 1) {
 		/* strips with their halo rows; the gathered tensor grows, and
 		 * with it the first layer with weights after it */
-		double *share = scratch(SC_SHARE, (size_t)split + 1, sizeof *share);
-		growth = strips(g, ways, split, share, &grown);
+		double *share =
+			engine_scratch(c->an->eng, SC_PHYS_SHARE, (size_t)split + 1, sizeof *share);
+		growth = strips(c, ways, split, share, &grown);
 		for (int i = 0; i <= split; i++) {
 			double a = kept_layer(c->an, g, i);
 			k->t.compute += span_time(c->an, g, i, i, n, share[i]);
@@ -418,7 +427,8 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 			k->t.compute += (growth - 1) * times_span(&rest, grown, grown);
 			W += (growth - 1) * kernel;
 			/* its gradients: the grown kernel and the bias */
-			wshare = scratch(SC_WSHARE, (size_t)g->nlayer, sizeof *wshare);
+			wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)g->nlayer,
+						sizeof *wshare);
 			for (int i = 0; i < g->nlayer; i++)
 				wshare[i] = 1;
 			wshare[grown] = (w + (growth - 1) * kernel) / w;
@@ -448,7 +458,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 }
 
 static void
-spatial(const Ctx *c, Candidate *k)
+predict_spatial(const Ctx *c, Candidate *k)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
 	int last = spatial_limit(c->g, ways);
@@ -480,7 +490,8 @@ assigned_batch(const PredictCtx *pc)
 {
 	const Analysis *an = pc->an;
 
-	return (double)(an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * an->set.gpus);
+	return (double)(an->q.set.global_batch ? an->q.set.global_batch
+					       : an->q.set.batch_per_gpu * an->q.set.gpus);
 }
 
 /* The grid of degree d on p GPUs: p / d groups of d (data alone for d =
@@ -488,10 +499,10 @@ assigned_batch(const PredictCtx *pc)
 static void
 degree_map(const PredictCtx *pc, int64_t d, Mapping *m)
 {
-	int64_t p = pc->an->set.gpus;
+	int64_t p = pc->an->q.set.gpus;
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = d == p ? 0 : p / d, [DIM_FILTER] = d > 1 ? d : 0 };
 
-	grid_map(pc->an->sys, grid, NEST_MODEL_INNER, m);
+	grid_map(pc->an->q.sys, grid, NEST_MODEL_INNER, m);
 }
 
 /* Layer l's work, collectives and halos under split s on n samples of its
@@ -534,7 +545,7 @@ split_work(const PredictCtx *pc, const Layer *l, LayerSplit s, double n, const M
 static double
 split_samples(const PredictCtx *pc, LayerSplit s, double B)
 {
-	return B * (double)s.d / (double)pc->an->set.gpus;
+	return B * (double)s.d / (double)pc->an->q.set.gpus;
 }
 
 static double
@@ -561,7 +572,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	 * model (one collective the layers share), with the wrapper's copies */
 	grad = m.grad;
 	if (grad.size > 1 && W > 0)
-		t += allreduce_time(an->sys, grad, W) / W * local * g->elem_bytes +
+		t += allreduce_time(an->q.sys, grad, W) / W * local * g->elem_bytes +
 		     reducer_layer(an, g, l, local);
 	return t + comm + p2p + update_time(an, local, l->nw);
 }
@@ -571,8 +582,9 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 {
 	const Analysis *an = pc->an;
 	const Graph *g = pc->g;
-	double B = assigned_batch(pc), n = B / (double)an->set.gpus, local = 0, arrays = 0, *wshare;
-	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->sys, .delta = g->elem_bytes,
+	double B = assigned_batch(pc), n = B / (double)an->q.set.gpus, local = 0, arrays = 0,
+	       *wshare;
+	Ctx c = { .g = g, .an = an, .pc = pc, .s = an->q.sys, .delta = g->elem_bytes,
 		  .W = (double)g->total.params };
 
 	degree_map(pc, 1, &c.map);
@@ -585,8 +597,8 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 		Mapping m;
 
 		degree_map(pc, split[i].d, &m);
-		k->t.compute += split_work(pc, l, split[i], split_samples(pc, split[i], B), &m, &comm,
-					   &p2p);
+		k->t.compute += split_work(pc, l, split[i], split_samples(pc, split[i], B), &m,
+					   &comm, &p2p);
 		k->t.layer += comm;
 		k->t.p2p += p2p;
 		local += layer_split_params(pc->g, l, split[i]);
@@ -616,15 +628,17 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 			wshare[j] = 0;
 			if (whole ? wj : !wj && split[j].d == d)
 				wshare[j] = l->cost.params > 0
-						    ? layer_split_params(pc->g, l, split[j]) / (double)l->cost.params
+						    ? layer_split_params(pc->g, l, split[j]) /
+							      (double)l->cost.params
 						    : 1;
 			any |= wshare[j] > 0;
 		}
 		if (!any)
 			continue;
 		degree_map(pc, d, &m);
-		k->t.grad += grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->set.gpus,
-				       wshare, &hidden);
+		k->t.grad +=
+			grad_time(an, g, m.grad, whole ? n : B * (double)d / (double)an->q.set.gpus,
+				  wshare, &hidden);
 		k->t.grad_hidden += hidden;
 		k->t.reducer += reducer_time(an, g, m.grad, 0, g->nlayer - 1, wshare);
 	}
@@ -641,10 +655,10 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 static void
 predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], Candidate *k)
 {
-	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->sys,
+	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->q.sys,
 		  .delta = pc->g->elem_bytes, .W = (double)pc->g->total.params };
 
-	c.arrays = layer_table(c.g)->arrays;
+	c.arrays = layer_table(c.an, c.g)->arrays;
 	grid_map(c.s, grid, k->nest, &c.map);
 	switch (kind) {
 	case STRAT_DATA: data(&c, k); break;
@@ -652,7 +666,7 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_DF: model_split(&c, k, false); break;
 	case STRAT_CHANNEL: model_split(&c, k, true); break;
 	case STRAT_SPATIAL:
-	case STRAT_DS: spatial(&c, k); break;
+	case STRAT_DS: predict_spatial(&c, k); break;
 	case STRAT_PIPELINE:
 	case STRAT_DP:
 	case STRAT_DPF:

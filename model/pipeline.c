@@ -23,20 +23,12 @@
  *
  * dp (data x pipeline): p1 replicas of an S-stage pipeline, each on B / p1
  * samples; each stage's gradients are all-reduced over its p1 copies. */
-#include "model/model.h"
+#include "model/reuse.h"
 #include "util/checked.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The scratch buffers (reuse.c) of this file's per-layer arrays. */
-enum {
-	SC_T, SC_F, SC_A, SC_HELD, SC_IN, SC_INS, SC_COL, SC_REDO, SC_HALO, SC_END,
-	SC_PT, SC_PF, SC_PA, SC_ITEMS, SC_IT_T, SC_IT_F, SC_IT_A, SC_IT_IN, SC_BEST_END,
-	SC_BEST_TIME, SC_BEST_MEM, SC_PLAN_END, SC_PLAN_SUM, SC_CLASS_COST, SC_CLASS_HAVE,
-	SC_CLASS_W,
-};
 
 typedef struct Stages {
 	int n;
@@ -146,14 +138,14 @@ stage_max(const double *v, const Stages *st)
 /* The optimal bound for S stages, or -1 when memory makes it impossible:
  * stage i needs f (fixed bytes) plus held[i] times a (activation bytes
  * per micro-batch) of its layers, plus ins[i] times in[] of its first
- * layer; a, held and in may be NULL (f alone). */
+ * layer; a, held and in may be NULL (f alone).  pre: room for 3 (L + 1)
+ * prefix sums. */
 static double
 partition(const double *t, const double *f, const double *a, const double *held,
-	  const double *in, const double *ins, int L, double cap, int S, Stages *st)
+	  const double *in, const double *ins, int L, double cap, int S, Stages *st, double *pre)
 {
 	double lo = 0, hi, T = -1;
-	double *pt = scratch(SC_PT, L + 1, sizeof *pt), *pf = scratch(SC_PF, L + 1, sizeof *pf);
-	double *pa = scratch(SC_PA, L + 1, sizeof *pa);
+	double *pt = pre, *pf = pre + L + 1, *pa = pre + 2 * ((size_t)L + 1);
 	Held h = { pf, pa, a ? held : NULL, in, ins, true };
 
 	pt[0] = pf[0] = pa[0] = 0;
@@ -201,6 +193,7 @@ typedef struct Costs {
 	double *col;    /* of t: the split's collectives (dps: and halos) */
 	double *halo;   /* of col: dps's halo exchanges */
 	double *redo;   /* of t: the forward recomputed (redo_kept) */
+	double *pre;    /* partition's prefix sums: 3 (L + 1) */
 	bool redo_kept; /* redo holds it; false: every layer's was 0 */
 	int64_t ways;   /* 1: no split inside the stages */
 	GridDim inner;  /* DIM_FILTER (dpf), DIM_CHANNEL (dpc), DIM_SPATIAL (dps) */
@@ -217,9 +210,9 @@ static MemUse
 per_parameter(const Analysis *an, const Graph *g, double nd)
 {
 	MemUse m = { .weights = g->elem_bytes, .grads = g->elem_bytes,
-		     .optimizer = optimizer_bytes(an->set.opt) };
+		     .optimizer = optimizer_bytes(an->q.set.opt) };
 
-	if (an->set.zero)
+	if (an->q.set.zero)
 		zero_memory(an, g, 1, nd, &m);
 	return m;
 }
@@ -235,14 +228,14 @@ typedef struct ClassMemo {
 enum { CM_W, CM_RED, CM_BUF, CM_COUNT };
 
 static ClassMemo
-class_values(const Graph *g)
+class_values(const Analysis *an, const Graph *g)
 {
-	const LayerTable *tb = layer_classes(g);
+	const LayerTable *tb = layer_classes(an, g);
 	ClassMemo m = { tb->ncls > 0 ? tb->cls : NULL, NULL };
 	size_t n = (size_t)tb->ncls * CM_COUNT;
 
 	if (m.cls) {
-		m.v = scratch(SC_CLASS_W, n, sizeof *m.v);
+		m.v = engine_scratch(an->eng, SC_PIPE_CLASS_W, n, sizeof *m.v);
 		for (size_t i = 0; i < n; i++)
 			m.v[i] = NAN;
 	}
@@ -252,9 +245,10 @@ class_values(const Graph *g)
 /* g's layer table as held_w reads it: a channel split's shares need each
  * layer's weight tensor. */
 static const LayerTable *
-table_for(const Graph *g, const Costs *c)
+table_for(const Analysis *an, const Graph *g, const Costs *c)
 {
-	return c->ways > 1 && c->inner == DIM_CHANNEL ? layer_table_full(g) : layer_table(g);
+	return c->ways > 1 && c->inner == DIM_CHANNEL ? layer_table_full(an, g)
+						      : layer_table(an, g);
 }
 
 /* The parameters a GPU holds of layer i: all, or under a filter or
@@ -324,17 +318,18 @@ typedef struct LayerCost {
 static double
 kept_input(const Analysis *an, const Graph *g, const LayerTable *tb)
 {
-	static uint64_t version;
-	static const int64_t *act;
-	static double left;
+	uint64_t stamp = key_stamp(&an->eng->stamps, &an->q, g, KEY_LAYER);
+	const int64_t *act;
+	double left;
 
-	if (version != g->version || act != kept_layers(an, g, tb->act)) {
-		version = g->version;
-		act = kept_layers(an, g, tb->act);
-		left = (double)kept(an, g)->act_bytes;
-		for (int i = 0; i < g->nlayer; i++)
-			left -= (double)act[i];
-	}
+	if (an->eng->input.stamp == stamp && an->eng->reuse)
+		return an->eng->input.left;
+	act = kept_layers(an, g, tb->act);
+	left = (double)kept(an, g)->act_bytes;
+	for (int i = 0; i < g->nlayer; i++)
+		left -= (double)act[i];
+	an->eng->input.stamp = stamp;
+	an->eng->input.left = left;
 	return left;
 }
 
@@ -345,13 +340,13 @@ pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c
 	bool channel = c->inner == DIM_CHANNEL;
 
 	p->g = g, p->an = an, p->c = c, p->n = n;
-	p->tb = table_for(g, c);
+	p->tb = table_for(an, g, c);
 	p->per_w = pp.weights + pp.grads + pp.optimizer;
 	p->act = kept_layers(an, g, p->tb->act);
 	p->rows = c->ways > 1 && c->inner == DIM_SPATIAL;
 	p->split = c->ways > 1 && !p->rows ? 1u << channel : 0;
 	p->in_act = kept_input(an, g, p->tb);
-	p->cls = layer_classes(g)->ncls > 0 ? layer_classes(g)->cls : NULL;
+	p->cls = layer_classes(an, g)->ncls > 0 ? layer_classes(an, g)->cls : NULL;
 	p->whole = layer_times(an, g, n, 1);
 	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1);
 	p->halo = p->rows ? halo_times(an, g, n, c->ways, c->grp.size > c->grp.per_node) : p->whole;
@@ -363,7 +358,7 @@ layer_cost(const Pass *p, int i)
 {
 	const Costs *c = p->c;
 	const Recompute *rc = &p->an->rc;
-	double n = p->n, share = p->rows ? (i <= c->last || !p->an->impl.replicated
+	double n = p->n, share = p->rows ? (i <= c->last || !p->an->q.impl.replicated
 						     ? 1.0 / (double)c->ways
 						     : 1)
 				: p->tb->split[i] & p->split ? 1.0 / (double)c->ways
@@ -416,8 +411,9 @@ per_class(const Pass *p, int i, LayerCost *memo, bool *have)
 		return layer_cost(p, i);
 	redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
 	below = p->rows && i <= c->last;
-	strip = p->rows && (below || !p->an->impl.replicated);
-	k = ((p->cls[i] * 2 + (rc->k == RECOMPUTE_SELECTIVE && rc->redo[i])) * 2 + below) * 2 + strip;
+	strip = p->rows && (below || !p->an->q.impl.replicated);
+	k = ((p->cls[i] * 2 + (rc->k == RECOMPUTE_SELECTIVE && rc->redo[i])) * 2 + below) * 2 +
+	    strip;
 	if (!have[k])
 		memo[k] = layer_cost(p, i), have[k] = true;
 	lc = memo[k];
@@ -432,10 +428,10 @@ per_class(const Pass *p, int i, LayerCost *memo, bool *have)
 static void
 class_memo(const Pass *p, LayerCost **memo, bool **have)
 {
-	size_t n = p->cls ? 8 * (size_t)layer_classes(p->g)->ncls : 0;
+	size_t n = p->cls ? 8 * (size_t)layer_classes(p->an, p->g)->ncls : 0;
 
-	*memo = scratch(SC_CLASS_COST, n + 1, sizeof **memo);
-	*have = scratch(SC_CLASS_HAVE, n + 1, sizeof **have);
+	*memo = engine_scratch(p->an->eng, SC_PIPE_CLASS_COST, n + 1, sizeof **memo);
+	*have = engine_scratch(p->an->eng, SC_PIPE_CLASS_HAVE, n + 1, sizeof **have);
 	memset(*have, 0, (n + 1) * sizeof **have);
 }
 
@@ -521,14 +517,15 @@ partition_items(const Costs *c, int L, const Items *it, double cap, int S, Stage
 	double T;
 
 	if (!it->end)
-		return partition(c->t, c->f, c->a, c->held, c->in, c->ins, L, cap, S, st);
+		return partition(c->t, c->f, c->a, c->held, c->in, c->ins, L, cap, S, st, c->pre);
 	for (int j = 0, i = 0; j < it->n; j++) {
 		it->t[j] = it->f[j] = it->a[j] = 0;
 		it->in[j] = c->in[i];
 		for (; i <= it->end[j]; i++)
 			it->t[j] += c->t[i], it->f[j] += c->f[i], it->a[j] += c->a[i];
 	}
-	if ((T = partition(it->t, it->f, it->a, c->held, it->in, c->ins, it->n, cap, S, st)) < 0)
+	if ((T = partition(it->t, it->f, it->a, c->held, it->in, c->ins, it->n, cap, S, st,
+			   c->pre)) < 0)
 		return T;
 	for (int i = 0; i < st->n; i++)
 		st->end[i] = it->end[st->end[i]];
@@ -546,7 +543,7 @@ stage_extra(const Graph *g, const Analysis *an, double n)
 	double seg = an->rc.k > 0 ? an->rc.segment * n : 0;
 
 	return (double)kept(an, g)->transient_bytes * n + (double)g->total.workspace_bytes +
-	       an->sys->reserved + seg;
+	       an->q.sys->reserved + seg;
 }
 
 /* ---- partitions kept ---------------------------------------------------- */
@@ -593,13 +590,15 @@ typedef struct Plan {
 /* Plans live in two generations of PLANS / 2 plans and POOL / 2 doubles
  * each: when the current one is full, the other's plans go and it becomes
  * the current one.  No allocation after the first; a plan stays valid
- * until PLANS / 2 more have been made. */
+ * until PLANS / 2 more have been made.  An engine's (engine.h). */
 enum { PLANS = 8192, PLAN_BUCKETS = 16384 };
 #define POOL ((size_t)4 << 20) /* doubles: 32 MB */
-static Plan plan[PLANS];
-static int plan_head[PLAN_BUCKETS], gen_plans[2], cur_gen = -1;
-static double *pool;
-static size_t gen_used[2];
+typedef struct Plans {
+	Plan plan[PLANS];
+	int head[PLAN_BUCKETS], gen_plans[2], cur;
+	double *pool;
+	size_t gen_used[2];
+} Plans;
 
 static unsigned
 plan_bucket(const PlanKey *k)
@@ -613,57 +612,70 @@ plan_bucket(const PlanKey *k)
 }
 
 static Plan *
-plan_find(const PlanKey *k)
+plan_lookup(const Analysis *an, const PlanKey *k)
 {
-	if (cur_gen < 0 || !times_reuse)
+	Plans *ps = an->eng->plans;
+
+	if (!ps || !an->eng->reuse)
 		return NULL;
-	for (int i = plan_head[plan_bucket(k)]; i >= 0; i = plan[i].next)
-		if (memcmp(&plan[i].key, k, sizeof *k) == 0)
-			return &plan[i];
+	for (int i = ps->head[plan_bucket(k)]; i >= 0; i = ps->plan[i].next)
+		if (memcmp(&ps->plan[i].key, k, sizeof *k) == 0)
+			return &ps->plan[i];
 	return NULL;
 }
 
 /* Drops generation g's plans and makes it the current one. */
 static void
-plan_switch(int gen)
+plan_switch(Plans *ps, int gen)
 {
 	for (int b = 0; b < PLAN_BUCKETS; b++)
-		for (int *p = &plan_head[b]; *p >= 0;)
-			if (plan[*p].gen == gen)
-				*p = plan[*p].next;
+		for (int *p = &ps->head[b]; *p >= 0;)
+			if (ps->plan[*p].gen == gen)
+				*p = ps->plan[*p].next;
 			else
-				p = &plan[*p].next;
-	gen_plans[gen] = 0;
-	gen_used[gen] = 0;
-	cur_gen = gen;
+				p = &ps->plan[*p].next;
+	ps->gen_plans[gen] = 0;
+	ps->gen_used[gen] = 0;
+	ps->cur = gen;
 }
 
 /* A new plan of key k with room for `stages` stages. */
 static Plan *
-plan_new(const PlanKey *k, int stages)
+plan_new(const Analysis *an, const PlanKey *k, int stages)
 {
 	size_t need = (size_t)stages * PS_COUNT + ((size_t)stages + 1) / 2;
+	Plans *ps = an->eng->plans;
 	Plan *p;
 	unsigned b;
 
-	if (cur_gen < 0) {
-		pool = xcalloc(POOL, sizeof *pool);
+	if (!ps) {
+		ps = an->eng->plans = xcalloc(1, sizeof *ps);
+		ps->pool = xcalloc(POOL, sizeof *ps->pool);
 		for (int i = 0; i < PLAN_BUCKETS; i++)
-			plan_head[i] = -1;
-		plan_switch(0);
+			ps->head[i] = -1;
+		plan_switch(ps, 0);
 	}
 	if (need > POOL / 2)
 		return NULL; /* too big to keep */
-	if (gen_plans[cur_gen] == PLANS / 2 || gen_used[cur_gen] + need > POOL / 2)
-		plan_switch(!cur_gen);
-	p = &plan[cur_gen * (PLANS / 2) + gen_plans[cur_gen]++];
+	if (ps->gen_plans[ps->cur] == PLANS / 2 || ps->gen_used[ps->cur] + need > POOL / 2)
+		plan_switch(ps, !ps->cur);
+	p = &ps->plan[ps->cur * (PLANS / 2) + ps->gen_plans[ps->cur]++];
 	b = plan_bucket(k);
-	*p = (Plan){ .key = *k, .gen = cur_gen, .next = plan_head[b] };
-	p->sum = pool + (size_t)cur_gen * (POOL / 2) + gen_used[cur_gen];
+	*p = (Plan){ .key = *k, .gen = ps->cur, .next = ps->head[b] };
+	p->sum = ps->pool + (size_t)ps->cur * (POOL / 2) + ps->gen_used[ps->cur];
 	p->end = (int *)(p->sum + (size_t)stages * PS_COUNT);
-	gen_used[cur_gen] += need;
-	plan_head[b] = (int)(p - plan);
+	ps->gen_used[ps->cur] += need;
+	ps->head[b] = (int)(p - ps->plan);
 	return p;
+}
+
+void
+plans_free(Plans *ps)
+{
+	if (!ps)
+		return;
+	free(ps->pool);
+	free(ps);
 }
 
 static PlanKey
@@ -704,7 +716,7 @@ plan_one(const Graph *g, const Analysis *an, const Costs *c, double n, double ca
 	Pass ps;
 	LayerCost *memo;
 	bool fits, *have;
-	ClassMemo wm = class_values(g);
+	ClassMemo wm = class_values(an, g);
 
 	pass_begin(&ps, g, an, n, c);
 	class_memo(&ps, &memo, &have);
@@ -731,11 +743,11 @@ plan_one(const Graph *g, const Analysis *an, const Costs *c, double n, double ca
 	if (bytes != bytes || t != t)
 		return NULL;
 	fits = !(bytes > cap);
-	if (!(p = plan_new(key, fits))) {
+	if (!(p = plan_new(an, key, fits))) {
 		p = local;
 		*p = (Plan){ .key = *key };
-		p->sum = scratch(SC_PLAN_SUM, PS_COUNT, sizeof(double));
-		p->end = scratch(SC_PLAN_END, 1, sizeof(int));
+		p->sum = engine_scratch(an->eng, SC_PIPE_PLAN_SUM, PS_COUNT, sizeof(double));
+		p->end = engine_scratch(an->eng, SC_PIPE_PLAN_END, 1, sizeof(int));
 	}
 	p->fits = fits;
 	p->T = fits ? t : -1;
@@ -759,7 +771,7 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 	 int64_t S, double cap, Stages *st, Plan *local)
 {
 	PlanKey key = plan_key(g, an, c, n, M, S, cap);
-	Plan *p = it->end ? NULL : plan_find(&key);
+	Plan *p = it->end ? NULL : plan_lookup(an, &key);
 	const LayerTable *tb;
 	double T, fwd_host = 0;
 	Times issue;
@@ -771,20 +783,21 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 		return p;
 	costs(g, an, n, c);
 	T = partition_items(c, g->nlayer, it, cap, (int)S, st);
-	if (it->end || !(p = plan_new(&key, T < 0 ? 0 : st->n))) {
+	if (it->end || !(p = plan_new(an, &key, T < 0 ? 0 : st->n))) {
 		p = local;
 		*p = (Plan){ .key = key };
-		p->sum = scratch(SC_PLAN_SUM, (size_t)st->n * PS_COUNT + 1, sizeof(double));
-		p->end = scratch(SC_PLAN_END, (size_t)st->n + 1, sizeof(int));
+		p->sum = engine_scratch(an->eng, SC_PIPE_PLAN_SUM, (size_t)st->n * PS_COUNT + 1,
+					sizeof(double));
+		p->end = engine_scratch(an->eng, SC_PIPE_PLAN_END, (size_t)st->n + 1, sizeof(int));
 	}
 	p->fits = T >= 0;
 	p->T = T;
 	if (!p->fits)
 		return p;
 	p->n = st->n;
-	tb = table_for(g, c);
+	tb = table_for(an, g, c);
 	issue = host_times(an, g);
-	wm = class_values(g);
+	wm = class_values(an, g);
 	for (int i = 0, first = 0; i < st->n; first = st->end[i] + 1, i++) {
 		double *sum = &p->sum[i * PS_COUNT];
 		double ww = 0, arrays = 0, time = 0, col = 0, redo = 0, hal = 0, h = 0, sf = 0,
@@ -820,8 +833,8 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 static void
 plan_reducer(const Graph *g, const Analysis *an, const Costs *c, Plan *p)
 {
-	const LayerTable *tb = layer_table_full(g);
-	ClassMemo m = class_values(g);
+	const LayerTable *tb = layer_table_full(an, g);
+	ClassMemo m = class_values(an, g);
 
 	for (int i = 0, first = 0; i < p->n; first = p->end[i] + 1, i++) {
 		double red = 0, buf = 0;
@@ -874,19 +887,19 @@ stage_memory(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, 
 		if (sm > most)
 			most = sm, wb = sum[PS_W], acts = sa;
 	}
-	mem->weights = wb * pp.weights + (an->set.zero ? 0 : mem_cast_weights(&g->total, wb));
+	mem->weights = wb * pp.weights + (an->q.set.zero ? 0 : mem_cast_weights(&g->total, wb));
 	mem->grads = wb * pp.grads;
 	mem->optimizer = wb * pp.optimizer;
 	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0);
 	mem->transient = (double)kept(an, g)->transient_bytes * n;
 	mem->workspace = (double)g->total.workspace_bytes;
-	mem_total(mem, an->sys);
+	mem_total(mem, an->q.sys);
 }
 
 int
 pipeline_checkpoint(const Analysis *an)
 {
-	return an->rc.k != 0 ? CKPT_NEVER : (int)an->impl.ckpt;
+	return an->rc.k != 0 ? CKPT_NEVER : (int)an->q.impl.ckpt;
 }
 
 /* Of M micro-batches, those whose stage forward is checkpointed. */
@@ -907,7 +920,7 @@ pipeline_checkpointed(const Analysis *an, int64_t M, double held, double *whole)
 	 * whole, is done before the first recomputation.  1F1B runs them
 	 * first to last: the stage recomputes its oldest while the last one,
 	 * whole, is in flight too. */
-	if (an->set.schedule != SCHED_GPIPE && nc == (double)M - 1 && held >= 2) {
+	if (an->q.set.schedule != SCHED_GPIPE && nc == (double)M - 1 && held >= 2) {
 		*whole = 2;
 		return held - 1;
 	}
@@ -923,15 +936,15 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	   Plan *local)
 {
 	int64_t S = map->q / c->ways;
-	const System *s = an->sys;
+	const System *s = an->q.sys;
 	double n = (double)B / M, delta = g->elem_bytes;
 	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, step = 0;
-	int L = g->nlayer, v = an->set.virtual_stages > 1 ? an->set.virtual_stages : 1;
+	int L = g->nlayer, v = an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1;
 	int64_t nc = checkpointed(an, M);
 	const Plan *p;
 
 	c->ck = (double)nc / (double)M;
-	schedule_held(an->set.schedule, v, M, (int)S, c->held);
+	schedule_held(an->q.set.schedule, v, M, (int)S, c->held);
 	for (int i = 0; i < S; i++)
 		c->ins[i] = pipeline_checkpointed(an, M, c->held[i], &c->held[i]);
 	*out = p = plan_for(g, an, c, it, n, M, S, cap - stage_extra(g, an, n), st, local);
@@ -969,7 +982,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * micro-batch crosses V times as many stage boundaries */
 	k->t.compute = M * T - k->t.layer - halos - k->t.recompute;
 	k->t.bubble = (S - 1) * T / v;
-	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->set.forward_only ? 1 : 2) *
+	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->q.set.forward_only ? 1 : 2) *
 				      p2p_time(an, edge, map->across)
 			    : 0;
 	k->t.p2p += halos;
@@ -991,7 +1004,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	if (p->n == 1) { /* one stage: one process's iteration, as data's */
 		Lane ln = lane_times(an, g, 0, L - 1, n);
 		host_lane(an, g, 0, L - 1, &ln, zero_step_arrays(an, p->sum[PS_ARRAYS], c->nd), k);
-	} else if (an->impl.pipe_threads) {
+	} else if (an->q.impl.pipe_threads) {
 		double cpu = (double)(M + nc) * p->fwd_host;
 		double gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
 		k->t.host = cpu;
@@ -1040,7 +1053,7 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	       const Best *b)
 {
 	for (int i = 0; i < b->n; i++) {
-		double t = allreduce_time(an->sys, map->grad, b->w[i] * g->elem_bytes);
+		double t = allreduce_time(an->q.sys, map->grad, b->w[i] * g->elem_bytes);
 		double r = reducer_total(an, map->grad, b->red[i], b->buf[i]);
 		if (t + r > k->t.grad + k->t.reducer)
 			k->t.grad = t, k->t.reducer = r;
@@ -1065,42 +1078,46 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX;
 	const char *why;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
-	int64_t Bg = an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * p1;
+	int64_t Bg = an->q.set.global_batch ? an->q.set.global_batch : an->q.set.batch_per_gpu * p1;
 	int64_t B = Bg / p1;
 	/* the per-layer arrays, made on a partition not kept */
-	Costs c = { .t = scratch(SC_T, len, sizeof(double)), .f = scratch(SC_F, len, sizeof(double)),
-		    .a = scratch(SC_A, len, sizeof(double)),
-		    .held = scratch(SC_HELD, len, sizeof(double)), /* held: S <= L below */
-		    .in = scratch(SC_IN, len, sizeof(double)),
-		    .ins = scratch(SC_INS, len, sizeof(double)),
-		    .col = scratch(SC_COL, len, sizeof(double)),
-		    .halo = scratch(SC_HALO, len, sizeof(double)),
-		    .redo = scratch(SC_REDO, len, sizeof(double)), .ways = ways, .inner = inner,
+	Engine *e = an->eng;
+	Costs c = { .t = engine_scratch(e, SC_PIPE_T, len, sizeof(double)),
+		    .f = engine_scratch(e, SC_PIPE_F, len, sizeof(double)),
+		    .a = engine_scratch(e, SC_PIPE_A, len, sizeof(double)),
+		    .held = engine_scratch(e, SC_PIPE_HELD, len, sizeof(double)), /* S <= L below */
+		    .in = engine_scratch(e, SC_PIPE_IN, len, sizeof(double)),
+		    .ins = engine_scratch(e, SC_PIPE_INS, len, sizeof(double)),
+		    .col = engine_scratch(e, SC_PIPE_COL, len, sizeof(double)),
+		    .halo = engine_scratch(e, SC_PIPE_HALO, len, sizeof(double)),
+		    .redo = engine_scratch(e, SC_PIPE_REDO, len, sizeof(double)),
+		    .pre = engine_scratch(e, SC_PIPE_PRE, 3 * (len + 1), sizeof(double)),
+		    .ways = ways, .inner = inner,
 		    .last = rows ? spatial_limit(g, ways) : -1, .grp = map->split,
-		    .nd = an->set.zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
-	Stages st = { 0, scratch(SC_END, len, sizeof(int)) };
+		    .nd = an->q.set.zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
+	Stages st = { 0, engine_scratch(e, SC_PIPE_END, len, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL, NULL };
-	double *bs = scratch(SC_BEST_TIME, 6 * len, sizeof(double));
-	Best best_st = { 0, scratch(SC_BEST_END, len, sizeof(int)), bs, bs + len, bs + 2 * len,
-			 bs + 3 * len, bs + 4 * len };
+	double *bs = engine_scratch(e, SC_PIPE_BEST_TIME, 6 * len, sizeof(double));
+	Best best_st = { 0, engine_scratch(e, SC_PIPE_BEST_END, len, sizeof(int)), bs, bs + len,
+			 bs + 2 * len, bs + 3 * len, bs + 4 * len };
 	Candidate best = *k, tmp;
 	bool any = false;
-	double cap = an->sys->mem;
+	double cap = an->q.sys->mem;
 	Plan local;
 	const Plan *p;
 
 	if (cut_after) {
-		int *ends = scratch(SC_ITEMS, len, sizeof *ends);
-		it = (Items){ ends, 0, scratch(SC_IT_T, len, sizeof(double)),
-			      scratch(SC_IT_F, len, sizeof(double)),
-			      scratch(SC_IT_A, len, sizeof(double)),
-			      scratch(SC_IT_IN, len, sizeof(double)) };
+		int *ends = engine_scratch(e, SC_PIPE_ITEMS, len, sizeof *ends);
+		it = (Items){ ends, 0, engine_scratch(e, SC_PIPE_IT_T, len, sizeof(double)),
+			      engine_scratch(e, SC_PIPE_IT_F, len, sizeof(double)),
+			      engine_scratch(e, SC_PIPE_IT_A, len, sizeof(double)),
+			      engine_scratch(e, SC_PIPE_IT_IN, len, sizeof(double)) };
 		for (int i = 0; i < L; i++)
 			if (cut_after[i] || i == L - 1)
 				ends[it.n++] = i;
 	}
 	if (ways > 1 && !rows) /* the fewest filters or channels of a split layer */
-		limit = layer_table(g)->most[channel];
+		limit = layer_table(an, g)->most[channel];
 	why = rows ? spatial_refusal(g, ways, &limit) : NULL;
 	k->grid[DIM_PIPELINE] = S;
 	if (p1 > 1)
@@ -1112,7 +1129,10 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * at INT64_MAX where the product overflows: no limit that matters) */
 	if (!ck_mul(it.n, ways > 1 ? limit : 1, &k->max_gpus) ||
 	    !ck_mul(k->max_gpus,
-		    p1 > 1 ? (an->set.global_batch ? Bg : an->set.dataset_size / an->set.batch_per_gpu) : 1,
+		    p1 > 1 ? (an->q.set.global_batch
+				      ? Bg
+				      : an->q.set.dataset_size / an->q.set.batch_per_gpu)
+			   : 1,
 		    &k->max_gpus))
 		k->max_gpus = INT64_MAX;
 	if (p1 > Bg)
@@ -1125,9 +1145,9 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	else if (ways > limit)
 		beyond_limit(k, channel ? "more GPUs than the fewest input channels of a layer"
 					: "more GPUs than the fewest filters of a layer");
-	else if (an->set.micro_batches > B)
+	else if (an->q.set.micro_batches > B)
 		beyond_limit(k, "more micro-batches than samples in the batch");
-	else if (an->set.zero >= 2) /* DeepSpeed's pipeline engine refuses them */
+	else if (an->q.set.zero >= 2) /* DeepSpeed's pipeline engine refuses them */
 		beyond_limit(k, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 	if (k->reason)
 		return;
@@ -1139,7 +1159,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * `beat` is not partitioned. */
 	if (beat < INFINITY) {
 		PlanKey key = plan_key(g, an, &c, (double)B, 0, 0, 0);
-		Plan *b = plan_find(&key);
+		Plan *b = plan_lookup(an, &key);
 		double lb = 0;
 		if (b) {
 			lb = b->T;
@@ -1147,17 +1167,17 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			costs(g, an, (double)B, &c);
 			for (int i = 0; i < L; i++)
 				lb += c.t[i];
-			if ((b = plan_new(&key, 0)))
+			if ((b = plan_new(an, &key, 0)))
 				b->T = lb;
 		}
-		if (lb / (double)S * ceil((double)an->set.dataset_size / (double)Bg) >= beat) {
+		if (lb / (double)S * ceil((double)an->q.set.dataset_size / (double)Bg) >= beat) {
 			beyond_limit(k, pipeline_bounded);
 			return;
 		}
 	}
 again:
-	for (int64_t M = an->set.micro_batches ? an->set.micro_batches : 1; M <= B;
-	     M = an->set.micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
+	for (int64_t M = an->q.set.micro_batches ? an->q.set.micro_batches : 1; M <= B;
+	     M = an->q.set.micro_batches ? B + 1 : M * 2 > B && M != B ? B : M * 2) {
 		tmp = *k;
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st, &p, &local)) {
 			if (!any || iteration_busy(&tmp.t) < iteration_busy(&best.t)) {
@@ -1166,7 +1186,7 @@ again:
 				any = true;
 			}
 		}
-		if (M == B || an->set.micro_batches)
+		if (M == B || an->q.set.micro_batches)
 			break;
 	}
 	if (!any && isfinite(cap)) {
@@ -1195,8 +1215,10 @@ double
 pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end, int *n)
 {
 	Stages st = { 0, end };
-	double T = partition(t, m, NULL, NULL, NULL, NULL, L, cap, S, &st);
+	double *pre = xcalloc(3 * ((size_t)L + 1), sizeof *pre);
+	double T = partition(t, m, NULL, NULL, NULL, NULL, L, cap, S, &st, pre);
 
+	free(pre);
 	*n = st.n;
 	return T;
 }

@@ -9,18 +9,13 @@
  *
  * A row is a pure function's memo.  A layer's time depends on the layer,
  * its samples and share, the graph (its costs, widths and layout) and, of
- * the analysis, on the system, the implementation, the precision,
- * forward_only and whether ZeRO shards the gradients (stage 2 and up);
- * the collectives on the group besides.  A row's key is therefore its
- * kind and arguments, the graph's version (ir/graph.h: new after every
- * pass) and widths, every byte of the system, and every byte of the
- * analysis before its results (Analysis.cand) but those that none of
- * these reads and the strategies, the search and the advice vary: the
- * GPU count, the batch, dataset and input, the micro-batches, the
- * schedule, the optimizer, ZeRO below stage 2 and its node sharding,
- * recomputation.  A field such a function comes to read must leave that
- * list (key_of).  One read in 1,024 of a filled entry computes it again
- * and dies where the two differ.
+ * the query, on the system, the implementation, and the settings
+ * ir/settings.def marks as read by a layer's figures (the precision,
+ * forward_only, whether ZeRO shards the gradients); the collectives on
+ * the group besides.  A row's key is therefore its kind and arguments and
+ * the query's stamp for a layer's figures (model/key.h), which the
+ * engine's memos share.  One read in 1,024 of a filled entry computes it
+ * again and dies where the two differ.
  *
  * Layers alike cost alike: a row keeps a figure per class of layers
  * (layer_table's classes: every byte of the layer but its name, place
@@ -32,7 +27,9 @@
  * ROWS within a budget of bytes (the row least recently asked for goes
  * first), and a row stays valid until ROWS_HELD more have been asked for:
  * a caller holds a few at a time. */
-#include "model/model.h"
+#include "model/reuse.h"
+
+#include "model/engine.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -41,11 +38,8 @@
 #include <string.h>
 
 enum {
-	SC_LANE = SCRATCH_REUSE,  /* lane_times's arrays where rows have none */
-	CTXS = 8,                 /* analyses (keys) kept at once */
 	ROWS = 1024,              /* rows kept at once */
 	BUCKETS = 2048,
-	PREFIX = offsetof(Analysis, cand),
 };
 /* Bytes of rows kept beyond those held: 192 MiB, the rows of a strategy's
  * grids on a model of 100,000 layers, but less for a model larger than
@@ -61,17 +55,8 @@ budget(size_t layers)
 	return layers <= 200000 ? most : scaled > (double)least ? (size_t)scaled : least;
 }
 
-typedef struct Key {
-	const Graph *g;
-	uint64_t version;
-	int nlayer, elem_bytes, low_bytes;
-	bool channels_last;
-	_Alignas(max_align_t) unsigned char an[PREFIX];
-	System sys;
-} Key;
-
 typedef struct Row {
-	int ctx;                  /* -1: free */
+	uint64_t stamp;           /* the query's (KEY_LAYER); 0: free */
 	int next;                 /* the bucket's chain */
 	RowKind kind;
 	double arg[4];            /* Times' arguments as doubles */
@@ -83,149 +68,60 @@ typedef struct Row {
 	uint64_t id;              /* a serial no other row had */
 } Row;
 
-static Key key[CTXS], probe;
-static uint64_t key_used[CTXS];
-static bool key_live[CTXS];
-static int current = -1;
-/* analysis_stamp's keys and their stamps */
-static Key pkey[CTXS];
-static uint64_t pkey_used[CTXS], pkey_stamp[CTXS], stamps;
-static bool pkey_live[CTXS];
-static int pcurrent = -1;
-static Row row[ROWS];
-static int head[BUCKETS], nrows;
-static bool ready;
-static size_t bytes;
-static uint64_t tick;     /* keys' clock */
-static uint64_t handed;   /* rows handed out: the rows' clock */
-static uint64_t serial;   /* rows made */
-unsigned times_reads;
-bool times_reuse = true;
+/* A split layer's collectives depend on the layer only through its input's
+ * and output's sizes and whether it reads the graph's input: the last
+ * such figure of a row, kept by them (layers alike in a row cost one
+ * computation; split_collective_of). */
+typedef struct LastSplit {
+	uint64_t row;
+	int64_t in, out;
+	bool reads;
+	double v;
+} LastSplit;
 
-static void
-init(void)
+/* An engine's rows (engine.h), and its layer table. */
+typedef struct Rows {
+	Row row[ROWS];
+	int head[BUCKETS], nrows;
+	size_t bytes;
+	uint64_t handed;          /* rows handed out: the rows' clock */
+	uint64_t serial;          /* rows made */
+	LastSplit last_split;
+	LayerTable table;         /* of the last graph asked for */
+} Rows;
+
+static Rows *
+rows_of(Engine *e)
 {
-	for (int i = 0; i < BUCKETS; i++)
-		head[i] = -1;
-	for (int i = 0; i < ROWS; i++)
-		row[i].ctx = -1;
-	ready = true;
-}
-
-/* The key of an and g's layer times into *k; with `whole`, of everything
- * but the GPU count, the batch, the dataset and the input (analysis_stamp). */
-static void
-key_of(const Analysis *an, const Graph *g, Key *k, bool whole)
-{
-	Analysis a;
-
-	memcpy(&a, an, PREFIX);
-	a.sys = NULL; /* the system's bytes are compared instead */
-	a.set.micro_batches = 0;
-	a.set.gpus = a.set.batch_per_gpu = a.set.global_batch = a.set.dataset_size = 0;
-	a.set.sample_bytes = 0;
-	a.set.data = DATA_AUTO;
-	a.set.loader_workers = 0; /* the implementation's, in a.impl */
-	a.set.impl = NULL;
-	a.set.dropout_after = NULL; /* the graph's, in its version */
-	a.set.as_exported = a.set.channels_last = false;
-	a.set.recompute = 0;        /* a.rc's */
-	if (!whole) {
-		a.set.opt = OPT_SGD;
-		a.set.schedule = SCHED_GPIPE;
-		a.set.virtual_stages = 0;
-		a.set.zero = a.set.zero >= 2 ? 2 : 0; /* accumulate_time, layer_host: below 2 or not */
-		a.set.zero_node = false;
-		a.rc = (Recompute){ 0 };
+	if (!e->rows) {
+		e->rows = xcalloc(1, sizeof *e->rows);
+		for (int i = 0; i < BUCKETS; i++)
+			e->rows->head[i] = -1;
 	}
-	memset(k, 0, sizeof *k);
-	k->g = g;
-	k->version = g->version;
-	k->nlayer = g->nlayer;
-	k->elem_bytes = g->elem_bytes;
-	k->low_bytes = g->low_bytes;
-	k->channels_last = g->channels_last;
-	memcpy(k->an, &a, PREFIX);
-	k->sys = *an->sys;
+	return e->rows;
 }
 
 /* Row r's tables freed and its slot empty (unlinked already). */
 static void
-free_row(Row *r)
+free_row(Rows *rs, Row *r)
 {
-	bytes -= (r->t[1] ? 2 : 1) * r->len * sizeof(double);
+	rs->bytes -= (r->t[1] ? 2 : 1) * r->len * sizeof(double);
 	free(r->t[0]);
 	free(r->t[1]);
-	*r = (Row){ .ctx = -1 };
-	nrows--;
-}
-
-/* Drops the rows of context c (all with c < 0). */
-static void
-drop(int c)
-{
-	for (int b = 0; b < BUCKETS; b++)
-		for (int *p = &head[b]; *p >= 0;) {
-			Row *r = &row[*p];
-			if (c >= 0 && r->ctx != c) {
-				p = &r->next;
-				continue;
-			}
-			*p = r->next;
-			free_row(r);
-		}
-}
-
-/* The context of an and g: a kept key, or the least recently used
- * replaced by it. */
-static int
-context(const Analysis *an, const Graph *g)
-{
-	int c = 0;
-
-	key_of(an, g, &probe, false);
-	if (current >= 0 && memcmp(&key[current], &probe, sizeof probe) == 0)
-		return current;
-	for (int i = 0; i < CTXS; i++) {
-		if (key_live[i] && memcmp(&key[i], &probe, sizeof probe) == 0)
-			return current = i;
-		if (!key_live[i] || (key_live[c] && key_used[i] < key_used[c]))
-			c = i;
-	}
-	if (key_live[c])
-		drop(c);
-	key[c] = probe;
-	key_live[c] = true;
-	return current = c;
+	*r = (Row){ 0 };
+	rs->nrows--;
 }
 
 uint64_t
 analysis_stamp(const Analysis *an, const Graph *g)
 {
-	int c = 0;
-
-	key_of(an, g, &probe, true);
-	if (pcurrent >= 0 && memcmp(&pkey[pcurrent], &probe, sizeof probe) == 0)
-		return pkey_stamp[pcurrent];
-	for (int i = 0; i < CTXS; i++) {
-		if (pkey_live[i] && memcmp(&pkey[i], &probe, sizeof probe) == 0) {
-			pkey_used[i] = ++tick;
-			return pkey_stamp[pcurrent = i];
-		}
-		if (!pkey_live[i] || (pkey_live[c] && pkey_used[i] < pkey_used[c]))
-			c = i;
-	}
-	pkey[c] = probe;
-	pkey_live[c] = true;
-	pkey_used[c] = ++tick;
-	pkey_stamp[c] = ++stamps;
-	return pkey_stamp[pcurrent = c];
+	return key_stamp(&an->eng->stamps, &an->q, g, KEY_PLAN);
 }
 
 static unsigned
-bucket(int c, RowKind kind, const double *arg)
+bucket(uint64_t stamp, RowKind kind, const double *arg)
 {
-	uint64_t h = ((uint64_t)c << 8 | (unsigned)kind) * 0x9e3779b97f4a7c15u, bits;
+	uint64_t h = (stamp << 8 | (unsigned)kind) * 0x9e3779b97f4a7c15u, bits;
 
 	for (int i = 0; i < 4; i++) {
 		memcpy(&bits, &arg[i], sizeof bits);
@@ -236,32 +132,33 @@ bucket(int c, RowKind kind, const double *arg)
 }
 
 static void
-unlink_row(int i)
+unlink_row(Rows *rs, int i)
 {
-	Row *r = &row[i];
+	Row *r = &rs->row[i];
 
-	for (int *p = &head[bucket(r->ctx, r->kind, r->arg)]; *p >= 0; p = &row[*p].next)
+	for (int *p = &rs->head[bucket(r->stamp, r->kind, r->arg)]; *p >= 0; p = &rs->row[*p].next)
 		if (*p == i) {
 			*p = r->next;
 			break;
 		}
-	free_row(r);
+	free_row(rs, r);
 }
 
 /* Room for a row of `need` bytes: the least recently used rows that are
  * not held go. */
 static void
-make_room(size_t need, size_t layers)
+make_room(Rows *rs, size_t need, size_t layers)
 {
-	while (nrows == ROWS || (nrows > ROWS_HELD && bytes + need > budget(layers))) {
+	while (rs->nrows == ROWS ||
+	       (rs->nrows > ROWS_HELD && rs->bytes + need > budget(layers))) {
 		int lru = -1;
 		for (int i = 0; i < ROWS; i++)
-			if (row[i].ctx >= 0 && row[i].used + ROWS_HELD <= handed &&
-			    (lru < 0 || row[i].used < row[lru].used))
+			if (rs->row[i].stamp && rs->row[i].used + ROWS_HELD <= rs->handed &&
+			    (lru < 0 || rs->row[i].used < rs->row[lru].used))
 				lru = i;
 		if (lru < 0)
 			return;
-		unlink_row(lru);
+		unlink_row(rs, lru);
 	}
 }
 
@@ -270,13 +167,13 @@ static void
 find(Times *t)
 {
 	double arg[4] = { t->n, t->share, (double)t->grp.size, (double)t->grp.per_node };
-	int c, i, arrays = t->kind == ROW_TIME || t->kind == ROW_HOST ? 2 : 1;
+	int i, arrays = t->kind == ROW_TIME || t->kind == ROW_HOST ? 2 : 1;
+	Rows *rs = rows_of(t->an->eng);
 	const LayerTable *tb;
+	uint64_t stamp;
 	unsigned b;
 	Row *r;
 
-	if (!ready)
-		init();
 	/* the collectives' rows: the group's third figure and the halo's
 	 * neighbours folded into the second argument's place */
 	if (t->kind == ROW_HALO)
@@ -285,38 +182,37 @@ find(Times *t)
 		arg[1] = (double)t->grp.sharing;
 	if (t->kind == ROW_TIME || t->kind == ROW_HOST)
 		arg[2] = arg[3] = 0;
-	c = context(t->an, t->g);
-	key_used[c] = ++tick;
-	b = bucket(c, t->kind, arg);
-	for (i = head[b]; i >= 0; i = row[i].next) {
-		r = &row[i];
-		if (r->ctx == c && r->kind == t->kind && memcmp(r->arg, arg, sizeof arg) == 0)
+	stamp = key_stamp(&t->an->eng->stamps, &t->an->q, t->g, KEY_LAYER);
+	b = bucket(stamp, t->kind, arg);
+	for (i = rs->head[b]; i >= 0; i = rs->row[i].next) {
+		r = &rs->row[i];
+		if (r->stamp == stamp && r->kind == t->kind && memcmp(r->arg, arg, sizeof arg) == 0)
 			break;
 	}
 	/* a row of a graph whose layers repeat keeps a figure per class,
 	 * else one per layer */
-	tb = layer_classes(t->g);
+	tb = layer_classes(t->an, t->g);
 	if (i < 0) {
 		size_t len = tb && tb->ncls > 0 ? (size_t)tb->ncls
 			     : t->g->nlayer > 0 ? (size_t)t->g->nlayer
 						: 1;
-		make_room(arrays * len * sizeof(double), len);
-		for (i = 0; row[i].ctx >= 0; i++)
+		make_room(rs, arrays * len * sizeof(double), len);
+		for (i = 0; rs->row[i].stamp; i++)
 			;
-		r = &row[i];
-		*r = (Row){ .ctx = c, .next = head[b], .kind = t->kind, .len = len, .id = ++serial,
-			    .classed = tb && tb->ncls > 0 };
+		r = &rs->row[i];
+		*r = (Row){ .stamp = stamp, .next = rs->head[b], .kind = t->kind, .len = len,
+			    .id = ++rs->serial, .classed = tb && tb->ncls > 0 };
 		memcpy(r->arg, arg, sizeof arg);
 		for (int k = 0; k < arrays; k++) {
 			r->t[k] = xcalloc(len, sizeof(double));
 			for (size_t j = 0; j < len; j++)
 				r->t[k][j] = NAN;
 		}
-		head[b] = i;
-		bytes += arrays * len * sizeof(double);
-		nrows++;
+		rs->head[b] = i;
+		rs->bytes += arrays * len * sizeof(double);
+		rs->nrows++;
 	}
-	r->used = ++handed;
+	r->used = ++rs->handed;
 	t->t[0] = r->t[0];
 	t->t[1] = r->t[1] ? r->t[1] : r->t[0];
 	t->id = r->id;
@@ -381,7 +277,7 @@ lane_times(const Analysis *an, const Graph *g, int first, int last, double n)
 		times_fill(&h, first, last);
 		return (Lane){ t.t[0], t.t[1], h.t[0], h.t[1] };
 	}
-	v = scratch(SC_LANE, 4 * len, sizeof *v);
+	v = engine_scratch(an->eng, SC_REUSE_LANE, 4 * len, sizeof *v);
 	for (int i = first; i <= last; i++) {
 		v[i] = times_of(&t, i, false);
 		v[len + i] = times_of(&t, i, true);
@@ -428,34 +324,22 @@ compute(const Times *r, int i, bool bwd)
 	return 0;
 }
 
-/* A split layer's collectives depend on the layer only through its input's
- * and output's sizes and whether it reads the graph's input: the last
- * such figure of a row, kept by them (layers alike in a row cost one
- * computation; split_collective_of). */
-static struct {
-	uint64_t row;
-	int64_t in, out;
-	bool reads;
-	double v;
-} last_split;
 
 double
 times_miss(const Times *r, int i, bool bwd)
 {
 	if (!r->cls && (r->kind == ROW_FILTER || r->kind == ROW_CHANNEL)) {
+		LastSplit *last = &rows_of(r->an->eng)->last_split;
 		const Layer *l = &r->g->layer[i];
 		int64_t in = r->g->tensor[l->in[0]].elems, out = r->g->tensor[l->out[0]].elems;
 		bool reads = reads_input(r->g, l);
-		if (!times_reuse || last_split.row != r->id || last_split.in != in || last_split.out != out ||
-		    last_split.reads != reads) {
-			last_split.row = r->id;
-			last_split.in = in;
-			last_split.out = out;
-			last_split.reads = reads;
-			last_split.v = split_collective_of(r->an, r->g, r->grp, r->n,
-							   r->kind == ROW_CHANNEL, in, out, reads);
-		}
-		return r->t[0][i] = last_split.v;
+		if (!r->an->eng->reuse || last->row != r->id || last->in != in ||
+		    last->out != out || last->reads != reads)
+			*last = (LastSplit){ r->id, in, out, reads,
+					     split_collective_of(r->an, r->g, r->grp, r->n,
+								 r->kind == ROW_CHANNEL, in, out,
+								 reads) };
+		return r->t[0][i] = last->v;
 	}
 	/* the figure of the layer, or of its class (layers alike) */
 	return r->t[bwd][r->cls ? r->cls[i] : i] = compute(r, i, bwd);
@@ -472,9 +356,6 @@ times_check(const Times *r, int i, bool bwd, double v)
 		    i, (int)r->kind, bwd ? "backward" : "forward", again, v);
 }
 
-/* The layer table of the last graph asked for. */
-static LayerTable table;
-
 static void
 table_free(LayerTable *t)
 {
@@ -490,9 +371,9 @@ table_free(LayerTable *t)
 }
 
 const LayerTable *
-layer_table(const Graph *g)
+layer_table(const Analysis *an, const Graph *g)
 {
-	LayerTable *t = &table;
+	LayerTable *t = &rows_of(an->eng)->table;
 	size_t n = g->nlayer > 0 ? (size_t)g->nlayer : 1;
 
 	if (t->g == g && t->version == g->version)
@@ -526,9 +407,9 @@ layer_table(const Graph *g)
 }
 
 const LayerTable *
-layer_table_full(const Graph *g)
+layer_table_full(const Analysis *an, const Graph *g)
 {
-	LayerTable *t = (LayerTable *)layer_table(g);
+	LayerTable *t = (LayerTable *)layer_table(an, g);
 	size_t n = g->nlayer > 0 ? (size_t)g->nlayer : 1;
 
 	if (t->kernel)
@@ -574,12 +455,14 @@ class_key(const Graph *g, const Layer *l, unsigned char *k)
 	memcpy(k + n, l->attr.target, sizeof(Shape)), n += sizeof(Shape);
 	memcpy(k + n, l->attr.pad_hi, sizeof(Shape)), n += sizeof(Shape);
 	if (l->nw > 0)
-		memcpy(k + n, l->w, (size_t)l->nw * sizeof(Weight)), n += (size_t)l->nw * sizeof(Weight);
+		memcpy(k + n, l->w, (size_t)l->nw * sizeof(Weight)),
+			n += (size_t)l->nw * sizeof(Weight);
 	for (int j = 0; j < l->nin + l->nout; j++) {
 		const Tensor *t = &g->tensor[j < l->nin ? l->in[j] : l->out[j - l->nin]];
 		unsigned char about[8] = { t->saved, t->output, t->producer >= 0 };
 		if (j < l->nin && t->producer >= 0)
-			about[3] = g->layer[t->producer].attn, about[4] = g->layer[t->producer].pattern;
+			about[3] = g->layer[t->producer].attn,
+			about[4] = g->layer[t->producer].pattern;
 		memcpy(k + n, &t->shape, sizeof t->shape), n += sizeof t->shape;
 		memcpy(k + n, &t->elems, sizeof t->elems), n += sizeof t->elems;
 		memcpy(k + n, about, sizeof about), n += sizeof about;
@@ -591,9 +474,9 @@ class_key(const Graph *g, const Layer *l, unsigned char *k)
 enum { MAX_CLASSES = 1 << 16 };
 
 const LayerTable *
-layer_classes(const Graph *g)
+layer_classes(const Analysis *an, const Graph *g)
 {
-	LayerTable *t = (LayerTable *)layer_table(g);
+	LayerTable *t = (LayerTable *)layer_table(an, g);
 	size_t cap = 1, room = 0;
 	int *slot, nkeys = 0;
 	unsigned char **keys, *k = NULL;
@@ -606,7 +489,7 @@ layer_classes(const Graph *g)
 	t->ncls = 0;
 	/* classes pay where layers repeat: a model of few layers, or one
 	 * whose layers are all unlike, computes each figure as it is */
-	if (g->nlayer < 64 || !times_reuse)
+	if (g->nlayer < 64 || !an->eng->reuse)
 		return t;
 	while (cap < 2 * (size_t)MAX_CLASSES)
 		cap *= 2;
@@ -661,36 +544,13 @@ layer_classes(const Graph *g)
 }
 
 void
-times_forget(void)
+rows_free(Rows *rs)
 {
-	if (!ready)
+	if (!rs)
 		return;
-	drop(-1);
-	table_free(&table);
-	for (int i = 0; i < CTXS; i++)
-		key_live[i] = pkey_live[i] = false;
-	current = pcurrent = -1;
-}
-
-/* Scratch buffers: one per slot, grown as asked, kept for the next call. */
-enum { SLOTS = 32 };
-static void *buf[SLOTS];
-static size_t bufsize[SLOTS];
-
-void *
-scratch(int slot, size_t n, size_t size)
-{
-	size_t need;
-
-	if (slot < 0 || slot >= SLOTS)
-		die("reuse.c: scratch slot %d", slot);
-	if (n > SIZE_MAX / (size ? size : 1))
-		die("out of memory");
-	need = (n ? n : 1) * (size ? size : 1);
-	if (need > bufsize[slot]) {
-		free(buf[slot]);
-		buf[slot] = xcalloc(need, 1);
-		bufsize[slot] = need;
-	}
-	return buf[slot];
+	for (int i = 0; i < ROWS; i++)
+		if (rs->row[i].stamp)
+			free_row(rs, &rs->row[i]);
+	table_free(&rs->table);
+	free(rs);
 }

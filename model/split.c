@@ -89,16 +89,16 @@ split_collective_of(const Analysis *an, const Graph *g, Group grp, double n, boo
 {
 	double y = (double)out * n * g->elem_bytes;
 	double x = (double)in * n * g->elem_bytes;
-	bool first = reads || an->set.forward_only; /* no backward collective */
+	bool first = reads || an->q.set.forward_only; /* no backward collective */
 
-	if (an->impl.staged) /* all-gather forward, all-to-all backward */
+	if (an->q.impl.staged) /* all-gather forward, all-to-all backward */
 		return gather_time(an, grp, channel ? x : y) +
 		       (first ? 0 : gather_time(an, grp, channel ? y : x));
 	if (channel) /* partial outputs summed; input gradients gathered */
-		return allreduce_time(an->sys, grp, y) +
-		       (first ? 0 : allgather_time(an->sys, grp, x));
+		return allreduce_time(an->q.sys, grp, y) +
+		       (first ? 0 : allgather_time(an->q.sys, grp, x));
 	/* outputs gathered; input-gradient partial sums reduced */
-	return allgather_time(an->sys, grp, y) + (first ? 0 : allreduce_time(an->sys, grp, x));
+	return allgather_time(an->q.sys, grp, y) + (first ? 0 : allreduce_time(an->q.sys, grp, x));
 }
 
 /* What spatial_refusal and spatial_limit read of g, kept for its
@@ -205,9 +205,9 @@ halo_rows(const Analysis *an, const Layer *l, bool bwd, int64_t *up, int64_t *do
 		return false;
 	if (S < 1)
 		S = c == OPC_POOL ? l->attr.kernel[0] : 1;
-	if (an->impl.halo_rows || transposed) {
+	if (an->q.impl.halo_rows || transposed) {
 		/* chainermnx, and transposed convolutions: floor(K/2) a side */
-		*up = *down = bwd && c == OPC_POOL && an->impl.halo_rows ? 0 : K / 2;
+		*up = *down = bwd && c == OPC_POOL && an->q.impl.halo_rows ? 0 : K / 2;
 	} else if (!bwd) {
 		*up = P;
 		*down = K - S - P > 0 ? K - S - P : 0;
@@ -248,14 +248,14 @@ halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t 
 
 	if (ways <= 1)
 		return 0;
-	for (int bwd = 0; bwd < (an->set.forward_only ? 1 : 2); bwd++) {
+	for (int bwd = 0; bwd < (an->q.set.forward_only ? 1 : 2); bwd++) {
 		int64_t up, down;
 		double row = row_bytes(g, l, n, bwd), tu, td;
 		if (row <= 0 || !halo_rows(an, l, bwd, &up, &down))
 			continue;
 		tu = up ? p2p_time(an, (double)up * row, across) : 0;
 		td = down ? p2p_time(an, (double)down * row, across) : 0;
-		t += an->impl.chain ? (double)(ways - 1) * (tu + td)
+		t += an->q.impl.chain ? (double)(ways - 1) * (tu + td)
 		     : ways > 2	    ? tu + td
 				    : (tu > td ? tu : td);
 	}
@@ -265,7 +265,7 @@ halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, int64_t 
 double
 spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp)
 {
-	return (an->set.forward_only ? 1 : 2) *
+	return (an->q.set.forward_only ? 1 : 2) *
 	       gather_time(an, grp, (double)g->tensor[g->layer[split].out[0]].elems * n *
 					    g->elem_bytes);
 }

@@ -38,19 +38,20 @@
 static double
 state_bytes(const Analysis *an, const Graph *g)
 {
-	return precision_info[an->set.prec].low ? precision_info[an->set.prec].low : g->elem_bytes;
+	return precision_info[an->q.set.prec].low ? precision_info[an->q.set.prec].low
+						  : g->elem_bytes;
 }
 
 void
 zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m)
 {
 	double p = state_bytes(an, g);
-	double k = optimizer_bytes(an->set.opt) + (precision_info[an->set.prec].low ? 4 : 0);
+	double k = optimizer_bytes(an->q.set.opt) + (precision_info[an->q.set.prec].low ? 4 : 0);
 
 	if (nd < 1)
 		nd = 1;
-	m->weights = weights * p / (an->set.zero >= 3 ? nd : 1);
-	m->grads = weights * p / (an->set.zero >= 2 ? nd : 1);
+	m->weights = weights * p / (an->q.set.zero >= 3 ? nd : 1);
+	m->grads = weights * p / (an->q.set.zero >= 2 ? nd : 1);
 	m->optimizer = weights * k / nd;
 }
 
@@ -59,9 +60,9 @@ zero_step_arrays(const Analysis *an, double arrays, double nd)
 {
 	double share = nd > 1 ? arrays / nd : arrays;
 
-	if (!an->set.zero)
+	if (!an->q.set.zero)
 		return arrays;
-	if (an->set.zero >= 2 || an->impl.flat_zero)
+	if (an->q.set.zero >= 2 || an->q.impl.flat_zero)
 		return 1;
 	return share >= 1 || arrays == 0 ? share : 1; /* a rank steps at least one */
 }
@@ -69,7 +70,7 @@ zero_step_arrays(const Analysis *an, double arrays, double nd)
 Group
 zero_group(const Analysis *an, Group grad)
 {
-	if (an->set.zero_node && grad.per_node >= 1 && grad.per_node < grad.size)
+	if (an->q.set.zero_node && grad.per_node >= 1 && grad.per_node < grad.size)
 		return (Group){ grad.per_node, grad.per_node, 1 };
 	return grad;
 }
@@ -82,7 +83,7 @@ zero_node_exchange(const Analysis *an, const Graph *g, Group grad, double weight
 	Group node = { k, k, 1 }, across = { grad.size / k, 1, k };
 	double b = weights * state_bytes(an, g);
 	/* a ring reduce-scatter moves what an all-gather moves */
-	double t = allgather_time(an->sys, node, b) + allreduce_time(an->sys, across, b / k);
+	double t = allgather_time(an->q.sys, node, b) + allreduce_time(an->q.sys, across, b / k);
 
 	*hidden = t < window ? t : window;
 	return t - *hidden;
@@ -94,7 +95,7 @@ zero_exchange(const Analysis *an, const Graph *g, Group grp, double weights, dou
 {
 	double window = *hidden, ring;
 
-	if (an->set.zero < 1 || grp.size <= 1)
+	if (an->q.set.zero < 1 || grp.size <= 1)
 		return;
 	/* NCCL runs both as rings (no tree), each moving what an all-gather
 	 * moves: the reduce-scatter in the backward's buckets, in the window
@@ -103,9 +104,9 @@ zero_exchange(const Analysis *an, const Graph *g, Group grp, double weights, dou
 	 * SHARD_GRAD_OP: in the next forward's pre-forward hook, before the
 	 * first layer runs); stage 3 gathers them layer by layer instead
 	 * (zero_gather_time) */
-	ring = allgather_time(an->sys, grp, weights * state_bytes(an, g));
+	ring = allgather_time(an->q.sys, grp, weights * state_bytes(an, g));
 	*hidden = ring < window ? ring : window;
-	*grad = ring - *hidden + (an->set.zero < 3 ? ring : 0);
+	*grad = ring - *hidden + (an->q.set.zero < 3 ? ring : 0);
 }
 
 double
@@ -115,10 +116,10 @@ zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights, 
 	double t;
 
 	*hidden = 0;
-	if (an->set.zero < 3 || grp.size <= 1)
+	if (an->q.set.zero < 3 || grp.size <= 1)
 		return 0;
 	/* the whole model's parameters gathered twice, forward and backward */
-	t = 2 * allgather_time(an->sys, grp, weights * state_bytes(an, g));
+	t = 2 * allgather_time(an->q.sys, grp, weights * state_bytes(an, g));
 	*hidden = t < compute ? t : compute;
 	return t - *hidden;
 }

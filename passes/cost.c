@@ -111,7 +111,8 @@ mac_layer(Acc *acc, const Graph *g, const Layer *l, Cost *c, int64_t e)
 		c->macs = mul3(acc, e, x->d[l->attr.lead] / groups, kvol(acc, l));
 		break;
 	case OP_CONVT:
-		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters / groups, kvol(acc, l));
+		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters / groups,
+			       kvol(acc, l));
 		break;
 	case OP_FC:
 		c->macs = mul3(acc, g->tensor[l->in[0]].elems, l->attr.filters, 1);
@@ -141,7 +142,8 @@ layer_cost(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 		break;
 	case OPC_POOL:
 		c->flops_fwd = mul3(acc, op->fwd, e, kvol(acc, l));
-		c->flops_bwd_data = mul3(acc, op->bwd_data, e, l->op == OP_AVGPOOL ? kvol(acc, l) : 1);
+		c->flops_bwd_data =
+			mul3(acc, op->bwd_data, e, l->op == OP_AVGPOOL ? kvol(acc, l) : 1);
 		break;
 	case OPC_GPOOL:
 	case OPC_ADAPTPOOL:
@@ -330,7 +332,8 @@ cost_annotate(Graph *g)
 		bwd = backward_elems(&acc, g, l, c, in_grad);
 		for (int k = 0; k < l->nout; k++) /* its gradients summed */
 			if (grad[l->out[k]] && reads[l->out[k]] > 1 &&
-			    !ck_add(bwd, mul3(&acc, 3, reads[l->out[k]] - 1, g->tensor[l->out[k]].elems),
+			    !ck_add(bwd,
+				    mul3(&acc, 3, reads[l->out[k]] - 1, g->tensor[l->out[k]].elems),
 				    &bwd))
 				acc.ok = false;
 		c->bytes_bwd = mul3(&acc, bwd, g->elem_bytes, 1);

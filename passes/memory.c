@@ -115,7 +115,8 @@ producer(const Mem *m, int t, OpKind op)
 static bool
 selects(const Layer *l)
 {
-	return l->nin == 1 && (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target->rank == 0));
+	return l->nin == 1 &&
+	       (l->op == OP_SLICE || (l->op == OP_GATHER && l->attr.target->rank == 0));
 }
 
 /* Autocast's op lists for CUDA (PyTorch's aten/src/ATen/autocast_mode.h:
@@ -351,7 +352,8 @@ fuse_layernorm(Mem *m, int r)
 	if ((gm = sole_user(m, l[dv].out[0], OP_SCALE)) >= 0)
 		m->fused[gm] = true; /* gamma: LayerNorm recomputes what it multiplies */
 	pattern(m, r, PAT_LAYERNORM,
-		(int[]){ s, pw, r2, eps, sq, dv, gm, gm >= 0 ? scaled_by(m, l[gm].out[0]) : -1 }, 8);
+		(int[]){ s, pw, r2, eps, sq, dv, gm, gm >= 0 ? scaled_by(m, l[gm].out[0]) : -1 },
+		8);
 	if (m->amp && m->low[x])
 		add(m, &m->cast[r], 1, m->g->tensor[x].elems); /* layer_norm: fp32 list */
 	else
@@ -565,7 +567,8 @@ sum_up(Mem *m)
 			ws = l->cost.macs / l->attr.filters * (l->attr.groups ? l->attr.groups : 1);
 		if (m->amp && lowers(l->op) && l->cost.params > 0)
 			add(m, &m->cast_w, 1,
-			    l->cost.params - (l->attr.bias && l->op != OP_MATMUL ? l->attr.filters : 0));
+			    l->cost.params -
+				    (l->attr.bias && l->op != OP_MATMUL ? l->attr.filters : 0));
 	}
 	for (int t = 0; t < g->ntensor; t++)
 		if (g->tensor[t].saved && g->tensor[t].producer < 0)
@@ -644,7 +647,8 @@ fused_count(Graph *g)
 		for (int i = 0; i < g->nlayer; i++)
 			g->layer[i].attn = attn[i];
 		if ((ok = count(g, g->low_bytes > 0, true))) {
-			g->fused_act = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *g->fused_act);
+			g->fused_act =
+				arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *g->fused_act);
 			for (int i = 0; i < g->nlayer; i++)
 				g->fused_act[i] = g->layer[i].cost.act_bytes;
 			g->fused_total = g->total;

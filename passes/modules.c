@@ -17,18 +17,18 @@
  *
  * A node at the root ("/Flatten") is code of the model's own forward.
  *
- * Units: pipelines are cut at block boundaries only, as the split points
- * of torch.distributed.pipelining name modules.  A layer's block is the
- * module down to its first indexed part (an element of a Sequential or
- * ModuleList: layer2.0, features.3, transformer.h.7; or of an OrderedDict
- * whose keys are numbered: torchvision ViT's encoder.layers.encoder_layer_7
- * beside encoder_layer_6 or _8), else its top-level module (conv1, fc).  A unit is a run of layers of one block call; a
- * stage may begin at a unit whose module is called once and begins
- * there.  ODL names ("layer1/y/conv1", and ONNX files whose names are not
- * scoped) give one unit per layer, the name with '/' made '.', but for
- * the calls of a block that one statement of the model made again and
- * again (`repeat 24 { h = layer(h); }`: h_1/..., h_2/...): each call is
- * a block, one unit.
+ * Units: pipelines are cut at block boundaries only, as the split points of
+ * torch.distributed.pipelining name modules.  A layer's block is the module
+ * down to its first indexed part (an element of a Sequential or ModuleList:
+ * layer2.0, features.3, transformer.h.7; or of an OrderedDict whose keys
+ * are numbered: torchvision ViT's encoder.layers.encoder_layer_7 beside
+ * encoder_layer_6 or _8), else its top-level module (conv1, fc).  A unit is
+ * a run of layers of one block call; a stage may begin at a unit whose
+ * module is called once and begins there.  ODL names ("layer1/y/conv1", and
+ * ONNX files whose names are not scoped) give one unit per layer, the name
+ * with '/' made '.', but for the calls of a block that one statement of the
+ * model made again and again (`repeat 24 { h = layer(h); }`: h_1/...,
+ * h_2/...): each call is a block, one unit.
  *
  * A stack (Megatron's layout): the blocks are elements of one container,
  * alike (the same operators and parameters), with units only before them
@@ -380,7 +380,8 @@ stack(const Graph *g, Modules *m)
 		const ModUnit *t = &m->unit[u];
 		size_t n = container_len(t->name);
 		if (!t->block || (!t->cut && u > 0)) {
-			m->stack_why = arena_printf(g->arena, "'%s' sits between the blocks", t->name);
+			m->stack_why =
+				arena_printf(g->arena, "'%s' sits between the blocks", t->name);
 			return;
 		}
 		if (n != container_len(first->name) || strncmp(t->name, first->name, n) != 0) {
@@ -426,7 +427,8 @@ modules_derive(const Graph *g, Modules *m)
 		for (int i = 0; i < L; i++) {
 			const char *name = g->layer[i].name + 1, *s = strchr(name, '/');
 			for (; s; s = strchr(s + 1, '/'))
-				map_put(&raw, arena_strndup(a, name, (size_t)(s - name)), (void *)1);
+				map_put(&raw, arena_strndup(a, name, (size_t)(s - name)),
+					(void *)1);
 		}
 	}
 	if (!sc)

@@ -1,11 +1,12 @@
 /* passes.h -- the passes that annotate the layer IR: shape, the training
  * graph, cost, memory, recomputation's segments, the modules behind the
- * layers and the times a profiler's trace gives them.  Each pass is one file with one entry point; it states what
- * it requires and provides (Graph.done bits) and fills IR fields, never
- * prints a report and never prices anything (model/ does).  Input errors
- * are reported through diag; the return value is false when there were
- * any.  The passes run through plan/analysis.h's runner, which checks
- * those bits, in the order of its table. */
+ * layers and the times a profiler's trace gives them.  Each pass is one file
+ * with one entry point; it states what it requires and provides (Graph.done
+ * bits) and fills IR fields, never prints a report and never prices
+ * anything (model/ does).  Input errors are reported through diag; the
+ * return value is false when there were any.  The passes run through
+ * plan/analysis.h's runner, which checks those bits, in the order of its
+ * table. */
 #ifndef ORACLEC_PASSES_PASSES_H
 #define ORACLEC_PASSES_PASSES_H
 

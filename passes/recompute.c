@@ -29,7 +29,7 @@
  * last segment; with `boundary`, each segment start's live bytes into it
  * and the largest segment's into *largest. */
 static double
-kept(const Graph *g, const int *last_use, int k, int *last, double *boundary, double *largest)
+kept_with(const Graph *g, const int *last_use, int k, int *last, double *boundary, double *largest)
 {
 	double input = 0, live = 0, seg = 0, most = 0;
 
@@ -94,14 +94,14 @@ recompute_plan(const Graph *g, int k, Recompute *r)
 		best_k = k < g->nlayer ? k : g->nlayer;
 	} else {
 		for (int c = 1; c <= g->nlayer; c++) {
-			double v = kept(g, last_use, c, &last, NULL, NULL);
+			double v = kept_with(g, last_use, c, &last, NULL, NULL);
 			if (best < 0 || v < best * (1 - 1e-12))
 				best = v, best_k = c;
 		}
 	}
 	*r = (Recompute){ .k = best_k };
 	boundary = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *boundary);
-	best = kept(g, last_use, best_k, &r->first_kept, boundary, &r->segment);
+	best = kept_with(g, last_use, best_k, &r->first_kept, boundary, &r->segment);
 	r->boundary = boundary;
 	free(last_use);
 	r->fraction = full > 0 && best < full ? best / full : 1;

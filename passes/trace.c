@@ -53,8 +53,10 @@ report(const Graph *g, TraceProfile *t, const int *layers, int64_t samples, bool
 		  g->nlayer, t->steps, (long long)samples, t->rank);
 	if (lost) {
 		name = esc_text_cut(first, strlen(first), NAME_SHOWN);
-		diag_note((Loc){ t->file, 0, 0 }, "%d of the trace's %d timed modules made no "
-			  "layer of the model ('%s'%s)", lost, timed, name, lost > 1 ? ", ..." : "");
+		diag_note((Loc){ t->file, 0, 0 },
+			  "%d of the trace's %d timed modules made no "
+			  "layer of the model ('%s'%s)",
+			  lost, timed, name, lost > 1 ? ", ..." : "");
 		free(name);
 	}
 }

@@ -131,7 +131,8 @@ add_dropout(Graph *g, const char *names)
 		size_t len = strcspn(p, ",");
 		int found = -1;
 		for (int i = 0; i < g->nlayer && found < 0; i++)
-			if (strlen(g->layer[i].name) == len && memcmp(g->layer[i].name, p, len) == 0)
+			if (strlen(g->layer[i].name) == len &&
+			    memcmp(g->layer[i].name, p, len) == 0)
 				found = i;
 		if (found < 0 || g->layer[found].nout != 1) {
 			/* the name as the user gave it, escaped and cut
@@ -140,8 +141,8 @@ add_dropout(Graph *g, const char *names)
 			if (found < 0)
 				diag_error(g->loc, "--dropout: the model has no layer '%s'", name);
 			else
-				diag_error(g->loc, "--dropout: layer '%s' has %d outputs, not one", name,
-					   g->layer[found].nout);
+				diag_error(g->loc, "--dropout: layer '%s' has %d outputs, not one",
+					   name, g->layer[found].nout);
 			free(name);
 			return false;
 		}

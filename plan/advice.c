@@ -123,30 +123,37 @@ subject(const Analysis *an)
 static void
 unsupported(const Graph *g, Analysis *an, const Candidate *k)
 {
-	const Implementation *im = &an->impl;
+	const Implementation *im = &an->q.impl;
 	char what[256], lb[32];
 	size_t n = 0;
 	int parts = 0;
 
-#define ADD(...) (n < sizeof what ? (n += (size_t)snprintf(what + n, sizeof what - n, \
-							  "%s", parts++ ? "; " : ""), \
-				     n < sizeof what ? (n += (size_t)snprintf(what + n, sizeof what - n, \
-									    __VA_ARGS__)) : 0) : 0)
-	if (!impl_runs_precision(im, an->set.prec))
-		ADD("%s (it runs %s)", precision_name(an->set.prec), impl_list_text(g->arena, im->precisions));
-	if ((an->set.zero || an->set.zero_node) && !impl_runs_zero(im, an->set.zero, an->set.zero_node))
+#define ADD(...)                                                                                 \
+	(n < sizeof what                                                                         \
+		 ? (n += (size_t)snprintf(what + n, sizeof what - n, "%s", parts++ ? "; " : ""), \
+		    n < sizeof what                                                              \
+			    ? (n += (size_t)snprintf(what + n, sizeof what - n, __VA_ARGS__))    \
+			    : 0)                                                                 \
+		 : 0)
+	if (!impl_runs_precision(im, an->q.set.prec))
+		ADD("%s (it runs %s)", precision_name(an->q.set.prec),
+		    impl_list_text(g->arena, im->precisions));
+	if ((an->q.set.zero || an->q.set.zero_node) &&
+	    !impl_runs_zero(im, an->q.set.zero, an->q.set.zero_node))
 		ADD("%s (its ZeRO stages: %s)",
-		    an->set.zero_node ? "FSDP's hybrid shard" : an->set.zero == 1 ? "ZeRO stage 1"
-		    : an->set.zero == 2 ? "ZeRO stage 2" : "ZeRO stage 3",
+		    an->q.set.zero_node   ? "FSDP's hybrid shard"
+		    : an->q.set.zero == 1 ? "ZeRO stage 1"
+		    : an->q.set.zero == 2 ? "ZeRO stage 2"
+					  : "ZeRO stage 3",
 		    impl_list_text(g->arena, im->zero_stages));
 	if (!impl_runs_recompute(im, an->rc.k))
 		ADD("%s (it recomputes: %s)",
 		    an->rc.k < 0 ? "selective recomputation" : "recomputation in segments",
 		    impl_list_text(g->arena, im->recompute));
 	if (k && k->computable && STRATEGY_PIPELINED(k->kind) &&
-	    !impl_runs_schedule(im, an->set.schedule))
+	    !impl_runs_schedule(im, an->q.set.schedule))
 		ADD("the %s schedule (its schedules: %s)",
-		    schedule_label(an->set.schedule, an->set.virtual_stages, lb, sizeof lb),
+		    schedule_label(an->q.set.schedule, an->q.set.virtual_stages, lb, sizeof lb),
 		    *im->schedules ? impl_list_text(g->arena, im->schedules) : "none");
 	if (k && k->feasible && !impl_runs_strategy(im, k->kind))
 		ADD("%s parallelism (it runs %s)", strategy_name[k->kind],
@@ -187,22 +194,26 @@ why_none(Analysis *an)
 		memory |= k->analysed && k->computable && !k->feasible && !k->not_run;
 	}
 	if (memory || !analysed) {
-		snprintf(an->why_none, sizeof an->why_none, "no strategy fits on %" PRId64 " GPUs of "
-			 "this system; use a smaller batch, more GPUs or a larger GPU", an->set.gpus);
+		snprintf(an->why_none, sizeof an->why_none,
+			 "no strategy fits on %" PRId64 " GPUs of "
+			 "this system; use a smaller batch, more GPUs or a larger GPU",
+			 an->q.set.gpus);
 		return;
 	}
 	for (int s = 0; s < STRAT_COUNT && analysed == 1; s++) {
 		const Candidate *k = &an->cand[s];
 		if (k->analysed)
-			snprintf(an->why_none, sizeof an->why_none, "%s parallelism (%s) does not run on "
-				 "%" PRId64 " GPUs of this system: %s", strategy_name[k->kind],
-				 *grid_format(k->grid, NULL, 0, grid, sizeof grid) ? grid : "-", an->set.gpus,
-				 k->reason ? k->reason : "no prediction");
+			snprintf(an->why_none, sizeof an->why_none,
+				 "%s parallelism (%s) does not run on "
+				 "%" PRId64 " GPUs of this system: %s",
+				 strategy_name[k->kind],
+				 *grid_format(k->grid, NULL, 0, grid, sizeof grid) ? grid : "-",
+				 an->q.set.gpus, k->reason ? k->reason : "no prediction");
 	}
 	if (analysed == 1)
 		return;
 	n = (size_t)snprintf(an->why_none, sizeof an->why_none, "no strategy runs on %" PRId64
-			     " GPUs of this system:", an->set.gpus);
+			     " GPUs of this system:", an->q.set.gpus);
 	for (int s = 0, first = 1; s < STRAT_COUNT && n < sizeof an->why_none; s++) {
 		const Candidate *k = &an->cand[s];
 		if (!k->analysed)
@@ -219,17 +230,20 @@ why_none(Analysis *an)
 static void
 notes(const Graph *g, Analysis *an)
 {
-	const Candidate *b = &an->cand[an->best], *f = an->fastest >= 0 ? &an->cand[an->fastest] : b;
+	const Candidate *b = &an->cand[an->best],
+			*f = an->fastest >= 0 ? &an->cand[an->fastest] : b;
 	const PerLayer *pl = an->per_layer;
 	char g1[GRID_TEXT_MAX], g2[GRID_TEXT_MAX];
 
 	if (f != b)
-		note(an, "%s parallelism (%s) is within %.0f %% of the fastest, %s parallelism (%s) "
-			 "at %.4g s per epoch, and simpler: %d grid dimension%s against %d",
+		note(an,
+		     "%s parallelism (%s) is within %.0f %% of the fastest, %s parallelism (%s) "
+		     "at %.4g s per epoch, and simpler: %d grid dimension%s against %d",
 		     strategy_name[b->kind], grid_format(b->grid, NULL, 0, g1, sizeof g1),
 		     100 * SIMPLER_WITHIN, strategy_name[f->kind],
-		     grid_format(f->grid, NULL, 0, g2, sizeof g2), f->epoch, grid_dimensions(b->grid),
-		     grid_dimensions(b->grid) == 1 ? "" : "s", grid_dimensions(f->grid));
+		     grid_format(f->grid, NULL, 0, g2, sizeof g2), f->epoch,
+		     grid_dimensions(b->grid), grid_dimensions(b->grid) == 1 ? "" : "s",
+		     grid_dimensions(f->grid));
 	if (pl && pl->done) {
 		int u = 0;
 		double gain;
@@ -238,27 +252,34 @@ notes(const Graph *g, Analysis *an)
 				u = m;
 		gain = isfinite(pl->uniform[u]) ? 1 - pl->time / pl->uniform[u] : 0;
 		if (pl->recommended)
-			note(an, "the per-layer splits are recommended: %.4g s per iteration, %.4g s per "
-				 "epoch, %.1f %% faster than uniform %s parallelism under the same model "
-				 "(%.4g s) and faster than %s parallelism (%s) at %.4g s per epoch",
-			     pl->time, pl->epoch, 100 * gain, per_layer_mode_name[u], pl->uniform[u],
-			     strategy_name[b->kind], grid_format(b->grid, NULL, 0, g1, sizeof g1),
-			     b->epoch);
+			note(an,
+			     "the per-layer splits are recommended: %.4g s per iteration, %.4g "
+			     "s per "
+			     "epoch, %.1f %% faster than uniform %s parallelism under the same "
+			     "model "
+			     "(%.4g s) and faster than %s parallelism (%s) at %.4g s per epoch",
+			     pl->time, pl->epoch, 100 * gain, per_layer_mode_name[u],
+			     pl->uniform[u], strategy_name[b->kind],
+			     grid_format(b->grid, NULL, 0, g1, sizeof g1), b->epoch);
 		else if (gain > 0.0005 && gain * (1 + SIMPLER_WITHIN) <= SIMPLER_WITHIN)
-			note(an, "the per-layer splits reach %.4g s per iteration, %.1f %% faster than "
-				 "uniform %s parallelism under the same model (%.4g s): within %.0f %%, "
-				 "a uniform strategy is simpler",
+			note(an,
+			     "the per-layer splits reach %.4g s per iteration, %.1f %% faster than "
+			     "uniform %s parallelism under the same model (%.4g s): within "
+			     "%.0f %%, "
+			     "a uniform strategy is simpler",
 			     pl->time, 100 * gain, per_layer_mode_name[u], pl->uniform[u],
 			     100 * SIMPLER_WITHIN);
 		else if (gain > 0.0005 && pl->fits)
-			note(an, "the per-layer splits reach %.4g s per iteration, %.1f %% faster than "
-				 "uniform %s parallelism under the same model, but %.4g s per epoch "
-				 "against %s parallelism's %.4g s%s",
+			note(an,
+			     "the per-layer splits reach %.4g s per iteration, %.1f %% faster than "
+			     "uniform %s parallelism under the same model, but %.4g s per epoch "
+			     "against %s parallelism's %.4g s%s",
 			     pl->time, 100 * gain, per_layer_mode_name[u], pl->epoch,
 			     strategy_name[b->kind], b->epoch,
-			     pl->epoch < b->epoch ? arena_printf(g->arena, ": within %.0f %%, the "
-								"strategy is simpler",
-								100 * SIMPLER_WITHIN)
+			     pl->epoch < b->epoch ? arena_printf(g->arena,
+								 ": within %.0f %%, the "
+								 "strategy is simpler",
+								 100 * SIMPLER_WITHIN)
 						  : "");
 	}
 }
@@ -279,22 +300,22 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 	}
 	notes(g, an);
 	best = &an->cand[an->best];
-	if (best->global_batch > an->set.dataset_size)
+	if (best->global_batch > an->q.set.dataset_size)
 		warn(an, "global-batch-exceeds-dataset",
 		     "the global batch of %s parallelism (%" PRId64 " samples) exceeds the "
 		     "dataset (%" PRId64 "): an epoch is less than one iteration; use fewer "
 		     "GPUs or a smaller batch per GPU",
-		     strategy_name[best->kind], best->global_batch, an->set.dataset_size);
-	if ((unsigned)an->set.opt < sizeof batch_limit / sizeof batch_limit[0] &&
-	    best->global_batch > batch_limit[an->set.opt].batch) {
+		     strategy_name[best->kind], best->global_batch, an->q.set.dataset_size);
+	if ((unsigned)an->q.set.opt < sizeof batch_limit / sizeof batch_limit[0] &&
+	    best->global_batch > batch_limit[an->q.set.opt].batch) {
 		char b1[32], b2[32];
 		warn(an, "large-global-batch",
 		     "the global batch of %s parallelism, %s samples, is past %s, %s: expect "
 		     "lower accuracy, or more epochs to reach it; fewer GPUs or a smaller "
 		     "batch stay within it",
 		     strategy_name[best->kind], thousands(best->global_batch, b1, sizeof b1),
-		     thousands(batch_limit[an->set.opt].batch, b2, sizeof b2),
-		     batch_limit[an->set.opt].where);
+		     thousands(batch_limit[an->q.set.opt].batch, b2, sizeof b2),
+		     batch_limit[an->q.set.opt].where);
 	}
 	/* a hybrid's limit is its model-parallel factor's; its data factor
 	 * is bounded by the dataset, above */
@@ -305,13 +326,13 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 		     strategy_name[best->kind], grid_gpus(best->grid), best->max_gpus);
 	for (int i = 0; i < nfewer; i++) {
 		const Analysis *f = &fewer[i];
-		if (f->best >= 0 && f->set.gpus < an->set.gpus &&
+		if (f->best >= 0 && f->q.set.gpus < an->q.set.gpus &&
 		    f->cand[f->best].epoch <= best->epoch * (1 + AS_FAST)) {
 			warn(an, "fewer-gpus-as-fast",
 			     "%" PRId64 " GPUs (%s parallelism) would take %.4g s per epoch, "
 			     "against %.4g s on %" PRId64 ": the other GPUs add nothing",
-			     f->set.gpus, strategy_name[f->cand[f->best].kind], f->cand[f->best].epoch,
-			     best->epoch, an->set.gpus);
+			     f->q.set.gpus, strategy_name[f->cand[f->best].kind],
+			     f->cand[f->best].epoch, best->epoch, an->q.set.gpus);
 			break; /* fewer[] runs from the fewest GPUs up */
 		}
 	}

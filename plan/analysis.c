@@ -22,10 +22,9 @@ enum { DEFAULT_DATASET = 1281167 };
 #define IMAGENET_JPEG_BYTES 110e3
 
 const Settings settings_default = {
-	.prec = PREC_FP32,
-	.opt = OPT_MOMENTUM,
-	.gpus = 1,
-	.batch_per_gpu = 32,
+#define SETTING(type, name, dflt, shown, layer, plan) .name = dflt,
+#include "ir/settings.def"
+#undef SETTING
 };
 
 int
@@ -103,7 +102,7 @@ missing_peak(const System *s, Precision p)
 }
 
 bool
-analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *s)
+analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph *g, const System *s)
 {
 	int64_t dataset = set->dataset_size ? set->dataset_size : g->dataset_size;
 	DataKind kind = set->data != DATA_AUTO ? set->data : data_kind(g);
@@ -122,12 +121,13 @@ analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *
 				   "%s peak", precision_name(set->prec), s->name, peak);
 		return false;
 	}
-	*an = (Analysis){ .sys = s, .impl = implementation(set, s), .set = *set };
-	an->set.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1;
-	an->set.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu;
-	an->set.dataset_size = dataset ? dataset : DEFAULT_DATASET;
-	an->set.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind);
-	an->set.data = kind;
+	*an = (Analysis){ .q = { .sys = s, .impl = implementation(set, s), .set = *set },
+			  .eng = eng };
+	an->q.set.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1;
+	an->q.set.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu;
+	an->q.set.dataset_size = dataset ? dataset : DEFAULT_DATASET;
+	an->q.set.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind);
+	an->q.set.data = kind;
 	if (set->recompute == RECOMPUTE_ATTENTION)
 		recompute_selective(g, &an->rc);
 	else if (set->recompute != RECOMPUTE_NONE)
@@ -175,9 +175,10 @@ memory(Graph *g, const Analysis *an)
 static int64_t
 per_gpu(const Analysis *an)
 {
-	if (an->set.batch_per_gpu > 0)
-		return an->set.batch_per_gpu;
-	return an->set.gpus > 0 ? an->set.global_batch / an->set.gpus : an->set.global_batch;
+	if (an->q.set.batch_per_gpu > 0)
+		return an->q.set.batch_per_gpu;
+	return an->q.set.gpus > 0 ? an->q.set.global_batch / an->q.set.gpus
+				  : an->q.set.global_batch;
 }
 
 /* The measured times: a ParaDL table's and a CSV profile's, then a
@@ -185,7 +186,7 @@ per_gpu(const Analysis *an)
 static bool
 timing(Graph *g, const Analysis *an)
 {
-	return timing_spread(g, an) && trace_times(g, an->sys, per_gpu(an));
+	return timing_spread(g, an) && trace_times(g, an->q.sys, per_gpu(an));
 }
 
 /* In the order they run (passes.h says what each fills). */
@@ -217,7 +218,7 @@ pass_run(Graph *g, const Analysis *an, const Pass *p)
 
 	if ((g->done & p->requires) != p->requires)
 		die("pass '%s' runs before what it requires", p->name);
-	if (p->system && (!an || !an->sys))
+	if (p->system && (!an || !an->q.sys))
 		die("pass '%s' runs before the analysis is set up", p->name);
 	ok = !p->run || p->run(g, an);
 	graph_touch(g); /* what it changed is priced anew */
@@ -257,7 +258,7 @@ analysis_precision(Graph *g, Analysis *an, const Settings *set, const System *s)
 {
 	analysis_init(g, set);
 	g->done &= ~(unsigned)(PASS_COST | PASS_MEMORY | PASS_TIMING);
-	return passes_run(g, NULL, PASS_MEMORY, NULL) && analysis_setup(an, set, g, s) &&
+	return passes_run(g, NULL, PASS_MEMORY, NULL) && analysis_setup(an, an->eng, set, g, s) &&
 	       passes_run(g, an, PASS_TIMING, NULL);
 }
 
@@ -295,7 +296,7 @@ analysis_run_settings(const Settings *set, const Measured *r)
 }
 
 bool
-analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
+analysis_measured(Analysis *an, Engine *eng, const Settings *set, Graph *g, const System *s,
 		  const Measured *r)
 {
 	Settings rs = analysis_run_settings(set, r);
@@ -306,7 +307,7 @@ analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
 			   precision_name(r->prec), s->name, peak);
 		return false;
 	}
-	return analysis_setup(an, &rs, g, s) && passes_run(g, an, PASS_TIMING, NULL);
+	return analysis_setup(an, eng, &rs, g, s) && passes_run(g, an, PASS_TIMING, NULL);
 }
 
 void

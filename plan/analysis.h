@@ -6,7 +6,7 @@
  *
  *   analysis_init(g, set)            before any pass: bytes per item
  *   passes_run(g, NULL, PASS_MEMORY) the passes that need the model only
- *   analysis_setup(&an, set, g, s)   the analysis on system s
+ *   analysis_setup(&an, eng, set, g, s)  the analysis on system s
  *   passes_run(g, &an, PASS_TIMING)  the passes that need the system
  *   strategies_run(g, &an, ...)      (passes.h)
  *
@@ -14,6 +14,7 @@
 #ifndef ORACLEC_PLAN_ANALYSIS_H
 #define ORACLEC_PLAN_ANALYSIS_H
 
+#include "model/engine.h"
 #include "plan/plan.h"
 
 /* The defaults of Settings (ir/analysis.h), documented in oraclec(1). */
@@ -27,10 +28,12 @@ int precision_bytes(Precision p);
 void analysis_init(Graph *g, const Settings *set);
 
 /* The analysis of g (PASS_SHAPE done: the sample size comes from the
- * input) on system s with these settings, every other field zero.  false
- * when s is NULL (its error was reported) or has no peak for the
- * precision (reported). */
-bool analysis_setup(Analysis *an, const Settings *set, const Graph *g, const System *s);
+ * input) on system s with these settings, its figures kept in engine eng
+ * (model/engine.h: the analyses of one run share one), every other field
+ * zero.  false when s is NULL (its error was reported) or has no peak for
+ * the precision (reported). */
+bool analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph *g,
+		    const System *s);
 
 /* Runs on g, in the table's order, each pass that has not run on it yet,
  * until those that provide `want` (PASS_* bits) have.  Before a pass its
@@ -74,8 +77,8 @@ Settings analysis_run_settings(const Settings *set, const Measured *r);
  * precision).  Runs of g alike in those settings may share it.  false
  * after an input error (reported; a precision of the run that s has no
  * peak for at the run's column). */
-bool analysis_measured(Analysis *an, const Settings *set, Graph *g, const System *s,
-		       const Measured *r);
+bool analysis_measured(Analysis *an, Engine *eng, const Settings *set, Graph *g,
+		       const System *s, const Measured *r);
 /* The row of run r, its model g analysed in an (analysis_measured). */
 void analysis_row(CalibRow *row, const Graph *g, Analysis *an, const Measured *r);
 

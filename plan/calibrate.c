@@ -107,7 +107,7 @@ software(const System *s, const CalibRow *rows, int n, bool stage)
 	double v = -1;
 
 	for (int i = 0; i < n; i++) {
-		const Implementation *im = &rows[i].an->impl;
+		const Implementation *im = &rows[i].an->q.impl;
 		double x = !stage ? im->send_latency
 			   : s->staging_bw >= 0 || im->staged ? im->staging_bw : 0;
 		if (v >= 0 && x != v)
@@ -164,8 +164,8 @@ calibrate_predict(CalibRow *r, const System *s, const StrategyOpts *o)
 {
 	Candidate k;
 
-	r->an->sys = s;
-	implementation_override(&r->an->impl, s); /* the fitted latency and bandwidth */
+	r->an->q.sys = s;
+	implementation_override(&r->an->q.impl, s); /* the fitted latency and bandwidth */
 	strategy_predict(r->g, r->an, o, r->kind, r->grid, &k);
 	return k.computable ? k.t.total : NAN;
 }
@@ -447,8 +447,8 @@ fit(Fit *f, double *lp, Calibration *out)
 		out->rel_error[j] = NAN;
 		if (f->free[j]) {
 			if (ok)
-				out->rel_error[j] =
-					sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) * r2 / (m - k));
+				out->rel_error[j] = sqrt(gsl_matrix_get(a, (size_t)i, (size_t)i) *
+							 r2 / (m - k));
 			i++;
 		}
 	}

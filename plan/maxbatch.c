@@ -28,7 +28,7 @@ fits(const Graph *g, const Analysis *an, const StrategyOpts *o, const Candidate 
 	StrategyOpts so = *o;
 	int64_t replicas, parts;
 
-	a.set.batch_per_gpu = b;
+	a.q.set.batch_per_gpu = b;
 	so.nest = (int)k->nest;
 	so.beat = 0;
 	strategy_predict(g, &a, &so, k->kind, k->grid, t);
@@ -48,7 +48,7 @@ largest(const Graph *g, const Analysis *an, const StrategyOpts *o, const Candida
 	int64_t cap, const char **why)
 {
 	/* a fixed micro-batch count: multiples of it only */
-	int64_t step = an->set.micro_batches > 1 ? an->set.micro_batches : 1;
+	int64_t step = an->q.set.micro_batches > 1 ? an->q.set.micro_batches : 1;
 	int64_t lo, hi, b;
 	Candidate t;
 	bool whole;
@@ -96,9 +96,9 @@ largest(const Graph *g, const Analysis *an, const StrategyOpts *o, const Candida
 bool
 max_batch_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
-	int64_t step = an->set.micro_batches > 1 ? an->set.micro_batches : 1;
+	int64_t step = an->q.set.micro_batches > 1 ? an->q.set.micro_batches : 1;
 
-	if (an->set.batch_per_gpu <= 0) /* strong scaling: no batch per GPU */
+	if (an->q.set.batch_per_gpu <= 0) /* strong scaling: no batch per GPU */
 		return false;
 	for (int i = 0; i < STRAT_COUNT; i++) {
 		Candidate *k = &an->cand[i];
@@ -113,8 +113,8 @@ max_batch_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 		/* the data-parallel width the batch per GPU multiplies into the
 		 * global batch; a global batch past the dataset is not looked
 		 * for */
-		width = k->global_batch / an->set.batch_per_gpu;
-		cap = an->set.dataset_size / (width > 1 ? width : 1);
+		width = k->global_batch / an->q.set.batch_per_gpu;
+		cap = an->q.set.dataset_size / (width > 1 ? width : 1);
 		cap = cap > MAX_BATCH ? MAX_BATCH : cap < step ? step : cap;
 		k->max_batch = largest(g, an, o, k, cap, &k->max_batch_why);
 		if (k->max_batch && k->max_batch + step > cap)

@@ -112,9 +112,11 @@ static bool
 mode_runs(const Implementation *im, PerLayerMode m)
 {
 	switch (m) {
-	case PL_FILTER: return impl_runs_strategy(im, STRAT_FILTER) || impl_runs_strategy(im, STRAT_DF);
+	case PL_FILTER:
+		return impl_runs_strategy(im, STRAT_FILTER) || impl_runs_strategy(im, STRAT_DF);
 	case PL_CHANNEL: return impl_runs_strategy(im, STRAT_CHANNEL);
-	case PL_SPATIAL: return impl_runs_strategy(im, STRAT_SPATIAL) || impl_runs_strategy(im, STRAT_DS);
+	case PL_SPATIAL:
+		return impl_runs_strategy(im, STRAT_SPATIAL) || impl_runs_strategy(im, STRAT_DS);
 	default: return true;
 	}
 }
@@ -125,7 +127,7 @@ static double
 layer_memory(const Ctx *c, const Layer *l, State s)
 {
 	const Graph *g = c->g;
-	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->set.opt);
+	double per_w = 2 * g->elem_bytes + optimizer_bytes(c->an->q.set.opt);
 	double n = s.mode == PL_DATA || s.mode == PL_SPATIAL ? c->B / (double)c->p
 							     : group_samples(c, s);
 
@@ -151,7 +153,7 @@ layer_cost(const Ctx *c, const Layer *l, State s)
 static double
 move(const Ctx *c, State a, State b, double bytes)
 {
-	const System *s = c->an->sys;
+	const System *s = c->an->q.sys;
 	int la = layout_of[a.mode], lb = layout_of[b.mode];
 	int64_t d = a.d > b.d ? a.d : b.d;
 	Group grp;
@@ -314,8 +316,10 @@ reduce(const Ctx *c, Chain *ch, int b, Reduction *r)
 					j = k;
 			x = &r->arc[i], y = &r->arc[j];
 			m = &r->arc[r->narc++];
-			*m = (Arc){ x->from, y->to, xcalloc((size_t)S * S, sizeof *m->t), A_SERIES, i, j,
-				    v, xcalloc((size_t)S * S, sizeof *m->arg), true };
+			*m = (Arc){
+				x->from, y->to, xcalloc((size_t)S * S, sizeof *m->t),   A_SERIES, i,
+				j,       v,     xcalloc((size_t)S * S, sizeof *m->arg), true
+			};
 			for (int s = 0; s < S; s++)
 				wv[s] = weight(c, ch, f + v - 1, s);
 			for (int k = 0; k < S * S; k++)
@@ -327,7 +331,8 @@ reduce(const Ctx *c, Chain *ch, int b, Reduction *r)
 					const double *ys = &y->t[s * S];
 					for (int z = 0; z < S; z++)
 						if (base + ys[z] < row[z])
-							row[z] = base + ys[z], m->arg[a * S + z] = s;
+							row[z] = base + ys[z],
+							m->arg[a * S + z] = s;
 				}
 			x->live = y->live = false;
 			progress = true;
@@ -409,8 +414,8 @@ moved(const Ctx *c, const Chain *ch, const int *state)
 		int src = b ? state[ch->end[b - 1]] : 0;
 		for (int e = ch->e0[b]; e < ch->e0[b + 1]; e++) {
 			const Edge *ed = &ch->edge[e];
-			t += move(c, c->st[ed->from < 0 ? src : state[ed->from]], c->st[state[ed->to]],
-				  ed->bytes);
+			t += move(c, c->st[ed->from < 0 ? src : state[ed->from]],
+				  c->st[state[ed->to]], ed->bytes);
 		}
 	}
 	return t;
@@ -455,7 +460,8 @@ solve(const Ctx *c, Chain *ch, double lambda, int *state, double *time, double *
       double *objective)
 {
 	int nb = ch->nb, S = c->nst, m = 0;
-	double *best = xcalloc((size_t)nb * S, sizeof *best), *T = xcalloc((size_t)S * S, sizeof *T);
+	double *best = xcalloc((size_t)nb * S, sizeof *best),
+	       *T = xcalloc((size_t)S * S, sizeof *T);
 	int *from = xcalloc((size_t)nb * S, sizeof *from), *src = xcalloc((size_t)nb, sizeof *src);
 	bool ok;
 
@@ -513,12 +519,12 @@ degrees(Ctx *c)
 		dg = &c->deg[c->ndeg++];
 		if (d == c->p)
 			grid[DIM_DATA] = 0;
-		grid_map(c->an->sys, grid, NEST_MODEL_INNER, &map);
+		grid_map(c->an->q.sys, grid, NEST_MODEL_INNER, &map);
 		dg->d = d;
 		dg->model = map.model;
 		if (d > 1)
 			for (int m = PL_FILTER; m < PL_MODES; m++)
-				if (mode_runs(&c->an->impl, (PerLayerMode)m))
+				if (mode_runs(&c->an->q.impl, (PerLayerMode)m))
 					c->st[c->nst++] = (State){ (PerLayerMode)m, d };
 	}
 }
@@ -530,12 +536,13 @@ chain_build(const Graph *g, const Analysis *an, const CostModel *m, Ctx *c, Chai
 {
 	int L = g->nlayer, nb = 0, ne = 0, S, *last, *live;
 
-	*c = (Ctx){ .g = g, .an = an, .m = m, .p = an->set.gpus,
+	*c = (Ctx){ .g = g, .an = an, .m = m, .p = an->q.set.gpus,
 		    .pc = { .g = g, .an = an, .spatial_split = SPLIT_AUTO, .beat = INFINITY } };
 	*ch = (Chain){ 0 };
-	if (L == 0 || an->set.gpus < 2)
+	if (L == 0 || an->q.set.gpus < 2)
 		return false;
-	c->B = (double)(an->set.global_batch ? an->set.global_batch : an->set.batch_per_gpu * an->set.gpus);
+	c->B = (double)(an->q.set.global_batch ? an->q.set.global_batch
+					       : an->q.set.batch_per_gpu * an->q.set.gpus);
 	degrees(c);
 	S = c->nst;
 	last = xcalloc((size_t)g->ntensor + 1, sizeof *last);
@@ -615,7 +622,7 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 	state = xcalloc((size_t)L, sizeof *state);
 	uni = xcalloc((size_t)L, sizeof *uni);
 	split = xcalloc((size_t)L, sizeof *split);
-	cap = an->sys->mem - an->sys->reserved - (double)g->total.workspace_bytes -
+	cap = an->q.sys->mem - an->q.sys->reserved - (double)g->total.workspace_bytes -
 	      (double)kept(an, g)->transient_bytes * c.B / (double)c.p;
 	/* the uniform assignments: each mode on all p GPUs (the uniform
 	 * strategies), priced as the cost model prices an iteration */
@@ -631,7 +638,7 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 	}
 	/* the fastest; if it does not fit, time + lambda x memory for the
 	 * least lambda whose assignment fits */
-	cap = an->sys->mem - an->sys->reserved - (double)g->total.workspace_bytes -
+	cap = an->q.sys->mem - an->q.sys->reserved - (double)g->total.workspace_bytes -
 	      (double)kept(an, g)->transient_bytes * c.B / (double)c.p;
 	if (!solve(&c, &ch, 0, state, &time, &mem, &obj))
 		goto freeall;
@@ -663,7 +670,8 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 			best = k;
 	if (best >= 0) {
 		for (int k = 0; k < S; k++)
-			if (c.st[k].mode == (PerLayerMode)best && (best == PL_DATA || c.st[k].d == c.p))
+			if (c.st[k].mode == (PerLayerMode)best &&
+			    (best == PL_DATA || c.st[k].d == c.p))
 				for (int i = 0; i < L; i++)
 					state[i] = k;
 		time = out->uniform[best];
@@ -671,7 +679,7 @@ per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLayer *
 	}
 	evaluate(&c, &ch, state, &out->separable, &obj);
 	out->time = time;
-	out->memory = mem + an->sys->mem - cap;
+	out->memory = mem + an->q.sys->mem - cap;
 	out->fits = mem <= cap;
 	out->mode = arena_array(g->arena, L, sizeof *out->mode);
 	out->degree = arena_array(g->arena, L, sizeof *out->degree);
@@ -762,8 +770,9 @@ per_layer_recommend(const Analysis *an, PerLayer *pl)
 	pl->recommended = false;
 	if (!pl->done)
 		return;
-	pl->epoch = pl->global_batch > 0 ? pl->time * ceil((double)an->set.dataset_size / pl->global_batch)
-					 : INFINITY;
+	pl->epoch = pl->global_batch > 0
+			    ? pl->time * ceil((double)an->q.set.dataset_size / pl->global_batch)
+			    : INFINITY;
 	for (int m = 0; m < PL_MODES; m++)
 		if (pl->uniform[m] < uniform)
 			uniform = pl->uniform[m];
@@ -771,7 +780,7 @@ per_layer_recommend(const Analysis *an, PerLayer *pl)
 	 * uniform assignment; and so much faster than the strategy
 	 * recommended, which may be one the per-layer model has not (a
 	 * pipeline), or priced apart (the table's own model) */
-	pl->recommended = pl->fits && isfinite(uniform) && pl->time * (1 + SIMPLER_WITHIN) < uniform &&
-			  (an->best < 0 ||
-			   pl->epoch * (1 + SIMPLER_WITHIN) < an->cand[an->best].epoch);
+	pl->recommended =
+		pl->fits && isfinite(uniform) && pl->time * (1 + SIMPLER_WITHIN) < uniform &&
+		(an->best < 0 || pl->epoch * (1 + SIMPLER_WITHIN) < an->cand[an->best].epoch);
 }

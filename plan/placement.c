@@ -66,17 +66,21 @@ batch(const Graph *g, Placement *pl)
 	below = B / parts * parts;
 	above = below + parts;
 	if (pl->micro_batches > 1)
-		diag_error(at, "the plan's micro-batch of %g samples is not whole: the global "
-			   "batch of %" PRId64 " does not split into %" PRId64 " micro-batches; "
-			   "a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
-			   pl->micro_batch, B, parts, parts,
-			   below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
+		diag_error(
+			at,
+			"the plan's micro-batch of %g samples is not whole: the global "
+			"batch of %" PRId64 " does not split into %" PRId64 " micro-batches; "
+			"a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
+			pl->micro_batch, B, parts, parts,
+			below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
 	else
-		diag_error(at, "the plan's batch per replica of %g samples is not whole: the "
-			   "global batch of %" PRId64 " does not split over %" PRId64 " replicas; "
-			   "a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
-			   pl->replica_batch, B, parts, parts,
-			   below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
+		diag_error(
+			at,
+			"the plan's batch per replica of %g samples is not whole: the "
+			"global batch of %" PRId64 " does not split over %" PRId64 " replicas; "
+			"a multiple of %" PRId64 " does (such as %s%" PRId64 "); no plan written",
+			pl->replica_batch, B, parts, parts,
+			below > 0 ? arena_printf(g->arena, "%" PRId64 " or ", below) : "", above);
 	return false;
 }
 
@@ -135,8 +139,10 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 		st->ulast = m->unit_of[st->last];
 		st->time = k->stage_time[i];
 		st->mem = k->stage_mem[i];
-		st->held = pipeline_held(an->set.schedule, an->set.virtual_stages > 1 ? an->set.virtual_stages : 1,
-					 M, k->stages, i);
+		st->held =
+			pipeline_held(an->q.set.schedule,
+				      an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1,
+				      M, k->stages, i);
 		st->checkpointed = pipeline_checkpointed(an, M, st->held, &st->whole);
 		st->nmodules = modules_within(g, m, st->first, st->last, &st->modules);
 		for (int u = st->ufirst; m->stack && u <= st->ulast; u++) {
@@ -167,12 +173,12 @@ stages(const Graph *g, const Analysis *an, Placement *pl)
 static bool
 chunks(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
 {
-	int64_t v = an->set.virtual_stages, common = 0;
+	int64_t v = an->q.set.virtual_stages, common = 0;
 	int bad = -1;
 	char *held;
 	size_t n = 0;
 
-	if (pl->nstage < 2 || an->set.schedule != SCHED_INTERLEAVED || v < 2)
+	if (pl->nstage < 2 || an->q.set.schedule != SCHED_INTERLEAVED || v < 2)
 		return true;
 	pl->chunks = (int)v;
 	if (!o->megatron || !pl->layout)
@@ -193,13 +199,14 @@ chunks(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
 	held = arena_alloc(g->arena, (size_t)pl->nstage * 24 + 1);
 	for (int i = 0; i < pl->nstage; i++)
 		n += (size_t)sprintf(held + n, "%s%d", i ? ", " : "", pl->stage[i].blocks);
-	diag_error((Loc){ g->source, 0, 0 },
-		   "--schedule interleaved:%" PRId64 " with --plan megatron: Megatron-LM gives each "
-		   "pipeline rank's blocks to its %" PRId64 " model chunks in equal parts, and stage "
-		   "%d holds %d block%s (the stages hold %s); %s; no plan written",
-		   v, v, bad, pl->stage[bad].blocks, pl->stage[bad].blocks == 1 ? "" : "s", held,
-		   common > 1 ? arena_printf(g->arena, "V must divide %" PRId64, common)
-			      : "no V above 1 divides them all");
+	diag_error(
+		(Loc){ g->source, 0, 0 },
+		"--schedule interleaved:%" PRId64 " with --plan megatron: Megatron-LM gives each "
+		"pipeline rank's blocks to its %" PRId64 " model chunks in equal parts, and stage "
+		"%d holds %d block%s (the stages hold %s); %s; no plan written",
+		v, v, bad, pl->stage[bad].blocks, pl->stage[bad].blocks == 1 ? "" : "s", held,
+		common > 1 ? arena_printf(g->arena, "V must divide %" PRId64, common)
+			   : "no V above 1 divides them all");
 	return false;
 }
 
@@ -226,13 +233,13 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		char grid[GRID_TEXT_MAX];
 		const Candidate *k = &an->cand[o->kind];
 		grid_format(o->grid, grid_order, DIM_COUNT, grid, sizeof grid);
-		diag_error(at, "%s on %s: %s; no plan written", grid, an->sys->name,
+		diag_error(at, "%s on %s: %s; no plan written", grid, an->q.sys->name,
 			   k->reason ? k->reason : "does not fit");
 		return false;
 	}
 	if (an->best < 0) {
 		diag_error(at, "no strategy fits on %" PRId64 " GPU%s of %s: no plan written",
-			   an->set.gpus, an->set.gpus == 1 ? "" : "s", an->sys->name);
+			   an->q.set.gpus, an->q.set.gpus == 1 ? "" : "s", an->q.sys->name);
 		return false;
 	}
 	pl->k = &an->cand[an->best];
@@ -242,9 +249,9 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 		if (strcmp(an->warning[i].code, "unsupported-by-implementation") == 0)
 			diag_warn(at, "%s", an->warning[i].message);
 	pl->checkpoints = an->rc.k > 0 ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
-	if (an->set.gpus > MAX_PLAN_RANKS) {
+	if (an->q.set.gpus > MAX_PLAN_RANKS) {
 		diag_error(at, "a plan lists every rank: %" PRId64 " GPUs are more than %d",
-			   an->set.gpus, MAX_PLAN_RANKS);
+			   an->q.set.gpus, MAX_PLAN_RANKS);
 		return false;
 	}
 	if (pl->k->grid[DIM_PIPELINE] > 0) {
@@ -252,13 +259,14 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 			return false;
 		pl->recut = o->cut_after != NULL;
 		if (pl->recut)
-			diag_note(at, "the plan's pipeline stages begin at blocks; a report without "
+			diag_note(at,
+				  "the plan's pipeline stages begin at blocks; a report without "
 				  "--plan may cut inside them (docs/plans.md)");
 	}
 	if (pl->k->split >= 0)
 		pl->split = pl->k->split;
 	if (!batch(g, pl))
 		return false;
-	ranks(g, an->sys, pl);
+	ranks(g, an->q.sys, pl);
 	return true;
 }

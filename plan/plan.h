@@ -56,15 +56,10 @@ const CostModel *strategy_cost_model(const StrategyOpts *o);
 int grid_dimensions(const int64_t grid[DIM_COUNT]);
 /* strategy.c: a predicted candidate's throughput (global batch over the
  * iteration) and MFU (the model's forward and backward FLOPs per second
- * per GPU, recomputation not counted, over matmul_peak); 0 when it has no
+ * per GPU, recomputation not counted, over matmul_peak, model/model.h); 0
+ * when it has no
  * times.  Every prediction of strategy.c has them. */
 void candidate_rates(const Graph *g, const Analysis *an, Candidate *k);
-/* The dense peak g's matrix products run at under an: per layer with
- * multiply-accumulates, the precision's rate (TF32 for an fp32 run's
- * convolutions where the implementation has cuDNN use it), weighted by
- * the layer's FLOPs as a harmonic mean (the rate at which the model's
- * FLOPs would take the time they take at each layer's own peak). */
-double matmul_peak(const Graph *g, const Analysis *an);
 const char *impl_list_text(Arena *a, const char *list);
 
 /* advice.c: warnings on the recommendation (an->warning[]); `fewer` are

@@ -69,11 +69,11 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 		return k;
 	memcpy(c.grid, k->grid, sizeof c.grid);
 	c.nest = k->nest;
-	c.schedule = a->set.schedule;
-	c.virtual_stages = a->set.virtual_stages;
-	c.zero = a->set.zero;
-	c.zero_node = a->set.zero_node;
-	c.prec = a->set.prec;
+	c.schedule = a->q.set.schedule;
+	c.virtual_stages = a->q.set.virtual_stages;
+	c.zero = a->q.set.zero;
+	c.zero_node = a->q.set.zero_node;
+	c.prec = a->q.set.prec;
 	c.recompute = a->rc.k;
 	c.micro_batches = k->micro_batches;
 	c.iteration = k->t.total;
@@ -105,13 +105,13 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		{ SCHED_GPIPE, 1 }, { SCHED_1F1B, 1 }, { SCHED_INTERLEAVED, 2 },
 	};
 	int nsched = STRATEGY_PIPELINED(kind) && !fix->schedule ? 3 : 1;
-	const Implementation *im = &an->impl;
+	const Implementation *im = &an->q.impl;
 	/* z = 4: stage 3 inside each node (FSDP hybrid), when the GPUs span
 	 * nodes; pipelines take ZeRO-1 at most (docs/model.md) */
-	int z0 = fix->zero ? an->set.zero + (an->set.zero_node ? 1 : 0) : 0;
+	int z0 = fix->zero ? an->q.set.zero + (an->q.set.zero_node ? 1 : 0) : 0;
 	int z1 = fix->zero ? z0
 		 : STRATEGY_PIPELINED(kind) ? 1
-		 : an->set.gpus > an->sys->gpus_per_node ? 4
+		 : an->q.set.gpus > an->q.sys->gpus_per_node ? 4
 						      : 3;
 	/* what no option fixes, only as the implementation runs it */
 	int nr = fix->recompute || !impl_runs_recompute(im, 1) ? 1 : 2;
@@ -123,7 +123,7 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		if (nsched > 1 && !impl_runs_schedule(im, scheds[si].sched))
 			continue;
 		if (nsched > 1)
-			a.set.schedule = scheds[si].sched, a.set.virtual_stages = scheds[si].v;
+			a.q.set.schedule = scheds[si].sched, a.q.set.virtual_stages = scheds[si].v;
 		for (int z = z0; z <= z1; z++) {
 			if (!fix->zero && !impl_runs_zero(im, z < 4 ? z : 3, z == 4))
 				continue;
@@ -134,8 +134,8 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 					s->pruned++;
 					continue;
 				}
-				a.set.zero = z < 4 ? z : 3;
-				a.set.zero_node = z == 4;
+				a.q.set.zero = z < 4 ? z : 3;
+				a.q.set.zero_node = z == 4;
 				a.rc = fix->recompute ? an->rc : r ? *full : (Recompute){ 0 };
 				c = evaluate(g, &a, o, kind, grid, s, &k);
 				/* the plainest configuration sets the bound for the rest */
@@ -151,7 +151,8 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 void
 search_begin(Search *s, double budget_s)
 {
-	*s = (Search){ .best = INFINITY, .deadline = budget_s > 0 ? clock_ms() + budget_s * 1e3 : 0 };
+	*s = (Search){ .best = INFINITY,
+		       .deadline = budget_s > 0 ? clock_ms() + budget_s * 1e3 : 0 };
 }
 
 bool
@@ -159,13 +160,14 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 	   Search *s)
 {
 	Recompute full = { 0 };
-	int64_t p = an->set.gpus;
+	int64_t p = an->q.set.gpus;
 
 	if (!fix->recompute)
 		recompute_plan(g, 0, &full);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
 		int64_t grid[DIM_COUNT], it = 0;
-		if (!(o->mask & (1u << kind)) || !impl_runs_strategy(&an->impl, (StrategyKind)kind))
+		if (!(o->mask & (1u << kind)) ||
+		    !impl_runs_strategy(&an->q.impl, (StrategyKind)kind))
 			continue;
 		while (grid_next((StrategyKind)kind, p, &it, grid)) {
 			if (s->deadline && clock_ms() > s->deadline) {
@@ -193,7 +195,8 @@ same(const SearchConfig *a, const SearchConfig *b)
 static bool
 simpler(const SearchConfig *a, const SearchConfig *b)
 {
-	int za = a->zero, zb = b->zero, da = grid_dimensions(a->grid), db = grid_dimensions(b->grid);
+	int za = a->zero, zb = b->zero, da = grid_dimensions(a->grid),
+	    db = grid_dimensions(b->grid);
 	int ra = a->recompute != 0, rb = b->recompute != 0;
 
 	return za <= zb && da <= db && ra <= rb && (za < zb || da < db || ra < rb);
@@ -202,8 +205,10 @@ simpler(const SearchConfig *a, const SearchConfig *b)
 static const char *
 zero_text(const SearchConfig *c, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s", !c->zero ? "no ZeRO" : c->zero_node ? "FSDP hybrid" : (const char *[]){
-		"", "ZeRO 1", "ZeRO 2", "ZeRO 3" }[c->zero]);
+	snprintf(buf, n, "%s",
+		 !c->zero       ? "no ZeRO"
+		 : c->zero_node ? "FSDP hybrid"
+				: (const char *[]){ "", "ZeRO 1", "ZeRO 2", "ZeRO 3" }[c->zero]);
 	return buf;
 }
 
@@ -227,7 +232,8 @@ simplest_first(Search *s)
 		for (int d = 0; d < 3; d++)
 			for (int r = 0; r < 2; r++)
 				if (s->has_simplest[z][d][r] &&
-				    s->simplest[z][d][r].epoch <= fast->epoch * (1 + SIMPLER_WITHIN) &&
+				    s->simplest[z][d][r].epoch <=
+					    fast->epoch * (1 + SIMPLER_WITHIN) &&
 				    (simpler(&s->simplest[z][d][r], fast) ||
 				     same(&s->simplest[z][d][r], fast)))
 					in[n++] = &s->simplest[z][d][r];
@@ -246,13 +252,14 @@ simplest_first(Search *s)
 			       "fastest (%s, %.4g s per epoch) and simpler:", 100 * SIMPLER_WITHIN,
 			       strategy_name[fast->kind], fast->epoch);
 	if (chosen.zero < fast->zero)
-		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len, " %s against %s;",
-					zero_text(&chosen, b1, sizeof b1), zero_text(fast, b2, sizeof b2));
-	if (grid_dimensions(chosen.grid) < grid_dimensions(fast->grid) && len < sizeof s->simpler)
 		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len,
-					" %d grid dimension%s against %d;", grid_dimensions(chosen.grid),
-					grid_dimensions(chosen.grid) == 1 ? "" : "s",
-					grid_dimensions(fast->grid));
+					" %s against %s;", zero_text(&chosen, b1, sizeof b1),
+					zero_text(fast, b2, sizeof b2));
+	if (grid_dimensions(chosen.grid) < grid_dimensions(fast->grid) && len < sizeof s->simpler)
+		len += (size_t)snprintf(
+			s->simpler + len, sizeof s->simpler - len,
+			" %d grid dimension%s against %d;", grid_dimensions(chosen.grid),
+			grid_dimensions(chosen.grid) == 1 ? "" : "s", grid_dimensions(fast->grid));
 	if (!chosen.recompute && fast->recompute && len < sizeof s->simpler)
 		len += (size_t)snprintf(s->simpler + len, sizeof s->simpler - len,
 					" no recomputation against %s;",
@@ -276,7 +283,8 @@ search_end(Search *s)
 	for (int i = 1; i < s->ntop; i++) {
 		SearchConfig *c = &s->top[i];
 		if (!c->feasible)
-			snprintf(c->why, sizeof c->why, "%s", c->reason ? c->reason : "does not fit");
+			snprintf(c->why, sizeof c->why, "%s",
+				 c->reason ? c->reason : "does not fit");
 		else if (s->top[0].feasible && c->epoch < s->top[0].epoch)
 			snprintf(c->why, sizeof c->why, "%.1f %% faster, within %.0f %%: the first "
 				 "is simpler", 100 * (1 - c->epoch / s->top[0].epoch),
@@ -306,7 +314,7 @@ bool
 search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts *o,
 	   const SearchFix *fix, double budget_s, Search *s)
 {
-	Analysis a;
+	Analysis a = { .eng = an->eng };
 	Precision cur = set->prec;
 	bool ok = true, moved = false;
 
@@ -319,11 +327,12 @@ search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts
 	/* g is counted at set's precision: an serves it until g moves */
 	for (int p = 0; p < PREC_COUNT && ok && !s->stopped; p++) {
 		Settings at = *set;
-		if (!runs(an->sys, (Precision)p) || !impl_runs_precision(&an->impl, (Precision)p))
+		if (!runs(an->q.sys, (Precision)p) ||
+		    !impl_runs_precision(&an->q.impl, (Precision)p))
 			continue;
 		at.prec = (Precision)p;
 		if (p != (int)cur) {
-			ok = analysis_precision(g, &a, &at, an->sys);
+			ok = analysis_precision(g, &a, &at, an->q.sys);
 			cur = (Precision)p;
 			moved = true;
 		}
@@ -331,7 +340,7 @@ search_all(Graph *g, const Analysis *an, const Settings *set, const StrategyOpts
 	}
 	/* g back as the rest of the run (report, sweep, advice) reads it */
 	if (cur != set->prec)
-		ok = analysis_precision(g, &a, set, an->sys) && ok;
+		ok = analysis_precision(g, &a, set, an->q.sys) && ok;
 	search_end(s);
 	return ok;
 }

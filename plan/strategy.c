@@ -35,56 +35,12 @@ strategy_cost_model(const StrategyOpts *o)
 	return o->model ? o->model : &cost_model_physical;
 }
 
-double
-matmul_peak(const Graph *g, const Analysis *an)
-{
-	/* the last answer, for the grids of one analysis: a pass over the
-	 * layers per grid was a fifth of 100,000 layers' time on 1,024 GPUs */
-	static struct {
-		const Graph *g;
-		uint64_t version;
-		Precision prec;
-		bool conv_tf32, aten_depthwise;
-		double fp32, tf32, p0; /* the peaks it read */
-		double peak;
-	} last;
-	const System *s = an->sys;
-	double flops = 0, time = 0, peak;
-	Dtype dt0 = precision_dtype(an->set.prec, true);
-
-	if (last.g == g && last.version == g->version && last.prec == an->set.prec &&
-	    last.conv_tf32 == an->impl.conv_tf32 && last.aten_depthwise == an->impl.aten_depthwise &&
-	    last.fp32 == s->peak[DT_FP32] && last.tf32 == s->peak[DT_TF32] && last.p0 == s->peak[dt0])
-		return last.peak;
-
-	for (int i = 0; i < g->nlayer; i++) {
-		const Layer *l = &g->layer[i];
-		double f = (double)l->cost.flops_fwd + (double)l->cost.flops_bwd;
-		Dtype dt = dt0;
-		if (l->cost.macs <= 0 || !(f > 0))
-			continue;
-		/* as the cost model: TF32 for an fp32 run's convolutions where
-		 * the implementation lets cuDNN use it, but ATen's depthwise */
-		if (dt == DT_FP32 && an->impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
-		    s->peak[DT_TF32] > 0 && !layer_on_aten(an, g, l))
-			dt = DT_TF32;
-		flops += f;
-		time += f / (s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32]);
-	}
-	peak = time > 0 ? flops / time : s->peak[dt0] > 0 ? s->peak[dt0] : s->peak[DT_FP32];
-	last.g = g, last.version = g->version, last.prec = an->set.prec;
-	last.conv_tf32 = an->impl.conv_tf32, last.aten_depthwise = an->impl.aten_depthwise;
-	last.fp32 = s->peak[DT_FP32], last.tf32 = s->peak[DT_TF32], last.p0 = s->peak[dt0];
-	last.peak = peak;
-	return peak;
-}
-
 void
 candidate_rates(const Graph *g, const Analysis *an, Candidate *k)
 {
 	const Totals *t = &g->total;
-	double flops = (double)t->flops_fwd + (an->set.forward_only ? 0 : (double)t->flops_bwd);
-	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->set.gpus;
+	double flops = (double)t->flops_fwd + (an->q.set.forward_only ? 0 : (double)t->flops_bwd);
+	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->q.set.gpus;
 	double peak = matmul_peak(g, an);
 
 	k->throughput = k->mfu = 0;
@@ -117,7 +73,7 @@ may_beat(const Analysis *an, const Candidate *k, double beat)
 {
 	double rest = k->t.total - k->t.grad;
 
-	if (an->set.zero_node)
+	if (an->q.set.zero_node)
 		return true;
 	if (!k->computable || !k->feasible)
 		return false;
@@ -139,11 +95,13 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	bool split = grid_split(grid) > 1;
 
 	if (pc->nest != NEST_COUNT || !m->nests) {
-		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER, k);
+		predict_nested(pc, m, kind, grid, m->nests ? (Nesting)pc->nest : NEST_MODEL_INNER,
+			       k);
 		return;
 	}
 	predict_nested(pc, m, kind, grid, NEST_MODEL_INNER, k);
-	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] || !may_beat(pc->an, k, pc->beat))
+	if (grid[DIM_DATA] <= 1 || grid_gpus(grid) == grid[DIM_DATA] ||
+	    !may_beat(pc->an, k, pc->beat))
 		return;
 	for (int n = NEST_DATA_INNER; n < NEST_COUNT; n++) {
 		if ((n == NEST_PIPELINE_OUTER && (grid[DIM_PIPELINE] <= 1 || !split)) ||
@@ -165,7 +123,7 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 	Candidate tmp;
 	PredictCtx c = *pc; /* beat: the best grid so far */
 
-	while (grid_next(kind, pc->an->set.gpus, &it, grid)) {
+	while (grid_next(kind, pc->an->q.set.gpus, &it, grid)) {
 		predict(&c, m, kind, grid, &tmp);
 		if (!any || better(&tmp, k))
 			*k = tmp, any = true;
@@ -173,11 +131,15 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 			c.beat = k->epoch;
 	}
 	if (!any)
-		*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .computable = false,
+		*k = (Candidate){ .kind = kind,
+				  .split = -1,
+				  .analysed = true,
+				  .computable = false,
 				  .feasible = false,
-				  .reason = strategy_info[kind].grids == GRID_FACTORS3
-						    ? "needs three factors above 1 (p = p1 x p2 x p3)"
-						    : "needs two factors above 1 (p = p1 x p2)",
+				  .reason =
+					  strategy_info[kind].grids == GRID_FACTORS3
+						  ? "needs three factors above 1 (p = p1 x p2 x p3)"
+						  : "needs two factors above 1 (p = p1 x p2)",
 				  .bottleneck = "scaling limit" };
 }
 
@@ -217,13 +179,13 @@ impl_list_text(Arena *a, const char *list)
 static void
 refuse_unrun(const Graph *g, const Analysis *an, Candidate *k)
 {
-	if (!k->computable || impl_runs_strategy(&an->impl, k->kind))
+	if (!k->computable || impl_runs_strategy(&an->q.impl, k->kind))
 		return;
 	k->feasible = false;
 	k->not_run = true;
 	k->reason = arena_printf(g->arena, "%s does not run %s parallelism (it runs %s)",
-				 an->impl.name, strategy_name[k->kind],
-				 impl_list_text(g->arena, an->impl.strategies));
+				 an->q.impl.name, strategy_name[k->kind],
+				 impl_list_text(g->arena, an->q.impl.strategies));
 	k->bottleneck = "implementation";
 }
 
@@ -267,13 +229,15 @@ rank_strategies(Analysis *an)
 
 	for (int k = 0; k < STRAT_COUNT; k++) {
 		const Candidate *c = &an->cand[k];
-		if (c->analysed && c->feasible && (f < 0 || c->epoch < an->cand[f].epoch * (1 - 1e-9)))
+		if (c->analysed && c->feasible &&
+		    (f < 0 || c->epoch < an->cand[f].epoch * (1 - 1e-9)))
 			f = k;
 	}
 	for (int k = 0; f >= 0 && k < STRAT_COUNT; k++) {
 		const Candidate *c = &an->cand[k];
 		int dc, dr;
-		if (!c->analysed || !c->feasible || c->epoch > an->cand[f].epoch * (1 + SIMPLER_WITHIN))
+		if (!c->analysed || !c->feasible ||
+		    c->epoch > an->cand[f].epoch * (1 + SIMPLER_WITHIN))
 			continue;
 		dc = grid_dimensions(c->grid);
 		dr = r < 0 ? 0 : grid_dimensions(an->cand[r].grid);

@@ -26,25 +26,25 @@ again(const Graph *g, const Analysis *an, Analysis *out, int64_t gpus, const Str
 	*out = *an;
 	out->sweep = NULL;
 	out->nsweep = 0;
-	out->set.gpus = gpus;
+	out->q.set.gpus = gpus;
 	return strategies_run(g, out, so);
 }
 
 bool
 sweep_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a, SweepProgress *progress)
 {
-	bool pow2 = (an->set.gpus & (an->set.gpus - 1)) == 0;
+	bool pow2 = (an->q.set.gpus & (an->q.set.gpus - 1)) == 0;
 	int n = pow2 ? 0 : 1;
 	int64_t grids;
 
-	for (int64_t p = 1; p <= an->set.gpus; p *= 2)
+	for (int64_t p = 1; p <= an->q.set.gpus; p *= 2)
 		n++;
 	grids = sweep_grids(n);
 	an->sweep = arena_array(a, n, sizeof *an->sweep);
 	for (int i = 0; i < n; i++) {
 		if (progress)
 			progress(i, n, grids);
-		if (!again(g, an, &an->sweep[i], i == n - 1 ? an->set.gpus : (int64_t)1 << i, so))
+		if (!again(g, an, &an->sweep[i], i == n - 1 ? an->q.set.gpus : (int64_t)1 << i, so))
 			return false;
 	}
 	if (progress)
@@ -60,13 +60,13 @@ advice_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a)
 	int n = an->nsweep;
 
 	if (!fewer && !so->forced) {
-		int64_t p = an->set.gpus;
+		int64_t p = an->q.set.gpus;
 		n = 0;
 		fewer = arena_array(a, ADVICE_HALVINGS, sizeof *fewer);
 		for (int i = 0; i < ADVICE_HALVINGS && (p /= 2) >= 1; i++)
 			n++;
 		for (int i = 0; i < n; i++)
-			if (!again(g, an, &fewer[i], an->set.gpus >> (n - i), so))
+			if (!again(g, an, &fewer[i], an->q.set.gpus >> (n - i), so))
 				return false;
 	}
 	advise(g, an, fewer, n);

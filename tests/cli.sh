@@ -74,6 +74,34 @@ sed -n '/^      --channels-last /,/^      --dump-after /p' "$tmp/help" | grep -q
 	fail "--channels-last's entry says --as-exported's default"
 check "--help: --as-exported's default is on its own line under it"
 
+# validate and calibrate have their own --help: their usage line, the
+# options that describe measured runs, none that only a model's analysis
+# takes (issue 38)
+for mode in validate calibrate; do
+	run $mode --help
+	want_status 0
+	empty err
+	head -n 1 "$tmp/out" | grep -q "^Usage: oraclec $mode " ||
+		fail "stdout does not start with 'Usage: oraclec $mode '"
+	has out --models
+	has out --implementation
+	for other in --gpus --sweep --search --plan --grid --layers; do
+		grep -q -e "^ .*$other " "$tmp/out" && fail "$mode --help lists $other"
+	done
+	check "$mode --help: its own usage and the options of measured runs"
+done
+
+# the format of validate's report comes from the backends' table: json
+# is a JSON document of the runs (it was text), html is refused (issue 36)
+runs=$srcdir/validation/abci-measured.csv
+run validate "$runs" --models "$srcdir/validation/models" -s abci -f json
+want_status 0
+head -c 1 "$tmp/out" | grep -q '{' || fail "-f json is not a JSON object"
+grep -q '"runs": \[' "$tmp/out" || fail "no runs array"
+grep -q '"measured_s": ' "$tmp/out" || fail "no measured_s"
+check "validate -f json writes the runs as JSON"
+usage_error "validate -f html: a model's report format, exit 2" validate "$runs" -f html
+
 # every format the backends' table has: each is taken by -f and listed
 # by the message for one it does not have (html and svg included)
 run "$model" -f foo

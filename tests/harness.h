@@ -31,6 +31,7 @@
 #include "frontend/frontend.h"
 #include "grammar/ast.h"
 #include "ir/ir.h"
+#include "model/engine.h"
 #include "plan/plan.h"
 #include "util/arena.h"
 #include "util/diag.h"
@@ -60,6 +61,7 @@ typedef struct Fx {
 	char dir[256];           /* scratch directory, "" until fx_write */
 	char *made[FX_MAXMADE];  /* files and directories made there, in order */
 	int nmade;
+	Engine *eng;             /* the test's analyses keep their figures here */
 } Fx;
 
 static inline int
@@ -68,6 +70,7 @@ fx_setup(void **state)
 	Fx *fx = xcalloc(1, sizeof *fx);
 
 	arena_init(&fx->arena);
+	fx->eng = engine_new(true);
 	fx->diag = open_memstream(&fx->diag_buf, &fx->diag_len);
 	if (!fx->diag)
 		return -1;
@@ -84,6 +87,7 @@ fx_teardown(void **state)
 
 	diag_out = NULL;
 	diag_reset();
+	engine_free(fx->eng);
 	fclose(fx->diag);
 	free(fx->diag_buf);
 	free(fx->text);

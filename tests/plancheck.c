@@ -227,7 +227,8 @@ check_ranks(json_t *plan)
 			long long size = num(dim, "size");
 			long long x = num(c, json_string_value(json_object_get(dim, "name")));
 			if (x < 0 || x >= size)
-				fail("%srank %lld has a coordinate outside the grid", "", (long long)r);
+				fail("%srank %lld has a coordinate outside the grid", "",
+				     (long long)r);
 			idx = idx * size + x;
 			if (d + 1 < nd)
 				outer = outer * size + x;
@@ -257,7 +258,8 @@ check_stages(json_t *plan, const Layers *L)
 			   "pipeline") == 0)
 			pipes = num(json_array_get(grid, d), "size");
 	if ((long long)json_array_size(st) != pipes)
-		fail("%s%lld stages, not one per pipeline rank", "", (long long)json_array_size(st));
+		fail("%s%lld stages, not one per pipeline rank", "",
+		     (long long)json_array_size(st));
 	for (size_t i = 0; i < json_array_size(st); i++) {
 		json_t *s = json_array_get(st, i);
 		long long a = num(s, "first_index"), b = num(s, "last_index");
@@ -295,7 +297,8 @@ check_batch(json_t *plan)
 static void
 check_pytorch(json_t *plan, const Layers *L)
 {
-	json_t *mesh = json_object_get(plan, "device_mesh"), *pp = json_object_get(plan, "pipeline");
+	json_t *mesh = json_object_get(plan, "device_mesh"),
+	       *pp = json_object_get(plan, "pipeline");
 	json_t *shape = json_object_get(mesh, "mesh_shape"), *stages, *split;
 	long long world = 1, stage = 0, covered = 0;
 	static Names c;
@@ -305,7 +308,8 @@ check_pytorch(json_t *plan, const Layers *L)
 	if (world != num(plan, "world_size"))
 		fail("%sthe mesh's product is not the world size %lld", "", world);
 	if (json_array_size(shape) != json_array_size(json_object_get(mesh, "mesh_dim_names")))
-		fail("%sthe mesh has %lld sizes but other names", "", (long long)json_array_size(shape));
+		fail("%sthe mesh has %lld sizes but other names", "",
+		     (long long)json_array_size(shape));
 	if (json_is_null(pp))
 		return;
 	stages = json_object_get(pp, "module_names_per_stage");
@@ -356,7 +360,8 @@ check_pytorch(json_t *plan, const Layers *L)
 					break;
 			}
 			if (!key)
-				fail("layer '%s' begins stage %lld but no split point", L->name[i], at);
+				fail("layer '%s' begins stage %lld but no split point", L->name[i],
+				     at);
 		}
 		stage = at;
 		covered++;
@@ -373,7 +378,8 @@ static void
 check_deepspeed(json_t *plan)
 {
 	json_t *own = json_object_get(plan, "oraclec"), *pp = json_object_get(own, "pipeline");
-	long long tb = num(plan, "train_batch_size"), mb = num(plan, "train_micro_batch_size_per_gpu");
+	long long tb = num(plan, "train_batch_size"),
+		  mb = num(plan, "train_micro_batch_size_per_gpu");
 	long long gas = num(plan, "gradient_accumulation_steps");
 	long long dp = num(own, "data_parallel_size"), prev = -1;
 	json_t *parts;

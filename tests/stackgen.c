@@ -64,16 +64,17 @@ main(int argc, char **argv)
 		const char *p = arena_printf(&a, "/body/layers.%d", i);
 		const char *t = arena_printf(&a, "t%d_", i);
 		int64_t h = i == wide ? 2 * H : H;
-		ob_attention(&a, g, arena_printf(&a, "%s/attn", p), x, arena_printf(&a, "%sq", t), 8,
-			     D / 8);
+		ob_attention(&a, g, arena_printf(&a, "%s/attn", p), x, arena_printf(&a, "%sq", t),
+			     8, D / 8);
 		gemm(&a, g, arena_printf(&a, "%s/fc1/Gemm", p), arena_printf(&a, "%sq", t),
 		     arena_printf(&a, "%sa", t), D, h);
 		ob_add(&a, g, ob_node(&a, "Relu", arena_printf(&a, "%s/act/Relu", p),
 				      arena_printf(&a, "%sa", t), arena_printf(&a, "%sb", t)));
 		gemm(&a, g, arena_printf(&a, "%s/fc2/Gemm", p), arena_printf(&a, "%sb", t),
 		     arena_printf(&a, "%sc", t), h, D);
-		ob_add(&a, g, ob_node(&a, "Add", arena_printf(&a, "%s/Add", p),
-				      arena_printf(&a, "%sc,%s", t, x), arena_printf(&a, "%sd", t)));
+		ob_add(&a, g,
+		       ob_node(&a, "Add", arena_printf(&a, "%s/Add", p),
+			       arena_printf(&a, "%sc,%s", t, x), arena_printf(&a, "%sd", t)));
 		ob_add(&a, g, ob_node(&a, "Relu", arena_printf(&a, "%s/act_1/Relu", p),
 				      arena_printf(&a, "%sd", t), arena_printf(&a, "%se", t)));
 		x = arena_printf(&a, "%se", t);

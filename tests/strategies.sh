@@ -263,4 +263,28 @@ else
 	n=$((n + 4))
 fi
 
+# the plan checker's table of each strategy's dimensions
+# (python/oraclec/planschema.py) is the strategy table's (ir/strategies.def)
+if command -v python3 >/dev/null 2>&1; then
+	PYTHONPATH="$srcdir/python" python3 - "$srcdir/ir/strategies.def" >"$tmp/out" 2>"$tmp/err" <<'PY'
+import re, sys
+from oraclec import planschema
+text = open(sys.argv[1]).read()
+dims = dict(re.findall(r'^DIM\((DIM_[A-Z]+),\s*"([a-z]+)"', text, re.M))
+rows = {}
+for name, bits in re.findall(r'^STRATEGY\(STRAT_[A-Z]+,\s*"([a-z]+)",\s*([^,]+(?:\|[^,]+)*),', text, re.M):
+    rows[name] = {dims[d] for d in re.findall(r'DIM_BIT\((DIM_[A-Z]+)\)', bits)}
+table = {k: set(v) for k, v in planschema.STRATEGIES.items()}
+if rows != table or len(rows) < 11:
+    print("strategies.def:", sorted(rows.items()))
+    print("planschema.py: ", sorted(table.items()))
+    sys.exit(1)
+PY
+	[ $? -eq 0 ] || fail "planschema.STRATEGIES is not ir/strategies.def's table"
+	check "the plan checker's strategies and their dimensions are the strategy table's"
+else
+	n=$((n + 1))
+	echo "ok $n # SKIP python3 not found"
+fi
+
 finish

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "model/key.h"
 #include "plan/analysis.h"
 
 /* An image model without a dataset size: 3x32x32 in, ten classes out. */
@@ -107,7 +108,7 @@ passes_run_resumes_where_it_stopped(void **state)
 	assert_int_equal(g->done, PASS_SHAPE);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
 	assert_int_equal(g->done, PASS_SHAPE | PASS_COST | PASS_MEMORY);
-	assert_true(analysis_setup(&an, &settings_default, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &settings_default, g, fx_abci(fx)));
 	assert_true(passes_run(g, &an, PASS_TIMING, NULL));
 	assert_true(passes_run(g, &an, PASS_TIMING, NULL)); /* nothing left to run */
 	diag_verbose = 0;
@@ -199,31 +200,31 @@ analysis_setup_fills_in_the_defaults(void **state)
 	assert_non_null(g);
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_int_equal(an.set.prec, PREC_FP32);
-	assert_int_equal(an.set.opt, OPT_MOMENTUM);
-	assert_int_equal(an.set.gpus, 1);
-	assert_int_equal(an.set.batch_per_gpu, 32);
-	assert_int_equal(an.set.global_batch, 0);
-	assert_int_equal(an.set.dataset_size, 1281167);
-	assert_true(an.set.sample_bytes == 3072); /* a 32 x 32 image: raw bytes */
-	assert_int_equal(an.set.data, DATA_RAW);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_int_equal(an.q.set.prec, PREC_FP32);
+	assert_int_equal(an.q.set.opt, OPT_MOMENTUM);
+	assert_int_equal(an.q.set.gpus, 1);
+	assert_int_equal(an.q.set.batch_per_gpu, 32);
+	assert_int_equal(an.q.set.global_batch, 0);
+	assert_int_equal(an.q.set.dataset_size, 1281167);
+	assert_true(an.q.set.sample_bytes == 3072); /* a 32 x 32 image: raw bytes */
+	assert_int_equal(an.q.set.data, DATA_RAW);
 	/* abci runs the ParaDL scripts' software unless told otherwise */
-	assert_string_equal(an.impl.name, "chainermn-paradl");
-	assert_true(an.impl.staged && an.impl.chain && an.impl.node_loader);
+	assert_string_equal(an.q.impl.name, "chainermn-paradl");
+	assert_true(an.q.impl.staged && an.q.impl.chain && an.q.impl.node_loader);
 	set.global_batch = 512;
 	set.dataset_size = 5000;
 	set.sample_bytes = 7;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_int_equal(an.set.batch_per_gpu, 0);
-	assert_int_equal(an.set.global_batch, 512);
-	assert_int_equal(an.set.dataset_size, 5000);
-	assert_true(an.set.sample_bytes == 7);
-	assert_int_equal(an.set.data, DATA_RAW);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_int_equal(an.q.set.batch_per_gpu, 0);
+	assert_int_equal(an.q.set.global_batch, 512);
+	assert_int_equal(an.q.set.dataset_size, 5000);
+	assert_true(an.q.set.sample_bytes == 7);
+	assert_int_equal(an.q.set.data, DATA_RAW);
 	/* --loader-workers overrides the implementation's */
 	set.loader_workers = 3;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_int_equal(an.impl.loader_workers, 3);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_int_equal(an.q.impl.loader_workers, 3);
 }
 
 /* An ImageNet-sized image is a JPEG of ImageNet's average size; --data
@@ -239,12 +240,12 @@ analysis_setup_reads_large_images_as_jpeg(void **state)
 	assert_non_null(g);
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_int_equal(an.set.data, DATA_JPEG);
-	assert_true(an.set.sample_bytes == 110e3);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_int_equal(an.q.set.data, DATA_JPEG);
+	assert_true(an.q.set.sample_bytes == 110e3);
 	set.data = DATA_STORED;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_true(an.set.sample_bytes == 3 * 224 * 224 * 4);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_true(an.q.set.sample_bytes == 3 * 224 * 224 * 4);
 }
 
 /* Not an image: the input tensor at 4 bytes per item, nothing to decode;
@@ -260,14 +261,15 @@ analysis_setup_sizes_other_inputs_and_checks_the_peak(void **state)
 	assert_non_null(g);
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_true(an.set.sample_bytes == 400);
-	assert_int_equal(an.set.data, DATA_STORED);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_true(an.q.set.sample_bytes == 400);
+	assert_int_equal(an.q.set.data, DATA_STORED);
 	set.prec = PREC_BF16;
-	assert_false(analysis_setup(&an, &set, g, fx_abci(fx)));
-	assert_non_null(strstr(fx_diags(fx),
-			       "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak"));
-	assert_false(analysis_setup(&an, &settings_default, g, NULL));
+	assert_false(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_non_null(
+		strstr(fx_diags(fx),
+		       "oraclec: error: --precision bf16: abci (built-in) has no bf16 peak"));
+	assert_false(analysis_setup(&an, fx->eng, &settings_default, g, NULL));
 }
 
 /* A measured run takes its GPUs, batch and dataset from the row, the rest
@@ -288,19 +290,83 @@ analysis_measured_sets_up_the_row(void **state)
 	set.opt = OPT_ADAM;
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));
-	assert_true(analysis_measured(&an, &set, g, fx_abci(fx), &r));
+	assert_true(analysis_measured(&an, fx->eng, &set, g, fx_abci(fx), &r));
 	analysis_row(&row, g, &an, &r);
 	assert_ptr_equal(row.g, g);
 	assert_ptr_equal(row.an, &an);
 	assert_int_equal(row.kind, STRAT_DATA);
 	assert_int_equal(row.grid[DIM_DATA], 8);
 	assert_true(row.measured == 0.5);
-	assert_int_equal(row.an->set.gpus, 8);
-	assert_int_equal(row.an->set.global_batch, 256);
-	assert_int_equal(row.an->set.batch_per_gpu, 0);
-	assert_int_equal(row.an->set.dataset_size, 9000);
-	assert_int_equal(row.an->set.opt, OPT_ADAM);
+	assert_int_equal(row.an->q.set.gpus, 8);
+	assert_int_equal(row.an->q.set.global_batch, 256);
+	assert_int_equal(row.an->q.set.batch_per_gpu, 0);
+	assert_int_equal(row.an->q.set.dataset_size, 9000);
+	assert_int_equal(row.an->q.set.opt, OPT_ADAM);
 	assert_true(g->done & PASS_TIMING);
+}
+
+/* Each setting keys the engine's memos as ir/settings.def says: changing
+ * it changes a layer's key where its `layer` column says KEYS, a
+ * partition's where either column does, and nothing where both say
+ * NO_KEY; a KEYS_AS setting keys on its expression (ZeRO: whether
+ * gradients are sharded, stage 2 and up). */
+static void
+settings_key_as_the_table_says(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, image_model, PASS_MEMORY);
+	Analysis an;
+
+	assert_true(analysis_setup(&an, fx->eng, &settings_default, g, fx_abci(fx)));
+	assert_true(nkeyed_settings > 15);
+	for (int i = 0; i < nkeyed_settings; i++) {
+		const KeyedSetting *k = &keyed_settings[i];
+		for (int role = 0; role < KEY_ROLES; role++) {
+			static QueryKey before, after;
+			Query q = an.q;
+			bool keys = strcmp(k->how[KEY_LAYER], "KEYS") == 0 ||
+				    (role == KEY_PLAN && strcmp(k->how[KEY_PLAN], "KEYS") == 0);
+			bool none = strcmp(k->how[KEY_LAYER], "NO_KEY") == 0 &&
+				    (role == KEY_LAYER || strcmp(k->how[KEY_PLAN], "NO_KEY") == 0);
+			bool changed;
+			assert_true(keys || none || strncmp(k->how[KEY_LAYER], "KEYS_AS(", 8) == 0);
+			query_key(&q, g, (KeyRole)role, &before);
+			((unsigned char *)&q.set)[k->offset] ^= 1; /* another value */
+			query_key(&q, g, (KeyRole)role, &after);
+			changed = before.len != after.len ||
+				  memcmp(before.b, after.b, before.len) != 0;
+			if (keys || none)
+				assert_true(changed == keys);
+		}
+	}
+	/* ZeRO: a layer's figures read whether gradients are sharded */
+	{
+		static QueryKey k0, k1, k2;
+		Query q = an.q;
+		q.set.zero = 0, query_key(&q, g, KEY_LAYER, &k0);
+		q.set.zero = 1, query_key(&q, g, KEY_LAYER, &k1);
+		q.set.zero = 2, query_key(&q, g, KEY_LAYER, &k2);
+		assert_memory_equal(k0.b, k1.b, k0.len);
+		assert_memory_not_equal(k1.b, k2.b, k1.len);
+		q.set.zero = 1, query_key(&q, g, KEY_PLAN, &k1);
+		q.set.zero = 0, query_key(&q, g, KEY_PLAN, &k0);
+		assert_memory_not_equal(k0.b, k1.b, k0.len);
+	}
+	/* the system and the implementation key whole */
+	{
+		static QueryKey a, b;
+		Query q = an.q;
+		System s = *an.q.sys;
+		query_key(&q, g, KEY_LAYER, &a);
+		s.kernel_lat *= 2;
+		q.sys = &s;
+		query_key(&q, g, KEY_LAYER, &b);
+		assert_memory_not_equal(a.b, b.b, a.len);
+		q = an.q;
+		q.impl.dispatch *= 2;
+		query_key(&q, g, KEY_LAYER, &b);
+		assert_memory_not_equal(a.b, b.b, a.len);
+	}
 }
 
 int
@@ -318,6 +384,7 @@ main(void)
 		FX_TEST(analysis_setup_sizes_other_inputs_and_checks_the_peak),
 		FX_TEST(analysis_setup_reads_large_images_as_jpeg),
 		FX_TEST(analysis_measured_sets_up_the_row),
+		FX_TEST(settings_key_as_the_table_says),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

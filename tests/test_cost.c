@@ -103,8 +103,10 @@ static void
 fc_macs_are_input_elements_times_outputs(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = COST("model m { input v_in: 2048; v = layernorm(v_in); input t_in: 197x768; t = layernorm(t_in);\n"
-			"  a = fc(v, 1000); b = fc(t, 3072, bias=false); }");
+	Graph *g = COST(
+		"model m { input v_in: 2048; v = layernorm(v_in); input t_in: 197x768; t = "
+		"layernorm(t_in);\n"
+		"  a = fc(v, 1000); b = fc(t, 3072, bias=false); }");
 	const Cost *a, *b;
 
 	assert_non_null(g);
@@ -127,8 +129,10 @@ static void
 matmul_backward_is_four_macs_and_has_no_weight_gradient(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = COST("model m { input q_in: 12x197x64; q = layernorm(q_in); input k_in: 12x64x197; k = layernorm(k_in);\n"
-			"  s = matmul(q, k); }");
+	Graph *g = COST(
+		"model m { input q_in: 12x197x64; q = layernorm(q_in); input k_in: 12x64x197; "
+		"k = layernorm(k_in);\n"
+		"  s = matmul(q, k); }");
 	const Cost *s;
 
 	assert_non_null(g);
@@ -167,9 +171,11 @@ static void
 pool_flops_are_output_elements_times_kernel_volume(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = COST("model m { input x_in: 64x112x112; x = layernorm(x_in); input y_in: 8x4x4; y = layernorm(y_in);\n"
-			"  mp = maxpool(x, kernel=3, stride=2, pad=1);"
-			" ap = avgpool(y, kernel=2); }");
+	Graph *g = COST(
+		"model m { input x_in: 64x112x112; x = layernorm(x_in); input y_in: 8x4x4; y = "
+		"layernorm(y_in);\n"
+		"  mp = maxpool(x, kernel=3, stride=2, pad=1);"
+		" ap = avgpool(y, kernel=2); }");
 
 	assert_non_null(g);
 	assert_int_equal(cost_of(g, "mp")->flops_fwd, 1806336);
@@ -184,7 +190,8 @@ static void
 global_pool_counts_input_elements(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = COST("model m { input x_in: 2048x7x7; x = layernorm(x_in); p = globalavgpool(x); }");
+	Graph *g = COST(
+		"model m { input x_in: 2048x7x7; x = layernorm(x_in); p = globalavgpool(x); }");
 
 	assert_non_null(g);
 	assert_int_equal(cost_of(g, "p")->flops_fwd, 100352);
@@ -198,7 +205,9 @@ static void
 batchnorm_has_params_and_running_buffers(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = COST("model m { input x_in: 64x56x56; x = layernorm(x_in); b = batchnorm(x); l = layernorm(x); }");
+	Graph *g = COST(
+		"model m { input x_in: 64x56x56; x = layernorm(x_in); b = batchnorm(x); l = "
+		"layernorm(x); }");
 	const Cost *b;
 
 	assert_non_null(g);
@@ -217,8 +226,10 @@ static void
 add_costs_one_flop_per_extra_input_per_element(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = COST("model m { input a_in: 8x4x4; a = layernorm(a_in); input b_in: 8x4x4; b = layernorm(b_in); input c_in: 8x4x4; c = layernorm(c_in);\n"
-			"  two = add(a, b); three = add(a, b, c); prod = mul(a, b); }");
+	Graph *g = COST(
+		"model m { input a_in: 8x4x4; a = layernorm(a_in); input b_in: 8x4x4; b = "
+		"layernorm(b_in); input c_in: 8x4x4; c = layernorm(c_in);\n"
+		"  two = add(a, b); three = add(a, b, c); prod = mul(a, b); }");
 
 	assert_non_null(g);
 	assert_int_equal(cost_of(g, "two")->flops_fwd, 128);

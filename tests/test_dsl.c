@@ -527,14 +527,15 @@ steps_that_make_no_layer_take_no_memory(void **state)
 	size_t before = fx->arena.total;
 	Graph *g;
 
-	g = fx_load(fx, "block id(t, k=[1, 2, 3, 4, 5, 6, 7, 8]) {\n"
-			"  j = k; repeat 2 as i { j = i; } return t;\n"
-			"}\n"
-			"model m {\n"
-			"  input x: 4;\n"
-			"  repeat 200 { repeat 1000 { k = [1, 2, 3, 4, 5, 6, 7, 8]; y = id(x); } }\n"
-			"  y = relu(y);\n"
-			"}\n");
+	g = fx_load(fx,
+		    "block id(t, k=[1, 2, 3, 4, 5, 6, 7, 8]) {\n"
+		    "  j = k; repeat 2 as i { j = i; } return t;\n"
+		    "}\n"
+		    "model m {\n"
+		    "  input x: 4;\n"
+		    "  repeat 200 { repeat 1000 { k = [1, 2, 3, 4, 5, 6, 7, 8]; y = id(x); } }\n"
+		    "  y = relu(y);\n"
+		    "}\n");
 	assert_non_null(g);
 	/* a call that makes no layer takes no name: the relu is "y" */
 	assert_string_equal(fx_names(fx, g), "y");

@@ -169,7 +169,8 @@ odl_strings_and_identifiers(void **state)
 {
 	(void)state;
 	expect(esc_odl_string, "V100", "\"V100\"");
-	expect(esc_odl_string, "a\"b\\c\nd\te\rf\x01g\xff", "\"a\\\"b\\\\c\\nd\\te\\rf\\x01g\xff\"");
+	expect(esc_odl_string, "a\"b\\c\nd\te\rf\x01g\xff",
+	       "\"a\\\"b\\\\c\\nd\\te\\rf\\x01g\xff\"");
 	expect(esc_odl_ident, "abci_calibrated", "abci_calibrated");
 	expect(esc_odl_ident, "./ABCI.plat_calibrated", "__ABCI_plat_calibrated");
 	expect(esc_odl_ident, "4gpu", "_4gpu");

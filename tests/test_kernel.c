@@ -88,7 +88,8 @@ load(void)
 		if ((r->gpu = find_gpu(field(line, 0, b, sizeof b))) < 0)
 			continue;
 		r->p = (Gemm){ atof(field(line, 4, b, sizeof b)), atof(field(line, 5, b, sizeof b)),
-			       atof(field(line, 6, b, sizeof b)), atof(field(line, 3, b, sizeof b)) };
+			       atof(field(line, 6, b, sizeof b)),
+			       atof(field(line, 3, b, sizeof b)) };
 		r->seconds = atof(field(line, 9, b, sizeof b));
 		if (r->seconds > 0 && r->p.m > 0)
 			nrow++;
@@ -112,7 +113,7 @@ predict(const Row *r, Fit f, bool waves)
 	System s = { .sms = waves ? (int)g->sms : 0, .tile_overhead = f.k0, .mem_bw = g->bw,
 		     .eff_mem = 0.7 };
 	double bytes = 4 * r->p.batch * (r->p.m * r->p.k + r->p.k * r->p.n + r->p.m * r->p.n);
-	double tc = gemm_time(&s, &r->p, g->peak, f.u), tm = bytes / (g->bw * 0.7);
+	double tc = gemm_time(NULL, &s, &r->p, g->peak, f.u), tm = bytes / (g->bw * 0.7);
 
 	return (tc > tm ? tc : tm) + f.t0;
 }

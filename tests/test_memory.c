@@ -379,7 +379,9 @@ onnx_decompositions_run_as_one_kernel(void **state)
 	Fx *fx = *state;
 	Graph *g = onnx_run(fx, mlp(&fx->arena, false));
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL), .set.prec = PREC_FP32 };
+	Analysis an = {
+		.eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32
+	};
 	const char *parts[] = { "sub", "sqrt", "beta", "gadd", "gmul", "ghalf" };
 	const Layer *mean = fx_layer(g, "mean");
 	double bw = s->mem_bw * s->eff_mem;
@@ -394,7 +396,7 @@ onnx_decompositions_run_as_one_kernel(void **state)
 	assert_int_equal(fx_layer(g, "fc1")->pattern, PAT_NONE);
 	NEAR(layer_time(&an, g, mean, 64, 1, false), 2 * 32 * 4 * 64 / bw + s->kernel_lat);
 	NEAR(layer_time(&an, g, mean, 64, 1, true), 5 * 32 * 4 * 64 / bw + 2 * s->kernel_lat);
-	NEAR(layer_host(&an, g, mean, false), an.impl.dispatch);
+	NEAR(layer_host(&an, g, mean, false), an.q.impl.dispatch);
 }
 
 /* With a second reader of d the nodes are counted one by one: Pow and Div

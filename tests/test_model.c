@@ -5,6 +5,7 @@
 #include "onnxbuild.h"
 #include "plan/analysis.h"
 #include "model/model.h"
+#include "model/reuse.h"
 #include "backends/backends.h"
 
 #include <math.h>
@@ -161,8 +162,13 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 1, .set.batch_per_gpu = 8, .set.dataset_size = 800,
-			.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 1,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
 
@@ -188,9 +194,14 @@ forward_only_runs_have_no_backward(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 4,
-			.set.batch_per_gpu = 8, .set.dataset_size = 800, .set.sample_bytes = 1000,
-			.set.forward_only = true };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.forward_only = true };
 	Analysis train = an;
 	StrategyOpts o = { .mask = 1u << STRAT_DATA | 1u << STRAT_SPATIAL,
 			   .spatial_split = SPLIT_ALL };
@@ -198,7 +209,7 @@ forward_only_runs_have_no_backward(void **state)
 	double fwd = 0;
 
 	assert_non_null(g);
-	train.set.forward_only = false;
+	train.q.set.forward_only = false;
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(strategies_run(g, &train, &o));
 	for (int i = 0; i < g->nlayer; i++)
@@ -226,9 +237,16 @@ zero_shards_as_deepspeed_states(void **state)
 	assert_non_null(g);
 	W = (double)g->total.params;
 	for (int z = 1; z <= 3; z++) {
-		Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 8,
-				.set.batch_per_gpu = 8, .set.dataset_size = 800, .set.sample_bytes = 1000,
-				.set.prec = PREC_AMP_FP16, .set.opt = OPT_ADAM, .set.zero = z };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = fx_abci(fx),
+				.q.impl = fx_impl(fx_abci(fx)),
+				.q.set.gpus = 8,
+				.q.set.batch_per_gpu = 8,
+				.q.set.dataset_size = 800,
+				.q.set.sample_bytes = 1000,
+				.q.set.prec = PREC_AMP_FP16,
+				.q.set.opt = OPT_ADAM,
+				.q.set.zero = z };
 		StrategyOpts o = { .mask = 1u << STRAT_DATA };
 		const MemUse *m = &an.cand[STRAT_DATA].mem;
 		want[1][0] = 2 * W, want[1][1] = 2 * W, want[1][2] = 12 * W / 8;
@@ -241,7 +259,8 @@ zero_shards_as_deepspeed_states(void **state)
 		/* stage 3 gathers the parameters forward and backward */
 		if (z == 3)
 			assert_true(an.cand[STRAT_DATA].t.grad + an.cand[STRAT_DATA].t.grad_hidden >
-				    allreduce_time(an.sys, (Group){ 8, 4, 1 }, W * 4) * (1 - 1e-12));
+				    allreduce_time(an.q.sys, (Group){ 8, 4, 1 }, W * 4) *
+					    (1 - 1e-12));
 	}
 }
 
@@ -264,10 +283,16 @@ zero_exchanges_in_two_rings(void **state)
 	assert_non_null(g);
 	assert_non_null(s);
 	for (int z = 0; z <= 3; z++) {
-		Analysis an = { .sys = s, .impl = fx_impl(s), .set.gpus = 1024,
-				.set.batch_per_gpu = 8, .set.dataset_size = 800000,
-				.set.sample_bytes = 1000, .set.prec = PREC_AMP_FP16,
-				.set.opt = OPT_MOMENTUM, .set.zero = z };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = s,
+				.q.impl = fx_impl(s),
+				.q.set.gpus = 1024,
+				.q.set.batch_per_gpu = 8,
+				.q.set.dataset_size = 800000,
+				.q.set.sample_bytes = 1000,
+				.q.set.prec = PREC_AMP_FP16,
+				.q.set.opt = OPT_MOMENTUM,
+				.q.set.zero = z };
 		StrategyOpts o = { 0 };
 		int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1024 };
 		Mapping m;
@@ -304,9 +329,17 @@ fsdp_hybrid_shards_inside_a_node(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
 			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 16,
-			.set.batch_per_gpu = 8, .set.dataset_size = 800, .set.sample_bytes = 1000,
-			.set.prec = PREC_AMP_FP16, .set.opt = OPT_ADAM, .set.zero = 3, .set.zero_node = true };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 16,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.prec = PREC_AMP_FP16,
+			.q.set.opt = OPT_ADAM,
+			.q.set.zero = 3,
+			.q.set.zero_node = true };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	const Candidate *k = &an.cand[STRAT_DATA];
 	double W, b, exchange;
@@ -318,13 +351,13 @@ fsdp_hybrid_shards_inside_a_node(void **state)
 	NEAR(k->mem.weights, 2 * W / 4);
 	NEAR(k->mem.grads, 2 * W / 4);
 	NEAR(k->mem.optimizer, 12 * W / 4);
-	exchange = allgather_time(an.sys, (Group){ 4, 4, 1 }, b) +
-		   allreduce_time(an.sys, (Group){ 4, 1, 4 }, b / 4);
+	exchange = allgather_time(an.q.sys, (Group){ 4, 4, 1 }, b) +
+		   allreduce_time(an.q.sys, (Group){ 4, 1, 4 }, b / 4);
 	/* abci's implementation does not overlap: all of it exposed, with the
 	 * node's parameter gathers (stage 3) beside it */
-	assert_true(!an.impl.overlap_grad);
+	assert_true(!an.q.impl.overlap_grad);
 	NEAR(k->t.grad + k->t.grad_hidden,
-	     exchange + 2 * allgather_time(an.sys, (Group){ 4, 4, 1 }, b));
+	     exchange + 2 * allgather_time(an.q.sys, (Group){ 4, 4, 1 }, b));
 }
 
 /* Recomputation against Chen et al.'s sqrt(L) rule: a chain of 16 equal
@@ -345,12 +378,12 @@ recompute_keeps_sqrt_of_a_chain(void **state)
 	assert_int_equal(g->nlayer, 16);
 	assert_int_equal(g->layer[0].cost.act_bytes, 4000);
 	set.recompute = RECOMPUTE_FULL;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	assert_int_equal(an.rc.k, 4);
 	assert_int_equal(an.rc.first_kept, 12);
 	NEAR(an.rc.fraction, 32000.0 / 68000);
 	set.recompute = 8;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	NEAR(an.rc.fraction, 40000.0 / 68000);
 }
 
@@ -383,7 +416,7 @@ selective_recomputes_the_attention_core(void **state)
 		core += (double)g->layer[i].cost.act_bytes;
 	NEAR(core, 9.0 * 4 * 16 * 16);
 	set.recompute = RECOMPUTE_ATTENTION;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	assert_int_equal(an.rc.k, RECOMPUTE_SELECTIVE);
 	NEAR(an.rc.fraction, (full - 9216) / full);
 }
@@ -405,7 +438,9 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 			      "  s = matmul(q, k); p = softmax(s, axis=2); d = dropout(p);\n"
 			      "  o = matmul(d, v); }", PASS_MEMORY);
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL), .set.prec = PREC_FP32 };
+	Analysis an = {
+		.eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.prec = PREC_FP32
+	};
 	double eager = 0, fused = 0;
 
 	assert_non_null(g);
@@ -415,14 +450,14 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 	assert_int_equal(g->layer[3].attn, ATTN_PV);
 	assert_non_null(g->fused_act);
 	assert_int_equal(g->fused_total.act_bytes, g->total.act_bytes - 589824 + 4 * 128 * 4);
-	assert_false(an.impl.fused_attention);
+	assert_false(an.q.impl.fused_attention);
 	assert_ptr_equal(kept(&an, g), &g->total);
 	for (int i = 0; i < g->nlayer; i++)
 		eager += layer_time(&an, g, &g->layer[i], 256, 1, false) +
 			 layer_time(&an, g, &g->layer[i], 256, 1, true);
-	an.impl.attention = "fused";
-	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
-	assert_true(an.impl.fused_attention);
+	an.q.impl.attention = "fused";
+	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+	assert_true(an.q.impl.fused_attention);
 	assert_ptr_equal(kept(&an, g), &g->fused_total);
 	NEAR(kept_layer(&an, g, 1), 4 * 128 * 4);
 	for (int i = 0; i < g->nlayer; i++)
@@ -459,16 +494,16 @@ tiles_run_in_waves_over_the_sms(void **state)
 	Gemm p = { 128, 128, 128, 1 }, q = { 129, 128, 128, 1 };
 	double r = (32.0 * 64 / (32 * 64 + 10 * 96)) / (128.0 * 128 / (128 * 128 + 10 * 256));
 
-	NEAR(gemm_time(&s, &p, 1e12, 1), 2 * 128.0 * 128 * 128 / 1e12);
-	NEAR(gemm_time(&s, &q, 1e12, 1), 10 * 2 * 32.0 * 64 * 128 / (r * 1e12));
+	NEAR(gemm_time(NULL, &s, &p, 1e12, 1), 2 * 128.0 * 128 * 128 / 1e12);
+	NEAR(gemm_time(NULL, &s, &q, 1e12, 1), 10 * 2 * 32.0 * 64 * 128 / (r * 1e12));
 	s.tile_overhead = 32;
-	NEAR(gemm_time(&s, &p, 1e12, 1), 2 * 128.0 * 128 * 160 / 1e12);
+	NEAR(gemm_time(NULL, &s, &p, 1e12, 1), 2 * 128.0 * 128 * 160 / 1e12);
 	s.tile_overhead = 0;
 	s.sms = 4;
 	p.k = 1024;
-	assert_true(fabs(gemm_time(&s, &p, 4e12, 1) - 2 * 128.0 * 128 * 256 / 1e12) < 1e-12);
+	assert_true(fabs(gemm_time(NULL, &s, &p, 4e12, 1) - 2 * 128.0 * 128 * 256 / 1e12) < 1e-12);
 	s.sms = 0; /* no SMs given: the plain rate */
-	NEAR(gemm_time(&s, &p, 4e12, 0.5), 2 * 128.0 * 128 * 1024 / 2e12);
+	NEAR(gemm_time(NULL, &s, &p, 4e12, 0.5), 2 * 128.0 * 128 * 1024 / 2e12);
 }
 
 /* cuDNN's Winograd F(4x4, 3x3) for a 3 x 3, stride-1 convolution in true
@@ -481,11 +516,13 @@ static void
 winograd_runs_three_by_three_convolutions_in_fp32(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 64x56x56;\n"
-			      "  c = conv(x, 64, kernel=3, pad=1); d = conv(x, 64, kernel=3, pad=1, stride=2); }",
-			  PASS_MEMORY);
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 64x56x56;\n"
+		"  c = conv(x, 64, kernel=3, pad=1); d = conv(x, 64, kernel=3, pad=1, stride=2); }",
+		PASS_MEMORY);
 	const System *s = system_load("dgx-h100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
 	const Layer *c, *d;
 	Gemm p[3];
 	double flops, direct;
@@ -497,24 +534,24 @@ winograd_runs_three_by_three_convolutions_in_fp32(void **state)
 	NEAR(p[0].n, 64);
 	NEAR(p[0].k, 64.0 * 9);
 	flops = (double)c->cost.flops_fwd * 64;
-	direct = gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+	direct = gemm_time(NULL, s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
 		 (2 * p[0].m * p[0].n * p[0].k);
 	assert_true(kernel_compute(&an, g, c, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv,
 				   flops) < 0.7 * direct);
-	direct = gemm_time(s, &p[0], s->peak[DT_TF32], s->eff_conv) * flops /
+	direct = gemm_time(NULL, s, &p[0], s->peak[DT_TF32], s->eff_conv) * flops /
 		 (2 * p[0].m * p[0].n * p[0].k);
 	NEAR(kernel_compute(&an, g, c, 64, 1, false, DT_TF32, s->peak[DT_TF32], s->eff_conv, flops),
 	     direct);
-	an.impl.conv_search = "heuristic"; /* no algorithms timed: the implicit GEMM */
-	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
+	an.q.impl.conv_search = "heuristic"; /* no algorithms timed: the implicit GEMM */
+	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
 	NEAR(kernel_compute(&an, g, c, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv, flops),
-	     gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+	     gemm_time(NULL, s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
 		     (2 * p[0].m * p[0].n * p[0].k));
 	assert_int_equal(layer_gemms(g, d, 64, true, p), 1); /* reads the input: no data gradient */
 	flops = (double)d->cost.flops_fwd * 64;
 	assert_int_equal(layer_gemms(g, d, 64, false, p), 1);
 	NEAR(kernel_compute(&an, g, d, 64, 1, false, DT_FP32, s->peak[DT_FP32], s->eff_conv, flops),
-	     gemm_time(s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
+	     gemm_time(NULL, s, &p[0], s->peak[DT_FP32], s->eff_conv) * flops /
 		     (2 * p[0].m * p[0].n * p[0].k));
 }
 
@@ -534,7 +571,7 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
 			      "  c = conv(x, 16, kernel=3, pad=1); }", PASS_MEMORY);
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(s), .set.prec = PREC_TF32 };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s), .q.set.prec = PREC_TF32 };
 	double nchw, nhwc;
 
 	assert_non_null(g);
@@ -545,10 +582,10 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
 	NEAR(nchw - nhwc, 2 * 512.0 * 77824 / (2039e9 * 0.85));
 	g->channels_last = false;
-	an.set.prec = PREC_FP32;
-	assert_true(an.impl.conv_tf32);
+	an.q.set.prec = PREC_FP32;
+	assert_true(an.q.impl.conv_tf32);
 	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nchw);
-	an.impl.conv_tf32 = false;
+	an.q.impl.conv_tf32 = false;
 	g->channels_last = true;
 	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
 	g->channels_last = false;
@@ -575,42 +612,42 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	Graph *g = fx_run(fx, "model m { input x: 16x32x32; a = conv(x, 16, kernel=1);\n"
 			      "  c = conv(a, 16, kernel=3, pad=1, groups=16); }", PASS_MEMORY);
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(s), .set.prec = PREC_TF32 };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s), .q.set.prec = PREC_TF32 };
 	double bw = 2039e9 * 0.85, aten, cudnn, fwd;
 
 	assert_non_null(g);
 	assert_non_null(s);
-	assert_true(an.impl.aten_depthwise);
+	assert_true(an.q.impl.aten_depthwise);
 	assert_int_equal(g->layer[1].cost.bytes_fwd - g->layer[1].cost.params * 4, 131072);
 	aten = layer_time(&an, g, &g->layer[1], 512, 1, true);
 	fwd = layer_time(&an, g, &g->layer[1], 512, 1, false);
-	an.impl.aten_depthwise = false;
+	an.q.impl.aten_depthwise = false;
 	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, true);
 	NEAR(aten - cudnn, 512.0 * (1310720 - 786432) / bw);
 	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, false) - fwd, 2 * 512.0 * 131072 / bw);
-	an.impl.aten_depthwise = true;
+	an.q.impl.aten_depthwise = true;
 	g->channels_last = true;
 	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), cudnn - 512.0 * 4 * 131072 / bw);
 	g->channels_last = false;
-	an.set.prec = PREC_AMP_FP16;
-	an.impl.aten_depthwise = false;
+	an.q.set.prec = PREC_AMP_FP16;
+	an.q.impl.aten_depthwise = false;
 	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, true);
-	an.impl.aten_depthwise = true;
+	an.q.impl.aten_depthwise = true;
 	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), cudnn);
 
 	g = fx_run(fx, "model m { input x: 16x32x32; a = conv(x, 16, kernel=1);\n"
 		       "  c = conv(a, 16, kernel=3, pad=1, groups=4); }", PASS_MEMORY);
-	an.set.prec = PREC_TF32;
+	an.q.set.prec = PREC_TF32;
 	aten = layer_time(&an, g, &g->layer[1], 512, 1, true);
-	an.impl.aten_depthwise = false;
+	an.q.impl.aten_depthwise = false;
 	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), aten);
 
 	g = fx_run(fx, "model m { input x: 16x32x32;\n"
 		       "  c = conv(x, 16, kernel=3, pad=1, groups=16); }", PASS_MEMORY);
 	assert_int_equal(g->layer[0].cost.bytes_bwd, 131072);
-	an.impl.aten_depthwise = true;
+	an.q.impl.aten_depthwise = true;
 	aten = layer_time(&an, g, &g->layer[0], 512, 1, true);
-	an.impl.aten_depthwise = false;
+	an.q.impl.aten_depthwise = false;
 	NEAR(aten - layer_time(&an, g, &g->layer[0], 512, 1, true),
 	     512.0 * (1179648 - 3 * 131072) / bw);
 }
@@ -631,19 +668,22 @@ static void
 halos_are_the_rows_a_strip_reads(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 16x32x32;\n"
-			      "  a = conv(x, 16, kernel=3, pad=1); b = conv(a, 16, kernel=3, stride=2, pad=1);\n"
-			      "  c = maxpool(b, kernel=2);\n"
-			      "  d = conv(c, 16, kernel=3, pad=1, halo_forward=false);\n"
-			      "  e = conv(d, 16, kernel=3, pad=1, halo_backward=false); }", PASS_MEMORY);
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 16x32x32;\n"
+		"  a = conv(x, 16, kernel=3, pad=1); b = conv(a, 16, kernel=3, stride=2, pad=1);\n"
+		"  c = maxpool(b, kernel=2);\n"
+		"  d = conv(c, 16, kernel=3, pad=1, halo_forward=false);\n"
+		"  e = conv(d, 16, kernel=3, pad=1, halo_backward=false); }",
+		PASS_MEMORY);
 	const System *s = fx_abci(fx);
 	Implementation py = fx_impl(NULL); /* pytorch's */
-	Analysis an = { .sys = s, .impl = fx_impl(s) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
 	double in = 16 * 32 * 2 * 4.0, out2 = 16 * 16 * 2 * 4.0;
 
 	assert_non_null(g);
 	{
-		Analysis pa = { .sys = s, .impl = py };
+		Analysis pa = { .eng = fx->eng, .q.sys = s, .q.impl = py };
 		NEAR(halo_time(&pa, g, &g->layer[0], 2, 4, false),
 		     2 * p2p_time(&pa, in, false) + 2 * p2p_time(&pa, in, false));
 		NEAR(halo_time(&pa, g, &g->layer[1], 2, 4, false),
@@ -658,7 +698,7 @@ halos_are_the_rows_a_strip_reads(void **state)
 		     2 * p2p_time(&pa, 16 * 8 * 2 * 4.0, false));
 		assert_true(halo_time(&pa, g, &g->layer[3], 2, 4, false) > 0);
 	}
-	assert_true(an.impl.halo_rows && an.impl.chain);
+	assert_true(an.q.impl.halo_rows && an.q.impl.chain);
 	NEAR(halo_time(&an, g, &g->layer[2], 2, 4, false), 6 * p2p_time(&an, out2, false));
 	NEAR(halo_time(&an, g, &g->layer[0], 2, 4, false),
 	     6 * p2p_time(&an, in, false) + 6 * p2p_time(&an, in, false));
@@ -674,8 +714,13 @@ filter_and_channel_are_limited_by_the_narrowest_layer(void **state)
 			      "  a = conv(x, 32, kernel=3, pad=1);\n"
 			      "  b = conv(a, 16, kernel=3, pad=1);\n"
 			      "  c = conv(b, 64, kernel=3, pad=1); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 32, .set.batch_per_gpu = 8, .set.dataset_size = 800,
-			.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 32,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_FILTER) | (1u << STRAT_CHANNEL) };
 
 	assert_true(strategies_run(g, &an, &o));
@@ -697,8 +742,13 @@ layers_with_leading_dimensions_are_split_by_their_channels(void **state)
 	Fx *fx = *state;
 	Arena *a = &fx->arena;
 	Onnx__GraphProto *og = ob_graph(a);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 32, .set.batch_per_gpu = 8, .set.dataset_size = 800,
-			.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 32,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = (1u << STRAT_SPATIAL) | (1u << STRAT_CHANNEL) };
 	const char *path = fx_write(fx, "frames.onnx", "");
 	uint8_t *buf;
@@ -739,12 +789,18 @@ static void
 pipeline_partition_balances_equal_layers(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 64x32x32;\n"
-			      "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
-			      "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
+	Graph *g = fx_run(fx,
+			  "model m { input x: 64x32x32;\n"
+			  "  a = conv(x, 64, kernel=3, pad=1); b = conv(a, 64, kernel=3, pad=1);\n"
+			  "  c = conv(b, 64, kernel=3, pad=1); d = conv(c, 64, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 2, .set.batch_per_gpu = 8, .set.dataset_size = 800,
-			.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const Candidate *k = &an.cand[STRAT_PIPELINE];
 
@@ -773,9 +829,15 @@ two_stages(Fx *fx, Graph *g, Analysis *an, int64_t M)
 	StrategyOpts o = { .mask = 1u << STRAT_PIPELINE };
 	const char *want;
 
-	*an = (Analysis){ .sys = fx_abci(fx), .impl = an->impl, .set.gpus = 2, .set.batch_per_gpu = 8,
-			  .set.micro_batches = M, .set.dataset_size = 800, .set.sample_bytes = 1000 };
-	assert_null(implementation_check(&an->impl, &want));
+	*an = (Analysis){ .eng = fx->eng,
+			  .q.sys = fx_abci(fx),
+			  .q.impl = an->q.impl,
+			  .q.set.gpus = 2,
+			  .q.set.batch_per_gpu = 8,
+			  .q.set.micro_batches = M,
+			  .q.set.dataset_size = 800,
+			  .q.set.sample_bytes = 1000 };
+	assert_null(implementation_check(&an->q.impl, &want));
 	assert_true(strategies_run(g, an, &o));
 	assert_int_equal(an->cand[STRAT_PIPELINE].stages, 2);
 	assert_int_equal(an->cand[STRAT_PIPELINE].micro_batches, M);
@@ -804,9 +866,10 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 	I[0] = 64 * 32 * 32 * 4 * n;
 	I[1] = (double)fx_out(g, "a")->elems * 4 * n;
 	for (int mode = 0; mode < 3; mode++) {
-		Analysis an = { .impl = fx_impl(NULL) };
+		Analysis an = { .eng = fx->eng, .q.impl = fx_impl(NULL) };
 		const Candidate *k;
-		an.impl.pipe_checkpoint = (const char *[]){ "never", "except-last", "always" }[mode];
+		an.q.impl.pipe_checkpoint =
+			(const char *[]){ "never", "except-last", "always" }[mode];
 		k = two_stages(fx, g, &an, 4);
 		/* stage 0 holds the most: the graph input besides */
 		NEAR(k->mem.activations, mode == 0   ? M * A[0]
@@ -842,14 +905,14 @@ one_process_issues_every_stage(void **state)
 
 	assert_non_null(g);
 	for (int threads = 0; threads < 2; threads++) {
-		Analysis an = { .impl = fx_impl(NULL) };
+		Analysis an = { .eng = fx->eng, .q.impl = fx_impl(NULL) };
 		const Candidate *k;
 		double gpu;
-		an.impl.pipe_checkpoint = "except-last";
-		an.impl.pipe_driver = threads ? "threads" : "process";
-		an.impl.dispatch = 1e-3;
-		an.impl.library_call = 0;
-		an.impl.zero_grad = false;
+		an.q.impl.pipe_checkpoint = "except-last";
+		an.q.impl.pipe_driver = threads ? "threads" : "process";
+		an.q.impl.dispatch = 1e-3;
+		an.q.impl.library_call = 0;
+		an.q.impl.zero_grad = false;
 		k = two_stages(fx, g, &an, 8);
 		gpu = k->t.compute + k->t.bubble + k->t.recompute + k->t.layer;
 		NEAR(k->t.dispatch, threads ? 15 * 2 * 1e-3 - gpu
@@ -868,9 +931,15 @@ paper_mode_is_table_iii(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8;\n"
 			      "  c = conv(x, 4, kernel=3, pad=1, bias=false); }", PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 4, .set.batch_per_gpu = 2, .set.dataset_size = 80,
-			.set.sample_bytes = 1000 };
-	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL), .model = &cost_model_paper };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 2,
+			.q.set.dataset_size = 80,
+			.q.set.sample_bytes = 1000 };
+	StrategyOpts o = { .mask = (1u << STRAT_DATA) | (1u << STRAT_SPATIAL),
+			   .model = &cost_model_paper };
 	const Layer *l;
 	double peak = 15.7e12, a = 9e-6, beta = 1 / 50e9, d = 4, c, wu, W, B;
 
@@ -946,7 +1015,8 @@ kendall_tau_counts_every_pair_with_ties(void **state)
 	for (int i = 0; i < N; i++)
 		for (int j = i + 1; j < N; j++) {
 			const Measured *a = &row[i], *b = &row[j];
-			if (isnan(a->predicted) || isnan(b->predicted) || a->measured == b->measured)
+			if (isnan(a->predicted) || isnan(b->predicted) ||
+			    a->measured == b->measured)
 				continue;
 			pairs++;
 			s += ((a->measured > b->measured) - (a->measured < b->measured)) *
@@ -969,17 +1039,17 @@ sends_are_staged_through_the_host_where_the_implementation_does(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(s) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
 	Implementation py;
 
-	assert_string_equal(an.impl.name, "chainermn-paradl");
+	assert_string_equal(an.q.impl.name, "chainermn-paradl");
 	NEAR(p2p_time(&an, 1e6, false), 300e-6 + 2 * 1e6 / 3e9);
 	NEAR(p2p_time(&an, 1e6, true), 300e-6 + 2 * 1e6 / 3e9 + 1e6 / 7e9);
 	/* a gather over 4 GPUs of a node: 3 sends, the result through the host */
 	NEAR(gather_time(&an, (Group){ 4, 4, 1 }, 8e6), 3 * 300e-6 + 8e6 / 3e9);
 	implementation_defaults(&py);
 	py.staged = false;
-	an.impl = py;
+	an.q.impl = py;
 	NEAR(p2p_time(&an, 1e6, false), 10e-6 + 1e6 / 50e9);
 	NEAR(gather_time(&an, (Group){ 4, 4, 1 }, 8e6), allgather_time(s, (Group){ 4, 4, 1 }, 8e6));
 }
@@ -999,36 +1069,39 @@ the_step_launches_what_the_optimizer_loops_over(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL), .set.opt = OPT_RMSPROP };
+	Analysis an = {
+		.eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL), .q.set.opt = OPT_RMSPROP
+	};
 	double bytes = 1e4 * 28 / (s->mem_bw * s->eff_mem);
 
-	assert_true(an.impl.step == STEP_PER_OP && an.impl.zero_grad && an.impl.sync == SYNC_AMP);
+	assert_true(an.q.impl.step == STEP_PER_OP && an.q.impl.zero_grad &&
+		    an.q.impl.sync == SYNC_AMP);
 	NEAR(s->kernel_lat, 5e-6);
-	NEAR(an.impl.step_tensor, 0.7e-6);
-	an.set.prec = PREC_FP32;
+	NEAR(an.q.impl.step_tensor, 0.7e-6);
+	an.q.set.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 9 * 5e-6);
 	NEAR(step_host(&an, 10), 10 * 9 * 10e-6);
-	an.set.prec = PREC_AMP_FP16; /* the GPU's work is the same */
+	an.q.set.prec = PREC_AMP_FP16; /* the GPU's work is the same */
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 9 * 5e-6);
 	NEAR(step_host(&an, 10), (10 * 9 + 3) * 10e-6 + 10 * 0.7e-6);
-	an.set.prec = PREC_AMP_BF16; /* no loss scaling */
+	an.q.set.prec = PREC_AMP_BF16; /* no loss scaling */
 	NEAR(step_host(&an, 10), 10 * 9 * 10e-6);
-	an.impl.optimizer_step = "foreach";
-	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
-	assert_int_equal(an.impl.step, STEP_FOREACH);
-	an.set.prec = PREC_FP32;
+	an.q.impl.optimizer_step = "foreach";
+	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+	assert_int_equal(an.q.impl.step, STEP_FOREACH);
+	an.q.set.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), bytes + 1 * 9 * 5e-6);
 	NEAR(update_time(&an, 1e4, 130), bytes + 3 * 9 * 5e-6); /* 130 tensors: 3 chunks */
 	NEAR(step_host(&an, 10), 9 * 10e-6 + 10 * 0.7e-6);
-	an.set.prec = PREC_AMP_FP16;
+	an.q.set.prec = PREC_AMP_FP16;
 	NEAR(step_host(&an, 10), 12 * 10e-6 + 2 * 10 * 0.7e-6);
-	an.impl = fx_impl(NULL);
-	an.set.opt = OPT_MOMENTUM;
-	an.set.prec = PREC_FP32;
+	an.q.impl = fx_impl(NULL);
+	an.q.set.opt = OPT_MOMENTUM;
+	an.q.set.prec = PREC_FP32;
 	NEAR(update_time(&an, 1e4, 10), 1e4 * 20 / (s->mem_bw * s->eff_mem) + 10 * 5 * 5e-6);
-	an.impl = fx_impl(s);
-	an.set.opt = OPT_RMSPROP;
-	assert_string_equal(an.impl.name, "chainermn-paradl");
+	an.q.impl = fx_impl(s);
+	an.q.set.opt = OPT_RMSPROP;
+	assert_string_equal(an.q.impl.name, "chainermn-paradl");
 	NEAR(update_time(&an, 1e4, 10), bytes + 10 * 1 * 5e-6);
 	NEAR(step_host(&an, 10), 10 * 30e-6);
 }
@@ -1053,8 +1126,8 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	double host = 0, gpu = 0, busy, arrays = 0;
 	Lane ln;
 
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	an.impl = fx_impl(NULL);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	an.q.impl = fx_impl(NULL);
 	for (int i = 0; i < g->nlayer; i++) {
 		gpu += layer_time(&an, g, &g->layer[i], 1, 1, false) +
 		       layer_time(&an, g, &g->layer[i], 1, 1, true);
@@ -1070,14 +1143,14 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.host, host + step_host(&an, arrays));
 	NEAR(k.t.dispatch, k.t.host - busy);
-	an.set.prec = PREC_AMP_FP16;
+	an.q.set.prec = PREC_AMP_FP16;
 	k.t.dispatch = 0;
 	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
 	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.dispatch, step_host(&an, arrays) + host +
 				   layer_time(&an, g, &g->layer[0], 1, 1, true) - busy);
-	an.impl.dispatch = 0;
-	an.impl.step_tensor = 0;
+	an.q.impl.dispatch = 0;
+	an.q.impl.step_tensor = 0;
 	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
 	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.host, 0);
@@ -1093,20 +1166,20 @@ static void
 zero_steps_its_share_of_the_tensors(void **state)
 {
 	Fx *fx = *state;
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL) };
 
-	assert_false(an.impl.flat_zero);
+	assert_false(an.q.impl.flat_zero);
 	NEAR(zero_step_arrays(&an, 10, 4), 10);
-	an.set.zero = 1;
+	an.q.set.zero = 1;
 	NEAR(zero_step_arrays(&an, 10, 4), 2.5);
 	NEAR(zero_step_arrays(&an, 10, 20), 1);
 	NEAR(zero_step_arrays(&an, 10, 1), 10);
-	an.set.zero = 2;
+	an.q.set.zero = 2;
 	NEAR(zero_step_arrays(&an, 10, 4), 1);
-	an.set.zero = 1;
-	an.impl.zero_partition = "flat";
-	assert_null(implementation_check(&an.impl, &(const char *){ NULL }));
-	assert_true(an.impl.flat_zero);
+	an.q.set.zero = 1;
+	an.q.impl.zero_partition = "flat";
+	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+	assert_true(an.q.impl.flat_zero);
 	NEAR(zero_step_arrays(&an, 10, 4), 1);
 }
 
@@ -1119,25 +1192,27 @@ static void
 buckets_hide_the_gradient_exchange_behind_backward(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
-			      "  c1 = conv(x, 64, kernel=3, pad=1); c2 = conv(c1, 64, kernel=3, pad=1);\n"
-			      "  c3 = conv(c2, 64, kernel=3, pad=1); f = flatten(c3); o = fc(f, 10); }",
-			  PASS_MEMORY);
+	Graph *g =
+		fx_run(fx,
+		       "model m { input x: 3x32x32;\n"
+		       "  c1 = conv(x, 64, kernel=3, pad=1); c2 = conv(c1, 64, kernel=3, pad=1);\n"
+		       "  c3 = conv(c2, 64, kernel=3, pad=1); f = flatten(c3); o = fc(f, 10); }",
+		       PASS_MEMORY);
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(s) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
 	Group grp = { 8, 4, 1 };
 	double hidden, exposed, all, sum = 0, first;
 
 	assert_non_null(g);
 	all = (double)g->total.params * 4;
-	an.impl.overlap_grad = false;
+	an.q.impl.overlap_grad = false;
 	NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), allreduce_time(s, grp, all));
 	NEAR(hidden, 0);
-	an.impl.overlap_grad = true;
-	an.impl.bucket = 1e12;
+	an.q.impl.overlap_grad = true;
+	an.q.impl.bucket = 1e12;
 	NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), allreduce_time(s, grp, all));
 	NEAR(hidden, 0);
-	an.impl.bucket = 1;
+	an.q.impl.bucket = 1;
 	exposed = grad_time(&an, g, grp, 32, NULL, &hidden);
 	for (int i = 0; i < g->nlayer; i++)
 		if (g->layer[i].cost.params)
@@ -1159,12 +1234,13 @@ static void
 the_reducer_copies_each_gradient_and_buffer(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
-			      "  c = conv(x, 64, kernel=3, pad=1); b = batchnorm(c); f = flatten(b);\n"
-			      "  o = fc(f, 10); }",
+	Graph *g = fx_run(fx,
+			  "model m { input x: 3x32x32;\n"
+			  "  c = conv(x, 64, kernel=3, pad=1); b = batchnorm(c); f = flatten(b);\n"
+			  "  o = fc(f, 10); }",
 			  PASS_MEMORY);
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
 	Group grp = { 8, 4, 1 }, one = { 1, 1, 1 };
 	double bw = s->mem_bw * s->eff_mem, W, arrays = 0, bytes = 2 * 64 * 4 + 8, half[8];
 	int last;
@@ -1175,18 +1251,19 @@ the_reducer_copies_each_gradient_and_buffer(void **state)
 	W = (double)g->total.params;
 	for (int i = 0; i < g->nlayer; i++)
 		arrays += g->layer[i].nw, half[i] = 0.5;
-	assert_int_equal(an.impl.grad_copies, 2);
-	assert_true(an.impl.broadcast_buffers);
+	assert_int_equal(an.q.impl.grad_copies, 2);
+	assert_true(an.q.impl.broadcast_buffers);
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL),
 	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw) + broadcast_time(s, grp, bytes) +
 		     4 * s->kernel_lat + 4 * bytes / bw);
-	an.impl.broadcast_buffers = false;
-	NEAR(reducer_time(&an, g, grp, 0, last, NULL), 2 * (arrays * s->kernel_lat + 2 * W * 4 / bw));
+	an.q.impl.broadcast_buffers = false;
+	NEAR(reducer_time(&an, g, grp, 0, last, NULL),
+	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw));
 	NEAR(reducer_time(&an, g, grp, 0, last, half), 2 * (arrays * s->kernel_lat + W * 4 / bw));
-	an.impl.grad_copies = 1;
+	an.q.impl.grad_copies = 1;
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL), arrays * s->kernel_lat + 2 * W * 4 / bw);
 	NEAR(reducer_time(&an, g, one, 0, last, NULL), 0);
-	an.set.zero = 2;
+	an.q.set.zero = 2;
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL), 0);
 }
 
@@ -1205,7 +1282,7 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 	Graph *g = dsl_load(arena_printf(&fx->arena, "%s/examples/resnet18_cifar.odl", top),
 			    &fx->arena, &fx->files);
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
 	int64_t w = 0, in = 0, grad = 0;
 	int wn = 0, inn = 0, gradn = 0;
 	Layer *conv1;
@@ -1230,7 +1307,7 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 	assert_int_equal(conv1->cost.cast_wn, 1);
 	/* an operator each for the CPU to issue, beside the convolution's own
 	 * (a cuDNN call) */
-	NEAR(layer_host(&an, g, conv1, false), 3 * an.impl.dispatch + an.impl.library_call);
+	NEAR(layer_host(&an, g, conv1, false), 3 * an.q.impl.dispatch + an.q.impl.library_call);
 	with = layer_time(&an, g, conv1, 512, 1, false);
 	conv1->cost.cast_w = conv1->cost.cast_in = 0;
 	conv1->cost.cast_wn = conv1->cost.cast_inn = 0;
@@ -1250,20 +1327,20 @@ gradients_left_allocated_are_added_into(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 64x32x32; b = batchnorm(x); }", PASS_MEMORY);
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(NULL) };
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(NULL) };
 	const Layer *bn;
 	double with, fwd;
 
 	assert_non_null(g);
 	bn = &g->layer[0];
 	assert_int_equal(bn->nw, 2);
-	assert_true(an.impl.zero_grad);
+	assert_true(an.q.impl.zero_grad);
 	with = layer_time(&an, g, bn, 512, 1, true);
 	fwd = layer_time(&an, g, bn, 512, 1, false);
 	/* operators the CPU issues: the backward (a cuDNN call) and two adds */
-	NEAR(layer_host(&an, g, bn, true), 3 * an.impl.dispatch + an.impl.library_call);
-	an.impl.zero_grad = false;
-	NEAR(layer_host(&an, g, bn, true), an.impl.dispatch + an.impl.library_call);
+	NEAR(layer_host(&an, g, bn, true), 3 * an.q.impl.dispatch + an.q.impl.library_call);
+	an.q.impl.zero_grad = false;
+	NEAR(layer_host(&an, g, bn, true), an.q.impl.dispatch + an.q.impl.library_call);
 	NEAR(with - layer_time(&an, g, bn, 512, 1, true),
 	     2 * s->kernel_lat + 3.0 * 128 * 4 / (s->mem_bw * s->eff_mem));
 	NEAR(layer_time(&an, g, bn, 512, 1, false), fwd);
@@ -1279,8 +1356,12 @@ the_shared_file_system_serves_what_the_cache_misses(void **state)
 {
 	Fx *fx = *state;
 	const System *s = fx_abci(fx);
-	Analysis an = { .sys = s, .impl = fx_impl(s), .set.data = DATA_STORED, .set.sample_bytes = 110e3,
-			.set.dataset_size = 1281167 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.data = DATA_STORED,
+			.q.set.sample_bytes = 110e3,
+			.q.set.dataset_size = 1281167 };
 	double shard = 1281167.0 / 64;
 
 	NEAR(input_time(&an, 64, 10, 256, 64), 256 * 64 * (1 - 8500 / shard) / 14000);
@@ -1296,14 +1377,18 @@ the_loader_divides_the_samples_over_its_workers(void **state)
 {
 	Fx *fx = *state;
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .sys = s, .impl = fx_impl(s), .set.data = DATA_JPEG, .set.sample_bytes = 110e3 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.data = DATA_JPEG,
+			.q.set.sample_bytes = 110e3 };
 
 	assert_non_null(s);
-	assert_string_equal(an.impl.name, "pytorch");
+	assert_string_equal(an.q.impl.name, "pytorch");
 	NEAR(input_time(&an, 256, 16, 0, 1), 256 * 110e3 / 49e6 / 16);
-	an.impl.loader_workers = 5;
+	an.q.impl.loader_workers = 5;
 	NEAR(input_time(&an, 256, 16, 0, 1), 256 * 110e3 / 49e6 / 5);
-	an.set.data = DATA_RAW;
+	an.q.set.data = DATA_RAW;
 	NEAR(input_time(&an, 256, 16, 0, 1), 256 * 62e-6 / 5);
 }
 

@@ -358,8 +358,9 @@ deeply_nested_types_are_rejected_not_a_stack_overflow(void **state)
 	static const Nest cases[] = {
 		{ 200000, deep },
 		{ 49, deep }, /* 101 levels */
-		{ 48, "n.onnx: error: graph input 'x' is not a tensor (sequences, maps and optionals "
-		       "are not supported)\n" },
+		{ 48,
+		  "n.onnx: error: graph input 'x' is not a tensor (sequences, maps and optionals "
+		  "are not supported)\n" },
 	};
 
 	for (int i = 0; i < 3; i++)
@@ -443,8 +444,9 @@ merged_initializers_count_once_per_module(void **state)
 	assert_int_equal(ir->total.params, 4 + 4 + 4);
 	assert_int_equal(ir->merged_inits, 1);
 	assert_int_equal(ir->merged_params, 4);
-	assert_non_null(strstr(since(fx, &mark), "1 initializer of equal elements (the first: "
-						 "'ones') is read by the nodes of several modules"));
+	assert_non_null(strstr(since(fx, &mark),
+			       "1 initializer of equal elements (the first: "
+			       "'ones') is read by the nodes of several modules"));
 }
 
 static void
@@ -1372,7 +1374,9 @@ huge_child(Fx *fx, const void *arg)
 		ir = run(fx, g);
 		if (h->n > MAX_LAYERS)
 			return ir ? 2
-				  : child_diags(fx, "m.onnx: error: model has more than 1048576 layers\n");
+				  : child_diags(
+					    fx,
+					    "m.onnx: error: model has more than 1048576 layers\n");
 		return !ir ? 2 : ir->nlayer != h->n ? 4 : child_diags(fx, "");
 	}
 	if (strcmp(h->what, "constants") == 0) { /* folded, never layers */
@@ -1399,9 +1403,11 @@ huge_child(Fx *fx, const void *arg)
 		for (long i = 0; i < h->n; i++)
 			OB_PUSH(a, n->input, n->n_input, g->input[0]->name);
 		ob_attr_i(a, n, "axis", 1);
-		return run(fx, g) ? 2
-				  : child_diags(fx, "m.onnx: error: node 0 'cat' (Concat): more than 256 "
-						    "inputs are not supported\n");
+		return run(fx, g)
+			       ? 2
+			       : child_diags(fx,
+					     "m.onnx: error: node 0 'cat' (Concat): more than 256 "
+					     "inputs are not supported\n");
 	}
 	/* unknown ops: h->n of them, each its own op_type, and 10 value_info
 	 * entries for each, the one that counts last */
@@ -1868,15 +1874,17 @@ operator_table_rows_are_consistent(void **state)
 		const OnnxOp *r = &ops[i];
 		bool coded = r->fold == fold_binary || r->fold == fold_unary ||
 			     r->fold == fold_same_shape;
-		bool ok = (!(r->flags & OPF_ANY_FIRST) || r->lower) &&
-			  (!(r->flags & OPF_PAIR) || (r->flags & OPF_ANY_FIRST)) &&
-			  (!(r->flags & OPF_DATA_SHAPED) || !r->lower) &&
-			  (!(r->flags & (OPF_SHAPE_ONLY | OPF_CONSTANT)) || (!r->lower && r->fold)) &&
-			  (!(r->flags & OPF_TO_BATCH) || r->kind == OP_EXPAND || r->kind == OP_CONST) &&
-			  (r->code != 0) == coded &&
-			  (r->lower && reads_kind(r->lower) ? r->kind != OP_OPAQUE
-							    : r->kind == OP_OPAQUE ||
-								      (r->flags & OPF_TO_BATCH));
+		bool ok =
+			(!(r->flags & OPF_ANY_FIRST) || r->lower) &&
+			(!(r->flags & OPF_PAIR) || (r->flags & OPF_ANY_FIRST)) &&
+			(!(r->flags & OPF_DATA_SHAPED) || !r->lower) &&
+			(!(r->flags & (OPF_SHAPE_ONLY | OPF_CONSTANT)) || (!r->lower && r->fold)) &&
+			(!(r->flags & OPF_TO_BATCH) || r->kind == OP_EXPAND ||
+			 r->kind == OP_CONST) &&
+			(r->code != 0) == coded &&
+			(r->lower && reads_kind(r->lower)
+				 ? r->kind != OP_OPAQUE
+				 : r->kind == OP_OPAQUE || (r->flags & OPF_TO_BATCH));
 		if (!ok)
 			fail_msg("row '%s' is not consistent", r->name);
 	}
@@ -1905,10 +1913,11 @@ the_table_decides_how_a_node_is_read(void **state)
 		ob_init(a, g, ob_tensor(a, "w", FLOAT, DIMS(4, 3, 3, 3)));
 		ob_add(a, g, ob_node(a, k ? "Frobnicate" : "Conv", "c", "w,x", "y"));
 		assert_null(run(fx, g));
-		assert_string_equal(since(fx, &mark), k ? "m.onnx: error: node 0 'c' (Frobnicate): a "
-							  "constant first input is not supported\n"
-							: "m.onnx: error: node 0 'c' (Conv): a constant "
-							  "first input is not supported\n");
+		assert_string_equal(since(fx, &mark),
+				    k ? "m.onnx: error: node 0 'c' (Frobnicate): a "
+					"constant first input is not supported\n"
+				      : "m.onnx: error: node 0 'c' (Conv): a constant "
+					"first input is not supported\n");
 	}
 	g = base(fx);
 	ob_add(a, g, ob_node(a, "MatMul", "mm", "x", "y"));

@@ -252,7 +252,9 @@ time_column_makes_spans(void **state)
 			    "the layer is estimated (ParaDL would count 0 s)\n"
 			    "t.net:8:26: warning: row 'RELU': time 0 with no timed row above it; "
 			    "the layer is estimated (ParaDL would count 0 s)\n");
-	assert_true(timing_spread(g, &(Analysis){ .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)) }));
+	assert_true(timing_spread(g, &(Analysis){ .eng = fx->eng,
+						  .q.sys = fx_abci(fx),
+						  .q.impl = fx_impl(fx_abci(fx)) }));
 	assert_false(g->layer[0].timed);
 	assert_true(g->layer[1].timed && g->layer[2].timed);
 	assert_false(g->layer[3].timed || g->layer[4].timed);
@@ -271,8 +273,13 @@ whole_network_time_is_spread_and_used_per_sample(void **state)
 	Fx *fx = *state;
 	Graph *g = shipped(fx, "paradl/RESNET50_ImageNet_profall.net_sc");
 	System s = *fx_abci(fx);
-	Analysis an = { .sys = &s, .impl = fx_impl(&s), .set.gpus = 1, .set.batch_per_gpu = 32,
-			.set.dataset_size = 1280000, .set.sample_bytes = 110e3 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = &s,
+			.q.impl = fx_impl(&s),
+			.q.set.gpus = 1,
+			.q.set.batch_per_gpu = 32,
+			.q.set.dataset_size = 1280000,
+			.q.set.sample_bytes = 110e3 };
 	StrategyOpts o = { .mask = 1u << STRAT_DATA };
 	double fwd = 0, bwd = 0, conv = 0, relu = 0;
 
@@ -281,7 +288,7 @@ whole_network_time_is_spread_and_used_per_sample(void **state)
 	assert_int_equal(g->timing[0].first, 0);
 	assert_int_equal(g->timing[0].last, g->nlayer - 1);
 	s.dispatch = 0;
-	an.impl.dispatch = 0;
+	an.q.impl.dispatch = 0;
 	assert_true(timing_spread(g, &an));
 	for (int i = 0; i < g->nlayer; i++) {
 		assert_true(g->layer[i].timed);
@@ -322,7 +329,9 @@ profile_rows_replace_the_estimate_of_the_named_layers(void **state)
 	assert_int_equal(g->timing[1].first, 1);
 	assert_int_equal(g->timing[2].first, 2);
 	assert_int_equal(g->timing[2].loc.line, 4);
-	assert_true(timing_spread(g, &(Analysis){ .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)) }));
+	assert_true(timing_spread(g, &(Analysis){ .eng = fx->eng,
+						  .q.sys = fx_abci(fx),
+						  .q.impl = fx_impl(fx_abci(fx)) }));
 	NEAR(fx_layer(g, "RELU")->fwd_s, 1e-4);
 	NEAR(fx_layer(g, "RELU")->bwd_s, 2e-4);
 	assert_true(fx_layer(g, "CONV1")->timed && fx_layer(g, "FC")->timed);
@@ -346,7 +355,8 @@ bad_profiles_are_diagnosed_and_change_nothing(void **state)
 		  "name; --layers lists them)\n" },
 		{ "layer,forward_s,backward_s\nRELU,1\n",
 		  "p.csv:2:7: error: missing column 'backward_s'\n" },
-		{ "layer,forward_s,backward_s\nRELU,,1\n", "p.csv:2:6: error: missing forward_s\n" },
+		{ "layer,forward_s,backward_s\nRELU,,1\n",
+		  "p.csv:2:6: error: missing forward_s\n" },
 		{ "layer,forward_s,backward_s\nRELU,1,2,3\n",
 		  "p.csv:2:10: error: more than 3 columns (layer,forward_s,backward_s)\n" },
 		{ "layer,forward_s,backward_s\nRELU,1,fast\n",

@@ -154,8 +154,9 @@ huge_dilated_kernel_is_larger_than_the_input(void **state)
 
 	assert_null(SHAPE("model m { input x: 1x8;\n"
 			  "  c = conv(x, 1, kernel=1Ti, dilation=16Mi); }"));
-	assert_non_null(strstr(fx_diags(fx), "t.odl:2:3: error: layer 'c' (conv): kernel "
-					     "1099511627776 with dilation 16777216 is larger than"));
+	assert_non_null(strstr(fx_diags(fx),
+			       "t.odl:2:3: error: layer 'c' (conv): kernel "
+			       "1099511627776 with dilation 16777216 is larger than"));
 	assert_int_equal(diag_errors(), 1);
 }
 

@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "plan/analysis.h"
 #include "model/model.h"
+#include "model/reuse.h"
 
 #include <math.h>
 
@@ -244,7 +245,7 @@ fake_predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUN
 	k->t.compute = strategy_info[kind].grids == GRID_FACTORS ? 1.0 + fabs((double)p2 - 3)
 								  : 10.0 + kind;
 	k->t.grad = 0.5;
-	k->mem.total = kind == STRAT_DS || kind == STRAT_DP ? 2 * c->an->sys->mem : 1;
+	k->mem.total = kind == STRAT_DS || kind == STRAT_DP ? 2 * c->an->q.sys->mem : 1;
 }
 
 static const CostModel fake = { "fake", fake_predict, false, NULL, NULL };
@@ -255,7 +256,12 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, "model m { input x: 3x8x8; c = conv(x, 4, kernel=3, pad=1); }",
 			  PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 12, .set.batch_per_gpu = 2, .set.dataset_size = 640 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 12,
+			.q.set.batch_per_gpu = 2,
+			.q.set.dataset_size = 640 };
 	bool cuts[1] = { true };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &fake, .cut_after = cuts };
 	const Candidate *df = &an.cand[STRAT_DF];
@@ -301,7 +307,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	NEAR(an.runner_up_ratio, 10.5 / 1.5); /* data: 10 + 0.5 */
 
 	/* p prime: a hybrid has no grid */
-	an.set.gpus = 7;
+	an.q.set.gpus = 7;
 	calls.n = 0;
 	assert_true(strategies_run(g, &an, &o));
 	assert_int_equal(calls.n, 5);
@@ -345,8 +351,13 @@ a_pipeline_keeps_each_stage_cost(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 2, .set.batch_per_gpu = 8, .set.dataset_size = 800,
-			.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
 	Candidate k;
@@ -378,8 +389,13 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 2, .set.batch_per_gpu = 8,
-			.set.dataset_size = 800, .set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t pg[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
 	int64_t dg[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
@@ -388,7 +404,7 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 	double most = 0;
 
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, pg, &pp));
-	an.set.gpus = 4;
+	an.q.set.gpus = 4;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dg, &dp));
 	assert_int_equal(dp.global_batch, 16);
 	assert_int_equal(dp.grid[DIM_DATA], 2);
@@ -397,13 +413,13 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 	NEAR(dp.t.compute, pp.t.compute);
 	NEAR(dp.t.bubble, pp.t.bubble);
 	assert_true(pp.t.grad == 0 && dp.t.grad > 0);
-	grid_map(an.sys, dg, NEST_MODEL_INNER, &map);
+	grid_map(an.q.sys, dg, NEST_MODEL_INNER, &map);
 	assert_int_equal(map.grad.size, 2); /* the copies of a stage */
 	for (int i = 0, first = 0; i < dp.stages; first = dp.stage_end[i] + 1, i++) {
 		double w = 0;
 		for (int j = first; j <= dp.stage_end[i]; j++)
 			w += (double)g->layer[j].cost.params;
-		most = fmax(most, allreduce_time(an.sys, map.grad, w * 4));
+		most = fmax(most, allreduce_time(an.q.sys, map.grad, w * 4));
 	}
 	NEAR(dp.t.grad, most);
 }
@@ -418,8 +434,14 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 static void
 stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channel)
 {
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 8, .set.batch_per_gpu = 8,
-			.set.dataset_size = 800, .set.sample_bytes = 1000, .set.micro_batches = 4 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
 	Group tp = { 2, 2, 1 };
@@ -433,7 +455,7 @@ stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channe
 	assert_int_equal(k.stages, 2);
 	assert_int_equal(k.grid[dim], 2);
 	assert_int_equal(k.global_batch, 16);
-	grid_map(an.sys, grid, NEST_MODEL_INNER, &map);
+	grid_map(an.q.sys, grid, NEST_MODEL_INNER, &map);
 	for (int i = 0, first = 0; i < k.stages; first = k.stage_end[i] + 1, i++) {
 		double t = 0, c = 0, w = 0, kernel;
 		for (int j = first; j <= k.stage_end[i]; j++) {
@@ -442,8 +464,8 @@ stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channe
 			bool split = model_split_layer(g, l, channel, &most_ways);
 			double share = split ? 0.5 : 1;
 			double cj = split ? split_collective(&an, g, l, tp, n, channel) : 0;
-			t += layer_time(&an, g, l, n, share, false) + layer_time(&an, g, l, n, share, true) +
-			     cj;
+			t += layer_time(&an, g, l, n, share, false) +
+			     layer_time(&an, g, l, n, share, true) + cj;
 			c += cj;
 			/* dpc keeps a split layer's bias whole (added after the
 			 * partial sums) */
@@ -453,7 +475,7 @@ stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channe
 		}
 		if (t > slow)
 			slow = t, col = c;
-		most = fmax(most, allreduce_time(an.sys, map.grad, w * 4));
+		most = fmax(most, allreduce_time(an.q.sys, map.grad, w * 4));
 	}
 	NEAR(k.t.compute + k.t.layer + k.t.bubble, (4 + 2 - 1) * slow);
 	NEAR(k.t.layer, 4 * col);
@@ -471,8 +493,14 @@ dps_splits_each_stage_by_rows(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 8, .set.batch_per_gpu = 8,
-			.set.dataset_size = 800, .set.sample_bytes = 1000, .set.micro_batches = 4 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2, [DIM_SPATIAL] = 2 };
 	Group strip = { 2, 2, 1 };
@@ -491,8 +519,8 @@ dps_splits_each_stage_by_rows(void **state)
 			double hj = halo_time(&an, g, l, n, 2, false);
 			double cj = j == 3 ? spatial_gather(&an, g, 3, n, strip) : 0;
 			assert_true(hj > 0);
-			t += layer_time(&an, g, l, n, 0.5, false) + layer_time(&an, g, l, n, 0.5, true) +
-			     hj + cj;
+			t += layer_time(&an, g, l, n, 0.5, false) +
+			     layer_time(&an, g, l, n, 0.5, true) + hj + cj;
 			h += hj, c += cj;
 		}
 		if (t > slow)
@@ -518,8 +546,13 @@ pipeline_bound_keeps_what_could_win(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 8, .set.batch_per_gpu = 8,
-			.set.dataset_size = 800, .set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	static const StrategyKind kinds[] = { STRAT_PIPELINE, STRAT_DP, STRAT_DPF, STRAT_DPC,
 					      STRAT_DPS };
 	int checked = 0;
@@ -527,7 +560,7 @@ pipeline_bound_keeps_what_could_win(void **state)
 	for (int m = 0; m <= 4; m += 4)
 		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 			int64_t grid[DIM_COUNT], it = 0;
-			an.set.micro_batches = m;
+			an.q.set.micro_batches = m;
 			while (grid_next(kinds[i], 8, &it, grid)) {
 				StrategyOpts o = { 0 };
 				Candidate k, b;
@@ -552,8 +585,14 @@ dpf_and_dpc_split_each_stage(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 8, .set.batch_per_gpu = 8,
-			.set.dataset_size = 800, .set.sample_bytes = 1000, .set.micro_batches = 4 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.micro_batches = 4 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1, [DIM_PIPELINE] = 2, [DIM_FILTER] = 128 };
 	Candidate k;
@@ -596,7 +635,7 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	set.gpus = 2;
 	set.batch_per_gpu = 1;
 	set.micro_batches = 1;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &k));
 	assert_int_equal(k.stages, 2);
 	assert_int_equal(k.stage_end[0], 7);
@@ -608,17 +647,18 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	set = settings_default;
 	set.gpus = 4;
 	set.opt = OPT_ADAM;
-	assert_true(analysis_setup(&an, &set, g, fx_abci(fx)));
-	an.set.zero = 0;
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	an.q.set.zero = 0;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &z0));
-	an.set.zero = 1;
+	an.q.set.zero = 1;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &z1));
 	NEAR(z1.mem.optimizer, z0.mem.optimizer / 2);
 	NEAR(z1.mem.weights, z0.mem.weights);
-	an.set.zero = 2;
+	an.q.set.zero = 2;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dpg, &k));
 	assert_false(k.computable);
-	assert_string_equal(k.reason, "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
+	assert_string_equal(k.reason,
+			    "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 }
 
 /* 1F1B: stage i of S holds min(M, S - i) micro-batches where GPipe holds
@@ -630,14 +670,19 @@ one_f_one_b_holds_fewer_micro_batches(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 2, .set.batch_per_gpu = 4096,
-			.set.dataset_size = 800000, .set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 4096,
+			.q.set.dataset_size = 800000,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
 	Candidate gp, ob;
 
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &gp));
-	an.set.schedule = SCHED_1F1B;
+	an.q.set.schedule = SCHED_1F1B;
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &ob));
 	assert_int_equal(gp.micro_batches, ob.micro_batches);
 	assert_true(gp.micro_batches > 2); /* else both hold the same */
@@ -661,9 +706,16 @@ pipeline_bubbles_are_megatrons(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 2,
-			.set.batch_per_gpu = 64, .set.dataset_size = 6400, .set.sample_bytes = 1000,
-			.set.micro_batches = 8, .set.virtual_stages = 1, .set.schedule = SCHED_1F1B };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 64,
+			.q.set.dataset_size = 6400,
+			.q.set.sample_bytes = 1000,
+			.q.set.micro_batches = 8,
+			.q.set.virtual_stages = 1,
+			.q.set.schedule = SCHED_1F1B };
 	StrategyOpts o = { 0 };
 	int64_t grid[DIM_COUNT] = { [DIM_PIPELINE] = 2 };
 	Candidate ob, il;
@@ -671,12 +723,12 @@ pipeline_bubbles_are_megatrons(void **state)
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &ob));
 	assert_int_equal(ob.micro_batches, 8);
 	NEAR(ob.t.bubble / ob.t.compute, 1.0 / 8);
-	an.set.schedule = SCHED_INTERLEAVED;
-	an.set.virtual_stages = 2;
+	an.q.set.schedule = SCHED_INTERLEAVED;
+	an.q.set.virtual_stages = 2;
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &il));
 	NEAR(il.t.bubble / il.t.compute, 1.0 / 16);
 	NEAR(il.mem.activations, ob.mem.activations * 2.5 / 2);
-	an.set.micro_batches = 65; /* more than the batch */
+	an.q.set.micro_batches = 65; /* more than the batch */
 	assert_true(strategy_predict(g, &an, &o, STRAT_PIPELINE, grid, &il));
 	assert_false(il.computable);
 }
@@ -693,9 +745,14 @@ search_finds_the_analysis_best(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	/* the generic implementation, which runs every choice */
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(NULL), .set.gpus = 8,
-			.set.batch_per_gpu = 8, .set.dataset_size = 800, .set.sample_bytes = 1000,
-			.set.virtual_stages = 1 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(NULL),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
 	SearchFix all = { true, true, true, true }, none = { false, false, false, true };
 	Search s, t;
@@ -736,9 +793,14 @@ implementations_bound_the_proposals(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 8,
-			.set.batch_per_gpu = 8, .set.dataset_size = 800, .set.sample_bytes = 1000,
-			.set.virtual_stages = 1 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
 	SearchFix all = { true, true, true, true }, none = { false, false, false, true };
 	Search s, t;
@@ -747,12 +809,12 @@ implementations_bound_the_proposals(void **state)
 	const char *want;
 	PerLayer pl;
 
-	assert_string_equal(an.impl.name, "chainermn-paradl");
-	assert_false(impl_runs_zero(&an.impl, 1, false));
-	assert_false(impl_runs_precision(&an.impl, PREC_AMP_FP16));
-	assert_false(impl_runs_schedule(&an.impl, SCHED_1F1B));
-	assert_false(impl_runs_recompute(&an.impl, 4));
-	assert_true(impl_runs_recompute(&an.impl, 0));
+	assert_string_equal(an.q.impl.name, "chainermn-paradl");
+	assert_false(impl_runs_zero(&an.q.impl, 1, false));
+	assert_false(impl_runs_precision(&an.q.impl, PREC_AMP_FP16));
+	assert_false(impl_runs_schedule(&an.q.impl, SCHED_1F1B));
+	assert_false(impl_runs_recompute(&an.q.impl, 4));
+	assert_true(impl_runs_recompute(&an.q.impl, 0));
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(dp->computable && dp->t.total > 0 && dp->epoch > 0);
 	assert_false(dp->feasible);
@@ -776,7 +838,8 @@ implementations_bound_the_proposals(void **state)
 	/* a list key: its words only, never empty; a pipeline needs a schedule */
 	im.precisions = "fp32, amp-fp16";
 	assert_null(implementation_check(&im, &want));
-	assert_true(impl_runs_precision(&im, PREC_AMP_FP16) && !impl_runs_precision(&im, PREC_TF32));
+	assert_true(impl_runs_precision(&im, PREC_AMP_FP16) &&
+		    !impl_runs_precision(&im, PREC_TF32));
 	im.precisions = "fp32,fp8";
 	assert_string_equal(implementation_check(&im, &want), "precisions");
 	im.precisions = "";
@@ -787,8 +850,8 @@ implementations_bound_the_proposals(void **state)
 	im.strategies = "data,filter";
 	assert_null(implementation_check(&im, &want));
 	/* per layer: no spatial mode without spatial or ds */
-	an.impl = im;
-	an.set.gpus = 4;
+	an.q.impl = im;
+	an.q.set.gpus = 4;
 	assert_true(per_layer_run(g, &an, &cost_model_physical, &pl));
 	assert_true(isinf(pl.uniform[PL_SPATIAL]) && isinf(pl.uniform[PL_CHANNEL]));
 	for (int i = 0; i < g->nlayer; i++)
@@ -807,8 +870,11 @@ throughput_and_mfu_by_hand(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	const System *a100 = system_load("dgx-a100", &fx->arena, &fx->files);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 8,
-			.set.prec = PREC_FP32 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 8,
+			.q.set.prec = PREC_FP32 };
 	Candidate k = { .computable = true, .global_batch = 256, .grid = { [DIM_DATA] = 8 },
 			.t = { .total = 0.5, .recompute = 0.1 } };
 	double flops = (double)g->total.flops_fwd + (double)g->total.flops_bwd;
@@ -817,17 +883,17 @@ throughput_and_mfu_by_hand(void **state)
 	assert_true(g->total.flops_bwd > 0);
 	candidate_rates(g, &an, &k);
 	NEAR(k.throughput, 512);
-	NEAR(k.mfu, flops * 512 / 8 / an.sys->peak[DT_FP32]);
-	an.sys = a100, an.impl = fx_impl(a100);
+	NEAR(k.mfu, flops * 512 / 8 / an.q.sys->peak[DT_FP32]);
+	an.q.sys = a100, an.q.impl = fx_impl(a100);
 	candidate_rates(g, &an, &k);
 	NEAR(k.mfu, flops * 512 / 8 / a100->peak[DT_TF32]);
-	an.impl.conv_tf32 = false;
+	an.q.impl.conv_tf32 = false;
 	candidate_rates(g, &an, &k);
 	NEAR(k.mfu, flops * 512 / 8 / a100->peak[DT_FP32]);
-	an.set.prec = PREC_AMP_FP16;
+	an.q.set.prec = PREC_AMP_FP16;
 	candidate_rates(g, &an, &k);
 	NEAR(k.mfu, flops * 512 / 8 / a100->peak[DT_FP16]);
-	an.set.forward_only = true;
+	an.q.set.forward_only = true;
 	candidate_rates(g, &an, &k);
 	NEAR(k.mfu, (double)g->total.flops_fwd * 512 / 8 / a100->peak[DT_FP16]);
 	k.computable = false;
@@ -847,19 +913,25 @@ max_batch_is_the_largest_that_fits(void **state)
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
 	System s = *fx_abci(fx);
-	Analysis an = { .sys = &s, .impl = fx_impl(NULL), .set.gpus = 8, .set.batch_per_gpu = 1,
-			.set.dataset_size = 1000000, .set.sample_bytes = 1000, .set.virtual_stages = 1 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = &s,
+			.q.impl = fx_impl(NULL),
+			.q.set.gpus = 8,
+			.q.set.batch_per_gpu = 1,
+			.q.set.dataset_size = 1000000,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
 	Candidate one, two, t;
 	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 8 };
 
 	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &one));
-	an.set.batch_per_gpu = 2;
+	an.q.set.batch_per_gpu = 2;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &two));
 	s.mem = one.mem.total + 40 * (two.mem.total - one.mem.total);
 	for (int m = 0; m < 2; m++) {
-		an.set.micro_batches = m ? 4 : 0;
-		an.set.batch_per_gpu = m ? 4 : 1;
+		an.q.set.micro_batches = m ? 4 : 0;
+		an.q.set.batch_per_gpu = m ? 4 : 1;
 		assert_true(strategies_run(g, &an, &o));
 		assert_true(max_batch_run(g, &an, &o));
 		for (int k = 0; k < STRAT_COUNT; k++) {
@@ -873,15 +945,17 @@ max_batch_is_the_largest_that_fits(void **state)
 			so.nest = (int)c->nest;
 			for (int64_t b = m ? 4 : 1; b <= 1024; b += m ? 4 : 1) {
 				bool fit, whole;
-				a.set.batch_per_gpu = b;
+				a.q.set.batch_per_gpu = b;
 				strategy_predict(g, &a, &so, c->kind, c->grid, &t);
 				fit = t.computable && t.feasible;
 				if (fit && !fitted)
 					fail_msg("%s fits %" PRId64 " samples but not fewer",
 						 strategy_name[k], b);
 				fitted = fit;
-				whole = t.global_batch % ((t.grid[DIM_DATA] > 0 ? t.grid[DIM_DATA] : 1) *
-							  (t.micro_batches > 1 ? t.micro_batches : 1)) == 0;
+				whole = t.global_batch %
+						((t.grid[DIM_DATA] > 0 ? t.grid[DIM_DATA] : 1) *
+						 (t.micro_batches > 1 ? t.micro_batches : 1)) ==
+					0;
 				if (fit && whole)
 					largest = b;
 			}
@@ -895,7 +969,7 @@ max_batch_is_the_largest_that_fits(void **state)
 	assert_true(an.cand[STRAT_DATA].max_batch >= 36 && an.cand[STRAT_DATA].max_batch % 4 == 0);
 	/* nothing fits */
 	s.mem = one.mem.total / 2;
-	an.set.micro_batches = 0, an.set.batch_per_gpu = 1;
+	an.q.set.micro_batches = 0, an.q.set.batch_per_gpu = 1;
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(max_batch_run(g, &an, &o));
 	assert_int_equal(an.cand[STRAT_DATA].max_batch, 0);
@@ -911,7 +985,7 @@ two_predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT
 	memcpy(k->grid, grid, sizeof k->grid);
 	k->global_batch = 64;
 	k->t.compute = kind == STRAT_DATA ? data_s : kind == STRAT_DP ? 1.0 : 100.0;
-	k->mem.total = kind == STRAT_DATA || kind == STRAT_DP ? 1 : 2 * c->an->sys->mem;
+	k->mem.total = kind == STRAT_DATA || kind == STRAT_DP ? 1 : 2 * c->an->q.sys->mem;
 }
 
 static const CostModel two = { "two", two_predict, false, NULL, NULL };
@@ -926,8 +1000,12 @@ within_three_percent_the_simpler_wins(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(NULL), .set.gpus = 4, .set.batch_per_gpu = 16,
-			.set.dataset_size = 640 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(NULL),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 16,
+			.q.set.dataset_size = 640 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1, .model = &two };
 	Search s;
 	SearchConfig fast = { .kind = STRAT_DATA, .grid = { [DIM_DATA] = 8 }, .zero = 3,
@@ -988,14 +1066,19 @@ per_layer_splits_convs_by_data_and_the_big_fc_by_model(void **state)
 			      "  b = conv(r, 64, kernel=3, pad=1); s = relu(b);\n"
 			      "  f = flatten(s); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
 			  PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 16,
-			.set.batch_per_gpu = 32, .set.dataset_size = 1000000, .set.sample_bytes = 1000,
-			.set.virtual_stages = 1 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 16,
+			.q.set.batch_per_gpu = 32,
+			.q.set.dataset_size = 1000000,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	PerLayer pl;
 	int fc = g->nlayer - 3;
 
 	assert_non_null(g);
-	for (int run = 0; run < 2; run++, an.set.gpus = 64) {
+	for (int run = 0; run < 2; run++, an.q.set.gpus = 64) {
 		assert_true(per_layer_run(g, &an, &cost_model_physical, &pl));
 		assert_true(pl.done);
 		for (int m = 0; m < PL_MODES; m++)
@@ -1031,8 +1114,14 @@ per_layer_uniform_data_is_the_data_strategy(void **state)
 	assert_non_null(g);
 	for (int i = 0; i < 2; i++) {
 		const System *s = system_load(sys[i], &fx->arena, &fx->files);
-		Analysis an = { .sys = s, .impl = fx_impl(s), .set.gpus = 16, .set.batch_per_gpu = 32,
-				.set.dataset_size = 1000000, .set.sample_bytes = 1000, .set.virtual_stages = 1 };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = s,
+				.q.impl = fx_impl(s),
+				.q.set.gpus = 16,
+				.q.set.batch_per_gpu = 32,
+				.q.set.dataset_size = 1000000,
+				.q.set.sample_bytes = 1000,
+				.q.set.virtual_stages = 1 };
 		StrategyOpts o = { 0 };
 		int64_t grid[DIM_COUNT] = { [DIM_DATA] = 16 };
 		PerLayer pl;
@@ -1047,9 +1136,14 @@ per_layer_uniform_data_is_the_data_strategy(void **state)
 	}
 	/* the paper's model prices whole strategies: no per-layer splits */
 	{
-		Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 16,
-				.set.batch_per_gpu = 32, .set.dataset_size = 1000000, .set.sample_bytes = 1000,
-				.set.virtual_stages = 1 };
+		Analysis an = { .eng = fx->eng,
+				.q.sys = fx_abci(fx),
+				.q.impl = fx_impl(fx_abci(fx)),
+				.q.set.gpus = 16,
+				.q.set.batch_per_gpu = 32,
+				.q.set.dataset_size = 1000000,
+				.q.set.sample_bytes = 1000,
+				.q.set.virtual_stages = 1 };
 		PerLayer pl;
 		assert_true(per_layer_run(g, &an, &cost_model_paper, &pl));
 		assert_false(pl.done);
@@ -1068,21 +1162,29 @@ static void
 per_layer_branches_choose_apart_and_the_programme_is_exact(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 512x4x4;\n"
-			      "  a = conv(x, 512, kernel=1); r = relu(a);\n"
-			      "  b1 = conv(r, 4096, kernel=5, pad=2);\n"
-			      "  b2 = conv(r, 64, kernel=1); b2r = relu(b2); b2c = conv(b2r, 64, kernel=3, pad=1);\n"
-			      "  cat = concat(b1, b2c); o = relu(cat); p = globalavgpool(o);\n"
-			      "  f = flatten(p); h = fc(f, 10); }",
-			  PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 2,
-			.set.batch_per_gpu = 32, .set.dataset_size = 1000000, .set.sample_bytes = 1000,
-			.set.virtual_stages = 1 };
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 512x4x4;\n"
+		"  a = conv(x, 512, kernel=1); r = relu(a);\n"
+		"  b1 = conv(r, 4096, kernel=5, pad=2);\n"
+		"  b2 = conv(r, 64, kernel=1); b2r = relu(b2); b2c = conv(b2r, 64, kernel=3, "
+		"pad=1);\n"
+		"  cat = concat(b1, b2c); o = relu(cat); p = globalavgpool(o);\n"
+		"  f = flatten(p); h = fc(f, 10); }",
+		PASS_MEMORY);
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 32,
+			.q.set.dataset_size = 1000000,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	PerLayer pl;
 	double all, dp;
 
 	assert_non_null(g);
-	an.impl = fx_impl(NULL); /* pytorch's */
+	an.q.impl = fx_impl(NULL); /* pytorch's */
 	assert_true(per_layer_run(g, &an, &cost_model_physical, &pl));
 	assert_true(pl.done && pl.fits && !pl.limited);
 	assert_true(pl.nblocks < g->nlayer); /* the branches share a block */
@@ -1097,8 +1199,8 @@ per_layer_branches_choose_apart_and_the_programme_is_exact(void **state)
 		       "  c = conv(r, 256, kernel=3, pad=1); s = conv(r, 256, kernel=1);\n"
 		       "  y = add(c, s); o = relu(y); p = globalavgpool(o); f = flatten(p); }",
 		   PASS_MEMORY);
-	an.set.gpus = 4;
-	an.impl = fx_impl(fx_abci(fx));
+	an.q.set.gpus = 4;
+	an.q.impl = fx_impl(fx_abci(fx));
 	assert_non_null(g);
 	assert_true(per_layer_run(g, &an, &cost_model_physical, &pl));
 	assert_true(pl.done && pl.fits);
@@ -1115,14 +1217,21 @@ static void
 per_layer_splits_fit_the_memory(void **state)
 {
 	Fx *fx = *state;
-	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
-			      "  a = conv(x, 16, kernel=3, pad=1); r = relu(a); p = maxpool(r, kernel=2);\n"
-			      "  f = flatten(p); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
-			  PASS_MEMORY);
+	Graph *g = fx_run(
+		fx,
+		"model m { input x: 3x32x32;\n"
+		"  a = conv(x, 16, kernel=3, pad=1); r = relu(a); p = maxpool(r, kernel=2);\n"
+		"  f = flatten(p); h = fc(f, 4096); q = relu(h); o = fc(q, 1000); }",
+		PASS_MEMORY);
 	System small = *fx_abci(fx);
-	Analysis an = { .sys = &small, .impl = fx_impl(fx_abci(fx)), .set.gpus = 4,
-			.set.batch_per_gpu = 64, .set.dataset_size = 1000000, .set.sample_bytes = 1000,
-			.set.virtual_stages = 1 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = &small,
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 64,
+			.q.set.dataset_size = 1000000,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	PerLayer free_run, tight, none;
 
 	assert_non_null(g);
@@ -1149,8 +1258,13 @@ a_pipeline_plan_lists_the_prediction(void **state)
 {
 	Fx *fx = *state;
 	Graph *g = fx_run(fx, four_convs, PASS_MEMORY);
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(fx_abci(fx)), .set.gpus = 2, .set.batch_per_gpu = 8, .set.dataset_size = 800,
-			.set.sample_bytes = 1000 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(fx_abci(fx)),
+			.q.set.gpus = 2,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
 	StrategyOpts o = { .forced = true, .kind = STRAT_PIPELINE,
 			   .grid = { [DIM_PIPELINE] = 2 } };
 	bool only_after_c[4] = { false, false, true, true };
@@ -1188,7 +1302,7 @@ a_pipeline_plan_lists_the_prediction(void **state)
 static void
 advice_warns_with_stable_codes(void **state)
 {
-	Analysis an = { .set.gpus = 64, .set.dataset_size = 1000, .best = STRAT_DS };
+	Analysis an = { .q.set.gpus = 64, .q.set.dataset_size = 1000, .best = STRAT_DS };
 	Analysis fewer[2];
 	const char *want[] = { "fewer-gpus-as-fast", "different-global-batches",
 			       "needs-unsupported-split" };
@@ -1200,17 +1314,18 @@ advice_warns_with_stable_codes(void **state)
 	an.cand[STRAT_DS] = (Candidate){ .kind = STRAT_DS, .analysed = true, .feasible = true,
 					 .global_batch = 512, .epoch = 100, .max_gpus = 112,
 					 .grid = { [DIM_DATA] = 16, [DIM_SPATIAL] = 4 } };
-	fewer[0] = (Analysis){ .set.gpus = 8, .best = STRAT_DATA };
+	fewer[0] = (Analysis){ .q.set.gpus = 8, .best = STRAT_DATA };
 	fewer[0].cand[STRAT_DATA] = (Candidate){ .kind = STRAT_DATA, .epoch = 150 };
-	fewer[1] = (Analysis){ .set.gpus = 16, .best = STRAT_DATA };
+	fewer[1] = (Analysis){ .q.set.gpus = 16, .best = STRAT_DATA };
 	fewer[1].cand[STRAT_DATA] = (Candidate){ .kind = STRAT_DATA, .epoch = 101.5 };
 	advise(NULL, &an, fewer, 2);
 	assert_int_equal(an.nwarning, 3);
 	for (int i = 0; i < 3; i++)
 		assert_string_equal(an.warning[i].code, want[i]);
-	assert_string_equal(an.warning[0].message,
-			    "16 GPUs (data parallelism) would take 101.5 s per epoch, against 100 s "
-			    "on 64: the other GPUs add nothing");
+	assert_string_equal(
+		an.warning[0].message,
+		"16 GPUs (data parallelism) would take 101.5 s per epoch, against 100 s "
+		"on 64: the other GPUs add nothing");
 	assert_non_null(strstr(an.warning[2].message, "for 3.0 % over data parallelism"));
 	/* data recommended: its batch and its limit */
 	an.best = STRAT_DATA;
@@ -1222,26 +1337,27 @@ advice_warns_with_stable_codes(void **state)
 			    "for this model and batch");
 	/* past the literature's batch for the optimizer: momentum SGD 8,192
 	 * (Goyal et al.), Adam 8,192, RMSProp 4,096 */
-	an.set.dataset_size = 1 << 30;
+	an.q.set.dataset_size = 1 << 30;
 	for (int i = 0; i < 5; i++) {
 		static const struct { Optimizer opt; int64_t batch; bool warns; } c[] = {
 			{ OPT_MOMENTUM, 8192, false }, { OPT_MOMENTUM, 8193, true },
 			{ OPT_ADAMW, 16384, true }, { OPT_RMSPROP, 4096, false },
 			{ OPT_RMSPROP, 8192, true },
 		};
-		an.set.opt = c[i].opt;
+		an.q.set.opt = c[i].opt;
 		an.cand[STRAT_DATA].global_batch = c[i].batch;
 		advise(NULL, &an, NULL, 0);
 		assert_int_equal(strcmp(an.warning[0].code, "large-global-batch") == 0, c[i].warns);
 	}
 	/* within 3 % of the fastest, the simpler: said in a note */
-	an.set.opt = OPT_MOMENTUM, an.cand[STRAT_DATA].global_batch = 64;
+	an.q.set.opt = OPT_MOMENTUM, an.cand[STRAT_DATA].global_batch = 64;
 	an.fastest = STRAT_DS;
 	advise(NULL, &an, NULL, 0);
 	assert_int_equal(an.nnote, 1);
-	assert_string_equal(an.note[0], "data parallelism (data=64) is within 3 % of the fastest, ds "
-					"parallelism (data=16,spatial=4) at 100 s per epoch, and "
-					"simpler: 1 grid dimension against 2");
+	assert_string_equal(an.note[0],
+			    "data parallelism (data=64) is within 3 % of the fastest, ds "
+			    "parallelism (data=16,spatial=4) at 100 s per epoch, and "
+			    "simpler: 1 grid dimension against 2");
 	an.fastest = STRAT_DATA;
 	an.cand[STRAT_DATA].global_batch = 32768;
 	advise(NULL, &an, NULL, 0);
@@ -1304,7 +1420,8 @@ layer_named(const Graph *g, const char *name)
  * few classes of layers alike, rows and partitions met again across
  * grids, nestings, micro-batch counts and the search's configurations)
  * predicts bit for bit what it predicts with every figure computed on
- * every read, no classes and no partition kept (times_reuse false). */
+ * every read, no classes and no partition kept (an engine without its
+ * memos: engine_new(false)). */
 static void
 reuse_changes_no_figure(void **state)
 {
@@ -1313,8 +1430,14 @@ reuse_changes_no_figure(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&src, &len);
 	Graph *g;
-	Analysis an = { .sys = fx_abci(fx), .impl = fx_impl(NULL), .set.gpus = 64, .set.batch_per_gpu = 8,
-			.set.dataset_size = 64000, .set.sample_bytes = 1000, .set.virtual_stages = 1 };
+	Analysis an = { .eng = fx->eng,
+			.q.sys = fx_abci(fx),
+			.q.impl = fx_impl(NULL),
+			.q.set.gpus = 64,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 64000,
+			.q.set.sample_bytes = 1000,
+			.q.set.virtual_stages = 1 };
 	const LayerTable *tb;
 	Outcome kept, again;
 	int feasible = 0;
@@ -1322,14 +1445,14 @@ reuse_changes_no_figure(void **state)
 	assert_non_null(f);
 	fprintf(f, "model chain { input x: 16x16x16;\n  r0 = relu(x);\n");
 	for (int i = 1; i <= 64; i++)
-		fprintf(f, "  c%d = conv(r%d, 16, kernel=3, pad=1); r%d = relu(c%d);\n", i, i - 1, i, i);
+		fprintf(f, "  c%d = conv(r%d, 16, kernel=3, pad=1); r%d = relu(c%d);\n", i, i - 1,
+			i, i);
 	fprintf(f, "}\n");
 	fclose(f);
 	g = fx_run(fx, src, PASS_MEMORY);
 	free(src);
 
-	times_forget();
-	tb = layer_classes(g);
+	tb = layer_classes(&an, g);
 	assert_true(g->nlayer >= 129);
 	assert_true(tb->ncls > 1 && tb->ncls <= g->nlayer / 8);
 	/* layers alike are one class; a ReLU is not a convolution, and the
@@ -1342,12 +1465,11 @@ reuse_changes_no_figure(void **state)
 	outcome(g, &an, &again); /* everything found again */
 	assert_memory_equal(&kept, &again, sizeof kept);
 
-	times_reuse = false;
-	times_forget();
-	assert_int_equal(layer_classes(g)->ncls, 0);
+	an.eng = engine_new(false);
+	assert_int_equal(layer_classes(&an, g)->ncls, 0);
 	outcome(g, &an, &again);
-	times_reuse = true;
-	times_forget();
+	engine_free(an.eng);
+	an.eng = fx->eng;
 	for (int k = 0; k < STRAT_COUNT; k++)
 		feasible += kept.feasible[k];
 	assert_true(feasible >= 4 && kept.evaluated > 50);

@@ -34,7 +34,8 @@ distance(const char *a, const char *b)
 				v = d[i][j - 1] + 1;
 			if (d[i - 1][j - 1] + cost < v)
 				v = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && fold((unsigned char)a[i - 1]) == fold((unsigned char)b[j - 2]) &&
+			if (i > 1 && j > 1 &&
+			    fold((unsigned char)a[i - 1]) == fold((unsigned char)b[j - 2]) &&
 			    fold((unsigned char)a[i - 2]) == fold((unsigned char)b[j - 1]) &&
 			    d[i - 2][j - 2] + 1 < v)
 				v = d[i - 2][j - 2] + 1;

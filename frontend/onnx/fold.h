@@ -15,10 +15,11 @@
  * range) are reported; diag_errors() tells. */
 typedef void FoldRule(Onnx *o, char code, const Val **in, int nin, Val *out);
 
-/* Constant: the node's own value, no inputs; element-wise operators: x code y for the codes of int_binary and
- * & | p (and, or, pow), the shape and values of a unary operator with
- * code n(eg) a(bs) !(not) s(qrt) r(elu) f(loor) c(eil) S(in) C(os)
- * i(dentity), the shape alone of any other */
+/* Constant: the node's own value, no inputs; element-wise operators: x
+ * code y for the codes of int_binary and & | p (and, or, pow), the shape
+ * and values of a unary operator with code n(eg) a(bs) !(not) s(qrt)
+ * r(elu) f(loor) c(eil) S(in) C(os) i(dentity), the shape alone of any
+ * other */
 FoldRule fold_constant, fold_binary, fold_unary, fold_same_shape;
 FoldRule fold_shape, fold_size, fold_gather, fold_squeeze, fold_unsqueeze;
 FoldRule fold_concat, fold_slice, fold_range, fold_constant_of_shape;

@@ -165,11 +165,13 @@ onnx_note_merged(Onnx *o)
 	o->g->merged_inits = o->merged;
 	o->g->merged_params = o->merged_params;
 	if (o->merged)
-		diag_note(floc(o), "%d initializer%s of equal elements (the first: '%s') %s read by "
+		diag_note(floc(o),
+			  "%d initializer%s of equal elements (the first: '%s') %s read by "
 			  "the nodes of several modules: the exporter merged what were each "
 			  "module's own (a fresh model's ones and zeros); counted once per module, "
-			  "%" PRId64 " parameters more", o->merged, o->merged == 1 ? "" : "s",
-			  o->merged_first, o->merged == 1 ? "is" : "are", o->merged_params);
+			  "%" PRId64 " parameters more",
+			  o->merged, o->merged == 1 ? "" : "s", o->merged_first,
+			  o->merged == 1 ? "is" : "are", o->merged_params);
 }
 
 /* Adds a layer reading the activations `in`; its output is the node's
@@ -347,7 +349,8 @@ onnx_lower_unary(Onnx *o, const Val *x, OpKind op)
 		return false;
 	/* Dropout's mask has the output's shape */
 	if (op == OP_DROPOUT && o->np->n_output > 1 && *o->np->output[1])
-		layer_add_output(o->g, (int)(l - o->g->layer), arena_strdup(o->a, o->np->output[1]));
+		layer_add_output(o->g, (int)(l - o->g->layer),
+				 arena_strdup(o->a, o->np->output[1]));
 	return onnx_finish_like(o, l, x);
 }
 

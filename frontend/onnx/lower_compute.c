@@ -194,7 +194,8 @@ lower_conv(Onnx *o, OpKind kind, const Val **in, int nin)
 		NERR(o, "bad group %" PRId64, g);
 		return false;
 	}
-	if ((lead = lead_of(o, x, chan)) < 0 || !(l = onnx_layer(o, tr ? OP_CONVT : OP_CONV, &x, 1)))
+	if ((lead = lead_of(o, x, chan)) < 0 ||
+	    !(l = onnx_layer(o, tr ? OP_CONVT : OP_CONV, &x, 1)))
 		return false;
 	/* PyTorch names weights after module parameters (layer1.0.conv1.weight);
 	 * a weight it computed while exporting, as BN folding does, gets a
@@ -241,7 +242,8 @@ lower_pool(Onnx *o, OpKind op, const Val **in, int nin)
 	same_pads(o, l, x, chan + 1, false);
 	l->attr.ceil_mode = attr_i(o->np, "ceil_mode", 0) != 0;
 	if (o->np->n_output > 1 && *o->np->output[1]) /* MaxPool's indices */
-		layer_add_output(o->g, (int)(l - o->g->layer), arena_strdup(o->a, o->np->output[1]));
+		layer_add_output(o->g, (int)(l - o->g->layer),
+				 arena_strdup(o->a, o->np->output[1]));
 	return onnx_finish_like(o, l, x);
 }
 
@@ -357,7 +359,8 @@ matmul2(Onnx *o, const Val *a, const Val *b, int out)
 	}
 	if (a->rank == 1 || b->rank == 1)
 		r = a->rank == 1 && b->rank == 1 ? 0 : r - 1;
-	return onnx_finish_like(o, onnx_layer_out(o, OP_MATMUL, in, 2, out), &(Val){ .rank = r, .bax = bax });
+	return onnx_finish_like(o, onnx_layer_out(o, OP_MATMUL, in, 2, out),
+				&(Val){ .rank = r, .bax = bax });
 }
 
 /* The last layer's output, as a value. */
@@ -503,7 +506,8 @@ ew_ref(Onnx *o, const Val **in, int nin, int *rank, int *bax)
 		if (v->bax < 0)
 			continue;
 		pos = v->bax + (*rank - v->rank);
-		if ((*bax >= 0 && pos != *bax) || (ref->bax >= 0 && v->d[v->bax] != ref->d[ref->bax])) {
+		if ((*bax >= 0 && pos != *bax) ||
+		    (ref->bax >= 0 && v->d[v->bax] != ref->d[ref->bax])) {
 			NERR(o, "the operands' batch axes do not line up");
 			return NULL;
 		}

@@ -129,7 +129,9 @@ lower_reshape(Onnx *o, OpKind kind, const Val **in, int nin)
 		return false;
 	}
 	if (s->act || s->n < 0 || s->n > MAX_RANK + 1 || s->rank != 1) {
-		NERR(o, "the target shape is not a known constant (shapes computed from data are not supported)");
+		NERR(o,
+		     "the target shape is not a known constant (shapes computed from data are "
+		     "not supported)");
 		return false;
 	}
 	n = s->n;
@@ -355,7 +357,9 @@ lower_pad(Onnx *o, OpKind kind, const Val **in, int nin)
 	if (n == -1) {
 		pv = o->np->n_input > 1 ? lookup(o, o->np->input[1]) : NULL;
 		if (!pv || pv->act || pv->n < 0 || pv->n > 2 * (MAX_RANK + 1)) {
-			NERR(o, "pads are not a known constant (data-dependent pads are not supported)");
+			NERR(o,
+			     "pads are not a known constant (data-dependent pads are not "
+			     "supported)");
 			return false;
 		}
 		n = (int)pv->n;
@@ -449,7 +453,8 @@ lower_gather(Onnx *o, OpKind kind, const Val **in, int nin)
 	if (!x->act) { /* a table indexed by an activation (an embedding) */
 		int a = onnx_full_axis(o, attr_i(o->np, "axis", 0), x->shaped ? x->rank : 1);
 		const Val *ops[2] = { NULL, ix };
-		if (a < 0 || !(ops[0] = onnx_const_operand(o, x)) || !(l = onnx_layer(o, OP_GATHER, ops, 2)))
+		if (a < 0 || !(ops[0] = onnx_const_operand(o, x)) ||
+		    !(l = onnx_layer(o, OP_GATHER, ops, 2)))
 			return false;
 		l->attr.axis = a;
 		return onnx_finish(o, l, x->rank - 1 + ix->rank, ix->bax < 0 ? -1 : a + ix->bax);
@@ -513,7 +518,9 @@ lower_slice(Onnx *o, OpKind kind, const Val **in, int nin)
 	Range3 r;
 
 	if (!slice_ranges(o, in, nin, in[0], &r)) {
-		NERR(o, "starts, ends, axes and steps are not known constants (data-dependent slices are not supported)");
+		NERR(o,
+		     "starts, ends, axes and steps are not known constants (data-dependent "
+		     "slices are not supported)");
 		return false;
 	}
 	/* the batch axis whole (x[0:], x[:N]) keeps every sample; any other
@@ -587,7 +594,9 @@ lower_expand(Onnx *o, OpKind kind, const Val **in, int nin)
 	int r, bax;
 
 	if (!t || t->act || t->n < 0 || t->n > MAX_RANK + 1) {
-		NERR(o, "the target shape is not a known constant (shapes computed from data are not supported)");
+		NERR(o,
+		     "the target shape is not a known constant (shapes computed from data are "
+		     "not supported)");
 		return false;
 	}
 	tv.rank = (int)t->n;
@@ -607,8 +616,9 @@ lower_expand(Onnx *o, OpKind kind, const Val **in, int nin)
 				    : t->iv[i].k == 1 ||
 					      (o->batch != BATCH &&
 					       t->iv[i].k == slice_extent(o, x, x->bax)))) {
-			NERR(o, "expanding the batch axis (axis %d) to %" PRId64 " is not supported: "
-				"it changes the number of samples, and the counts are per sample",
+			NERR(o,
+			     "expanding the batch axis (axis %d) to %" PRId64 " is not supported: "
+			     "it changes the number of samples, and the counts are per sample",
 			     bax, t->iv[i].k);
 			return false;
 		}
@@ -655,7 +665,9 @@ resize(Onnx *o, const Val **in, int nin, bool upsample)
 		if (a < 0)
 			return false;
 		if (!sizes && !(sc && !sc->act && sc->n == nax)) {
-			NERR(o, "scales or sizes are not known constants (data-dependent sizes are not supported)");
+			NERR(o,
+			     "scales or sizes are not known constants (data-dependent sizes "
+			     "are not supported)");
 			return false;
 		}
 		if (a == x->bax && (sizes ? !sz->iv[i].batch : sc->fv[i] != 1.0)) {

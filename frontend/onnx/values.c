@@ -175,7 +175,9 @@ tensor_values(Onnx *o, Val *v, const Onnx__TensorProto *t)
 				memcpy(&x, p, 4);
 				set_int(v, i, x);
 			} else {
-				set_int(v, i, dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ? (int8_t)*p : *p);
+				set_int(v, i,
+					dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ? (int8_t)*p
+										  : *p);
 			}
 		}
 	} else if (t->n_int64_data == (size_t)n) {
