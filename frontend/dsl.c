@@ -997,8 +997,8 @@ input_stmt(Elab *E, Scope *S, const Stmt *st)
 	}
 	/* `as tokens`: a sequence of d0 tokens, the model's (Graph.seq_len) */
 	if (st->var && strcmp(st->var, "tokens") != 0) {
-		diag_error(st->callee_loc, "'as %.64s'%s: an input may only be 'as tokens'", st->var,
-			   ell(st->var));
+		diag_error(st->callee_loc, "'as %.64s'%s: an input may only be 'as tokens'",
+			   st->var, ell(st->var));
 		bind(S, st->lhs, &poison);
 		return;
 	}

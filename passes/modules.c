@@ -218,9 +218,12 @@ repeated_call(const Graph *g, const Map *repeated, int i)
 
 	if (!slash || l->srcop)
 		return NULL;
-	first = map_get(repeated, arena_printf(g->arena, "%s:%d:%d", l->site.file ? l->site.file : "",
-					       l->site.line, l->site.col));
-	return first && !*first ? arena_strndup(g->arena, l->name, (size_t)(slash - l->name)) : NULL;
+	first = map_get(repeated, arena_printf(g->arena, "%s:%d:%d",
+					       l->site.file ? l->site.file : "", l->site.line,
+					       l->site.col));
+	if (!first || *first)
+		return NULL;
+	return arena_strndup(g->arena, l->name, (size_t)(slash - l->name));
 }
 
 /* The statements of the model that made several block calls. */

@@ -284,7 +284,8 @@ input_as_tokens_is_the_models_sequence(void **state)
 				"  input z: 6 as tokens;\n  r = relu(y);\n}\n"));
 	assert_string_equal(fx_diags(fx),
 			    "t.odl:2:19: error: 'as frames': an input may only be 'as tokens'\n"
-			    "t.odl:4:17: error: input 'z' is a sequence of 6 tokens, the model's of 8\n");
+			    "t.odl:4:17: error: input 'z' is a sequence of 6 tokens, the model's "
+			    "of 8\n");
 }
 
 /* The calls of a block that one statement of the model made again and

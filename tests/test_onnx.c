@@ -1529,17 +1529,18 @@ a_tied_tables_copy_counts_once(void **state)
 			ob_init(a, g, matrix(a, "onnx::MatMul_9", v, h, true,
 					     k == 0 ? drawn : k == 1 ? drawn_too : zero));
 			ob_add(a, g, ob_node(a, "Gather", "/wte/Gather", "wte,ids", "e"));
-			ob_add(a, g, ob_node(a, "MatMul", "/lm_head/MatMul", "e,onnx::MatMul_9", "y"));
+			ob_add(a, g, ob_node(a, "MatMul", "/lm_head/MatMul", "e,onnx::MatMul_9",
+					     "y"));
 			since(fx, &mark);
 			assert_non_null(ir = run(fx, g));
 			assert_int_equal(ir->total.params, (k == 0 ? 1 : 2) * v * h);
 			assert_int_equal(ir->total.buffers, 0);
 			assert_int_equal(fx_layer(ir, "/lm_head/MatMul")->op, OP_FC);
 			assert_string_equal(since(fx, &mark),
-					    k ? "" : "m.onnx: note: initializer 'onnx::MatMul_9' holds "
-						     "the elements of 'wte' (a tied weight the exporter "
-						     "copied, as W^T of a shared embedding table): counted "
-						     "once\n");
+					    k ? "" : "m.onnx: note: initializer 'onnx::MatMul_9' "
+					    "holds the elements of 'wte' (a tied weight the "
+					    "exporter copied, as W^T of a shared embedding "
+					    "table): counted once\n");
 		}
 }
 
@@ -1661,7 +1662,8 @@ einsum_lowers_as_torch_runs_it(void **state)
 
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		Onnx__GraphProto *g = ob_graph(a);
-		bool weight = strstr(cases[c].eq, "de") != NULL, two = strchr(cases[c].eq, ',') != NULL;
+		bool weight = strstr(cases[c].eq, "de") != NULL;
+		bool two = strchr(cases[c].eq, ',') != NULL;
 		char kinds[128] = "";
 		Graph *ir;
 		ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 4, 6, 8)));
@@ -1687,11 +1689,14 @@ einsum_lowers_as_torch_runs_it(void **state)
 	{
 		Onnx__GraphProto *g = ob_graph(a);
 		ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 4)));
-		ob_attr_s(a, ob_add(a, g, ob_node(a, "Einsum", "e", "x", "y")), "equation", "bi->i");
+		ob_attr_s(a, ob_add(a, g, ob_node(a, "Einsum", "e", "x", "y")), "equation",
+			  "bi->i");
 		since(fx, &mark);
 		assert_null(run(fx, g));
-		assert_string_equal(since(fx, &mark), "m.onnx: error: node 0 'e' (Einsum): summing or "
-			"contracting over the batch axis is not supported: the counts are per sample\n");
+		assert_string_equal(since(fx, &mark),
+				    "m.onnx: error: node 0 'e' (Einsum): summing or contracting "
+				    "over the batch axis is not supported: the counts are per "
+				    "sample\n");
 	}
 }
 
@@ -1733,9 +1738,10 @@ opset23_attention_is_an_attention(void **state)
 		ir = run_opt(fx, m, NULL);
 		if (k == 2) {
 			assert_null(ir);
-			assert_string_equal(since(fx, &mark), "m.onnx: error: node 0 'att' (Attention): "
-				"a key/value cache (past_key, past_value) is not supported: it is "
-				"inference, not training\n");
+			assert_string_equal(since(fx, &mark),
+					    "m.onnx: error: node 0 'att' (Attention): a key/value "
+					    "cache (past_key, past_value) is not supported: it is "
+					    "inference, not training\n");
 			continue;
 		}
 		assert_non_null(ir);

@@ -76,8 +76,9 @@ permute(Plan *p, const Val *x, const int64_t *perm)
 		return x;
 	if (p->dry)
 		return p->made++, shaped(p, x->rank, d, bax);
-	if (next_out(p) == 0)
-		return onnx_transpose(p->o, x, perm, NULL) ? lookup(p->o, p->o->np->output[0]) : NULL;
+	if (next_out(p) == 0) /* the node's output */
+		return onnx_transpose(p->o, x, perm, NULL) ? lookup(p->o, p->o->np->output[0])
+							   : NULL;
 	return onnx_transpose(p->o, x, perm, &r) ? r : NULL;
 }
 
@@ -266,7 +267,8 @@ einsum(Plan *p, const Einsum *e, const Val *a, const Val *b)
 	/* summed first: what one operand has and neither the other nor the
 	 * output */
 	for (int i = 0; i < a->rank; i++)
-		sum[i] = axis_of(e->out, e->orank, la[i]) < 0 && (!b || axis_of(lb, b->rank, la[i]) < 0);
+		sum[i] = axis_of(e->out, e->orank, la[i]) < 0 &&
+			 (!b || axis_of(lb, b->rank, la[i]) < 0);
 	n = 0;
 	for (int i = 0; i < a->rank; i++)
 		if (!sum[i])
@@ -317,7 +319,9 @@ einsum(Plan *p, const Einsum *e, const Val *a, const Val *b)
 		memcpy(la + k, rf, nr * sizeof *la);
 		return to_order(p, a, la, e->out, e->orank);
 	}
-	if (!b->act && !(p->dry ? (b = shaped(p, b->rank, b->d, -1)) : (b = onnx_const_operand(p->o, b))))
+	if (!b->act) /* a constant that is not a weight: a const layer */
+		b = p->dry ? shaped(p, b->rank, b->d, -1) : onnx_const_operand(p->o, b);
+	if (!b)
 		return NULL;
 	{
 		/* a: [batch.., own.., contracted..] as [batch.., L, K]; b:
@@ -335,7 +339,8 @@ einsum(Plan *p, const Einsum *e, const Val *a, const Val *b)
 		if (!(b = to_order(p, b, lb, want, nb + nc + nr)))
 			return NULL;
 		for (int i = 0; i < nb; i++) {
-			int ia = axis_of(la, a->rank, batch[i]), ib = axis_of(lb, b->rank, batch[i]);
+			int ia = axis_of(la, a->rank, batch[i]);
+			int ib = axis_of(lb, b->rank, batch[i]);
 			d[i] = ia >= 0 ? a->d[ia] : 1;
 			db[i] = ib >= 0 ? b->d[ib] : 1;
 			if (ia >= 0 && ia == a->bax)
@@ -354,8 +359,8 @@ einsum(Plan *p, const Einsum *e, const Val *a, const Val *b)
 			db[rb++] = group(a, la, con, nc);
 			if (!vb)
 				db[rb++] = group(b, lb, rf, nr);
-			if (!(a = reshape(p, a, d, ra, abax)) || !(b = reshape(p, b, db, rb, bbax)) ||
-			    !(a = matmul(p, a, b)))
+			if (!(a = reshape(p, a, d, ra, abax)) ||
+			    !(b = reshape(p, b, db, rb, bbax)) || !(a = matmul(p, a, b)))
 				return NULL;
 		}
 		/* back to [batch.., a's own.., b's own..], then the output's order */
@@ -390,7 +395,8 @@ lower_einsum(Onnx *o, OpKind kind, const Val **in, int nin)
 	for (int k = 0; k < e.n; k++)
 		for (int i = 0; i < e.rank[k]; i++)
 			if (axis_of(e.lab[k], i, e.lab[k][i]) >= 0) {
-				NERR(o, "a diagonal (a label repeated in one operand) is not supported");
+				NERR(o, "a diagonal (a label repeated in one operand) is not "
+					"supported");
 				return false;
 			}
 	for (int k = 0; k < e.n; k++) {
@@ -491,8 +497,8 @@ attention(Plan *p, const Val *q, const Val *k, const Val *v, const Val *mask, in
 		Val m = *mask;
 		if (g > 1 && m.rank == 4) { /* [.., Hq, S, T] -> [.., Hkv, g, S, T] */
 			if (m.act) {
-				NERR(o, "a mask computed from data with grouped key/value heads is not "
-					"supported");
+				NERR(o, "a mask computed from data with grouped key/value heads "
+					"is not supported");
 				return NULL;
 			}
 			memmove(m.d + 2, m.d + 1, 3 * sizeof m.d[0]);
@@ -502,7 +508,8 @@ attention(Plan *p, const Val *q, const Val *k, const Val *v, const Val *mask, in
 		}
 		if (!m.act && !ps_const(o, &m, s, &c))
 			return NULL;
-		if (!(s = m.act ? layer(p, OP_ADD, s, mask, NULL) : layer(p, OP_SCALE, s, NULL, &c)))
+		s = m.act ? layer(p, OP_ADD, s, mask, NULL) : layer(p, OP_SCALE, s, NULL, &c);
+		if (!s)
 			return NULL;
 	}
 	if (!(s = layer(p, OP_SOFTMAX, s, NULL, NULL)) || !(s = matmul(p, s, v)))
@@ -530,7 +537,8 @@ lower_attention(Onnx *o, OpKind kind, const Val **in, int nin)
 	int64_t hq = attr_i(o->np, "q_num_heads", 0), hkv = attr_i(o->np, "kv_num_heads", 0);
 	Plan p = { .o = o, .dry = true };
 
-	if (!k || !v || q->rank != k->rank || q->rank != v->rank || (q->rank != 3 && q->rank != 4)) {
+	if (!k || !v || q->rank != k->rank || q->rank != v->rank ||
+	    (q->rank != 3 && q->rank != 4)) {
 		NERR(o, "query, key and value must all be 3-D or all 4-D");
 		return false;
 	}

@@ -802,7 +802,8 @@ lower_cumsum(Onnx *o, OpKind kind, const Val **in, int nin)
 	const Val *x = in[0], *a = nin > 1 ? in[1] : NULL;
 
 	if (x->bax >= 0 && (!a || a->act || a->n != 1 || a->iv[0].batch)) {
-		NERR(o, "the axis is not a known constant (a data-dependent axis is not supported)");
+		NERR(o, "the axis is not a known constant (a data-dependent axis is not "
+			"supported)");
 		return false;
 	}
 	if (x->bax >= 0 && onnx_sample_axis(o, x, a->iv[0].k) < -1)
@@ -826,7 +827,8 @@ lower_tile(Onnx *o, OpKind kind, const Val **in, int nin)
 	for (int i = 0; i < x->rank; i++) {
 		if (r->iv[i].batch || r->iv[i].k < 1 || !ck_mul(y.d[i], r->iv[i].k, &y.d[i]) ||
 		    y.d[i] > MAX_DIM) {
-			NERR(o, "repeat %" PRId64 " of dimension %d is not supported", r->iv[i].k, i);
+			NERR(o, "repeat %" PRId64 " of dimension %d is not supported",
+			     r->iv[i].k, i);
 			return false;
 		}
 		if (i == x->bax && r->iv[i].k != 1) {

@@ -282,7 +282,8 @@ tensor_head(const uint8_t *p, const uint8_t *end, TensorHead *h)
 				if (!get_varint(&q, p, &v))
 					return false;
 				h->dims++;
-				h->elems = v && h->elems > UINT64_MAX / v ? UINT64_MAX : h->elems * v;
+				h->elems = v && h->elems > UINT64_MAX / v ? UINT64_MAX
+									   : h->elems * v;
 			}
 		} else if (key == (2 << 3 | WT_VARINT)) {
 			get_varint(&pay, p, &h->dt);

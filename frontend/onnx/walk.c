@@ -114,10 +114,10 @@ add_initializers(Onnx *o, const Onnx__GraphProto *gp)
 			if ((u = tied(&seen, v))) {
 				v->src->init = u;
 				if (!o->tied++)
-					diag_note(floc(o), "initializer '%s' holds the elements of '%s' "
-						  "(a tied weight the exporter copied, as W^T of a "
-						  "shared embedding table): counted once", t->name,
-						  u->name);
+					diag_note(floc(o), "initializer '%s' holds the elements "
+						  "of '%s' (a tied weight the exporter copied, as "
+						  "W^T of a shared embedding table): counted once",
+						  t->name, u->name);
 			}
 			/* every element equal: what the exporter merges (the
 			 * values of tensors above pbstrip's 64 KiB are not read) */
