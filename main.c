@@ -384,8 +384,16 @@ run_implementation(const Options *o, Measured *r, Map *impls, Arena *a, FileList
 	if (o->set.impl || !r->impl)
 		return true;
 	if (!(r->implementation = map_get(impls, r->impl))) {
-		if (!(r->implementation = implementation_load_at(r->impl, r->impl_loc, a, files)))
+		if (!(r->implementation = implementation_load_at(r->impl, r->impl_loc, a, files))) {
+			/* an error inside a file it names (a name unknown or a file
+			 * unread is said at the row): which row named it */
+			if ((strchr(r->impl, '/') || strchr(r->impl, '.')) && access(r->impl, R_OK) == 0) {
+				char *name = esc_text_cut(r->impl, strlen(r->impl), NAME_SHOWN);
+				diag_note(r->impl_loc, "'%s' is the implementation this run names", name);
+				free(name);
+			}
 			return false;
+		}
 		map_put(impls, r->impl, (void *)r->implementation);
 	}
 	return true;

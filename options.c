@@ -56,12 +56,32 @@ static const struct {
 
 enum { HELP_COLUMN = 27, HELP_WIDTH = 80 };
 
+/* A macro's value as a string literal, for a limit a message states */
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+
+/* A malloc'd copy of s */
+static char *
+copy(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(xcalloc(n, 1), s, n);
+}
+
+/* A usage error: the message with arg (a value from the command line)
+ * escaped and cut at NAME_SHOWN bytes, so that it can neither reach the
+ * terminal as control bytes nor forge a line nor fill the screen
+ * (docs/limits.md), then the hint; exit status 2. */
 static _Noreturn void
 usage_error(const char *fmt, const char *arg)
 {
+	char *shown = esc_text_cut(arg, strlen(arg), NAME_SHOWN);
+
 	fprintf(stderr, "%s: ", progname);
-	fprintf(stderr, fmt, arg);
+	fprintf(stderr, fmt, shown);
 	fprintf(stderr, "\nTry '%s --help' for more information.\n", progname);
+	free(shown);
 	exit(EXIT_USAGE);
 }
 
@@ -119,10 +139,10 @@ number(const char *s, const char *opt, int64_t max)
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno || end == s || *end || v < 1 || v > max) {
-		fprintf(stderr, "%s: invalid value '%s' for %s (expected 1 to %" PRId64 ")\n",
-			progname, s, opt, max);
-		fprintf(stderr, "Try '%s --help' for more information.\n", progname);
-		exit(EXIT_USAGE);
+		char fmt[160];
+		snprintf(fmt, sizeof fmt, "invalid value '%%s' for %s (expected 1 to %" PRId64 ")",
+			 opt, max); /* opt: an option's name, no '%' */
+		usage_error(fmt, s);
 	}
 	return v;
 }
@@ -444,20 +464,24 @@ opt_global_batch(Options *o, const char *arg, const Row *r)
 	o->set.global_batch = number(arg, "--global-batch", (int64_t)1 << 40);
 }
 
-/* "data,df" -> the bits of those strategies */
+/* "data,df" -> the bits of those strategies (a list of any length: none
+ * is cut off) */
 static void
 opt_strategies(Options *o, const char *list, const Row *r)
 {
 	unsigned mask = 0;
-	char buf[256], *tok, *save = NULL;
+	char *buf = copy(list), *tok, *save = NULL;
 
-	snprintf(buf, sizeof buf, "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		StrategyKind k = strategy_lookup(tok);
-		if (k == STRAT_COUNT)
-			unknown(r, tok);
+		if (k == STRAT_COUNT) {
+			char *name = copy(tok);
+			free(buf);
+			unknown(r, name); /* exits; name is the message's */
+		}
 		mask |= 1u << k;
 	}
+	free(buf);
 	if (!mask)
 		usage_error("no strategy in '%s'", list);
 	o->strat.mask = mask;
@@ -577,8 +601,7 @@ opt_dropout(Options *o, const char *list, const Row *r)
 {
 	(void)r;
 	if (!*list || *list == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,"))
-		usage_error("--dropout: an empty layer name in '%s' (give LAYER,LAYER,...)",
-			    esc_text_cut(list, strlen(list), NAME_SHOWN));
+		usage_error("--dropout: an empty layer name in '%s' (give LAYER,LAYER,...)", list);
 	o->set.dropout_after = list;
 }
 
@@ -956,7 +979,7 @@ static const Row rows[] = {
 	          "interleaved:V (V model chunks per GPU)",
 	  .what = "schedule",
 	  .choice = schedule_choice,
-	  .hint = " with V of 2 or more",
+	  .hint = " with V of 2 to " TEXT(MAX_VIRTUAL_STAGES),
 	  .handle = opt_schedule },
 	{ .name = "micro-batches",
 	  .runs = true,

@@ -76,8 +76,14 @@ elaborate(const Decl *d, Arena *a, const char *source, int depth)
 		seen[k - impl_keys] = true;
 		key_set(k, im, st->expr, st->expr->loc);
 	}
-	if (diag_errors() == errors && (bad = implementation_check(im, &want)))
-		diag_error(d->loc, "implementation '%s': '%s' must be %s", d->name, bad, want);
+	if (diag_errors() == errors && (bad = implementation_check(im, &want))) {
+		/* at the setting that gave the value, else (its base's) the block */
+		Loc at = d->loc;
+		for (const Stmt *st = d->body; st; st = st->next)
+			if (st->kind == ST_LET && strcmp(st->lhs, bad) == 0)
+				at = st->expr->loc;
+		diag_error(at, "implementation '%s': '%s' must be %s", d->name, bad, want);
+	}
 	return diag_errors() > errors ? NULL : im;
 }
 

@@ -6,8 +6,13 @@
 #include "frontend/frontend.h"
 #include "grammar/ast.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The largest integer a key takes (2^30: a count of GPUs, cores, SMs or
+ * workers far past any machine's), docs/limits.md. */
+#define MAX_KEY_INT ((int64_t)1 << 30)
 
 /* The values a real key takes: lo to hi, and 0 too when `zero`; `text`
  * says so in the key's unit for messages.  Indexed by SysRange, the
@@ -67,8 +72,13 @@ key_set(const SysKey *k, void *base, const Expr *e, Loc loc)
 		return true;
 	case SK_INT:
 	case SK_INT64:
-		if (e->kind != E_INT || e->ival < 0 || e->ival > (int64_t)1 << 30)
+		if (e->kind != E_INT)
 			break;
+		if (e->ival > MAX_KEY_INT) {
+			diag_error(loc, "'%s' %" PRId64 " is out of range (0 to %" PRId64 ")", k->name,
+				   e->ival, (int64_t)MAX_KEY_INT);
+			return false;
+		}
 		if (k->type == SK_INT64)
 			*(int64_t *)p = e->ival;
 		else

@@ -72,14 +72,32 @@ record(char *p, char **field, int *nf, int ncolmax)
 	}
 }
 
+/* A decimal number as the CSV writes one, [+-]digits[.digits][e[+-]digits]
+ * and nothing else: no blank before it (strtod skips one, and "5 " was
+ * refused where " 5" was read), no hexadecimal ("0x10"), no inf or nan. */
 static bool
 number(const char *s, double *v)
 {
+	const char *p = s + (*s == '+' || *s == '-');
+	size_t whole = strspn(p, "0123456789"), frac = 0;
 	char *end;
 
+	p += whole;
+	if (*p == '.')
+		p++, frac = strspn(p, "0123456789"), p += frac;
+	if (!whole && !frac)
+		return false;
+	if (*p == 'e' || *p == 'E') {
+		p += 1 + (p[1] == '+' || p[1] == '-');
+		if (!strspn(p, "0123456789"))
+			return false;
+		p += strspn(p, "0123456789");
+	}
+	if (*p)
+		return false;
 	errno = 0;
 	*v = strtod(s, &end);
-	return *s && !*end && !errno && isfinite(*v);
+	return *end == '\0' && !errno && isfinite(*v);
 }
 
 /* Seconds of one iteration in field c (`what`), within the range; false
@@ -215,7 +233,7 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 {
 	size_t len;
 	char *text = file_read(path, &len, 64u << 20, LOC_NONE), *p, *field[MAX_FIELDS];
-	int nf, idx[NCOL], line = 1, cap = 0;
+	int nf, ncols, idx[NCOL], line = 1, cap = 0;
 	Measured *rows = NULL;
 	int errors = diag_errors();
 
@@ -228,6 +246,7 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 		free(text);
 		return NULL;
 	}
+	ncols = nf;
 	for (int c = 0; c < NCOL; c++) {
 		idx[c] = -1;
 		for (int i = 0; i < nf; i++)
@@ -249,16 +268,10 @@ measured_load(const char *path, Arena *a, FileList *files, int *n)
 			diag_error((Loc){ path, line, 1 }, "bad number of fields");
 			break;
 		}
-		{
-			bool short_row = false;
-			for (int c = 0; c < NCOL; c++)
-				if (idx[c] >= nf)
-					short_row = true;
-			if (short_row) {
-				diag_error((Loc){ path, line, 1 }, "row has %d fields, fewer than "
-					   "the header's columns", nf);
-				break;
-			}
+		if (nf != ncols) { /* a field more or less: the columns would shift */
+			diag_error((Loc){ path, line, 1 }, "row has %d fields where the header has "
+				   "%d columns", nf, ncols);
+			break;
 		}
 		if (*n == MAX_ROWS) {
 			diag_error((Loc){ path, line, 1 }, "more than %d rows", MAX_ROWS);

@@ -27,6 +27,10 @@ typedef enum Optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW, OPT_RMSPROP
  * backwards; 1F1B (PipeDream-Flush), one forward one backward;
  * interleaved 1F1B (Megatron-LM), V model chunks per GPU. */
 typedef enum Schedule { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_COUNT } Schedule;
+/* The most model chunks interleaved:V gives a GPU: a bound on the input
+ * (docs/limits.md), far above what a schedule gains from (Megatron's runs
+ * take 2 to 8). */
+#define MAX_VIRTUAL_STAGES 1024
 
 /* optimizer.c: the optimizers' and schedules' names.  schedule_parse
  * reads "gpipe", "1f1b" or "interleaved:V" (V >= 2 into *v; 1 for the

@@ -47,7 +47,7 @@ schedule_parse(const char *s, Schedule *out, int *v)
 	*v = 1;
 	if (strncmp(s, "interleaved:", 12) == 0) {
 		n = strtol(s + 12, &end, 10);
-		if (end == s + 12 || *end || n < 2 || n > 1024)
+		if (end == s + 12 || *end || n < 2 || n > MAX_VIRTUAL_STAGES)
 			return false;
 		*out = SCHED_INTERLEAVED;
 		*v = (int)n;

@@ -74,6 +74,45 @@ sed -n '/^      --channels-last /,/^      --dump-after /p' "$tmp/help" | grep -q
 	fail "--channels-last's entry says --as-exported's default"
 check "--help: --as-exported's default is on its own line under it"
 
+# values from the command line are quoted escaped and cut at 64 bytes: no
+# control byte reaches the terminal, no forged diagnostic line, no 100,000
+# bytes echoed (issue 40.5); a long --strategies list is read whole
+# (issue 40.9); interleaved:V states its bound (issue 40)
+esc=$(printf '\033]0;pwned\007')
+run "$model" --format "$esc"
+want_status 2
+has err "unknown format '\\x1b]0;pwned\\x07'"
+grep -q "$(printf '\033')" "$tmp/err" && fail "an escape byte reached stderr"
+check "--format with control bytes: quoted as \\xNN"
+run "$model" --gpus "1
+fake.odl:1:1: error: injected"
+want_status 2
+grep -q '^fake.odl' "$tmp/err" && fail "a forged diagnostic line"
+[ "$(wc -l <"$tmp/err")" -eq 2 ] || fail "stderr is not the message and the hint"
+check "--gpus with a newline: one message line, no forged diagnostic"
+big=$(awk 'BEGIN { while (n++ < 100000) printf "x" }')
+for opt in --format --gpus --precision --strategies; do
+	run "$model" $opt "$big"
+	want_status 2
+	[ "$(wc -c <"$tmp/err")" -lt 400 ] || fail "$(wc -c <"$tmp/err") bytes on stderr"
+	has err "xxx..."
+	check "$opt with a 100,000-byte value: the value cut at 64 bytes"
+done
+run "$big"
+run "$model" "$big"
+want_status 2
+[ "$(wc -c <"$tmp/err")" -lt 400 ] || fail "$(wc -c <"$tmp/err") bytes on stderr"
+check "a second model name of 100,000 bytes: cut"
+list=$(awk 'BEGIN { while (n++ < 60) printf "data,"; printf "pipeline" }')
+run "$model" -g 4 --strategies "$list" -f csv
+want_status 0
+grep -q ',pipeline,' "$tmp/out" || fail "pipeline, after 300 bytes of the list, was dropped"
+check "--strategies longer than 255 bytes is read whole"
+run "$model" --schedule interleaved:1025
+want_status 2
+has err "with V of 2 to 1024"
+check "--schedule interleaved:1025: the bound stated"
+
 # validate and calibrate have their own --help: their usage line, the
 # options that describe measured runs, none that only a model's analysis
 # takes (issue 38)
@@ -694,13 +733,19 @@ check "--implementation: a file with two blocks is refused at the second"
 printf 'implementation a { halo = "ring"; }\n' >"$tmp/bad.odl"
 run "$model" --implementation "$tmp/bad.odl"
 want_status 1
-has err "bad.odl:1:16: error: implementation 'a': 'halo' must be \"pairwise\" or \"chain\""
-check "--implementation: a word a key does not take is refused"
+has err "bad.odl:1:27: error: implementation 'a': 'halo' must be \"pairwise\" or \"chain\""
+check "--implementation: a word a key does not take is refused at the key's value (issue 40)"
+
+printf 'system s { fp32 = 1TFLOPS; memory = 16GiB; memory_bw = 900GB/s; gpus_per_node = 4;\n  intra_bw = 50GB/s; intra_latency = 9us; nic_bw = 7GB/s; nic_latency = 10us;\n  sms = 1073741825; }\n' >"$tmp/big.odl"
+run "$model" -s "$tmp/big.odl"
+want_status 1
+has err "big.odl:3:9: error: 'sms' 1073741825 is out of range (0 to 1073741824)"
+check "an integer system key past 2^30 is said to be out of range, with the bounds (issue 40)"
 
 printf 'implementation a { step_sync = "sometimes"; }\n' >"$tmp/bad.odl"
 run "$model" --implementation "$tmp/bad.odl"
 want_status 1
-has err "bad.odl:1:16: error: implementation 'a': 'step_sync' must be \"never\", \"amp\" or \"always\""
+has err "bad.odl:1:32: error: implementation 'a': 'step_sync' must be \"never\", \"amp\" or \"always\""
 empty out
 check "--implementation: step_sync takes one of three words"
 
@@ -730,14 +775,14 @@ check "--list-implementations prints the built-ins in ODL"
 printf 'implementation a { pipe_checkpoint = "sometimes"; }\n' >"$tmp/bad.odl"
 run "$model" --implementation "$tmp/bad.odl"
 want_status 1
-has err "bad.odl:1:16: error: implementation 'a': 'pipe_checkpoint' must be \"never\", \"except-last\" or \"always\""
+has err "bad.odl:1:38: error: implementation 'a': 'pipe_checkpoint' must be \"never\", \"except-last\" or \"always\""
 empty out
 check "--implementation: pipe_checkpoint takes one of three words"
 
 printf 'implementation a { grad_copies = 3; }\n' >"$tmp/bad.odl"
 run "$model" --implementation "$tmp/bad.odl"
 want_status 1
-has err "bad.odl:1:16: error: implementation 'a': 'grad_copies' must be 0, 1 or 2"
+has err "bad.odl:1:34: error: implementation 'a': 'grad_copies' must be 0, 1 or 2"
 empty out
 check "--implementation: grad_copies counts copies each way, at most 2"
 

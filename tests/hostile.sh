@@ -177,6 +177,35 @@ run validate abs.csv --models "$models"
 want_status 0
 check "validate: times outside 1e-6 to 1e6 s refused at their line and column; the edges read"
 
+# a row of more fields than the header is refused as one of fewer is; a
+# number is written as the CSV writes numbers: ' 5' and 0x10 refused as
+# '5 ' was (issue 40.11)
+printf '%s\n' "$head" 'resnet50,data,4,data=4,64,1281167,0.2,,extra' >"$tmp/wide.csv"
+refused 1 "wide.csv:2:1: error: row has 9 fields where the header has 8 columns" \
+	validate wide.csv --models "$models"
+printf '%s\n' "$head" 'resnet50,data,4,data=4,64,1281167' >"$tmp/narrow.csv"
+refused 1 "narrow.csv:2:1: error: row has 6 fields where the header has 8 columns" \
+	validate narrow.csv --models "$models"
+for v in ' 4' '4 ' 0x4 4e0x; do
+	printf '%s\n' "$head" "resnet50,data,$v,data=4,64,1281167,0.2," >"$tmp/num.csv"
+	refused 1 "num.csv:2:15: error: gpus, global_batch and dataset_size must be positive numbers" \
+		validate num.csv --models "$models"
+done
+printf '%s\n' "$head" 'resnet50,data,4e0,data=4,+64,1281167.0,2e-1,' >"$tmp/num.csv"
+run validate num.csv --models "$models"
+want_status 0
+check "validate: a row's fields as many as the header's; numbers decimal, no blank, no 0x"
+
+# an implementation file a run names that does not parse: the error in
+# it, then a note at the row and column that named it (issue 40)
+printf 'implementation w {\n    halo = "x";\n}\n' >"$tmp/badimpl.odl"
+printf '%s\n' "$head,implementation" 'resnet50,data,4,data=4,64,1281167,0.2,,badimpl.odl' \
+	>"$tmp/bi.csv"
+refused 1 "badimpl.odl:2:12: error: implementation 'w': 'halo' must be \"pairwise\" or \"chain\"" \
+	validate bi.csv --models "$models"
+has err "bi.csv:2:40: note: 'badimpl.odl' is the implementation this run names"
+check "validate: an implementation file of a row that does not parse is named with the row"
+
 # ---- 6. an implementation file named by a system file -------------------
 
 mkdir "$tmp/sys" "$tmp/run" "$tmp/cal"
@@ -266,7 +295,7 @@ check "include in an implementation file is refused at the include"
 printf 'implementation w {\n    loader_workers = 1073741824;\n}\n' >"$tmp/w.odl"
 run "$model" --implementation ./w.odl -q
 want_status 1
-has err "./w.odl:1:16: error: implementation 'w': 'loader_workers' must be 1 to 1048576"
+has err "./w.odl:2:22: error: implementation 'w': 'loader_workers' must be 1 to 1048576"
 printf 'implementation w {\n    loader_workers = 1048576;\n}\n' >"$tmp/w.odl"
 run "$model" --implementation ./w.odl -q
 want_status 0

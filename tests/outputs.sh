@@ -336,4 +336,42 @@ printf '%s\n' "nest/b.odl:3:1: error: cannot read 'nest/none.odl': No such file 
 	fail "stderr: $(cat "$tmp/err")"
 check "an include that cannot be read, in an included file: the chain too"
 
+# A fatal signal while a report is being written removes its temporary
+# file (issue 40.14).  The run is held with the report's temporary made:
+# the make rule goes to a FIFO nobody reads yet, opened after it.  Each
+# signal is delivered with its default disposition (python3 restores it:
+# a shell's background job ignores SIGINT).
+if command -v python3 >/dev/null 2>&1 && mkfifo "$tmp/w/dep.fifo" 2>/dev/null; then
+	for sig in TERM INT HUP; do
+		rm -f "$tmp/w/out.txt" "$tmp"/w/.oraclec.tmp*
+		(cd "$tmp/w" && exec python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$ORACLEC" m.odl -o out.txt -MD -MF dep.fifo) \
+			>"$tmp/out" 2>"$tmp/err" &
+		pid=$!
+		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+			ls "$tmp"/w/.oraclec.tmp* >/dev/null 2>&1 && break
+			sleep 0.25
+		done
+		ls "$tmp"/w/.oraclec.tmp* >/dev/null 2>&1 || fail "no temporary appeared"
+		kill -"$sig" "$pid"
+		# a run the signal did not end is ended, not waited for forever
+		(sleep 10 && kill -9 "$pid" 2>/dev/null) &
+		guard=$!
+		wait "$pid"
+		status=$?
+		kill "$guard" 2>/dev/null
+		[ "$status" -gt 128 ] || fail "exit status $status, not death by SIG$sig"
+		absent "$tmp/w/out.txt"
+		check "SIG$sig while the report is written: no temporary file left, no report"
+	done
+	rm -f "$tmp/w/dep.fifo"
+else
+	for sig in TERM INT HUP; do
+		n=$((n + 1))
+		echo "ok $n # SKIP no python3 or no mkfifo"
+	done
+fi
+
 finish

@@ -4,6 +4,7 @@
 #include "util/diag.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,54 @@
  * rename is atomic, short whatever the target's name (a name of NAME_MAX
  * bytes plus a suffix would be too long). */
 static const char tmp_pattern[] = ".oraclec.tmpXXXXXX";
+
+/* The temporary files being written, removed by a fatal signal (SIGTERM,
+ * SIGINT, SIGHUP, SIGQUIT) before it ends the process as it would have:
+ * a report cut short leaves no .oraclec.tmp file beside its target.  A
+ * process's signals are its own, so this list is too; it changes only
+ * with the signals blocked, and the handler calls only unlink and raise,
+ * which are async-signal-safe. */
+enum { LIVE_TMPS = 8 };
+static char *live[LIVE_TMPS];
+static const int fatal[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+
+static void
+on_fatal(int sig)
+{
+	for (int i = 0; i < LIVE_TMPS; i++)
+		if (live[i])
+			unlink(live[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Adds t to the live list (remove: takes it off), the signals blocked. */
+static void
+live_tmp(char *t, bool add)
+{
+	static bool handled;
+	sigset_t all, old;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	if (!handled) {
+		struct sigaction sa = { .sa_handler = on_fatal };
+		sigemptyset(&sa.sa_mask);
+		for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+			struct sigaction was;
+			/* a signal the caller ignores (nohup) stays ignored */
+			if (sigaction(fatal[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+				sigaction(fatal[i], &sa, NULL);
+		}
+		handled = true;
+	}
+	for (int i = 0; i < LIVE_TMPS; i++)
+		if (add ? !live[i] : live[i] == t) {
+			live[i] = add ? t : NULL;
+			break;
+		}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
 
 bool
 out_in_place(const char *path)
@@ -68,11 +117,13 @@ out_open(OutFile *o, const char *path)
 	if (exists && !S_ISREG(st.st_mode))
 		return open_in_place(o, path);
 	o->tmp = tmp_name(path);
+	live_tmp(o->tmp, true);
 	fd = mkstemp(o->tmp);
 	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
 		diag_error((Loc){ path, 0, 0 }, "cannot create output: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd), unlink(o->tmp);
+		live_tmp(o->tmp, false);
 		free(o->tmp);
 		*o = (OutFile){ 0 };
 		return false;
@@ -125,6 +176,8 @@ put_in_place(OutFile *o)
 		unlink(o->tmp);
 		ok = false;
 	}
+	if (o->tmp)
+		live_tmp(o->tmp, false);
 	free(o->tmp);
 	o->tmp = NULL;
 	return ok;
@@ -163,8 +216,10 @@ out_abort(OutFile *o)
 	if (o->path && o->f)
 		fclose(o->f);
 	o->f = NULL;
-	if (o->tmp)
+	if (o->tmp) {
 		unlink(o->tmp);
+		live_tmp(o->tmp, false);
+	}
 	free(o->tmp);
 	o->tmp = NULL;
 }
