@@ -71,6 +71,7 @@ model_json(const Graph *g, const Analysis *an)
 	set(m, "layers", json_integer(g->nlayer));
 	set(m, "params", json_integer(t->params));
 	set(m, "buffers", json_integer(t->buffers));
+	set(m, "buffer_bytes", json_integer(b->buffers));
 	set(m, "macs_fwd_per_sample", json_integer(t->macs));
 	set(m, "flops_fwd_per_sample", json_integer(t->flops_fwd));
 	set(m, "flops_bwd_data_per_sample", json_integer(t->flops_bwd_data));

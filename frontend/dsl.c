@@ -753,7 +753,7 @@ op_layer(Elab *E, Scope *S, const Stmt *st, OpKind op)
 
 	arity(op, &min, &max, &posk);
 	tmp.attr.bias = default_bias(op);
-	if (op == OP_LAYERNORM || op == OP_SOFTMAX)
+	if (op == OP_LAYERNORM || op == OP_RMSNORM || op == OP_SOFTMAX)
 		tmp.attr.axis = -1; /* the last dimension, as PyTorch's defaults */
 	for (const Arg *g = st->args; g; g = g->next) {
 		const Value *v = eval(E, S, g->value, &val);
@@ -995,8 +995,25 @@ input_stmt(Elab *E, Scope *S, const Stmt *st)
 		diag_error(st->loc, "'%s' is already defined", st->lhs);
 		return;
 	}
+	/* `as tokens`: a sequence of d0 tokens, the model's (Graph.seq_len) */
+	if (st->var && strcmp(st->var, "tokens") != 0) {
+		diag_error(st->callee_loc, "'as %.64s'%s: an input may only be 'as tokens'",
+			   st->var, ell(st->var));
+		bind(S, st->lhs, &poison);
+		return;
+	}
+	if (st->var && E->g->seq_len && E->g->seq_len != s.d[0]) {
+		diag_error(st->callee_loc, "input '%s' is a sequence of %" PRId64 " tokens, the "
+			   "model's of %" PRId64, st->lhs, s.d[0], E->g->seq_len);
+		bind(S, st->lhs, &poison);
+		return;
+	}
 	name = arena_strndup_packed(E->a, st->lhs, strlen(st->lhs)); /* the graph's */
 	val = (Value){ .kind = V_TENSOR, .i = graph_add_input(E->g, name, &s) };
+	if (st->var) {
+		E->g->tensor[val.i].seq = true;
+		E->g->seq_len = s.d[0];
+	}
 	map_put(&E->names, name, (void *)1);
 	bind(S, st->lhs, &val);
 }

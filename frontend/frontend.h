@@ -50,7 +50,10 @@ Graph *onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions 
 bool onnx_print_tensor_dims(const char *path, FILE *f);
 
 /* onnx/pbstrip.c: the ModelProto in buf without its large weight payloads, as
- * a malloc'd buffer; NULL with *err set when the wire format is broken. */
+ * a malloc'd buffer; NULL with *err set when the wire format is broken.
+ * Each float matrix with raw data gets the fingerprint of its elements'
+ * multiset (16 hex digits) as an external_data entry of this key. */
+#define ONNX_FINGERPRINT "oraclec.fingerprint"
 uint8_t *onnx_strip(const uint8_t *buf, size_t len, size_t *outlen, const char **err);
 
 /* builtins.c: the built-in systems' ODL text, by name or index (NULL

@@ -79,7 +79,7 @@ struct Stmt {
 	Loc callee_loc;
 	Arg *args;
 	Expr *expr;
-	const char *var;
+	const char *var;      /* repeat N as VAR; input x: S as VAR (tokens) */
 	Stmt *body;
 	Stmt *orelse;
 	Stmt *next;

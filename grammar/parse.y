@@ -166,6 +166,15 @@ stmt:
 				  $$->lhs = $2;
 				  $$->expr = $4;
 				}
+	| INPUT IDENT ':' expr AS IDENT ';'
+	                        {
+				  /* input ids: s as tokens;  a sequence of s tokens */
+				  $$ = ast_stmt(A, ST_INPUT, L(@1));
+				  $$->lhs = $2;
+				  $$->expr = $4;
+				  $$->var = $6;
+				  $$->callee_loc = L(@6);
+				}
 	| OUTPUT names ';'      { $$ = ast_stmt(A, ST_OUTPUT, L(@1)); $$->args = ast_rev_args($2); }
 	| DATASET expr ';'      { $$ = ast_stmt(A, ST_DATASET, L(@1)); $$->expr = $2; }
 	| RETURN expr ';'       { $$ = ast_stmt(A, ST_RETURN, L(@1)); $$->expr = $2; }

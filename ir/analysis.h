@@ -282,6 +282,8 @@ typedef struct ModelBytes {
 	int item;             /* bytes an element: weights, full-width activations */
 	int low;              /* autocast's low width; 0 without autocast */
 	int64_t weights;      /* the parameters' */
+	int64_t buffers;      /* the untrained state's: a module cast to 16 bits
+	                         casts its float buffers too */
 	int64_t act;          /* kept for backward per sample, the graph inputs'
 	                         included */
 	int64_t saved;        /* what autograd saves per sample in fp32, graph

@@ -292,6 +292,38 @@ after_softmax(const Graph *g, int at)
 	return r >= 0 && elementwise(&g->layer[r]) && g->layer[r].nin == 1 ? r : -1;
 }
 
+/* Back from layer `at` to a product of two activations (a weight makes
+ * an fc) through at most `steps` element-wise layers -- a scaling, a mask
+ * added or selected (Where), a cast -- trying each input in turn, the
+ * first first, and none a constant makes (the mask): the layers on the
+ * way into path[*np..], the product last; false if there is none. */
+static bool
+back_to_product(const Graph *g, int at, int steps, int *path, int *np)
+{
+	const Layer *l = &g->layer[at];
+
+	for (int j = 0; j < l->nin; j++) {
+		int p = g->tensor[l->in[j]].producer;
+		const Layer *q = p >= 0 ? &g->layer[p] : NULL;
+		if (!q || q->op == OP_CONST)
+			continue;
+		path[*np] = p;
+		if (op_info[q->op].cls == OPC_MATMUL) {
+			if (q->nin != 2)
+				continue;
+			++*np;
+			return true;
+		}
+		if (!elementwise(q) || steps == 0)
+			continue;
+		++*np;
+		if (back_to_product(g, p, steps - 1, path, np))
+			return true;
+		--*np;
+	}
+	return false;
+}
+
 /* The attentions of g: core (nlayer flags, or NULL) as graph_attention
  * says; attn (or NULL): the parts of those a fused kernel can run. */
 static int
@@ -300,24 +332,16 @@ attentions(const Graph *g, bool *core, unsigned char *attn)
 	int n = 0;
 
 	for (int i = 0; i < g->nlayer; i++) {
-		int path[5], np = 0, at = i, pv;
+		int path[5], np = 0, at, pv;
 		bool trained = false;
 
 		if (g->layer[i].op != OP_SOFTMAX || g->layer[i].nin < 1)
 			continue;
-		/* back through a scaling, a mask added, a cast: a few steps */
-		while (np < 4) {
-			int p = g->tensor[g->layer[at].in[0]].producer;
-			if (p < 0)
-				break;
-			path[np++] = at = p;
-			if (op_info[g->layer[p].op].cls == OPC_MATMUL || !elementwise(&g->layer[p]))
-				break;
-			trained |= g->layer[p].cost.params > 0;
-		}
-		/* a weight makes an fc: a matmul multiplies two activations */
-		if (!np || op_info[g->layer[at].op].cls != OPC_MATMUL || g->layer[at].nin != 2)
+		/* back through a scaling, a mask, a cast: a few steps */
+		if (!back_to_product(g, i, 3, path, &np))
 			continue;
+		for (int k = 0; k < np - 1; k++)
+			trained |= g->layer[path[k]].cost.params > 0;
 		if (!attn)
 			n++;
 		if (core) {

@@ -31,7 +31,7 @@
 enum {
 	MAX_RANK = 8,           /* per-sample dimensions of a tensor */
 	MAX_SPATIAL = 3,        /* conv / pool are 1-, 2- or 3-D */
-	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 328 bytes,
+	MAX_LAYERS = 1 << 20,   /* layers in one graph (a Layer is 336 bytes,
 	                           a Tensor 104; docs/internals.md) */
 	MAX_INPUTS = 1 << 16,   /* inputs of one layer (concat) */
 };
@@ -88,6 +88,10 @@ typedef struct Tensor {
 	bool output;      /* a graph output; frontend */
 	bool konst;       /* made from constants only (the model's own
 	                     tensors): no gradient, kept nowhere; pass memory */
+	bool seq;         /* a graph input that is a sequence of tokens, its
+	                     first per-sample dimension the length (ONNX:
+	                     integer token ids [batch, s]; ODL: `as tokens`);
+	                     frontend */
 } Tensor;
 
 /* A convolution's or pooling's window, kept apart from its layer (most
@@ -135,7 +139,8 @@ typedef struct Attr {
 	                                 unary: shape of the constant operand
 	                                 (scale's bias or factor, rank 0 for a
 	                                 scalar), broadcast with the input;
-	                                 const, slice, resize: output shape;
+	                                 const, slice, resize, tile,
+	                                 gatherelements: output shape;
 	                                 expand: shape to broadcast to;
 	                                 gather: shape of constant indices;
 	                                 reduce: the reduced axes, rank 0 = all */
@@ -221,6 +226,10 @@ typedef struct Layer {
 	                      (float initializers) this layer is the first
 	                      to read, counted as its params instead of w;
 	                      -1 (ODL): the weights w count; frontend */
+	int64_t fbuffers;  /* ONNX: elements of the file's untrained float
+	                      tensors (buffers: a causal mask, rotary
+	                      inv_freq; docs/counting.md) this layer is the
+	                      first to read, added to its buffers; frontend */
 	Cost cost;
 } Layer;
 
@@ -315,6 +324,9 @@ typedef struct Graph {
 	int ntensor, captensor;
 	int *input, ninput;   /* graph input tensors */
 	int64_t dataset_size; /* samples per epoch; 0 = not given */
+	int64_t seq_len;      /* a sequence model's tokens per sample: the
+	                         length of its sequence input (Tensor.seq);
+	                         0 = not a sequence model; frontend */
 	int64_t batch;        /* ONNX: the batch the file fixes; 0 = symbolic or ODL */
 	OpCount *unknown;     /* ONNX: unsupported operators kept as opaque layers */
 	int nunknown;

@@ -233,7 +233,7 @@ norm(Ctx *c, Shape *y)
 	int ax;
 
 	*y = *x;
-	if (l->op != OP_LAYERNORM) {
+	if (l->op != OP_LAYERNORM && l->op != OP_RMSNORM) {
 		if (l->attr.lead < 0 || l->attr.lead >= x->rank) {
 			ERR(c, "input has no channel dimension %d", l->attr.lead);
 			return false;
@@ -245,7 +245,8 @@ norm(Ctx *c, Shape *y)
 	if (!axis(c, l->attr.axis, x->rank, &ax))
 		return false;
 	add_weight(c, W_SCALE, x->rank - ax, x->d + ax);
-	add_weight(c, W_SHIFT, x->rank - ax, x->d + ax);
+	if (l->op == OP_LAYERNORM) /* RMSNorm has a scale only */
+		add_weight(c, W_SHIFT, x->rank - ax, x->d + ax);
 	return true;
 }
 
@@ -552,7 +553,8 @@ expand(Ctx *c, Shape *y)
 	return true;
 }
 
-/* Resize: the frontend computed the output extents; the rank stays. */
+/* Resize, tile, gatherelements: the frontend computed the output
+ * extents; the rank stays. */
 static bool
 resize(Ctx *c, Shape *y)
 {

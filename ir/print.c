@@ -86,7 +86,10 @@ ir_print(const Graph *g, FILE *f)
 		const Tensor *t = &g->tensor[g->input[i]];
 		fputs("input ", f);
 		esc_text(f, t->name);
-		fprintf(f, ": %s\n", shape_str(&t->shape, buf, sizeof buf));
+		fprintf(f, ": %s", shape_str(&t->shape, buf, sizeof buf));
+		if (t->seq) /* the model's sequence: its length first */
+			fprintf(f, " tokens=%" PRId64, t->shape.d[0]);
+		fputc('\n', f);
 	}
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];

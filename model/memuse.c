@@ -144,6 +144,7 @@ model_bytes(const Analysis *an, const Graph *g)
 	ModelBytes b = { .item = precision_bytes(p), .low = precision_low(p) };
 
 	b.weights = g->total.params * b.item;
+	b.buffers = g->total.buffers * b.item;
 	b.act = kept_at(&k->layers, b.item, b.low) + k->input * b.item;
 	b.saved = kept_bytes(&plain->layers, PREC_FP32);
 	b.saved_fixed = plain->saved_fixed;

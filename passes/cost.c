@@ -29,7 +29,9 @@
  * for ONNX layers, which count the file's trained tensors they are the
  * first to read (Layer.fparams): an initializer shared by two layers
  * counts once, and a constant operand such as a position embedding or a
- * class token counts where it is used.
+ * class token counts where it is used; the file's untrained tensors
+ * (Layer.fbuffers: a causal mask, rotary inv_freq) are buffers, with
+ * batch norm's running statistics.
  *
  * Backward-data FLOPs are counted only for layers with an input that needs
  * a gradient, i.e. one downstream of a trained parameter: autograd computes
@@ -222,6 +224,8 @@ layer_sizes(Acc *acc, const Graph *g, const Layer *l, Cost *c)
 		c->params = l->fparams;
 	if (l->op == OP_BATCHNORM) /* running mean, var */
 		c->buffers = 2 * g->tensor[l->out[0]].shape.d[l->attr.lead];
+	if (!ck_add(c->buffers, l->fbuffers, &c->buffers)) /* ONNX: a mask, inv_freq */
+		acc->ok = false;
 	if (op_info[l->op].save & S_VIEW)
 		return;
 	moved = io_elems(acc, g, l);
@@ -367,7 +371,8 @@ cost_annotate(Graph *g)
 		diag_error(g->loc, "model backward FLOPs overflow 64 bits");
 		return false;
 	}
-	if (!ck_mul(t->params, precision_widest(), &(int64_t){ 0 })) {
+	if (!ck_mul(t->params, precision_widest(), &(int64_t){ 0 }) ||
+	    !ck_mul(t->buffers, precision_widest(), &(int64_t){ 0 })) {
 		diag_error(g->loc, "model weights overflow 64 bits");
 		return false;
 	}

@@ -415,8 +415,8 @@ norm_stats(Mem *m, int i)
 
 	if (op_info[l->op].save & S_CSTAT)
 		add(m, &m->fixed, 2, l->attr.lead < x->rank ? x->d[l->attr.lead] : 1);
-	else if (l->op == OP_LAYERNORM)
-		add(m, &m->stat[i], 2, prefix(x, ax));
+	else if (l->op == OP_LAYERNORM || l->op == OP_RMSNORM) /* RMSNorm: rstd alone */
+		add(m, &m->stat[i], l->op == OP_RMSNORM ? 1 : 2, prefix(x, ax));
 	else
 		add(m, &m->stat[i], 2, prefix(x, l->attr.lead + 1));
 }

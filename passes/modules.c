@@ -26,7 +26,9 @@
  * a run of layers of one block call; a stage may begin at a unit whose
  * module is called once and begins there.  ODL names ("layer1/y/conv1", and
  * ONNX files whose names are not scoped) give one unit per layer, the name
- * with '/' made '.'.
+ * with '/' made '.', but for the calls of a block that one statement of the
+ * model made again and again (`repeat 24 { h = layer(h); }`: h_1/...,
+ * h_2/...): each call is a block, one unit.
  *
  * A stack (Megatron's layout): the blocks are elements of one container,
  * alike (the same operators and parameters), with units only before them
@@ -203,6 +205,48 @@ scoped_layer(const Graph *g, Modules *m, const Map *raw, int i, const char **uke
 	m->fqn[i] = fqn;
 }
 
+/* The model-level block call that made ODL layer i (its name up to the
+ * first '/'), when its statement made other calls too -- a `repeat`'s
+ * body: a repeated block, one unit; NULL otherwise.  repeated maps
+ * "FILE:LINE:COL" of each statement to its first call, or to "" once a
+ * second call has the same statement. */
+static const char *
+repeated_call(const Graph *g, const Map *repeated, int i)
+{
+	const Layer *l = &g->layer[i];
+	const char *slash = strchr(l->name, '/'), *first;
+
+	if (!slash || l->srcop)
+		return NULL;
+	first = map_get(repeated, arena_printf(g->arena, "%s:%d:%d",
+					       l->site.file ? l->site.file : "", l->site.line,
+					       l->site.col));
+	if (!first || *first)
+		return NULL;
+	return arena_strndup(g->arena, l->name, (size_t)(slash - l->name));
+}
+
+/* The statements of the model that made several block calls. */
+static void
+repeated_calls(const Graph *g, Map *repeated)
+{
+	map_init(repeated, g->arena);
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		const char *slash = strchr(l->name, '/'), *site, *first;
+		if (!slash || l->srcop)
+			continue;
+		site = arena_printf(g->arena, "%s:%d:%d", l->site.file ? l->site.file : "",
+				    l->site.line, l->site.col);
+		if (!(first = map_get(repeated, site)))
+			map_put(repeated, site, arena_strndup(g->arena, l->name,
+							      (size_t)(slash - l->name)));
+		else if (*first && (strncmp(first, l->name, (size_t)(slash - l->name)) != 0 ||
+				    first[slash - l->name]))
+			map_put(repeated, site, "");
+	}
+}
+
 /* One layer named by ODL (or unscoped ONNX): its own unit, '/' made '.'. */
 static void
 plain_layer(const Graph *g, Modules *m, int i, const char **ukey, const char **uname)
@@ -372,7 +416,7 @@ modules_derive(const Graph *g, Modules *m)
 	const char **uname = arena_array(a, L ? L : 1, sizeof *uname);
 	bool *block = arena_array(a, L ? L : 1, sizeof *block);
 	bool sc = scoped(g);
-	Map raw;
+	Map raw, repeated;
 
 	*m = (Modules){ .names = sc ? "pytorch-scopes" : "layer-names", .priv = p };
 	m->fqn = arena_array(a, L ? L : 1, sizeof *m->fqn);
@@ -390,11 +434,17 @@ modules_derive(const Graph *g, Modules *m)
 					(void *)1);
 		}
 	}
+	if (!sc)
+		repeated_calls(g, &repeated);
 	for (int i = 0; i < L; i++) {
-		if (sc)
+		if (sc) {
 			scoped_layer(g, m, &raw, i, &key[i], &uname[i], &block[i]);
-		else
+		} else {
+			const char *call = repeated_call(g, &repeated, i);
 			plain_layer(g, m, i, &key[i], &uname[i]);
+			if (call) /* a block of a `repeat`: the call is the unit */
+				key[i] = uname[i] = call, block[i] = true;
+		}
 	}
 	units(g, m, key, uname, block);
 	stack(g, m);

@@ -1,6 +1,7 @@
 /* test_dsl.c -- frontend/dsl.c: includes, blocks, repeat, if, layer
  * naming, and the errors a model author sees. */
 #include "harness.h"
+#include "passes/passes.h"
 
 #include <sys/wait.h>
 
@@ -260,6 +261,63 @@ input_needs_a_model_a_fresh_name_and_dimensions(void **state)
 			    "t.odl:4:3: error: 'x' is already defined\n"
 			    "t.odl:5:12: error: input dimension 0 is out of range (1 to 2^40)\n"
 			    "t.odl:1:14: error: 'input' is only allowed in a model\n");
+}
+
+/* `input x: [s, h] as tokens;`: a sequence of s tokens, the model's
+ * length; only `tokens` follows `as`, and a second sequence input must be
+ * as long. */
+static void
+input_as_tokens_is_the_models_sequence(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_load(fx, "model m {\n  input x: [16, 4] as tokens;\n  input m: 16;\n"
+			       "  y = relu(x);\n}\n");
+
+	assert_non_null(g);
+	assert_int_equal(g->seq_len, 16);
+	assert_true(g->tensor[g->input[0]].seq);
+	assert_false(g->tensor[g->input[1]].seq);
+	g = fx_load(fx, "model m {\n  input x: 8x4;\n  y = relu(x);\n}\n");
+	assert_non_null(g);
+	assert_int_equal(g->seq_len, 0);
+	assert_null(fx_load(fx, "model m {\n  input x: 8x4 as frames;\n  input y: 8 as tokens;\n"
+				"  input z: 6 as tokens;\n  r = relu(y);\n}\n"));
+	assert_string_equal(fx_diags(fx),
+			    "t.odl:2:19: error: 'as frames': an input may only be 'as tokens'\n"
+			    "t.odl:4:17: error: input 'z' is a sequence of 6 tokens, the model's "
+			    "of 8\n");
+}
+
+/* The calls of a block that one statement of the model made again and
+ * again (a repeat's body) are repeated blocks: a unit each, a stack
+ * between the layers before and after; two calls made by two statements
+ * are not. */
+static void
+repeated_block_calls_are_a_stack(void **state)
+{
+	Fx *fx = *state;
+	static const char blk[] = "block blk(x) {\n  a = fc(x, 8);\n  b = relu(a);\n"
+				  "  return b;\n}\n";
+	Graph *g = fx_run(fx, arena_printf(&fx->arena, "%smodel m {\n  input x: 4x8 as tokens;\n"
+					  "  h = fc(x, 8);\n  repeat 3 { h = blk(h); }\n"
+					  "  out = fc(h, 10);\n}\n", blk), PASS_MEMORY);
+	char roles[16] = "";
+	Modules m;
+
+	assert_non_null(g);
+	modules_derive(g, &m);
+	assert_true(m.stack);
+	for (int u = 0; u < m.nunit && u < 15; u++)
+		roles[u] = m.unit[u].role;
+	assert_string_equal(roles, "EtttL");
+	assert_string_equal(m.unit[1].name, "h_1");
+	assert_int_equal(m.unit[1].last - m.unit[1].first, 1);
+	g = fx_run(fx, arena_printf(&fx->arena, "%smodel m {\n  input x: 4x8;\n"
+				   "  h = blk(x);\n  k = blk(h);\n}\n", blk), PASS_MEMORY);
+	modules_derive(g, &m);
+	assert_false(m.stack);
+	assert_string_equal(m.stack_why, "the model has no repeated blocks");
+	assert_int_equal(m.nunit, 4);
 }
 
 static void
@@ -653,6 +711,8 @@ main(void)
 		FX_TEST(unknown_layer_kind_is_reported_at_its_name),
 		FX_TEST(layer_arguments_are_checked_against_the_op),
 		FX_TEST(input_needs_a_model_a_fresh_name_and_dimensions),
+		FX_TEST(input_as_tokens_is_the_models_sequence),
+		FX_TEST(repeated_block_calls_are_a_stack),
 		FX_TEST(model_without_input_is_an_error),
 		FX_TEST(file_without_exactly_one_model_is_an_error),
 		FX_TEST(second_model_in_a_file_is_an_error),

@@ -1455,6 +1455,388 @@ huge_repeated_fields_finish_quickly(void **state)
 	}
 }
 
+/* ---- decoders ----------------------------------------------------------- */
+
+/* A float matrix r x c whose raw data holds f(i, j) (its transpose with
+ * tr: c x r holding f(j, i)). */
+static Onnx__TensorProto *
+matrix(Arena *a, const char *name, int64_t r, int64_t c, bool tr, float (*f)(int64_t, int64_t))
+{
+	Onnx__TensorProto *t = ob_tensor(a, name, FLOAT, 2, tr ? (int64_t[]){ c, r }
+							       : (int64_t[]){ r, c });
+	float *v = arena_alloc(a, (size_t)(r * c) * sizeof *v);
+
+	for (int64_t i = 0; i < r; i++)
+		for (int64_t j = 0; j < c; j++)
+			v[tr ? j * r + i : i * c + j] = f(i, j);
+	t->has_raw_data = true;
+	t->raw_data.len = (size_t)(r * c) * sizeof *v;
+	t->raw_data.data = (uint8_t *)v;
+	return t;
+}
+
+static float
+drawn(int64_t i, int64_t j)
+{
+	return (float)sin((double)(i * 7919 + j * 104729 + 1));
+}
+
+static float
+drawn_too(int64_t i, int64_t j)
+{
+	return (float)cos((double)(i * 31 + j * 17 + 3));
+}
+
+static float
+zero(int64_t i, int64_t j)
+{
+	return 0 * (float)(i + j);
+}
+
+/* ids: N x t token ids (int64); the graph reads them. */
+static Onnx__GraphProto *
+ids_graph(Fx *fx, int64_t t)
+{
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *g = ob_graph(a);
+	Onnx__ValueInfoProto *vi = ob_vinfo(a, "ids", DIMS(SYM, t));
+
+	vi->type->tensor_type->elem_type = INT64;
+	ob_input(a, g, vi);
+	return g;
+}
+
+/* torch.onnx.export folds the W^T of a GPT's output layer, tied to its
+ * token embedding, into an initializer of its own: the same elements,
+ * transposed, which count once (the note names both); an output layer of
+ * its own values counts, small (values read) or large (past pbstrip's
+ * 64 KiB, fingerprinted while its data is dropped); matrices of zeros
+ * tie nothing. */
+static void
+a_tied_tables_copy_counts_once(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	static const int64_t sizes[2][2] = { { 16, 8 }, { 400, 64 } }; /* 512 B, 100 KiB */
+	size_t mark = 0;
+
+	for (int big = 0; big < 2; big++)
+		for (int k = 0; k < 3; k++) {
+			int64_t v = sizes[big][0], h = sizes[big][1];
+			Onnx__GraphProto *g = ids_graph(fx, 4);
+			Graph *ir;
+			ob_init(a, g, matrix(a, "wte", v, h, false, k == 2 ? zero : drawn));
+			ob_init(a, g, matrix(a, "onnx::MatMul_9", v, h, true,
+					     k == 0 ? drawn : k == 1 ? drawn_too : zero));
+			ob_add(a, g, ob_node(a, "Gather", "/wte/Gather", "wte,ids", "e"));
+			ob_add(a, g, ob_node(a, "MatMul", "/lm_head/MatMul", "e,onnx::MatMul_9",
+					     "y"));
+			since(fx, &mark);
+			assert_non_null(ir = run(fx, g));
+			assert_int_equal(ir->total.params, (k == 0 ? 1 : 2) * v * h);
+			assert_int_equal(ir->total.buffers, 0);
+			assert_int_equal(fx_layer(ir, "/lm_head/MatMul")->op, OP_FC);
+			assert_string_equal(since(fx, &mark),
+					    k ? "" : "m.onnx: note: initializer 'onnx::MatMul_9' "
+					    "holds the elements of 'wte' (a tied weight the "
+					    "exporter copied, as W^T of a shared embedding "
+					    "table): counted once\n");
+		}
+}
+
+/* Parameters and buffers (docs/counting.md): a tensor a layer reads as
+ * it is, or through views, is trained (a weight, a position embedding
+ * added); one it reads only derived -- compared into a mask, positions
+ * times inv_freq through a cosine -- or that holds an infinity is a
+ * buffer; one read derived first and as it is later is a parameter after
+ * all.  Buffers are counted once, on their first reader, and in bytes at
+ * the bytes per item. */
+static void
+buffers_are_what_no_layer_reads_as_a_weight(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *g = ob_graph(a);
+	Onnx__TensorProto *ninf = ob_tensor(a, "ninf", FLOAT, DIMS(4, 4));
+	float *mv = arena_alloc(a, 16 * sizeof *mv);
+	Graph *ir;
+
+	for (int i = 0; i < 16; i++)
+		mv[i] = i % 4 > i / 4 ? -INFINITY : 0;
+	ninf->n_float_data = 16;
+	ninf->float_data = mv;
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 4, 4)));
+	ob_init(a, g, ob_tensor(a, "w", FLOAT, DIMS(4, 4)));
+	ob_init(a, g, ob_tensor(a, "pos", FLOAT, DIMS(1, 4, 4)));
+	ob_init(a, g, ob_tensor(a, "bias", FLOAT, DIMS(1, 4, 4)));
+	ob_init(a, g, ob_tensor(a, "inv_freq", FLOAT, DIMS(4)));
+	ob_init(a, g, ob_tensor(a, "both", FLOAT, DIMS(4)));
+	ob_init(a, g, ninf);
+	ob_init(a, g, ob_ints(a, "zero", 1, (int64_t[]){ 0 }));
+	ob_init(a, g, ob_ints(a, "four", 1, (int64_t[]){ 4 }));
+	ob_init(a, g, ob_ints(a, "one", 1, (int64_t[]){ 1 }));
+	ob_add(a, g, ob_node(a, "Range", "range", "zero,four,one", "ti"));
+	ob_attr_i(a, ob_add(a, g, ob_node(a, "Cast", "cast", "ti", "t")), "to", FLOAT);
+	ob_add(a, g, ob_node(a, "MatMul", "fc", "x,w", "h"));             /* w: 16 */
+	ob_add(a, g, ob_node(a, "Add", "pos_add", "h,pos", "p"));         /* pos: 16 */
+	ob_add(a, g, ob_node(a, "Equal", "eq", "bias,zero", "m"));
+	ob_add(a, g, ob_node(a, "Where", "masked", "m,p,ninf", "q"));     /* bias, ninf */
+	ob_attr_s(a, ob_add(a, g, ob_node(a, "Einsum", "freqs", "t,inv_freq", "f")), "equation",
+		  "i,j->ij");
+	ob_add(a, g, ob_node(a, "Cos", "cos", "f", "c"));
+	ob_add(a, g, ob_node(a, "Mul", "rot", "q,c", "r"));               /* inv_freq */
+	ob_add(a, g, ob_node(a, "Mul", "both2", "both,both", "b2"));
+	ob_add(a, g, ob_node(a, "Add", "derived", "r,b2", "s"));          /* both, derived */
+	ob_add(a, g, ob_node(a, "Add", "direct", "s,both", "y"));         /* both: trained */
+	ob_output(a, g, ob_vinfo(a, "y", DIMS(SYM, 4, 4)));
+	assert_non_null(ir = run(fx, g));
+	assert_string_equal(fx_diags(fx), "");
+	assert_int_equal(fx_layer(ir, "fc")->cost.params, 16);
+	assert_int_equal(fx_layer(ir, "pos_add")->cost.params, 16);
+	assert_int_equal(fx_layer(ir, "masked")->cost.buffers, 16 + 16);
+	assert_int_equal(fx_layer(ir, "masked")->cost.params, 0);
+	assert_int_equal(fx_layer(ir, "rot")->cost.buffers, 4);
+	assert_int_equal(fx_layer(ir, "derived")->cost.buffers, 0);
+	assert_int_equal(fx_layer(ir, "direct")->cost.params, 4);
+	assert_int_equal(ir->total.params, 16 + 16 + 4);
+	assert_int_equal(ir->total.buffers, 16 + 16 + 4);
+	assert_int_equal(ir->total.buffer_bytes, 4 * (16 + 16 + 4));
+}
+
+/* Token ids: the integer [N, s] input that indexes an embedding table is
+ * the model's sequence, of length s; an attention mask beside it is not;
+ * without a table, the first integer [N, s] input; a float one never. */
+static void
+token_ids_are_the_sequence(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+
+	for (int k = 0; k < 3; k++) {
+		Onnx__GraphProto *g = ob_graph(a);
+		Onnx__ValueInfoProto *mask = ob_vinfo(a, "mask", DIMS(SYM, 6));
+		Onnx__ValueInfoProto *ids = ob_vinfo(a, "ids", DIMS(SYM, 6));
+		Graph *ir;
+		ids->type->tensor_type->elem_type = mask->type->tensor_type->elem_type = INT64;
+		if (k == 2)
+			ids->type->tensor_type->elem_type = FLOAT;
+		ob_input(a, g, mask);
+		ob_input(a, g, ids);
+		ob_init(a, g, ob_tensor(a, "table", FLOAT, DIMS(100, 8)));
+		if (k == 0) {
+			ob_add(a, g, ob_node(a, "Reshape", "view", "ids,shape", "v"));
+			ob_init(a, g, ob_ints(a, "shape", 2, (int64_t[]){ -1, 6 }));
+			ob_add(a, g, ob_node(a, "Gather", "emb", "table,v", "e"));
+		} else {
+			ob_add(a, g, ob_node(a, "Relu", "emb", "ids", "e"));
+		}
+		ob_add(a, g, ob_node(a, "Cast", "c", "mask", "y"));
+		assert_non_null(ir = run(fx, g));
+		assert_int_equal(ir->seq_len, 6);
+		assert_int_equal(ir->tensor[ir->input[0]].seq, k != 0);
+		assert_int_equal(ir->tensor[ir->input[1]].seq, k == 0);
+	}
+}
+
+/* Einsum as torch.einsum runs it: the attention scores a batched product
+ * (b's operand permuted), a constant operand all contracted or its own a
+ * fully connected layer, one operand a permutation or a sum; the batch
+ * stays out of the product, a sum over it is refused. */
+static void
+einsum_lowers_as_torch_runs_it(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	static const struct {
+		const char *eq, *kinds, *shape;
+		int64_t macs, params;
+	} cases[] = {
+		{ "bhid,bhjd->bhij", "transpose matmul", "4x6x6", 4 * 6 * 6 * 8, 0 },
+		{ "bhid,bd->bhi", "reshape reshape matmul reshape", "4x6", 4 * 6 * 8, 0 },
+		{ "bhid,de->bhie", "fc", "4x6x5", 4 * 6 * 8 * 5, 8 * 5 },
+		{ "bhid->bdih", "transpose", "8x6x4", 0, 0 },
+		{ "bhid->bh", "reducesum", "4", 0, 0 },
+		{ "bhid->bhid", "identity", "4x6x8", 0, 0 },
+	};
+	size_t mark = 0;
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		Onnx__GraphProto *g = ob_graph(a);
+		bool weight = strstr(cases[c].eq, "de") != NULL;
+		bool two = strchr(cases[c].eq, ',') != NULL;
+		char kinds[128] = "";
+		Graph *ir;
+		ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 4, 6, 8)));
+		if (weight)
+			ob_init(a, g, ob_tensor(a, "w", FLOAT, DIMS(8, 5)));
+		else if (two)
+			ob_input(a, g, ob_vinfo(a, "z", DIMS(SYM, 8)));
+		ob_attr_s(a, ob_add(a, g, ob_node(a, "Einsum", "e", two ? (weight ? "x,w" : "x,z")
+									 : "x", "y")),
+			  "equation", cases[c].eq);
+		if (!strcmp(cases[c].eq, "bhid,bhjd->bhij"))
+			g->node[0]->input[1] = g->node[0]->input[0];
+		assert_non_null(ir = run(fx, g));
+		for (int i = 0; i < ir->nlayer; i++)
+			snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s",
+				 i ? " " : "", op_name(ir->layer[i].op));
+		assert_string_equal(kinds, cases[c].kinds);
+		assert_string_equal(fx_shape(ir, ir->layer[ir->nlayer - 1].name), cases[c].shape);
+		assert_string_equal(ir->tensor[ir->layer[ir->nlayer - 1].out[0]].name, "y");
+		assert_int_equal(ir->total.macs, cases[c].macs);
+		assert_int_equal(ir->total.params, cases[c].params);
+	}
+	{
+		Onnx__GraphProto *g = ob_graph(a);
+		ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 4)));
+		ob_attr_s(a, ob_add(a, g, ob_node(a, "Einsum", "e", "x", "y")), "equation",
+			  "bi->i");
+		since(fx, &mark);
+		assert_null(run(fx, g));
+		assert_string_equal(since(fx, &mark),
+				    "m.onnx: error: node 0 'e' (Einsum): summing or contracting "
+				    "over the batch axis is not supported: the counts are per "
+				    "sample\n");
+	}
+}
+
+/* Opset 23's Attention: its definition's layers, which graph_attention
+ * finds -- grouped heads (2 key/value heads for 4 queries), causal --
+ * with the products' MACs of four heads, a mask an input; a key/value
+ * cache is refused. */
+static void
+opset23_attention_is_an_attention(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	size_t mark = 0;
+
+	for (int k = 0; k < 3; k++) {
+		Onnx__GraphProto *g = ob_graph(a);
+		Onnx__ModelProto *m;
+		Onnx__NodeProto *n;
+		Graph *ir;
+		bool three = k == 0;
+		if (three) {
+			ob_input(a, g, ob_vinfo(a, "q", DIMS(SYM, 5, 32)));
+			ob_input(a, g, ob_vinfo(a, "kv", DIMS(SYM, 5, 16)));
+		} else {
+			ob_input(a, g, ob_vinfo(a, "q", DIMS(SYM, 4, 5, 8)));
+			ob_input(a, g, ob_vinfo(a, "kv", DIMS(SYM, 4, 5, 8)));
+		}
+		ob_input(a, g, ob_vinfo(a, "mask", DIMS(SYM, 1, 5, 5)));
+		n = ob_add(a, g, ob_node(a, "Attention", "att", k == 2 ? "q,kv,kv,mask,kv,kv"
+							    : k ? "q,kv,kv,mask" : "q,kv,kv", "y"));
+		if (three) {
+			ob_attr_i(a, n, "q_num_heads", 4);
+			ob_attr_i(a, n, "kv_num_heads", 2);
+			ob_attr_i(a, n, "is_causal", 1);
+		}
+		m = ob_model(a, g);
+		m->opset_import[0]->version = 23;
+		since(fx, &mark);
+		ir = run_opt(fx, m, NULL);
+		if (k == 2) {
+			assert_null(ir);
+			assert_string_equal(since(fx, &mark),
+					    "m.onnx: error: node 0 'att' (Attention): a key/value "
+					    "cache (past_key, past_value) is not supported: it is "
+					    "inference, not training\n");
+			continue;
+		}
+		assert_non_null(ir);
+		assert_int_equal(graph_attention(ir, NULL), 1);
+		assert_int_equal(ir->total.macs, 2 * 4 * 5 * 5 * 8);
+		assert_string_equal(fx_shape(ir, ir->layer[ir->nlayer - 1].name),
+				    three ? "5x32" : "4x5x8");
+		assert_string_equal(ir->tensor[ir->layer[ir->nlayer - 1].out[0]].name, "y");
+	}
+}
+
+/* Opset 23's RMSNormalization: a norm with a scale and no shift, 4 FLOPs
+ * an element forward; the ODL kind of the same name. */
+static void
+rmsnormalization_has_a_scale_only(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *g = ob_graph(a);
+	Onnx__ModelProto *m;
+	Graph *ir;
+
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 4, 8)));
+	ob_init(a, g, ob_tensor(a, "scale", FLOAT, DIMS(8)));
+	ob_add(a, g, ob_node(a, "RMSNormalization", "norm", "x,scale", "y"));
+	m = ob_model(a, g);
+	m->opset_import[0]->version = 23;
+	assert_non_null(ir = run_opt(fx, m, NULL));
+	assert_int_equal(fx_layer(ir, "norm")->op, OP_RMSNORM);
+	assert_int_equal(ir->total.params, 8);
+	assert_int_equal(ir->total.flops_fwd, 4 * 32);
+	assert_int_equal(fx_layer(ir, "norm")->cost.act_elems, 4); /* a rstd a row */
+}
+
+/* CumSum, Tile and GatherElements on activations: their shapes, and the
+ * batch axis left alone. */
+static void
+running_sums_tiles_and_gathers_keep_the_batch(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *g = ob_graph(a);
+	Onnx__ValueInfoProto *ix = ob_vinfo(a, "ix", DIMS(SYM, 2, 3));
+	Graph *ir;
+	size_t mark = 0;
+
+	ix->type->tensor_type->elem_type = INT64;
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 2, 3)));
+	ob_input(a, g, ix);
+	ob_init(a, g, ob_ints(a, "ax", 1, (int64_t[]){ -1 }));
+	ob_init(a, g, ob_ints(a, "reps", 3, (int64_t[]){ 1, 2, 3 }));
+	ob_add(a, g, ob_node(a, "CumSum", "cs", "x,ax", "c"));
+	ob_add(a, g, ob_node(a, "Tile", "tile", "c,reps", "t"));
+	ob_attr_i(a, ob_add(a, g, ob_node(a, "GatherElements", "ge", "x,ix", "y")), "axis", -1);
+	assert_non_null(ir = run(fx, g));
+	assert_string_equal(fx_shape(ir, "cs"), "2x3");
+	assert_string_equal(fx_shape(ir, "tile"), "4x9");
+	assert_string_equal(fx_shape(ir, "ge"), "2x3");
+	assert_int_equal(fx_layer(ir, "cs")->cost.flops_fwd, 6);
+	g->initializer[1] = ob_ints(a, "reps", 3, (int64_t[]){ 2, 1, 1 });
+	since(fx, &mark);
+	assert_null(run(fx, g));
+	assert_string_equal(since(fx, &mark), "m.onnx: error: node 1 'tile' (Tile): tiling the "
+		"batch axis (axis 0) is not supported: it changes the number of samples, and the "
+		"counts are per sample\n");
+}
+
+/* Masks and rotary positions built in forward fold: a triu of -inf
+ * (ConstantOfShape, Trilu) added to the scores, cos and sin of positions
+ * times inv_freq, each a constant of known shape and values. */
+static void
+masks_and_positions_built_in_forward_fold(void **state)
+{
+	Fx *fx = *state;
+	Arena *a = &fx->arena;
+	Onnx__GraphProto *g = ob_graph(a);
+	Onnx__TensorProto *fill = ob_tensor(a, "v", FLOAT, DIMS(1));
+	Graph *ir;
+
+	fill->n_float_data = 1;
+	fill->float_data = (float[]){ -INFINITY };
+	ob_input(a, g, ob_vinfo(a, "x", DIMS(SYM, 4, 4)));
+	ob_init(a, g, ob_ints(a, "tt", 2, (int64_t[]){ 4, 4 }));
+	ob_init(a, g, ob_ints(a, "one", 1, (int64_t[]){ 1 }));
+	ob_attr_t(a, ob_add(a, g, ob_node(a, "ConstantOfShape", "full", "tt", "f")), "value", fill);
+	ob_add(a, g, ob_node(a, "Trilu", "triu", "f,one", "mask"));
+	ob_add(a, g, ob_node(a, "Add", "masked", "x,mask", "s"));
+	ob_add(a, g, ob_node(a, "Sin", "sin", "s", "y"));
+	assert_non_null(ir = run(fx, g));
+	assert_int_equal(ir->nlayer, 2);
+	assert_int_equal(fx_layer(ir, "masked")->op, OP_SCALE);
+	assert_string_equal(fx_shape(ir, "masked"), "4x4");
+	assert_int_equal(ir->total.params + ir->total.buffers, 0);
+}
+
 /* ---- the operator table ------------------------------------------------- */
 
 /* Sorted by name for bsearch, each row found by its name, other names
@@ -1483,7 +1865,8 @@ reads_kind(LowerRule *r)
 {
 	return r == lower_conv || r == lower_pool || r == lower_channels ||
 	       r == lower_elementwise || r == lower_unary || r == lower_softmax ||
-	       r == lower_reduce;
+	       r == lower_reduce || r == lower_layernorm || r == lower_cumsum || r == lower_tile ||
+	       r == lower_gather_elements;
 }
 
 /* What the graph walk relies on, row by row. */
@@ -1601,6 +1984,14 @@ main(void)
 		FX_TEST(merged_initializers_count_once_per_module),
 		FX_TEST(huge_repeated_fields_finish_quickly),
 		FX_TEST(operator_table_is_sorted_and_each_row_is_found),
+		FX_TEST(a_tied_tables_copy_counts_once),
+		FX_TEST(buffers_are_what_no_layer_reads_as_a_weight),
+		FX_TEST(token_ids_are_the_sequence),
+		FX_TEST(einsum_lowers_as_torch_runs_it),
+		FX_TEST(opset23_attention_is_an_attention),
+		FX_TEST(rmsnormalization_has_a_scale_only),
+		FX_TEST(running_sums_tiles_and_gathers_keep_the_batch),
+		FX_TEST(masks_and_positions_built_in_forward_fold),
 		FX_TEST(operator_table_rows_are_consistent),
 		FX_TEST(the_table_decides_how_a_node_is_read),
 	};

@@ -1,31 +1,41 @@
 #!/bin/sh
 # zoo.sh -- torchvision's classification and video models (tests/data/zoo,
 # made by tools/export_zoo.py) against PyTorch's own counts and ONNX's own
-# shape inference.  Per model, three TAP cases:
+# shape inference, and the decoders written in tools/export_decoders.py
+# (tests/data/decoders: a GPT-2, the same GPT masked by torch.where, a
+# LLaMA-style model, a BERT encoder).  Per model, three TAP cases:
 #   counts  params == file_params (the float initializers, BN running
 #           statistics left out), or PyTorch's params where oraclec
 #           restores the BatchNormalization the export folded, and MACs == macs_aten (every convolution
 #           and matrix product PyTorch ran, attention included); for the
 #           files that fix the batch (NAME_bB), the same per-sample counts
-#           and the batch B reported;
+#           and the batch B reported; a decoder: PyTorch's params (its
+#           tied table's copy counted once, its masks and inv_freq not),
+#           and buffers == file_buffers (the masks and inv_freq as the
+#           file holds them: PyTorch's buffers after the exporter's
+#           merges and folds, its integer ones left out);
 #   shapes  every activation shape ONNX's inference found equals oraclec's
 #           per-sample shape (the N left out);
 #   all     every activation of the graph (NAME.shapes.tsv, kind "act")
 #           has an IR tensor with a shape, although ONNX leaves hundreds
-#           of them unknown on ViT, Swin and ShuffleNet.
+#           of them unknown on ViT, Swin and ShuffleNet;
+# and two more per decoder:
+#   tokens  the token ids are the model's sequence, of its length;
+#   megatron  --plan megatron on a pipeline of two finds its attentions
+#           and its layers: --pipeline-model-parallel-layout 'Et|tL' for
+#           the two transformer layers.
 . "${srcdir:=.}/tests/tap.sh"
 tap_begin zoo
-data=$srcdir/tests/data/zoo
-
 n=0 bad=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); bad=$((bad + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/why"; }
 ref() { sed -n "s/^$1 //p" "$data/$name.ref.txt"; }
 
-models=$(ls "$data" | sed -n 's/\.ref\.txt$//p')
-echo "1..$(($(echo "$models" | wc -l) * 3))"
+models=$(cd "$srcdir/tests/data" && ls zoo/*.ref.txt decoders/*.ref.txt | sed 's/\.ref\.txt$//')
+echo "1..$(($(echo "$models" | wc -l) * 3 + $(echo "$models" | grep -c '^decoders/') * 2))"
 
-for name in $models; do
+for path in $models; do
+	data=$srcdir/tests/data/${path%/*} name=${path#*/}
 	# the larger exports are committed gzipped
 	for f in onnx shapes.tsv; do
 		if [ -f "$data/$name.$f.gz" ]; then
@@ -41,7 +51,11 @@ for name in $models; do
 	got_p=$(sed -n 's/^    "params": \([0-9]*\),$/\1/p' "$tmp/json")
 	got_m=$(sed -n 's/^    "macs_fwd_per_sample": \([0-9]*\),$/\1/p' "$tmp/json")
 	got_b=$(sed -n 's/^    "file_batch": \([0-9a-z]*\),$/\1/p' "$tmp/json")
+	got_f=$(sed -n 's/^    "buffers": \([0-9]*\),$/\1/p' "$tmp/json")
 	want_p=$(ref file_params) want_m=$(ref macs_aten) want_b=$(ref batch)
+	want_f=$(ref file_buffers)
+	# a decoder: PyTorch's parameters, the file's buffers
+	[ -n "$want_f" ] && want_p=$(ref params)
 	# where oraclec restored the BatchNormalization the export folded,
 	# PyTorch's params
 	grep -q '"training_graph": true' "$tmp/json" && want_p=$(ref params)
@@ -49,11 +63,13 @@ for name in $models; do
 	# the eval-mode export drops: 3,188,968 + 3,191,016 params
 	[ "$name" = googlenet ] && want_p=$(($(ref params) - 6379984))
 	[ "${want_b:-N}" = N ] && want_b=null
-	if [ "$got_p" = "$want_p" ] && [ "$got_m" = "$want_m" ] && [ "$got_b" = "$want_b" ]; then
+	if [ "$got_p" = "$want_p" ] && [ "$got_m" = "$want_m" ] && [ "$got_b" = "$want_b" ] &&
+		[ "${want_f:-$got_f}" = "$got_f" ]; then
+		[ -n "$want_f" ] && want_b="$want_b, buffers $want_f (torch: $(ref buffers))"
 		ok "$name counts: params $want_p, MACs $want_m, batch $want_b"
 	else
 		echo "params $got_p (want $want_p), MACs $got_m (want $want_m)," \
-			"batch $got_b (want $want_b)" >"$tmp/why"
+			"batch $got_b (want $want_b), buffers $got_f (want ${want_f:-any})" >"$tmp/why"
 		notok "$name counts"
 	fi
 
@@ -94,6 +110,26 @@ for name in $models; do
 		ok "$name all: $total activations shaped ($unknown unknown to ONNX)"
 	else
 		notok "$name all"
+	fi
+	[ -n "$want_f" ] || continue
+
+	"$ORACLEC" "$model" --dump-after=parse 2>/dev/null | grep '^input ' >"$tmp/why"
+	if grep -qx "input ids: $(ref seq) tokens=$(ref seq)" "$tmp/why" &&
+		[ "$(grep -c ' tokens=' "$tmp/why")" = 1 ]; then
+		ok "$name tokens: ids, $(ref seq) a sample"
+	else
+		notok "$name tokens"
+	fi
+	# the layers split in two: Et|tL for two, Ett|ttL for four
+	layers=$(ref layers)
+	first=$((layers / 2))
+	layout=E$(printf "%${first}s" '' | tr ' ' t)\|$(printf "%$((layers - first))s" '' | tr ' ' t)L
+	if "$ORACLEC" "$model" -g 2 --grid pipeline=2 --plan megatron >"$tmp/plan" 2>"$tmp/why" &&
+		grep -q -- "--pipeline-model-parallel-layout '$layout'" "$tmp/plan"; then
+		ok "$name megatron: a transformer of $(ref layers) layers, $layout"
+	else
+		cat "$tmp/plan" >>"$tmp/why"
+		notok "$name megatron"
 	fi
 done
 [ "$bad" -eq 0 ]

@@ -813,7 +813,7 @@ unary(Onnx *o, const Val *x, char op, Val *out)
 	for (int64_t i = 0; i < x->n; i++) {
 		Int v = x->iv[i];
 		double f = x->fv[i];
-		if ((v.batch && op != 'i' && op != 'a') ||
+		if ((v.batch && op != 'i' && op != 'a') || (isnan(f) && (op == 'S' || op == 'C')) ||
 		    (v.k == INT64_MIN && (op == 'n' || op == 'a'))) { /* -v.k overflows */
 			out->n = -1;
 			return;
@@ -825,13 +825,15 @@ unary(Onnx *o, const Val *x, char op, Val *out)
 		case 'r': put(out, i, plain(v.k > 0 ? v.k : 0), f > 0 ? f : 0); break;
 		case 'f': put(out, i, plain(trunc_int(floor(f))), floor(f)); break;
 		case 'c': put(out, i, plain(trunc_int(ceil(f))), ceil(f)); break;
+		case 'S': put(out, i, plain(trunc_int(sin(f))), sin(f)); break;
+		case 'C': put(out, i, plain(trunc_int(cos(f))), cos(f)); break;
 		case 'a': put(out, i, v.batch ? v : plain(v.k < 0 ? -v.k : v.k), fabs(f)); break;
 		default: put(out, i, v, f); break;
 		}
 	}
 }
 
-/* Unary operators of code n a ! s r f c i (fold.h). */
+/* Unary operators of code n a ! s r f c S C i (fold.h). */
 void
 fold_unary(Onnx *o, char code, const Val **in, int nin, Val *out)
 {
@@ -939,4 +941,333 @@ fold_size(Onnx *o, char code, const Val **in, int nin, Val *out)
 	if (x->shaped && alloc(o, out, 0, NULL))
 		put(out, 0, x->act && x->bax >= 0 ? (Int){ count(x), true } : plain(count(x)),
 		    (double)count(x));
+}
+
+/* ---- decoders' constants: masks, positions ----------------------------- */
+
+/* An integer input given as a scalar or a 1-element tensor (Trilu's k,
+ * CumSum's axis); dflt when left out, false when not known. */
+static bool
+scalar_int(const Val *v, int64_t dflt, int64_t *out)
+{
+	if (!v) {
+		*out = dflt;
+		return true;
+	}
+	if (!known(v) || v->n != 1 || v->iv[0].batch)
+		return false;
+	*out = v->iv[0].k;
+	return true;
+}
+
+/* Trilu: the upper (attribute upper, default 1) or lower triangle of the
+ * last two dimensions from diagonal k (in[1]), the rest zero. */
+void
+fold_trilu(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	const Val *x = in[0];
+	int64_t k, rows, cols;
+	bool upper = attr_i(o->np, "upper", 1) != 0;
+
+	if (!x->shaped || x->rank < 2)
+		return;
+	if (!alloc(o, out, x->rank, x->d) || !known(x) ||
+	    !scalar_int(nin > 1 ? in[1] : NULL, 0, &k)) {
+		out->n = -1;
+		return;
+	}
+	rows = x->d[x->rank - 2], cols = x->d[x->rank - 1];
+	for (int64_t i = 0; i < out->n; i++) {
+		int64_t r = i / cols % rows, c = i % cols;
+		/* c - r >= k keeps the upper triangle, c - r <= k the lower */
+		bool keep = upper ? c - r >= k : c - r <= k;
+		if (keep)
+			copy(out, i, x, i);
+		else
+			put(out, i, plain(0), 0);
+	}
+}
+
+/* CumSum along axis in[1]; exclusive and reverse attributes. */
+void
+fold_cumsum(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	const Val *x = in[0];
+	int64_t axis, inner = 1, n;
+	bool excl = attr_i(o->np, "exclusive", 0), rev = attr_i(o->np, "reverse", 0);
+
+	if (!x->shaped)
+		return;
+	if (!alloc(o, out, x->rank, x->d) || !known(x) || x->rank < 1 ||
+	    !scalar_int(nin > 1 ? in[1] : NULL, 0, &axis) || axis < -x->rank ||
+	    axis >= x->rank) {
+		out->n = -1;
+		return;
+	}
+	axis += axis < 0 ? x->rank : 0;
+	n = x->d[axis];
+	for (int i = (int)axis + 1; i < x->rank; i++)
+		inner *= x->d[i];
+	for (int64_t line = 0; n && line < out->n / n; line++) {
+		int64_t base = line / inner * n * inner + line % inner;
+		Int acc = plain(0);
+		double f = 0;
+		for (int64_t j = 0; j < n; j++) {
+			int64_t at = base + (rev ? n - 1 - j : j) * inner;
+			Int v = x->iv[at];
+			double fv = x->fv[at];
+			if (excl)
+				put(out, at, acc, f);
+			if (!int_binary('+', acc, v, &acc)) {
+				out->n = -1;
+				return;
+			}
+			f += fv;
+			if (!excl)
+				put(out, at, acc, f);
+		}
+	}
+}
+
+/* Tile: x repeated repeats[i] times along each axis (in[1]). */
+void
+fold_tile(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	const Val *x = in[0], *r = nin > 1 ? in[1] : NULL;
+	int64_t d[MAX_RANK + 1], idx[MAX_RANK + 1] = { 0 };
+
+	if (!x->shaped || !dims_of(r, d, MAX_RANK + 1) || r->n != x->rank)
+		return;
+	for (int i = 0; i < x->rank; i++)
+		if (!ck_mul(d[i], x->d[i], &d[i]))
+			return;
+	if (!alloc(o, out, x->rank, d) || !known(x)) {
+		out->n = -1;
+		return;
+	}
+	for (int64_t k = 0; k < out->n; k++) {
+		int64_t src = 0;
+		for (int i = 0; i < x->rank; i++)
+			src = src * x->d[i] + idx[i] % x->d[i];
+		copy(out, k, x, src);
+		for (int i = x->rank - 1; i >= 0 && ++idx[i] == d[i]; i--)
+			idx[i] = 0;
+	}
+}
+
+/* GatherElements: out[i] = data[i with axis a replaced by indices[i]]. */
+void
+fold_gather_elements(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	const Val *x = in[0], *ix = nin > 1 ? in[1] : NULL;
+	int64_t a = attr_i(o->np, "axis", 0), idx[MAX_RANK + 1] = { 0 };
+
+	if (!x->shaped || !ix || !ix->shaped || ix->rank != x->rank)
+		return;
+	a += a < 0 ? x->rank : 0;
+	if (a < 0 || a >= x->rank)
+		return;
+	if (!alloc(o, out, ix->rank, ix->d) || !known(x) || !known(ix)) {
+		out->n = -1;
+		return;
+	}
+	for (int64_t k = 0; k < out->n; k++) {
+		int64_t src = 0, j = ix->iv[k].k;
+		j += j < 0 ? x->d[a] : 0;
+		if (ix->iv[k].batch || j < 0 || j >= x->d[a]) {
+			out->n = -1;
+			return;
+		}
+		for (int i = 0; i < x->rank; i++) {
+			int64_t c = i == a ? j : idx[i];
+			if (c >= x->d[i]) { /* indices wider than the data */
+				out->n = -1;
+				return;
+			}
+			src = src * x->d[i] + c;
+		}
+		copy(out, k, x, src);
+		for (int i = x->rank - 1; i >= 0 && ++idx[i] == ix->d[i]; i--)
+			idx[i] = 0;
+	}
+}
+
+/* ---- Einsum ------------------------------------------------------------- */
+
+/* A letter's label: a-z 0-25, A-Z 26-51; -1 for anything else. */
+static int
+letter(char c)
+{
+	return c >= 'a' && c <= 'z' ? c - 'a' : c >= 'A' && c <= 'Z' ? 26 + c - 'A' : -1;
+}
+
+/* One term of an equation, [p, end) without spaces: its letters into
+ * lab (the ellipsis as -1), their number into *n; false if malformed. */
+static bool
+einsum_term(const char *p, const char *end, int *lab, int *n, bool *ell)
+{
+	*n = 0, *ell = false;
+	while (p < end) {
+		if (*p == ' ') {
+			p++;
+		} else if (end - p >= 3 && strncmp(p, "...", 3) == 0 && !*ell) {
+			*ell = true;
+			if (*n > MAX_RANK)
+				return false;
+			lab[(*n)++] = -1;
+			p += 3;
+		} else if (letter(*p) >= 0 && *n <= MAX_RANK) {
+			lab[(*n)++] = letter(*p++);
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool
+einsum_parse(const char *eq, const Val **in, int nin, Einsum *e, const char **why)
+{
+	const char *arrow = strstr(eq, "->"), *p = eq, *end = arrow ? arrow : eq + strlen(eq);
+	int raw[2][MAX_RANK + 1], nraw[2], ell = 0, seen[52] = { 0 };
+	bool has[2];
+
+	memset(e, 0, sizeof *e);
+	for (e->n = 0; p <= end; e->n++) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		const char *stop = comma ? comma : end;
+		if (e->n == 2) {
+			*why = "an equation of more than two operands is not supported";
+			return false;
+		}
+		if (!einsum_term(p, stop, raw[e->n], &nraw[e->n], &has[e->n])) {
+			*why = "the equation is malformed";
+			return false;
+		}
+		p = stop + 1;
+	}
+	if (e->n != nin) {
+		*why = "the equation's operands do not match the inputs";
+		return false;
+	}
+	for (int k = 0; k < e->n; k++) { /* the dimensions each ellipsis stands for */
+		int letters = nraw[k] - has[k], dims;
+		if (!in[k] || !in[k]->shaped) {
+			*why = "an operand's shape is not known";
+			return false;
+		}
+		dims = in[k]->rank - letters;
+		if (dims < 0 || (!has[k] && dims)) {
+			*why = "the equation does not fit the operands' ranks";
+			return false;
+		}
+		ell = dims > ell ? dims : ell;
+	}
+	for (int k = 0; k < e->n; k++) {
+		int dims = in[k]->rank - (nraw[k] - has[k]);
+		e->rank[k] = in[k]->rank;
+		for (int i = 0, a = 0; i < nraw[k]; i++) {
+			if (raw[k][i] >= 0) {
+				seen[raw[k][i]]++;
+				e->lab[k][a++] = raw[k][i];
+				continue;
+			}
+			for (int j = 0; j < dims; j++)
+				e->lab[k][a++] = 52 + ell - dims + j;
+		}
+		for (int a = 0; a < e->rank[k]; a++) {
+			int64_t d = in[k]->d[a], *sz = &e->size[e->lab[k][a]];
+			if (*sz == 0 || (*sz == 1 && e->lab[k][a] >= 52))
+				*sz = d;
+			else if (d != *sz && !(d == 1 && e->lab[k][a] >= 52)) {
+				*why = "a label's dimensions differ between the operands";
+				return false;
+			}
+		}
+	}
+	if (arrow) {
+		int out[MAX_RANK + 1], n;
+		bool oell;
+		if (!einsum_term(arrow + 2, arrow + strlen(arrow), out, &n, &oell)) {
+			*why = "the equation's output is malformed";
+			return false;
+		}
+		for (int i = 0; i < n; i++) {
+			if (out[i] >= 0) {
+				if (!seen[out[i]] || e->orank > MAX_RANK) {
+					*why = "the output names a label no operand has";
+					return false;
+				}
+				for (int j = 0; j < e->orank; j++)
+					if (e->out[j] == out[i]) {
+						*why = "the output repeats a label";
+						return false;
+					}
+				e->out[e->orank++] = out[i];
+				continue;
+			}
+			for (int j = 0; j < ell && e->orank <= MAX_RANK; j++)
+				e->out[e->orank++] = 52 + j;
+		}
+	} else { /* the ellipsis, then the labels seen once, in ASCII order */
+		for (int j = 0; j < ell; j++)
+			e->out[e->orank++] = 52 + j;
+		for (int c = 26; c < 52 + 26 && e->orank <= MAX_RANK; c++)
+			if (seen[c % 52] == 1)
+				e->out[e->orank++] = c % 52;
+	}
+	if (e->orank > MAX_RANK + 1) {
+		*why = "the output has too many dimensions";
+		return false;
+	}
+	return true;
+}
+
+/* Einsum of constants: the output's shape, and its values when the sum
+ * runs over at most MAX_FOLD terms. */
+void
+fold_einsum(Onnx *o, char code, const Val **in, int nin, Val *out)
+{
+	const char *eq = attr_s(o, "equation", ""), *why;
+	Einsum e;
+	int64_t d[MAX_RANK + 1], terms = 1, at[EINSUM_LABELS] = { 0 };
+	int used[EINSUM_LABELS], nused = 0;
+
+	if (!einsum_parse(eq, in, nin, &e, &why))
+		return;
+	for (int i = 0; i < e.orank; i++)
+		d[i] = e.size[e.out[i]];
+	for (int l = 0; l < EINSUM_LABELS; l++)
+		if (e.size[l]) {
+			used[nused++] = l;
+			if (!ck_mul(terms, e.size[l], &terms))
+				terms = INT64_MAX;
+		}
+	if (!alloc(o, out, e.orank, d) || terms > MAX_FOLD || !known(in[0]) ||
+	    (e.n > 1 && !known(in[1]))) {
+		out->n = -1;
+		return;
+	}
+	for (int64_t i = 0; i < out->n; i++)
+		put(out, i, plain(0), 0);
+	for (int64_t t = 0; t < terms; t++) {
+		double f = 1;
+		int64_t oi = 0;
+		for (int k = 0; k < e.n; k++) {
+			int64_t ii = 0;
+			for (int a = 0; a < e.rank[k]; a++) /* 1 under a broadcast ellipsis */
+				ii = ii * in[k]->d[a] + (in[k]->d[a] == 1 ? 0 : at[e.lab[k][a]]);
+			if (in[k]->iv[ii].batch) {
+				out->n = -1;
+				return;
+			}
+			f *= in[k]->fv[ii];
+		}
+		for (int a = 0; a < e.orank; a++)
+			oi = oi * d[a] + at[e.out[a]];
+		f += out->fv[oi];
+		put(out, oi, plain(trunc_int(f)), f);
+		for (int u = nused - 1; u >= 0 && ++at[used[u]] == e.size[used[u]]; u--)
+			at[used[u]] = 0;
+	}
 }

@@ -17,14 +17,31 @@ typedef void FoldRule(Onnx *o, char code, const Val **in, int nin, Val *out);
 
 /* Constant: the node's own value, no inputs; element-wise operators: x
  * code y for the codes of int_binary and & | p (and, or, pow), the shape
- * and values of a unary operator with
- * code n(eg) a(bs) !(not) s(qrt) r(elu) f(loor) c(eil) i(dentity), the
- * shape alone of any other */
+ * and values of a unary operator with code n(eg) a(bs) !(not) s(qrt)
+ * r(elu) f(loor) c(eil) S(in) C(os) i(dentity), the shape alone of any
+ * other */
 FoldRule fold_constant, fold_binary, fold_unary, fold_same_shape;
 FoldRule fold_shape, fold_size, fold_gather, fold_squeeze, fold_unsqueeze;
 FoldRule fold_concat, fold_slice, fold_range, fold_constant_of_shape;
 FoldRule fold_expand, fold_where, fold_scatternd, fold_cast, fold_reshape;
 FoldRule fold_flatten, fold_transpose, fold_reduce;
+/* Decoders' masks and positions: Trilu, CumSum, Tile, GatherElements,
+ * Einsum (values computed when small, as the others') */
+FoldRule fold_trilu, fold_cumsum, fold_tile, fold_gather_elements, fold_einsum;
+
+/* An Einsum equation on operands of the given full ranks: each operand's
+ * labels and the output's (letters 0-51, then the dimensions an ellipsis
+ * stands for, aligned on the right), each label's extent from the
+ * operands' shapes (1 broadcasts under an ellipsis).  False with a
+ * reason in *why. */
+enum { EINSUM_LABELS = 52 + MAX_RANK + 1 };
+typedef struct Einsum {
+	int n;                               /* operands, 1 or 2 */
+	int rank[2], lab[2][MAX_RANK + 1];
+	int orank, out[MAX_RANK + 1];
+	int64_t size[EINSUM_LABELS];         /* 0: the label is not used */
+} Einsum;
+bool einsum_parse(const char *eq, const Val **in, int nin, Einsum *e, const char **why);
 
 /* Slice's start, step and extent per axis of a full shape. */
 typedef struct Range3 {

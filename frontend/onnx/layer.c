@@ -11,7 +11,10 @@
  * Parameters: every float initializer, and every float tensor of a
  * Constant node but scalars, counts once, on the first layer that reads it
  * directly or through folded constants (Layer.fparams), except
- * BatchNormalization's running mean and variance (buffers).  But an
+ * BatchNormalization's running mean and variance (buffers) and the
+ * tensors a layer reads only derived (a mask compared, positions times
+ * rotary inv_freq through a sine: Src), or holding an infinity: buffers
+ * (Layer.fbuffers; docs/counting.md, "Parameters and buffers").  But an
  * initializer whose elements are all equal counts once per module (node
  * name prefix, "/features/features.1/block/block.2" of
  * ".../block/block.2/Mul") that reads it: torch.onnx.export merges
@@ -107,10 +110,13 @@ module_counted(Onnx *o, Val *v, const char *m, size_t mlen)
 }
 
 /* The float initializers the node reads, directly or through folded
- * constants, that no earlier layer counted: they are the layer's.  A
- * uniform one counts again for each module that reads it. */
-static int64_t
-new_params(Onnx *o)
+ * constants, that no earlier layer counted: they are layer l's, its
+ * parameters (as they are) or its buffers (derived only, or holding an
+ * infinity).  A uniform one counts again for each module that reads it;
+ * one an earlier layer counted as a buffer that l reads as it is was a
+ * parameter after all, and moves. */
+static void
+new_state(Onnx *o, Layer *l)
 {
 	int64_t n = 0;
 	size_t mlen = 0;
@@ -120,7 +126,21 @@ new_params(Onnx *o)
 		const Val *v = lookup(o, o->np->input[i]);
 		for (const Src *s = v && !v->act ? v->src : NULL; s; s = s->next) {
 			Val *init = s->init;
-			bool seen = m && init->uniform && module_counted(o, init, m, mlen);
+			bool seen;
+			if (s->derived || init->untrained) {
+				if (!init->counted) {
+					init->counted = true;
+					init->buf_layer = (int)(l - o->g->layer);
+					l->fbuffers += count(init);
+				}
+				continue;
+			}
+			if (init->buf_layer >= 0) {
+				o->g->layer[init->buf_layer].fbuffers -= count(init);
+				init->buf_layer = -1;
+				init->counted = false;
+			}
+			seen = m && init->uniform && module_counted(o, init, m, mlen);
 			if (!init->counted) {
 				init->counted = true;
 				n += count(init);
@@ -136,7 +156,7 @@ new_params(Onnx *o)
 			}
 		}
 	}
-	return n;
+	l->fparams = n;
 }
 
 void
@@ -181,7 +201,7 @@ onnx_layer_out(Onnx *o, OpKind op, const Val **in, int nin, int out)
 	l = graph_add_layer(g, op, name, floc(o));
 	g->layer[l].srcop = arena_strdup(o->a, o->np->op_type);
 	g->layer[l].srcidx = o->node;
-	g->layer[l].fparams = new_params(o);
+	new_state(o, &g->layer[l]);
 	layer_set_inputs(g, l, ins, nin);
 	layer_add_output(g, l, out < 0 ? arena_printf(o->a, "%s:out", name)
 					: arena_strdup(o->a, o->np->output[out]));

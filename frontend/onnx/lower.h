@@ -4,8 +4,9 @@
  *
  * Each rule turns one node into one layer (a few into two or more) and
  * says where the batch goes: ONNX shapes are full, the IR is per sample
- * (values.h, Val).  A rule never calls the graph walk, the table or
- * another rule file. */
+ * (values.h, Val).  A rule never calls the graph walk or the table; the
+ * composite rules (lower_composite.c) call the steps the others export,
+ * never the other way. */
 #ifndef ORACLEC_FRONTEND_ONNX_LOWER_H
 #define ORACLEC_FRONTEND_ONNX_LOWER_H
 
@@ -41,6 +42,16 @@ const Val *onnx_const_layer(Onnx *o, const Shape *per_sample);
 const Val *onnx_const_operand(Onnx *o, const Val *c);
 bool onnx_lower_unary(Onnx *o, const Val *x, OpKind op);
 bool onnx_transpose(Onnx *o, const Val *x, const int64_t *p, const Val **out);
+/* The steps of a node lowered to several layers (lower_composite.c),
+ * each its output the node's output `out` or (-1) a tensor of its own,
+ * *res (when given) the result: a reshape of x to the full shape
+ * full[rank], its batch factor on axis bax (lower_shape.c); the matrix
+ * product of two activations, NumPy matmul (lower_compute.c); x times a
+ * constant k x f matrix, a fully connected layer (lower_compute.c). */
+bool onnx_reshape(Onnx *o, const Val *x, const int64_t *full, int rank, int bax, int out,
+		  const Val **res);
+bool onnx_matmul(Onnx *o, const Val *a, const Val *b, int out, const Val **res);
+bool onnx_fc(Onnx *o, const Val *x, int64_t k, int64_t f, int out, const Val **res);
 
 /* lower_compute.c: convolutions, pools, norms, matrix products,
  * element-wise and unary operators.  The first input of MatMul, Gemm and
@@ -55,6 +66,10 @@ LowerRule lower_reshape, lower_flatten, lower_squeeze, lower_unsqueeze, lower_tr
 LowerRule lower_concat, lower_pad, lower_softmax, lower_depth_to_space;
 LowerRule lower_space_to_depth, lower_gather, lower_slice, lower_split, lower_expand;
 LowerRule lower_resize, lower_upsample, lower_reduce;
+LowerRule lower_cumsum, lower_tile, lower_gather_elements;
+/* lower_composite.c: operators lowered to the several layers that
+ * compute them, with the steps above: Einsum, Attention (opset 23). */
+LowerRule lower_einsum, lower_attention;
 /* lower_shape.c: Expand or ConstantOfShape (kind OP_EXPAND or OP_CONST) of
  * constants to a shape that holds the batch: a const layer, the tensor
  * repeated for every sample (a class token).  *done false when the shape

@@ -287,7 +287,9 @@ lower_channels(Onnx *o, OpKind op, const Val **in, int nin)
 	return true;
 }
 
-/* LayerNormalization, and its mean and inverse deviation (training). */
+/* LayerNormalization (its mean and inverse deviation too, in training)
+ * and RMSNormalization (kind OP_RMSNORM, opset 23): normalized from the
+ * attribute axis on. */
 bool
 lower_layernorm(Onnx *o, OpKind kind, const Val **in, int nin)
 {
@@ -301,7 +303,7 @@ lower_layernorm(Onnx *o, OpKind kind, const Val **in, int nin)
 		NERR(o, "normalizing over the batch axis is not supported");
 		return false;
 	}
-	if (!(l = onnx_layer(o, OP_LAYERNORM, &x, 1)))
+	if (!(l = onnx_layer(o, kind, &x, 1)))
 		return false;
 	l->attr.axis = ax;
 	if (!onnx_finish_like(o, l, x))
@@ -361,9 +363,28 @@ matmul2(Onnx *o, const Val *a, const Val *b, int out)
 				&(Val){ .rank = r, .bax = bax });
 }
 
-/* x times a constant [K, F] matrix: a fully connected layer. */
+/* The last layer's output, as a value. */
+static const Val *
+last_out(Onnx *o)
+{
+	return lookup(o, o->g->tensor[o->g->layer[o->g->nlayer - 1].out[0]].name);
+}
+
+bool
+onnx_matmul(Onnx *o, const Val *a, const Val *b, int out, const Val **res)
+{
+	if (!matmul2(o, a, b, out))
+		return false;
+	if (res)
+		*res = last_out(o);
+	return true;
+}
+
+/* x times a constant [K, F] matrix (its transpose [F, K] with tb): a
+ * fully connected layer; its output the node's output `out`, or (-1) a
+ * tensor of its own. */
 static bool
-fc(Onnx *o, const Val *x, const Val *w, bool tb, const Val *bias)
+fc_out(Onnx *o, const Val *x, const Val *w, bool tb, const Val *bias, int out)
 {
 	Layer *l;
 
@@ -376,11 +397,29 @@ fc(Onnx *o, const Val *x, const Val *w, bool tb, const Val *bias)
 		     w->d[tb ? 1 : 0], x->d[x->rank - 1]);
 		return false;
 	}
-	if (!(l = onnx_layer(o, OP_FC, &x, 1)))
+	if (!(l = onnx_layer_out(o, OP_FC, &x, 1, out)))
 		return false;
 	l->attr.filters = w->d[tb ? 0 : 1];
 	l->attr.bias = bias != NULL;
 	return onnx_finish_like(o, l, x);
+}
+
+static bool
+fc(Onnx *o, const Val *x, const Val *w, bool tb, const Val *bias)
+{
+	return fc_out(o, x, w, tb, bias, 0);
+}
+
+bool
+onnx_fc(Onnx *o, const Val *x, int64_t k, int64_t f, int out, const Val **res)
+{
+	Val w = { .shaped = true, .rank = 2, .bax = -1, .d = { k, f } };
+
+	if (!fc_out(o, x, &w, false, NULL, out))
+		return false;
+	if (res)
+		*res = last_out(o);
+	return true;
 }
 
 /* MatMul of a and b (in[0], in[1]): a fully connected layer when b is a
@@ -429,7 +468,7 @@ lower_gemm(Onnx *o, OpKind kind, const Val **in, int nin)
 	/* the product, then the bias added: a scale layer, or an add */
 	if (!matmul2(o, a, b, -1))
 		return false;
-	a = lookup(o, o->g->tensor[o->g->layer[o->g->nlayer - 1].out[0]].name);
+	a = last_out(o);
 	if (!c->act) {
 		Layer *l;
 		Shape cs;

@@ -19,8 +19,9 @@
 /* ---- shapes ------------------------------------------------------------- */
 
 /* A reshape of x to the full shape `full` (batch factor on axis bax). */
-static bool
-reshape_to(Onnx *o, const Val *x, const int64_t *full, int rank, int bax)
+bool
+onnx_reshape(Onnx *o, const Val *x, const int64_t *full, int rank, int bax, int out,
+	     const Val **res)
 {
 	Val y = { .rank = rank, .bax = bax };
 	Layer *l;
@@ -30,14 +31,24 @@ reshape_to(Onnx *o, const Val *x, const int64_t *full, int rank, int bax)
 		return false;
 	}
 	memcpy(y.d, full, rank * sizeof *full);
-	if (!(l = onnx_layer(o, OP_RESHAPE, &x, 1)))
+	if (!(l = onnx_layer_out(o, OP_RESHAPE, &x, 1, out)))
 		return false;
 	*attr_target(o->g, &l->attr) = ps_shape(&y);
 	if (l->attr.target->rank > MAX_RANK) {
 		NERR(o, "target rank %d is not supported", rank);
 		return false;
 	}
-	return onnx_finish(o, l, rank, bax);
+	if (!onnx_finish(o, l, rank, bax))
+		return false;
+	if (res)
+		*res = lookup(o, o->g->tensor[l->out[0]].name);
+	return true;
+}
+
+static bool
+reshape_to(Onnx *o, const Val *x, const int64_t *full, int rank, int bax)
+{
+	return onnx_reshape(o, x, full, rank, bax, 0, NULL);
 }
 
 /* Where the batch goes in a literal target shape t of a model whose file
@@ -779,4 +790,85 @@ onnx_batch_const(Onnx *o, OpKind kind, const Val **in, int nin, bool *done)
 		return false;
 	*attr_target(o->g, &l->attr) = ps_shape(&full);
 	return onnx_finish(o, l, r, full.bax);
+}
+
+/* ---- decoders: running sums, tiles, gathers of elements ----------------- */
+
+/* CumSum along a per-sample axis (in[1]): a constant one, unless no
+ * axis is the batch's (--no-batch); the output is shaped as x. */
+bool
+lower_cumsum(Onnx *o, OpKind kind, const Val **in, int nin)
+{
+	const Val *x = in[0], *a = nin > 1 ? in[1] : NULL;
+
+	if (x->bax >= 0 && (!a || a->act || a->n != 1 || a->iv[0].batch)) {
+		NERR(o, "the axis is not a known constant (a data-dependent axis is not "
+			"supported)");
+		return false;
+	}
+	if (x->bax >= 0 && onnx_sample_axis(o, x, a->iv[0].k) < -1)
+		return false;
+	return onnx_lower_unary(o, x, kind);
+}
+
+/* Tile by constant repeats (in[1]), the batch axis repeated once. */
+bool
+lower_tile(Onnx *o, OpKind kind, const Val **in, int nin)
+{
+	const Val *x = in[0], *r = nin > 1 ? in[1] : NULL;
+	Val y = *x;
+	Layer *l;
+
+	if (!r || r->act || r->n != x->rank) {
+		NERR(o, "the repeats are not a known constant of one value per dimension "
+			"(data-dependent repeats are not supported)");
+		return false;
+	}
+	for (int i = 0; i < x->rank; i++) {
+		if (r->iv[i].batch || r->iv[i].k < 1 || !ck_mul(y.d[i], r->iv[i].k, &y.d[i]) ||
+		    y.d[i] > MAX_DIM) {
+			NERR(o, "repeat %" PRId64 " of dimension %d is not supported",
+			     r->iv[i].k, i);
+			return false;
+		}
+		if (i == x->bax && r->iv[i].k != 1) {
+			NERR(o, "tiling the batch axis (axis %d) is not supported: it changes the "
+				"number of samples, and the counts are per sample", i);
+			return false;
+		}
+	}
+	if (!(l = onnx_layer(o, kind, &x, 1)))
+		return false;
+	*attr_target(o->g, &l->attr) = ps_shape(&y);
+	return onnx_finish_like(o, l, x);
+}
+
+/* GatherElements: the indices' shape; the activation holding the batch
+ * first among the layer's inputs, a constant one a const layer. */
+bool
+lower_gather_elements(Onnx *o, OpKind kind, const Val **in, int nin)
+{
+	const Val *x = in[0], *ix = nin > 1 ? in[1] : NULL, *ops[2];
+	int a;
+	Layer *l;
+
+	if (!x || !ix || !x->shaped || !ix->shaped || x->rank != ix->rank) {
+		NERR(o, "the data and the indices must have the same rank");
+		return false;
+	}
+	if ((a = onnx_full_axis(o, attr_i(o->np, "axis", 0), x->rank)) < 0)
+		return false;
+	if ((x->act && a == x->bax) || (!ix->act && x->bax >= 0)) {
+		NERR(o, "gathering along the batch axis, or by constant indices from a batch, is "
+			"not supported");
+		return false;
+	}
+	ops[0] = ix->act ? ix : x;
+	ops[1] = ix->act ? x : ix;
+	if (!ops[1]->act && !(ops[1] = onnx_const_operand(o, ops[1])))
+		return false;
+	if (!(l = onnx_layer(o, kind, ops, 2)))
+		return false;
+	*attr_target(o->g, &l->attr) = ps_shape(ix); /* a constant's bax is -1 */
+	return onnx_finish_like(o, l, ix->act ? ix : x);
 }

@@ -26,6 +26,12 @@ enum {
 	/* Constant: folded without inputs; a float tensor in it (not a
 	 * scalar) is a trained weight, as a float initializer is */
 	OPF_CONSTANT = 1 << 5,
+	/* a view or a copy of its first input (a Cast to a float type):
+	 * a weight folded through it is still the weight; through any other
+	 * operator, or as another input, it is derived (values.h, Src) */
+	OPF_VIEW = 1 << 6,
+	/* with OPF_VIEW: of every input (Concat) */
+	OPF_VIEW_ALL = 1 << 7,
 };
 
 /* One operator. */

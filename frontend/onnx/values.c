@@ -89,6 +89,7 @@ newval(Onnx *o)
 	v->tensor = -1;
 	v->bax = -1;
 	v->n = -1;
+	v->buf_layer = -1;
 	return v;
 }
 
@@ -238,17 +239,20 @@ lookup(Onnx *o, const char *name)
 	return name && *name ? map_get(&o->vals, name) : NULL;
 }
 
-/* a's sources then b's; shares a's list when b adds nothing */
+/* a's sources then b's; shares a's list when b adds nothing (an
+ * initializer both as it is and derived is listed once each way) */
 Src *
-src_union(Onnx *o, Src *a, const Src *b)
+src_union(Onnx *o, Src *a, const Src *b, bool derive)
 {
 	for (; b; b = b->next) {
 		const Src *s = a;
-		while (s && s->init != b->init)
+		bool d = b->derived || derive;
+		while (s && (s->init != b->init || s->derived != d))
 			s = s->next;
 		if (!s) {
 			Src *n = arena_alloc(o->a, sizeof *n);
 			n->init = b->init;
+			n->derived = d;
 			n->next = a;
 			a = n;
 		}

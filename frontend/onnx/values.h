@@ -21,9 +21,14 @@ typedef struct Int {
 	bool batch;
 } Int;
 
-/* The float initializers a constant was computed from. */
+/* The float initializers a constant was computed from: as they are
+ * (through views and copies: a transpose, a slice, a concat), or derived
+ * by arithmetic, a comparison, a trigonometric function or as indices
+ * (a mask made from a buffer, positions times inv_freq): docs/counting.md,
+ * "Parameters and buffers". */
 typedef struct Src {
 	struct Val *init;
+	bool derived;
 	struct Src *next;
 } Src;
 
@@ -44,6 +49,13 @@ typedef struct Val {
 	bool shaped;       /* rank and d are known */
 	bool init;         /* an initializer (weights: dims only) */
 	bool counted;      /* initializer: counted already, as params or buffers */
+	bool untrained;    /* float initializer holding an infinity or a NaN
+	                      (its values read): never trained */
+	const char *name;  /* initializer: its name */
+	const char *fingerprint; /* float matrix: its elements' multiset
+	                      (pbstrip.c), NULL when not known */
+	int buf_layer;     /* initializer counted as a buffer: the layer that
+	                      counted it (Layer.fbuffers), -1 otherwise */
 	bool uniform;      /* float initializer of 2 or more elements, all equal
 	                      (its values kept): what torch.onnx.export merges */
 	const char **mods; /* uniform: the modules that counted it, by node name
@@ -75,6 +87,7 @@ typedef struct Onnx {
 	bool strict;
 	int folded;         /* Conv weights the exporter made (onnx::Conv_N) */
 	int merged;         /* uniform initializers counted once per module */
+	int tied;           /* initializers that are another's copy (tied) */
 	int64_t merged_params; /* the elements that added */
 	const char *merged_first; /* the first of them, for the note */
 } Onnx;
@@ -98,7 +111,8 @@ int64_t count(const Val *v);                 /* elements; -1 on overflow */
 void set_values(Onnx *o, Val *v, int64_t n); /* room for n known values */
 Val *tensor_val(Onnx *o, const Onnx__TensorProto *t, const char *what);
 Val *lookup(Onnx *o, const char *name);
-Src *src_union(Onnx *o, Src *a, const Src *b);
+/* a's sources then b's, b's marked derived when `derive` is set */
+Src *src_union(Onnx *o, Src *a, const Src *b, bool derive);
 
 Shape ps_shape(const Val *v);                /* an activation's per-sample shape */
 int ps_axis(const Val *v, int axis);         /* full axis -> per sample; -1: the

@@ -21,6 +21,7 @@
 #include "frontend/onnx/walk.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -37,9 +38,62 @@ is_float(int dt)
 
 /* ---- inputs and initializers ------------------------------------------- */
 
+/* A float tensor whose values, where read, hold an infinity or a NaN: a
+ * mask (0 and -inf), never a trained weight. */
+static void
+untrained(Val *v)
+{
+	for (int64_t k = 0; k < v->n && !v->untrained; k++)
+		v->untrained = !isfinite(v->fv[k]);
+}
+
+/* Whether dt is an integer tensor type: token ids. */
+static bool
+is_integer(int dt)
+{
+	return dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ||
+	       dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ||
+	       dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT16 ||
+	       dt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16 ||
+	       dt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 ||
+	       dt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT64;
+}
+
+/* The fingerprint pbstrip.c gave a float matrix, NULL if none. */
+static const char *
+fingerprint_of(const Onnx__TensorProto *t)
+{
+	for (size_t i = 0; i < t->n_external_data; i++)
+		if (t->external_data[i]->key && t->external_data[i]->value &&
+		    strcmp(t->external_data[i]->key, ONNX_FINGERPRINT) == 0)
+			return t->external_data[i]->value;
+	return NULL;
+}
+
+/* A matrix v whose elements an earlier one u holds too, transposed or
+ * not: the exporter's copy of a tied weight (a GPT's output layer, W^T
+ * of the embedding table it shares), which counts as u. */
+static Val *
+tied(Map *seen, Val *v)
+{
+	Val *u;
+
+	if (!v->fingerprint)
+		return NULL;
+	if (!(u = map_get(seen, v->fingerprint))) {
+		map_put(seen, v->fingerprint, v);
+		return NULL;
+	}
+	return (u->d[0] == v->d[1] && u->d[1] == v->d[0]) ||
+		       (u->d[0] == v->d[0] && u->d[1] == v->d[1]) ? u : NULL;
+}
+
 static bool
 add_initializers(Onnx *o, const Onnx__GraphProto *gp)
 {
+	Map seen; /* fingerprint -> the first matrix with it */
+
+	map_init(&seen, o->a);
 	for (size_t i = 0; i < gp->n_initializer; i++) {
 		const Onnx__TensorProto *t = gp->initializer[i];
 		Val *v;
@@ -50,14 +104,27 @@ add_initializers(Onnx *o, const Onnx__GraphProto *gp)
 		if (!(v = tensor_val(o, t, "initializer")))
 			return false;
 		v->init = true;
+		v->name = arena_strdup(o->a, t->name);
 		if (is_float(t->data_type)) { /* a trained tensor: its own source */
+			Val *u;
 			v->src = arena_alloc(o->a, sizeof *v->src);
 			v->src->init = v;
+			if ((v->fingerprint = fingerprint_of(t)))
+				v->fingerprint = arena_strdup(o->a, v->fingerprint);
+			if ((u = tied(&seen, v))) {
+				v->src->init = u;
+				if (!o->tied++)
+					diag_note(floc(o), "initializer '%s' holds the elements "
+						  "of '%s' (a tied weight the exporter copied, as "
+						  "W^T of a shared embedding table): counted once",
+						  t->name, u->name);
+			}
 			/* every element equal: what the exporter merges (the
 			 * values of tensors above pbstrip's 64 KiB are not read) */
 			v->uniform = v->n >= 2 && v->n == count(v) && v->fv;
 			for (int64_t k = 1; v->uniform && k < v->n; k++)
 				v->uniform = v->fv[k] == v->fv[0];
+			untrained(v);
 		}
 		map_put(&o->vals, arena_strdup(o->a, t->name), v);
 	}
@@ -158,6 +225,10 @@ add_inputs(Onnx *o, const Onnx__GraphProto *gp, const Shape *override)
 		memcpy(v->d + !o->nobatch, s.d, s.rank * sizeof s.d[0]);
 		v->tensor = graph_add_input(o->g, arena_strdup(o->a, vi->name), &s);
 		shape_elems(&s, &o->g->tensor[v->tensor].elems); /* input_shape checked it */
+		/* integer [batch, s]: token ids, perhaps (sequence()) */
+		if (!o->nobatch && s.rank == 1 && vi->type->tensor_type->has_elem_type &&
+		    is_integer(vi->type->tensor_type->elem_type))
+			o->g->tensor[v->tensor].seq = true;
 		map_put(&o->vals, o->g->tensor[v->tensor].name, v);
 	}
 	if (o->g->ninput == 0 && !o->nobatch) {
@@ -279,6 +350,17 @@ fold(Onnx *o, const OnnxOp *op, const Val **in, int nin, Val *out)
 	return true;
 }
 
+/* Whether a weight folded through input i of the node (operator op) is
+ * still the weight: the data input of a view or copy (a Cast to a float
+ * type); as any other input, or of any other operator, it is derived. */
+static bool
+passes_weight(Onnx *o, const OnnxOp *op, int i)
+{
+	if (!op || !(op->flags & OPF_VIEW) || (i > 0 && !(op->flags & OPF_VIEW_ALL)))
+		return false;
+	return op->kind != OP_CAST || is_float((int)attr_i(o->np, "to", 0));
+}
+
 /* A node whose inputs are all constants: folded. */
 static bool
 fold_node(Onnx *o, const OnnxOp *op, const Val **in, int nin)
@@ -291,7 +373,7 @@ fold_node(Onnx *o, const OnnxOp *op, const Val **in, int nin)
 
 	for (int i = 0; i < nin; i++)
 		if (in[i])
-			src = src_union(o, src, in[i]->src);
+			src = src_union(o, src, in[i]->src, !passes_weight(o, op, i));
 	/* folding reports some errors (an index out of range) and goes on */
 	if (!fold(o, op, in, nin, v) || diag_errors() > errors)
 		return false;
@@ -302,6 +384,7 @@ fold_node(Onnx *o, const OnnxOp *op, const Val **in, int nin)
 		 * factor) is not */
 		src = arena_alloc(o->a, sizeof *src);
 		src->init = v;
+		untrained(v);
 	}
 	v->src = src;
 	map_put(&o->vals, arena_strdup(o->a, n->output[0]), v);
@@ -416,6 +499,51 @@ node(Onnx *o, const Onnx__GraphProto *gp)
 
 /* ---- the model ---------------------------------------------------------- */
 
+/* The graph input that tensor t is, through views and casts; -1 if none. */
+static int
+input_behind(const Graph *g, int t)
+{
+	int p;
+
+	while ((p = g->tensor[t].producer) >= 0) {
+		const Layer *l = &g->layer[p];
+		if (l->nin != 1 || !(op_info[l->op].cls == OPC_RESHAPE ||
+				     op_info[l->op].cls == OPC_FLATTEN || l->op == OP_CAST ||
+				     l->op == OP_IDENTITY))
+			return -1;
+		t = l->in[0];
+	}
+	return t;
+}
+
+/* The sequence: of the integer [batch, s] inputs, those whose values
+ * index an embedding table (a Gather's indices: token ids, not an
+ * attention mask), or the first of them when none does; its length s
+ * the model's (Graph.seq_len). */
+static void
+sequence(Onnx *o)
+{
+	Graph *g = o->g;
+	bool *ids = arena_array(o->a, g->ntensor ? g->ntensor : 1, sizeof *ids), any = false;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		int t;
+		if (l->op == OP_GATHER && l->nin == 2 && (t = input_behind(g, l->in[1])) >= 0 &&
+		    g->tensor[t].seq)
+			ids[t] = any = true;
+	}
+	for (int i = 0; i < g->ninput; i++) {
+		Tensor *t = &g->tensor[g->input[i]];
+		if (any)
+			t->seq = ids[g->input[i]];
+		else if (t->seq && g->seq_len)
+			t->seq = false;
+		if (t->seq && !g->seq_len)
+			g->seq_len = t->shape.d[0];
+	}
+}
+
 /* The ai.onnx opset the model imports (1 when it says none). */
 static int
 opset_of(const Onnx__ModelProto *m)
@@ -484,6 +612,7 @@ onnx_walk(Onnx *o, const Onnx__ModelProto *m, const char *path, const Shape *ove
 		}
 	}
 	mark_outputs(o, gp);
+	sequence(o);
 	onnx_note_renamed(o);
 	onnx_note_merged(o);
 	/* also when some BatchNormalization nodes remain: the exporter folds
