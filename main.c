@@ -184,7 +184,7 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 		return EXIT_INPUT;
 	}
 	errno = 0;
-	ok = o->plan ? o->plan->emit(g, an, pl, out[0].f)
+	ok = o->plan ? o->plan->emit(g, pl->an, pl, out[0].f)
 		     : o->backend->emit(g, an, &o->report, out[0].f);
 	if (ok && dep && !depfile_emit(files, dep_target(o), o->dep_phony, out[1].f))
 		ok = false, failed = &out[1];
@@ -204,6 +204,25 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 		diag_verbose_note("wrote %s: the make rule",
 				  out[1].path ? out[1].path : "<stdout>");
 	return EXIT_OK;
+}
+
+/* The implementation as a plan written to `output` names it, so that its
+ * reader finds it (python/oraclec/launch.py looks as the plan names it,
+ * then beside the plan): a built-in's name; a file as a path from the
+ * plan's folder (from the working directory on standard output). */
+static const char *
+plan_implementation(const Implementation *im, const char *output, Arena *a)
+{
+	char *rel;
+	const char *path;
+
+	if (strcmp(im->source, "built-in") == 0)
+		return im->name;
+	if (!(rel = file_relative(im->source, output && strcmp(output, "-") != 0 ? output : NULL)))
+		return im->source;
+	path = arena_strdup(a, rel);
+	free(rel);
+	return path;
 }
 
 /* The model of the run, read, with its profile; NULL after errors. */
@@ -274,12 +293,15 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Engin
 		t0 = clock_ms();
 		if (!per_layer_run(g, an, strategy_cost_model(so), pl))
 			return false;
-		per_layer_recommend(an, pl);
 		an->per_layer = pl;
 		diag_verbose_note(
 			"per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
 			pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
 	}
+	/* the one answer: the search's, the ranking's or the per-layer
+	 * splits' */
+	if (!decide(g, an, so, &o->set, &o->fix, a))
+		return false;
 	t0 = clock_ms();
 	if (o->sweep && !sweep_run(g, an, &o->strat, a, progress))
 		return false;
@@ -335,6 +357,8 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 		return write_deps(o, files, o->dep_file);
 	if (o->plan && !placement_run(g, &an, &so, &mod, &pl))
 		return EXIT_INPUT;
+	if (o->plan)
+		pl.implementation = plan_implementation(&pl.an->q.impl, o->output, a);
 	if (o->plan && o->plan->fits_placement && !o->plan->fits_placement(g, &pl))
 		return EXIT_INPUT;
 	if (o->deps && !depfile_check(files, dep_target(o))) /* -MD: no report either */

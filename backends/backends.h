@@ -36,6 +36,11 @@ const char *backend_name(int i); /* the i-th format; NULL past the last */
 /* The analysed candidates in rank order (Candidate.rank) into idx; how
  * many.  The text and HTML reports list them so. */
 int rank_order(const Analysis *an, int idx[STRAT_COUNT]);
+/* rank.c: configuration c in words, into buf[n]: "data parallelism
+ * (data=1024), amp-bf16, ZeRO stage 2" (its schedule, ZeRO stage and
+ * recomputation where it has them). */
+enum { CONFIG_TEXT_MAX = 320 };
+const char *config_text(const SearchConfig *c, char *buf, size_t n);
 
 /* text.c */
 bool text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
@@ -68,7 +73,9 @@ bool validation_json(const Validation *v, FILE *f);
 typedef struct PlanKind {
 	const char *name;  /* the --plan value */
 	bool transformer;  /* the framework trains transformers only */
-	/* false on an I/O error (the caller reports it) */
+	/* false on an I/O error (the caller reports it); an is the planned
+	 * configuration's analysis (Placement.an: the decision's, whose
+	 * settings the plan states) */
 	bool (*emit)(const Graph *g, const Analysis *an, const Placement *pl, FILE *f);
 	/* Whether the framework trains the model (`any`: the kinds that fit
 	 * any model, as a message lists them), and runs the placement; false
@@ -88,6 +95,14 @@ const char *plan_grid(const Graph *g, const Placement *pl);
 /* Writes a JSON plan (and releases root) in the reports' number format. */
 struct json_t;
 bool plan_dump(struct json_t *root, FILE *f);
+/* What a kind of plan states of a configuration (plan_other): the
+ * per-layer splits, parameters sharded (ZeRO stage 3, FSDP), TF32 matrix
+ * products. */
+enum { PLAN_STATES_PER_LAYER = 1, PLAN_STATES_ZERO3 = 2, PLAN_STATES_TF32 = 4 };
+/* Why a plan of a kind that states `states` is of another configuration
+ * than the recommendation (an->decision), in a sentence for its header;
+ * NULL when it is the recommendation's. */
+const char *plan_other(const Graph *g, const Analysis *an, const Placement *pl, unsigned states);
 /* --per-layer's assignment (null without one): over a mesh of all the
  * GPUs, each module with its split (data, filter, channel, spatial), in
  * order, a module whose layers change split listed at each change. */

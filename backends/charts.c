@@ -93,8 +93,8 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 		}
 		plot_series(&p, x, y, n, k, strategy_name[k], "GPU", "s");
 	}
-	if (an->best >= 0) {
-		const Candidate *b = &an->cand[an->best];
+	if (an->decision.k) {
+		const Candidate *b = an->decision.k;
 		snprintf(title, sizeof title, "recommended: %s on %lld GPUs",
 			 strategy_name[b->kind], (long long)an->q.set.gpus);
 		plot_ring(&p, (double)an->q.set.gpus, epoch ? b->epoch : b->t.total, title);
@@ -182,7 +182,9 @@ bars(FILE *f, const Analysis *an, bool memory)
 	const char *const *part = memory ? mem_part : time_part;
 	double v[TIME_PARTS], top = 0, height = 60 + 34.0 * (n ? n : 1);
 	Plot p = { .f = f, .x = LEFT, .y = 90, .w = WIDTH - LEFT - RIGHT, .h = height - 60 };
-	char label[64];
+	char label[64], axis[48];
+	const char *unit = "B";
+	double scale;
 
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
@@ -197,8 +199,11 @@ bars(FILE *f, const Analysis *an, bool memory)
 	}
 	if (memory && an->q.sys->mem > top)
 		top = an->q.sys->mem;
-	p.ax = (Axis){ 0, axis_nice(top), false, memory ? "memory per GPU (bytes)"
-							 : "time per iteration (s)" };
+	/* bytes on an axis of a binary unit: 0, 20, 40 ... GiB */
+	scale = memory ? svg_binary(top, &unit) : 1;
+	snprintf(axis, sizeof axis, "memory per GPU (%s)", unit);
+	p.ax = (Axis){ 0, axis_nice(top / scale) * scale, false,
+		       memory ? axis : "time per iteration (s)" };
 	svg_begin(f, WIDTH, height + 90, memory ? "memory" : "breakdown",
 		  memory ? "Memory per GPU by part" : "Where an iteration's time goes");
 	svg_text(f, LEFT, 24, "start", "chart-title",
@@ -208,10 +213,11 @@ bars(FILE *f, const Analysis *an, bool memory)
 	fprintf(f, "<g class=\"frame\">\n");
 	fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
 		   "stroke=\"#444\"/>\n", p.x, p.y, p.w, p.h);
-	for (double t = 0, step = axis_nice(p.ax.hi / 5); t <= p.ax.hi * 1.0001; t += step) {
+	for (double t = 0, step = axis_nice(p.ax.hi / scale / 5) * scale; t <= p.ax.hi * 1.0001;
+	     t += step) {
 		char buf[32];
 		svg_text(f, plot_x(&p, t), p.y + p.h + 16, "middle", "tick x",
-			 svg_si(t, buf, sizeof buf));
+			 svg_si(t / scale, buf, sizeof buf));
 	}
 	svg_text(f, p.x + p.w / 2, p.y + p.h + 36, "middle", "axis-label", p.ax.label);
 	fputs("</g>\n", f);
@@ -259,16 +265,29 @@ chart_memory(FILE *f, const Graph *g, const Analysis *an)
 
 /* ---- layers ------------------------------------------------------------- */
 
-/* One strip: a bar per layer of v[i], linear from 0. */
+/* One strip: a bar per layer of v[i], linear from 0; bytes where `bytes`
+ * (the axis in a binary unit, which its label says). */
 static void
-strip(FILE *f, const Graph *g, double top, const double *v, const char *label, int c)
+strip(FILE *f, const Graph *g, double top, double *v, const char *label, int c, bool bytes)
 {
 	Plot p = { .f = f, .x = LEFT, .y = top, .w = WIDTH - LEFT - RIGHT, .h = 120 };
-	double hi = 0, bw;
+	double hi = 0, bw, scale = 1;
+	const char *unit;
+	char axis[64];
 
 	for (int i = 0; i < g->nlayer; i++)
 		if (v[i] > hi)
 			hi = v[i];
+	if (bytes) {
+		scale = svg_binary(hi, &unit);
+		for (int i = 0; i < g->nlayer; i++)
+			v[i] /= scale;
+		hi /= scale;
+	}
+	if (bytes) {
+		snprintf(axis, sizeof axis, "%s (%s)", label, unit);
+		label = axis;
+	}
 	p.ax = (Axis){ 0, g->nlayer > 0 ? g->nlayer : 1, false, "layer (in order)" };
 	p.ay = (Axis){ 0, axis_nice(hi), false, label };
 	plot_frame(&p);
@@ -293,8 +312,8 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 	int L = g->nlayer;
 	double *v = xcalloc((size_t)L + 1, sizeof *v), x;
 	/* the cuts of the recommended strategy's pipeline, if it has one */
-	const Candidate *pk = an->best >= 0 && STRATEGY_PIPELINED(an->cand[an->best].kind)
-				      ? &an->cand[an->best]
+	const Candidate *pk = an->decision.k && STRATEGY_PIPELINED(an->decision.k->kind)
+				      ? an->decision.k
 				      : NULL;
 	bool cuts = pk && pk->computable && pk->stages > 1 && pk->stage_time;
 	Plot cut = { .f = f, .x = LEFT, .y = 80, .w = WIDTH - LEFT - RIGHT, .h = 520 };
@@ -311,13 +330,13 @@ chart_layers(FILE *f, const Graph *g, const Analysis *an)
 	svg_text(f, LEFT, 24, "start", "chart-title", title);
 	for (int i = 0; i < L; i++)
 		v[i] = (double)(g->layer[i].cost.flops_fwd + g->layer[i].cost.flops_bwd);
-	strip(f, g, 60, v, "FLOPs (fwd + bwd)", 0);
+	strip(f, g, 60, v, "FLOPs (fwd + bwd)", 0, false);
 	for (int i = 0; i < L; i++)
 		v[i] = (double)an->layer_bytes[i].act;
-	strip(f, g, 260, v, "kept activations (bytes)", 1);
+	strip(f, g, 260, v, "kept activations", 1, true);
 	for (int i = 0; i < L; i++)
 		v[i] = (double)g->layer[i].cost.params;
-	strip(f, g, 460, v, "parameters", 2);
+	strip(f, g, 460, v, "parameters", 2, false);
 	cut.ax = (Axis){ 0, L > 0 ? L : 1, false, "" };
 	if (an->per_layer && an->per_layer->done) { /* each layer's own split */
 		double bw = cut.w / (L > 0 ? L : 1);

@@ -11,6 +11,7 @@
 #include "util/escape.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 static const char style[] =
 	"body{font-family:sans-serif;margin:24px auto;max-width:1000px;color:#222}"
@@ -77,7 +78,8 @@ ranking(FILE *f, const Analysis *an)
 		fprintf(f, "<tr class=\"%s\">", idx[i] == an->best ? "recommended" : "");
 		cell(f, strategy_name[k->kind], true);
 		cell(f, grid_text(k, grid, sizeof grid), true);
-		cell(f, k->feasible ? "yes" : "no", true);
+		cell(f, k->not_run ? "not run" : !k->computable ? "-" : k->feasible ? "yes" : "no",
+		     true);
 		cell(f, num(c, "%.4f", k->t.total, b[2]), false);
 		cell(f, num(c, "%.1f", k->epoch, b[3]), false);
 		cell(f, num(c, "%.0f", k->throughput, b[5]), false);
@@ -89,6 +91,13 @@ ranking(FILE *f, const Analysis *an)
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
+	for (int i = 0; i < n; i++)
+		if (an->cand[idx[i]].mfu_peak > 0) {
+			fprintf(f, "<p>MFU: the model's FLOPs per second per GPU over %.1f TFLOP/s, "
+				   "the dense peak of the formats its matrix products run in at %s.</p>\n",
+				an->cand[idx[i]].mfu_peak / 1e12, precision_name(an->q.set.prec));
+			break;
+		}
 }
 
 /* Every part an iteration adds, as the text's table: their sum is the
@@ -129,31 +138,34 @@ parts(FILE *f, const Analysis *an)
 static void
 recommendation(FILE *f, const Analysis *an)
 {
-	const Candidate *k;
+	const Decision *d = &an->decision;
+	const Candidate *k = d->k;
 	const PerLayer *pl = an->per_layer;
-	char grid[96];
+	char c[CONFIG_TEXT_MAX], b[32];
 
 	fputs("<p class=\"recommendation\">", f);
-	if (an->best < 0) {
+	if (d->from == DECIDED_NONE) {
 		fputs("Recommendation: ", f);
 		esc_xml(f, an->why_none);
 		fputs(".</p>\n", f);
 	} else {
-		k = &an->cand[an->best];
-		if (pl && pl->done && pl->recommended)
+		if (d->from == DECIDED_PER_LAYER)
 			fprintf(f, "Use the <b>per-layer splits</b>: %.4f s per iteration, %.1f s "
-				   "per epoch.<br>Best strategy: use <b>", pl->time, pl->epoch);
-		else
-			fputs("Use <b>", f);
-		esc_xml(f, strategy_name[k->kind]);
-		fputs("</b> parallelism (", f);
-		esc_xml(f, grid_text(k, grid, sizeof grid));
-		fprintf(f, "): %.4f s per iteration, %.1f s per epoch", k->t.total, k->epoch);
-		if (an->runner_up_ratio > 1.005)
-			fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
-		fputs("; it is limited by ", f);
-		esc_xml(f, k->bottleneck);
-		fputs(".</p>\n", f);
+				   "per epoch.%s", pl->time, pl->epoch, k ? "<br>Best strategy: " : "");
+		else if (d->from == DECIDED_SEARCH)
+			fputs("The search's best (<a href=\"#search\">below</a>): ", f);
+		if (k) {
+			fputs(d->from == DECIDED_RANKING ? "Use <b>" : "use <b>", f);
+			esc_xml(f, config_text(&d->c, c, sizeof c));
+			fprintf(f, "</b>: %.4f s per iteration, %.1f s per epoch, %s per GPU",
+				k->t.total, k->epoch, svg_bytes(k->mem.total, b, sizeof b));
+			if (d->runner_up > 1.005)
+				fprintf(f, ", %.2fx faster than the next best", d->runner_up);
+			fputs("; it is limited by ", f);
+			esc_xml(f, k->bottleneck);
+			fputs(".", f);
+		}
+		fputs("</p>\n", f);
 	}
 	for (int i = 0; i < an->nnote; i++) {
 		fputs("<p class=\"note\">note: ", f);
@@ -219,6 +231,52 @@ section(FILE *f, const char *title, const Chart *c, const Graph *g, const Analys
 	return c->emit(f, g, an);
 }
 
+/* --search: the best configurations, the first recommended, and what
+ * each other lost by. */
+static void
+search(FILE *f, const Search *s)
+{
+	char grid[96], b[6][32];
+
+	fprintf(f, "<h2 id=\"search\">Search</h2>\n<p>%d configurations evaluated, %d pruned%s; "
+		   "the best %d.", s->evaluated, s->pruned,
+		s->stopped ? ", stopped at --search-time with some untried" : "", s->ntop);
+	if (s->simpler[0]) {
+		fputs(" ", f);
+		esc_xml(f, s->simpler);
+		fputs(".", f);
+	}
+	fputs("</p>\n<table class=\"search\"><tr><th>strategy</th><th>grid</th><th>nesting</th>"
+	      "<th>schedule</th><th>precision</th><th>ZeRO</th><th>recompute</th>"
+	      "<th>iteration (s)</th><th>epoch (s)</th><th>MFU</th><th>memory/GPU</th>"
+	      "<th>lost by</th></tr>\n", f);
+	for (int i = 0; i < s->ntop; i++) {
+		const SearchConfig *c = &s->top[i];
+		Candidate k = { .kind = c->kind };
+		memcpy(k.grid, c->grid, sizeof k.grid);
+		fprintf(f, "<tr class=\"%s\">", i ? "" : "recommended");
+		cell(f, strategy_name[c->kind], true);
+		cell(f, grid_text(&k, grid, sizeof grid), true);
+		cell(f, nesting_name[c->nest], true);
+		cell(f, STRATEGY_PIPELINED(c->kind)
+				? schedule_label(c->schedule, c->virtual_stages, b[0], sizeof b[0])
+				: "-",
+		     true);
+		cell(f, precision_name(c->prec), true);
+		snprintf(b[1], sizeof b[1], "%d%s", c->zero, c->zero_node ? " (FSDP hybrid)" : "");
+		cell(f, b[1], true);
+		cell(f, recompute_label(c->recompute, b[2], sizeof b[2]), true);
+		cell(f, num(true, "%.4f", c->iteration, b[3]), false);
+		cell(f, num(true, "%.1f", c->epoch, b[4]), false);
+		cell(f, num(true, "%.1f %%", 100 * c->mfu, b[5]), false);
+		cell(f, svg_bytes(c->memory, b[0], sizeof b[0]), false);
+		cell(f, i ? c->why : "(recommended)", true);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n<p>MFU: over the dense peak of each configuration's precision.</p>\n",
+	      f);
+}
+
 bool
 html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 {
@@ -235,8 +293,13 @@ html_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	fputs("</h1>\n", f);
 	recommendation(f, an);
 	fputs("<h2>Ranking</h2>\n", f);
+	if (an->search)
+		fputs("<p>The strategies at the settings given; the search (below) varies the "
+		      "rest.</p>\n", f);
 	ranking(f, an);
 	parts(f, an);
+	if (an->search)
+		search(f, an->search);
 	ok &= section(f, "Scaling", &charts[0], g, an);
 	ok &= section(f, "Where the time goes", &charts[1], g, an);
 	ok &= section(f, "Memory per GPU", &charts[2], g, an);

@@ -272,6 +272,12 @@ per_layer_json(json_t *root, const Graph *g, const Analysis *an)
 	set(root, "per_layer_summary", sum);
 }
 
+static json_t *
+num(bool ok, double v)
+{
+	return ok ? json_real(v) : json_null();
+}
+
 /* --search: { evaluated, pruned, top: [configuration, ...] }; the
  * elapsed time is left out (the report is deterministic; -v says it). */
 static json_t *
@@ -309,12 +315,57 @@ search_json(const Search *s)
 		set(e, "epoch_s", json_real(c->epoch));
 		set(e, "throughput_samples_per_s", json_real(c->throughput));
 		set(e, "mfu", json_real(c->mfu));
+		set(e, "mfu_peak_flops", num(c->mfu_peak > 0, c->mfu_peak));
 		set(e, "memory_per_gpu_bytes", bytes_json(c->memory));
 		set(e, "feasible", json_boolean(c->feasible));
 		set(e, "reason", i && c->why[0] ? jstr(c->why) : json_null());
 		json_array_append_new(top, e);
 	}
 	set(o, "top", top);
+	return o;
+}
+
+/* The run's one answer (Analysis.decision): the configuration the text's
+ * recommendation line, best, the ranks, the HTML and --plan name; null
+ * when nothing is recommended.  The per-layer splits: strategy
+ * "per-layer" (over a mesh of all the GPUs: no grid; per_layer has each
+ * module's split), the rest of the configuration the run's. */
+static json_t *
+recommendation_json(const Analysis *an)
+{
+	static const char *const from[] = { [DECIDED_RANKING] = "ranking",
+					    [DECIDED_SEARCH] = "search",
+					    [DECIDED_PER_LAYER] = "per-layer" };
+	const Decision *d = &an->decision;
+	const SearchConfig *c = &d->c;
+	const PerLayer *pl = an->per_layer;
+	bool split = d->from == DECIDED_PER_LAYER;
+	json_t *o, *grid;
+	char b[32];
+
+	if (d->from == DECIDED_NONE)
+		return json_null();
+	o = json_object();
+	grid = split ? NULL : json_object();
+	set(o, "from", jstr(from[d->from]));
+	set(o, "strategy", jstr(split ? "per-layer" : strategy_name[c->kind]));
+	for (int i = 0; grid && i < DIM_COUNT; i++)
+		if (c->grid[i])
+			set(grid, grid_dim_name[i], json_integer(c->grid[i]));
+	set(o, "grid", grid ? grid : json_null());
+	set(o, "nesting", split ? json_null() : jstr(nesting_name[c->nest]));
+	set(o, "schedule", split || !STRATEGY_PIPELINED(c->kind)
+				   ? json_null()
+				   : jstr(schedule_label(c->schedule, c->virtual_stages, b, sizeof b)));
+	set(o, "precision", jstr(precision_name(split ? an->q.set.prec : c->prec)));
+	set(o, "zero", json_integer(split ? an->q.set.zero : c->zero));
+	set(o, "fsdp", (split ? an->q.set.zero : c->zero) < 3
+			       ? json_null()
+			       : jstr((split ? an->q.set.zero_node : c->zero_node) ? "hybrid" : "full"));
+	set(o, "recompute", jstr(recompute_label(split ? an->rc.k : c->recompute, b, sizeof b)));
+	set(o, "iteration_s", json_real(split ? pl->time : c->iteration));
+	set(o, "epoch_s", json_real(split ? pl->epoch : c->epoch));
+	set(o, "memory_per_gpu_bytes", bytes_json(split ? pl->memory : c->memory));
 	return o;
 }
 
@@ -348,12 +399,6 @@ notes_json(const Analysis *an)
 }
 
 static json_t *
-num(bool ok, double v)
-{
-	return ok ? json_real(v) : json_null();
-}
-
-static json_t *
 strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 {
 	json_t *o = json_object(), *grid = json_object(), *it = json_object();
@@ -369,6 +414,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "grid", grid);
 	set(o, "nesting", jstr(nesting_name[k->nest]));
 	set(o, "feasible", json_boolean(k->feasible));
+	/* false where the implementation does not run the strategy */
+	set(o, "supported", json_boolean(!k->not_run));
 	set(o, "reason", k->reason ? jstr(k->reason) : json_null());
 	set(o, "implementation", jstr(an->q.impl.name));
 	set(o, "zero", json_integer(an->q.set.zero));
@@ -395,6 +442,9 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "epoch_s", num(c, k->epoch));
 	set(o, "throughput_samples_per_s", num(c, k->throughput));
 	set(o, "mfu", num(c, k->mfu));
+	/* what mfu divides by: the per-GPU dense peak of the formats the
+	 * model's products run in (matmul_peak) */
+	set(o, "mfu_peak_flops", num(k->mfu_peak > 0, k->mfu_peak));
 	set(o, "memory_per_gpu_bytes", c ? bytes_json(k->mem.total) : json_null());
 	set(o, "memory", memuse_json(&k->mem, c));
 	set(o, "global_batch", json_integer(k->global_batch));
@@ -460,6 +510,7 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	set(root, "batch", batch);
 	set(root, "strategies", strategies_json(g, an));
 	set(root, "best", an->best >= 0 ? jstr(strategy_name[an->best]) : json_null());
+	set(root, "recommendation", recommendation_json(an));
 	if (an->search)
 		set(root, "search", search_json(an->search));
 	if (an->per_layer && an->per_layer->done)

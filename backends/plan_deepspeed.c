@@ -33,7 +33,10 @@ topology_json(const Placement *pl)
 	return o;
 }
 
-/* PipelineModule: the layer list (one entry per unit) and its parts. */
+/* PipelineModule: the layer list (one entry per unit: the module's path
+ * in the model, null for code of the model's own forward, such as
+ * ResNet's torch.flatten, which the script gives as a callable) and its
+ * parts. */
 static json_t *
 pipeline_json(const Placement *pl)
 {
@@ -45,7 +48,8 @@ pipeline_json(const Placement *pl)
 	json_array_append_new(parts, json_integer(pl->mod.nunit));
 	set(o, "parts", parts);
 	for (int u = 0; u < pl->mod.nunit; u++)
-		json_array_append_new(layers, jstr(pl->mod.unit[u].name));
+		json_array_append_new(layers, pl->mod.unit[u].module ? jstr(pl->mod.unit[u].name)
+								      : json_null());
 	set(o, "layers", layers);
 	set(o, "module_names", jstr(pl->mod.names));
 	/* the ranks' order as the grid nests (outer to inner), in
@@ -61,6 +65,7 @@ bool
 plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 {
 	const Candidate *k = pl->k;
+	const char *other = plan_other(g, an, pl, PLAN_STATES_ZERO3 | PLAN_STATES_TF32);
 	json_t *root = json_object(), *own = json_object(), *grid = json_object();
 
 	set(root, "train_batch_size", json_integer(k->global_batch));
@@ -95,6 +100,7 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 		set(ac, "partition_activations", json_boolean(false));
 		set(root, "activation_checkpointing", ac);
 	}
+	set(own, "other_configuration", other ? jstr(other) : json_null());
 	set(own, "model", jstr(g->name));
 	set(own, "strategy", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < pl->ndim; d++)
@@ -103,6 +109,12 @@ plan_deepspeed_emit(const Graph *g, const Analysis *an, const Placement *pl, FIL
 	set(own, "checked_with", jstr("DeepSpeed's config documentation (keys and batch "
 				      "arithmetic); not run: DeepSpeed is not packaged in Debian"));
 	set(own, "world_size", json_integer(pl->gpus));
+	/* DeepSpeed's config has no TF32 keys: the switches the prediction
+	 * assumed, for the script to set (torch.backends.cudnn.allow_tf32,
+	 * torch.backends.cuda.matmul.allow_tf32) */
+	set(own, "cudnn_allow_tf32", json_boolean(pl->cudnn_tf32));
+	set(own, "matmul_allow_tf32", json_boolean(pl->matmul_tf32));
+	set(own, "implementation", jstr(pl->implementation));
 	set(own, "data_parallel_size", json_integer(pl->replicas));
 	set(own, "client_optimizer",
 	    an->q.set.opt == OPT_MOMENTUM  ? jstr("torch.optim.SGD(momentum=0.9)")

@@ -87,8 +87,12 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	json_t *root = json_object(), *model = json_object(), *sys = json_object();
 	json_t *grid = json_array(), *batch = json_object();
 
+	const char *other = plan_other(g, an, pl, PLAN_STATES_PER_LAYER | PLAN_STATES_ZERO3 |
+					       PLAN_STATES_TF32);
+
 	set(root, "plan", jstr("generic"));
 	set(root, "schema", json_integer(1));
+	set(root, "other_configuration", other ? jstr(other) : json_null());
 	set(model, "name", jstr(g->name));
 	set(model, "source", jstr(g->source));
 	set(model, "format", jstr(g->format));
@@ -100,6 +104,7 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(root, "system", sys);
 	set(root, "precision", jstr(precision_name(an->q.set.prec)));
 	set(root, "optimizer", jstr(optimizer_name(an->q.set.opt)));
+	set(root, "implementation", jstr(pl->implementation));
 	set(root, "strategy", jstr(strategy_name[k->kind]));
 	for (int d = 0; d < pl->ndim; d++) {
 		json_t *o = json_object();
@@ -121,6 +126,8 @@ plan_generic_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(batch, "micro_batches", json_integer(pl->micro_batches));
 	set(root, "batch", batch);
 	set(root, "zero", json_integer(an->q.set.zero));
+	set(root, "fsdp", an->q.set.zero < 3 ? json_null()
+					    : jstr(an->q.set.zero_node ? "hybrid" : "full"));
 	set(root, "recompute_segments", pl->checkpoints ? json_integer(pl->checkpoints)
 							: json_null());
 	set(root, "pipeline", pl->nstage ? pipeline_json(g, an, pl) : json_null());

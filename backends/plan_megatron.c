@@ -91,6 +91,7 @@ bool
 plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 {
 	const Candidate *k = pl->k;
+	const char *other;
 
 	fputs("# oraclec plan (megatron): ", f);
 	esc_text(f, g->name);
@@ -103,6 +104,11 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	fprintf(f, "# data-parallel size: %lld\n", (long long)pl->replicas);
 	fputs("# checked with: Megatron-LM's megatron/training/arguments.py (the flags); not run: "
 	      "Megatron-LM is not packaged in Debian\n", f);
+	if ((other = plan_other(g, an, pl, 0))) {
+		fputs("# not the recommendation: ", f);
+		esc_text(f, other);
+		fputc('\n', f);
+	}
 	if (pl->nstage && !pl->layout) { /* the reason may quote a module's name */
 		fputs("# no --pipeline-model-parallel-layout: ", f);
 		esc_text(f, pl->layout_why);
@@ -129,9 +135,10 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 		fprintf(f, "\t--num-virtual-stages-per-pipeline-rank %d\n", pl->chunks);
 	if (an->rc.k == RECOMPUTE_SELECTIVE)
 		fputs("\t--recompute-granularity selective\n", f);
-	else if (an->rc.k)
+	else if (an->rc.k) /* in transformer layers, not the IR's */
 		fprintf(f, "\t--recompute-granularity full\n\t--recompute-method uniform\n"
-			   "\t--recompute-num-layers %d\n", an->rc.k);
+			   "\t--recompute-num-layers %d\n",
+			pl->recompute_blocks > 0 ? pl->recompute_blocks : 1);
 	if (an->q.set.zero) /* Megatron's distributed optimizer shards the optimizer state */
 		fputs("\t--use-distributed-optimizer\n", f);
 	/* Megatron numbers its ranks tp-cp-ep-dp-pp (pipeline-outer), or with

@@ -55,16 +55,22 @@ bool
 plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 {
 	const Candidate *k = pl->k;
+	const char *other = plan_other(g, an, pl, PLAN_STATES_PER_LAYER | PLAN_STATES_ZERO3 |
+					       PLAN_STATES_TF32);
 	json_t *root = json_object(), *mesh = json_object(), *shape = json_array();
 	json_t *names = json_array(), *dims = json_object(), *batch = json_object();
 
 	set(root, "plan", jstr("pytorch"));
+	/* a plan of another configuration than the run's recommendation says
+	 * why (null: it is the recommendation's) */
+	set(root, "other_configuration", other ? jstr(other) : json_null());
 	set(root, "model", jstr(g->name));
 	set(root, "strategy", jstr(strategy_name[k->kind]));
 	set(root, "world_size", json_integer(pl->gpus));
 	set(root, "nnodes", json_integer(pl->nodes));
 	set(root, "nproc_per_node", json_integer(pl->per_node));
-	set(mesh, "device_type", jstr("cuda"));
+	/* a probed CPU (the system's host_device) runs the plan on the CPU */
+	set(mesh, "device_type", jstr(an->q.sys->host_device ? "cpu" : "cuda"));
 	/* Every dimension the strategy names is in the mesh, a size-1 one
 	 * too: the cost model leaves data=1 out of the grid (dp on
 	 * data=1,pipeline=2 is priced as pipeline=2), but a script that
@@ -92,15 +98,30 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	set(batch, "global", json_integer(k->global_batch));
 	set(batch, "per_replica", count(pl->replica_batch));
 	set(root, "batch", batch);
-	/* the parameters' dtype; autocast's (torch.autocast(dtype=...)) and
-	 * TF32 (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32) */
+	/* the parameters' dtype; autocast's (torch.autocast(dtype=...)); TF32
+	 * as the prediction assumed it: torch.backends.cudnn.allow_tf32 and
+	 * torch.backends.cuda.matmul.allow_tf32 (model/compute.c,
+	 * tf32_switches) */
 	set(root, "precision", jstr(an->q.set.prec == PREC_FP16   ? "float16"
 					   : an->q.set.prec == PREC_BF16 ? "bfloat16"
 								   : "float32"));
 	set(root, "autocast", an->q.set.prec == PREC_AMP_FP16   ? jstr("float16")
 			      : an->q.set.prec == PREC_AMP_BF16 ? jstr("bfloat16")
 							  : json_null());
-	set(root, "allow_tf32", json_boolean(an->q.set.prec == PREC_TF32));
+	set(root, "cudnn_allow_tf32", json_boolean(pl->cudnn_tf32));
+	set(root, "matmul_allow_tf32", json_boolean(pl->matmul_tf32));
+	/* the stack predicted, for the rows a run writes (oraclec validate) */
+	set(root, "implementation", jstr(pl->implementation));
+	/* a sample of the model's one input, channels first; null for a model
+	 * of several inputs */
+	if (g->ninput == 1) {
+		json_t *input = json_array();
+		for (int i = 0; i < g->tensor[g->input[0]].shape.rank; i++)
+			json_array_append_new(input, json_integer(g->tensor[g->input[0]].shape.d[i]));
+		set(root, "input_shape", input);
+	} else {
+		set(root, "input_shape", json_null());
+	}
 	set(root, "module_names", jstr(pl->mod.names));
 	/* FSDP's sharding for the ZeRO stage modelled (stage 3: FULL_SHARD, or
 	 * HYBRID_SHARD inside each node; 2: SHARD_GRAD_OP; 1 has no FSDP

@@ -46,6 +46,7 @@ static void
 header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 {
 	const Candidate *k = pl->k;
+	const char *other;
 
 	fputs("#!/bin/bash\n", f);
 	fputs("#SBATCH --job-name=", f);
@@ -71,6 +72,13 @@ header(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 		plan_loader_cpus(an), plan_loader_cpus(an) == 1 ? "" : "s", an->q.impl.name);
 	fprintf(f, "# predicted: %.6g s per iteration, %.0f bytes per GPU\n", k->t.total,
 		k->mem.total);
+	/* the command it starts states the rest: all but the per-layer
+	 * splits, which its rank file does not place */
+	if ((other = plan_other(g, an, pl, PLAN_STATES_ZERO3 | PLAN_STATES_TF32))) {
+		fputs("# not the recommendation: ", f);
+		esc_text(f, other);
+		fputc('\n', f);
+	}
 }
 
 static void

@@ -35,11 +35,38 @@ svg_dash(int i)
 }
 
 const char *
+svg_bytes(double v, char *buf, size_t n)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	int u = 0;
+
+	while (fabs(v) >= 1024 && u < 6)
+		v /= 1024, u++;
+	snprintf(buf, n, "%.3g %s", v, unit[u]);
+	return buf;
+}
+
+double
+svg_binary(double hi, const char **unit)
+{
+	static const char *const name[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double scale = 1;
+	int u = 0;
+
+	while (hi / scale >= 1024 && u < 6)
+		scale *= 1024, u++;
+	*unit = name[u];
+	return scale;
+}
+
+const char *
 svg_unit(double v, const char *unit, char *buf, size_t n)
 {
 	char si[32];
 	size_t len;
 
+	if (strcmp(unit, "B") == 0)
+		return svg_bytes(v, buf, n);
 	/* seconds from one on as people write them: "25.3 s", "4112 s" */
 	if (strcmp(unit, "s") == 0 && v >= 1) {
 		snprintf(buf, n, v >= 1000 ? "%.0f s" : "%.3g s", v);

@@ -1,5 +1,6 @@
 /* svg.h -- a small SVG emitter for the report's charts (backends/svg.c):
- * a plot area with linear or logarithmic axes, SI-prefixed ticks, line
+ * a plot area with linear or logarithmic axes, SI-prefixed ticks (bytes
+ * in binary units), line
  * series with markers, stacked horizontal bars and a legend, written with
  * fixed formats so the same numbers give the same bytes.  Every string
  * from an input goes through esc_xml.  It draws what it is given; the
@@ -14,8 +15,14 @@
  * index modulo 11; a dash pattern per series ("" solid), modulo 11. */
 const char *svg_colour(int i);
 const char *svg_dash(int i);
-/* v with an SI prefix and its unit: "11.5 ms", "3.2 s", "4.1 GB". */
+/* v with an SI prefix and its unit: "11.5 ms", "3.2 s"; bytes (unit
+ * "B") in binary units, as every report writes them: "4.88 GiB". */
 const char *svg_unit(double v, const char *unit, char *buf, size_t n);
+/* v bytes in binary units, 3 significant digits: "97.5 MiB". */
+const char *svg_bytes(double v, char *buf, size_t n);
+/* The binary unit an axis of bytes up to hi is drawn in (*unit: "GiB"),
+ * and its size in bytes. */
+double svg_binary(double hi, const char **unit);
 
 typedef struct Axis {
 	double lo, hi;      /* the values at the ends (log: both > 0) */

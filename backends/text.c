@@ -209,6 +209,23 @@ part(bool ok, double v, char *buf)
 	return buf;
 }
 
+/* The fits column: "yes", "no" where the memory does not fit, "not run"
+ * where the implementation does not run the strategy, "-" beyond its
+ * limits (no prediction). */
+static const char *
+fits(const Candidate *k)
+{
+	return k->not_run ? "not run" : !k->computable ? "-" : k->feasible ? "yes" : "no";
+}
+
+/* A peak in FLOP/s as TFLOP/s: "494.7 TFLOP/s" */
+static const char *
+flops(double v, char *buf)
+{
+	snprintf(buf, 32, "%.1f TFLOP/s", v / 1e12);
+	return buf;
+}
+
 /* The strategies in rank order (the recommendation first, then the
  * feasible by epoch), and the parts each iteration adds up. */
 static void
@@ -218,16 +235,16 @@ strategy_table(const Analysis *an, FILE *f)
 	unsigned nested = 0;
 	int idx[STRAT_COUNT], n = rank_order(an, idx), w = 9;
 
-	fprintf(f, "\n%-9s %-30s %-4s %10s %10s %10s %6s %11s  %s%s\n", "strategy", "grid", "fits",
-		"iteration", "epoch", "samples/s", "MFU", "memory/GPU",
+	fprintf(f, "\n%-9s %-30s %-7s %10s %10s %10s %6s %11s  %s%s\n", "strategy", "grid",
+		"fits", "iteration", "epoch", "samples/s", "MFU", "memory/GPU",
 		an->max_batch ? "max batch/GPU  " : "", "limited by");
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
 		if (an->max_batch)
 			snprintf(mb, sizeof mb, "%13" PRId64 "  ", k->max_batch);
-		fprintf(f, "%-9s %-30s %-4s %10s %10s %10s %6s %11s  %s%s\n",
-			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
-			k->feasible ? "yes" : "no", secs(k->computable, k->t.total, b3),
+		fprintf(f, "%-9s %-30s %-7s %10s %10s %10s %6s %11s  %s%s\n",
+			strategy_name[k->kind], grid_str(k, grid, sizeof grid), fits(k),
+			secs(k->computable, k->t.total, b3),
 			secs(k->computable, k->epoch, b4), rate(k->computable, k->throughput, b6),
 			percent(k->computable, k->mfu, b7),
 			k->computable ? bytes((int64_t)k->mem.total, b5) : "-",
@@ -235,6 +252,14 @@ strategy_table(const Analysis *an, FILE *f)
 		nested |= 1u << k->nest;
 	}
 	nested_note(nested, f);
+	for (int i = 0; i < n; i++)
+		if (an->cand[idx[i]].mfu_peak > 0) {
+			fprintf(f, "MFU: the model's FLOPs per second per GPU over %s, the dense "
+				   "peak of the formats its matrix products run in at %s\n  "
+				   "(docs/model.md, \"Throughput and MFU\")\n",
+				flops(an->cand[idx[i]].mfu_peak, b1), precision_name(an->q.set.prec));
+			break;
+		}
 	/* --max-batch: where the dataset, not the memory, stopped it */
 	for (int i = 0, m = 0; an->max_batch && i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
@@ -458,38 +483,66 @@ search_table(const Search *s, FILE *f)
 		nested |= 1u << c->nest;
 	}
 	nested_note(nested, f);
+	fputs("MFU: over the dense peak of each configuration's precision (JSON: "
+	      "mfu_peak_flops)\n", f);
+}
+
+/* The decision's strategy and grid, and under --search its settings:
+ * "data parallelism (data=1024), amp-bf16, ZeRO stage 2" */
+static const char *
+decided(const Analysis *an, char *buf, size_t n)
+{
+	const Decision *d = &an->decision;
+	char grid[96], c[CONFIG_TEXT_MAX];
+	const char *settings;
+
+	config_text(&d->c, c, sizeof c);
+	/* what follows the grid's ")" */
+	settings = d->from == DECIDED_SEARCH ? strstr(c, "), ") : NULL;
+	snprintf(buf, n, "%s parallelism (%s)%s", strategy_name[d->c.kind],
+		 grid_str(d->k, grid, sizeof grid), settings ? settings + 1 : "");
+	return buf;
 }
 
 static void
 recommendation(const Analysis *an, FILE *f)
 {
-	const Candidate *k;
+	const Decision *d = &an->decision;
+	const Candidate *k = d->k;
 	const PerLayer *pl = an->per_layer;
-	char grid[96], b1[32], b2[32];
+	char what[CONFIG_TEXT_MAX + 96], b1[32], b2[32];
 
-	if (an->best < 0) {
+	if (d->from == DECIDED_NONE) {
 		fprintf(f, "\nrecommendation: %s.\n", an->why_none);
 		for (int i = 0; i < an->nwarning; i++)
 			fprintf(f, "warning [%s]: %s.\n", an->warning[i].code,
 				an->warning[i].message);
 		return;
 	}
-	k = &an->cand[an->best];
-	if (pl && pl->done && pl->recommended)
-		fprintf(f,
-			"\nrecommendation: use the per-layer splits (below): %s per iteration, %s "
-			"per epoch.\nbest strategy: use %s parallelism (%s): %s per iteration, %s "
-			"per epoch",
-			secs(true, pl->time, b1), secs(true, pl->epoch, b2), strategy_name[k->kind],
-			grid_str(k, grid, sizeof grid), secs(true, k->t.total, b1),
+	if (d->from == DECIDED_PER_LAYER) {
+		fprintf(f, "\nrecommendation: use the per-layer splits (below): %s per iteration, "
+			   "%s per epoch", secs(true, pl->time, b1), secs(true, pl->epoch, b2));
+		if (k)
+			fprintf(f, ".\nbest strategy: use %s: %s per iteration, %s per epoch",
+				decided(an, what, sizeof what), secs(true, k->t.total, b1),
+				secs(true, k->epoch, b2));
+		else
+			fputs("; no uniform strategy fits", f);
+	} else {
+		fprintf(f, "\nrecommendation%s: use %s: %s per iteration, %s per epoch",
+			d->from == DECIDED_SEARCH ? " (the search's best, below)" : "",
+			decided(an, what, sizeof what), secs(true, k->t.total, b1),
 			secs(true, k->epoch, b2));
-	else
-		fprintf(f,
-			"\nrecommendation: use %s parallelism (%s): %s per iteration, %s per epoch",
-			strategy_name[k->kind], grid_str(k, grid, sizeof grid),
-			secs(true, k->t.total, b1), secs(true, k->epoch, b2));
-	if (an->runner_up_ratio > 1.005)
-		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
+	}
+	if (!k) {
+		fputs(".\n", f);
+		for (int i = 0; i < an->nwarning; i++)
+			fprintf(f, "warning [%s]: %s.\n", an->warning[i].code,
+				an->warning[i].message);
+		return;
+	}
+	if (d->runner_up > 1.005)
+		fprintf(f, ", %.2fx faster than the next best", d->runner_up);
 	fprintf(f, "; it is limited by %s.\n", k->bottleneck);
 	memory_line(k, f);
 	for (int i = 0; i < an->nnote; i++)

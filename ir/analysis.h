@@ -138,12 +138,14 @@ typedef struct Candidate {
 	double epoch;             /* seconds per epoch */
 	MemUse mem;
 	bool not_run;             /* the implementation does not run the
-	                             strategy: not feasible, times kept */
+	                             strategy: not feasible, times kept (where
+	                             it has them) */
 	double throughput;        /* samples per second: global_batch / t.total */
 	double mfu;               /* model FLOPs utilization: the model's forward
 	                             and backward FLOPs per second per GPU
 	                             (recomputation not counted) over the dense
 	                             peak its matrix products run at */
+	double mfu_peak;          /* that peak, FLOP/s per GPU (matmul_peak) */
 	int64_t max_batch;        /* --max-batch: the largest batch per GPU that
 	                             fits on this grid (0: not even 1) */
 	const char *max_batch_why; /* why 0, or why not more than the dataset
@@ -175,11 +177,37 @@ typedef struct SearchConfig {
 	int recompute;            /* segments of k layers; 0 none */
 	int64_t micro_batches;
 	double iteration, epoch, memory;
-	double throughput, mfu;   /* as Candidate's */
+	double throughput, mfu, mfu_peak; /* as Candidate's */
 	bool feasible;
 	const char *reason, *bottleneck;
 	char why[96];             /* why it lost to the best; "" for the best */
 } SearchConfig;
+
+/* The run's one answer (plan/decision.c): the search's first under
+ * --search, else the ranking's best, or the per-layer splits where they
+ * are recommended.  The text's recommendation line, JSON recommendation,
+ * best and each strategy's rank, the HTML and every --plan say it. */
+typedef enum DecisionFrom {
+	DECIDED_NONE,             /* nothing fits (Analysis.why_none says why) */
+	DECIDED_RANKING,          /* the ranking's best (strategies_run) */
+	DECIDED_SEARCH,           /* the search's first (--search) */
+	DECIDED_PER_LAYER,        /* the per-layer splits (--per-layer) */
+} DecisionFrom;
+struct Analysis;
+typedef struct Decision {
+	DecisionFrom from;
+	SearchConfig c;           /* the configuration, as the search describes
+	                             one, with its figures; the per-layer splits:
+	                             the best strategy's (a plan's rest) */
+	const struct Analysis *at; /* the analysis of c: its query's settings
+	                             are c's (the run's own analysis where they
+	                             are the run's); valid while the analysis
+	                             decided is */
+	const Candidate *k;       /* c's prediction in full: the parts, the
+	                             memory by part, a pipeline's stages */
+	double runner_up;         /* the next best's epoch over c's; 0: none (or
+	                             only faster ones, c being simpler) */
+} Decision;
 
 /* Per-layer parallelization (plan/perlayer.c): each layer's mode; the
  * names in ir/grid.c. */
@@ -313,12 +341,15 @@ typedef struct Analysis {
 	                             analyses of one run (model/engine.h) */
 	Recompute rc;             /* activation recomputation, from set.recompute */
 	Candidate cand[STRAT_COUNT];
-	int best;                 /* index into cand, -1 when none is feasible */
-	double runner_up_ratio;   /* second best / best epoch time */
+	int best;                 /* index into cand of the recommended strategy
+	                             (the decision's), -1 when none is */
 	Warning warning[MAX_WARNINGS]; /* pass advice */
 	int nwarning;
+	Decision decision;        /* the one answer (strategies_run: the
+	                             ranking's; decide: the search's or the
+	                             per-layer splits') */
 	const Search *search;     /* --search: the joint search; NULL without */
-	const PerLayer *per_layer; /* --per-layer; NULL without */
+	PerLayer *per_layer;      /* --per-layer; NULL without */
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;

@@ -67,16 +67,32 @@ layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
 	return aten_depthwise(an, g, l, precision_dtype(an->q.set.prec, true) == DT_FP16);
 }
 
+/* The precision's format for products is TF32 (--precision tf32): both
+ * switches on.  Else matmul's stays off, PyTorch's default since 1.12, and
+ * cudnn's is the implementation's conv_tf32: PyTorch's default on (since
+ * 1.7), off for a stack without TF32 (CUDA 9, cuDNN 7).  The defaults are
+ * ATen's (aten/src/ATen/Context.h: allow_tf32_cudnn = true,
+ * allow_tf32_cublas = false); Debian's torch 1.13 reports True and
+ * False. */
+void
+tf32_switches(const Analysis *an, bool *cudnn, bool *matmul)
+{
+	*matmul = precision_dtype(an->q.set.prec, true) == DT_TF32;
+	*cudnn = *matmul || an->q.impl.conv_tf32;
+}
+
 /* The number format layer l computes in: the precision's, but for the
- * convolutions of an fp32 run on a GPU with TF32 under an implementation
- * that allows it (PyTorch: cudnn.allow_tf32) -- cuDNN's, not the depthwise
- * kernels ATen runs on the CUDA cores. */
+ * convolutions of an fp32 run on a GPU with TF32 where cuDNN's switch is
+ * on (tf32_switches) -- cuDNN's, not the depthwise kernels ATen runs on
+ * the CUDA cores. */
 static Dtype
 dtype(const Analysis *an, const Graph *g, const Layer *l)
 {
 	Dtype dt = precision_dtype(an->q.set.prec, l->cost.macs > 0);
+	bool cudnn, matmul;
 
-	if (dt == DT_FP32 && an->q.impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
+	tf32_switches(an, &cudnn, &matmul);
+	if (dt == DT_FP32 && cudnn && op_info[l->op].cls == OPC_CONV &&
 	    an->q.sys->peak[DT_TF32] > 0 && !aten_depthwise(an, g, l, false))
 		return DT_TF32;
 	return dt;

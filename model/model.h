@@ -55,6 +55,12 @@ int step_ops(Optimizer opt);
 /* Whether layer l is a depthwise convolution PyTorch runs in its own
  * kernels, not cuDNN's. */
 bool layer_on_aten(const Analysis *an, const Graph *g, const Layer *l);
+/* compute.c: PyTorch's TF32 switches as the prediction assumes them:
+ * torch.backends.cudnn.allow_tf32 (*cudnn: an fp32 convolution runs in
+ * TF32 where the GPU has it) and torch.backends.cuda.matmul.allow_tf32
+ * (*matmul: an fp32 matrix product does).  What a plan states, so that
+ * the run computes in the number formats priced. */
+void tf32_switches(const Analysis *an, bool *cudnn, bool *matmul);
 
 /* kernel.c */
 

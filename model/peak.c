@@ -14,9 +14,11 @@ matmul_peak(const Graph *g, const Analysis *an)
 	 * it keys on the query as a layer's figures do (it reads the graph,
 	 * the precision, the implementation and the system's peaks) */
 	uint64_t stamp = key_stamp(&an->eng->stamps, &an->q, g, KEY_LAYER);
+	bool cudnn, matmul;
 
 	if (an->eng->peak.stamp == stamp && an->eng->reuse)
 		return an->eng->peak.peak;
+	tf32_switches(an, &cudnn, &matmul);
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
 		double f = (double)l->cost.flops_fwd + (double)l->cost.flops_bwd;
@@ -24,8 +26,8 @@ matmul_peak(const Graph *g, const Analysis *an)
 		if (l->cost.macs <= 0 || !(f > 0))
 			continue;
 		/* as the cost model: TF32 for an fp32 run's convolutions where
-		 * the implementation lets cuDNN use it, but ATen's depthwise */
-		if (dt == DT_FP32 && an->q.impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
+		 * cuDNN's switch is on, but ATen's depthwise */
+		if (dt == DT_FP32 && cudnn && op_info[l->op].cls == OPC_CONV &&
 		    s->peak[DT_TF32] > 0 && !layer_on_aten(an, g, l))
 			dt = DT_TF32;
 		flops += f;

@@ -99,15 +99,15 @@ splits_space(StrategyKind s)
 	return s == STRAT_SPATIAL || s == STRAT_DS || s == STRAT_DPS;
 }
 
-/* The candidate the warnings are about: the recommendation, else the one
+/* The candidate the warnings are about: the decision's, else the one
  * strategy analysed (a --grid that does not fit), else none. */
 static const Candidate *
 subject(const Analysis *an)
 {
 	const Candidate *k = NULL;
 
-	if (an->best >= 0)
-		return &an->cand[an->best];
+	if (an->decision.k)
+		return an->decision.k;
 	for (int s = 0; s < STRAT_COUNT; s++)
 		if (an->cand[s].analysed) {
 			if (k)
@@ -226,16 +226,19 @@ why_none(Analysis *an)
 }
 
 /* Why the recommendation is not the fastest: the simpler within
- * SIMPLER_WITHIN, per-layer splits faster or not by enough. */
+ * SIMPLER_WITHIN (of the ranking's strategies, or of the search's
+ * configurations), per-layer splits faster or not by enough. */
 static void
 notes(const Graph *g, Analysis *an)
 {
-	const Candidate *b = &an->cand[an->best],
+	const Candidate *b = an->decision.k,
 			*f = an->fastest >= 0 ? &an->cand[an->fastest] : b;
 	const PerLayer *pl = an->per_layer;
 	char g1[GRID_TEXT_MAX], g2[GRID_TEXT_MAX];
 
-	if (f != b)
+	if (an->decision.from == DECIDED_SEARCH && an->search->simpler[0])
+		note(an, "%s", an->search->simpler);
+	else if (an->decision.from != DECIDED_SEARCH && f != b)
 		note(an,
 		     "%s parallelism (%s) is within %.0f %% of the fastest, %s parallelism (%s) "
 		     "at %.4g s per epoch, and simpler: %d grid dimension%s against %d",
@@ -294,12 +297,13 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 	an->nwarning = an->nnote = 0;
 	an->why_none[0] = '\0';
 	unsupported(g, an, subject(an));
-	if (an->best < 0) {
-		why_none(an);
+	if (!an->decision.k) {
+		if (an->decision.from == DECIDED_NONE)
+			why_none(an);
 		return;
 	}
 	notes(g, an);
-	best = &an->cand[an->best];
+	best = an->decision.k;
 	if (best->global_batch > an->q.set.dataset_size)
 		warn(an, "global-batch-exceeds-dataset",
 		     "the global batch of %s parallelism (%" PRId64 " samples) exceeds the "

@@ -764,7 +764,7 @@ per_layer_exhaustive(const Graph *g, const Analysis *an, double *programme)
 }
 
 void
-per_layer_recommend(const Analysis *an, PerLayer *pl)
+per_layer_recommend(const Analysis *an, double beat, PerLayer *pl)
 {
 	double uniform = INFINITY;
 
@@ -780,8 +780,9 @@ per_layer_recommend(const Analysis *an, PerLayer *pl)
 	/* under its own model, more than SIMPLER_WITHIN faster than every
 	 * uniform assignment; and so much faster than the strategy
 	 * recommended, which may be one the per-layer model has not (a
-	 * pipeline), or priced apart (the table's own model) */
-	pl->recommended =
-		pl->fits && isfinite(uniform) && pl->time * (1 + SIMPLER_WITHIN) < uniform &&
-		(an->best < 0 || pl->epoch * (1 + SIMPLER_WITHIN) < an->cand[an->best].epoch);
+	 * pipeline), or priced apart (the table's own model, the search's
+	 * other settings) */
+	pl->recommended = pl->fits && isfinite(uniform) &&
+			  pl->time * (1 + SIMPLER_WITHIN) < uniform &&
+			  (!(beat > 0) || pl->epoch * (1 + SIMPLER_WITHIN) < beat);
 }

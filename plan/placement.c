@@ -15,6 +15,7 @@
 #include "plan/plan.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 /* The grid's place on the nodes, and each rank's node, GPU and
@@ -210,6 +211,28 @@ chunks(const Graph *g, const Analysis *an, const StrategyOpts *o, Placement *pl)
 	return false;
 }
 
+/* The prediction's recomputation of segments of k layers as segments of
+ * the model's blocks (its transformer layers: Megatron-LM's
+ * --recompute-num-layers under --recompute-method uniform, 1 = every
+ * layer checkpointed), the nearest whole count from 1 to the blocks; 0
+ * without recomputation or blocks.  ViT-B/16 under --recompute full
+ * checkpoints segments of 72 IR layers, about 3 of its 12 encoder
+ * layers, not 72 of them (issue 38). */
+static int
+recompute_blocks(const Modules *m, int k)
+{
+	int blocks = 0, layers = 0;
+	long n;
+
+	for (int u = 0; u < m->nunit; u++)
+		if (m->unit[u].block)
+			blocks++, layers += m->unit[u].last - m->unit[u].first + 1;
+	if (k <= 0 || !blocks)
+		return 0;
+	n = lround((double)k * blocks / layers);
+	return n < 1 ? 1 : n > blocks ? blocks : (int)n;
+}
+
 const bool *
 plan_cuts(const Graph *g, const Modules *m)
 {
@@ -225,7 +248,7 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 {
 	Loc at = { g->source, 0, 0 };
 
-	*pl = (Placement){ .split = -1, .mod = *mod, .chunks = 1 };
+	*pl = (Placement){ .split = -1, .mod = *mod, .chunks = 1, .an = an };
 	if (an->best < 0 && o->forced && o->cut_after && o->grid[DIM_PIPELINE] > 0 &&
 	    blocked(g, an, o, &an->cand[o->kind]))
 		return false;
@@ -237,18 +260,24 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 			   k->reason ? k->reason : "does not fit");
 		return false;
 	}
-	if (an->best < 0) {
+	if (!an->decision.k) {
 		diag_error(at, "no strategy fits on %" PRId64 " GPU%s of %s: no plan written",
 			   an->q.set.gpus, an->q.set.gpus == 1 ? "" : "s", an->q.sys->name);
 		return false;
 	}
-	pl->k = &an->cand[an->best];
+	/* the decision's configuration, in its own analysis's settings */
+	pl->k = an->decision.k;
+	pl->an = an->decision.at;
 	/* a plan of what the implementation does not run: said, not refused
 	 * (the options asked for it; oraclec never proposes it) */
 	for (int i = 0; i < an->nwarning; i++)
 		if (strcmp(an->warning[i].code, "unsupported-by-implementation") == 0)
 			diag_warn(at, "%s", an->warning[i].message);
+	an = pl->an;
+	tf32_switches(an, &pl->cudnn_tf32, &pl->matmul_tf32);
+	pl->implementation = an->q.impl.name;
 	pl->checkpoints = an->rc.k > 0 ? (g->nlayer + an->rc.k - 1) / an->rc.k : 0;
+	pl->recompute_blocks = recompute_blocks(&pl->mod, an->rc.k);
 	if (an->q.set.gpus > MAX_PLAN_RANKS) {
 		diag_error(at, "a plan lists every rank: %" PRId64 " GPUs are more than %d",
 			   an->q.set.gpus, MAX_PLAN_RANKS);

@@ -60,6 +60,13 @@ int grid_dimensions(const int64_t grid[DIM_COUNT]);
  * when it has no
  * times.  Every prediction of strategy.c has them. */
 void candidate_rates(const Graph *g, const Analysis *an, Candidate *k);
+/* strategy.c: candidate k of analysis an as a configuration of the
+ * search (its settings and figures). */
+void candidate_config(const Analysis *an, const Candidate *k, SearchConfig *c);
+/* strategy.c: each analysed candidate's rank (Candidate.rank): an->best
+ * first, then the feasible by epoch, those with times by epoch, the rest
+ * in the table's order. */
+void strategy_ranks(Analysis *an);
 const char *impl_list_text(Arena *a, const char *list);
 
 /* advice.c: warnings on the recommendation (an->warning[]); `fewer` are
@@ -121,6 +128,23 @@ void search_begin(Search *s, double budget_s); /* budget_s: 0 none */
 bool search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
 		Search *s);
 void search_end(Search *s);
+/* search.c: the settings a configuration c of the search was evaluated
+ * under, of the run's set with fix (analysis_setup of them is c's
+ * analysis). */
+Settings search_settings(const Settings *set, const SearchFix *fix, const SearchConfig *c);
+
+/* decision.c
+ * requires: strategies_run (the ranking's decision), and the search
+ *           (an->search) and the per-layer splits (an->per_layer) where
+ *           the run has them.
+ * provides: an->decision: the search's first where there is a search (its
+ *           analysis set up under search_settings and its prediction made
+ *           again in full, in a), else the ranking's; then the per-layer
+ *           splits where they are recommended over it
+ *           (per_layer_recommend); an->best its strategy and the ranks
+ *           from it.  false after an input error (reported). */
+bool decide(const Graph *g, Analysis *an, const StrategyOpts *so, const Settings *set,
+	    const SearchFix *fix, Arena *a);
 
 /* perlayer.c: each block of layers' own split of an's GPUs, by dynamic
  * programming over the chain of blocks under model m's separable layer
@@ -131,9 +155,9 @@ bool per_layer_run(const Graph *g, const Analysis *an, const CostModel *m, PerLa
 /* perlayer.c: whether the assignment is recommended over the strategies:
  * it fits, is more than SIMPLER_WITHIN faster than every uniform
  * assignment under its own model (within it the uniform strategy is
- * simpler), and than the recommended strategy's epoch;
+ * simpler), and than the epoch `beat` (the decision's; 0: none);
  * provides pl->epoch and pl->recommended. */
-void per_layer_recommend(const Analysis *an, PerLayer *pl);
+void per_layer_recommend(const Analysis *an, double beat, PerLayer *pl);
 /* For tests: the least per-layer time by enumerating every assignment
  * (NAN beyond 1e7 of them); *programme, the least as the programme's
  * tables have it. */
@@ -209,7 +233,9 @@ typedef struct PlaceStage {
 } PlaceStage;
 
 typedef struct Placement {
-	const Candidate *k;        /* the strategy planned */
+	const Candidate *k;        /* the strategy planned: the decision's */
+	const Analysis *an;        /* the analysis of it (Decision.at): the
+	                              settings the plan states */
 	bool recut;                /* a pipeline whose stages could begin only
 	                              at blocks (the blocks restrict the cuts) */
 	GridDim dim[DIM_COUNT];    /* the grid's dimensions, outer to inner: the
@@ -241,6 +267,14 @@ typedef struct Placement {
 	                              (interleaved:V's V), else 1; with a
 	                              Megatron layout each stage's blocks split
 	                              into them evenly */
+	int recompute_blocks;      /* recomputation: its segments in the model's
+	                              blocks (transformer layers), at least 1;
+	                              0 without recomputation or blocks */
+	bool cudnn_tf32, matmul_tf32; /* PyTorch's TF32 switches as the
+	                              prediction assumed them (tf32_switches) */
+	const char *implementation; /* the software stack as the plan names it:
+	                              a built-in's name, or its file as a path
+	                              from the plan's folder (main.c) */
 } Placement;
 bool placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o,
 		   const Modules *mod, Placement *pl);

@@ -54,7 +54,7 @@ static const Candidate *
 evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	 const int64_t grid[DIM_COUNT], Search *s, Candidate *k)
 {
-	SearchConfig c = { .kind = kind };
+	SearchConfig c;
 	StrategyOpts so = *o;
 
 	so.beat = s->best < INFINITY ? s->best : 0;
@@ -67,23 +67,7 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	s->evaluated++;
 	if (!k->computable)
 		return k;
-	memcpy(c.grid, k->grid, sizeof c.grid);
-	c.nest = k->nest;
-	c.schedule = a->q.set.schedule;
-	c.virtual_stages = a->q.set.virtual_stages;
-	c.zero = a->q.set.zero;
-	c.zero_node = a->q.set.zero_node;
-	c.prec = a->q.set.prec;
-	c.recompute = a->rc.k;
-	c.micro_batches = k->micro_batches;
-	c.iteration = k->t.total;
-	c.epoch = k->epoch;
-	c.memory = k->mem.total;
-	c.throughput = k->throughput;
-	c.mfu = k->mfu;
-	c.feasible = k->feasible;
-	c.reason = k->reason;
-	c.bottleneck = k->bottleneck;
+	candidate_config(a, k, &c);
 	keep(s, &c);
 	if (c.feasible && c.epoch < s->best)
 		s->best = c.epoch;
@@ -183,6 +167,22 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 		}
 	}
 	return true;
+}
+
+Settings
+search_settings(const Settings *set, const SearchFix *fix, const SearchConfig *c)
+{
+	Settings at = *set;
+
+	/* as grid_variants and search_all set them */
+	at.prec = c->prec;
+	at.schedule = c->schedule;
+	at.virtual_stages = c->virtual_stages;
+	at.zero = c->zero;
+	at.zero_node = c->zero_node;
+	if (!fix->recompute)
+		at.recompute = c->recompute ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+	return at;
 }
 
 /* Whether a is b: the same configuration. */

@@ -44,6 +44,7 @@ candidate_rates(const Graph *g, const Analysis *an, Candidate *k)
 	double peak = matmul_peak(g, an);
 
 	k->throughput = k->mfu = 0;
+	k->mfu_peak = peak;
 	if (!k->computable || !(k->t.total > 0))
 		return;
 	k->throughput = (double)k->global_batch / k->t.total;
@@ -179,10 +180,12 @@ impl_list_text(Arena *a, const char *list)
 static void
 refuse_unrun(const Graph *g, const Analysis *an, Candidate *k)
 {
-	if (!k->computable || impl_runs_strategy(&an->q.impl, k->kind))
+	if (impl_runs_strategy(&an->q.impl, k->kind))
+		return;
+	k->not_run = true;
+	if (!k->computable) /* its limit's reason stands */
 		return;
 	k->feasible = false;
-	k->not_run = true;
 	k->reason = arena_printf(g->arena, "%s does not run %s parallelism (it runs %s)",
 				 an->q.impl.name, strategy_name[k->kind],
 				 impl_list_text(g->arena, an->q.impl.strategies));
@@ -197,6 +200,30 @@ grid_dimensions(const int64_t grid[DIM_COUNT])
 	for (int d = 0; d < DIM_COUNT; d++)
 		n += grid[d] > 0;
 	return n;
+}
+
+void
+candidate_config(const Analysis *an, const Candidate *k, SearchConfig *c)
+{
+	*c = (SearchConfig){ .kind = k->kind,
+			     .nest = k->nest,
+			     .schedule = an->q.set.schedule,
+			     .virtual_stages = an->q.set.virtual_stages,
+			     .zero = an->q.set.zero,
+			     .zero_node = an->q.set.zero_node,
+			     .prec = an->q.set.prec,
+			     .recompute = an->rc.k,
+			     .micro_batches = k->micro_batches,
+			     .iteration = k->t.total,
+			     .epoch = k->epoch,
+			     .memory = k->mem.total,
+			     .throughput = k->throughput,
+			     .mfu = k->mfu,
+			     .mfu_peak = k->mfu_peak,
+			     .feasible = k->feasible,
+			     .reason = k->reason,
+			     .bottleneck = k->bottleneck };
+	memcpy(c->grid, k->grid, sizeof c->grid);
 }
 
 /* Whether candidate j is listed before k: the recommendation first, then
@@ -215,6 +242,39 @@ ahead_of(const Analysis *an, int j, int k)
 	if (a->computable && a->epoch != b->epoch)
 		return a->epoch < b->epoch;
 	return j < k;
+}
+
+void
+strategy_ranks(Analysis *an)
+{
+	/* the order the reports list them in: the recommendation, then the
+	 * feasible by epoch, then the rest with times by epoch, then those
+	 * without (ties in the table's order) */
+	for (int k = 0; k < STRAT_COUNT; k++) {
+		int at = 0;
+		const Candidate *c = &an->cand[k];
+		an->cand[k].rank = 0;
+		if (!c->analysed)
+			continue;
+		for (int j = 0; j < STRAT_COUNT; j++)
+			at += an->cand[j].analysed && j != k && ahead_of(an, j, k);
+		an->cand[k].rank = at + 1;
+	}
+}
+
+/* The ranking's answer: the recommended candidate r (-1: none), and the
+ * next best feasible epoch's ratio to its. */
+static void
+ranking_decision(Analysis *an, int r, double second)
+{
+	an->decision = (Decision){ .from = r >= 0 ? DECIDED_RANKING : DECIDED_NONE, .at = an };
+	if (r < 0)
+		return;
+	an->decision.k = &an->cand[r];
+	candidate_config(an, &an->cand[r], &an->decision.c);
+	an->decision.runner_up = isfinite(second) && an->cand[r].epoch > 0
+					 ? second / an->cand[r].epoch
+					 : 0;
 }
 
 /* The recommendation among the feasible candidates: of those within
@@ -250,22 +310,8 @@ rank_strategies(Analysis *an)
 			second = an->cand[k].epoch;
 	an->best = r;
 	an->fastest = f;
-	/* the order the reports list them in: the recommendation, then the
-	 * feasible by epoch, then the rest with times by epoch, then those
-	 * without (ties in the table's order) */
-	for (int k = 0; k < STRAT_COUNT; k++) {
-		int at = 0;
-		const Candidate *c = &an->cand[k];
-		an->cand[k].rank = 0;
-		if (!c->analysed)
-			continue;
-		for (int j = 0; j < STRAT_COUNT; j++)
-			at += an->cand[j].analysed && j != k && ahead_of(an, j, k);
-		an->cand[k].rank = at + 1;
-	}
-	an->runner_up_ratio = r >= 0 && isfinite(second) && an->cand[r].epoch > 0
-				      ? second / an->cand[r].epoch
-				      : 0;
+	strategy_ranks(an);
+	ranking_decision(an, r, second);
 }
 
 bool
@@ -284,7 +330,7 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 		predict(&pc, m, o->kind, o->grid, &an->cand[o->kind]);
 		an->best = an->fastest = an->cand[o->kind].feasible ? (int)o->kind : -1;
 		an->cand[o->kind].rank = 1;
-		an->runner_up_ratio = 0;
+		ranking_decision(an, an->best, INFINITY);
 		return true;
 	}
 	for (int k = 0; k < STRAT_COUNT; k++) {

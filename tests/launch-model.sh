@@ -6,16 +6,20 @@
 #
 # - a user's model, --model FILE.py:CALLABLE (a function; a class), from
 #   a folder of its own whose helper module it imports, 1 x 28 x 28 input
-#   (the plan's input_shape) and 10 classes: data=2 on gloo with --time
-#   and --out, the plan's batch (8) taken without --batch, the row naming
-#   the plan's implementation (a file beside the plan, as a path from the
-#   CSV's folder), the model exported beside it, `oraclec validate`
-#   predicting the row; the class under --check;
+#   and 10 classes, with the plan oraclec wrote from the same network in
+#   ODL (its input_shape, its implementation file as a path from the
+#   plan's folder, unedited): data=2 on gloo with --time and --out, the
+#   plan's batch (8) taken without --batch, the row naming the plan's
+#   implementation (a file beside the plan, as a path from the CSV's
+#   folder), the model exported beside it, `oraclec validate` predicting
+#   the row; the class under --check;
 # - the TF32 switches each rank ran with: cudnn_allow_tf32 and
-#   matmul_allow_tf32 exactly, an older plan's allow_tf32 for both, the
+#   matmul_allow_tf32 exactly as oraclec writes them (fp32 under
+#   pytorch-2: true and false), an older plan's allow_tf32 for both, the
 #   new keys over the old; the row's precision and implementation (a
 #   built-in's name) from them;
-# - the device type: a cpu plan runs on the CPU without a word, a cuda
+# - the device type: the plan oraclec writes for a probed CPU (a system
+#   with host_device) says cpu and runs on the CPU without a word, a cuda
 #   plan on a machine with fewer GPUs than ranks on the CPU, saying so in
 #   one line;
 # - issue 40.6/40.7: oraclec --grid data=1,pipeline=2 (and data=1,filter=2)
@@ -87,14 +91,33 @@ class Small(nn.Module):
 def small():
     return Small()
 EOF
+cat >"$tmp/user/small.odl" <<'EOF'
+block unit(x, c) {
+    conv = conv(x, c, kernel=3, pad=1);
+    bn = batchnorm(conv);
+    relu = relu(bn);
+    return relu;
+}
+model small {
+    input x: 1x28x28;
+    f1 = unit(x, 8);
+    pool = maxpool(f1, kernel=2, stride=2);
+    f2 = unit(pool, 16);
+    avg = globalavgpool(f2);
+    flat = flatten(avg);
+    fc = fc(flat, 10);
+}
+EOF
 cp "$srcdir/validation/h100/pytorch-2-fp32.odl" "$tmp/plans/impl/mine.odl"
 
-# the plan: data=2 at 4 samples a GPU (global 8); the writer does not
-# write input_shape or implementation yet: they are set here as it will
-"$ORACLEC" "$resnet" --grid data=2 -b 4 --plan pytorch -q -o "$tmp/plans/r.json" 2>"$tmp/err" ||
+# the plan: data=2 at 4 samples a GPU (global 8), as oraclec writes it:
+# input_shape [1, 28, 28], implementation "impl/mine.odl"
+(cd "$tmp/user" && "$ORACLEC" small.odl --grid data=2 -b 4 --plan pytorch -q \
+	--implementation ../plans/impl/mine.odl -o ../plans/data.json) 2>"$tmp/err" ||
 	fail "oraclec --plan pytorch: exit status $?"
-edit "$tmp/plans/r.json" "$tmp/plans/data.json" \
-	'p["input_shape"] = [1, 28, 28]; p["implementation"] = "impl/mine.odl"'
+tr -d ' \n' <"$tmp/plans/data.json" |
+	grep -q '"implementation":"impl/mine.odl","input_shape":\[1,28,28\]' ||
+	fail "the plan's implementation and input_shape: $(grep -E 'implementation|input' "$tmp/plans/data.json")"
 launch --plan "$tmp/plans/data.json" --model "$tmp/user/mine.py:small" --time 2 --warmup 2 \
 	--out "$tmp/runs/m.csv"
 want_status 0
@@ -130,20 +153,25 @@ tf32()
 	want_status 0
 	has out "tf32: torch.backends.cudnn.allow_tf32 = $2, torch.backends.cuda.matmul.allow_tf32 = $3"
 }
-tf32 'p.pop("allow_tf32", None)' False False
+tf32 'for k in ("allow_tf32", "cudnn_allow_tf32", "matmul_allow_tf32"): p.pop(k, None)' \
+	False False
 device_note_only
 check "TF32: a plan without a key runs with both switches off"
-tf32 'p["allow_tf32"] = True' True True
+tf32 'p.pop("cudnn_allow_tf32"); p.pop("matmul_allow_tf32"); p["allow_tf32"] = True' True True
 check "TF32: an older plan's allow_tf32 true sets both"
-tf32 'p["cudnn_allow_tf32"] = True; p["matmul_allow_tf32"] = False; p["allow_tf32"] = False' \
-	True False
-check "TF32: cudnn_allow_tf32 true, matmul_allow_tf32 false (oraclec's fp32 under pytorch-2): exactly those"
-tf32 'p["cudnn_allow_tf32"] = False; p["allow_tf32"] = True' False True
+tf32 'assert (p["cudnn_allow_tf32"], p["matmul_allow_tf32"]) == (True, False), p' True False
+check "TF32: as oraclec writes fp32 under pytorch-2, cudnn_allow_tf32 true and matmul_allow_tf32 false: exactly those"
+tf32 'p["cudnn_allow_tf32"] = False; p.pop("matmul_allow_tf32"); p["allow_tf32"] = True' False True
 check "TF32: the new key over the old, the old for the key missing"
 
-# a cpu plan: on the CPU without a word; its row names a built-in
-edit "$tmp/plans/data.json" "$tmp/plans/cpu.json" \
-	'p["device_mesh"]["device_type"] = "cpu"; p["implementation"] = "pytorch-2"; p["matmul_allow_tf32"] = True'
+# a cpu plan, as oraclec writes it for a probed CPU (host_device): on the
+# CPU without a word; its row names a built-in
+"$ORACLEC" --list-systems 2>/dev/null | awk '/^system abci /,/^}/' |
+	sed 's/^system abci {/system host {\n    host_device = true;/' >"$tmp/plans/host.odl"
+(cd "$tmp/user" && "$ORACLEC" small.odl -s ../plans/host.odl --implementation pytorch-2 \
+	--precision tf32 --grid data=2 -b 4 --plan pytorch -q -o ../plans/cpu.json) 2>"$tmp/err" ||
+	fail "oraclec --plan pytorch on a host device: exit status $?"
+tr -d ' \n' <"$tmp/plans/cpu.json" | grep -q '"device_type":"cpu"' || fail "the plan's device_type"
 launch --plan "$tmp/plans/cpu.json" --model "$tmp/user/mine.py:small" --time 2 --warmup 2 \
 	--out "$tmp/runs/cpu.csv"
 want_status 0

@@ -304,7 +304,7 @@ strategies_enumerate_grids_and_rank_any_model(void **state)
 	assert_false(an.cand[STRAT_DS].feasible);
 	assert_string_equal(an.cand[STRAT_DS].reason, "does not fit in GPU memory");
 	assert_int_equal(an.best, STRAT_DF);
-	NEAR(an.runner_up_ratio, 10.5 / 1.5); /* data: 10 + 0.5 */
+	NEAR(an.decision.runner_up, 10.5 / 1.5); /* data: 10 + 0.5 */
 
 	/* p prime: a hybrid has no grid */
 	an.q.set.gpus = 7;
@@ -1016,7 +1016,7 @@ within_three_percent_the_simpler_wins(void **state)
 	assert_true(strategies_run(g, &an, &o));
 	assert_int_equal(an.best, STRAT_DATA);
 	assert_int_equal(an.fastest, STRAT_DP);
-	NEAR(an.runner_up_ratio, 1 / 1.02);
+	NEAR(an.decision.runner_up, 1 / 1.02);
 	data_s = 1.04;
 	assert_true(strategies_run(g, &an, &o));
 	assert_int_equal(an.best, STRAT_DP);

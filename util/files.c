@@ -92,6 +92,38 @@ resolved(const char *path)
 	return out;
 }
 
+char *
+file_relative(const char *path, const char *from)
+{
+	char *to = realpath(path, NULL), *at = resolved(from ? from : "x"), *out, *end;
+	size_t c = 0, up = 0;
+
+	if (!to) {
+		free(at);
+		return NULL;
+	}
+	/* from's folder, without a '/' at its end ("" for the root) */
+	*strrchr(at, '/') = '\0';
+	for (end = at + strlen(at); end > at && end[-1] == '/';)
+		*--end = '\0';
+	/* c: where the folders both paths lie in end, a '/' in `to` */
+	for (size_t i = 0;; i++) {
+		if ((at[i] == '\0' || at[i] == '/') && to[i] == '/')
+			c = i;
+		if (at[i] == '\0' || at[i] != to[i])
+			break;
+	}
+	for (const char *p = at + c; *p; p++)
+		up += *p == '/';
+	out = xcalloc(3 * up + strlen(to + c) + 1, 1);
+	for (size_t i = 0; i < up; i++)
+		strcat(out, "../");
+	strcat(out, to + c + 1);
+	free(to);
+	free(at);
+	return out;
+}
+
 bool
 file_same(const char *a, const char *b)
 {

@@ -28,6 +28,12 @@ int file_open(const char *path, Loc where);
  * exist; the same resolved directory and name when neither does yet. */
 bool file_same(const char *a, const char *b);
 
+/* The existing file path as a path from the folder of file `from` (which
+ * need not exist yet; NULL: the working directory), both resolved
+ * (symbolic links, "." and ".."): "../impl/gpu.odl"; malloc'd.  NULL when
+ * path cannot be resolved. */
+char *file_relative(const char *path, const char *from);
+
 /* Reads all of path into a malloc'd buffer followed by two NUL bytes (what
  * flex's yy_scan_buffer wants).  Files over `limit` bytes are refused.
  * Errors are reported at `where` (the include statement, or nothing). */
