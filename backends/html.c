@@ -93,8 +93,9 @@ ranking(FILE *f, const Analysis *an)
 	fputs("</table>\n", f);
 	for (int i = 0; i < n; i++)
 		if (an->cand[idx[i]].mfu_peak > 0) {
-			fprintf(f, "<p>MFU: the model's FLOPs per second per GPU over %.1f TFLOP/s, "
-				   "the dense peak of the formats its matrix products run in at %s.</p>\n",
+			fprintf(f, "<p>MFU: the model's FLOPs per second per GPU over %.1f "
+				   "TFLOP/s, the dense peak of the formats its matrix products "
+				   "run in at %s.</p>\n",
 				an->cand[idx[i]].mfu_peak / 1e12, precision_name(an->q.set.prec));
 			break;
 		}
@@ -151,7 +152,8 @@ recommendation(FILE *f, const Analysis *an)
 	} else {
 		if (d->from == DECIDED_PER_LAYER)
 			fprintf(f, "Use the <b>per-layer splits</b>: %.4f s per iteration, %.1f s "
-				   "per epoch.%s", pl->time, pl->epoch, k ? "<br>Best strategy: " : "");
+				   "per epoch.%s",
+				pl->time, pl->epoch, k ? "<br>Best strategy: " : "");
 		else if (d->from == DECIDED_SEARCH)
 			fputs("The search's best (<a href=\"#search\">below</a>): ", f);
 		if (k) {

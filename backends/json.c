@@ -354,14 +354,16 @@ recommendation_json(const Analysis *an)
 			set(grid, grid_dim_name[i], json_integer(c->grid[i]));
 	set(o, "grid", grid ? grid : json_null());
 	set(o, "nesting", split ? json_null() : jstr(nesting_name[c->nest]));
-	set(o, "schedule", split || !STRATEGY_PIPELINED(c->kind)
-				   ? json_null()
-				   : jstr(schedule_label(c->schedule, c->virtual_stages, b, sizeof b)));
+	set(o, "schedule",
+	    split || !STRATEGY_PIPELINED(c->kind)
+		    ? json_null()
+		    : jstr(schedule_label(c->schedule, c->virtual_stages, b, sizeof b)));
 	set(o, "precision", jstr(precision_name(split ? an->q.set.prec : c->prec)));
 	set(o, "zero", json_integer(split ? an->q.set.zero : c->zero));
-	set(o, "fsdp", (split ? an->q.set.zero : c->zero) < 3
-			       ? json_null()
-			       : jstr((split ? an->q.set.zero_node : c->zero_node) ? "hybrid" : "full"));
+	set(o, "fsdp",
+	    (split ? an->q.set.zero : c->zero) < 3
+		    ? json_null()
+		    : jstr((split ? an->q.set.zero_node : c->zero_node) ? "hybrid" : "full"));
 	set(o, "recompute", jstr(recompute_label(split ? an->rc.k : c->recompute, b, sizeof b)));
 	set(o, "iteration_s", json_real(split ? pl->time : c->iteration));
 	set(o, "epoch_s", json_real(split ? pl->epoch : c->epoch));

@@ -19,26 +19,29 @@ plan_other(const Graph *g, const Analysis *an, const Placement *pl, unsigned sta
 {
 	const Decision *d = &an->decision;
 	const PerLayer *p = an->per_layer;
+	Arena *A = g->arena;
 	char c[CONFIG_TEXT_MAX];
 
 	config_text(&d->c, c, sizeof c);
 	if (d->from == DECIDED_PER_LAYER && !(states & PLAN_STATES_PER_LAYER))
-		return arena_printf(g->arena, "the recommendation is the per-layer splits (%.4g s per "
-				    "iteration), which this kind of plan cannot state: it is the plan "
-				    "of the best strategy, %s, at %.4g s", p->time, c, d->c.iteration);
+		return arena_printf(A, "the recommendation is the per-layer splits (%.4g s per "
+				       "iteration), which this kind of plan cannot state: it is "
+				       "the plan of the best strategy, %s, at %.4g s",
+				    p->time, c, d->c.iteration);
 	if (d->from != DECIDED_PER_LAYER && p && p->done && (states & PLAN_STATES_PER_LAYER))
-		return arena_printf(g->arena, "per_layer holds the splits --per-layer found (%.4g s "
-				    "per iteration), which are not the recommendation, %s at %.4g s: "
-				    "a run that follows them runs another configuration", p->time, c,
-				    d->c.iteration);
+		return arena_printf(A, "per_layer holds the splits --per-layer found (%.4g s per "
+				       "iteration), which are not the recommendation, %s at "
+				       "%.4g s: a run that follows them runs another configuration",
+				    p->time, c, d->c.iteration);
 	if (an->q.set.zero == 3 && !(states & PLAN_STATES_ZERO3))
-		return arena_printf(g->arena, "the recommendation, %s, shards the parameters, which "
-				    "this kind of plan cannot state: it shards the optimizer state "
-				    "and gradients only", c);
+		return arena_printf(A, "the recommendation, %s, shards the parameters, which this "
+				       "kind of plan cannot state: it shards the optimizer state "
+				       "and gradients only", c);
 	if (pl->matmul_tf32 && !(states & PLAN_STATES_TF32))
-		return arena_printf(g->arena, "the recommendation, %s, runs its matrix products in "
-				    "TF32 (torch.backends.cuda.matmul.allow_tf32 = True), which this "
-				    "kind of plan cannot state: PyTorch's default leaves them in fp32", c);
+		return arena_printf(A, "the recommendation, %s, runs its matrix products in TF32 "
+				       "(torch.backends.cuda.matmul.allow_tf32 = True), which this "
+				       "kind of plan cannot state: PyTorch's default leaves them "
+				       "in fp32", c);
 	return NULL;
 }
 

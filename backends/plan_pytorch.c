@@ -116,8 +116,9 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 	 * of several inputs */
 	if (g->ninput == 1) {
 		json_t *input = json_array();
-		for (int i = 0; i < g->tensor[g->input[0]].shape.rank; i++)
-			json_array_append_new(input, json_integer(g->tensor[g->input[0]].shape.d[i]));
+		const Shape *sh = &g->tensor[g->input[0]].shape;
+		for (int i = 0; i < sh->rank; i++)
+			json_array_append_new(input, json_integer(sh->d[i]));
 		set(root, "input_shape", input);
 	} else {
 		set(root, "input_shape", json_null());

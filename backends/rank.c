@@ -19,6 +19,17 @@ rank_order(const Analysis *an, int idx[STRAT_COUNT])
 	return n;
 }
 
+/* A configuration's sharding in words. */
+static const char *
+zero_words(const SearchConfig *c)
+{
+	if (c->zero_node)
+		return "FSDP's hybrid shard (ZeRO stage 3 inside each node)";
+	return c->zero == 3 ? "ZeRO stage 3 (FSDP's full shard)"
+	       : c->zero == 2 ? "ZeRO stage 2"
+			      : "ZeRO stage 1";
+}
+
 const char *
 config_text(const SearchConfig *c, char *buf, size_t n)
 {
@@ -29,16 +40,12 @@ config_text(const SearchConfig *c, char *buf, size_t n)
 		snprintf(grid, sizeof grid, "-");
 	len = (size_t)snprintf(buf, n, "%s parallelism (%s), %s", strategy_name[c->kind], grid,
 			       precision_name(c->prec));
-	if (len < n && STRATEGY_PIPELINED(c->kind))
-		len += (size_t)snprintf(buf + len, n - len, ", the %s schedule",
-					schedule_label(c->schedule, c->virtual_stages, b, sizeof b));
+	if (len < n && STRATEGY_PIPELINED(c->kind)) {
+		schedule_label(c->schedule, c->virtual_stages, b, sizeof b);
+		len += (size_t)snprintf(buf + len, n - len, ", the %s schedule", b);
+	}
 	if (len < n && c->zero)
-		len += (size_t)snprintf(buf + len, n - len, ", %s",
-					c->zero_node ? "FSDP's hybrid shard (ZeRO stage 3 inside "
-						       "each node)"
-						     : c->zero == 3 ? "ZeRO stage 3 (FSDP's full shard)"
-						     : c->zero == 2 ? "ZeRO stage 2"
-								    : "ZeRO stage 1");
+		len += (size_t)snprintf(buf + len, n - len, ", %s", zero_words(c));
 	if (len < n && c->recompute == RECOMPUTE_SELECTIVE)
 		len += (size_t)snprintf(buf + len, n - len, ", selective recomputation");
 	else if (len < n && c->recompute)

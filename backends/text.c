@@ -257,7 +257,8 @@ strategy_table(const Analysis *an, FILE *f)
 			fprintf(f, "MFU: the model's FLOPs per second per GPU over %s, the dense "
 				   "peak of the formats its matrix products run in at %s\n  "
 				   "(docs/model.md, \"Throughput and MFU\")\n",
-				flops(an->cand[idx[i]].mfu_peak, b1), precision_name(an->q.set.prec));
+				flops(an->cand[idx[i]].mfu_peak, b1),
+				precision_name(an->q.set.prec));
 			break;
 		}
 	/* --max-batch: where the dataset, not the memory, stopped it */

@@ -93,8 +93,8 @@ decide(const Graph *g, Analysis *an, const StrategyOpts *so, const Settings *set
 	if (!at)
 		return false;
 	if (pl && pl->done) {
-		per_layer_recommend(an, an->decision.from != DECIDED_NONE ? an->decision.c.epoch : 0,
-				    pl);
+		double beat = an->decision.from != DECIDED_NONE ? an->decision.c.epoch : 0;
+		per_layer_recommend(an, beat, pl);
 		if (pl->recommended)
 			an->decision.from = DECIDED_PER_LAYER;
 	}

@@ -1295,6 +1295,15 @@ a_pipeline_plan_lists_the_prediction(void **state)
 	assert_non_null(strstr(fx_diags(fx), "a pipeline plan needs the default cost model"));
 }
 
+/* The ranking's decision of strategy s, as strategies_run makes it. */
+static void
+recommend(Analysis *an, StrategyKind s)
+{
+	an->best = s;
+	an->decision = (Decision){ .from = DECIDED_RANKING, .k = &an->cand[s], .at = an };
+	an->decision.c.kind = s;
+}
+
 /* pass advice on a hand-made analysis: ds wins by 3 % over data at 64
  * GPUs (a spatial split for little gain), the strategies ran at different
  * global batches, data's batch of 2048 exceeds a 1,000-sample dataset and
@@ -1318,6 +1327,7 @@ advice_warns_with_stable_codes(void **state)
 	fewer[0].cand[STRAT_DATA] = (Candidate){ .kind = STRAT_DATA, .epoch = 150 };
 	fewer[1] = (Analysis){ .q.set.gpus = 16, .best = STRAT_DATA };
 	fewer[1].cand[STRAT_DATA] = (Candidate){ .kind = STRAT_DATA, .epoch = 101.5 };
+	recommend(&an, STRAT_DS);
 	advise(NULL, &an, fewer, 2);
 	assert_int_equal(an.nwarning, 3);
 	for (int i = 0; i < 3; i++)
@@ -1328,7 +1338,7 @@ advice_warns_with_stable_codes(void **state)
 		"on 64: the other GPUs add nothing");
 	assert_non_null(strstr(an.warning[2].message, "for 3.0 % over data parallelism"));
 	/* data recommended: its batch and its limit */
-	an.best = STRAT_DATA;
+	recommend(&an, STRAT_DATA);
 	advise(NULL, &an, NULL, 0);
 	assert_string_equal(an.warning[0].code, "global-batch-exceeds-dataset");
 	assert_string_equal(an.warning[1].code, "beyond-strategy-limit");
