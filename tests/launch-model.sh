@@ -15,7 +15,8 @@
 #   the row; the class under --check;
 # - the TF32 switches each rank ran with: cudnn_allow_tf32 and
 #   matmul_allow_tf32 exactly as oraclec writes them (fp32 under
-#   pytorch-2: true and false), an older plan's allow_tf32 for both, the
+#   pytorch-2: true and false; an implementation with conv_tf32 = false:
+#   neither), an older plan's allow_tf32 for both, the
 #   new keys over the old; the row's precision and implementation (a
 #   built-in's name) from them;
 # - the device type: the plan oraclec writes for a probed CPU (a system
@@ -148,7 +149,7 @@ check "FILE.py:CLASS under --check on data=2: equal to one process"
 # switches every rank ran with
 tf32()
 {
-	edit "$tmp/plans/data.json" "$tmp/plans/t.json" "$1"
+	edit "${base:-$tmp/plans/data.json}" "$tmp/plans/t.json" "$1"
 	launch --plan "$tmp/plans/t.json" --model "$tmp/user/mine.py:small" --steps 1
 	want_status 0
 	has out "tf32: torch.backends.cudnn.allow_tf32 = $2, torch.backends.cuda.matmul.allow_tf32 = $3"
@@ -159,8 +160,13 @@ device_note_only
 check "TF32: a plan without a key runs with both switches off"
 tf32 'p.pop("cudnn_allow_tf32"); p.pop("matmul_allow_tf32"); p["allow_tf32"] = True' True True
 check "TF32: an older plan's allow_tf32 true sets both"
-tf32 'assert (p["cudnn_allow_tf32"], p["matmul_allow_tf32"]) == (True, False), p' True False
+(cd "$tmp/user" && "$ORACLEC" small.odl --grid data=2 -b 4 --plan pytorch -q \
+	-o ../plans/p2.json) 2>"$tmp/err" || fail "oraclec --plan pytorch: exit status $?"
+base=$tmp/plans/p2.json tf32 \
+	'assert (p["cudnn_allow_tf32"], p["matmul_allow_tf32"]) == (True, False), p' True False
 check "TF32: as oraclec writes fp32 under pytorch-2, cudnn_allow_tf32 true and matmul_allow_tf32 false: exactly those"
+tf32 'assert (p["cudnn_allow_tf32"], p["matmul_allow_tf32"]) == (False, False), p' False False
+check "TF32: as oraclec writes fp32 under an implementation with conv_tf32 = false: neither"
 tf32 'p["cudnn_allow_tf32"] = False; p.pop("matmul_allow_tf32"); p["allow_tf32"] = True' False True
 check "TF32: the new key over the old, the old for the key missing"
 
