@@ -594,6 +594,13 @@ opt_as_exported(Options *o, const char *arg, const Row *r)
 	o->set.as_exported = true;
 }
 
+static void
+opt_conv_bias(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->set.conv_bias = true;
+}
+
 /* --dropout L1,L2,...: every layer named, none empty ('', ',', 'a,,b'),
  * else a usage error quoting the list escaped and cut. */
 static void
@@ -975,6 +982,11 @@ static const Row rows[] = {
 	  .dflt = "(default: BatchNormalization folded into\n"
 	          "convolutions is put back)",
 	  .handle = opt_as_exported },
+	{ .name = "conv-bias",
+	  .runs = true,
+	  .help = "ONNX: the convolutions before a folded\n"
+	          "BatchNormalization had a bias (VGG-BN): kept",
+	  .handle = opt_conv_bias },
 	{ .name = "dropout",
 	  .arg = "L1,L2,...",
 	  .help = "a dropout after each named layer (the export removed it)",

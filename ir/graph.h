@@ -332,6 +332,8 @@ typedef struct Graph {
 	int nunknown;
 	bool bn_folded;       /* ONNX: BatchNormalization looks folded into Conv */
 	bool as_exported;     /* --as-exported: keep the file's graph as it is */
+	bool conv_bias;       /* --conv-bias: a folded convolution had its own
+	                         bias before the batch norm (training keeps it) */
 	const char *dropout_after; /* --dropout: comma-separated layer names after
 	                         which the export removed a dropout; NULL none */
 	int bn_restored;      /* batchnorm layers put back; pass training */

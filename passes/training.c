@@ -3,7 +3,8 @@
  * weights and a bias, Graph.bn_folded); this pass puts a batchnorm layer
  * back after each such convolution (Layer.folded_bn) and takes the
  * convolution's bias away, as PyTorch's convolutions before a batch norm
- * have none.  --as-exported (Graph.as_exported) keeps the file's graph. */
+ * have none (--conv-bias: they had one, Graph.conv_bias).  --as-exported
+ * (Graph.as_exported) keeps the file's graph. */
 #include "passes/passes.h"
 #include "util/escape.h"
 
@@ -65,13 +66,17 @@ splice(Graph *g, int at, OpKind op, const char *suffix, const char *t_suffix)
 }
 
 /* A folded convolution at index at: the batchnorm the export folded into
- * it, after it, and its bias gone. */
+ * it, after it, and its bias gone -- but where the user says the model's
+ * convolutions had one of their own (--conv-bias: torchvision's VGG-BN,
+ * nn.Conv2d's default bias=True before each BatchNorm2d), which the folded
+ * bias includes and the file cannot tell apart. */
 static void
 restore_bn(Graph *g, int at)
 {
 	Layer *bn = splice(g, at, OP_BATCHNORM, "/bn", "/conv");
 
-	drop_bias(&g->layer[at]);
+	if (!g->conv_bias)
+		drop_bias(&g->layer[at]);
 	bn->attr.lead = g->layer[at].attr.lead;
 }
 

@@ -36,6 +36,10 @@ analysis_init(Graph *g, const Settings *set)
 		diag_warn((Loc){ g->source, 0, 0 }, "--as-exported applies to ONNX files; this "
 			  "%s model is analysed as it is written, as without it", g->format);
 	g->dropout_after = set->dropout_after;
+	g->conv_bias = set->conv_bias;
+	if (set->conv_bias && strcmp(g->format, "onnx") != 0)
+		diag_warn((Loc){ g->source, 0, 0 }, "--conv-bias applies to ONNX files; this "
+			  "%s model is analysed as it is written, as without it", g->format);
 	if (set->dataset_size)
 		g->dataset_size = set->dataset_size;
 }

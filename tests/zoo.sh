@@ -6,7 +6,9 @@
 # LLaMA-style model, a BERT encoder).  Per model, three TAP cases:
 #   counts  params == file_params (the float initializers, BN running
 #           statistics left out), or PyTorch's params where oraclec
-#           restores the BatchNormalization the export folded, and MACs == macs_aten (every convolution
+#           restores the BatchNormalization the export folded (with
+#           --conv-bias where ref.txt says conv_bias 1: VGG16-BN's
+#           convolutions keep their own bias), and MACs == macs_aten (every convolution
 #           and matrix product PyTorch ran, attention included); for the
 #           files that fix the batch (NAME_bB), the same per-sample counts
 #           and the batch B reported; a decoder: PyTorch's params (its
@@ -45,7 +47,11 @@ for path in $models; do
 		fi
 	done
 	model=$tmp/$name.onnx
-	if ! "$ORACLEC" "$model" -f json >"$tmp/json" 2>"$tmp/why"; then
+	# a model whose convolutions had their own bias before the batch norm
+	# (conv_bias 1: VGG-BN) says so, as its user would
+	bias=
+	[ "$(ref conv_bias)" = 1 ] && bias=--conv-bias
+	if ! "$ORACLEC" "$model" $bias -f json >"$tmp/json" 2>"$tmp/why"; then
 		notok "$name counts"; notok "$name shapes"; notok "$name all"; continue
 	fi
 	got_p=$(sed -n 's/^    "params": \([0-9]*\),$/\1/p' "$tmp/json")

@@ -18,7 +18,10 @@ For each model (weights=None, eval mode) it writes, into the output folder:
   NAME.ref.txt     key value lines: input shape, params (sum of p.numel()),
                    file_params (elements of the float initializers, minus
                    those BatchNormalization reads as running mean/variance),
-                   and MACs at three levels (below).
+                   and MACs at three levels (below); conv_bias 1 where a
+                   convolution with a bias of its own comes right before a
+                   batch norm (torchvision's VGG-BN), which the export
+                   folds into one bias: oraclec --conv-bias keeps it.
   NAME.shapes.tsv  every node output: its shape as ONNX's own shape
                    inference (onnx 1.12) found it, and whether it is an
                    activation (depends on the input's values) or a
@@ -262,6 +265,21 @@ def strip_weights(m, weights, keep_uniform=False):
     os.remove(weights)
 
 
+def conv_bias_before_bn(model):
+    """Whether a convolution with its own bias is the module registered
+    right before a batch norm (as nn.Sequential and torchvision's blocks
+    register them in forward's order): the export folds the batch norm
+    into it, and its bias into the folded one."""
+    prev = None
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) and \
+                isinstance(prev, torch.nn.modules.conv._ConvNd) and prev.bias is not None:
+            return True
+        if not list(mod.children()):
+            prev = mod
+    return False
+
+
 def file_params(m):
     stats = set()
     for n in m.graph.node:
@@ -347,6 +365,7 @@ def export(name, ctor, shape, outdir, opset, batch=0, fresh=False):
     x = torch.randn(*shape)
     ref = count_macs(model, x)
     ref["params"] = sum(p.numel() for p in model.parameters())
+    ref["conv_bias"] = conv_bias_before_bn(model)
     if batch:
         name = "%s_b%d" % (name, batch)
         x = torch.randn(batch, *shape[1:])
@@ -390,6 +409,8 @@ def export(name, ctor, shape, outdir, opset, batch=0, fresh=False):
         for k in ("params", "file_params", "macs_hooks", "macs_weight", "macs_attn",
                   "macs_aten", "onnx_unknown_shapes"):
             f.write("%s %d\n" % (k, ref[k]))
+        if ref["conv_bias"]:
+            f.write("conv_bias 1\n")
         f.write("nodes %d\n" % len(m.graph.node))
         f.write("ops %s\n" % ";".join("%s:%d" % kv for kv in sorted(
             ops.items(), key=lambda kv: (-kv[1], kv[0]))))
