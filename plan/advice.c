@@ -226,8 +226,9 @@ why_none(Analysis *an)
 }
 
 /* Why the recommendation is not the fastest: the simpler within
- * SIMPLER_WITHIN (of the ranking's strategies, or of the search's
- * configurations), per-layer splits faster or not by enough. */
+ * SIMPLER_WITHIN of the ranking's strategies (the search's section says
+ * it of its configurations: Search.simpler), per-layer splits faster or
+ * not by enough. */
 static void
 notes(const Graph *g, Analysis *an)
 {
@@ -236,9 +237,7 @@ notes(const Graph *g, Analysis *an)
 	const PerLayer *pl = an->per_layer;
 	char g1[GRID_TEXT_MAX], g2[GRID_TEXT_MAX];
 
-	if (an->decision.from == DECIDED_SEARCH && an->search->simpler[0])
-		note(an, "%s", an->search->simpler);
-	else if (an->decision.from != DECIDED_SEARCH && f != b)
+	if (an->decision.from != DECIDED_SEARCH && f != b)
 		note(an,
 		     "%s parallelism (%s) is within %.0f %% of the fastest, %s parallelism (%s) "
 		     "at %.4g s per epoch, and simpler: %d grid dimension%s against %d",
