@@ -72,7 +72,8 @@ implementations(const Validation *v, FILE *f)
 	bool one = true;
 
 	for (int i = 1; i < v->nrow; i++)
-		one = one && v->row[i].impl_used && first && strcmp(v->row[i].impl_used, first) == 0;
+		one = one && v->row[i].impl_used && first &&
+		      strcmp(v->row[i].impl_used, first) == 0;
 	if (!first)
 		return;
 	fputs("implementation ", f);
