@@ -325,7 +325,7 @@ bars = re.findall(r'class="bar"[^>]*><title>[^:]*: ([^<]*)</title>',
                   open(d + "/breakdown.svg").read())
 assert bars and all(re.fullmatch(r"[0-9.]+ (?:[pnm\u00b5]s|s)", b) for b in bars), bars
 mem = re.findall(r'class="bar"[^>]*><title>[^:]*: ([^<]*)</title>', open(d + "/memory.svg").read())
-assert mem and all(re.fullmatch(r"[0-9.]+ [kMG]?B", b) for b in mem), mem
+assert mem and all(re.fullmatch(r"[0-9.]+ (?:[KMGT]i)?B", b) for b in mem), mem
 # the per-layer chart draws the cuts only of a recommended pipeline
 layers = open(d + "/layers.svg").read()
 assert 'class="cut"' not in layers and "stages" not in layers and "cuts" not in layers
