@@ -143,7 +143,9 @@ host_lane(const Analysis *an, const Graph *g, int first, int last, const Lane *l
 	 * times are; the exchange after backward and the step apart */
 	tail = t->grad + t->reducer + t->feed + t->bubble;
 	scale = own > 0 ? (busy - tail - t->update) / ((double)M * own) : 0;
-	step = step_host(an, arrays);
+	/* FSDP's hooks and views run on the CPU each iteration, the first
+	 * before the forward's first kernel */
+	step = step_host(an, arrays) + fsdp_host(an, arrays);
 	t->host = (double)M * host + step;
 	if (an->q.sys->host_device) { /* one lane: issuing, then computing */
 		t->dispatch = t->host;

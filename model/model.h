@@ -257,6 +257,20 @@ void zero_exchange(const Analysis *an, const Graph *g, Group grp, double weights
  * forward and backward do not hide (returned) and the part they hide. */
 double zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights,
 			double compute, double *hidden);
+/* Whether stages 2 and 3 run as PyTorch's FSDP (the implementation's
+ * zero_partition "tensors": ZeroRedundancyOptimizer, then FSDP), not as
+ * DeepSpeed's ZeRO ("flat"). */
+bool zero_fsdp(const Analysis *an);
+/* FSDP's collectives per iteration over the data-parallel group `grad`
+ * as the plan runs it, none hidden (zero.c): the flat parameter gathered
+ * over the shard group before the forward, its gradient reduce-scattered
+ * after the backward and, under HYBRID_SHARD, the shard all-reduced
+ * across the nodes.  *gathers: the all-gathers issued. */
+double fsdp_exchange(const Analysis *an, const Graph *g, Group grad, double weights,
+		     int *gathers);
+/* FSDP's CPU time per iteration (its hooks and the flat parameter's views
+ * of `arrays` parameter tensors): 0 without FSDP. */
+double fsdp_host(const Analysis *an, double arrays);
 
 /* overlap.c */
 

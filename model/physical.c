@@ -102,6 +102,12 @@ sharded(const Ctx *c, Candidate *k, double weights)
 	if (!c->an->q.set.zero)
 		return;
 	k->t.update = update_time(c->an, weights / nd, zero_step_arrays(c->an, c->arrays, nd));
+	if (zero_fsdp(c->an)) { /* as FSDP runs: nothing hidden (zero.c) */
+		int gathers;
+		k->t.grad = fsdp_exchange(c->an, c->g, c->map.grad, weights, &gathers);
+		k->t.grad_hidden = 0;
+		return;
+	}
 	if (shard.size < c->map.grad.size) { /* in the window DDP's exchange had */
 		k->t.grad = zero_node_exchange(c->an, c->g, c->map.grad, weights,
 					       k->t.grad_hidden, &hidden);

@@ -30,8 +30,53 @@
  *   exchange = allgather(node, p W) + allreduce(across, p W / k)
  *
  * in buckets during backward as DDP's all-reduce would be: as much of it
- * is hidden as the bucket timeline hid of DDP's exchange (overlap.c). */
+ * is hidden as the bucket timeline hid of DDP's exchange (overlap.c).
+ *
+ * That is DeepSpeed's ZeRO.  A PyTorch stack (zero_partition "tensors")
+ * runs stages 2 and 3 as FSDP, and FSDP as the plan runs it
+ * (python/oraclec/runner.py's FsdpJob: the whole model one
+ * FullyShardedDataParallel unit, auto_wrap_policy None, use_orig_params,
+ * no MixedPrecision) is priced as its runtime does the work, from PyTorch
+ * 2.0's torch/distributed/fsdp/_runtime_utils.py (commit 00ae0bc) --
+ * FSDP_UNITS units, each per iteration:
+ *
+ *   forward   _pre_forward_unshard all-gathers the unit's flat parameter
+ *             on the unshard stream and makes the compute stream wait for
+ *             it; forward_prefetch (off by default) would gather the next
+ *             unit's, and one unit has no next, nor compute before it to
+ *             hide behind: exposed.  limit_all_gathers (on by default)
+ *             lets at most two gathers be in flight; one unit issues one.
+ *   backward  _post_forward_reshard frees no parameter of the root ("Do
+ *             not free the root's parameters in the post-forward for
+ *             FULL_SHARD"), and SHARD_GRAD_OP frees none after forward:
+ *             _pre_backward_hook gathers nothing again, and
+ *             backward_prefetch (BACKWARD_PRE) has no unit to prefetch.
+ *   after     _post_backward_hook runs when the flat parameter's gradient
+ *             is whole, at the end of the backward for one unit:
+ *             reduce-scatter over the shard group, HYBRID_SHARD's
+ *             all-reduce of the shard across the nodes, and the root's
+ *             final callback makes the step wait for them: exposed.
+ *   CPU       the hooks (pre/post forward, pre/post backward: a stream
+ *             wait, the gather's or reduce-scatter's issue, an event, the
+ *             pad and chunk of the gradient; FSDP_HOOK_OPS operators) and,
+ *             under use_orig_params, a view per original parameter each
+ *             time the flat parameter changes storage (_use_unsharded_views
+ *             after the gather, _use_sharded_views after the reshard), at
+ *             the implementation's dispatch cost each.
+ *
+ * The collectives move the parameters in their own type: fp32 under
+ * autocast (elem_bytes), not DeepSpeed's 16-bit copies. */
 #include "model/model.h"
+
+/* FSDP units: the plan wraps the whole model as one (runner.py) */
+enum { FSDP_UNITS = 1 };
+/* Operators the four hooks issue per unit besides the views
+ * (_runtime_utils.py): pre-forward a wait_stream and the all-gather into
+ * a new tensor (2); post-forward an event record (1); pre-backward a
+ * wait_stream (1); post-backward a wait_stream, the chunk, pad and
+ * empty_like of the gradient, the reduce-scatter, HYBRID's all-reduce,
+ * the cast and the shard's save (8): 12 */
+enum { FSDP_HOOK_OPS = 12 };
 
 /* Bytes per parameter of the 16-bit (or fp32) parameters and gradients
  * under ZeRO. */
@@ -123,4 +168,39 @@ zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights, 
 	t = 2 * allgather_time(an->q.sys, grp, weights * state_bytes(an, g));
 	*hidden = t < compute ? t : compute;
 	return t - *hidden;
+}
+
+bool
+zero_fsdp(const Analysis *an)
+{
+	return an->q.set.zero >= 2 && !an->q.impl.flat_zero;
+}
+
+double
+fsdp_exchange(const Analysis *an, const Graph *g, Group grad, double weights, int *gathers)
+{
+	Group shard = zero_group(an, grad);
+	double b = weights * elem_bytes(an), t;
+
+	*gathers = 0;
+	if (shard.size <= 1 && grad.size <= 1)
+		return 0;
+	/* per unit: its gather before forward (none again in backward, the
+	 * root kept unsharded), its reduce-scatter after backward (a ring
+	 * moves what an all-gather moves) */
+	*gathers = FSDP_UNITS;
+	t = 2 * allgather_time(an->q.sys, shard, b);
+	if (shard.size < grad.size) { /* HYBRID_SHARD: the shard across nodes */
+		Group across = { grad.size / shard.size, 1, shard.size };
+		t += allreduce_time(an->q.sys, across, b / (double)shard.size);
+	}
+	return t;
+}
+
+double
+fsdp_host(const Analysis *an, double arrays)
+{
+	if (!zero_fsdp(an))
+		return 0;
+	return FSDP_UNITS * (FSDP_HOOK_OPS + 2 * arrays) * an->q.impl.dispatch;
 }

@@ -264,11 +264,12 @@ zero_shards_as_deepspeed_states(void **state)
 	}
 }
 
-/* ZeRO's exchange as NCCL runs it: a ring reduce-scatter in the
- * backward, in the window DDP's all-reduce had, and under stages 1 and 2 a
- * ring all-gather of the updated parameters after the step, exposed --
- * NCCL has no tree for either, so on 1,024 dgx-a100 GPUs each ring costs
- * more than the tree all-reduce it replaces. */
+/* ZeRO's exchange as DeepSpeed runs it over NCCL (zero_partition "flat";
+ * a PyTorch stack runs stages 2 and 3 as FSDP: below): a ring
+ * reduce-scatter in the backward, in the window DDP's all-reduce had, and
+ * under stages 1 and 2 a ring all-gather of the updated parameters after
+ * the step, exposed -- NCCL has no tree for either, so on 1,024 dgx-a100
+ * GPUs each ring costs more than the tree all-reduce it replaces. */
 static void
 zero_exchanges_in_two_rings(void **state)
 {
@@ -296,6 +297,8 @@ zero_exchanges_in_two_rings(void **state)
 		StrategyOpts o = { 0 };
 		int64_t grid[DIM_COUNT] = { [DIM_DATA] = 1024 };
 		Mapping m;
+		an.q.impl.flat_zero = true; /* DeepSpeed's */
+		assert_false(zero_fsdp(&an));
 		assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &k[z]));
 		grid_map(s, grid, NEST_MODEL_INNER, &m);
 		grp = m.grad;
@@ -320,8 +323,13 @@ zero_exchanges_in_two_rings(void **state)
 /* FSDP's HYBRID_SHARD against its statement (PyTorch's ShardingStrategy
  * docs: "shard within a node, replicate across nodes"): on 16 abci GPUs (4
  * nodes of 4) the states divide by the node's 4, not by 16; the exchange
- * is a reduce-scatter inside the node, then each 1/4 shard all-reduced
- * across the 4 nodes by the node's 4 GPUs at once. */
+ * is the flat parameter gathered inside the node before the forward, its
+ * gradient reduce-scattered inside the node after the backward, then each
+ * 1/4 shard all-reduced across the 4 nodes by the node's 4 GPUs at once
+ * (_runtime_utils.py's _post_backward_hook: allreduce_hook on the inter-node
+ * state), in fp32 (no MixedPrecision: autocast's parameters are fp32), and
+ * none of it hidden: the one unit's gradient is whole only at the end of
+ * the backward. */
 static void
 fsdp_hybrid_shards_inside_a_node(void **state)
 {
@@ -346,18 +354,73 @@ fsdp_hybrid_shards_inside_a_node(void **state)
 
 	assert_non_null(g);
 	W = (double)g->total.params;
-	b = 2 * W;
+	b = 4 * W;
 	assert_true(strategies_run(g, &an, &o));
 	NEAR(k->mem.weights, 2 * W / 4);
 	NEAR(k->mem.grads, 2 * W / 4);
 	NEAR(k->mem.optimizer, 12 * W / 4);
-	exchange = allgather_time(an.q.sys, (Group){ 4, 4, 1 }, b) +
+	exchange = 2 * allgather_time(an.q.sys, (Group){ 4, 4, 1 }, b) +
 		   allreduce_time(an.q.sys, (Group){ 4, 1, 4 }, b / 4);
-	/* abci's implementation does not overlap: all of it exposed, with the
-	 * node's parameter gathers (stage 3) beside it */
-	assert_true(!an.q.impl.overlap_grad);
-	NEAR(k->t.grad + k->t.grad_hidden,
-	     exchange + 2 * allgather_time(an.q.sys, (Group){ 4, 4, 1 }, b));
+	assert_true(zero_fsdp(&an));
+	NEAR(k->t.grad, exchange);
+	assert_true(k->t.grad_hidden == 0);
+}
+
+/* FSDP's FULL_SHARD as the plan runs it (one unit, the whole model: the
+ * launcher's FsdpJob), against PyTorch 2.0's _runtime_utils.py: the unit
+ * issues one all-gather an iteration -- before the forward; the root is
+ * not freed after it, so the backward gathers nothing again -- and its
+ * gradient's reduce-scatter after the backward, 2 rings of the fp32 flat
+ * parameter over the 16 GPUs with nothing to hide behind, where DeepSpeed's
+ * stage 3 gathers twice and hides behind the compute; its hooks and the
+ * views of each parameter tensor, twice, cost the CPU (12 + 2 x tensors)
+ * dispatches an iteration. */
+static void
+fsdp_full_shard_gathers_once_per_unit(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 3x32x32;\n"
+			      "  c = conv(x, 16, kernel=3, pad=1); r = relu(c);\n"
+			      "  f = flatten(r); o = fc(f, 10); }", PASS_MEMORY);
+	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.gpus = 16,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000,
+			.q.set.prec = PREC_AMP_BF16,
+			.q.set.opt = OPT_MOMENTUM,
+			.q.set.zero = 3 };
+	StrategyOpts o = { 0 };
+	int64_t grid[DIM_COUNT] = { [DIM_DATA] = 16 };
+	Candidate k, ds;
+	Mapping m;
+	double W, ring, arrays;
+	int gathers;
+
+	assert_non_null(g);
+	assert_non_null(s);
+	W = (double)g->total.params;
+	arrays = layer_table(&an, g)->arrays;
+	grid_map(s, grid, NEST_MODEL_INNER, &m);
+	ring = allgather_time(s, m.grad, 4 * W);
+	assert_true(zero_fsdp(&an));
+	NEAR(fsdp_exchange(&an, g, m.grad, W, &gathers), 2 * ring);
+	assert_int_equal(gathers, 1);
+	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &k));
+	NEAR(k.t.grad, 2 * ring);
+	assert_true(k.t.grad_hidden == 0);
+	NEAR(fsdp_host(&an, arrays), (12 + 2 * arrays) * an.q.impl.dispatch);
+	/* DeepSpeed's stage 3 on the same grid: a 16-bit reduce-scatter and
+	 * two gathers, each hidden as far as the compute lasts, and no hooks
+	 * on the CPU */
+	an.q.impl.flat_zero = true;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &ds));
+	NEAR(ds.t.grad + ds.t.grad_hidden, 3 * allgather_time(s, m.grad, 2 * W));
+	assert_true(fsdp_host(&an, arrays) == 0);
+	NEAR(k.t.host - ds.t.host, (12 + 2 * arrays) * an.q.impl.dispatch);
 }
 
 /* Layer i's kept bytes per sample at fp32, as autograd keeps them. */
@@ -1438,6 +1501,7 @@ main(void)
 		FX_TEST(forward_only_runs_have_no_backward),
 		FX_TEST(zero_shards_as_deepspeed_states),
 		FX_TEST(zero_exchanges_in_two_rings),
+		FX_TEST(fsdp_full_shard_gathers_once_per_unit),
 		FX_TEST(fsdp_hybrid_shards_inside_a_node),
 		FX_TEST(selective_recomputes_the_attention_core),
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
