@@ -499,7 +499,7 @@ decided(const Analysis *an, char *buf, size_t n)
 
 	config_text(&d->c, c, sizeof c);
 	/* what follows the grid's ")" */
-	settings = d->from == DECIDED_SEARCH ? strstr(c, "), ") : NULL;
+	settings = an->search ? strstr(c, "), ") : NULL;
 	snprintf(buf, n, "%s parallelism (%s)%s", strategy_name[d->c.kind],
 		 grid_str(d->k, grid, sizeof grid), settings ? settings + 1 : "");
 	return buf;
