@@ -187,7 +187,19 @@ tr -d ' \n' <"$tmp/out" >"$tmp/p"
 grep -q '"device_type":"cuda"' "$tmp/p" || fail "a GPU system's plan is not cuda"
 grep -q '"implementation":"pytorch-2","input_shape":\[3,224,224\]' "$tmp/p" ||
 	fail "the plan's implementation and input_shape"
-check "the plan's device type from the system (cpu for host_device), its implementation and input_shape"
+# an implementation file named as a path from the plan's folder (where
+# its reader looks), from the working directory on standard output
+mkdir -p "$tmp/a/impl" "$tmp/b"
+cp "$srcdir/validation/h100/pytorch-2-fp32.odl" "$tmp/a/impl/x.odl"
+(cd "$tmp/a" && "$ORACLEC" "$onnx" --implementation impl/x.odl --grid data=2 -q --plan pytorch \
+	-o ../b/p.json) || fail "the plan beside: exit status $?"
+grep -q '"implementation": "../a/impl/x.odl",' "$tmp/b/p.json" ||
+	fail "the implementation from the plan's folder: $(grep '"implementation"' "$tmp/b/p.json")"
+(cd "$tmp/b" && "$ORACLEC" "$onnx" --implementation "$tmp/a/impl/x.odl" --grid data=2 -q \
+	--plan pytorch) >"$tmp/p.json" || fail "the plan on stdout: exit status $?"
+grep -q '"implementation": "../a/impl/x.odl",' "$tmp/p.json" ||
+	fail "the implementation from the working directory: $(grep '"implementation"' "$tmp/p.json")"
+check "the plan's device type from the system (cpu for host_device), its implementation (a file as a path from the plan's folder) and input_shape"
 
 run "$onnx" -g 8 --grid data=4,pipeline=2 -q --plan deepspeed
 want_status 0
