@@ -61,9 +61,9 @@ outputs(const Options *o, Arena *a, Role *r)
 }
 
 /* The files known to be read before reading: the model (or the measured
- * runs), a system file, a profile; those that exist (one that does not is
+ * runs), a system file, a profile, a kernel table; those that exist (one that does not is
  * an input error later, whatever the outputs are). */
-enum { NAMED_INPUTS = 4 };
+enum { NAMED_INPUTS = 5 };
 
 static int
 named_inputs(const Options *o, Role r[NAMED_INPUTS])
@@ -75,6 +75,7 @@ named_inputs(const Options *o, Role r[NAMED_INPUTS])
 						? NULL
 						: o->implementation },
 		{ "the profile", o->profile },
+		{ "the kernel table", o->kernels },
 	};
 	struct stat st;
 	int n = 0;
@@ -302,7 +303,7 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 	/* the system first: a wrong name or file is said before a model of
 	 * minutes is read; its files are listed after the model's */
 	FileList sysfiles = { 0 };
-	const System *sys = system_load_with(o->system, o->set.impl, a, &sysfiles);
+	const System *sys = system_load_with(o->system, o->set.impl, o->kernels, a, &sysfiles);
 	Graph *g = sys ? model_read(o, a, files) : NULL;
 	Analysis an;
 	Placement pl;
@@ -569,7 +570,7 @@ static int
 calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *orig = system_load_with(o->system, o->set.impl, a, files);
+	const System *orig = system_load_with(o->system, o->set.impl, o->kernels, a, files);
 	System *s = orig ? arena_alloc(a, sizeof *s) : NULL;
 	CalibRow *cr;
 	Calibration cal;
@@ -582,6 +583,7 @@ calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 	if (s) {
 		*s = *orig;
 		s->implementation = written_path(s->implementation, a);
+		s->kernels = written_path(s->kernels, a);
 	}
 	if (!(cr = measured_rows(o, &v, s, eng, a, files)) || !predictable(&v, cr, &so, s))
 		return EXIT_INPUT;
@@ -616,7 +618,7 @@ static int
 validate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *s = system_load_with(o->system, o->set.impl, a, files);
+	const System *s = system_load_with(o->system, o->set.impl, o->kernels, a, files);
 	CalibRow *cr;
 	StrategyOpts so = measured_strat(o);
 

@@ -549,6 +549,13 @@ opt_profile(Options *o, const char *arg, const Row *r)
 }
 
 static void
+opt_kernels(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->kernels = arg;
+}
+
+static void
 opt_sample_bytes(Options *o, const char *arg, const Row *r)
 {
 	(void)r;
@@ -953,6 +960,14 @@ static const Row rows[] = {
 	          "layer,forward_s,backward_s: seconds per sample)\n"
 	          "or the trace of python3 -m oraclec.launch --trace",
 	  .handle = opt_profile },
+	{ .name = "kernels",
+	  .runs = true,
+	  .arg = "FILE",
+	  .help = "a kernel table (measured kernels by shape,\n"
+	          "docs/kernel-table.md) in place of the one the\n"
+	          "system names: exact rows, else interpolated\n"
+	          "along the batch, else the model",
+	  .handle = opt_kernels },
 	{ .name = "sample-bytes",
 	  .runs = true,
 	  .arg = "N",

@@ -119,17 +119,25 @@ static System *load(const char *name, Arena *a, FileList *files);
 System *
 system_load(const char *name, Arena *a, FileList *files)
 {
-	return system_load_with(name, NULL, a, files);
+	return system_load_with(name, NULL, NULL, a, files);
 }
 
 /* The system and the implementation it names (else the default one), or
- * impl in its place. */
+ * impl in its place; the kernel table it names, or `kernels` in its
+ * place, read. */
 System *
-system_load_with(const char *name, const Implementation *impl, Arena *a, FileList *files)
+system_load_with(const char *name, const Implementation *impl, const char *kernels, Arena *a,
+		 FileList *files)
 {
 	System *s = load(name, a, files);
 
 	if (!s)
+		return NULL;
+	if (kernels) {
+		s->kernels = kernels;
+		s->kernels_at = LOC_NONE;
+	}
+	if (s->kernels && !(s->table = kernels_load(s->kernels, s->kernels_at, a, files)))
 		return NULL;
 	if (impl)
 		s->impl = impl;

@@ -70,10 +70,12 @@ typedef struct System {
 	Loc implementation_at;    /* where the system file names it */
 	const char *kernels;      /* a kernel table of this GPU's measured
 	                             kernels (docs/kernel-table.md), from the
-	                             system file's directory; NULL: none.  Read
-	                             and stored; the cost model does not read
-	                             it yet */
+	                             system file's directory, or --kernels;
+	                             NULL: none */
 	Loc kernels_at;           /* where the system file names it */
+	const struct KernelTable *table; /* that table, read with the system
+	                             and never changed after (the memos key
+	                             on the pointer: model/key.c); NULL: none */
 	const struct Implementation *impl; /* that one, loaded with the system
 	                             (frontend/system.c); NULL: the defaults */
 	/* Three keys that describe the software, kept for system files that

@@ -267,32 +267,55 @@ pattern_time(const Analysis *an, const Graph *g, const Layer *l, double n, doubl
 }
 
 double
-layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
+layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+	      GridDim how, bool bwd, bool profile, TimeSource *src)
 {
 	int kernels = 1;
-	double gpu;
+	bool fused = an->q.impl.fused_attention && l->attn; /* one kernel for the attention */
+	bool pattern = l->pattern && !(profile && l->timed); /* one operator (a measured
+	                                                        one: a fused attention's) */
+	double own, table, gpu;
+	KernelSource ks;
 
+	*src = TS_MODEL;
 	if (bwd && l->cost.params > 0)
 		kernels = 2; /* data and weight gradients */
 	else if (bwd && l->cost.elems_bwd == 0 && l->cost.flops_bwd == 0)
 		kernels = 0; /* an add passes its gradient on */
 	if (bwd && an->q.set.forward_only)
 		return 0; /* no backward pass, no dispatch */
-	if (l->pattern && !l->timed)
-		return pattern_time(an, g, l, n, share, bwd) + cast_time(an, l, n, share, bwd);
-	if (an->q.impl.fused_attention && l->attn) /* one kernel for the attention */
-		return roofline(an, g, l, n, share, bwd, true) +
-		       (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
-	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->q.sys->kernel_lat +
-	      cast_time(an, l, n, share, bwd);
+	if (profile && l->timed && !fused) { /* measured, launches and all */
+		*src = TS_PROFILE;
+		return layer_measured(g, (int)(l - g->layer), an->q.set.prec, bwd) * n * share;
+	}
+	/* the layer's own kernels: the model's, else the table's */
+	own = pattern ? pattern_time(an, g, l, n, share, bwd)
+	      : fused ? roofline(an, g, l, n, share, bwd, true)
+		      : roofline(an, g, l, n, share, bwd, true) + kernels * an->q.sys->kernel_lat;
+	table = table_time(an, g, l, n, share, how, bwd, own, &ks);
+	if (ks != KS_NONE) {
+		own = table;
+		*src = ks == KS_TABLE ? TS_TABLE : TS_INTERPOLATED;
+	}
+	if (pattern)
+		return own + cast_time(an, l, n, share, bwd);
+	if (fused)
+		return own + (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
+	gpu = own + cast_time(an, l, n, share, bwd);
 	if (bwd)
 		gpu += accumulate_time(an, g, l, share);
-
-	if (l->timed) /* measured, launches and all */
-		return layer_measured(g, (int)(l - g->layer), an->q.set.prec, bwd) * n * share;
 	if (op_info[l->op].save & S_VIEW)
 		return 0; /* a view launches nothing */
 	return gpu;
+}
+
+double
+layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+	   GridDim how, bool bwd)
+{
+	TimeSource src;
+
+	return layer_time_of(an, g, l, n, share, how, bwd, true, &src);
 }
 
 /* The weight of each layer in its span: the roofline per sample at a
@@ -344,13 +367,14 @@ timing_spread(Graph *g, const Analysis *an)
 }
 
 double
-span_time(const Analysis *an, const Graph *g, int first, int last, double n, double share)
+span_time(const Analysis *an, const Graph *g, int first, int last, double n, double share,
+	  GridDim how)
 {
 	double t = 0;
 
 	for (int i = first; i <= last; i++)
-		t += layer_time(an, g, &g->layer[i], n, share, false) +
-		     layer_time(an, g, &g->layer[i], n, share, true);
+		t += layer_time(an, g, &g->layer[i], n, share, how, false) +
+		     layer_time(an, g, &g->layer[i], n, share, how, true);
 	return t;
 }
 

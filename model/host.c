@@ -64,6 +64,12 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 	return ops * an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
 }
 
+double
+layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	return an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
+}
+
 /* The operators the optimizer's step issues per tensor operation: one
  * per tensor in torch.optim's loop or fused, one call over them all in a
  * foreach step. */

@@ -18,6 +18,29 @@ typedef struct KernelTime {
 	const KernelRow *lo, *hi;         /* the rows used (hi == lo: exact) */
 } KernelTime;
 
+/* The keys and batches the pricing looked a table up at (--kernels-needed:
+ * what a probe must measure for the strategies asked for), each once:
+ * made by kernel_needs_new, filled by the pricing (model/tabletime.c)
+ * where an engine holds one (Engine.needs), sorted by key then N by
+ * kernel_needs_sort, freed with kernel_needs_free. */
+typedef struct KernelNeed {
+	KernelKey key;
+	int64_t n;
+} KernelNeed;
+typedef struct KernelNeeds {
+	KernelNeed *need;
+	int n, cap;
+	int *slot;              /* open addressing: index + 1 into need, 0 empty */
+	size_t nslot;           /* a power of two, at least twice n */
+} KernelNeeds;
+KernelNeeds *kernel_needs_new(void);
+void kernel_needs_free(KernelNeeds *s);
+/* Key k at the batch n (images for a convolution) recorded: both whole
+ * batches around a fractional one (the rows an interpolation reads), at
+ * least 1. */
+void kernel_needs_add(KernelNeeds *s, const KernelKey *k, double n);
+void kernel_needs_sort(KernelNeeds *s);
+
 /* The rows of key k, sorted by N: *n of them (0: NULL). */
 const KernelRow *kernel_rows(const KernelTable *t, const KernelKey *k, int *n);
 

@@ -348,6 +348,9 @@ system_names_its_table(void **state)
 	const char *path;
 	System *s;
 
+	fx_write(fx, "kernels.csv",
+		 "class,precision,layout,n,shape,fwd_s,bwd_data_s,bwd_weight_s,spread,repeats,"
+		 "kernel\nelementwise,fp32,-,2,op=relu elements=8,1e-6,2e-6,,0,1,\n");
 	snprintf(text, sizeof text, sys, "kernels.csv");
 	path = fx_write(fx, "system.odl", text);
 	s = system_load(path, &fx->arena, &fx->files);
@@ -355,9 +358,18 @@ system_names_its_table(void **state)
 	snprintf(want, sizeof want, "%s/kernels.csv", fx->dir);
 	assert_string_equal(s->kernels, want);
 	assert_int_equal(s->kernels_at.line, 1);
+	/* read with the system, once */
+	assert_non_null(s->table);
+	assert_int_equal(s->table->nrow, 1);
+	/* --kernels: another table in its place */
+	s = system_load_with(path, NULL, "nowhere.csv", &fx->arena, &fx->files);
+	assert_null(s);
+	assert_non_null(strstr(fx_diags(fx), "nowhere.csv"));
+	/* a table the system names that is not there: at the key */
 	snprintf(text, sizeof text, sys, "/abs/k.csv");
-	s = system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files);
-	assert_string_equal(s->kernels, "/abs/k.csv");
+	assert_null(system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files));
+	assert_non_null(strstr(fx_diags(fx), "system.odl:1:"));
+	assert_non_null(strstr(fx_diags(fx), "/abs/k.csv"));
 	snprintf(text, sizeof text, sys, "");
 	assert_null(system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files));
 	assert_non_null(strstr(fx_diags(fx), "system.odl:1:"));
