@@ -455,8 +455,10 @@ onnx_decompositions_run_as_one_kernel(void **state)
 		NEAR(layer_host(&an, g, fx_layer(g, parts[i]), false), 0);
 	}
 	assert_int_equal(fx_layer(g, "fc1")->pattern, PAT_NONE);
-	NEAR(layer_time(&an, g, mean, 64, 1, DIM_DATA, false), 2 * 32 * 4 * 64 / bw + s->kernel_lat);
-	NEAR(layer_time(&an, g, mean, 64, 1, DIM_DATA, true), 5 * 32 * 4 * 64 / bw + 2 * s->kernel_lat);
+	NEAR(layer_time(&an, g, mean, 64, 1, DIM_DATA, false),
+	     2 * 32 * 4 * 64 / bw + s->kernel_lat);
+	NEAR(layer_time(&an, g, mean, 64, 1, DIM_DATA, true),
+	     5 * 32 * 4 * 64 / bw + 2 * s->kernel_lat);
 	NEAR(layer_host(&an, g, mean, false), an.q.impl.dispatch);
 }
 

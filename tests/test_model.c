@@ -633,10 +633,12 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	an.q.impl.aten_depthwise = false;
 	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
 	NEAR(aten - cudnn, 512.0 * (1310720 - 786432) / bw);
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, false) - fwd, 2 * 512.0 * 131072 / bw);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, false) - fwd,
+	     2 * 512.0 * 131072 / bw);
 	an.q.impl.aten_depthwise = true;
 	an.q.set.channels_last = true;
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true), cudnn - 512.0 * 4 * 131072 / bw);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true),
+	     cudnn - 512.0 * 4 * 131072 / bw);
 	an.q.set.channels_last = false;
 	an.q.set.prec = PREC_AMP_FP16;
 	an.q.impl.aten_depthwise = false;
@@ -891,8 +893,9 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 				     mode == 1 ? A[i] + (M - 1) * I[i] : A[i] + M * I[i]);
 		}
 		/* the two stages are alike: either is the slowest */
-		NEAR(k->t.recompute, (mode == 0 ? 0 : mode == 1 ? M - 1 : M) *
-					     layer_time(&an, g, &g->layer[0], n, 1, DIM_DATA, false));
+		NEAR(k->t.recompute,
+		     (mode == 0 ? 0 : mode == 1 ? M - 1 : M) *
+			     layer_time(&an, g, &g->layer[0], n, 1, DIM_DATA, false));
 	}
 }
 
