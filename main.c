@@ -20,6 +20,7 @@
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "model/engine.h"
+#include "model/kerneltable.h"
 #include "options.h"
 #include "plan/analysis.h"
 #include "util/clock.h"
@@ -185,8 +186,9 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 		return EXIT_INPUT;
 	}
 	errno = 0;
-	ok = o->plan ? o->plan->emit(g, an, pl, out[0].f)
-		     : o->backend->emit(g, an, &o->report, out[0].f);
+	ok = o->kernels_needed ? kernels_needed_emit(an->eng->needs, out[0].f)
+	     : o->plan	       ? o->plan->emit(g, an, pl, out[0].f)
+			       : o->backend->emit(g, an, &o->report, out[0].f);
 	if (ok && dep && !depfile_emit(files, dep_target(o), o->dep_phony, out[1].f))
 		ok = false, failed = &out[1];
 	if (!ok) {
@@ -281,6 +283,8 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Engin
 			"per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
 			pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
 	}
+	if (o->kernels_needed) /* what pricing the strategies asked for looks up */
+		return true;
 	t0 = clock_ms();
 	if (o->sweep && !sweep_run(g, an, &o->strat, a, progress))
 		return false;
@@ -328,8 +332,11 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
+	if (o->kernels_needed) /* the pricing records what it looks up */
+		eng->needs = kernel_needs_new();
 	if (!planning(o, &so, g, &an, eng, a, sys))
 		return EXIT_INPUT;
+	kernel_needs_sort(eng->needs);
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
 	if (o->deps_only)

@@ -299,7 +299,9 @@ typedef struct ModelBytes {
 /* Where a layer's time comes from (--layers' time_source): the size-aware
  * model, a kernel table's row at the batch, two rows around it, or a
  * profile (a trace, a CSV, a ParaDL table's times). */
-typedef enum TimeSource { TS_MODEL, TS_TABLE, TS_INTERPOLATED, TS_PROFILE } TimeSource;
+typedef enum TimeSource { TS_MODEL, TS_TABLE, TS_INTERPOLATED, TS_PROFILE, TS_COUNT } TimeSource;
+/* "model", "table", "interpolated", "profile" (ir/grid.c) */
+extern const char *const time_source_name[TS_COUNT];
 
 /* A layer's time as --layers reports it: forward + backward at the
  * analysis's samples a GPU, whole, where it comes from; and where a

@@ -83,6 +83,20 @@ typedef struct KernelTable {
 	int nnote;
 } KernelTable;
 
+/* The keys and batches a pricing looked a table up at (--kernels-needed:
+ * what a probe must measure for the strategies asked for), each once
+ * (model/kerneltable.c fills it; backends/needed.c writes it). */
+typedef struct KernelNeed {
+	KernelKey key;
+	int64_t n;
+} KernelNeed;
+typedef struct KernelNeeds {
+	KernelNeed *need;
+	int n, cap;
+	int *slot;              /* open addressing: index + 1 into need, 0 empty */
+	size_t nslot;           /* a power of two, at least twice n */
+} KernelNeeds;
+
 /* ---- kernelkey.c ----------------------------------------------------- */
 
 const char *kernel_class_name(KernelClass c);

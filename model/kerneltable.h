@@ -18,21 +18,9 @@ typedef struct KernelTime {
 	const KernelRow *lo, *hi;         /* the rows used (hi == lo: exact) */
 } KernelTime;
 
-/* The keys and batches the pricing looked a table up at (--kernels-needed:
- * what a probe must measure for the strategies asked for), each once:
- * made by kernel_needs_new, filled by the pricing (model/tabletime.c)
- * where an engine holds one (Engine.needs), sorted by key then N by
- * kernel_needs_sort, freed with kernel_needs_free. */
-typedef struct KernelNeed {
-	KernelKey key;
-	int64_t n;
-} KernelNeed;
-typedef struct KernelNeeds {
-	KernelNeed *need;
-	int n, cap;
-	int *slot;              /* open addressing: index + 1 into need, 0 empty */
-	size_t nslot;           /* a power of two, at least twice n */
-} KernelNeeds;
+/* The keys a pricing looked up (ir/kernels.h's KernelNeeds): made, freed,
+ * filled (model/tabletime.c, where an engine holds one: Engine.needs),
+ * sorted by key then N. */
 KernelNeeds *kernel_needs_new(void);
 void kernel_needs_free(KernelNeeds *s);
 /* Key k at the batch n (images for a convolution) recorded: both whole
