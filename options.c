@@ -1332,8 +1332,9 @@ options_agree(int argc, char **argv, Options *o)
 	if (o->search && (o->strat.forced || o->validate))
 		usage_error("--search does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->kernels_needed && (o->validate || o->plan || o->format_given))
-		usage_error("--kernels-needed writes the kernel keys of one model's pricing as CSV, "
-			    "not %s", o->validate ? "validate" : o->plan ? "a plan" : "-f's report");
+		usage_error("--kernels-needed writes the kernel keys of one model's pricing as "
+			    "CSV, not %s",
+			    o->validate ? "validate" : o->plan ? "a plan" : "-f's report");
 	if (o->validate && !o->backend->runs)
 		usage_error("-f %s draws a model's report: measured runs are written as text, json "
 			    "or csv", o->backend->name);

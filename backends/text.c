@@ -113,7 +113,8 @@ differ_lines(const Graph *g, const Analysis *an, int w, FILE *f)
 		const LayerTime *t = &an->layer_times[top[k]];
 		fprintf(f, "%5d  ", top[k]);
 		esc_text_pad(f, g->layer[top[k]].name, (size_t)w);
-		fprintf(f, "  %10s %10s ", short_secs(t->time_s, b1), short_secs(t->predicted_s, b2));
+		fprintf(f, "  %10s %10s ", short_secs(t->time_s, b1),
+			short_secs(t->predicted_s, b2));
 		double r = t->predicted_s > 0 ? t->time_s / t->predicted_s : NAN;
 		if (isnan(r))
 			snprintf(b1, sizeof b1, "-");

@@ -431,7 +431,8 @@ shards_of_keys(void **state)
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		KernelKey k, part;
 		bool made;
-		assert_true(kernel_key_read(LOC_NONE, c[i].cls, "fp32", c[i].layout, c[i].shape, &k));
+		assert_true(kernel_key_read(LOC_NONE, c[i].cls, "fp32", c[i].layout, c[i].shape,
+					    &k));
 		made = kernel_key_shard(&k, c[i].how, c[i].ways, &part);
 		if (!c[i].want) {
 			if (made)
