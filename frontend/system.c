@@ -31,8 +31,9 @@ defaults(System *s)
 	s->eff_gemm = 0.8;
 	s->eff_mem = 0.8;
 	s->eff_norm_nchw = -1;
+	s->conv_1x1_scale = s->conv_grouped_scale = -1;
 	for (int i = 0; i < DT_COUNT; i++)
-		s->eff_conv_dt[i] = s->eff_gemm_dt[i] = -1;
+		s->eff_conv_dt[i] = s->eff_gemm_dt[i] = s->eff_norm_nchw_dt[i] = -1;
 	s->kernel_lat = 5e-6;
 	s->reserved = 1024.0 * 1024 * 1024;
 	s->cpu_cores = 32;

@@ -82,27 +82,59 @@ dtype(const Analysis *an, const Graph *g, const Layer *l)
 	return dt;
 }
 
+/* Whether convolution l is a 1x1 one (pointwise: every kernel dimension
+ * 1, ungrouped), a plain product of its channels. */
+static bool
+pointwise(const Layer *l)
+{
+	if (l->attr.groups > 1 || l->attr.nspatial < 1)
+		return false;
+	for (int i = 0; i < l->attr.nspatial; i++)
+		if (l->attr.kernel[i] > 1)
+			return false;
+	return true;
+}
+
 /* The fraction of the peak layer l's kernels reach at number format dt:
  * convolutions eff_conv, products (and the element-wise FLOPs, never the
- * bound) eff_gemm, each the system's value for dt where it gives one. */
+ * bound) eff_gemm, each the system's value for dt where it gives one;
+ * 1x1 and grouped (depthwise among them) convolutions times their class's
+ * scale where the system gives one (conv_1x1_scale, conv_grouped_scale:
+ * what a probe or a calibration found of the class), at most the peak. */
 static double
 efficiency(const System *s, const Layer *l, Dtype dt)
 {
-	if (op_info[l->op].cls == OPC_CONV)
-		return s->eff_conv_dt[dt] > 0 ? s->eff_conv_dt[dt] : s->eff_conv;
-	return s->eff_gemm_dt[dt] > 0 ? s->eff_gemm_dt[dt] : s->eff_gemm;
+	double e, scale = -1;
+
+	if (op_info[l->op].cls != OPC_CONV)
+		return s->eff_gemm_dt[dt] > 0 ? s->eff_gemm_dt[dt] : s->eff_gemm;
+	e = s->eff_conv_dt[dt] > 0 ? s->eff_conv_dt[dt] : s->eff_conv;
+	if (l->attr.groups > 1)
+		scale = s->conv_grouped_scale;
+	else if (pointwise(l))
+		scale = s->conv_1x1_scale;
+	if (scale > 0)
+		e = e * scale < 1 ? e * scale : 1;
+	return e;
 }
 
 /* The fraction of the memory bandwidth layer l's kernels reach: batch
- * norm's on NCHW tensors eff_norm_nchw (cuDNN's per-channel kernels),
- * where the system gives it; the rest eff_memory. */
+ * norm's on NCHW tensors eff_norm_nchw (cuDNN's per-channel kernels), or
+ * on 16-bit ones (autocast's output, Layer.low) eff_norm_nchw_fp16 or
+ * _bf16, where the system gives it; the rest eff_memory. */
 static double
 bandwidth(const Analysis *an, const Layer *l)
 {
 	const System *s = an->q.sys;
+	Dtype dt = l->low && precision_low(an->q.set.prec) ? precision_dtype(an->q.set.prec, true)
+							    : DT_FP32;
 
-	if (l->op == OP_BATCHNORM && !an->q.set.channels_last && s->eff_norm_nchw > 0)
-		return s->mem_bw * s->eff_norm_nchw;
+	if (l->op == OP_BATCHNORM && !an->q.set.channels_last) {
+		if ((dt == DT_FP16 || dt == DT_BF16) && s->eff_norm_nchw_dt[dt] > 0)
+			return s->mem_bw * s->eff_norm_nchw_dt[dt];
+		if (s->eff_norm_nchw > 0)
+			return s->mem_bw * s->eff_norm_nchw;
+	}
 	return s->mem_bw * s->eff_mem;
 }
 
