@@ -500,10 +500,10 @@ calibration_note(const Options *o, const System *orig, const Calibration *cal, i
 			len += (size_t)snprintf(buf + len, size - len, "%s %s not set", sep,
 						calib_param_name[j]);
 		else if (!cal->constrained[j])
-			len += (size_t)snprintf(buf + len, size - len,
-						"%s %s kept (the runs do "
-						"not see it)",
-						sep, calib_param_name[j]);
+			len += (size_t)snprintf(buf + len, size - len, "%s %s kept (%s)", sep,
+						calib_param_name[j],
+						cal->too_few[j] ? "too few runs to fit it too"
+								: "the runs do not see it");
 		else if (isnan(cal->rel_error[j]))
 			len += (size_t)snprintf(buf + len, size - len, "%s %s x%.3f", sep,
 						calib_param_name[j], cal->factor[j]);
