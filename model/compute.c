@@ -67,6 +67,24 @@ layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
 	return aten_depthwise(an, g, l, precision_dtype(an->q.set.prec, true) == DT_FP16);
 }
 
+int
+library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	bool cudnn = op_info[l->op].cls == OPC_CONV && !layer_on_aten(an, g, l);
+
+	if (l->op == OP_BATCHNORM)
+		return 1;
+	if (!cudnn)
+		return 0;
+	return bwd && !reads_input(g, l) ? 2 : 1;
+}
+
+double
+layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	return an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
+}
+
 /* The number format layer l computes in: the precision's, but for the
  * convolutions of an fp32 run on a GPU with TF32 under an implementation
  * that allows it (PyTorch: cudnn.allow_tf32) -- cuDNN's, not the depthwise
@@ -324,7 +342,8 @@ layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, doub
 	own = pattern ? pattern_time(an, g, l, n, share, bwd)
 	      : fused ? roofline(an, g, l, n, share, bwd, true)
 		      : roofline(an, g, l, n, share, bwd, true) + kernels * an->q.sys->kernel_lat;
-	table = table_time(an, g, l, n, share, how, bwd, own, &ks);
+	table = table_time(an, g, l, n, share, how, bwd, own,
+			   an->q.sys->host_device ? layer_call_host(an, g, l, bwd) : 0, &ks);
 	if (ks != KS_NONE) {
 		own = table;
 		*src = ks == KS_TABLE ? TS_TABLE : TS_INTERPOLATED;

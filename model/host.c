@@ -30,19 +30,6 @@
 #include "model/model.h"
 
 
-/* cuDNN calls of layer l's forward or backward. */
-static int
-library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
-{
-	bool cudnn = op_info[l->op].cls == OPC_CONV && !layer_on_aten(an, g, l);
-
-	if (l->op == OP_BATCHNORM)
-		return 1;
-	if (!cudnn)
-		return 0;
-	return bwd && !reads_input(g, l) ? 2 : 1;
-}
-
 double
 layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 {
@@ -62,12 +49,6 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 		ops = 1 + (amp ? c->cast_gradn : 0) +
 		      (an->q.impl.zero_grad && an->q.set.zero < 2 && c->params > 0 ? l->nw : 0);
 	return ops * an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
-}
-
-double
-layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
-{
-	return an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
 }
 
 /* The operators the optimizer's step issues per tensor operation: one

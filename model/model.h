@@ -49,11 +49,13 @@ double span_time(const Analysis *an, const Graph *g, int first, int last, double
 
 /* tabletime.c: the kernel table's seconds for layer l's pass at n samples
  * and a share (layer_time's), its own kernels only; model: the model's
- * time of the same, for a part the table's rows lack.  NAN (and *src
- * KS_NONE) where the table has no time for it.  Records each key and
- * batch it looks up where the engine keeps a record (Engine.needs). */
+ * time of the same, for a part the table's rows lack; call: the CPU's
+ * time the measured call holds that the host lane adds too (a probed
+ * CPU's: layer_call_host; else 0), taken off.  NAN (and *src KS_NONE)
+ * where the table has no time for it.  Records each key and batch it
+ * looks up where the engine keeps a record (Engine.needs). */
 double table_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
-		  GridDim how, bool bwd, double model, KernelSource *src);
+		  GridDim how, bool bwd, double model, double call, KernelSource *src);
 
 /* The optimizer step over `params` elements held in `arrays` tensors. */
 double update_time(const Analysis *an, double params, double arrays);
@@ -71,6 +73,15 @@ int step_ops(Optimizer opt);
 /* Whether layer l is a depthwise convolution PyTorch runs in its own
  * kernels, not cuDNN's. */
 bool layer_on_aten(const Analysis *an, const Graph *g, const Layer *l);
+/* cuDNN calls of layer l's forward or backward (a batch norm's, a
+ * convolution's but those ATen runs; backward the data and the weight
+ * gradient's, the first layer's weight gradient only). */
+int library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
+/* CPU seconds of layer l's own operator's call, forward or backward (its
+ * dispatch and library calls; not autocast's casts, a batch norm's
+ * counter or the gradients' accumulation, which host.c adds): what a
+ * kernel table's time holds on a host_device system. */
+double layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
 
 /* kernel.c */
 
@@ -101,11 +112,6 @@ double kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double
 
 /* CPU seconds to issue layer l's forward or backward operators. */
 double layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
-/* Of them, the layer's own operator's call (its dispatch and library
- * calls, not autocast's casts, a batch norm's counter or the gradients'
- * accumulation): what a kernel table's time holds on a host_device
- * system. */
-double layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
 /* CPU seconds to issue the optimizer's step over `arrays` tensors (and
  * zero_grad's and the loss scaler's operators). */
 double step_host(const Analysis *an, double arrays);

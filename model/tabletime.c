@@ -22,7 +22,8 @@
  * gradients are operators of their own, added by compute.c as for the
  * model's time.  On a device that is the CPU issuing the work
  * (System.host_device) a measured call holds its own dispatch, which the
- * host lane adds as well (host.c): that is taken off here.
+ * host lane adds as well (host.c): compute.c says how much (the call's
+ * dispatch and library calls), taken off here.
  *
  * Every key and batch looked up is recorded where the engine keeps a
  * record (Engine.needs, --kernels-needed): what a probe must measure for
@@ -111,7 +112,7 @@ backward(const Layer *l, const KernelKey *k, const KernelTime *kt, double model)
 
 double
 table_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
-	   GridDim how, bool bwd, double model, KernelSource *src)
+	   GridDim how, bool bwd, double model, double call, KernelSource *src)
 {
 	const KernelTable *t = an->q.sys->table;
 	KernelNeeds *needs = an->eng->needs;
@@ -128,7 +129,7 @@ table_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 		KernelSource s;
 		if (qk < 0)
 			return NAN;
-		table_time(an, g, &g->layer[qk], n, share, how, bwd, 0, &s);
+		table_time(an, g, &g->layer[qk], n, share, how, bwd, 0, 0, &s);
 		*src = s;
 		return s == KS_NONE ? NAN : 0;
 	}
@@ -143,11 +144,9 @@ table_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 	v = bwd ? backward(l, &k, &kt, model) : kt.fwd;
 	if (isnan(v))
 		return NAN;
-	if (an->q.sys->host_device) { /* its dispatch is the host lane's */
-		v -= layer_call_host(an, g, l, bwd);
-		if (v < 0)
-			v = 0;
-	}
+	v -= call; /* a probed CPU's dispatch is the host lane's */
+	if (v < 0)
+		v = 0;
 	*src = kt.src;
 	return v;
 }
