@@ -20,6 +20,7 @@
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "model/engine.h"
+#include "model/kerneltable.h"
 #include "options.h"
 #include "plan/analysis.h"
 #include "util/clock.h"
@@ -61,9 +62,9 @@ outputs(const Options *o, Arena *a, Role *r)
 }
 
 /* The files known to be read before reading: the model (or the measured
- * runs), a system file, a profile; those that exist (one that does not is
+ * runs), a system file, a profile, a kernel table; those that exist (one that does not is
  * an input error later, whatever the outputs are). */
-enum { NAMED_INPUTS = 4 };
+enum { NAMED_INPUTS = 5 };
 
 static int
 named_inputs(const Options *o, Role r[NAMED_INPUTS])
@@ -75,6 +76,7 @@ named_inputs(const Options *o, Role r[NAMED_INPUTS])
 						? NULL
 						: o->implementation },
 		{ "the profile", o->profile },
+		{ "the kernel table", o->kernels },
 	};
 	struct stat st;
 	int n = 0;
@@ -184,8 +186,9 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 		return EXIT_INPUT;
 	}
 	errno = 0;
-	ok = o->plan ? o->plan->emit(g, pl->an, pl, out[0].f)
-		     : o->backend->emit(g, an, &o->report, out[0].f);
+	ok = o->kernels_needed ? kernels_needed_emit(an->eng->needs, out[0].f)
+	     : o->plan	       ? o->plan->emit(g, pl->an, pl, out[0].f)
+			       : o->backend->emit(g, an, &o->report, out[0].f);
 	if (ok && dep && !depfile_emit(files, dep_target(o), o->dep_phony, out[1].f))
 		ok = false, failed = &out[1];
 	if (!ok) {
@@ -298,6 +301,8 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Engin
 			"per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
 			pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
 	}
+	if (o->kernels_needed) /* what pricing the strategies asked for looks up */
+		return true;
 	/* the one answer: the search's, the ranking's or the per-layer
 	 * splits' */
 	if (!decide(g, an, so, &o->set, &o->fix, a))
@@ -324,7 +329,7 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 	/* the system first: a wrong name or file is said before a model of
 	 * minutes is read; its files are listed after the model's */
 	FileList sysfiles = { 0 };
-	const System *sys = system_load_with(o->system, o->set.impl, a, &sysfiles);
+	const System *sys = system_load_with(o->system, o->set.impl, o->kernels, a, &sysfiles);
 	Graph *g = sys ? model_read(o, a, files) : NULL;
 	Analysis an;
 	Placement pl;
@@ -349,8 +354,11 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
+	if (o->kernels_needed) /* the pricing records what it looks up */
+		eng->needs = kernel_needs_new();
 	if (!planning(o, &so, g, &an, eng, a, sys))
 		return EXIT_INPUT;
+	kernel_needs_sort(eng->needs);
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
 	if (o->deps_only)
@@ -516,10 +524,10 @@ calibration_note(const Options *o, const System *orig, const Calibration *cal, i
 			len += (size_t)snprintf(buf + len, size - len, "%s %s not set", sep,
 						calib_param_name[j]);
 		else if (!cal->constrained[j])
-			len += (size_t)snprintf(buf + len, size - len,
-						"%s %s kept (the runs do "
-						"not see it)",
-						sep, calib_param_name[j]);
+			len += (size_t)snprintf(buf + len, size - len, "%s %s kept (%s)", sep,
+						calib_param_name[j],
+						cal->too_few[j] ? "too few runs to fit it too"
+								: "the runs do not see it");
 		else if (isnan(cal->rel_error[j]))
 			len += (size_t)snprintf(buf + len, size - len, "%s %s x%.3f", sep,
 						calib_param_name[j], cal->factor[j]);
@@ -593,7 +601,7 @@ static int
 calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *orig = system_load_with(o->system, o->set.impl, a, files);
+	const System *orig = system_load_with(o->system, o->set.impl, o->kernels, a, files);
 	System *s = orig ? arena_alloc(a, sizeof *s) : NULL;
 	CalibRow *cr;
 	Calibration cal;
@@ -606,6 +614,7 @@ calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 	if (s) {
 		*s = *orig;
 		s->implementation = written_path(s->implementation, a);
+		s->kernels = written_path(s->kernels, a);
 	}
 	if (!(cr = measured_rows(o, &v, s, eng, a, files)) || !predictable(&v, cr, &so, s))
 		return EXIT_INPUT;
@@ -641,7 +650,7 @@ static int
 validate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *s = system_load_with(o->system, o->set.impl, a, files);
+	const System *s = system_load_with(o->system, o->set.impl, o->kernels, a, files);
 	CalibRow *cr;
 	StrategyOpts so = measured_strat(o);
 

@@ -549,6 +549,20 @@ opt_profile(Options *o, const char *arg, const Row *r)
 }
 
 static void
+opt_kernels(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->kernels = arg;
+}
+
+static void
+opt_kernels_needed(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->kernels_needed = true;
+}
+
+static void
 opt_sample_bytes(Options *o, const char *arg, const Row *r)
 {
 	(void)r;
@@ -960,6 +974,20 @@ static const Row rows[] = {
 	          "layer,forward_s,backward_s: seconds per sample)\n"
 	          "or the trace of python3 -m oraclec.launch --trace",
 	  .handle = opt_profile },
+	{ .name = "kernels",
+	  .runs = true,
+	  .arg = "FILE",
+	  .help = "a kernel table (measured kernels by shape,\n"
+	          "docs/kernel-table.md) in place of the one the\n"
+	          "system names: exact rows, else interpolated\n"
+	          "along the batch, else the model",
+	  .handle = opt_kernels },
+	{ .name = "kernels-needed",
+	  .help = "write, instead of a report, the kernel keys and\n"
+	          "batches pricing the strategies looks up (CSV:\n"
+	          "class,precision,layout,n,shape): what a probe\n"
+	          "measures",
+	  .handle = opt_kernels_needed },
 	{ .name = "sample-bytes",
 	  .runs = true,
 	  .arg = "N",
@@ -1315,6 +1343,10 @@ options_agree(int argc, char **argv, Options *o)
 		usage_error("%s", "--search-time limits --search: give --search too");
 	if (o->search && (o->strat.forced || o->validate))
 		usage_error("--search does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->kernels_needed && (o->validate || o->plan || o->format_given))
+		usage_error("--kernels-needed writes the kernel keys of one model's pricing as "
+			    "CSV, not %s",
+			    o->validate ? "validate" : o->plan ? "a plan" : "-f's report");
 	if (o->validate && !o->backend->runs)
 		usage_error("-f %s draws a model's report: measured runs are written as text, json "
 			    "or csv", o->backend->name);

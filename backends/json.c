@@ -131,6 +131,7 @@ layer_json(const Graph *g, const Analysis *an, int i)
 {
 	const Layer *l = &g->layer[i];
 	const LayerBytes *b = &an->layer_bytes[i];
+	const LayerTime *t = &an->layer_times[i];
 	Precision p = an->q.set.prec;
 	json_t *o = json_object(), *ins = json_array(), *ws = json_array();
 
@@ -153,12 +154,18 @@ layer_json(const Graph *g, const Analysis *an, int i)
 	set(o, "activation_bytes", json_integer(b->act));
 	set(o, "bytes_fwd", json_integer(b->fwd));
 	set(o, "bytes_bwd", json_integer(b->bwd));
+	set(o, "time_s", json_real(t->time_s));
+	set(o, "time_source", jstr(time_source_name[t->src]));
 	if (g->ntiming || g->trace) {
-		set(o, "time_source", jstr(l->timed ? "profile" : "model"));
 		set(o, "measured_fwd_s",
 		    l->timed ? json_real(layer_measured(g, i, p, false)) : json_null());
 		set(o, "measured_bwd_s",
 		    l->timed ? json_real(layer_measured(g, i, p, true)) : json_null());
+		set(o, "predicted_s",
+		    t->src == TS_PROFILE ? json_real(t->predicted_s) : json_null());
+		set(o, "predicted_source", t->src == TS_PROFILE
+						   ? jstr(time_source_name[t->predicted_src])
+						   : json_null());
 	}
 	set(o, "kernel", kernel_json(g, i, p, an->q.set.channels_last));
 	return o;

@@ -122,9 +122,11 @@ const struct Decl *noun_block(const Noun *n, const char **name, Loc at, Arena *a
  * errors. */
 System *system_load(const char *name, Arena *a, FileList *files);
 /* The same with impl (--implementation) in place of the implementation the
- * system names, which is then not opened; impl NULL: system_load. */
-System *system_load_with(const char *name, const Implementation *impl, Arena *a,
-			 FileList *files);
+ * system names, which is then not opened, and the kernel table at the path
+ * `kernels` (--kernels) in place of the one it names; NULL: the system's.
+ * The table (System.table) is read here, once, and never changed after. */
+System *system_load_with(const char *name, const Implementation *impl, const char *kernels,
+			 Arena *a, FileList *files);
 void system_list(FILE *f);  /* --list-systems */
 
 /* plat.c: a ParaDL platform file (.plat) read into s, the default system
@@ -154,10 +156,11 @@ bool trace_read(const char *path, const char *text, size_t len, Graph *g);
 
 /* kernels.c: a kernel table (docs/kernel-table.md) from text[0..len)
  * (the file at path) or from the file, its rows sorted by key then N;
- * NULL after reporting errors (file:line:col).  The file is added to
+ * NULL after reporting errors (file:line:col; a file that cannot be read
+ * at `where`, the system key that names it).  The file is added to
  * `files`. */
 KernelTable *kernels_parse(const char *path, const char *text, size_t len, Arena *a);
-KernelTable *kernels_load(const char *path, Arena *a, FileList *files);
+KernelTable *kernels_load(const char *path, Loc where, Arena *a, FileList *files);
 /* A key from its four fields as the table and --layers JSON write them
  * (class, precision, layout, shape); false after reporting at `where`. */
 bool kernel_key_read(Loc where, const char *cls, const char *prec, const char *layout,

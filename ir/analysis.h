@@ -324,6 +324,22 @@ typedef struct ModelBytes {
 	                         and linear weights for the step */
 } ModelBytes;
 
+/* Where a layer's time comes from (--layers' time_source): the size-aware
+ * model, a kernel table's row at the batch, two rows around it, or a
+ * profile (a trace, a CSV, a ParaDL table's times). */
+typedef enum TimeSource { TS_MODEL, TS_TABLE, TS_INTERPOLATED, TS_PROFILE, TS_COUNT } TimeSource;
+/* "model", "table", "interpolated", "profile" (ir/grid.c) */
+extern const char *const time_source_name[TS_COUNT];
+
+/* A layer's time as --layers reports it: forward + backward at the
+ * analysis's samples a GPU, whole, where it comes from; and where a
+ * profile gave it, what the table or the model predicts instead
+ * (predicted_s, predicted_src; NAN and TS_MODEL where none). */
+typedef struct LayerTime {
+	double time_s, predicted_s;
+	TimeSource src, predicted_src;
+} LayerTime;
+
 /* A layer's bytes at the query's precision (layer_bytes): kept for
  * backward (as autograd keeps them), moved forward and backward per
  * sample. */
@@ -368,6 +384,7 @@ typedef struct Analysis {
 	ModelBytes bytes;
 	const LayerBytes *layer_bytes; /* each layer's; NULL where the report
 	                             prints none */
+	const LayerTime *layer_times; /* each layer's time, likewise */
 } Analysis;
 
 /* precision.c: what training keeps (Graph.keep, counted in elements by

@@ -81,6 +81,24 @@ tf32_switches(const Analysis *an, bool *cudnn, bool *matmul)
 	*cudnn = *matmul || an->q.impl.conv_tf32;
 }
 
+int
+library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	bool cudnn = op_info[l->op].cls == OPC_CONV && !layer_on_aten(an, g, l);
+
+	if (l->op == OP_BATCHNORM)
+		return 1;
+	if (!cudnn)
+		return 0;
+	return bwd && !reads_input(g, l) ? 2 : 1;
+}
+
+double
+layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	return an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
+}
+
 /* The number format layer l computes in: the precision's, but for the
  * convolutions of an fp32 run on a GPU with TF32 where cuDNN's switch is
  * on (tf32_switches) -- cuDNN's, not the depthwise kernels ATen runs on
@@ -98,27 +116,59 @@ dtype(const Analysis *an, const Graph *g, const Layer *l)
 	return dt;
 }
 
+/* Whether convolution l is a 1x1 one (pointwise: every kernel dimension
+ * 1, ungrouped), a plain product of its channels. */
+static bool
+pointwise(const Layer *l)
+{
+	if (l->attr.groups > 1 || l->attr.nspatial < 1)
+		return false;
+	for (int i = 0; i < l->attr.nspatial; i++)
+		if (l->attr.kernel[i] > 1)
+			return false;
+	return true;
+}
+
 /* The fraction of the peak layer l's kernels reach at number format dt:
  * convolutions eff_conv, products (and the element-wise FLOPs, never the
- * bound) eff_gemm, each the system's value for dt where it gives one. */
+ * bound) eff_gemm, each the system's value for dt where it gives one;
+ * 1x1 and grouped (depthwise among them) convolutions times their class's
+ * scale where the system gives one (conv_1x1_scale, conv_grouped_scale:
+ * what a probe or a calibration found of the class), at most the peak. */
 static double
 efficiency(const System *s, const Layer *l, Dtype dt)
 {
-	if (op_info[l->op].cls == OPC_CONV)
-		return s->eff_conv_dt[dt] > 0 ? s->eff_conv_dt[dt] : s->eff_conv;
-	return s->eff_gemm_dt[dt] > 0 ? s->eff_gemm_dt[dt] : s->eff_gemm;
+	double e, scale = -1;
+
+	if (op_info[l->op].cls != OPC_CONV)
+		return s->eff_gemm_dt[dt] > 0 ? s->eff_gemm_dt[dt] : s->eff_gemm;
+	e = s->eff_conv_dt[dt] > 0 ? s->eff_conv_dt[dt] : s->eff_conv;
+	if (l->attr.groups > 1)
+		scale = s->conv_grouped_scale;
+	else if (pointwise(l))
+		scale = s->conv_1x1_scale;
+	if (scale > 0)
+		e = e * scale < 1 ? e * scale : 1;
+	return e;
 }
 
 /* The fraction of the memory bandwidth layer l's kernels reach: batch
- * norm's on NCHW tensors eff_norm_nchw (cuDNN's per-channel kernels),
- * where the system gives it; the rest eff_memory. */
+ * norm's on NCHW tensors eff_norm_nchw (cuDNN's per-channel kernels), or
+ * on 16-bit ones (autocast's output, Layer.low) eff_norm_nchw_fp16 or
+ * _bf16, where the system gives it; the rest eff_memory. */
 static double
 bandwidth(const Analysis *an, const Layer *l)
 {
 	const System *s = an->q.sys;
+	Dtype dt = l->low && precision_low(an->q.set.prec) ? precision_dtype(an->q.set.prec, true)
+							    : DT_FP32;
 
-	if (l->op == OP_BATCHNORM && !an->q.set.channels_last && s->eff_norm_nchw > 0)
-		return s->mem_bw * s->eff_norm_nchw;
+	if (l->op == OP_BATCHNORM && !an->q.set.channels_last) {
+		if ((dt == DT_FP16 || dt == DT_BF16) && s->eff_norm_nchw_dt[dt] > 0)
+			return s->mem_bw * s->eff_norm_nchw_dt[dt];
+		if (s->eff_norm_nchw > 0)
+			return s->mem_bw * s->eff_norm_nchw;
+	}
 	return s->mem_bw * s->eff_mem;
 }
 
@@ -283,32 +333,56 @@ pattern_time(const Analysis *an, const Graph *g, const Layer *l, double n, doubl
 }
 
 double
-layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
+layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+	      GridDim how, bool bwd, bool profile, TimeSource *src)
 {
 	int kernels = 1;
-	double gpu;
+	bool fused = an->q.impl.fused_attention && l->attn; /* one kernel for the attention */
+	bool pattern = l->pattern && !(profile && l->timed); /* one operator (a measured
+	                                                        one: a fused attention's) */
+	double own, table, gpu;
+	KernelSource ks;
 
+	*src = TS_MODEL;
 	if (bwd && l->cost.params > 0)
 		kernels = 2; /* data and weight gradients */
 	else if (bwd && l->cost.elems_bwd == 0 && l->cost.flops_bwd == 0)
 		kernels = 0; /* an add passes its gradient on */
 	if (bwd && an->q.set.forward_only)
 		return 0; /* no backward pass, no dispatch */
-	if (l->pattern && !l->timed)
-		return pattern_time(an, g, l, n, share, bwd) + cast_time(an, l, n, share, bwd);
-	if (an->q.impl.fused_attention && l->attn) /* one kernel for the attention */
-		return roofline(an, g, l, n, share, bwd, true) +
-		       (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
-	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->q.sys->kernel_lat +
-	      cast_time(an, l, n, share, bwd);
+	if (profile && l->timed && !fused) { /* measured, launches and all */
+		*src = TS_PROFILE;
+		return layer_measured(g, (int)(l - g->layer), an->q.set.prec, bwd) * n * share;
+	}
+	/* the layer's own kernels: the model's, else the table's */
+	own = pattern ? pattern_time(an, g, l, n, share, bwd)
+	      : fused ? roofline(an, g, l, n, share, bwd, true)
+		      : roofline(an, g, l, n, share, bwd, true) + kernels * an->q.sys->kernel_lat;
+	table = table_time(an, g, l, n, share, how, bwd, own,
+			   an->q.sys->host_device ? layer_call_host(an, g, l, bwd) : 0, &ks);
+	if (ks != KS_NONE) {
+		own = table;
+		*src = ks == KS_TABLE ? TS_TABLE : TS_INTERPOLATED;
+	}
+	if (pattern)
+		return own + cast_time(an, l, n, share, bwd);
+	if (fused)
+		return own + (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
+	gpu = own + cast_time(an, l, n, share, bwd);
 	if (bwd)
 		gpu += accumulate_time(an, g, l, share);
-
-	if (l->timed) /* measured, launches and all */
-		return layer_measured(g, (int)(l - g->layer), an->q.set.prec, bwd) * n * share;
 	if (op_info[l->op].save & S_VIEW)
 		return 0; /* a view launches nothing */
 	return gpu;
+}
+
+double
+layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+	   GridDim how, bool bwd)
+{
+	TimeSource src;
+
+	return layer_time_of(an, g, l, n, share, how, bwd, true, &src);
 }
 
 /* The weight of each layer in its span: the roofline per sample at a
@@ -360,13 +434,14 @@ timing_spread(Graph *g, const Analysis *an)
 }
 
 double
-span_time(const Analysis *an, const Graph *g, int first, int last, double n, double share)
+span_time(const Analysis *an, const Graph *g, int first, int last, double n, double share,
+	  GridDim how)
 {
 	double t = 0;
 
 	for (int i = first; i <= last; i++)
-		t += layer_time(an, g, &g->layer[i], n, share, false) +
-		     layer_time(an, g, &g->layer[i], n, share, true);
+		t += layer_time(an, g, &g->layer[i], n, share, how, false) +
+		     layer_time(an, g, &g->layer[i], n, share, how, true);
 	return t;
 }
 

@@ -51,6 +51,7 @@ typedef enum ScratchSlot {
 struct Rows;
 struct Plans;
 struct TileMemo;
+struct KernelNeeds;
 
 typedef struct Engine {
 	bool reuse;              /* false: every figure computed on every read,
@@ -71,6 +72,10 @@ typedef struct Engine {
 	                            precision, the last few answers */
 	void *scratch[SC_COUNT];
 	size_t scratch_size[SC_COUNT];
+	struct KernelNeeds *needs; /* --kernels-needed: every kernel key and
+	                            batch the pricing looks up, recorded where
+	                            it looks (model/tabletime.c); NULL: none
+	                            recorded.  The engine frees it */
 } Engine;
 
 /* A new engine (reuse false: the memos switched off); freed with all it

@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 #include "model/costmodel.h"
 #include "model/engine.h"
+#include "model/kerneltable.h"
 
 /* compute.c
  * requires: PASS_COST, the system and settings of the analysis.
@@ -27,17 +28,34 @@ bool timing_spread(Graph *g, const Analysis *an);
 
 /* Seconds for layer l's forward (bwd false) or backward pass over n
  * samples, of which this GPU does the fraction `share` (1/p when the layer
- * is split p ways).  Roofline per op class and a fixed GPU cost per
- * kernel, or, for a layer with a measured time (Layer.timed, see
- * timing_spread), that time per sample times n x share; then the
- * framework's CPU dispatch, which overlaps the GPU's work: the slower of
- * the two sets the pace. */
+ * is split p ways along `how`: DIM_FILTER, DIM_CHANNEL or DIM_SPATIAL;
+ * DIM_DATA for a whole layer, or a share no whole split makes).  In
+ * order of preference: a layer's measured time (Layer.timed, see
+ * timing_spread) per sample times n x share; the system's kernel table
+ * (tabletime.c: its row for the layer's key, or its part's, at the
+ * batch; else two rows around it); the model: a roofline per op class and
+ * a fixed GPU cost per kernel.  Autocast's casts and the gradients'
+ * accumulation on top.  The CPU's dispatch is the host lane's (host.c). */
 double layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
-		  bool bwd);
+		  GridDim how, bool bwd);
+/* The same, saying where the time comes from (*src); profile false: as if
+ * the layer had no measured time (what the table or the model predicts). */
+double layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+		     GridDim how, bool bwd, bool profile, TimeSource *src);
 
 /* Forward + backward of layers [first, last] at n samples and a share. */
 double span_time(const Analysis *an, const Graph *g, int first, int last, double n,
-		 double share);
+		 double share, GridDim how);
+
+/* tabletime.c: the kernel table's seconds for layer l's pass at n samples
+ * and a share (layer_time's), its own kernels only; model: the model's
+ * time of the same, for a part the table's rows lack; call: the CPU's
+ * time the measured call holds that the host lane adds too (a probed
+ * CPU's: layer_call_host; else 0), taken off.  NAN (and *src KS_NONE)
+ * where the table has no time for it.  Records each key and batch it
+ * looks up where the engine keeps a record (Engine.needs). */
+double table_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+		  GridDim how, bool bwd, double model, double call, KernelSource *src);
 
 /* The optimizer step over `params` elements held in `arrays` tensors. */
 double update_time(const Analysis *an, double params, double arrays);
@@ -61,6 +79,15 @@ bool layer_on_aten(const Analysis *an, const Graph *g, const Layer *l);
  * (*matmul: an fp32 matrix product does).  What a plan states, so that
  * the run computes in the number formats priced. */
 void tf32_switches(const Analysis *an, bool *cudnn, bool *matmul);
+/* cuDNN calls of layer l's forward or backward (a batch norm's, a
+ * convolution's but those ATen runs; backward the data and the weight
+ * gradient's, the first layer's weight gradient only). */
+int library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
+/* CPU seconds of layer l's own operator's call, forward or backward (its
+ * dispatch and library calls; not autocast's casts, a batch norm's
+ * counter or the gradients' accumulation, which host.c adds): what a
+ * kernel table's time holds on a host_device system. */
+double layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
 
 /* kernel.c */
 

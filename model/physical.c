@@ -54,8 +54,8 @@ batch_for(const Ctx *c, int64_t data_width)
 static double
 split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 {
-	Times whole = layer_times(c->an, c->g, n, 1),
-	      part = layer_times(c->an, c->g, n, 1.0 / ways);
+	Times whole = layer_times(c->an, c->g, n, 1, DIM_DATA),
+	      part = layer_times(c->an, c->g, n, 1.0 / ways, channel ? DIM_CHANNEL : DIM_FILTER);
 	const LayerTable *tb = layer_table(c->an, c->g);
 	double t = 0;
 
@@ -181,7 +181,10 @@ recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int
 		if (!(rc->redo ? rc->redo[i] : i < rc->first_kept))
 			continue;
 		if (!have[w])
-			row[w] = layer_times(c->an, c->g, tail ? n_tail : n, part ? 1.0 / ways : 1),
+			row[w] = layer_times(c->an, c->g, tail ? n_tail : n, part ? 1.0 / ways : 1,
+					     split == WORK_FILTER    ? DIM_FILTER
+					     : split == WORK_CHANNEL ? DIM_CHANNEL
+								     : DIM_SPATIAL),
 			have[w] = true;
 		t += times_of(&row[w], i, false);
 	}
@@ -213,7 +216,7 @@ data(const Ctx *c, Candidate *k)
 	if ((double)M > n)
 		return beyond_limit(k, "more micro-batches than samples per GPU");
 	k->micro_batches = M;
-	r = layer_times(c->an, c->g, n / M, 1);
+	r = layer_times(c->an, c->g, n / M, 1, DIM_DATA);
 	k->t.compute = (double)M * times_span(&r, 0, c->g->nlayer - 1);
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, NULL);
@@ -382,8 +385,8 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 	int L = g->nlayer, best = 0;
 	double *rest = engine_scratch(c->an->eng, SC_PHYS_REST, (size_t)L + 1, sizeof *rest),
 	       head = 0, best_t = INFINITY;
-	Times after = layer_times(c->an, g, after_gather(c, n, ways), 1);
-	Times part = layer_times(c->an, g, n, 1.0 / ways);
+	Times after = layer_times(c->an, g, after_gather(c, n, ways), 1, DIM_DATA);
+	Times part = layer_times(c->an, g, n, 1.0 / ways, DIM_SPATIAL);
 	Times halo = halo_times(c->an, g, n, ways, c->map.across);
 	Times gather = gather_times(c->an, g, n, c->map.model);
 
@@ -410,7 +413,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	double n = (double)B / p1, after = after_gather(c, n, ways), growth = 1, W = c->W;
 	double *wshare = NULL, act = 0, whole = 0;
 	int grown = -1;
-	Times rest = layer_times(c->an, g, after, 1), halo;
+	Times rest = layer_times(c->an, g, after, 1, DIM_DATA), halo;
 
 	k->split = split;
 	k->per_gpu_batch = n / ways;
@@ -423,13 +426,13 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 		growth = strips(c, ways, split, share, &grown);
 		for (int i = 0; i <= split; i++) {
 			double a = kept_layer(c->an, g, i);
-			k->t.compute += span_time(c->an, g, i, i, n, share[i]);
+			k->t.compute += span_time(c->an, g, i, i, n, share[i], DIM_SPATIAL);
 			act += a * share[i], whole += a;
 		}
 		if (grown >= 0) {
 			const Layer *l = &g->layer[grown];
 			double w = (double)l->cost.params, kernel = (double)layer_kernel_params(l);
-			rest = layer_times(c->an, g, after, 1);
+			rest = layer_times(c->an, g, after, 1, DIM_DATA);
 			k->t.compute += (growth - 1) * times_span(&rest, grown, grown);
 			W += (growth - 1) * kernel;
 			/* its gradients: the grown kernel and the bias */
@@ -440,7 +443,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 			wshare[grown] = (w + (growth - 1) * kernel) / w;
 		}
 	} else {
-		Times part = layer_times(c->an, g, n, 1.0 / ways);
+		Times part = layer_times(c->an, g, n, 1.0 / ways, DIM_SPATIAL);
 		k->t.compute += times_span(&part, 0, split);
 	}
 	halo = halo_times(c->an, g, n, ways, c->map.across);
@@ -534,16 +537,18 @@ split_work(const PredictCtx *pc, const Layer *l, LayerSplit s, double n, const M
 		if (l->attr.lead > 0 || ways < s.d)
 			return INFINITY;
 		*comm = split_collective(an, g, l, m->model, n, s.mode == PL_CHANNEL);
-		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k);
+		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k,
+				 s.mode == PL_CHANNEL ? DIM_CHANNEL : DIM_FILTER);
 	case PL_SPATIAL:
 		if (l->attr.lead > 0 || out->rank < 2 || out->d[1] < s.d)
 			return INFINITY;
 		*p2p = halo_time(an, g, l, n, s.d, false);
-		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k);
+		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k,
+				 DIM_SPATIAL);
 	default:
 		break;
 	}
-	return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1);
+	return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1, DIM_DATA);
 }
 
 /* The samples a GPU of split s works on: its group's B d / p (a share of

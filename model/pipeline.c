@@ -329,8 +329,8 @@ pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c
 	p->split = c->ways > 1 && !p->rows ? 1u << channel : 0;
 	p->in_act = (double)kept(an, g).input;
 	p->cls = layer_classes(an, g)->ncls > 0 ? layer_classes(an, g)->cls : NULL;
-	p->whole = layer_times(an, g, n, 1);
-	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1);
+	p->whole = layer_times(an, g, n, 1, DIM_DATA);
+	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1, c->inner);
 	p->halo = p->rows ? halo_times(an, g, n, c->ways, c->grp.size > c->grp.per_node) : p->whole;
 	p->col = !p->rows && c->ways > 1 ? split_times(an, g, n, c->grp, channel) : p->whole;
 }

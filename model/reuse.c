@@ -186,7 +186,7 @@ find(Times *t)
 	else if (t->kind != ROW_TIME)
 		arg[1] = (double)t->grp.sharing;
 	if (t->kind == ROW_TIME || t->kind == ROW_HOST)
-		arg[2] = arg[3] = 0;
+		arg[2] = t->kind == ROW_TIME ? (double)t->how : 0, arg[3] = 0;
 	stamp = key_stamp(&t->an->eng->stamps, &t->an->q, t->g, KEY_LAYER);
 	b = bucket(stamp, t->kind, arg);
 	for (i = rs->head[b]; i >= 0; i = rs->row[i].next) {
@@ -225,9 +225,10 @@ find(Times *t)
 }
 
 Times
-layer_times(const Analysis *an, const Graph *g, double n, double share)
+layer_times(const Analysis *an, const Graph *g, double n, double share, GridDim how)
 {
-	Times t = { .an = an, .g = g, .kind = ROW_TIME, .n = n, .share = share };
+	Times t = { .an = an, .g = g, .kind = ROW_TIME, .n = n, .share = share,
+		    .how = share == 1 ? DIM_DATA : how };
 
 	find(&t);
 	return t;
@@ -273,7 +274,7 @@ split_times(const Analysis *an, const Graph *g, double n, Group grp, bool channe
 Lane
 lane_times(const Analysis *an, const Graph *g, int first, int last, double n)
 {
-	Times t = layer_times(an, g, n, 1), h = host_times(an, g);
+	Times t = layer_times(an, g, n, 1, DIM_DATA), h = host_times(an, g);
 	size_t len = g->nlayer > 0 ? (size_t)g->nlayer : 1;
 	double *v;
 
@@ -318,7 +319,7 @@ compute(const Times *r, int i, bool bwd)
 	const Layer *l = &r->g->layer[i];
 
 	switch (r->kind) {
-	case ROW_TIME: return layer_time(r->an, r->g, l, r->n, r->share, bwd);
+	case ROW_TIME: return layer_time(r->an, r->g, l, r->n, r->share, r->how, bwd);
 	case ROW_HOST: return layer_host(r->an, r->g, l, bwd);
 	case ROW_HALO: return halo_time(r->an, r->g, l, r->n, r->ways, r->across);
 	case ROW_GATHER: return spatial_gather(r->an, r->g, i, r->n, r->grp);

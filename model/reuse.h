@@ -25,6 +25,8 @@ typedef struct Times {
 	const Graph *g;
 	RowKind kind;
 	double n, share;       /* samples; the share of the work (ROW_TIME) */
+	GridDim how;           /* ROW_TIME: the split the share is a part of
+	                          (layer_time's); DIM_DATA for share 1 */
 	int64_t ways;          /* ROW_HALO: strips */
 	bool across;           /* ROW_HALO: neighbours on other nodes */
 	Group grp;             /* ROW_GATHER, ROW_FILTER, ROW_CHANNEL */
@@ -33,7 +35,7 @@ typedef struct Times {
 	                          layers, layer i's t[][cls[i]] (valid while
 	                          no other graph's table is made) */
 } Times;
-Times layer_times(const Analysis *an, const Graph *g, double n, double share);
+Times layer_times(const Analysis *an, const Graph *g, double n, double share, GridDim how);
 Times host_times(const Analysis *an, const Graph *g);
 Times halo_times(const Analysis *an, const Graph *g, double n, int64_t ways, bool across);
 Times gather_times(const Analysis *an, const Graph *g, double n, Group grp);

@@ -135,11 +135,31 @@ analysis_report_bytes(Analysis *an, const Graph *g, bool layers, Arena *a)
 {
 	an->bytes = model_bytes(an, g);
 	an->layer_bytes = NULL;
+	an->layer_times = NULL;
 	if (layers) {
 		LayerBytes *b = arena_array(a, (size_t)g->nlayer + 1, sizeof *b);
-		for (int i = 0; i < g->nlayer; i++)
+		LayerTime *t = arena_array(a, (size_t)g->nlayer + 1, sizeof *t);
+		const Settings *s = &an->q.set;
+		double n = s->global_batch ? (double)s->global_batch / (double)s->gpus
+					   : (double)s->batch_per_gpu;
+		for (int i = 0; i < g->nlayer; i++) {
+			const Layer *l = &g->layer[i];
+			TimeSource f, w;
 			b[i] = layer_bytes(an, g, i);
+			t[i].time_s = layer_time_of(an, g, l, n, 1, DIM_DATA, false, true, &f) +
+				      layer_time_of(an, g, l, n, 1, DIM_DATA, true, true, &w);
+			t[i].src = f == TS_MODEL ? w : f;
+			t[i].predicted_s = NAN;
+			t[i].predicted_src = TS_MODEL;
+			if (t[i].src != TS_PROFILE)
+				continue;
+			t[i].predicted_s =
+				layer_time_of(an, g, l, n, 1, DIM_DATA, false, false, &f) +
+				layer_time_of(an, g, l, n, 1, DIM_DATA, true, false, &w);
+			t[i].predicted_src = f == TS_MODEL ? w : f;
+		}
 		an->layer_bytes = b;
+		an->layer_times = t;
 	}
 }
 

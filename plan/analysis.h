@@ -37,7 +37,10 @@ bool analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph 
 
 /* What the report of an prints of g's bytes at its precision, which the
  * backends do not compute: an->bytes, and with `layers` each layer's
- * (an->layer_bytes, in a). */
+ * (an->layer_bytes, in a) and its time forward and backward, whole, at
+ * the analysis's samples a GPU, with where it comes from and, where a
+ * profile measured it, what the table or the model predicts
+ * (an->layer_times). */
 void analysis_report_bytes(Analysis *an, const Graph *g, bool layers, Arena *a);
 
 /* Runs on g, in the table's order, each pass that has not run on it yet,

@@ -170,7 +170,12 @@ double per_layer_exhaustive(const Graph *g, const Analysis *an, double *programm
  * relative errors; s is changed in place, but for the parameters the runs
  * do not constrain.  requires: PASS_COST and PASS_MEMORY on every row's
  * graph. */
-enum { CALIB_PARAMS = 7 };
+/* The parameters calibrate fits (calibrate.c): a factor per class of
+ * kernels, then the network's, the file system's and the sends'. */
+enum {
+	CAL_CONV, CAL_CONV_1X1, CAL_CONV_GROUPED, CAL_GEMM, CAL_MEMORY, CAL_HOST, CAL_NIC_BW,
+	CAL_NIC_LAT, CAL_P2P_LAT, CAL_FS_RATE, CAL_CACHE, CAL_STAGING, CALIB_PARAMS
+};
 extern const char *const calib_param_name[CALIB_PARAMS];
 typedef struct CalibRow {
 	const Graph *g;
@@ -186,6 +191,8 @@ typedef struct Calibration {
 	                                order */
 	bool fitted[CALIB_PARAMS];      /* the system has it (a limit of 0 is none) */
 	bool constrained[CALIB_PARAMS]; /* the runs see it; else left as it was */
+	bool too_few[CALIB_PARAMS];     /* seen, but left as it was: fewer runs than
+	                                   parameters seen (it was the least seen) */
 	double rel_error[CALIB_PARAMS]; /* standard error of its logarithm (about
 	                                   the relative error); NAN when unknown */
 	double corr[CALIB_PARAMS][CALIB_PARAMS]; /* correlation of two fitted

@@ -176,7 +176,7 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(k->feasible);
 	NEAR(k->t.grad, 0);
-	NEAR(k->t.compute, span_time(&an, g, 0, g->nlayer - 1, 8, 1));
+	NEAR(k->t.compute, span_time(&an, g, 0, g->nlayer - 1, 8, 1, DIM_DATA));
 	assert_int_equal(k->global_batch, 8);
 	NEAR(k->epoch, k->t.total * 100);
 	assert_int_equal(an.best, STRAT_DATA);
@@ -213,7 +213,7 @@ forward_only_runs_have_no_backward(void **state)
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(strategies_run(g, &train, &o));
 	for (int i = 0; i < g->nlayer; i++)
-		fwd += layer_time(&an, g, &g->layer[i], 8, 1, false);
+		fwd += layer_time(&an, g, &g->layer[i], 8, 1, DIM_DATA, false);
 	NEAR(k->t.compute, fwd);
 	NEAR(k->t.grad, train.cand[STRAT_DATA].t.grad);
 	NEAR(an.cand[STRAT_SPATIAL].t.p2p, 6 * (300e-6 + 2 * 3072 / 3e9));
@@ -525,18 +525,18 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 	assert_int_equal(kept_eager, act_at(g, 0) + act_at(g, 1) + act_at(g, 2) + act_at(g, 3) +
 					     3 * 4 * 128 * 16 * 4);
 	for (int i = 0; i < g->nlayer; i++)
-		eager += layer_time(&an, g, &g->layer[i], 256, 1, false) +
-			 layer_time(&an, g, &g->layer[i], 256, 1, true);
+		eager += layer_time(&an, g, &g->layer[i], 256, 1, DIM_DATA, false) +
+			 layer_time(&an, g, &g->layer[i], 256, 1, DIM_DATA, true);
 	an.q.impl.attention = "fused";
 	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
 	assert_true(an.q.impl.fused_attention);
 	assert_int_equal(kept(&an, g).act, kept_eager - 589824 + 4 * 128 * 4);
 	NEAR(kept_layer(&an, g, 1), 4 * 128 * 4);
 	for (int i = 0; i < g->nlayer; i++)
-		fused += layer_time(&an, g, &g->layer[i], 256, 1, false) +
-			 layer_time(&an, g, &g->layer[i], 256, 1, true);
-	NEAR(layer_time(&an, g, &g->layer[1], 256, 1, false), 0);
-	NEAR(layer_time(&an, g, &g->layer[2], 256, 1, true), 0);
+		fused += layer_time(&an, g, &g->layer[i], 256, 1, DIM_DATA, false) +
+			 layer_time(&an, g, &g->layer[i], 256, 1, DIM_DATA, true);
+	NEAR(layer_time(&an, g, &g->layer[1], 256, 1, DIM_DATA, false), 0);
+	NEAR(layer_time(&an, g, &g->layer[2], 256, 1, DIM_DATA, true), 0);
 	assert_true(fused < eager);
 
 	g = fx_run(fx, "model m { input q: 4x16x8; input k: 4x8x16; input v: 4x16x8;\n"
@@ -649,19 +649,19 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	assert_non_null(g);
 	assert_non_null(s);
 	assert_int_equal(g->layer[0].cost.elems_fwd - g->layer[0].cost.params, 19456);
-	nchw = layer_time(&an, g, &g->layer[0], 512, 1, false);
+	nchw = layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false);
 	an.q.set.channels_last = true;
-	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
+	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false);
 	NEAR(nchw - nhwc, 2 * 512.0 * 77824 / (2039e9 * 0.85));
 	an.q.set.channels_last = false;
 	an.q.set.prec = PREC_FP32;
 	assert_true(an.q.impl.conv_tf32);
-	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nchw);
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false), nchw);
 	an.q.impl.conv_tf32 = false;
 	an.q.set.channels_last = true;
-	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
+	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false);
 	an.q.set.channels_last = false;
-	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nhwc);
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false), nhwc);
 }
 
 /* ATen's depthwise weight gradient (PyTorch, NCHW, fp32/TF32): one block
@@ -691,36 +691,38 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	assert_non_null(s);
 	assert_true(an.q.impl.aten_depthwise);
 	assert_int_equal(g->layer[1].cost.elems_fwd - g->layer[1].cost.params, 32768);
-	aten = layer_time(&an, g, &g->layer[1], 512, 1, true);
-	fwd = layer_time(&an, g, &g->layer[1], 512, 1, false);
+	aten = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
+	fwd = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, false);
 	an.q.impl.aten_depthwise = false;
-	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, true);
+	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
 	NEAR(aten - cudnn, 512.0 * (1310720 - 786432) / bw);
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, false) - fwd, 2 * 512.0 * 131072 / bw);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, false) - fwd,
+	     2 * 512.0 * 131072 / bw);
 	an.q.impl.aten_depthwise = true;
 	an.q.set.channels_last = true;
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), cudnn - 512.0 * 4 * 131072 / bw);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true),
+	     cudnn - 512.0 * 4 * 131072 / bw);
 	an.q.set.channels_last = false;
 	an.q.set.prec = PREC_AMP_FP16;
 	an.q.impl.aten_depthwise = false;
-	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, true);
+	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
 	an.q.impl.aten_depthwise = true;
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), cudnn);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true), cudnn);
 
 	g = fx_run(fx, "model m { input x: 16x32x32; a = conv(x, 16, kernel=1);\n"
 		       "  c = conv(a, 16, kernel=3, pad=1, groups=4); }", PASS_MEMORY);
 	an.q.set.prec = PREC_TF32;
-	aten = layer_time(&an, g, &g->layer[1], 512, 1, true);
+	aten = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
 	an.q.impl.aten_depthwise = false;
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), aten);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true), aten);
 
 	g = fx_run(fx, "model m { input x: 16x32x32;\n"
 		       "  c = conv(x, 16, kernel=3, pad=1, groups=16); }", PASS_MEMORY);
 	assert_int_equal(g->layer[0].cost.elems_bwd, 32768);
 	an.q.impl.aten_depthwise = true;
-	aten = layer_time(&an, g, &g->layer[0], 512, 1, true);
+	aten = layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, true);
 	an.q.impl.aten_depthwise = false;
-	NEAR(aten - layer_time(&an, g, &g->layer[0], 512, 1, true),
+	NEAR(aten - layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, true),
 	     512.0 * (1179648 - 3 * 131072) / bw);
 }
 
@@ -954,8 +956,9 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 				     mode == 1 ? A[i] + (M - 1) * I[i] : A[i] + M * I[i]);
 		}
 		/* the two stages are alike: either is the slowest */
-		NEAR(k->t.recompute, (mode == 0 ? 0 : mode == 1 ? M - 1 : M) *
-					     layer_time(&an, g, &g->layer[0], n, 1, false));
+		NEAR(k->t.recompute,
+		     (mode == 0 ? 0 : mode == 1 ? M - 1 : M) *
+			     layer_time(&an, g, &g->layer[0], n, 1, DIM_DATA, false));
 	}
 }
 
@@ -1200,8 +1203,8 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	an.q.impl = fx_impl(NULL);
 	for (int i = 0; i < g->nlayer; i++) {
-		gpu += layer_time(&an, g, &g->layer[i], 1, 1, false) +
-		       layer_time(&an, g, &g->layer[i], 1, 1, true);
+		gpu += layer_time(&an, g, &g->layer[i], 1, 1, DIM_DATA, false) +
+		       layer_time(&an, g, &g->layer[i], 1, 1, DIM_DATA, true);
 		host += layer_host(&an, g, &g->layer[i], false) +
 			layer_host(&an, g, &g->layer[i], true);
 		NEAR(layer_host(&an, g, &g->layer[i], false), 10e-6);
@@ -1219,7 +1222,7 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
 	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.dispatch, step_host(&an, arrays) + host +
-				   layer_time(&an, g, &g->layer[0], 1, 1, true) - busy);
+				   layer_time(&an, g, &g->layer[0], 1, 1, DIM_DATA, true) - busy);
 	an.q.impl.dispatch = 0;
 	an.q.impl.step_tensor = 0;
 	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
@@ -1379,10 +1382,10 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 	/* an operator each for the CPU to issue, beside the convolution's own
 	 * (a cuDNN call) */
 	NEAR(layer_host(&an, g, conv1, false), 3 * an.q.impl.dispatch + an.q.impl.library_call);
-	with = layer_time(&an, g, conv1, 512, 1, false);
+	with = layer_time(&an, g, conv1, 512, 1, DIM_DATA, false);
 	conv1->cost.cast_w = conv1->cost.cast_in = 0;
 	conv1->cost.cast_wn = conv1->cost.cast_inn = 0;
-	NEAR(with - layer_time(&an, g, conv1, 512, 1, false),
+	NEAR(with - layer_time(&an, g, conv1, 512, 1, DIM_DATA, false),
 	     2 * s->kernel_lat + (64.0 * 3 * 3 * 3 + 512.0 * 3072) * 6 / (s->mem_bw * s->eff_mem));
 }
 
@@ -1406,15 +1409,15 @@ gradients_left_allocated_are_added_into(void **state)
 	bn = &g->layer[0];
 	assert_int_equal(bn->nw, 2);
 	assert_true(an.q.impl.zero_grad);
-	with = layer_time(&an, g, bn, 512, 1, true);
-	fwd = layer_time(&an, g, bn, 512, 1, false);
+	with = layer_time(&an, g, bn, 512, 1, DIM_DATA, true);
+	fwd = layer_time(&an, g, bn, 512, 1, DIM_DATA, false);
 	/* operators the CPU issues: the backward (a cuDNN call) and two adds */
 	NEAR(layer_host(&an, g, bn, true), 3 * an.q.impl.dispatch + an.q.impl.library_call);
 	an.q.impl.zero_grad = false;
 	NEAR(layer_host(&an, g, bn, true), an.q.impl.dispatch + an.q.impl.library_call);
-	NEAR(with - layer_time(&an, g, bn, 512, 1, true),
+	NEAR(with - layer_time(&an, g, bn, 512, 1, DIM_DATA, true),
 	     2 * s->kernel_lat + 3.0 * 128 * 4 / (s->mem_bw * s->eff_mem));
-	NEAR(layer_time(&an, g, bn, 512, 1, false), fwd);
+	NEAR(layer_time(&an, g, bn, 512, 1, DIM_DATA, false), fwd);
 }
 
 /* The shared file system (docs/model.md, "Input pipeline"): abci's GPFS

@@ -464,8 +464,8 @@ stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channe
 			bool split = model_split_layer(g, l, channel, &most_ways);
 			double share = split ? 0.5 : 1;
 			double cj = split ? split_collective(&an, g, l, tp, n, channel) : 0;
-			t += layer_time(&an, g, l, n, share, false) +
-			     layer_time(&an, g, l, n, share, true) + cj;
+			t += layer_time(&an, g, l, n, share, dim, false) +
+			     layer_time(&an, g, l, n, share, dim, true) + cj;
 			c += cj;
 			/* dpc keeps a split layer's bias whole (added after the
 			 * partial sums) */
@@ -519,8 +519,8 @@ dps_splits_each_stage_by_rows(void **state)
 			double hj = halo_time(&an, g, l, n, 2, false);
 			double cj = j == 3 ? spatial_gather(&an, g, 3, n, strip) : 0;
 			assert_true(hj > 0);
-			t += layer_time(&an, g, l, n, 0.5, false) +
-			     layer_time(&an, g, l, n, 0.5, true) + hj + cj;
+			t += layer_time(&an, g, l, n, 0.5, DIM_SPATIAL, false) +
+			     layer_time(&an, g, l, n, 0.5, DIM_SPATIAL, true) + hj + cj;
 			h += hj, c += cj;
 		}
 		if (t > slow)
@@ -641,7 +641,7 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 	assert_int_equal(k.stage_end[0], 7);
 	NEAR(k.mem.activations, 8000 + 16000);
 	for (int i = 8; i < 16; i++)
-		fwd += layer_time(&an, g, &g->layer[i], 1, 1, false);
+		fwd += layer_time(&an, g, &g->layer[i], 1, 1, DIM_DATA, false);
 	NEAR(k.t.recompute, fwd);
 
 	set = settings_default;
