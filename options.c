@@ -345,7 +345,31 @@ static void
 opt_dataset(Options *o, const char *arg, const Row *r)
 {
 	(void)r;
+	if (o->set.dataset_tokens)
+		usage_error("--dataset-size and --dataset-tokens both give the epoch; give one, "
+			    "not '%s' too", arg);
 	o->set.dataset_size = number(arg, "--dataset-size", (int64_t)1 << 50);
+}
+
+/* --seq-len S: the sequence model's length where the input leaves it
+ * open (docs/model.md, "Transformers") */
+static void
+opt_seq_len(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.seq_len = number(arg, "--seq-len", MAX_SEQ_LEN);
+	o->onnx.seq_len = o->set.seq_len;
+}
+
+/* --dataset-tokens N: an epoch of N tokens, N / s samples */
+static void
+opt_dataset_tokens(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	if (o->set.dataset_size)
+		usage_error("--dataset-size and --dataset-tokens both give the epoch; give one, "
+			    "not '%s' too", arg);
+	o->set.dataset_tokens = number(arg, "--dataset-tokens", (int64_t)1 << 60);
 }
 
 static void
@@ -823,6 +847,18 @@ static const Row rows[] = {
 	  .help = "samples per epoch",
 	  .shown = &shown.dataset_size,
 	  .handle = opt_dataset },
+	{ .name = "dataset-tokens",
+	  .arg = "N",
+	  .help = "a sequence model's epoch in tokens (N / s samples)",
+	  .shown = &shown.dataset_tokens,
+	  .handle = opt_dataset_tokens },
+	{ .name = "seq-len",
+	  .runs = true,
+	  .arg = "S",
+	  .help = "a sequence model's tokens per sample where its input\n"
+	          "leaves them open (an ONNX input's symbolic axis)",
+	  .shown = &shown.seq_len,
+	  .handle = opt_seq_len },
 	{ .name = "system",
 	  .runs = true,
 	  .letter = 's',
