@@ -439,6 +439,13 @@ opt_zero(Options *o, const char *arg, const Row *r)
 
 /* FULL_SHARD is stage 3; HYBRID_SHARD shards in a node */
 static void
+opt_sequence_parallel(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->set.sequence_parallel = true;
+}
+
+static void
 opt_fsdp(Options *o, const char *arg, const Row *r)
 {
 	(void)r;
@@ -509,6 +516,7 @@ opt_strategies(Options *o, const char *list, const Row *r)
 	if (!mask)
 		usage_error("no strategy in '%s'", list);
 	o->strat.mask = mask;
+	o->strat.listed = true;
 }
 
 /* --grid data=64,spatial=4: the strategy its dimensions make, and the GPU
@@ -907,6 +915,12 @@ static const Row rows[] = {
 	  .help = "ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
 	          "and parameters (3) sharded over the data-parallel GPUs",
 	  .handle = opt_zero },
+	{ .name = "sequence-parallel",
+	  .runs = true,
+	  .help = "with tensor parallelism: Megatron's sequence\n"
+	          "parallelism (norms and dropouts on 1/t of the tokens,\n"
+	          "each all-reduce a reduce-scatter and an all-gather)",
+	  .handle = opt_sequence_parallel },
 	{ .name = "fsdp",
 	  .runs = true,
 	  .arg = "full|hybrid",
@@ -936,7 +950,7 @@ static const Row rows[] = {
 	{ .name = "strategies",
 	  .arg = "LIST",
 	  .help = "comma list of data,spatial,pipeline,filter,\n"
-	          "channel,df,ds,dp,dpf,dpc,dps",
+	          "channel,df,ds,dp,dpf,dpc,dps,tensor,dt,dpt",
 	  .dflt = "(default all)",
 	  .what = "strategy",
 	  .choice = strategy_choice,
@@ -945,7 +959,7 @@ static const Row rows[] = {
 	  .arg = "DIM=N[,...]",
 	  .help = "analyse only this process grid, e.g. data=256,spatial=4\n"
 	          "(dimensions data, spatial, pipeline, filter,\n"
-	          "channel; their product is the GPU count)",
+	          "channel, tensor; their product is the GPU count)",
 	  .handle = opt_grid },
 	{ .name = "nesting",
 	  .runs = true,

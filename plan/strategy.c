@@ -276,6 +276,15 @@ rank_strategies(Analysis *an)
 }
 
 bool
+strategy_asked(const Analysis *an, const StrategyOpts *o, StrategyKind k)
+{
+	if (!(o->mask & (1u << k)))
+		return false;
+	return o->listed || an->tf.layers > 0 ||
+	       !(strategy_info[k].dims & DIM_BIT(DIM_TENSOR));
+}
+
+bool
 strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
@@ -296,7 +305,7 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 	}
 	for (int k = 0; k < STRAT_COUNT; k++) {
 		Candidate *cd = &an->cand[k];
-		if (!(o->mask & (1u << k)))
+		if (!strategy_asked(an, o, (StrategyKind)k))
 			continue;
 		analyse_one(&pc, m, (StrategyKind)k, cd);
 		refuse_unrun(g, an, cd);
