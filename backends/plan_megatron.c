@@ -147,8 +147,15 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	}
 	fputs("ORACLEC_MEGATRON_ARGS=(\n", f);
 	model_flags(g, an, f);
+	/* Megatron's own pairs (tensor), else ParaDL's split nearest them */
 	fprintf(f, "\t--tensor-model-parallel-size %lld\n",
-		(long long)(k->grid[DIM_FILTER] > 0 ? k->grid[DIM_FILTER] : size(pl, DIM_CHANNEL)));
+		(long long)(k->grid[DIM_TENSOR] > 0   ? k->grid[DIM_TENSOR]
+			    : k->grid[DIM_FILTER] > 0 ? k->grid[DIM_FILTER]
+						      : size(pl, DIM_CHANNEL)));
+	/* arguments.py@d98e8a64 (validate_args, "disable sequence
+	 * parallelism when tp=1") drops it without tensor parallelism */
+	if (an->q.set.sequence_parallel && size(pl, DIM_TENSOR) > 1)
+		fputs("\t--sequence-parallel\n", f);
 	fprintf(f, "\t--pipeline-model-parallel-size %lld\n", (long long)size(pl, DIM_PIPELINE));
 	fprintf(f, "\t--context-parallel-size %lld\n", (long long)size(pl, DIM_SPATIAL));
 	if (pl->micro_batch == (double)(int64_t)pl->micro_batch)
