@@ -167,6 +167,9 @@ void implementation_defaults(Implementation *im);
 /* Derives the flags from the string keys; NULL, or the first key whose
  * value is not one of its words (*want: those words, for a message). */
 const char *implementation_check(Implementation *im, const char **want);
+/* The implementation as a user names it: a built-in's name, else the
+ * file it was read from. */
+const char *implementation_named(const Implementation *im);
 /* Whether im runs precision p, ZeRO stage `zero` (hybrid: FSDP's
  * hybrid shard), pipeline schedule `sched` (a Schedule), strategy k,
  * recomputation k_rc (Recompute.k: 0 none, > 0 segments, < 0 selective). */
