@@ -15,8 +15,8 @@ oraclec as Megatron ran it:
             --recompute every:K
 
 (Megatron's --fp16 runs a half-precision module with fp32 main weights and
-gradients: the implementations set master_weights = "fp32"; full
-recomputation of every transformer layer is `every:K`, K the IR layers of
+gradients, which no precision of oraclec counts yet: --precision fp16 is the
+closest; full recomputation of every transformer layer is `every:K`, K the IR layers of
 one, from each model file's header; Megatron's rank order tp-dp-pp is
 oraclec's pipeline-outer.)  The measured figure is the teraFLOP/s per GPU
 by the paper's count, F = 96 B s l h^2 (1 + s/6h + V/16lh) an iteration
