@@ -254,7 +254,9 @@ double tensor_collective(const Analysis *an, const Graph *g, const TensorTable *
 /* zero.c */
 
 /* The weights, gradients and optimizer state of a GPU holding `weights`
- * parameters under ZeRO stage an->set.zero (1-3) over nd GPUs, into m. */
+ * parameters under ZeRO stage an->set.zero (0-3) over nd GPUs, into m;
+ * with master_weights, Megatron's fp32 main weights and gradients. */
+bool master_weights(const Analysis *an);
 void zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m);
 /* The parameter tensors a GPU's optimizer step runs over when `arrays`
  * tensors are sharded over nd GPUs: all of them without ZeRO; at stage 1

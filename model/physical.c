@@ -81,7 +81,7 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 	k->mem.weights = weights * c->delta + mem_cast_weights(c->an, c->g, weights);
 	k->mem.grads = weights * c->delta;
 	k->mem.optimizer = weights * optimizer_bytes(c->an->q.set.opt);
-	if (c->an->q.set.zero)
+	if (c->an->q.set.zero || master_weights(c->an))
 		zero_memory(c->an, c->g, weights, (double)zero_group(c->an, c->map.grad).size,
 			    &k->mem);
 	mem_activations(&k->mem, &t, act_samples, act_share);

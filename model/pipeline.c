@@ -214,7 +214,7 @@ per_parameter(const Analysis *an, const Graph *g, double nd)
 	MemUse m = { .weights = elem_bytes(an), .grads = elem_bytes(an),
 		     .optimizer = optimizer_bytes(an->q.set.opt) };
 
-	if (an->q.set.zero)
+	if (an->q.set.zero || master_weights(an))
 		zero_memory(an, g, 1, nd, &m);
 	return m;
 }

@@ -1307,6 +1307,42 @@ zero_steps_its_share_of_the_tensors(void **state)
 	NEAR(zero_step_arrays(&an, 10, 4), 1);
 }
 
+/* master_weights = "fp32" (Megatron's --fp16 and --bf16): a parameter's
+ * bytes with Adam are Megatron-LM's docs/user-guide/features/
+ * dist_optimizer.md's table, 20 with fp16 (2 + 2 + 4 main + 4 main
+ * gradient + 8), 18 with bf16 (fp32 main gradients), 16 in fp32, and with
+ * the distributed optimizer (--zero 1) over d = 8: 4 + 16/d, 6 + 12/d,
+ * 8 + 8/d.  Without the key a 16-bit model is cast whole: 2 + 2 + 8. */
+static void
+master_weights_count_megatrons_bytes_per_parameter(void **state)
+{
+	Fx *fx = *state;
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL) };
+	const Precision prec[3] = { PREC_FP16, PREC_BF16, PREC_FP32 };
+	const double whole[3] = { 20, 18, 16 }, fixed[3] = { 4, 6, 8 }, shard[3] = { 16, 12, 8 };
+	MemUse m;
+
+	an.q.set.opt = OPT_ADAM;
+	an.q.set.prec = PREC_FP16;
+	assert_false(master_weights(&an));
+	zero_memory(&an, NULL, 1, 1, &m);
+	NEAR(m.weights + m.grads + m.optimizer, 12);
+	an.q.impl.master_weights = "fp32";
+	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+	for (int i = 0; i < 3; i++) {
+		an.q.set.prec = prec[i];
+		an.q.set.zero = 0;
+		assert_true(master_weights(&an) == (i < 2));
+		zero_memory(&an, NULL, 1, 8, &m);
+		NEAR(m.weights + m.grads + m.optimizer, whole[i]);
+		an.q.set.zero = 1;
+		zero_memory(&an, NULL, 1, 8, &m);
+		NEAR(m.weights + m.grads + m.optimizer, fixed[i] + shard[i] / 8);
+	}
+	an.q.impl.master_weights = "fp64";
+	assert_non_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+}
+
 /* The gradient exchange in buckets (model/overlap.c).  One bucket
  * holding every gradient starts when backward ends: nothing is hidden,
  * as without overlap.  A bucket per layer starts as each layer's backward
@@ -1559,6 +1595,7 @@ main(void)
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
 		FX_TEST(tensor_parallel_pairs_reduce_twice_each_way),
 		FX_TEST(tensor_parallel_keeps_the_papers_activations),
+		FX_TEST(master_weights_count_megatrons_bytes_per_parameter),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 		cmocka_unit_test(kendall_tau_counts_every_pair_with_ties),
 	};
