@@ -245,19 +245,21 @@ layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t
 }
 
 /* filter or channel over the model-parallel group, inside data groups
- * (df when there are several) */
+ * (df when there are several); gradient accumulation as data's: M
+ * micro-batches of m = n / M samples, one exchange */
 static void
 model_split(const Ctx *c, Candidate *k, bool channel)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1), limit;
-	double n = (double)B / p1, split_w, local_w, *wshare;
+	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
+	double n = (double)B / p1, m = n / (double)M, split_w, local_w, *wshare;
 	const LayerTable *tb;
 
 	k->grid[channel ? DIM_CHANNEL : DIM_FILTER] = ways;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
 	k->global_batch = B;
-	k->t.layer = layer_collectives(c, n, channel, &split_w, &limit);
+	k->t.layer = (double)M * layer_collectives(c, m, channel, &split_w, &limit);
 	k->max_gpus = limit;
 	if (p1 > B)
 		return beyond_limit(k, "more data groups than samples in the batch");
@@ -265,8 +267,11 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 		return beyond_limit(k,
 				    channel ? "more GPUs than the fewest input channels of a layer"
 					    : "more GPUs than the fewest filters of a layer");
+	if ((double)M > n)
+		return beyond_limit(k, "more micro-batches than samples per GPU");
 	k->per_gpu_batch = n;
-	k->t.compute = split_compute(c, n, ways, channel);
+	k->micro_batches = M;
+	k->t.compute = (double)M * split_compute(c, m, ways, channel);
 	local_w = c->W - split_w;
 	wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)c->g->nlayer + 1,
 				sizeof *wshare);
@@ -280,14 +285,15 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 		local_w += held;
 		wshare[i] = held / (double)tb->params[i];
 	}
-	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
+	k->t.grad = grad_time(c->an, c->g, c->map.grad, m, wshare, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);
 	sharded(c, k, local_w);
-	recompute(c, k, n, n, ways, -1, channel ? WORK_CHANNEL : WORK_FILTER);
+	recompute(c, k, m, m, ways, -1, channel ? WORK_CHANNEL : WORK_FILTER);
+	k->t.recompute *= (double)M;
 	/* each sample is loaded once per model-parallel group */
 	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
-	memory(c, k, local_w, n, 1);
+	memory(c, k, local_w, m, 1);
 }
 
 /* ---- tensor ------------------------------------------------------------- */

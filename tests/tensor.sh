@@ -112,4 +112,25 @@ grep -q -- '--sequence-parallel$' "$tmp/q.megatron" && fail "--sequence-parallel
 grep -q -- '--tensor-model-parallel-size 1$' "$tmp/q.megatron" || fail "tensor size not 1"
 check "--plan megatron: --tensor-model-parallel-size 8 and --sequence-parallel; none at tp 1"
 
+# 7: gradient accumulation in every strategy: --micro-batches 4 runs df
+# and dt as 4 passes of a quarter of the samples, keeping a quarter of
+# the activations (df ignored it before issue 42)
+for grid in data=2,filter=4 data=2,tensor=4; do
+	for m in 1 4; do
+		# shellcheck disable=SC2086
+		run "$gpt" $common -g 8 -B 16 --grid $grid --micro-batches $m
+		want_status 0
+		cp "$tmp/out" "$tmp/m$m.json"
+	done
+	"$py" - "$tmp/m1.json" "$tmp/m4.json" >"$tmp/why" 2>&1 <<'PY' || fail "$grid: $(cat "$tmp/why")"
+import json, sys
+a, b = (json.load(open(p))["strategies"][0] for p in sys.argv[1:3])
+assert a["feasible"] and b["feasible"], (a["reason"], b["reason"])
+x, y = a["memory"]["activations"], b["memory"]["activations"]
+assert abs(y - x / 4) <= 1e-6 * x, (x, y)
+assert b["iteration"]["compute_s"] >= a["iteration"]["compute_s"], (a["iteration"], b["iteration"])
+PY
+done
+check "--micro-batches 4 under df and dt: a quarter of the activations kept"
+
 finish
