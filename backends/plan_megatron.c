@@ -168,6 +168,11 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 		fputs("\t--fp16\n", f);
 	if (an->q.set.prec == PREC_BF16 || an->q.set.prec == PREC_AMP_BF16)
 		fputs("\t--bf16\n", f);
+	/* fp8: Transformer Engine's FP8 over bf16 (TransformerConfig's fp8
+	 * and fp8_recipe, Megatron-LM@d98e8a64 transformer_config.py:
+	 * "hybrid" is E4M3 forward, E5M2 for the gradients; delayed scaling) */
+	if (an->q.set.prec == PREC_FP8)
+		fputs("\t--bf16\n\t--fp8-format hybrid\n\t--fp8-recipe delayed\n", f);
 	/* Megatron takes one of the two: a layout of pipeline x V stages
 	 * says V itself */
 	if (pl->chunks > 1 && !(pl->nstage && pl->layout))

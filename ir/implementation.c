@@ -46,7 +46,7 @@ implementation_defaults(Implementation *im)
 		.pipe_driver = "process",   /* torch.distributed.pipelining: a rank a stage */
 		/* a description that does not say what it runs restricts
 		 * nothing: every option oraclec models */
-		.precisions = "fp32,tf32,amp-fp16,amp-bf16,fp16,bf16",
+		.precisions = "fp32,tf32,amp-fp16,amp-bf16,fp16,bf16,fp8",
 		.zero_stages = "0,1,2,3,hybrid",
 		.schedules = "gpipe,1f1b,interleaved",
 		.strategies = "data,spatial,pipeline,filter,channel,df,ds,dp,dpf,dpc,dps,"

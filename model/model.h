@@ -55,6 +55,8 @@ int step_ops(Optimizer opt);
 /* Whether layer l is a depthwise convolution PyTorch runs in its own
  * kernels, not cuDNN's. */
 bool layer_on_aten(const Analysis *an, const Graph *g, const Layer *l);
+/* The number format layer l computes in (compute.c). */
+Dtype layer_dtype(const Analysis *an, const Graph *g, const Layer *l);
 
 /* kernel.c */
 

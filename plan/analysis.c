@@ -125,7 +125,7 @@ implementation(const Settings *set, const System *s)
 static const char *
 missing_peak(const System *s, Precision p)
 {
-	static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
+	static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8" };
 
 	return system_runs(s, p) ? NULL : key[precision_dtype(p, true)];
 }

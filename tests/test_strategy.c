@@ -846,7 +846,7 @@ implementations_bound_the_proposals(void **state)
 	assert_null(implementation_check(&im, &want));
 	assert_true(impl_runs_precision(&im, PREC_AMP_FP16) &&
 		    !impl_runs_precision(&im, PREC_TF32));
-	im.precisions = "fp32,fp8";
+	im.precisions = "fp32,fp4";
 	assert_string_equal(implementation_check(&im, &want), "precisions");
 	im.precisions = "";
 	assert_string_equal(implementation_check(&im, &want), "precisions");
