@@ -1080,6 +1080,59 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	}
 }
 
+/* Where Megatron-LM may cut a transformer's pipeline: between its layers,
+ * never inside one (a stage holds whole TransformerLayers, the embedding
+ * with the first, the final norm and the output layer with the last:
+ * megatron/core/transformer/transformer_block.py, get_num_layers_to_build
+ * at d98e8a64).  Found on the layers: a cut may follow layer i where one
+ * activation alone crosses it (the residual stream; inside attention Q,
+ * K, V and the residual cross together), and of those the last before
+ * each attention's QK^T product but the first -- between a layer's
+ * attention and its MLP one tensor crosses too, but no attention follows
+ * before the next.  NULL where the graph holds no transformer or no such
+ * cut (the partition then cuts anywhere). */
+static const bool *
+transformer_cuts(const Graph *g, const Analysis *an)
+{
+	Engine *e = an->eng;
+	int L = g->nlayer, cand = -1, n = 0;
+	size_t len = (size_t)L + 1, nt = g->ntensor > 0 ? (size_t)g->ntensor : 1;
+	bool *cut, seen = false;
+	int *last, *cross;
+
+	if (an->tf.layers < 2)
+		return NULL;
+	cut = engine_scratch(e, SC_PIPE_CUT, len, sizeof *cut);
+	last = engine_scratch(e, SC_PIPE_LAST, nt, sizeof *last);
+	cross = engine_scratch(e, SC_PIPE_CROSS, len, sizeof *cross);
+	for (size_t t = 0; t < nt; t++)
+		last[t] = -1;
+	for (int i = 0; i < L; i++) {
+		cut[i] = false, cross[i] = 0;
+		for (int j = 0; j < g->layer[i].nin; j++)
+			last[g->layer[i].in[j]] = i;
+	}
+	/* an activation made by layer p and last read by layer c crosses the
+	 * cuts after p .. c - 1 */
+	for (int t = 0; t < g->ntensor; t++) {
+		int p = g->tensor[t].producer;
+		if (p < 0 || g->tensor[t].konst || last[t] <= p)
+			continue;
+		cross[p]++, cross[last[t]]--;
+	}
+	for (int i = 0, live = 0; i < L; i++) {
+		if (g->layer[i].attn == ATTN_QK) {
+			if (seen && cand >= 0 && !cut[cand])
+				cut[cand] = true, n++;
+			seen = true;
+		}
+		live += cross[i];
+		if (live == 1)
+			cand = i;
+	}
+	return n > 0 ? cut : NULL;
+}
+
 const char pipeline_bounded[] = "cannot beat the best found (a lower bound on its stages' work)";
 
 void
@@ -1128,6 +1181,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	Plan local;
 	const Plan *p;
 
+	if (!cut_after) /* a transformer: between its layers, as Megatron */
+		cut_after = transformer_cuts(g, an);
 	if (cut_after) {
 		int *ends = engine_scratch(e, SC_PIPE_ITEMS, len, sizeof *ends);
 		it = (Items){ ends, 0, engine_scratch(e, SC_PIPE_IT_T, len, sizeof(double)),

@@ -162,4 +162,18 @@ want_status 0
 grep -q -- '--fp8-format hybrid$' "$tmp/f.megatron" || fail "no --fp8-format hybrid"
 check "--precision fp8: faster than bf16 on an H100, by less than 2x; refused on an A100"
 
+# 9: a transformer's pipeline cuts between its layers, as Megatron's:
+# 24 layers in 4 stages of 6, the embedding with the first, the output
+# layer with the last; 32 stages of 24 layers refused
+run "$gpt" -s dgx-a100 -g 4 -B 8 --precision amp-bf16 --grid pipeline=4 -q -f json
+want_status 0
+want="[('wpe', 'h0_5/out'), ('h0_6/ln1', 'h0_11/out'), ('h0_12/ln1', 'h0_17/out'), \
+('h0_18/ln1', 'loss')]"
+got=$(get "$tmp/out" '[(x["first"], x["last"]) for x in k["stages"]]')
+[ "$got" = "$want" ] || fail "stages $got"
+run "$gpt" -s dgx-a100 -g 32 -B 32 --precision amp-bf16 --grid pipeline=32 -q -f json
+want_status 0
+has out "more stages than blocks to cut between"
+check "GPT 1.7B in 4 stages: 6 transformer layers each, cut between layers"
+
 finish
