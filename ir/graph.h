@@ -442,6 +442,9 @@ typedef struct Transformer {
 	int output;           /* the output layer (the last fc), -1: none */
 	int table;            /* the embedding table (a trained constant read
 	                         by a gather), -1: none */
+	const int (*parts)[2]; /* the attentions' products QK^T and with V,
+	                         layer order (graph_attention_parts; layers
+	                         of them; in the graph's arena) */
 } Transformer;
 /* False (t zeroed) for a model without attention. */
 bool graph_transformer(const Graph *g, Transformer *t);

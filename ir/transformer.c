@@ -134,6 +134,7 @@ graph_transformer(const Graph *g, Transformer *t)
 	at = arena_array(g->arena, (size_t)n, sizeof *at);
 	if ((t->layers = graph_attention_parts(g, at)) == 0)
 		return false;
+	t->parts = (const int(*)[2])at;
 	qk = at[0][0];
 	pv = at[0][1];
 	l = &g->layer[qk];

@@ -26,6 +26,7 @@
 #include "model/reuse.h"
 #include "util/checked.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,10 @@ typedef struct Costs {
 	GridDim inner;  /* DIM_FILTER (dpf), DIM_CHANNEL (dpc), DIM_SPATIAL (dps),
 	                   DIM_TENSOR (dpt: Megatron's, model/tensor.c) */
 	bool sp;        /* dpt: sequence parallelism */
+	double tied;    /* the parameters of the tied embedding table's copy
+	                   the output layer's stage holds (Megatron: the
+	                   first and the last stage each hold the table;
+	                   tied_copy), 0 for none */
 	int last;       /* dps: the last layer split by rows */
 	Group grp;
 	double nd;      /* ZeRO-1: the data-parallel copies sharing the
@@ -387,7 +392,7 @@ layer_cost(const Pass *p, int i)
 	/* pipe_checkpoint: a share ck of the micro-batches runs it again */
 	lc.redo = redo ? fwd + colf : (fwd + colf) * c->ck;
 	lc.t = fwd + times_of(r, i, true) + lc.col + lc.redo;
-	lc.f = held_w(p->tb, c, i) * p->per_w;
+	lc.f = (held_w(p->tb, c, i) + (i == p->an->tf.output ? c->tied : 0)) * p->per_w;
 	/* what a split keeps: a strip's rows; Megatron's tensor parallelism
 	 * the split layers' 1/t (and with sequence parallelism every layer's:
 	 * Korthikanti et al.'s divisions), the filter and channel splits
@@ -420,7 +425,8 @@ per_class(const Pass *p, int i, LayerCost *memo, bool *have)
 	LayerCost lc;
 	int k;
 
-	if (!p->cls || i == 0 || (p->rows && i == c->last) || p->tensor)
+	if (!p->cls || i == 0 || (p->rows && i == c->last) || p->tensor ||
+	    (c->tied > 0 && i == p->an->tf.output))
 		return layer_cost(p, i); /* dpt: a layer's place in the pairs is its own */
 	redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
 	below = p->rows && i <= c->last;
@@ -818,7 +824,7 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 		       sa = 0;
 		for (int j = first; j <= st->end[i]; j++) {
 			double f = times_of(&issue, j, false);
-			double w = class_w(&wm, tb, c, j);
+			double w = class_w(&wm, tb, c, j) + (j == an->tf.output ? c->tied : 0);
 			ww += w, arrays += tb->nw[j], time += c->t[j];
 			if (c->ways > 1) /* else both 0 (layer_costs) */
 				col += c->col[j], hal += c->halo[j];
@@ -1080,27 +1086,45 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	}
 }
 
+/* Megatron-LM's tied embedding in a pipeline: the output layer's stage
+ * holds its own copy of the table (of its 1/t under tensor parallelism),
+ * the first stage the table (megatron/core/models/common/
+ * language_module/language_module.py, setup_embeddings_and_output_layer
+ * at d98e8a64).  Its parameters; 0 where the transformer's output layer
+ * has weights of its own (untied), where the graph holds no table (an ODL
+ * model whose input is the looked-up embeddings) or one stage. */
+static double
+tied_copy(const Graph *g, const Analysis *an, const Costs *c, int64_t S)
+{
+	const Transformer *tf = &an->tf;
+
+	if (S < 2 || tf->layers == 0 || tf->untied || tf->table < 0 || tf->output < 0)
+		return 0;
+	return held_w(table_for(an, g, c), c, tf->table);
+}
+
 /* Where Megatron-LM may cut a transformer's pipeline: between its layers,
  * never inside one (a stage holds whole TransformerLayers, the embedding
  * with the first, the final norm and the output layer with the last:
  * megatron/core/transformer/transformer_block.py, get_num_layers_to_build
- * at d98e8a64).  Found on the layers: a cut may follow layer i where one
- * activation alone crosses it (the residual stream; inside attention Q,
- * K, V and the residual cross together), and of those the last before
- * each attention's QK^T product but the first -- between a layer's
- * attention and its MLP one tensor crosses too, but no attention follows
- * before the next.  NULL where the graph holds no transformer or no such
+ * at d98e8a64).  Found on the layers: a cut may follow layer i where the
+ * fewest activations cross it (the residual stream, and what every layer
+ * reads; inside attention Q, K, V and the residual cross together), and
+ * of those the last before each attention's QK^T product but the first --
+ * between a layer's attention and its MLP as few cross, but no attention
+ * follows before the next.  NULL where the graph holds no transformer or no such
  * cut (the partition then cuts anywhere). */
 static const bool *
 transformer_cuts(const Graph *g, const Analysis *an)
 {
 	Engine *e = an->eng;
-	int L = g->nlayer, cand = -1, n = 0;
+	int L = g->nlayer, cand = -1, n = 0, live = 0, fewest = INT_MAX, k = 0;
 	size_t len = (size_t)L + 1, nt = g->ntensor > 0 ? (size_t)g->ntensor : 1;
-	bool *cut, seen = false;
+	const int(*at)[2] = an->tf.parts;
+	bool *cut;
 	int *last, *cross;
 
-	if (an->tf.layers < 2)
+	if (an->tf.layers < 2 || !at)
 		return NULL;
 	cut = engine_scratch(e, SC_PIPE_CUT, len, sizeof *cut);
 	last = engine_scratch(e, SC_PIPE_LAST, nt, sizeof *last);
@@ -1120,14 +1144,21 @@ transformer_cuts(const Graph *g, const Analysis *an)
 			continue;
 		cross[p]++, cross[last[t]]--;
 	}
-	for (int i = 0, live = 0; i < L; i++) {
-		if (g->layer[i].attn == ATTN_QK) {
-			if (seen && cand >= 0 && !cut[cand])
+	/* the fewest activations crossing a cut from the first attention to
+	 * the last: the residual stream, with what every layer reads (an
+	 * ONNX export's attention mask) */
+	for (int i = 0; i < L; i++) {
+		live += cross[i], cross[i] = live;
+		if (i >= at[0][0] && i < at[an->tf.layers - 1][0] && live < fewest)
+			fewest = live;
+	}
+	for (int i = 0; i < L && k < an->tf.layers; i++) {
+		if (i == at[k][0]) { /* an attention's QK^T: cut before it */
+			if (k > 0 && cand >= 0 && !cut[cand])
 				cut[cand] = true, n++;
-			seen = true;
+			k++;
 		}
-		live += cross[i];
-		if (live == 1)
+		if (cross[i] == fewest)
 			cand = i;
 	}
 	return n > 0 ? cut : NULL;
@@ -1183,6 +1214,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 
 	if (!cut_after) /* a transformer: between its layers, as Megatron */
 		cut_after = transformer_cuts(g, an);
+	c.tied = tied_copy(g, an, &c, S);
 	if (cut_after) {
 		int *ends = engine_scratch(e, SC_PIPE_ITEMS, len, sizeof *ends);
 		it = (Items){ ends, 0, engine_scratch(e, SC_PIPE_IT_T, len, sizeof(double)),
@@ -1292,7 +1324,16 @@ again:
 	}
 	if (p1 > 1)
 		stage_exchange(g, an, map, k, &best_st);
+	/* the two copies' gradients summed once a step, the first stage's
+	 * with the last's (finalize_model_grads.py, _allreduce_word_embedding_
+	 * grads at Megatron-LM d98e8a64), after the backward: exposed; across
+	 * nodes a node's t tensor-parallel GPUs do theirs at once */
+	if (c.tied > 0 && best_st.n > 1 && !an->q.set.forward_only) {
+		Group pair = map->across ? (Group){ 2, 1, c.ways } : (Group){ 2, 2, 1 };
+		k->t.grad += allreduce_time(an->q.sys, pair, c.tied * elem_bytes(an));
+	}
 }
+
 
 double
 pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end, int *n)

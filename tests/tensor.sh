@@ -176,4 +176,22 @@ want_status 0
 has out "more stages than blocks to cut between"
 check "GPT 1.7B in 4 stages: 6 transformer layers each, cut between layers"
 
+# 10: the tied embedding in a pipeline: GPT-2 (tied) in two stages cut
+# between its two layers; the last stage keeps the table's copy, whose
+# gradient is all-reduced with the first's once a step (no data
+# parallelism: that is all the exchange); LLaMA (untied) has none
+dec=$srcdir/tests/data/decoders
+for m in gpt2 llama; do
+	run "$dec/$m.onnx" -s dgx-h100 -g 2 --grid pipeline=2 -B 8 -q -f json
+	want_status 0
+	cp "$tmp/out" "$tmp/$m.json"
+done
+[ "$(get "$tmp/gpt2.json" '[x["first"] for x in k["stages"]][1]')" = /h.1/ln_1/ReduceMean ] ||
+	fail "GPT-2's second stage does not begin its second layer"
+[ "$(get "$tmp/gpt2.json" 'k["iteration"]["gradient_allreduce_s"] > 0')" = True ] ||
+	fail "no all-reduce of the tied embedding's gradient"
+[ "$(get "$tmp/llama.json" 'k["iteration"]["gradient_allreduce_s"]')" = 0.0 ] ||
+	fail "an untied model all-reduces an embedding"
+check "GPT-2 in 2 stages: cut between layers, the tied table's gradient all-reduced"
+
 finish
