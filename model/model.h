@@ -223,7 +223,7 @@ double halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, i
 double spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp);
 
 /* tensor.c: Megatron-LM's tensor parallelism found on the layers
- * (docs/model.md, "tensor"): per layer TP_* -- its work split over the
+ * (docs/model.md, "tensor, dt and dpt"): per layer TP_* -- its work split over the
  * group (TP_SPLIT: a column- or row-parallel fc, the attention core
  * over its heads, what lies between), its output all-reduced forward
  * (TP_REDUCE: a row-parallel fc, the vocabulary-parallel embedding), a

@@ -301,7 +301,7 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 /* tensor and dt: Megatron-LM's tensor parallelism over the model-parallel
  * group of t GPUs (model/tensor.c), inside data groups of p1 (dt), each
  * GPU's n samples in M micro-batches whose gradients accumulate before
- * one exchange (docs/model.md, "tensor"). */
+ * one exchange (docs/model.md, "tensor, dt and dpt"). */
 static void
 tensor(const Ctx *c, Candidate *k)
 {

@@ -1,5 +1,5 @@
 /* tensor.c -- Megatron-LM's tensor parallelism on the layers of any graph
- * (docs/model.md, "tensor"): which layers a tensor-parallel group of t
+ * (docs/model.md, "tensor, dt and dpt"): which layers a tensor-parallel group of t
  * GPUs splits, which it runs whole, and the collectives between them.
  *
  * Megatron (Shoeybi et al. 2019, section 3; Narayanan et al., SC'21,
