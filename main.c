@@ -255,8 +255,7 @@ model_passes(const Options *o, Graph *g)
 		diag_error((Loc){ o->model, 0, 0 }, "the model has no layers");
 		return false;
 	}
-	analysis_init(g, &o->set);
-	return passes_run(g, NULL, PASS_MEMORY, o->dump_after);
+	return analysis_init(g, &o->set) && passes_run(g, NULL, PASS_MEMORY, o->dump_after);
 }
 
 /* The analysis of g on the system sys: the passes that need it, then the
@@ -401,8 +400,7 @@ validation_model(const Options *o, const Settings *set, Map *cache, const char *
 	}
 	if (!(g = frontend_load(path, a, files, &o->onnx)))
 		return NULL;
-	analysis_init(g, set);
-	if (!passes_run(g, NULL, PASS_MEMORY, NULL))
+	if (!analysis_init(g, set) || !passes_run(g, NULL, PASS_MEMORY, NULL))
 		return NULL;
 	diag_verbose_note("model %s: %s, %d layers", name, path, g->nlayer);
 	map_put(cache, key, g);

@@ -345,7 +345,31 @@ static void
 opt_dataset(Options *o, const char *arg, const Row *r)
 {
 	(void)r;
+	if (o->set.dataset_tokens)
+		usage_error("--dataset-size and --dataset-tokens both give the epoch; give one, "
+			    "not '%s' too", arg);
 	o->set.dataset_size = number(arg, "--dataset-size", (int64_t)1 << 50);
+}
+
+/* --seq-len S: the sequence model's length where the input leaves it
+ * open (docs/model.md, "Transformers") */
+static void
+opt_seq_len(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.seq_len = number(arg, "--seq-len", MAX_SEQ_LEN);
+	o->onnx.seq_len = o->set.seq_len;
+}
+
+/* --dataset-tokens N: an epoch of N tokens, N / s samples */
+static void
+opt_dataset_tokens(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	if (o->set.dataset_size)
+		usage_error("--dataset-size and --dataset-tokens both give the epoch; give one, "
+			    "not '%s' too", arg);
+	o->set.dataset_tokens = number(arg, "--dataset-tokens", (int64_t)1 << 60);
 }
 
 static void
@@ -414,6 +438,13 @@ opt_zero(Options *o, const char *arg, const Row *r)
 }
 
 /* FULL_SHARD is stage 3; HYBRID_SHARD shards in a node */
+static void
+opt_sequence_parallel(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->set.sequence_parallel = true;
+}
+
 static void
 opt_fsdp(Options *o, const char *arg, const Row *r)
 {
@@ -485,6 +516,7 @@ opt_strategies(Options *o, const char *list, const Row *r)
 	if (!mask)
 		usage_error("no strategy in '%s'", list);
 	o->strat.mask = mask;
+	o->strat.listed = true;
 }
 
 /* --grid data=64,spatial=4: the strategy its dimensions make, and the GPU
@@ -834,7 +866,7 @@ static const Row rows[] = {
 	{ .name = "precision",
 	  .runs = true,
 	  .arg = "P",
-	  .help = "fp32, tf32, amp-fp16, amp-bf16, fp16 or bf16",
+	  .help = "fp32, tf32, amp-fp16, amp-bf16, fp16, bf16 or fp8",
 	  .shown = &shown.prec,
 	  .what = "precision",
 	  .choice = precision_choice,
@@ -844,6 +876,18 @@ static const Row rows[] = {
 	  .help = "samples per epoch",
 	  .shown = &shown.dataset_size,
 	  .handle = opt_dataset },
+	{ .name = "dataset-tokens",
+	  .arg = "N",
+	  .help = "a sequence model's epoch in tokens (N / s samples)",
+	  .shown = &shown.dataset_tokens,
+	  .handle = opt_dataset_tokens },
+	{ .name = "seq-len",
+	  .runs = true,
+	  .arg = "S",
+	  .help = "a sequence model's tokens per sample where its input\n"
+	          "leaves them open (an ONNX input's symbolic axis)",
+	  .shown = &shown.seq_len,
+	  .handle = opt_seq_len },
 	{ .name = "system",
 	  .runs = true,
 	  .letter = 's',
@@ -892,6 +936,12 @@ static const Row rows[] = {
 	  .help = "ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
 	          "and parameters (3) sharded over the data-parallel GPUs",
 	  .handle = opt_zero },
+	{ .name = "sequence-parallel",
+	  .runs = true,
+	  .help = "with tensor parallelism: Megatron's sequence\n"
+	          "parallelism (norms and dropouts on 1/t of the tokens,\n"
+	          "each all-reduce a reduce-scatter and an all-gather)",
+	  .handle = opt_sequence_parallel },
 	{ .name = "fsdp",
 	  .runs = true,
 	  .arg = "full|hybrid",
@@ -921,7 +971,7 @@ static const Row rows[] = {
 	{ .name = "strategies",
 	  .arg = "LIST",
 	  .help = "comma list of data,spatial,pipeline,filter,\n"
-	          "channel,df,ds,dp,dpf,dpc,dps",
+	          "channel,df,ds,dp,dpf,dpc,dps,tensor,dt,dpt",
 	  .dflt = "(default all)",
 	  .what = "strategy",
 	  .choice = strategy_choice,
@@ -930,7 +980,7 @@ static const Row rows[] = {
 	  .arg = "DIM=N[,...]",
 	  .help = "analyse only this process grid, e.g. data=256,spatial=4\n"
 	          "(dimensions data, spatial, pipeline, filter,\n"
-	          "channel; their product is the GPU count)",
+	          "channel, tensor; their product is the GPU count)",
 	  .handle = opt_grid },
 	{ .name = "nesting",
 	  .runs = true,

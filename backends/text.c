@@ -579,7 +579,7 @@ recommendation(const Analysis *an, FILE *f)
 	const Decision *d = &an->decision;
 	const Candidate *k = d->k;
 	const PerLayer *pl = an->per_layer;
-	char what[CONFIG_TEXT_MAX + 96], b1[32], b2[32];
+	char what[CONFIG_TEXT_MAX + 96], b1[32], b2[32], b3[32];
 
 	if (d->from == DECIDED_NONE) {
 		fprintf(f, "\nrecommendation: %s.\n", an->why_none);
@@ -613,11 +613,48 @@ recommendation(const Analysis *an, FILE *f)
 	if (d->runner_up > 1.005)
 		fprintf(f, ", %.2fx faster than the next best", d->runner_up);
 	fprintf(f, "; it is limited by %s.\n", k->bottleneck);
+	if (k->tokens > 0) {
+		fprintf(f, "tokens: %s per second", rate(true, k->tokens, b1));
+		if (k->mfu_std > 0)
+			fprintf(f, ", MFU %s by the standard count (Narayanan et al. 2021, eq. 3) "
+				   "against %s by the layers' FLOPs", percent(true, k->mfu_std, b2),
+				percent(true, k->mfu, b3));
+		fputs(".\n", f);
+	}
 	memory_line(k, f);
 	for (int i = 0; i < an->nnote; i++)
 		fprintf(f, "note: %s.\n", an->note[i]);
 	for (int i = 0; i < an->nwarning; i++)
 		fprintf(f, "warning [%s]: %s.\n", an->warning[i].code, an->warning[i].message);
+}
+
+/* A sequence model's length, and a transformer's dimensions as
+ * Megatron-LM names them with the standard count of its FLOPs. */
+static void
+transformer_lines(const Graph *g, const Analysis *an, FILE *f)
+{
+	const Transformer *t = &an->tf;
+	char b1[32], b2[32];
+
+	fprintf(f, "sequence     %s tokens per sample\n", grouped(g->seq_len, b1));
+	if (!t->layers)
+		return;
+	fprintf(f, "transformer  %d layers, hidden %" PRId64 ", %" PRId64 " heads of %" PRId64,
+		t->layers, t->hidden, t->heads, t->head_dim);
+	if (t->kv_groups != t->heads)
+		fprintf(f, " (%" PRId64 " key/value groups)", t->kv_groups);
+	fprintf(f, ", ffn %" PRId64 "%s", t->ffn, t->swiglu ? " (SwiGLU)" : "");
+	if (t->vocab)
+		fprintf(f, ", vocabulary %s", grouped(t->vocab, b1));
+	fprintf(f, "\n             %s, %s positions (%s), %s\n",
+		t->rmsnorm ? "RMSNorm" : "LayerNorm",
+		t->rope ? "rotary" : t->learned ? "learned" : "no", grouped(t->positions, b2),
+		t->output < 0 ? "no output layer over the vocabulary"
+		: t->untied   ? "untied output layer"
+			      : "output layer tied to the embedding");
+	fprintf(f, "FLOPs (std)  %s per sample, forward and backward: 72 s l h^2 (1 + s/6h + "
+		   "V/12lh)\n             (Narayanan et al. 2021, eq. 3; Megatron-LM's count)\n",
+		si((int64_t)an->tf_flops[0], b1));
 }
 
 bool
@@ -650,6 +687,8 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (b->saved_fixed)
 		fprintf(f, " + %s per batch", bytes(b->saved_fixed, b2));
 	fputc('\n', f);
+	if (g->seq_len)
+		transformer_lines(g, an, f);
 	if (g->batch)
 		fprintf(f, "batch        the file fixes the batch at %" PRId64
 			   "; figures are per sample\n", g->batch);

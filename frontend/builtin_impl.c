@@ -104,6 +104,11 @@ static const Builtin builtin[] = {
 	  "                                // (_default_to_fused_or_foreach)\n"
 	  "    zero_grad = false;          // zero_grad(set_to_none=True), the default\n"
 	  "                                // since 2.0: no kernels, nothing to add into\n"
+	  "    strategies = \"data,pipeline,filter,channel,df,dp,dpf,dpc,tensor,dt,dpt\";\n"
+	  "                                // and Megatron's pairs: torch.distributed.\n"
+	  "                                // tensor.parallel's ColwiseParallel then\n"
+	  "                                // RowwiseParallel on each (2.0 on; its\n"
+	  "                                // SequenceParallel, 2.2)\n"
 	  "}\n" },
 	{ "chainermn-paradl",
 	  "// The ParaDL scripts on ABCI as they ran: Chainer 7, ChainerMN,\n"

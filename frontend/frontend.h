@@ -25,6 +25,9 @@
 #define MAX_TRACE_BYTES ((size_t)256 << 20)
 /* GPU memory a system may declare (keeps byte counts exact in JSON) */
 #define MAX_SYSTEM_BYTES 1152921504606846976.0 /* 2^60 */
+/* A sequence's tokens (--seq-len, ODL `as tokens`): far beyond any
+ * model's context, well inside a dimension's range */
+#define MAX_SEQ_LEN ((int64_t)1 << 30)
 /* A measured time per sample (profiles, ParaDL tables' time column) */
 #define MAX_SAMPLE_SECONDS 1e6
 
@@ -36,6 +39,8 @@ Graph *dsl_load(const char *path, Arena *a, FileList *files);
 /* What the ONNX reader can be told from the command line. */
 typedef struct OnnxOptions {
 	const Shape *input_shape; /* per-sample shape of the first input, or NULL */
+	int64_t seq_len;          /* --seq-len: an integer input's symbolic sequence
+	                             axis ([batch, s] token ids, a mask); 0 none */
 	bool strict;              /* an unsupported operator is an error */
 	bool nobatch;             /* every graph input is one whole sample */
 	FILE *print_outputs;      /* print the graph outputs' shapes here */

@@ -141,6 +141,11 @@ typedef struct Candidate {
 	                             strategy: not feasible, times kept (where
 	                             it has them) */
 	double throughput;        /* samples per second: global_batch / t.total */
+	double tokens;            /* a sequence model's tokens per second:
+	                             throughput x Graph.seq_len; 0 otherwise */
+	double mfu_std;           /* a sequence transformer's MFU by the standard
+	                             count (transformer_flops: Narayanan et al.'s
+	                             eq. 3) over mfu's peak; 0 otherwise */
 	double mfu;               /* model FLOPs utilization: the model's forward
 	                             and backward FLOPs per second per GPU
 	                             (recomputation not counted) over the dense
@@ -356,6 +361,12 @@ typedef struct Analysis {
 	struct Engine *eng;       /* where its figures are kept, shared by the
 	                             analyses of one run (model/engine.h) */
 	Recompute rc;             /* activation recomputation, from set.recompute */
+	Transformer tf;           /* the model's dimensions as a transformer
+	                             (graph_transformer; layers 0: not one) */
+	double tf_flops[2];       /* a sequence transformer's standard FLOPs per
+	                             sample (transformer_flops): [0] forward and
+	                             backward, [1] with the recomputation rc
+	                             runs; 0 for another model */
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand of the recommended strategy
 	                             (the decision's), -1 when none is */

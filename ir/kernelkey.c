@@ -17,6 +17,7 @@ static const char *const layout_name[KL_COUNT] = {
 };
 static const char *const dtype_name[DT_COUNT] = {
 	[DT_FP32] = "fp32", [DT_TF32] = "tf32", [DT_FP16] = "fp16", [DT_BF16] = "bf16",
+	[DT_FP8] = "fp8",
 };
 
 static bool

@@ -13,7 +13,9 @@
 enum { MAX_LEVELS = 4 };
 
 /* The number formats a GPU computes in, each with its own peak rate. */
-typedef enum Dtype { DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_COUNT } Dtype;
+/* DT_FP8: Transformer Engine's FP8 tensor-core GEMMs (E4M3 forward, E5M2
+ * backward: its "hybrid" recipe), Hopper and later */
+typedef enum Dtype { DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_FP8, DT_COUNT } Dtype;
 
 /* The training precisions: ir/precision.def. */
 typedef enum Precision {

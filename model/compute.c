@@ -102,13 +102,18 @@ layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 /* The number format layer l computes in: the precision's, but for the
  * convolutions of an fp32 run on a GPU with TF32 where cuDNN's switch is
  * on (tf32_switches) -- cuDNN's, not the depthwise kernels ATen runs on
- * the CUDA cores. */
-static Dtype
-dtype(const Analysis *an, const Graph *g, const Layer *l)
+ * the CUDA cores -- and under fp8 for all but the linear layers:
+ * Transformer Engine runs te.Linear's GEMMs (and LayerNormLinear's,
+ * LayerNormMLP's) in FP8, the attention's products and any convolution in
+ * bf16 (transformer_engine/pytorch/module/linear.py). */
+Dtype
+layer_dtype(const Analysis *an, const Graph *g, const Layer *l)
 {
 	Dtype dt = precision_dtype(an->q.set.prec, l->cost.macs > 0);
 	bool cudnn, matmul;
 
+	if (dt == DT_FP8 && op_info[l->op].cls != OPC_FC)
+		return precision_dtype(an->q.set.prec, false);
 	tf32_switches(an, &cudnn, &matmul);
 	if (dt == DT_FP32 && cudnn && op_info[l->op].cls == OPC_CONV &&
 	    an->q.sys->peak[DT_TF32] > 0 && !aten_depthwise(an, g, l, false))
@@ -218,7 +223,7 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 {
 	const System *s = an->q.sys;
 	const Cost *c = &l->cost;
-	Dtype dt = dtype(an, g, l);
+	Dtype dt = layer_dtype(an, g, l);
 	bool aten = aten_depthwise(an, g, l, dt == DT_FP16);
 	/* depthwise kernels, ATen's and cuDNN's, run on the CUDA cores */
 	double peak = s->peak[dt] > 0 && !depthwise(g, l) ? s->peak[dt] : s->peak[DT_FP32];
@@ -288,6 +293,28 @@ cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd)
 	if (!precision_low(an->q.set.prec)) /* no autocast: no cast */
 		return 0;
 	return ops * an->q.sys->kernel_lat + elems * 6 / (an->q.sys->mem_bw * an->q.sys->eff_mem);
+}
+
+/* Transformer Engine's FP8 around a linear layer whose GEMM runs in FP8
+ * (transformer_engine/pytorch/module/linear.py, 1.x, _Linear): forward
+ * casts its input and its weight with fp8_cast_transpose_fused, a kernel
+ * each reading the bf16 tensor (2 bytes an element) and writing it in FP8
+ * and transposed in FP8 for the backward (1 + 1), its amax found in the
+ * same pass; backward casts the output gradient the same way
+ * (grad_output_preprocess).  Delayed scaling then updates each module's
+ * amax history and scales once a pass (amax_and_scale_update): one kernel
+ * forward, one backward.  Nothing for other layers and precisions. */
+static double
+fp8_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
+{
+	const System *s = an->q.sys;
+	double elems;
+
+	if (layer_dtype(an, g, l) != DT_FP8 || op_info[l->op].cls != OPC_FC)
+		return 0;
+	elems = bwd ? (double)g->tensor[l->out[0]].elems * n * share
+		    : ((double)g->tensor[l->in[0]].elems * n + (double)l->cost.params) * share;
+	return (bwd ? 2 : 3) * s->kernel_lat + elems * 4 / (s->mem_bw * s->eff_mem);
 }
 
 /* Where the gradients stay allocated between iterations (zero_grad =
@@ -368,7 +395,7 @@ layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, doub
 		return own + cast_time(an, l, n, share, bwd);
 	if (fused)
 		return own + (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
-	gpu = own + cast_time(an, l, n, share, bwd);
+	gpu = own + cast_time(an, l, n, share, bwd) + fp8_time(an, g, l, n, share, bwd);
 	if (bwd)
 		gpu += accumulate_time(an, g, l, share);
 	if (op_info[l->op].save & S_VIEW)

@@ -88,6 +88,8 @@ int library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
  * counter or the gradients' accumulation, which host.c adds): what a
  * kernel table's time holds on a host_device system. */
 double layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
+/* The number format layer l computes in (compute.c). */
+Dtype layer_dtype(const Analysis *an, const Graph *g, const Layer *l);
 
 /* kernel.c */
 
@@ -253,10 +255,43 @@ double halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, i
 		 bool across);
 double spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp);
 
+/* tensor.c: Megatron-LM's tensor parallelism found on the layers
+ * (docs/model.md, "tensor, dt and dpt"): per layer TP_* -- its work split over the
+ * group (TP_SPLIT: a column- or row-parallel fc, the attention core
+ * over its heads, what lies between), its output all-reduced forward
+ * (TP_REDUCE: a row-parallel fc, the vocabulary-parallel embedding), a
+ * row-parallel fc (TP_ROWPAR: its bias whole), the cross-entropy over
+ * the split vocabulary (TP_CE), the embedding table split by rows
+ * (TP_TABLE), rows split with the weights whole (TP_WHOLE_W); the tensor
+ * whose gradient its backward all-reduces (bwd, -1: none), the elements
+ * a sample it all-gathers first (gather), a cross-entropy's rows. */
+enum { TP_SPLIT = 1, TP_REDUCE = 2, TP_ROWPAR = 4, TP_CE = 8, TP_TABLE = 16, TP_WHOLE_W = 32 };
+typedef struct TensorTable {
+	unsigned char *tp;
+	int *bwd;
+	int64_t *gather, *rows;
+	int64_t div;   /* the heads and widths split: t must divide it (0: none) */
+	int64_t most;  /* the fewest elements along a split axis */
+	int nsplit;    /* layers split; 0: nothing Megatron splits */
+} TensorTable;
+void tensor_table(const Graph *g, const Transformer *tf, TensorTable *t);
+void tensor_table_free(TensorTable *t);
+/* Why t cannot be split `ways` ways (NULL: it can). */
+const char *tensor_refusal(const TensorTable *t, int64_t ways);
+/* Layer i's share of the work on a GPU of `ways`: 1/ways for a split
+ * layer, and for every layer with sequence parallelism (sp). */
+double tensor_share(const TensorTable *t, int i, double ways, bool sp);
+/* Layer i's collectives over grp on n samples, forward or backward
+ * (bwd), sequence parallel or not. */
+double tensor_collective(const Analysis *an, const Graph *g, const TensorTable *t, int i,
+			 Group grp, double n, bool sp, bool bwd);
+
 /* zero.c */
 
 /* The weights, gradients and optimizer state of a GPU holding `weights`
- * parameters under ZeRO stage an->set.zero (1-3) over nd GPUs, into m. */
+ * parameters under ZeRO stage an->set.zero (0-3) over nd GPUs, into m;
+ * with master_weights, Megatron's fp32 main weights and gradients. */
+bool master_weights(const Analysis *an);
 void zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m);
 /* The parameter tensors a GPU's optimizer step runs over when `arrays`
  * tensors are sharded over nd GPUs: all of them without ZeRO; at stage 1

@@ -14,22 +14,19 @@ matmul_peak(const Graph *g, const Analysis *an)
 	 * it keys on the query as a layer's figures do (it reads the graph,
 	 * the precision, the implementation and the system's peaks) */
 	uint64_t stamp = key_stamp(&an->eng->stamps, &an->q, g, KEY_LAYER);
-	bool cudnn, matmul;
 
 	if (an->eng->peak.stamp == stamp && an->eng->reuse)
 		return an->eng->peak.peak;
-	tf32_switches(an, &cudnn, &matmul);
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
 		double f = (double)l->cost.flops_fwd + (double)l->cost.flops_bwd;
-		Dtype dt = dt0;
+		Dtype dt;
 		if (l->cost.macs <= 0 || !(f > 0))
 			continue;
 		/* as the cost model: TF32 for an fp32 run's convolutions where
-		 * cuDNN's switch is on, but ATen's depthwise */
-		if (dt == DT_FP32 && cudnn && op_info[l->op].cls == OPC_CONV &&
-		    s->peak[DT_TF32] > 0 && !layer_on_aten(an, g, l))
-			dt = DT_TF32;
+		 * cuDNN's switch is on (tf32_switches), but ATen's depthwise;
+		 * under fp8 the linear layers' alone */
+		dt = layer_dtype(an, g, l);
 		flops += f;
 		time += f / (s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32]);
 	}

@@ -81,7 +81,7 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 	k->mem.weights = weights * c->delta + mem_cast_weights(c->an, c->g, weights);
 	k->mem.grads = weights * c->delta;
 	k->mem.optimizer = weights * optimizer_bytes(c->an->q.set.opt);
-	if (c->an->q.set.zero)
+	if (c->an->q.set.zero || master_weights(c->an))
 		zero_memory(c->an, c->g, weights, (double)zero_group(c->an, c->map.grad).size,
 			    &k->mem);
 	mem_activations(&k->mem, &t, act_samples, act_share);
@@ -254,19 +254,21 @@ layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t
 }
 
 /* filter or channel over the model-parallel group, inside data groups
- * (df when there are several) */
+ * (df when there are several); gradient accumulation as data's: M
+ * micro-batches of m = n / M samples, one exchange */
 static void
 model_split(const Ctx *c, Candidate *k, bool channel)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1), limit;
-	double n = (double)B / p1, split_w, local_w, *wshare;
+	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
+	double n = (double)B / p1, m = n / (double)M, split_w, local_w, *wshare;
 	const LayerTable *tb;
 
 	k->grid[channel ? DIM_CHANNEL : DIM_FILTER] = ways;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
 	k->global_batch = B;
-	k->t.layer = layer_collectives(c, n, channel, &split_w, &limit);
+	k->t.layer = (double)M * layer_collectives(c, m, channel, &split_w, &limit);
 	k->max_gpus = limit;
 	if (p1 > B)
 		return beyond_limit(k, "more data groups than samples in the batch");
@@ -274,8 +276,11 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 		return beyond_limit(k,
 				    channel ? "more GPUs than the fewest input channels of a layer"
 					    : "more GPUs than the fewest filters of a layer");
+	if ((double)M > n)
+		return beyond_limit(k, "more micro-batches than samples per GPU");
 	k->per_gpu_batch = n;
-	k->t.compute = split_compute(c, n, ways, channel);
+	k->micro_batches = M;
+	k->t.compute = (double)M * split_compute(c, m, ways, channel);
 	local_w = c->W - split_w;
 	wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)c->g->nlayer + 1,
 				sizeof *wshare);
@@ -289,14 +294,82 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 		local_w += held;
 		wshare[i] = held / (double)tb->params[i];
 	}
-	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
+	k->t.grad = grad_time(c->an, c->g, c->map.grad, m, wshare, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);
 	sharded(c, k, local_w);
-	recompute(c, k, n, n, ways, -1, channel ? WORK_CHANNEL : WORK_FILTER);
+	recompute(c, k, m, m, ways, -1, channel ? WORK_CHANNEL : WORK_FILTER);
+	k->t.recompute *= (double)M;
 	/* each sample is loaded once per model-parallel group */
 	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
-	memory(c, k, local_w, n, 1);
+	memory(c, k, local_w, m, 1);
+}
+
+/* ---- tensor ------------------------------------------------------------- */
+
+/* tensor and dt: Megatron-LM's tensor parallelism over the model-parallel
+ * group of t GPUs (model/tensor.c), inside data groups of p1 (dt), each
+ * GPU's n samples in M micro-batches whose gradients accumulate before
+ * one exchange (docs/model.md, "tensor, dt and dpt"). */
+static void
+tensor(const Ctx *c, Candidate *k)
+{
+	const Analysis *an = c->an;
+	const Graph *g = c->g;
+	const Recompute *rc = &an->rc;
+	int64_t p1 = c->map.replicas, t = c->map.q, B = batch_for(c, p1);
+	int64_t M = an->q.set.micro_batches > 1 ? an->q.set.micro_batches : 1;
+	const LayerTable *tb = layer_table_tensor(an, g);
+	const TensorTable *tt = &tb->tensor;
+	bool sp = an->q.set.sequence_parallel && t > 1;
+	double n = (double)B / p1, m, local_w = 0, act = 0, all = 0, *wshare;
+	const double *kept;
+	const char *why;
+	Times whole, part, col;
+
+	k->grid[DIM_TENSOR] = t;
+	if (p1 > 1)
+		k->grid[DIM_DATA] = p1;
+	k->global_batch = B;
+	k->max_gpus = tt->most < INT64_MAX ? tt->most : 1;
+	if (p1 > B)
+		return beyond_limit(k, "more data groups than samples in the batch");
+	if ((why = tensor_refusal(tt, t)))
+		return beyond_limit(k, why);
+	if ((double)M > n)
+		return beyond_limit(k, "more micro-batches than samples per GPU");
+	k->per_gpu_batch = n;
+	k->micro_batches = M;
+	m = n / (double)M;
+	whole = layer_times(an, g, m, 1, DIM_DATA);
+	part = layer_times(an, g, m, 1.0 / (double)t, DIM_TENSOR); /* no table shard: the model */
+	col = tensor_times(an, g, m, c->map.model, sp);
+	kept = kept_layers(an, g);
+	wshare = engine_scratch(an->eng, SC_PHYS_WSHARE, (size_t)g->nlayer + 1, sizeof *wshare);
+	for (int i = 0; i < g->nlayer; i++) {
+		double share = tensor_share(tt, i, (double)t, sp), w;
+		const Times *r = share < 1 ? &part : &whole;
+		k->t.compute += times_of(r, i, false) + times_of(r, i, true);
+		k->t.layer += times_of(&col, i, false) + times_of(&col, i, true);
+		/* recomputation runs the layer's forward again, its
+		 * collectives with it (Megatron's checkpointed forward) */
+		if (rc->k && (rc->redo ? rc->redo[i] : i < rc->first_kept))
+			k->t.recompute += times_of(r, i, false) + times_of(&col, i, false);
+		w = tensor_params(tt, tb, i, (double)t);
+		wshare[i] = tb->params[i] > 0 ? w / (double)tb->params[i] : 1;
+		local_w += w;
+		act += kept[i] * share, all += kept[i];
+	}
+	k->t.compute *= (double)M;
+	k->t.layer *= (double)M;
+	k->t.recompute *= (double)M;
+	k->t.grad = grad_time(an, g, c->map.grad, m, wshare, &k->t.grad_hidden);
+	k->t.reducer = reducer_time(an, g, c->map.grad, 0, g->nlayer - 1, wshare);
+	k->t.update = update_time(an, local_w, c->arrays);
+	sharded(c, k, local_w);
+	/* each sample is loaded once per tensor-parallel group */
+	input(c, k, n / (double)t, node_samples(c, n / (double)t), t > 1);
+	memory(c, k, local_w, m, all > 0 ? act / all : 1);
 }
 
 /* ---- spatial ------------------------------------------------------------ */
@@ -678,11 +751,14 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_CHANNEL: model_split(&c, k, true); break;
 	case STRAT_SPATIAL:
 	case STRAT_DS: predict_spatial(&c, k); break;
+	case STRAT_TENSOR:
+	case STRAT_DT: tensor(&c, k); break;
 	case STRAT_PIPELINE:
 	case STRAT_DP:
 	case STRAT_DPF:
 	case STRAT_DPC:
 	case STRAT_DPS:
+	case STRAT_DPT:
 		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid, pc->beat, !pc->no_stages);
 		return; /* its stages' processes: pipeline.c */
 	case STRAT_COUNT: break;

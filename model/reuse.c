@@ -172,7 +172,8 @@ static void
 find(Times *t)
 {
 	double arg[4] = { t->n, t->share, (double)t->grp.size, (double)t->grp.per_node };
-	int i, arrays = t->kind == ROW_TIME || t->kind == ROW_HOST ? 2 : 1;
+	bool tensor = t->kind == ROW_TENSOR || t->kind == ROW_TENSOR_SP;
+	int i, arrays = t->kind == ROW_TIME || t->kind == ROW_HOST || tensor ? 2 : 1;
 	Rows *rs = rows_of(t->an->eng);
 	const LayerTable *tb;
 	uint64_t stamp;
@@ -197,6 +198,8 @@ find(Times *t)
 	/* a row of a graph whose layers repeat keeps a figure per class,
 	 * else one per layer */
 	tb = layer_classes(t->an, t->g);
+	if (tensor) /* per layer */
+		tb = NULL;
 	if (i < 0) {
 		size_t len = tb && tb->ncls > 0 ? (size_t)tb->ncls
 			     : t->g->nlayer > 0 ? (size_t)t->g->nlayer
@@ -271,6 +274,16 @@ split_times(const Analysis *an, const Graph *g, double n, Group grp, bool channe
 	return t;
 }
 
+Times
+tensor_times(const Analysis *an, const Graph *g, double n, Group grp, bool sp)
+{
+	Times t = { .an = an, .g = g, .kind = sp ? ROW_TENSOR_SP : ROW_TENSOR, .n = n,
+		    .grp = grp };
+
+	find(&t);
+	return t;
+}
+
 Lane
 lane_times(const Analysis *an, const Graph *g, int first, int last, double n)
 {
@@ -326,6 +339,10 @@ compute(const Times *r, int i, bool bwd)
 	case ROW_FILTER:
 	case ROW_CHANNEL:
 		return split_collective(r->an, r->g, l, r->grp, r->n, r->kind == ROW_CHANNEL);
+	case ROW_TENSOR:
+	case ROW_TENSOR_SP:
+		return tensor_collective(r->an, r->g, &layer_table_tensor(r->an, r->g)->tensor, i,
+					 r->grp, r->n, r->kind == ROW_TENSOR_SP, bwd);
 	}
 	return 0;
 }
@@ -372,6 +389,7 @@ table_free(LayerTable *t)
 	free(t->in);
 	free(t->split);
 	free(t->cls);
+	tensor_table_free(&t->tensor);
 	*t = (LayerTable){ 0 };
 }
 
@@ -434,6 +452,18 @@ layer_table_full(const Analysis *an, const Graph *g)
 	for (int i = 0; i < g->nlayer; i++) {
 		t->kernel[i] = layer_kernel_params(&g->layer[i]);
 		t->buffers[i] = g->layer[i].cost.buffers;
+	}
+	return t;
+}
+
+const LayerTable *
+layer_table_tensor(const Analysis *an, const Graph *g)
+{
+	LayerTable *t = (LayerTable *)layer_table_full(an, g);
+
+	if (!t->tensored) {
+		tensor_table(g, &an->tf, &t->tensor);
+		t->tensored = true;
 	}
 	return t;
 }

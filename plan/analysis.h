@@ -22,14 +22,17 @@
 extern const Settings settings_default;
 
 /* Before any pass runs on g: what the settings change in the model
- * itself (--as-exported, --dropout: the training pass reads them) and
- * the dataset size when they give one.  No precision: the passes count
- * elements, whatever an analysis will price them at. */
-void analysis_init(Graph *g, const Settings *set);
+ * itself (--as-exported, --dropout: the training pass reads them), the
+ * dataset size when they give one, and the sequence's length (--seq-len)
+ * of a model whose input fixes none.  No precision: the passes count
+ * elements, whatever an analysis will price them at.  false (reported)
+ * when --seq-len contradicts the model's sequence. */
+bool analysis_init(Graph *g, const Settings *set);
 
-/* The analysis of g (PASS_SHAPE done: the sample size comes from the
- * input) on system s with these settings, its figures kept in engine eng
- * (model/engine.h: the analyses of one run share one), every other field
+/* The analysis of g (PASS_MEMORY done: the sample size comes from the
+ * input, a transformer's dimensions from the layers) on system s with
+ * these settings, its figures kept in engine eng (model/engine.h: the
+ * analyses of one run share one), every other field
  * zero.  false when s is NULL (its error was reported) or has no peak for
  * the precision (reported). */
 bool analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph *g,

@@ -22,6 +22,9 @@
  *           by the cost model, then ranked. */
 typedef struct StrategyOpts {
 	unsigned mask;       /* 1 << StrategyKind of the strategies to analyse */
+	bool listed;         /* --strategies gave the mask: Megatron's tensor
+	                        parallelism is analysed even for a model without
+	                        attention (strategy_asked) */
 	int spatial_split;   /* SPLIT_AUTO: the best split point; SPLIT_ALL: every
 	                        layer with spatial extent (ParaDL's .lc masks) */
 	const CostModel *model; /* --cost-model; NULL: the default */
@@ -44,6 +47,10 @@ typedef struct StrategyOpts {
 	                        allocates nothing per configuration) */
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
+/* Whether strategy k is analysed: in o's mask, and a strategy of
+ * Megatron's tensor dimension only for a transformer (an->tf) unless
+ * --strategies names it. */
+bool strategy_asked(const Analysis *an, const StrategyOpts *o, StrategyKind k);
 /* The cost model o names (--cost-model), else the default (physical). */
 const CostModel *strategy_cost_model(const StrategyOpts *o);
 

@@ -173,7 +173,7 @@ run "$model" --gpus=16777216
 want_status 0
 check "--gpus=16777216 (the largest) is accepted"
 usage_error "unknown --format" "$model" --format yaml
-usage_error "unknown --precision" "$model" --precision fp8
+usage_error "unknown --precision" "$model" --precision fp4
 usage_error "unknown --dump-after pass" "$model" --dump-after=bogus
 usage_error "no model" --gpus 4
 usage_error "two models" "$model" "$model"

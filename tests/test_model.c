@@ -551,6 +551,122 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 		assert_int_equal(g->layer[i].attn, ATTN_NONE);
 }
 
+/* A GPT of two layers as SC'21's models are written (pre-LN; Q, K and V
+ * three fc; heads by reshape and transpose; the output layer over the
+ * vocabulary), s = 32 tokens, h = 64, a = 4 heads of 16, V = 128. */
+static const char gpt_two[] =
+	"block layer(x, s, h, a) { d = h / a; ln1 = layernorm(x);\n"
+	"  q = fc(ln1, h); k = fc(ln1, h); v = fc(ln1, h);\n"
+	"  qh = reshape(q, [s, a, d]); qh = transpose(qh, [1, 0, 2]);\n"
+	"  kh = reshape(k, [s, a, d]); kh = transpose(kh, [1, 2, 0]);\n"
+	"  vh = reshape(v, [s, a, d]); vh = transpose(vh, [1, 0, 2]);\n"
+	"  sc = matmul(qh, kh); pr = softmax(sc); pr = dropout(pr, p=0.1);\n"
+	"  ctx = matmul(pr, vh); ctx = transpose(ctx, [1, 0, 2]); ctx = reshape(ctx, [s, h]);\n"
+	"  pj = fc(ctx, h); pj = dropout(pj, p=0.1); r1 = add(x, pj); ln2 = layernorm(r1);\n"
+	"  f1 = fc(ln2, 4 * h); ac = gelu(f1); f2 = fc(ac, h); f2 = dropout(f2, p=0.1);\n"
+	"  out = add(r1, f2); return out; }\n"
+	"model gpt { s = 32; h = 64; a = 4; V = 128; input x: [s, h] as tokens; input pos: s;\n"
+	"  wpe = fc(pos, h, bias=false); e = add(x, wpe); e = dropout(e, p=0.1);\n"
+	"  repeat 2 { e = layer(e, s, h, a); } lf = layernorm(e);\n"
+	"  lg = fc(lf, V, bias=false); loss = softmax(lg); }";
+
+/* Megatron's tensor parallelism found on the layers (model/tensor.c): in
+ * each transformer layer Q, K, V and the MLP's first fc column-parallel,
+ * the projection and the MLP's second row-parallel -- two all-reduces of
+ * the s x h output forward (their g), two of an s x h input's gradient
+ * backward (the f before Q, K and V, read from one layer norm, and before
+ * the MLP) -- the attention core split over its heads between them, the
+ * norms, dropouts after the row-parallel layers and residual adds whole,
+ * the position table (an fc of the graph input) whole, the output layer
+ * over the vocabulary and its cross-entropy.  Heads of 4 split 2 or 4
+ * ways, not 3 (Megatron divides them evenly) nor 8. */
+static void
+tensor_parallel_pairs_reduce_twice_each_way(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, gpt_two, PASS_MEMORY);
+	Settings set = settings_default;
+	Analysis an;
+	const TensorTable *t;
+	int fwd = 0, bwd = 0, ce = 0, split = 0;
+
+	assert_non_null(g);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_int_equal(an.tf.layers, 2);
+	t = &layer_table_tensor(&an, g)->tensor;
+	for (int i = 0; i < g->nlayer; i++) {
+		const char *n = g->layer[i].name, *b = strrchr(n, '/') ? strrchr(n, '/') + 1 : n;
+		bool cut = strcmp(b, "pj") == 0 || strcmp(b, "f2") == 0;
+		bool col = !strcmp(b, "q") || !strcmp(b, "k") || !strcmp(b, "v") ||
+			   !strcmp(b, "f1") || !strcmp(b, "lg");
+		fwd += (t->tp[i] & TP_REDUCE) != 0;
+		bwd += t->bwd[i] >= 0;
+		ce += (t->tp[i] & TP_CE) != 0;
+		split += (t->tp[i] & TP_SPLIT) != 0;
+		if (cut && g->layer[i].op == OP_FC)
+			assert_int_equal(t->tp[i], TP_SPLIT | TP_REDUCE | TP_ROWPAR);
+		if (col)
+			assert_int_equal(t->tp[i], TP_SPLIT);
+		if (!strcmp(b, "ln1") || !strcmp(b, "ln2") || !strcmp(b, "r1") ||
+		    !strcmp(b, "out") || !strcmp(b, "wpe") || !strcmp(b, "lf"))
+			assert_int_equal(t->tp[i], 0);
+		if (!strcmp(b, "sc") || !strcmp(b, "pr") || !strcmp(b, "ctx") || !strcmp(b, "ac"))
+			assert_true(t->tp[i] & TP_SPLIT);
+	}
+	/* per layer: 2 forward, 2 backward; the output layer's input 1 more
+	 * backward; its softmax the cross-entropy */
+	assert_int_equal(fwd, 2 * 2);
+	assert_int_equal(bwd, 2 * 2 + 1);
+	assert_int_equal(ce, 1);
+	assert_true(split > 2 * 12);
+	assert_null(tensor_refusal(t, 2));
+	assert_null(tensor_refusal(t, 4));
+	assert_non_null(tensor_refusal(t, 3));
+	assert_non_null(tensor_refusal(t, 8));
+}
+
+/* The activation memory of a transformer layer as Korthikanti et al.
+ * (MLSys'23, section 4) derive it, from the layers: in 16 bits, s b h
+ * (34 + 5 a s / h) bytes a layer -- 11 s b h + 5 a s^2 b in the
+ * attention, 19 s b h in the MLP, 4 s b h the two norms' inputs -- plus
+ * the norms' fp32 statistics (16 bytes a token, which the paper leaves
+ * out); split t ways, s b h (10 + 24/t + 5 a s / (h t)) (their eq. 2: the
+ * norms' inputs, the QKV and MLP inputs and the two dropout masks stay
+ * whole); with sequence parallelism all of it over t (eq. 4). */
+static void
+tensor_parallel_keeps_the_papers_activations(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, gpt_two, PASS_MEMORY);
+	Settings set = settings_default;
+	const double s = 32, h = 64, a = 4, stats = 2 * 2 * s * 4;
+	Analysis an;
+	const TensorTable *t;
+	int first = -1, last = -1;
+
+	assert_non_null(g);
+	set.prec = PREC_FP16;
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	t = &layer_table_tensor(&an, g)->tensor;
+	/* the second layer: from its first norm to its residual add */
+	for (int i = 0; i < g->nlayer; i++) {
+		if (strstr(g->layer[i].name, "/ln1") && first < 0 && i > 10)
+			first = i;
+		if (first >= 0 && last < 0 && strstr(g->layer[i].name, "/out"))
+			last = i;
+	}
+	assert_true(first > 0 && last > first);
+	for (int ways = 1; ways <= 4; ways *= 2)
+		for (int sp = 0; sp < 2; sp++) {
+			double got = 0, want;
+			for (int i = first; i <= last; i++)
+				got += kept_layer(&an, g, i) * tensor_share(t, i, ways, sp);
+			want = sp ? (s * h * 34 + 5 * a * s * s + stats) / ways
+				  : s * h * (10 + 24.0 / ways) + 5 * a * s * s / ways + stats;
+			NEAR(got, want);
+		}
+}
+
 /* One matrix product as tiles in waves (model/kernel.c), on a made-up GPU
  * of one SM at 1 TFLOPS, its main loop at the peak: a 128 x 128 x 128
  * product is one tile of 128 x 128, 2 x 128^3 FLOPs; one more row
@@ -1257,6 +1373,42 @@ zero_steps_its_share_of_the_tensors(void **state)
 	NEAR(zero_step_arrays(&an, 10, 4), 1);
 }
 
+/* master_weights = "fp32" (Megatron's --fp16 and --bf16): a parameter's
+ * bytes with Adam are Megatron-LM's docs/user-guide/features/
+ * dist_optimizer.md's table, 20 with fp16 (2 + 2 + 4 main + 4 main
+ * gradient + 8), 18 with bf16 (fp32 main gradients), 16 in fp32, and with
+ * the distributed optimizer (--zero 1) over d = 8: 4 + 16/d, 6 + 12/d,
+ * 8 + 8/d.  Without the key a 16-bit model is cast whole: 2 + 2 + 8. */
+static void
+master_weights_count_megatrons_bytes_per_parameter(void **state)
+{
+	Fx *fx = *state;
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL) };
+	const Precision prec[3] = { PREC_FP16, PREC_BF16, PREC_FP32 };
+	const double whole[3] = { 20, 18, 16 }, fixed[3] = { 4, 6, 8 }, shard[3] = { 16, 12, 8 };
+	MemUse m;
+
+	an.q.set.opt = OPT_ADAM;
+	an.q.set.prec = PREC_FP16;
+	assert_false(master_weights(&an));
+	zero_memory(&an, NULL, 1, 1, &m);
+	NEAR(m.weights + m.grads + m.optimizer, 12);
+	an.q.impl.master_weights = "fp32";
+	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+	for (int i = 0; i < 3; i++) {
+		an.q.set.prec = prec[i];
+		an.q.set.zero = 0;
+		assert_true(master_weights(&an) == (i < 2));
+		zero_memory(&an, NULL, 1, 8, &m);
+		NEAR(m.weights + m.grads + m.optimizer, whole[i]);
+		an.q.set.zero = 1;
+		zero_memory(&an, NULL, 1, 8, &m);
+		NEAR(m.weights + m.grads + m.optimizer, fixed[i] + shard[i] / 8);
+	}
+	an.q.impl.master_weights = "fp64";
+	assert_non_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+}
+
 /* The gradient exchange in buckets (model/overlap.c).  One bucket
  * holding every gradient starts when backward ends: nothing is hidden,
  * as without overlap.  A bucket per layer starts as each layer's backward
@@ -1508,6 +1660,9 @@ main(void)
 		FX_TEST(fsdp_hybrid_shards_inside_a_node),
 		FX_TEST(selective_recomputes_the_attention_core),
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
+		FX_TEST(tensor_parallel_pairs_reduce_twice_each_way),
+		FX_TEST(tensor_parallel_keeps_the_papers_activations),
+		FX_TEST(master_weights_count_megatrons_bytes_per_parameter),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 		cmocka_unit_test(kendall_tau_counts_every_pair_with_ties),
 	};
