@@ -134,6 +134,21 @@ else
 fi
 check "1.3 B GPT, 64 GPUs --search --plan deepspeed: the search's winner (its precision and ZeRO stage), not the ranking's fp32"
 
+# a search whose first recomputes (ViT-B/16, 1,024 samples a GPU on 8
+# A100s): predicted again bit for bit under the plan of recomputation the
+# search made at that precision, and planned so
+gzip -dc "$srcdir/tests/data/zoo/vit_b_16.onnx.gz" >"$tmp/vit.onnx"
+run "$tmp/vit.onnx" -g 8 -b 1024 -s dgx-a100 --search --strategies data -q
+want_status 0
+grep -q '^recommendation (the search.s best, below): use data parallelism (data=8), amp-bf16, recomputation every 72 layers: ' \
+	"$tmp/out" || fail "the line: $(grep '^recommendation' "$tmp/out")"
+run "$tmp/vit.onnx" -g 8 -b 1024 -s dgx-a100 --search --strategies data -q --plan pytorch
+want_status 0
+tr -d ' \n' <"$tmp/out" | grep -q '"autocast":"bfloat16","cudnn_allow_tf32":true,"matmul_allow_tf32":false' ||
+	fail "the plan's precision"
+tr -d ' \n' <"$tmp/out" | grep -q '"checkpoint_segments":9,' || fail "the plan's segments"
+check "ViT-B/16 --search whose first recomputes: the line and the plan (9 segments of 72 layers) are it"
+
 run "$gpt" -g 64 -B 512 --fsdp full --grid data=64 -q --plan megatron
 want_status 0
 grep -q '^# not the recommendation: the recommendation, data parallelism (data=64), fp32, ZeRO stage 3 (FSDP.s full shard), shards the parameters' \
@@ -209,7 +224,6 @@ tr -d ' \n' <"$tmp/out" | grep -o '"layers":\[[^]]*\]' | grep -q '"Flatten"\|"Re
 	fail "an ONNX node name in the layer list"
 check "DeepSpeed's pipeline layers by module path, null for the model's own code (torch.flatten)"
 
-gzip -dc "$srcdir/tests/data/zoo/vit_b_16.onnx.gz" >"$tmp/vit.onnx"
 run "$tmp/vit.onnx" -g 8 --grid data=8 --recompute full -q --plan megatron
 want_status 0
 grep -q '^	--recompute-method uniform$' "$tmp/out" || fail "no --recompute-method uniform"
