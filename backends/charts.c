@@ -147,7 +147,7 @@ shown(const Analysis *an, int *idx)
 static const char *const time_part[] = {
 	"compute", "pipeline bubble", "gradient exchange (exposed)", "reducer (DDP's copies)",
 	"layer-wise collectives", "halo / point-to-point", "weight update", "recomputation",
-	"input copies", "host wait",
+	"input copies", "host wait", "synchronised batch norm", "the slowest of N",
 };
 enum { TIME_PARTS = sizeof time_part / sizeof time_part[0] };
 
@@ -156,7 +156,7 @@ time_parts(const Candidate *k, double *v)
 {
 	v[0] = k->t.compute, v[1] = k->t.bubble, v[2] = k->t.grad, v[3] = k->t.reducer;
 	v[4] = k->t.layer, v[5] = k->t.p2p, v[6] = k->t.update, v[7] = k->t.recompute;
-	v[8] = k->t.feed, v[9] = k->t.dispatch;
+	v[8] = k->t.feed, v[9] = k->t.dispatch, v[10] = k->t.sync_bn, v[11] = k->t.skew;
 }
 
 static const char *const mem_part[] = {

@@ -387,6 +387,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "input_copies_s", num(c, k->t.feed));
 	set(it, "recompute_s", num(c, k->t.recompute));
 	set(it, "dispatch_s", num(c, k->t.dispatch));
+	set(it, "sync_bn_s", num(c, k->t.sync_bn));
+	set(it, "skew_s", num(c, k->t.skew));
 	set(it, "host_s", num(c, k->t.host));
 	set(it, "exposed_communication_s", num(c, k->t.communication));
 	set(it, "overlapped_communication_s", num(c, k->t.grad_hidden));

@@ -79,6 +79,12 @@ static const Builtin builtin[] = {
 	  "                                // spatial split of images\n"
 	  "    recompute = \"none,segments,selective\"; // torch.utils.checkpoint around\n"
 	  "                                // any function: segments, or attention's core\n"
+	  "    nccl_version = \"2.14.3\";  // PyTorch's CUDA 11.7 wheels of 1.13 and 2.0:\n"
+	  "                                // torch 2.0.1 requires nvidia-nccl-cu11==2.14.3\n"
+	  "    fuse_bn_relu = false;       // eager: each module's own kernels\n"
+	  "    fuse_bn_add_relu = false;\n"
+	  "    conv_bn_stats = false;\n"
+	  "    cuda_graphs = false;        // eager; torch.cuda.graphs only when asked\n"
 	  "}\n" },
 	{ "pytorch-2",
 	  "// PyTorch 2.x eager as people run it today; every key not given is\n"
@@ -104,6 +110,9 @@ static const Builtin builtin[] = {
 	  "                                // (_default_to_fused_or_foreach)\n"
 	  "    zero_grad = false;          // zero_grad(set_to_none=True), the default\n"
 	  "                                // since 2.0: no kernels, nothing to add into\n"
+	  "    nccl_version = \"2.27.5\";  // pytorch/pytorch@06b24a9's CUDA 12 builds:\n"
+	  "                                // .ci/docker/ci_commit_pins/nccl-cu12.txt,\n"
+	  "                                // v2.27.5-1\n"
 	  "}\n" },
 	{ "chainermn-paradl",
 	  "// The ParaDL scripts on ABCI as they ran: Chainer 7, ChainerMN,\n"
@@ -166,6 +175,8 @@ static const Builtin builtin[] = {
 	  "                                // seven: data/, spatial/, pipeline/, filter/,\n"
 	  "                                // channel/, hybrid_filter/ (df), hybrid/ (ds)\n"
 	  "    recompute = \"none\";         // no script recomputes activations\n"
+	  "    nccl_version = \"2.3.5\";   // ChainerMN's pure_nccl on NCCL 2.3.5 (above):\n"
+	  "                                // rings only\n"
 	  "}\n" },
 	{ "horovod",
 	  "// Horovod on PyTorch: tensor fusion over NCCL; every key not given is\n"

@@ -99,6 +99,10 @@ typedef struct IterTime {
 	double feed;        /* a node loader's batch broadcast to and copied by
 	                       every GPU, in the iteration (not overlapped) */
 	double communication; /* grad + layer + p2p */
+	double sync_bn;     /* synchronised batch norm's statistics exchanged
+	                       in forward and backward (--sync-bn) */
+	double skew;        /* the slowest of N ranks past the mean of their
+	                       own work (the system's jitter) */
 	double total;       /* max(input, everything else added) */
 } IterTime;
 

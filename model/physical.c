@@ -212,6 +212,7 @@ data(const Ctx *c, Candidate *k)
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, NULL);
 	k->t.update = update_time(c->an, c->W, c->arrays);
+	k->t.sync_bn = (double)M * sync_bn_time(c->an, c->g, c->map.grad);
 	sharded(c, k, c->W);
 	recompute(c, k, n / M, n / M, 1, -1, WORK_ROWS);
 	k->t.recompute *= (double)M;
@@ -572,7 +573,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	 * model (one collective the layers share), with the wrapper's copies */
 	grad = m.grad;
 	if (grad.size > 1 && W > 0)
-		t += allreduce_time(an->q.sys, grad, W) / W * local * elem_bytes(an) +
+		t += coll_allreduce(an, grad, W) / W * local * elem_bytes(an) +
 		     reducer_layer(an, g, l, local);
 	return t + comm + p2p + update_time(an, local, l->nw);
 }
