@@ -291,8 +291,8 @@ check_runs(Reader *r, const CollRun *kept, int nkept)
 				const Run *p = j >= nkept ? &r->run[j - nkept] : NULL;
 				if ((o ? (int)o->coll : p->coll) == run->coll &&
 				    (o ? o->ranks : p->ranks) == run->ranks) {
-					diag_error(l, "a second %s run over %lld ranks (the first at "
-						   "%s:%d)", coll_test_name[run->coll],
+					diag_error(l, "a second %s run over %lld ranks (the "
+						   "first at %s:%d)", coll_test_name[run->coll],
 						   (long long)run->ranks, o ? o->path : r->path,
 						   o ? o->line : p->line);
 					break;

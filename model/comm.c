@@ -66,15 +66,6 @@ path(const System *s, Group g)
 	return p;
 }
 
-void
-path_of(const System *s, Group g, double *bw, double *levels)
-{
-	Path p = path(s, g);
-
-	*bw = p.bw;
-	*levels = p.levels;
-}
-
 /* The start-up latency and bandwidth of one step of a ring over g: the
  * paper mode's alpha and 1 / beta (model/paper.c). */
 void
@@ -195,8 +186,10 @@ modelled(const Analysis *an, Coll c, Group g, double bytes)
 
 	if (c == COLL_ALLTOALL) /* an all-gather's steps, a g-th of its chunk */
 		return modelled(an, COLL_ALLGATHER, g, bytes / (double)g.size);
-	if (v > 0 && c < COLL_NCCL)
-		return nccl_time(s, v, c, g, bytes, NULL);
+	if (v > 0 && c < COLL_NCCL) {
+		Path p = path(s, g);
+		return nccl_time(s, v, c, g, (NcclPath){ p.bw, p.levels }, bytes, NULL);
+	}
 	switch (c) {
 	case COLL_ALLREDUCE: return allreduce_time(s, g, bytes);
 	case COLL_BROADCAST: return broadcast_time(s, g, bytes);

@@ -184,10 +184,6 @@ void ring_link(const System *s, Group g, double *alpha, double *bw);
 double allgather_time(const System *s, Group g, double bytes); /* bytes: the whole result */
 double alltoall_time(const System *s, Group g, double bytes);  /* bytes: the whole tensor */
 double broadcast_time(const System *s, Group g, double bytes); /* bytes: the message */
-/* The bus bandwidth of g's path (bytes/s: the link in a node, or the
- * node's share of the network above it) and what its switch levels add
- * to a step's latency (s). */
-void path_of(const System *s, Group g, double *bw, double *levels);
 
 /* nccl.c: collective c (c < COLL_NCCL) of `bytes` over g on NCCL `version`
  * (nccl_version_parse's number): the time of the algorithm and protocol
@@ -195,7 +191,15 @@ void path_of(const System *s, Group g, double *bw, double *levels);
 typedef struct NcclPick {
 	int algo, proto; /* nccl_algo_name, nccl_proto_name; -1: none */
 } NcclPick;
-double nccl_time(const System *s, int version, Coll c, Group g, double bytes, NcclPick *pick);
+/* What NCCL's topology search learns of g's path and comm.c computes:
+ * its bus bandwidth (bytes/s: the link in a node, or the node's share of
+ * the network above it) and what its switch levels add to a step's
+ * latency (s). */
+typedef struct NcclPath {
+	double bw, levels;
+} NcclPath;
+double nccl_time(const System *s, int version, Coll c, Group g, NcclPath path, double bytes,
+		 NcclPick *pick);
 const char *nccl_algo_name(int a);
 const char *nccl_proto_name(int p);
 /* One message between neighbours, inside a node or across nodes, as the

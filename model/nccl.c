@@ -348,10 +348,11 @@ algo_time(const Setting *st, Coll c, int a, int p, double bytes)
 }
 
 double
-nccl_time(const System *s, int version, Coll c, Group g, double bytes, NcclPick *pick)
+nccl_time(const System *s, int version, Coll c, Group g, NcclPath path, double bytes,
+	  NcclPick *pick)
 {
 	Setting st = { 0 };
-	double best = INFINITY, levels;
+	double best = INFINITY;
 	int k = g.per_node < 1 ? 1 : (int)g.per_node;
 
 	if (pick)
@@ -366,10 +367,9 @@ nccl_time(const System *s, int version, Coll c, Group g, double bytes, NcclPick 
 	st.ranks = (double)g.size;
 	st.ppn = (double)(k < g.size ? k : g.size);
 	st.nodes = ceil(st.ranks / st.ppn);
-	path_of(s, g, &st.bw, &levels);
-	st.bw /= 1e9;
+	st.bw = path.bw / 1e9;
 	st.intra_bw = s->intra_bw / 1e9;
-	st.extra = levels * 1e6;
+	st.extra = path.levels * 1e6;
 	/* topo.h: a channel carries one NVLink's 20 GB/s (Volta and later) */
 	st.channels = fmax(1, ceil(st.intra_bw / 20.0));
 	for (int a = 0; a < A_COUNT; a++) {

@@ -48,7 +48,8 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 		before -= tb->nw[i];
 		/* a group's first tensor, in the model's order: the group is
 		 * whole once this layer's backward ends */
-		group = per > 0 && tb->nw[i] > 0 && ceil(before / per) * per <= before + tb->nw[i] - 1;
+		group = per > 0 && tb->nw[i] > 0 &&
+			ceil(before / per) * per <= before + tb->nw[i] - 1;
 		fill += (double)tb->params[i] * share * elem_bytes(an);
 		if (fill > 0 && (fill >= an->q.impl.bucket || i == 0 || group)) {
 			double t = coll_allreduce(an, grp, fill);

@@ -146,12 +146,15 @@ mark_fusable(Mem *m)
 			for (size_t u = m->first[y]; u < m->first[y + 1]; u++)
 				convs = convs && g->layer[m->users[u]].op == OP_CONV &&
 					g->layer[m->users[u]].in[0] == y;
-			if (convs && (l->fuse & FUSE_BN_OF_CONV))
-				l->fuse |= FUSE_BN_INTO_CONV, g->layer[r].fuse |= FUSE_RELU_INTO_CONV;
+			if (convs && (l->fuse & FUSE_BN_OF_CONV)) {
+				l->fuse |= FUSE_BN_INTO_CONV;
+				g->layer[r].fuse |= FUSE_RELU_INTO_CONV;
+			}
 		} else if ((a = sole_user(m, l->out[0], OP_ADD)) >= 0 && g->layer[a].nin == 2 &&
 			   !(g->layer[a].fuse & FUSE_ADD_OF_BN) &&
 			   (r = sole_user(m, g->layer[a].out[0], OP_RELU)) >= 0 &&
-			   g->tensor[g->layer[a].in[0]].elems == g->tensor[g->layer[a].in[1]].elems) {
+			   g->tensor[g->layer[a].in[0]].elems ==
+				   g->tensor[g->layer[a].in[1]].elems) {
 			/* the add's first input a batch norm's where both are */
 			int other = g->layer[a].in[g->layer[a].in[0] == l->out[0]];
 			int p = g->tensor[other].producer;
