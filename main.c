@@ -591,6 +591,7 @@ calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 	for (int i = 0; i < v.nrow; i++) {
 		v.row[i].predicted = cr[i].predicted;
 		v.row[i].note = isnan(cr[i].predicted) ? "not predicted" : "calibrated";
+		v.row[i].impl_used = implementation_named(&cr[i].an->q.impl);
 	}
 	validation_score(&v);
 	calibration_note(o, orig, &cal, v.nrow, a, comment, sizeof comment);
@@ -624,6 +625,7 @@ validate(const Options *o, Engine *eng, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	for (int i = 0; i < v.nrow; i++) {
 		Candidate k;
+		v.row[i].impl_used = implementation_named(&cr[i].an->q.impl);
 		strategy_predict(cr[i].g, cr[i].an, &so, cr[i].kind, cr[i].grid, &k);
 		v.row[i].predicted = k.computable ? k.t.total : NAN;
 		v.row[i].note = k.computable ? k.bottleneck : k.reason;

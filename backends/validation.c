@@ -12,6 +12,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 static void
 num(FILE *f, double v, const char *fmt, const char *none)
@@ -60,6 +61,30 @@ gigabytes(FILE *f, double v)
 		fputs("         - ", f);
 	else
 		fprintf(f, v < 1e14 ? "%10.3f " : "%10.4g ", v / 1e9);
+}
+
+/* Which implementation predicted the runs: one line naming it when every
+ * run used one, else a line per run that used another than the first. */
+static void
+implementations(const Validation *v, FILE *f)
+{
+	const char *first = v->nrow ? v->row[0].impl_used : NULL;
+	bool one = true;
+
+	for (int i = 1; i < v->nrow; i++)
+		one = one && v->row[i].impl_used && first &&
+		      strcmp(v->row[i].impl_used, first) == 0;
+	if (!first)
+		return;
+	fputs("implementation ", f);
+	esc_text(f, first);
+	fputs(one ? " (every run)\n" : " (run 1; the others below)\n", f);
+	for (int i = 1; i < v->nrow && !one; i++)
+		if (v->row[i].impl_used && strcmp(v->row[i].impl_used, first) != 0) {
+			fprintf(f, "  run %d: ", i + 1);
+			esc_text(f, v->row[i].impl_used);
+			fputc('\n', f);
+		}
 }
 
 bool
@@ -121,6 +146,7 @@ validation_text(const Validation *v, FILE *f)
 	num(f, v->rank.tau, "%10.3f ", "         - ");
 	num(f, v->rank_paradl.tau, "%10.3f", "         -");
 	fputs("   (Kendall's tau over pairs of runs: whether the times rank as measured)\n", f);
+	implementations(v, f);
 	return !ferror(f);
 }
 
@@ -130,7 +156,7 @@ validation_csv(const Validation *v, FILE *f)
 	bool prec = any_prec(v), peak = any_peak(v);
 
 	fprintf(f, "model,strategy,gpus,grid,measured_s,predicted_s,accuracy,paradl_s,"
-		   "paradl_accuracy,limited_by%s%s\n", prec ? ",precision" : "",
+		   "paradl_accuracy,limited_by%s%s,implementation\n", prec ? ",precision" : "",
 		peak ? ",measured_peak_bytes,predicted_peak_bytes,memory_accuracy" : "");
 	for (int i = 0; i < v->nrow; i++) {
 		const Measured *r = &v->row[i];
@@ -157,6 +183,8 @@ validation_csv(const Validation *v, FILE *f)
 			fputc(',', f);
 			num(f, r->acc_mem, "%.4f", "");
 		}
+		fputc(',', f);
+		esc_csv(f, r->impl_used ? r->impl_used : "");
 		fputc('\n', f);
 	}
 	return !ferror(f);
@@ -205,6 +233,7 @@ validation_json(const Validation *v, FILE *f)
 		set(o, "predicted_peak_bytes", real_or_null(r->predicted_peak));
 		set(o, "memory_accuracy", real_or_null(r->acc_mem));
 		set(o, "limited_by", r->note ? jstr(r->note) : json_null());
+		set(o, "implementation", r->impl_used ? jstr(r->impl_used) : json_null());
 		json_array_append_new(runs, o);
 	}
 	set(root, "runs", runs);

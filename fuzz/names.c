@@ -349,7 +349,8 @@ validation(char **nm)
 	Measured row[2] = {
 		{ .model = nm[7], .kind = STRAT_DATA, .grid_text = nm[6], .gpus = 4,
 		  .measured = 0.1, .paradl = NAN, .predicted = 0.2, .note = nm[5], .acc = 0.5,
-		  .acc_paradl = NAN, .peak = NAN, .predicted_peak = NAN, .acc_mem = NAN },
+		  .acc_paradl = NAN, .peak = NAN, .predicted_peak = NAN, .acc_mem = NAN,
+		  .impl_used = nm[4] },
 		{ .model = nm[3], .kind = STRAT_PIPELINE, .grid_text = "pipeline=4", .gpus = 4,
 		  .measured = 0.1, .paradl = NAN, .predicted = NAN, .note = NULL, .acc = NAN,
 		  .acc_paradl = NAN, .peak = NAN, .predicted_peak = NAN, .acc_mem = NAN },
@@ -367,7 +368,8 @@ validation(char **nm)
 	out_begin(&o);
 	CHECK(validation_csv(&v, o.f));
 	out_end(&o);
-	CHECK(csv_records(&o, 10, 1, first, 1) == 3); /* no precision, no peak */
+	/* no precision, no peak; the implementation's name last */
+	CHECK(csv_records(&o, 11, 1, first, 1) == 3);
 	free(o.buf);
 }
 

@@ -328,3 +328,9 @@ const SysKey impl_keys[NIMPL_KEYS] = {
 #include "ir/implkeys.def"
 };
 #undef IMPLKEY
+
+const char *
+implementation_named(const Implementation *im)
+{
+	return !im->source || strcmp(im->source, "built-in") == 0 ? im->name : im->source;
+}

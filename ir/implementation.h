@@ -192,6 +192,9 @@ const char *implementation_check(Implementation *im, const char **want);
 /* An NCCL version as implementation_check reads nccl_version: "2.3.7" is
  * 20307, "2.4" 20400, "none" 0; -1 when it is neither. */
 int nccl_version_parse(const char *s);
+/* The implementation as a user names it: a built-in's name, else the
+ * file it was read from. */
+const char *implementation_named(const Implementation *im);
 /* Whether im runs precision p, ZeRO stage `zero` (hybrid: FSDP's
  * hybrid shard), pipeline schedule `sched` (a Schedule), strategy k,
  * recomputation k_rc (Recompute.k: 0 none, > 0 segments, < 0 selective). */

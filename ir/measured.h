@@ -32,6 +32,8 @@ typedef struct Measured {
 	double paradl;            /* ParaDL's projection; NAN when absent */
 	double predicted;         /* oraclec; NAN when it could not predict */
 	const char *note;         /* why not, or the limiting factor */
+	const char *impl_used;    /* the implementation the prediction ran under:
+	                             a built-in's name or the file's path */
 	double acc, acc_paradl;   /* 1 - |p - m| / m; NAN when no prediction */
 	double predicted_peak;    /* the memory compared with peak; NAN none */
 	double acc_mem;           /* its accuracy; NAN when none */

@@ -40,6 +40,10 @@
 enum {
 	ROWS = 1024,              /* rows kept at once */
 	BUCKETS = 2048,
+	/* the layer tables of this many graphs: validate's and calibrate's
+	 * rows take their models in turn (a table built again at every row
+	 * was a third of calibrate's time) */
+	TABLES = 4,
 };
 /* Bytes of rows kept beyond those held: 192 MiB, the rows of a strategy's
  * grids on a model of 100,000 layers, but less for a model larger than
@@ -87,7 +91,8 @@ typedef struct Rows {
 	uint64_t handed;          /* rows handed out: the rows' clock */
 	uint64_t serial;          /* rows made */
 	LastSplit last_split;
-	LayerTable table;         /* of the last graph asked for */
+	LayerTable table[TABLES]; /* of the graphs last asked for */
+	uint64_t table_used[TABLES], tables_asked;
 } Rows;
 
 static Rows *
@@ -372,11 +377,23 @@ table_free(LayerTable *t)
 const LayerTable *
 layer_table(const Analysis *an, const Graph *g)
 {
-	LayerTable *t = &rows_of(an->eng)->table;
+	Rows *rs = rows_of(an->eng);
+	LayerTable *t = NULL;
 	size_t n = g->nlayer > 0 ? (size_t)g->nlayer : 1;
+	int lru = 0;
 
-	if (t->g == g && t->version == g->version)
+	for (int i = 0; i < TABLES && !t; i++) {
+		if (rs->table[i].g == g && rs->table[i].version == g->version)
+			t = &rs->table[i];
+		else if (rs->table_used[i] < rs->table_used[lru])
+			lru = i;
+	}
+	if (t) {
+		rs->table_used[t - rs->table] = ++rs->tables_asked;
 		return t;
+	}
+	t = &rs->table[lru];
+	rs->table_used[lru] = ++rs->tables_asked;
 	table_free(t);
 	t->g = g;
 	t->version = g->version;
@@ -420,52 +437,83 @@ layer_table_full(const Analysis *an, const Graph *g)
 	return t;
 }
 
-/* A layer's class key into k (room for key_room(l) bytes): every byte of
- * the layer but its name, places and pointers; of the window, shapes and
- * weights they point to; of each tensor it reads and writes but its name
- * and indices, with whether the producer of each input is a layer and
- * that producer's part in an attention and a pattern.  Everything the
+/* A layer's class key into k (room for key_room(l) bytes): every field
+ * of the layer but its name, places and pointers; of the window, shapes
+ * and weights they point to; of each tensor it reads and writes but its
+ * name and indices, with whether the producer of each input is a layer
+ * and that producer's part in an attention and a pattern.  Everything the
  * figures of a row read of a layer: two layers with the same key have
- * the same ones. */
-enum { KEY_TENSOR = sizeof(Shape) + sizeof(int64_t) + 8 };
+ * the same ones.  Written field by field (a shape as its rank and its
+ * used dimensions), never as a struct's bytes: padding and unused
+ * dimensions hold whatever the code that made them left, and two layers
+ * alike would differ there (valgrind's "uninitialised value"). */
+enum { KEY_SHAPE = sizeof(int) + MAX_RANK * sizeof(int64_t),
+       KEY_TENSOR = KEY_SHAPE + sizeof(int64_t) + 8 };
+
+/* The fields written: a field added to these records must be written
+ * too (or said why not), and these sizes changed with it. */
+_Static_assert(sizeof(Layer) == 336, "a new Layer field: write it in class_key");
+_Static_assert(sizeof(Attr) == 96, "a new Attr field: write it in class_key");
+_Static_assert(sizeof(Cost) == 120, "a new Cost field: write it in class_key");
 
 static size_t
 key_room(const Layer *l)
 {
-	return sizeof(Layer) + sizeof(Window) + 2 * sizeof(Shape) + (size_t)l->nw * sizeof(Weight) +
+	return sizeof(Layer) + sizeof(Window) + 2 * KEY_SHAPE +
+	       (size_t)l->nw * (sizeof(WeightRole) + KEY_SHAPE + sizeof(int64_t)) +
 	       ((size_t)l->nin + (size_t)l->nout) * KEY_TENSOR;
+}
+
+#define PUT(x) (memcpy(k + n, &(x), sizeof(x)), n += sizeof(x))
+
+static size_t
+put_shape(unsigned char *k, size_t n, const Shape *s)
+{
+	PUT(s->rank);
+	for (int i = 0; i < s->rank && i < MAX_RANK; i++)
+		PUT(s->d[i]);
+	return n;
 }
 
 static size_t
 class_key(const Graph *g, const Layer *l, unsigned char *k)
 {
-	Layer c = *l;
+	const Attr *a = &l->attr;
+	const Cost *c = &l->cost;
 	size_t n = 0;
 
-	c.name = NULL, c.loc = c.site = LOC_NONE, c.srcop = NULL, c.srcidx = 0;
-	c.in = c.out = NULL, c.w = NULL;
-	attr_view(&c.attr, &(Window){ 0 }); /* pointers: their contents follow */
-	c.attr.kernel = c.attr.stride = c.attr.dilation = c.attr.pad = c.attr.out_pad = NULL;
-	c.attr.target = c.attr.pad_hi = NULL;
-	memcpy(k + n, &c, sizeof c), n += sizeof c;
-	memcpy(k + n, attr_window_of(&l->attr), sizeof(Window)), n += sizeof(Window);
-	memcpy(k + n, l->attr.target, sizeof(Shape)), n += sizeof(Shape);
-	memcpy(k + n, l->attr.pad_hi, sizeof(Shape)), n += sizeof(Shape);
-	if (l->nw > 0)
-		memcpy(k + n, l->w, (size_t)l->nw * sizeof(Weight)),
-			n += (size_t)l->nw * sizeof(Weight);
+	PUT(l->op), PUT(l->nin), PUT(l->nout), PUT(l->nw), PUT(l->low), PUT(l->pattern);
+	PUT(l->attn), PUT(l->folded_bn), PUT(l->timed), PUT(l->fparams), PUT(l->fbuffers);
+	PUT(l->fuse);
+	PUT(a->nspatial), PUT(a->lead), PUT(a->axis), PUT(a->bias), PUT(a->ceil_mode);
+	PUT(a->no_halo), PUT(a->keepdims), PUT(a->filters), PUT(a->groups);
+	PUT(*attr_window_of(a)); /* int64_t arrays only: no padding */
+	n = put_shape(k, n, a->target);
+	n = put_shape(k, n, a->pad_hi);
+	PUT(c->macs), PUT(c->flops_fwd), PUT(c->flops_bwd_data), PUT(c->flops_bwd_weight);
+	PUT(c->flops_bwd), PUT(c->params), PUT(c->buffers), PUT(c->elems_fwd), PUT(c->elems_bwd);
+	PUT(c->act_elems), PUT(c->cast_w), PUT(c->cast_in), PUT(c->cast_grad), PUT(c->cast_wn);
+	PUT(c->cast_inn), PUT(c->cast_gradn);
+	for (int i = 0; i < l->nw; i++) {
+		PUT(l->w[i].role);
+		n = put_shape(k, n, &l->w[i].shape);
+		PUT(l->w[i].elems);
+	}
 	for (int j = 0; j < l->nin + l->nout; j++) {
 		const Tensor *t = &g->tensor[j < l->nin ? l->in[j] : l->out[j - l->nin]];
-		unsigned char about[8] = { t->saved, t->output, t->producer >= 0 };
+		unsigned char about[8] = { t->saved, t->output, t->producer >= 0, 0, 0, t->konst,
+					   t->seq };
 		if (j < l->nin && t->producer >= 0)
 			about[3] = g->layer[t->producer].attn,
 			about[4] = g->layer[t->producer].pattern;
-		memcpy(k + n, &t->shape, sizeof t->shape), n += sizeof t->shape;
-		memcpy(k + n, &t->elems, sizeof t->elems), n += sizeof t->elems;
-		memcpy(k + n, about, sizeof about), n += sizeof about;
+		n = put_shape(k, n, &t->shape);
+		PUT(t->elems);
+		PUT(about);
 	}
 	return n;
 }
+
+#undef PUT
 
 /* The classes: an open table of the first layer of each (its key kept). */
 enum { MAX_CLASSES = 1 << 16 };
@@ -548,6 +596,7 @@ rows_free(Rows *rs)
 	for (int i = 0; i < ROWS; i++)
 		if (rs->row[i].stamp)
 			free_row(rs, &rs->row[i]);
-	table_free(&rs->table);
+	for (int i = 0; i < TABLES; i++)
+		table_free(&rs->table[i]);
 	free(rs);
 }

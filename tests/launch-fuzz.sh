@@ -21,12 +21,7 @@ tap_begin launchfuzz
 
 tap_python 'import sys; assert sys.version_info >= (3, 8)' \
 	"no python3"
-zoo=$srcdir/../shared/data/onnx
-[ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
-resnet=$srcdir/examples/resnet50.onnx
-[ -f "$zoo/resnet18.onnx" ] && resnet=$zoo/resnet18.onnx
-alexnet=$zoo/alexnet.onnx
-[ -f "$alexnet" ] || alexnet=$srcdir/tests/data/onnx/alexnet.onnx
+tap_models
 
 i=0
 for args in "$resnet --grid data=2" \

@@ -29,12 +29,7 @@ tap_begin launchmodel
 
 tap_python 'import torch, torchvision' \
 	"no python3 with torch and torchvision (./bootstrap --tests installs them)"
-zoo=$srcdir/../shared/data/onnx
-[ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
-resnet=$srcdir/examples/resnet50.onnx
-[ -f "$zoo/resnet18.onnx" ] && resnet=$zoo/resnet18.onnx
-keepbn=$zoo/resnet18_keepbn.onnx
-[ -f "$keepbn" ] || keepbn=$srcdir/tests/data/onnx/resnet18_keepbn.onnx
+tap_models
 
 # the clone: python/ as the tree has it, nothing compiled
 mkdir "$tmp/clone" "$tmp/user" "$tmp/plans" "$tmp/plans/impl" "$tmp/runs"

@@ -30,10 +30,7 @@ tap_python 'import sys; assert sys.version_info >= (3, 8)' \
 	"no python3"
 torch=
 "$py" -c 'import torch, torchvision' 2>/dev/null && torch=yes
-zoo=$srcdir/../shared/data/onnx
-[ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
-resnet=$srcdir/examples/resnet50.onnx
-[ -f "$zoo/resnet18.onnx" ] && resnet=$zoo/resnet18.onnx
+tap_models
 
 "$ORACLEC" "$resnet" --grid data=2 --plan pytorch -q -o "$tmp/data.json" 2>"$tmp/err" &&
 	"$ORACLEC" "$resnet" --grid pipeline=2 --micro-batches 2 -b 2 --plan pytorch -q \

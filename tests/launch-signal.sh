@@ -14,10 +14,7 @@ tap_begin launchsignal
 
 tap_python 'import torch, torchvision' \
 	"no python3 with torch and torchvision (./bootstrap --tests installs them)"
-zoo=$srcdir/../shared/data/onnx
-[ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
-resnet=$srcdir/examples/resnet50.onnx
-[ -f "$zoo/resnet18.onnx" ] && resnet=$zoo/resnet18.onnx
+tap_models
 
 # a cpu plan (no device note on stderr), 2 ranks, 4 samples
 "$ORACLEC" "$resnet" --grid data=2 -b 2 --plan pytorch -q -o "$tmp/p.json" 2>"$tmp/err" || {

@@ -23,12 +23,7 @@ tap_begin launchtime
 
 tap_python 'import torch, torchvision' \
 	"no python3 with torch and torchvision (./bootstrap --tests installs them)"
-zoo=$srcdir/../shared/data/onnx
-[ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
-resnet=$srcdir/examples/resnet50.onnx
-[ -f "$zoo/resnet18.onnx" ] && resnet=$zoo/resnet18.onnx
-keepbn=$zoo/resnet18_keepbn.onnx
-[ -f "$keepbn" ] || keepbn=$srcdir/tests/data/onnx/resnet18_keepbn.onnx
+tap_models
 threads=$("$py" -c 'import os; print(max(1, len(os.sched_getaffinity(0)) // 2))')
 
 # timed NAME ONNX GRID [ORACLEC ARGS] -- [LAUNCH ARGS]: the plan, then the

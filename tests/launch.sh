@@ -23,8 +23,7 @@ tap_begin launch
 
 tap_python 'import torch, torchvision' \
 	"no python3 with torch and torchvision (./bootstrap --tests installs them)"
-zoo=$srcdir/../shared/data/onnx
-[ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
+tap_models
 
 # plan ONNX GRID ARGS...: the PyTorch plan of the grid into $tmp/plan.json
 plan()

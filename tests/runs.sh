@@ -51,7 +51,7 @@ EOF
 
 run validate ../d/m.csv --models "$models" -f csv -o "$tmp/v.csv"
 [ "$status" -eq 0 ] || fail "validate: exit status $status"
-head -n 1 "$tmp/v.csv" | grep -q ',limited_by,precision,measured_peak_bytes,predicted_peak_bytes,memory_accuracy$' ||
+head -n 1 "$tmp/v.csv" | grep -q ',limited_by,precision,measured_peak_bytes,predicted_peak_bytes,memory_accuracy,implementation$' ||
 	fail "the CSV's header: $(head -n 1 "$tmp/v.csv")"
 # each row as the analysis predicts it
 i=0
@@ -72,7 +72,11 @@ for opts in "--precision fp32" "--precision amp-fp16 --implementation pytorch" \
 done
 [ "$(field "$tmp/v.csv" 2 precision)" = amp-fp16 ] || fail "row 2's precision"
 [ "$(field "$tmp/v.csv" 3 precision)" = "" ] || fail "row 3's precision"
-check "each run at its precision and implementation (a file beside the CSV), its memory against the peak less the reserve"
+# each row names the implementation it was predicted under (issue 38)
+[ "$(field "$tmp/v.csv" 1 implementation)" = pytorch-2 ] || fail "row 1's implementation"
+[ "$(field "$tmp/v.csv" 2 implementation)" = pytorch ] || fail "row 2's implementation"
+case $(field "$tmp/v.csv" 3 implementation) in */d/impl/slow.odl) ;; *) fail "row 3's implementation" ;; esac
+check "each run at its precision and implementation (a file beside the CSV), its memory against the peak less the reserve, the implementation named"
 
 run validate ../d/m.csv --models "$models"
 [ "$status" -eq 0 ] || fail "validate: exit status $status"

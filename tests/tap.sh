@@ -123,6 +123,23 @@ tap_python()
 	export PYTHONPATH
 }
 
+# tap_models: the exported models the launcher's tests run: $zoo (the
+# shared torchvision exports where the tree sits beside them, else the
+# tree's copies), $resnet (ResNet-18 where the zoo has it, else the
+# examples' ResNet-50), $keepbn (ResNet-18 with its batch norms kept) and
+# $alexnet.
+tap_models()
+{
+	zoo=$srcdir/../shared/data/onnx
+	[ -d "$zoo" ] || zoo=$srcdir/tests/data/onnx
+	resnet=$srcdir/examples/resnet50.onnx
+	[ -f "$zoo/resnet18.onnx" ] && resnet=$zoo/resnet18.onnx
+	keepbn=$zoo/resnet18_keepbn.onnx
+	[ -f "$keepbn" ] || keepbn=$srcdir/tests/data/onnx/resnet18_keepbn.onnx
+	alexnet=$zoo/alexnet.onnx
+	[ -f "$alexnet" ] || alexnet=$srcdir/tests/data/onnx/alexnet.onnx
+}
+
 # has out|err TEXT: the last run's stdout or stderr holds TEXT.
 has()
 {
