@@ -248,4 +248,25 @@ want_status 1
 grep -q "missing.odl:[0-9]*:[0-9]*: error: cannot read" "$tmp/err" || fail "missing: not reported"
 check "hostile tables of collectives: one diagnostic at file:line:col, exit status 1, no output"
 
+# ---- 2. the probe measures the same (needs torch) ---------------------------
+if "$py" -c 'import torch, numpy' 2>/dev/null; then
+	"$py" -m oraclec.probe -o "$tmp/probe" --quick --sections launch --collectives \
+		>"$tmp/out" 2>"$tmp/err"
+	status=$?
+	want_status 0
+	for c in all_reduce all_gather broadcast; do
+		grep -q "^# Collective test starting: ${c}_perf\$" "$tmp/probe/collectives.txt" ||
+			fail "collectives.txt lacks a $c run"
+	done
+	grep -q '^    collectives = "collectives.txt";' "$tmp/probe/system.odl" ||
+		fail "system.odl does not name collectives.txt"
+	grep -q '^    jitter = [0-9.e-]*;' "$tmp/probe/system.odl" || fail "system.odl has no jitter"
+	run "$onnx" -s "$tmp/probe/system.odl" -g 2 -b 2 --strategies data -f json -q
+	want_status 0
+	check "probe --collectives: nccl-tests' format at 2 ranks (gloo), which oraclec reads, and the jitter"
+else
+	n=$((n + 1))
+	echo "ok $n # SKIP probe --collectives: $py has no torch"
+fi
+
 finish
