@@ -103,6 +103,39 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 	free(y);
 }
 
+/* The best strategy's samples/s a GPU over one node's at each point of
+ * the sweep (Analysis.node_scaling, plan/sweep.c), against GPUs (log),
+ * 1 dashed: where scaling breaks. */
+static void
+node_plot(FILE *f, const Analysis *an, double top)
+{
+	Plot p = { .f = f, .x = LEFT, .y = top, .w = WIDTH - LEFT - RIGHT, .h = 240 };
+	double *x = xcalloc((size_t)an->nsweep + 1, sizeof *x), hi = 1;
+	double *y = xcalloc((size_t)an->nsweep + 1, sizeof *y);
+	char label[80];
+	int n = 0;
+
+	for (int i = 0; i < an->nsweep; i++)
+		if (an->sweep[i].node_scaling > 0) {
+			x[n] = (double)an->sweep[i].q.set.gpus, y[n] = an->sweep[i].node_scaling;
+			hi = y[n] > hi ? y[n] : hi;
+			n++;
+		}
+	axis_decades(1, (double)an->sweep[an->nsweep - 1].q.set.gpus, &p.ax.lo, &p.ax.hi);
+	p.ax.log = true;
+	p.ax.label = "GPUs";
+	p.ay.lo = 0;
+	p.ay.hi = axis_nice(hi * 1.05);
+	snprintf(label, sizeof label, "samples/s a GPU over one node's (%lld GPUs)",
+		 (long long)an->node_gpus);
+	p.ay.label = label;
+	plot_frame(&p);
+	plot_dashed(&p, p.ax.lo, 1, p.ax.hi, 1, "ideal");
+	plot_series(&p, x, y, n, 0, "best", "GPU", "");
+	free(x);
+	free(y);
+}
+
 bool
 chart_scaling(FILE *f, const Graph *g, const Analysis *an)
 {
@@ -118,11 +151,13 @@ chart_scaling(FILE *f, const Graph *g, const Analysis *an)
 	}
 	for (int k = 0; k < STRAT_COUNT; k++)
 		names[n++] = strategy_name[k];
-	svg_begin(f, WIDTH, 820, "scaling", "Scaling: epoch and iteration time against GPUs");
+	svg_begin(f, WIDTH, 1120, "scaling",
+		  "Scaling: epoch and iteration time against GPUs, and per GPU against one node");
 	svg_text(f, LEFT, 24, "start", "chart-title", "Scaling (log-log; dashed: ideal)");
 	svg_legend_lines(f, LEFT, 50, WIDTH - LEFT - RIGHT, names, n);
 	scaling_plot(f, an, 80, true);
 	scaling_plot(f, an, 450, false);
+	node_plot(f, an, 820);
 	svg_end(f);
 	(void)g;
 	return !ferror(f);

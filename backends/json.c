@@ -475,6 +475,8 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 			set(e, "strategies", strategies_json(g, s));
 			set(e, "best", s->best >= 0 ? jstr(strategy_name[s->best])
 						    : json_null());
+			set(e, "per_gpu_vs_node", s->node_scaling > 0 ? json_real(s->node_scaling)
+								     : json_null());
 			json_array_append_new(sw, e);
 		}
 		set(root, "sweep", sw);

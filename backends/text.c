@@ -340,11 +340,13 @@ sweep_table(const Analysis *an, FILE *f)
 	unsigned nested = 0;
 
 	fprintf(f, "\nsweep: epoch time by GPU count (\"-\": beyond the strategy's limit, "
-		   "\"oom\": does not fit, \"not run\": not by the implementation)\n%7s", "gpus");
+		   "\"oom\": does not fit, \"not run\": not by the implementation);\n"
+		   "per GPU: the best's samples/s a GPU over one node's (%" PRId64 " GPUs)\n%7s",
+		an->node_gpus, "gpus");
 	for (int k = 0; k < STRAT_COUNT; k++)
 		if (an->cand[k].analysed)
 			fprintf(f, " %10s", strategy_name[k]);
-	fprintf(f, "  best\n");
+	fprintf(f, "  per GPU  best\n");
 	for (int i = 0; i < an->nsweep; i++) {
 		const Analysis *s = &an->sweep[i];
 		fprintf(f, "%7" PRId64, s->q.set.gpus);
@@ -354,6 +356,10 @@ sweep_table(const Analysis *an, FILE *f)
 				fprintf(f, " %10s", !c->computable ? "-" : c->not_run ? "not run"
 						    : !c->feasible ? "oom" : epoch(c->epoch, b));
 		}
+		if (s->node_scaling > 0)
+			fprintf(f, " %8.3f", s->node_scaling);
+		else
+			fprintf(f, " %8s", "-");
 		if (s->best < 0)
 			fprintf(f, "  none fits\n");
 		else

@@ -326,6 +326,11 @@ typedef struct Analysis {
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;
+	double node_scaling;      /* in a sweep's analysis: its best strategy's
+	                             throughput a GPU over that of the sweep's
+	                             one node (the most GPUs up to a node);
+	                             0: none fits, at either (plan/sweep.c) */
+	int64_t node_gpus;        /* --sweep: the GPUs of that one node's point */
 	bool max_batch;           /* --max-batch: cand[].max_batch are set */
 	/* what the recommendation line says besides the warnings (advise):
 	 * why nothing is recommended, else why the recommendation is not the

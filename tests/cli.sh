@@ -623,7 +623,7 @@ usage_error "--profile without its file" "$model" --profile
 run "$model" -g 8 --sweep
 want_status 0
 has out 'sweep: epoch time by GPU count'
-sed -n '/^sweep:/,$p' "$tmp/out" | awk 'NR > 2 { print $1 }' | tr '\n' ' ' >"$tmp/counts"
+sed -n '/^sweep:/,$p' "$tmp/out" | awk 'NR > 3 { print $1 }' | tr '\n' ' ' >"$tmp/counts"
 [ "$(cat "$tmp/counts")" = "1 2 4 8 " ] || fail "sweep rows are for $(cat "$tmp/counts")"
 check "--sweep adds a table with a row per power of two up to --gpus"
 

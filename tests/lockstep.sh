@@ -248,6 +248,31 @@ want_status 1
 grep -q "missing.odl:[0-9]*:[0-9]*: error: cannot read" "$tmp/err" || fail "missing: not reported"
 check "hostile tables of collectives: one diagnostic at file:line:col, exit status 1, no output"
 
+# ---- 6. scaling relative to one node -------------------------------------------
+run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -f json -q
+want_status 0
+"$py" - "$tmp/out" >"$tmp/why" <<'PY' || fail "$(cat "$tmp/why")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+sw = d["sweep"]
+per = {e["gpus"]: e["strategies"] for e in sw}
+rate = lambda g: {s["name"]: s for s in per[g]}[
+    [e for e in sw if e["gpus"] == g][0]["best"]]["throughput_samples_per_s"] / g
+for e in sw:
+    want = rate(e["gpus"]) / rate(8)
+    if abs(e["per_gpu_vs_node"] - want) > 1e-9 * want:
+        sys.exit("%d GPUs: per_gpu_vs_node %g, not %g" % (e["gpus"], e["per_gpu_vs_node"], want))
+v = [e["per_gpu_vs_node"] for e in sw if e["gpus"] >= 8]
+if v[0] != 1 or not all(a > b for a, b in zip(v, v[1:])):
+    sys.exit("per GPU over one node is not 1 at 8 GPUs falling to 1,024: %s" % v)
+PY
+run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -q
+has out "per GPU: the best's samples/s a GPU over one node's (8 GPUs)"
+grep -q '^      8 .*    1.000  data (data=8)$' "$tmp/out" || fail "the text's 8 GPUs are not 1.000"
+run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -q -f html
+has out "samples/s a GPU over one node&#39;s (8 GPUs)"
+check "--sweep: per-GPU throughput over one node's, 1 at a node and falling past it (JSON, text, HTML)"
+
 # ---- 2. the probe measures the same (needs torch) ---------------------------
 if "$py" -c 'import torch, numpy' 2>/dev/null; then
 	"$py" -m oraclec.probe -o "$tmp/probe" --quick --sections launch --collectives \
