@@ -236,6 +236,26 @@ static const Builtin builtin[] = {
 	  "    strategies = \"data,pipeline,dp\"; // no filter, channel or spatial split\n"
 	  "                                // of its own (a Megatron-LM mpu brings them)\n"
 	  "}\n" },
+	{ "pytorch-2-compile",
+	  "// PyTorch 2.x under torch.compile (TorchInductor, the default mode),\n"
+	  "// only what its documentation states; every other key is pytorch-2's.\n"
+	  "implementation pytorch_2_compile {\n"
+	  "    base = \"pytorch-2\";\n"
+	  "    framework = \"PyTorch 2 + torch.compile (DDP, NCCL)\";\n"
+	  "    fuse_bn_relu = true;        // \"the single most important optimization that\n"
+	  "                                // inductor performs is fusion\" of pointwise\n"
+	  "                                // operators, torch.relu() its example\n"
+	  "                                // (docs: torch.compiler_get_started); training\n"
+	  "                                // batch norm decomposes into its reductions and\n"
+	  "                                // a pointwise normalisation (torch/_decomp/\n"
+	  "                                // decompositions.py, native_batch_norm), which\n"
+	  "                                // the ReLU after it joins\n"
+	  "    fuse_bn_add_relu = true;    // the residual add and ReLU are pointwise too\n"
+	  "    conv_bn_stats = false;      // convolutions stay cuDNN calls (extern\n"
+	  "                                // kernels): no statistics in their epilogue\n"
+	  "    cuda_graphs = false;        // CUDA graphs only with mode=\"reduce-overhead\"\n"
+	  "                                // (torch.compile's docstring)\n"
+	  "}\n" },
 };
 
 const char *
