@@ -153,6 +153,58 @@ allreduce_across_nodes_waits_for_the_network(void **state)
 	NEAR(allgather_time(s, (Group){ 8, 4, 1 }, 100e6), 7 * (10.18e-6 + 12.5e6 / 7e9));
 }
 
+/* NCCL's tuning model (model/nccl.c, v2.5.6-1's constants for 2.4.6) on
+ * one DGX-1 node (8 V100s, 75 GB/s of NVLink, compute capability 7.0, no
+ * LL128 before 2.5): 100 MB runs a ring in Simple, 8.4 us + 14 steps x 5.7
+ * us and 100 MB at 75 x 8 / 14 GB/s, the tree at 0.9 x 75 x 1/2 being
+ * slower; 1 KB a ring in LL, 3.6 us + 14 x 0.4 us and a quarter of the
+ * bandwidth, the tree's chain of 7 NVLink hops (4.4 + 2 x 7 x 0.5 us)
+ * slower; 1 MB on 2.5.6 in LL128.  Across 64 and 128 nodes, a small message's time doubles with
+ * NCCL 2.3.7's rings (latency in N) and grows by one tree level on
+ * 2.4.6's (latency in log N). */
+static void
+nccl_picks_algorithm_and_protocol_by_size_and_ranks(void **state)
+{
+	Fx *fx = *state;
+	const System *s = system_load("dgx-1", &fx->arena, &fx->files);
+	Group node = { 8, 8, 1 };
+	NcclPath link = { 75e9, 0 };
+	NcclPick pick;
+	double t;
+
+	assert_non_null(s);
+	t = nccl_time(s, 20406, COLL_ALLREDUCE, node, link, 100e6, &pick);
+	assert_string_equal(nccl_algo_name(pick.algo), "ring");
+	assert_string_equal(nccl_proto_name(pick.proto), "Simple");
+	/* NCCL keeps its constants as floats, so does nccl.c: 1e-6 apart */
+	assert_true(fabs(t - ((8.4 + 14 * 5.7) * 1e-6 + 100e6 / (75e9 * 8 / 14))) <= 1e-6 * t);
+	t = nccl_time(s, 20406, COLL_ALLREDUCE, node, link, 1024, &pick);
+	assert_string_equal(nccl_algo_name(pick.algo), "ring");
+	assert_string_equal(nccl_proto_name(pick.proto), "LL");
+	assert_true(fabs(t - ((3.6 + 14 * 0.4) * 1e-6 + 1024 / (75e9 / 4 * 8 / 14))) <= 1e-6 * t);
+	/* 2.5 brings LL128 on NVLink between Volta GPUs (120 of 128 bytes,
+	 * 3.6 + 14 x 2.5 us): 1 MB in 65 us, where Simple takes 112 and LL
+	 * 102; 2.4.6 has no LL128 */
+	t = nccl_time(s, 20506, COLL_ALLREDUCE, node, link, 1 << 20, &pick);
+	assert_string_equal(nccl_proto_name(pick.proto), "LL128");
+	assert_true(fabs(t - ((3.6 + 14 * 2.5) * 1e-6 + (1 << 20) / (75e9 * 120 / 128 * 8 / 14))) <=
+		    1e-6 * t);
+	nccl_time(s, 20406, COLL_ALLREDUCE, node, link, 1 << 20, &pick);
+	assert_string_equal(nccl_proto_name(pick.proto), "LL");
+	{
+		Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
+		double r23, r24;
+		an.q.impl.nccl = 20307;
+		r23 = coll_allreduce(&an, (Group){ 1024, 8, 1 }, 8) /
+		      coll_allreduce(&an, (Group){ 512, 8, 1 }, 8);
+		an.q.impl.nccl = 20406;
+		r24 = coll_allreduce(&an, (Group){ 1024, 8, 1 }, 8) /
+		      coll_allreduce(&an, (Group){ 512, 8, 1 }, 8);
+		assert_true(r23 > 1.9 && r23 < 2.1);
+		assert_true(r24 > 1 && r24 < 1.2);
+	}
+}
+
 /* Data parallelism on one GPU: no communication; its compute is the sum
  * of the layers' forward and backward times. */
 static void
@@ -1445,6 +1497,7 @@ main(void)
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 		cmocka_unit_test(kendall_tau_counts_every_pair_with_ties),
+		FX_TEST(nccl_picks_algorithm_and_protocol_by_size_and_ranks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
