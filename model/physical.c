@@ -677,6 +677,13 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 		return; /* its stages' processes: pipeline.c */
 	case STRAT_COUNT: break;
 	}
+	/* --sync-bn in df and ds: every GPU runs every batch norm (filter's
+	 * on its share of the channels: its messages are at most these,
+	 * latency-bound either way), its statistics shared with the same
+	 * shard's replicas (the data group); pipelines do not price it yet */
+	if ((kind == STRAT_DF || kind == STRAT_DS) && !k->reason)
+		k->t.sync_bn = (double)(k->micro_batches > 1 ? k->micro_batches : 1) *
+			       sync_bn_time(c.an, c.g, c.map.grad);
 	/* one process a GPU issues every layer of its iteration, at the
 	 * times the strategy priced them at */
 	if (!k->reason) {
