@@ -104,20 +104,21 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 }
 
 /* The best strategy's samples/s a GPU over one node's at each point of
- * the sweep (Analysis.node_scaling, plan/sweep.c), against GPUs (log),
- * 1 dashed: where scaling breaks. */
+ * the sweep (Analysis.node_scaling, plan/sweep.c), in per cent, against
+ * GPUs (log), 100 dashed: where scaling breaks. */
 static void
 node_plot(FILE *f, const Analysis *an, double top)
 {
 	Plot p = { .f = f, .x = LEFT, .y = top, .w = WIDTH - LEFT - RIGHT, .h = 240 };
-	double *x = xcalloc((size_t)an->nsweep + 1, sizeof *x), hi = 1;
+	double *x = xcalloc((size_t)an->nsweep + 1, sizeof *x), hi = 100;
 	double *y = xcalloc((size_t)an->nsweep + 1, sizeof *y);
 	char label[80];
 	int n = 0;
 
 	for (int i = 0; i < an->nsweep; i++)
 		if (an->sweep[i].node_scaling > 0) {
-			x[n] = (double)an->sweep[i].q.set.gpus, y[n] = an->sweep[i].node_scaling;
+			x[n] = (double)an->sweep[i].q.set.gpus;
+			y[n] = 100 * an->sweep[i].node_scaling;
 			hi = y[n] > hi ? y[n] : hi;
 			n++;
 		}
@@ -126,12 +127,12 @@ node_plot(FILE *f, const Analysis *an, double top)
 	p.ax.label = "GPUs";
 	p.ay.lo = 0;
 	p.ay.hi = axis_nice(hi * 1.05);
-	snprintf(label, sizeof label, "samples/s a GPU over one node's (%lld GPUs)",
+	snprintf(label, sizeof label, "samples/s a GPU, %% of one node's (%lld GPUs)",
 		 (long long)an->node_gpus);
 	p.ay.label = label;
 	plot_frame(&p);
-	plot_dashed(&p, p.ax.lo, 1, p.ax.hi, 1, "ideal");
-	plot_series(&p, x, y, n, 0, "best", "GPU", "");
+	plot_dashed(&p, p.ax.lo, 100, p.ax.hi, 100, "ideal");
+	plot_series(&p, x, y, n, 0, "best", "GPU", "%");
 	free(x);
 	free(y);
 }

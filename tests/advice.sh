@@ -308,6 +308,8 @@ series = re.findall(r'<g class="series" data-name="([a-z]+)" stroke="(#[0-9A-F]+
                     r'(<path fill="none" stroke-width="2"(?: stroke-dasharray="([0-9 ]+)")?)?', svg)
 colour, dash = {}, {}
 for name, c, path, dsh in series:
+    if name == "best":  # the third plot's: the best strategy's per GPU over one node's
+        continue
     colour.setdefault(name, c)
     if path:
         dash.setdefault(name, dsh)
@@ -320,6 +322,9 @@ assert len({re.search(r'stroke="(#[0-9A-F]+)"', l).group(1) for l in legend}) ==
 assert len({(re.findall(r'stroke-dasharray="([0-9 ]+)"', l) or [""])[0] for l in legend}) == 11
 # tooltips with units
 for t in re.findall(r"<title>([a-z]+: [0-9]+ GPUs?, [^<]*)</title>", svg):
+    if t.startswith("best: "):  # per cent of one node's
+        assert re.search(r", [0-9.]+ %$", t), t
+        continue
     assert re.search(r", [0-9.]+ (?:[pnm\u00b5] ?)?s(?:: |$)", t), t
 bars = re.findall(r'class="bar"[^>]*><title>[^:]*: ([^<]*)</title>',
                   open(d + "/breakdown.svg").read())

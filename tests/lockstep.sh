@@ -270,7 +270,7 @@ run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep
 has out "per GPU: the best's samples/s a GPU over one node's (8 GPUs)"
 grep -q '^      8 .*    1.000  data (data=8)$' "$tmp/out" || fail "the text's 8 GPUs are not 1.000"
 run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -q -f html
-has out "samples/s a GPU over one node&#39;s (8 GPUs)"
+has out "samples/s a GPU, % of one node&#39;s (8 GPUs)"
 check "--sweep: per-GPU throughput over one node's, 1 at a node and falling past it (JSON, text, HTML)"
 
 # ---- 2. the probe measures the same (needs torch) ---------------------------
