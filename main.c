@@ -20,6 +20,7 @@
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "model/engine.h"
+#include "model/kerneltable.h"
 #include "options.h"
 #include "plan/analysis.h"
 #include "util/clock.h"
@@ -61,9 +62,9 @@ outputs(const Options *o, Arena *a, Role *r)
 }
 
 /* The files known to be read before reading: the model (or the measured
- * runs), a system file, a profile; those that exist (one that does not is
+ * runs), a system file, a profile, a kernel table; those that exist (one that does not is
  * an input error later, whatever the outputs are). */
-enum { NAMED_INPUTS = 4 };
+enum { NAMED_INPUTS = 5 };
 
 static int
 named_inputs(const Options *o, Role r[NAMED_INPUTS])
@@ -75,6 +76,7 @@ named_inputs(const Options *o, Role r[NAMED_INPUTS])
 						? NULL
 						: o->implementation },
 		{ "the profile", o->profile },
+		{ "the kernel table", o->kernels },
 	};
 	struct stat st;
 	int n = 0;
@@ -184,8 +186,9 @@ write_report(const Options *o, const Graph *g, const Analysis *an, const Placeme
 		return EXIT_INPUT;
 	}
 	errno = 0;
-	ok = o->plan ? o->plan->emit(g, an, pl, out[0].f)
-		     : o->backend->emit(g, an, &o->report, out[0].f);
+	ok = o->kernels_needed ? kernels_needed_emit(an->eng->needs, out[0].f)
+	     : o->plan	       ? o->plan->emit(g, an, pl, out[0].f)
+			       : o->backend->emit(g, an, &o->report, out[0].f);
 	if (ok && dep && !depfile_emit(files, dep_target(o), o->dep_phony, out[1].f))
 		ok = false, failed = &out[1];
 	if (!ok) {
@@ -233,8 +236,7 @@ model_passes(const Options *o, Graph *g)
 		diag_error((Loc){ o->model, 0, 0 }, "the model has no layers");
 		return false;
 	}
-	analysis_init(g, &o->set);
-	return passes_run(g, NULL, PASS_MEMORY, o->dump_after);
+	return analysis_init(g, &o->set) && passes_run(g, NULL, PASS_MEMORY, o->dump_after);
 }
 
 /* The analysis of g on the system sys: the passes that need it, then the
@@ -280,6 +282,8 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Engin
 			"per-layer: %d blocks (%d not series-parallel) x %d choices (%.2f ms)",
 			pl->nblocks, pl->nwhole, pl->nstates, clock_ms() - t0);
 	}
+	if (o->kernels_needed) /* what pricing the strategies asked for looks up */
+		return true;
 	t0 = clock_ms();
 	if (o->sweep && !sweep_run(g, an, &o->strat, a, progress))
 		return false;
@@ -302,7 +306,7 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 	/* the system first: a wrong name or file is said before a model of
 	 * minutes is read; its files are listed after the model's */
 	FileList sysfiles = { 0 };
-	const System *sys = system_load_with(o->system, o->set.impl, a, &sysfiles);
+	const System *sys = system_load_with(o->system, o->set.impl, o->kernels, a, &sysfiles);
 	Graph *g = sys ? model_read(o, a, files) : NULL;
 	Analysis an;
 	Placement pl;
@@ -327,8 +331,11 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 		so.cut_after = plan_cuts(g, &mod);
 		so.megatron = o->plan->transformer;
 	}
+	if (o->kernels_needed) /* the pricing records what it looks up */
+		eng->needs = kernel_needs_new();
 	if (!planning(o, &so, g, &an, eng, a, sys))
 		return EXIT_INPUT;
+	kernel_needs_sort(eng->needs);
 	if (!inputs_kept(o, a, files))
 		return EXIT_USAGE;
 	if (o->deps_only)
@@ -369,8 +376,7 @@ validation_model(const Options *o, const Settings *set, Map *cache, const char *
 	}
 	if (!(g = frontend_load(path, a, files, &o->onnx)))
 		return NULL;
-	analysis_init(g, set);
-	if (!passes_run(g, NULL, PASS_MEMORY, NULL))
+	if (!analysis_init(g, set) || !passes_run(g, NULL, PASS_MEMORY, NULL))
 		return NULL;
 	diag_verbose_note("model %s: %s, %d layers", name, path, g->nlayer);
 	map_put(cache, key, g);
@@ -492,10 +498,10 @@ calibration_note(const Options *o, const System *orig, const Calibration *cal, i
 			len += (size_t)snprintf(buf + len, size - len, "%s %s not set", sep,
 						calib_param_name[j]);
 		else if (!cal->constrained[j])
-			len += (size_t)snprintf(buf + len, size - len,
-						"%s %s kept (the runs do "
-						"not see it)",
-						sep, calib_param_name[j]);
+			len += (size_t)snprintf(buf + len, size - len, "%s %s kept (%s)", sep,
+						calib_param_name[j],
+						cal->too_few[j] ? "too few runs to fit it too"
+								: "the runs do not see it");
 		else if (isnan(cal->rel_error[j]))
 			len += (size_t)snprintf(buf + len, size - len, "%s %s x%.3f", sep,
 						calib_param_name[j], cal->factor[j]);
@@ -569,7 +575,7 @@ static int
 calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *orig = system_load_with(o->system, o->set.impl, a, files);
+	const System *orig = system_load_with(o->system, o->set.impl, o->kernels, a, files);
 	System *s = orig ? arena_alloc(a, sizeof *s) : NULL;
 	CalibRow *cr;
 	Calibration cal;
@@ -582,6 +588,7 @@ calibrate(const Options *o, Engine *eng, Arena *a, FileList *files)
 	if (s) {
 		*s = *orig;
 		s->implementation = written_path(s->implementation, a);
+		s->kernels = written_path(s->kernels, a);
 	}
 	if (!(cr = measured_rows(o, &v, s, eng, a, files)) || !predictable(&v, cr, &so, s))
 		return EXIT_INPUT;
@@ -617,7 +624,7 @@ static int
 validate(const Options *o, Engine *eng, Arena *a, FileList *files)
 {
 	Validation v = { 0 };
-	const System *s = system_load_with(o->system, o->set.impl, a, files);
+	const System *s = system_load_with(o->system, o->set.impl, o->kernels, a, files);
 	CalibRow *cr;
 	StrategyOpts so = measured_strat(o);
 

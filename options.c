@@ -345,7 +345,31 @@ static void
 opt_dataset(Options *o, const char *arg, const Row *r)
 {
 	(void)r;
+	if (o->set.dataset_tokens)
+		usage_error("--dataset-size and --dataset-tokens both give the epoch; give one, "
+			    "not '%s' too", arg);
 	o->set.dataset_size = number(arg, "--dataset-size", (int64_t)1 << 50);
+}
+
+/* --seq-len S: the sequence model's length where the input leaves it
+ * open (docs/model.md, "Transformers") */
+static void
+opt_seq_len(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.seq_len = number(arg, "--seq-len", MAX_SEQ_LEN);
+	o->onnx.seq_len = o->set.seq_len;
+}
+
+/* --dataset-tokens N: an epoch of N tokens, N / s samples */
+static void
+opt_dataset_tokens(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	if (o->set.dataset_size)
+		usage_error("--dataset-size and --dataset-tokens both give the epoch; give one, "
+			    "not '%s' too", arg);
+	o->set.dataset_tokens = number(arg, "--dataset-tokens", (int64_t)1 << 60);
 }
 
 static void
@@ -423,6 +447,13 @@ opt_sync_bn(Options *o, const char *arg, const Row *r)
 
 /* FULL_SHARD is stage 3; HYBRID_SHARD shards in a node */
 static void
+opt_sequence_parallel(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->set.sequence_parallel = true;
+}
+
+static void
 opt_fsdp(Options *o, const char *arg, const Row *r)
 {
 	(void)r;
@@ -493,6 +524,7 @@ opt_strategies(Options *o, const char *list, const Row *r)
 	if (!mask)
 		usage_error("no strategy in '%s'", list);
 	o->strat.mask = mask;
+	o->strat.listed = true;
 }
 
 /* --grid data=64,spatial=4: the strategy its dimensions make, and the GPU
@@ -554,6 +586,20 @@ opt_profile(Options *o, const char *arg, const Row *r)
 {
 	(void)r;
 	o->profile = arg;
+}
+
+static void
+opt_kernels(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->kernels = arg;
+}
+
+static void
+opt_kernels_needed(Options *o, const char *arg, const Row *r)
+{
+	(void)arg, (void)r;
+	o->kernels_needed = true;
 }
 
 static void
@@ -821,7 +867,7 @@ static const Row rows[] = {
 	{ .name = "precision",
 	  .runs = true,
 	  .arg = "P",
-	  .help = "fp32, tf32, amp-fp16, amp-bf16, fp16 or bf16",
+	  .help = "fp32, tf32, amp-fp16, amp-bf16, fp16, bf16 or fp8",
 	  .shown = &shown.prec,
 	  .what = "precision",
 	  .choice = precision_choice,
@@ -831,6 +877,18 @@ static const Row rows[] = {
 	  .help = "samples per epoch",
 	  .shown = &shown.dataset_size,
 	  .handle = opt_dataset },
+	{ .name = "dataset-tokens",
+	  .arg = "N",
+	  .help = "a sequence model's epoch in tokens (N / s samples)",
+	  .shown = &shown.dataset_tokens,
+	  .handle = opt_dataset_tokens },
+	{ .name = "seq-len",
+	  .runs = true,
+	  .arg = "S",
+	  .help = "a sequence model's tokens per sample where its input\n"
+	          "leaves them open (an ONNX input's symbolic axis)",
+	  .shown = &shown.seq_len,
+	  .handle = opt_seq_len },
 	{ .name = "system",
 	  .runs = true,
 	  .letter = 's',
@@ -879,6 +937,12 @@ static const Row rows[] = {
 	  .help = "ZeRO stage 0-3: optimizer state (1), gradients (2)\n"
 	          "and parameters (3) sharded over the data-parallel GPUs",
 	  .handle = opt_zero },
+	{ .name = "sequence-parallel",
+	  .runs = true,
+	  .help = "with tensor parallelism: Megatron's sequence\n"
+	          "parallelism (norms and dropouts on 1/t of the tokens,\n"
+	          "each all-reduce a reduce-scatter and an all-gather)",
+	  .handle = opt_sequence_parallel },
 	{ .name = "fsdp",
 	  .runs = true,
 	  .arg = "full|hybrid",
@@ -908,7 +972,7 @@ static const Row rows[] = {
 	{ .name = "strategies",
 	  .arg = "LIST",
 	  .help = "comma list of data,spatial,pipeline,filter,\n"
-	          "channel,df,ds,dp,dpf,dpc,dps",
+	          "channel,df,ds,dp,dpf,dpc,dps,tensor,dt,dpt",
 	  .dflt = "(default all)",
 	  .what = "strategy",
 	  .choice = strategy_choice,
@@ -917,7 +981,7 @@ static const Row rows[] = {
 	  .arg = "DIM=N[,...]",
 	  .help = "analyse only this process grid, e.g. data=256,spatial=4\n"
 	          "(dimensions data, spatial, pipeline, filter,\n"
-	          "channel; their product is the GPU count)",
+	          "channel, tensor; their product is the GPU count)",
 	  .handle = opt_grid },
 	{ .name = "nesting",
 	  .runs = true,
@@ -961,6 +1025,20 @@ static const Row rows[] = {
 	          "layer,forward_s,backward_s: seconds per sample)\n"
 	          "or the trace of python3 -m oraclec.launch --trace",
 	  .handle = opt_profile },
+	{ .name = "kernels",
+	  .runs = true,
+	  .arg = "FILE",
+	  .help = "a kernel table (measured kernels by shape,\n"
+	          "docs/kernel-table.md) in place of the one the\n"
+	          "system names: exact rows, else interpolated\n"
+	          "along the batch, else the model",
+	  .handle = opt_kernels },
+	{ .name = "kernels-needed",
+	  .help = "write, instead of a report, the kernel keys and\n"
+	          "batches pricing the strategies looks up (CSV:\n"
+	          "class,precision,layout,n,shape): what a probe\n"
+	          "measures",
+	  .handle = opt_kernels_needed },
 	{ .name = "sample-bytes",
 	  .runs = true,
 	  .arg = "N",
@@ -1317,6 +1395,10 @@ options_agree(int argc, char **argv, Options *o)
 		usage_error("%s", "--search-time limits --search: give --search too");
 	if (o->search && (o->strat.forced || o->validate))
 		usage_error("--search does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->kernels_needed && (o->validate || o->plan || o->format_given))
+		usage_error("--kernels-needed writes the kernel keys of one model's pricing as "
+			    "CSV, not %s",
+			    o->validate ? "validate" : o->plan ? "a plan" : "-f's report");
 	if (o->validate && !o->backend->runs)
 		usage_error("-f %s draws a model's report: measured runs are written as text, json "
 			    "or csv", o->backend->name);

@@ -38,6 +38,10 @@ typedef struct Options {
 	bool fsdp;                         /* --fsdp was given */
 	const char *models;                /* validate: where MODEL.odl / MODEL.onnx live */
 	const char *profile;               /* --profile: measured layer times (CSV) */
+	const char *kernels;               /* --kernels: a kernel table in place of
+	                                      the system's, or NULL */
+	bool kernels_needed;               /* --kernels-needed: the keys the pricing
+	                                      looks up, not a report */
 	bool sweep;                        /* --sweep: also 1, 2, 4, ... GPUs up to gpus */
 	bool search;                       /* --search */
 	bool per_layer;                    /* --per-layer */

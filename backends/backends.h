@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
+#include "ir/kernels.h"
 #include "plan/plan.h"
 #include "util/files.h"
 
@@ -70,6 +71,10 @@ bool svg_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
  * depfile_emit() checks too, so false is that or an I/O error. */
 bool depfile_check(const FileList *files, const char *target);
 bool depfile_emit(const FileList *files, const char *target, bool phony, FILE *f);
+
+/* needed.c: the kernel keys and batches a run's pricing looked up
+ * (--kernels-needed), as CSV: class,precision,layout,n,shape */
+bool kernels_needed_emit(const KernelNeeds *s, FILE *f);
 
 /* sysfile.c: a system as an ODL `system NAME` block */
 bool system_emit(const System *s, const char *name, const char *comment, FILE *f);

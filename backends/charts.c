@@ -141,7 +141,7 @@ bool
 chart_scaling(FILE *f, const Graph *g, const Analysis *an)
 {
 	const char *names[STRAT_COUNT + 2];
-	int n = 0;
+	int n = 0, colour[STRAT_COUNT + 2];
 
 	if (an->nsweep < 1) { /* --grid: one grid, no sweep */
 		svg_begin(f, WIDTH, 60, "scaling", "Scaling");
@@ -150,12 +150,13 @@ chart_scaling(FILE *f, const Graph *g, const Analysis *an)
 		svg_end(f);
 		return !ferror(f);
 	}
-	for (int k = 0; k < STRAT_COUNT; k++)
-		names[n++] = strategy_name[k];
+	for (int k = 0; k < STRAT_COUNT; k++) /* those analysed, each in its colour */
+		if (an->cand[k].analysed)
+			colour[n] = k, names[n++] = strategy_name[k];
 	svg_begin(f, WIDTH, 1120, "scaling",
 		  "Scaling: epoch and iteration time against GPUs, and per GPU against one node");
 	svg_text(f, LEFT, 24, "start", "chart-title", "Scaling (log-log; dashed: ideal)");
-	svg_legend_lines(f, LEFT, 50, WIDTH - LEFT - RIGHT, names, n);
+	svg_legend_lines(f, LEFT, 50, WIDTH - LEFT - RIGHT, names, colour, n);
 	scaling_plot(f, an, 80, true);
 	scaling_plot(f, an, 450, false);
 	node_plot(f, an, 820);

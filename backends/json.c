@@ -50,6 +50,48 @@ profile_json(const Graph *g, Precision p)
 	return o;
 }
 
+/* A sequence model: its length and, for a transformer, its dimensions as
+ * Megatron-LM names them and the standard count of its FLOPs, the
+ * formula named (docs/model.md, "Transformers"). */
+static json_t *
+transformer_json(const Graph *g, const Analysis *an)
+{
+	const Transformer *t = &an->tf;
+	json_t *o = json_object();
+	int redo = an->rc.k == RECOMPUTE_SELECTIVE ? 2 : an->rc.k ? 1 : 0;
+	static const char *const hw[3] = {
+		"as flops_formula (no recomputation)",
+		"Narayanan et al. 2021, eq. 3: 96 s l h^2 (1 + s/6h + V/16lh), every layer's "
+		"forward again",
+		"flops_formula + 4 s^2 l a d: the attention cores' forward again (selective "
+		"recomputation, Korthikanti et al. 2022)",
+	};
+
+	set(o, "seq_len", json_integer(g->seq_len));
+	if (!t->layers)
+		return o;
+	set(o, "layers", json_integer(t->layers));
+	set(o, "hidden", json_integer(t->hidden));
+	set(o, "heads", json_integer(t->heads));
+	set(o, "head_dim", json_integer(t->head_dim));
+	set(o, "kv_groups", json_integer(t->kv_groups));
+	set(o, "ffn", json_integer(t->ffn));
+	set(o, "vocab", t->vocab ? json_integer(t->vocab) : json_null());
+	set(o, "max_positions", json_integer(t->positions));
+	set(o, "norm", jstr(t->rmsnorm ? "rmsnorm" : "layernorm"));
+	set(o, "swiglu", json_boolean(t->swiglu));
+	set(o, "positions", jstr(t->rope ? "rope" : t->learned ? "learned" : "none"));
+	set(o, "tied", t->output < 0 ? json_null() : json_boolean(!t->untied));
+	set(o, "flops_per_sample", json_real(an->tf_flops[0]));
+	set(o, "flops_formula",
+	    jstr("Narayanan et al. 2021, eq. 3 without recomputation: 72 s l h^2 (1 + s/6h + "
+		 "V/12lh), as Megatron-LM counts it: 12 s l h^2 ((1 + g/a + s/h) a d/h + "
+		 "ffn/h (x 3/2 gated) + V/2lh)"));
+	set(o, "hardware_flops_per_sample", json_real(an->tf_flops[1]));
+	set(o, "hardware_flops_formula", jstr(hw[redo]));
+	return o;
+}
+
 static json_t *
 model_json(const Graph *g, const Analysis *an)
 {
@@ -99,6 +141,8 @@ model_json(const Graph *g, const Analysis *an)
 		json_array_append_new(unk, u);
 	}
 	set(m, "unknown_ops", unk);
+	if (g->seq_len)
+		set(m, "transformer", transformer_json(g, an));
 	if (g->ntiming || g->trace)
 		set(m, "profile", profile_json(g, an->q.set.prec));
 	return m;
@@ -131,6 +175,7 @@ layer_json(const Graph *g, const Analysis *an, int i)
 {
 	const Layer *l = &g->layer[i];
 	const LayerBytes *b = &an->layer_bytes[i];
+	const LayerTime *t = &an->layer_times[i];
 	Precision p = an->q.set.prec;
 	json_t *o = json_object(), *ins = json_array(), *ws = json_array();
 
@@ -153,12 +198,18 @@ layer_json(const Graph *g, const Analysis *an, int i)
 	set(o, "activation_bytes", json_integer(b->act));
 	set(o, "bytes_fwd", json_integer(b->fwd));
 	set(o, "bytes_bwd", json_integer(b->bwd));
+	set(o, "time_s", json_real(t->time_s));
+	set(o, "time_source", jstr(time_source_name[t->src]));
 	if (g->ntiming || g->trace) {
-		set(o, "time_source", jstr(l->timed ? "profile" : "model"));
 		set(o, "measured_fwd_s",
 		    l->timed ? json_real(layer_measured(g, i, p, false)) : json_null());
 		set(o, "measured_bwd_s",
 		    l->timed ? json_real(layer_measured(g, i, p, true)) : json_null());
+		set(o, "predicted_s",
+		    t->src == TS_PROFILE ? json_real(t->predicted_s) : json_null());
+		set(o, "predicted_source", t->src == TS_PROFILE
+						   ? jstr(time_source_name[t->predicted_src])
+						   : json_null());
 	}
 	set(o, "kernel", kernel_json(g, i, p, an->q.set.channels_last));
 	return o;
@@ -396,7 +447,11 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(o, "iteration", it);
 	set(o, "epoch_s", num(c, k->epoch));
 	set(o, "throughput_samples_per_s", num(c, k->throughput));
+	if (g->seq_len)
+		set(o, "throughput_tokens_per_s", num(c, k->tokens));
 	set(o, "mfu", num(c, k->mfu));
+	if (g->seq_len && an->tf.layers)
+		set(o, "mfu_standard", num(c, k->mfu_std));
 	set(o, "memory_per_gpu_bytes", c ? bytes_json(k->mem.total) : json_null());
 	set(o, "memory", memuse_json(&k->mem, c));
 	set(o, "global_batch", json_integer(k->global_batch));

@@ -12,6 +12,8 @@
 #include "backends/backends.h"
 #include "util/escape.h"
 
+#include <inttypes.h>
+
 static int64_t
 size(const Placement *pl, GridDim d)
 {
@@ -87,6 +89,35 @@ plan_megatron_placed(const Graph *g, const Placement *pl)
 	return false;
 }
 
+/* The model's flags: its dimensions as graph_transformer read them from
+ * the layers (an->tf; docs/plans.md, "megatron"), each flag an argument
+ * of megatron/training/arguments.py at NVIDIA/Megatron-LM@d98e8a64 or a
+ * field of the configurations it turns into flags (ArgumentGroupFactory:
+ * TransformerConfig's num_layers is --num-layers). */
+static void
+model_flags(const Graph *g, const Analysis *an, FILE *f)
+{
+	const Transformer *t = &an->tf;
+
+	fprintf(f, "\t--num-layers %d\n", t->layers);
+	fprintf(f, "\t--hidden-size %" PRId64 "\n", t->hidden);
+	fprintf(f, "\t--ffn-hidden-size %" PRId64 "\n", t->ffn);
+	fprintf(f, "\t--num-attention-heads %" PRId64 "\n", t->heads);
+	if (t->kv_groups != t->heads)
+		fprintf(f, "\t--group-query-attention\n\t--num-query-groups %" PRId64 "\n",
+			t->kv_groups);
+	fprintf(f, "\t--seq-length %" PRId64 "\n", t->seq);
+	fprintf(f, "\t--max-position-embeddings %" PRId64 "\n", t->positions);
+	fprintf(f, "\t--position-embedding-type %s\n",
+		t->rope ? "rope" : t->learned ? "learned_absolute" : "none");
+	fprintf(f, "\t--normalization %s\n", t->rmsnorm ? "RMSNorm" : "LayerNorm");
+	if (t->swiglu)
+		fputs("\t--swiglu\n", f);
+	if (t->untied)
+		fputs("\t--untie-embeddings-and-output-weights\n", f);
+	(void)g;
+}
+
 bool
 plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE *f)
 {
@@ -103,14 +134,28 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	fprintf(f, "# data-parallel size: %lld\n", (long long)pl->replicas);
 	fputs("# checked with: Megatron-LM's megatron/training/arguments.py (the flags); not run: "
 	      "Megatron-LM is not packaged in Debian\n", f);
+	fprintf(f, "# the model: %d layers, hidden %" PRId64 ", %" PRId64 " heads, ffn %" PRId64
+		   ", sequence %" PRId64, an->tf.layers, an->tf.hidden, an->tf.heads, an->tf.ffn,
+		an->tf.seq);
+	if (an->tf.vocab) /* the tokenizer's (--vocab-size with NullTokenizer) */
+		fprintf(f, ", vocabulary %" PRId64 " (the tokenizer's)", an->tf.vocab);
+	fputc('\n', f);
 	if (pl->nstage && !pl->layout) { /* the reason may quote a module's name */
 		fputs("# no --pipeline-model-parallel-layout: ", f);
 		esc_text(f, pl->layout_why);
 		fputc('\n', f);
 	}
 	fputs("ORACLEC_MEGATRON_ARGS=(\n", f);
+	model_flags(g, an, f);
+	/* Megatron's own pairs (tensor), else ParaDL's split nearest them */
 	fprintf(f, "\t--tensor-model-parallel-size %lld\n",
-		(long long)(k->grid[DIM_FILTER] > 0 ? k->grid[DIM_FILTER] : size(pl, DIM_CHANNEL)));
+		(long long)(k->grid[DIM_TENSOR] > 0   ? k->grid[DIM_TENSOR]
+			    : k->grid[DIM_FILTER] > 0 ? k->grid[DIM_FILTER]
+						      : size(pl, DIM_CHANNEL)));
+	/* arguments.py@d98e8a64 (validate_args, "disable sequence
+	 * parallelism when tp=1") drops it without tensor parallelism */
+	if (an->q.set.sequence_parallel && size(pl, DIM_TENSOR) > 1)
+		fputs("\t--sequence-parallel\n", f);
 	fprintf(f, "\t--pipeline-model-parallel-size %lld\n", (long long)size(pl, DIM_PIPELINE));
 	fprintf(f, "\t--context-parallel-size %lld\n", (long long)size(pl, DIM_SPATIAL));
 	if (pl->micro_batch == (double)(int64_t)pl->micro_batch)
@@ -123,6 +168,11 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 		fputs("\t--fp16\n", f);
 	if (an->q.set.prec == PREC_BF16 || an->q.set.prec == PREC_AMP_BF16)
 		fputs("\t--bf16\n", f);
+	/* fp8: Transformer Engine's FP8 over bf16 (TransformerConfig's fp8
+	 * and fp8_recipe, Megatron-LM@d98e8a64 transformer_config.py:
+	 * "hybrid" is E4M3 forward, E5M2 for the gradients; delayed scaling) */
+	if (an->q.set.prec == PREC_FP8)
+		fputs("\t--bf16\n\t--fp8-format hybrid\n\t--fp8-recipe delayed\n", f);
 	/* Megatron takes one of the two: a layout of pipeline x V stages
 	 * says V itself */
 	if (pl->chunks > 1 && !(pl->nstage && pl->layout))

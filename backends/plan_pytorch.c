@@ -16,6 +16,9 @@ static const char *const use[DIM_COUNT] = {
 		       "for nn.Linear), outputs all-gathered",
 	[DIM_CHANNEL] = "conv and linear weights Shard(1) (input channels; RowwiseParallel "
 			"for nn.Linear), outputs all-reduced",
+	[DIM_TENSOR] = "Megatron's pairs: ColwiseParallel on Q, K, V and the MLP's first "
+		       "linear, RowwiseParallel on the projection and its second (heads "
+		       "split; one all-reduce a pair each way)",
 };
 
 /* torch.distributed.pipelining's schedule classes */

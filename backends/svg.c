@@ -8,18 +8,20 @@
 #include <string.h>
 
 /* Okabe and Ito, "Color Universal Design" (2008): distinguishable with
- * every common colour-vision deficiency; then Paul Tol's wine, indigo and
- * olive, from his colour-blind safe "muted" scheme, so the eleven
- * strategies (and the ten parts of an iteration) each have their own. */
+ * every common colour-vision deficiency; then Paul Tol's wine, indigo,
+ * olive, teal, rose and cyan, from his colour-blind safe "muted" scheme,
+ * so the fourteen strategies (and the ten parts of an iteration) each
+ * have their own. */
 static const char *const palette[] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7",
 				       "#56B4E9", "#D55E00", "#F0E442", "#000000", "#882255",
-				       "#332288", "#999933" };
+				       "#332288", "#999933", "#44AA99", "#CC6677", "#88CCEE" };
 enum { NPALETTE = sizeof palette / sizeof palette[0] };
 
 /* A dash pattern per series, so lines that cross or whose colours a
  * reader cannot tell apart (print in grey) still differ: solid first. */
 static const char *const dashes[] = { "", "8 3", "2 3", "8 3 2 3", "4 4", "12 4",
-				      "1 3", "8 3 2 3 2 3", "16 4", "4 2 1 2", "6 6" };
+				      "1 3", "8 3 2 3 2 3", "16 4", "4 2 1 2", "6 6",
+				      "2 6", "10 2 2 2", "3 3 8 3" };
 enum { NDASHES = sizeof dashes / sizeof dashes[0] };
 
 const char *
@@ -284,13 +286,15 @@ plot_hbar(const Plot *p, int row, int rows, const char *label, const double *v,
 /* A legend of swatches (lines: a short stroke in each entry's colour and
  * dash, as plot_series draws it; else a square). */
 static void
-legend(FILE *f, double x, double y, double w, const char *const *name, int n, bool lines)
+legend(FILE *f, double x, double y, double w, const char *const *name, const int *colour, int n,
+       bool lines)
 {
 	double cx = x;
 
 	fputs("<g class=\"legend\">\n", f);
-	for (int i = 0; i < n; i++) {
-		double len = (lines ? 34 : 22) + 7.0 * (double)strlen(name[i]) + 16;
+	for (int e = 0; e < n; e++) {
+		int i = colour ? colour[e] : e;
+		double len = (lines ? 34 : 22) + 7.0 * (double)strlen(name[e]) + 16;
 		if (cx + len > x + w && cx > x)
 			cx = x, y += 18;
 		if (lines) {
@@ -303,7 +307,7 @@ legend(FILE *f, double x, double y, double w, const char *const *name, int n, bo
 		} else
 			fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"12\" height=\"12\" "
 				   "fill=\"%s\"/>\n", cx, y - 10, svg_colour(i));
-		svg_text(f, cx + (lines ? 30 : 18), y, "start", "legend-entry", name[i]);
+		svg_text(f, cx + (lines ? 30 : 18), y, "start", "legend-entry", name[e]);
 		cx += len;
 	}
 	fputs("</g>\n", f);
@@ -312,11 +316,12 @@ legend(FILE *f, double x, double y, double w, const char *const *name, int n, bo
 void
 svg_legend(FILE *f, double x, double y, double w, const char *const *name, int n)
 {
-	legend(f, x, y, w, name, n, false);
+	legend(f, x, y, w, name, NULL, n, false);
 }
 
 void
-svg_legend_lines(FILE *f, double x, double y, double w, const char *const *name, int n)
+svg_legend_lines(FILE *f, double x, double y, double w, const char *const *name,
+		 const int *colour, int n)
 {
-	legend(f, x, y, w, name, n, true);
+	legend(f, x, y, w, name, colour, n, true);
 }

@@ -68,7 +68,8 @@ void plot_hbar(const Plot *p, int row, int rows, const char *label, const double
 /* A legend of n entries at (x, y), one row, wrapped at width w. */
 void svg_legend(FILE *f, double x, double y, double w, const char *const *name, int n);
 /* The same with a line in each entry's colour and dash (plot_series's). */
-void svg_legend_lines(FILE *f, double x, double y, double w, const char *const *name, int n);
+void svg_legend_lines(FILE *f, double x, double y, double w, const char *const *name,
+		      const int *colour, int n);
 
 /* Text at (x, y) with its anchor (start, middle, end) and class. */
 void svg_text(FILE *f, double x, double y, const char *anchor, const char *cls, const char *s);

@@ -60,10 +60,75 @@ si(int64_t v, char *buf)
 	return buf;
 }
 
+/* a layer's seconds in a narrow column: "812.3 us", "12.41 ms" */
+static const char *
+short_secs(double v, char *buf)
+{
+	if (v < 1e-3)
+		snprintf(buf, 32, "%.1f us", v * 1e6);
+	else if (v < 1)
+		snprintf(buf, 32, "%.2f ms", v * 1e3);
+	else
+		snprintf(buf, 32, "%.3f s", v);
+	return buf;
+}
+
+enum { DIFFER_SHOWN = 10 };
+
+/* The layers a profile measured where the table's or the model's
+ * prediction differs most from the measurement (in seconds, the largest
+ * first), DIFFER_SHOWN of them at most. */
+static void
+differ_lines(const Graph *g, const Analysis *an, int w, FILE *f)
+{
+	int top[DIFFER_SHOWN], n = 0;
+	char b1[32], b2[32];
+
+	for (int i = 0; i < g->nlayer; i++) {
+		const LayerTime *t = &an->layer_times[i];
+		double d = fabs(t->time_s - t->predicted_s);
+		int at;
+		if (t->src != TS_PROFILE || isnan(t->predicted_s))
+			continue;
+		for (at = n; at > 0; at--) { /* insertion: the largest first, ties in order */
+			const LayerTime *o = &an->layer_times[top[at - 1]];
+			if (fabs(o->time_s - o->predicted_s) >= d)
+				break;
+			if (at < DIFFER_SHOWN)
+				top[at] = top[at - 1];
+		}
+		if (at < DIFFER_SHOWN) {
+			top[at] = i;
+			if (n < DIFFER_SHOWN)
+				n++;
+		}
+	}
+	if (!n)
+		return;
+	fprintf(f, "\nmeasured against predicted, the %d layer%s that differ most\n", n,
+		n == 1 ? "" : "s");
+	fprintf(f, "%5s  %-*s  %10s %10s %7s  %s\n", "#", w, "layer", "measured", "predicted",
+		"ratio", "predicted by");
+	for (int k = 0; k < n; k++) {
+		const LayerTime *t = &an->layer_times[top[k]];
+		fprintf(f, "%5d  ", top[k]);
+		esc_text_pad(f, g->layer[top[k]].name, (size_t)w);
+		fprintf(f, "  %10s %10s ", short_secs(t->time_s, b1),
+			short_secs(t->predicted_s, b2));
+		double r = t->predicted_s > 0 ? t->time_s / t->predicted_s : NAN;
+		if (isnan(r))
+			snprintf(b1, sizeof b1, "-");
+		else
+			snprintf(b1, sizeof b1, "%.*fx", r < 10 ? 2 : r < 1000 ? 1 : 0, r);
+		fprintf(f, "%7s", b1);
+		fprintf(f, "  %s\n", time_source_name[t->predicted_src]);
+	}
+}
+
 static void
 layer_lines(const Graph *g, const Analysis *an, FILE *f)
 {
-	char b1[96], b2[32], b3[32], b4[32];
+	char b1[96], b2[32], b3[32], b4[32], b5[32];
 	int w = 5;
 
 	for (int i = 0; i < g->nlayer; i++) {
@@ -71,17 +136,20 @@ layer_lines(const Graph *g, const Analysis *an, FILE *f)
 		if (n > w)
 			w = n < 48 ? n : 48;
 	}
-	fprintf(f, "\n%5s  %-*s  %-15s %-18s %12s %10s %10s %10s\n", "#", w, "layer", "op",
-		"output", "params", "MACs", "FLOPs fwd", "kept");
+	fprintf(f, "\n%5s  %-*s  %-15s %-18s %12s %10s %10s %10s %10s  %s\n", "#", w, "layer",
+		"op", "output", "params", "MACs", "FLOPs fwd", "kept", "time", "from");
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
+		const LayerTime *t = &an->layer_times[i];
 		fprintf(f, "%5d  ", i);
 		esc_text_pad(f, l->name, (size_t)w);
-		fprintf(f, "  %-15s %-18s %12s %10s %10s %10s\n", op_name(l->op),
+		fprintf(f, "  %-15s %-18s %12s %10s %10s %10s %10s  %s\n", op_name(l->op),
 			shape_str(&g->tensor[l->out[0]].shape, b1, sizeof b1),
 			grouped(l->cost.params, b2), si(l->cost.macs, b3),
-			si(l->cost.flops_fwd, b4), bytes(an->layer_bytes[i].act, (char[32]){ 0 }));
+			si(l->cost.flops_fwd, b4), bytes(an->layer_bytes[i].act, (char[32]){ 0 }),
+			short_secs(t->time_s, b5), time_source_name[t->src]);
 	}
+	differ_lines(g, an, w, f);
 }
 
 /* seconds, fixed format: "0.2140 s"; "-" when not computable */
@@ -498,11 +566,48 @@ recommendation(const Analysis *an, FILE *f)
 	if (an->runner_up_ratio > 1.005)
 		fprintf(f, ", %.2fx faster than the next best", an->runner_up_ratio);
 	fprintf(f, "; it is limited by %s.\n", k->bottleneck);
+	if (k->tokens > 0) {
+		fprintf(f, "tokens: %s per second", rate(true, k->tokens, b1));
+		if (k->mfu_std > 0)
+			fprintf(f, ", MFU %s by the standard count (Narayanan et al. 2021, eq. 3) "
+				   "against %s by the layers' FLOPs", percent(true, k->mfu_std, b2),
+				percent(true, k->mfu, grid));
+		fputs(".\n", f);
+	}
 	memory_line(k, f);
 	for (int i = 0; i < an->nnote; i++)
 		fprintf(f, "note: %s.\n", an->note[i]);
 	for (int i = 0; i < an->nwarning; i++)
 		fprintf(f, "warning [%s]: %s.\n", an->warning[i].code, an->warning[i].message);
+}
+
+/* A sequence model's length, and a transformer's dimensions as
+ * Megatron-LM names them with the standard count of its FLOPs. */
+static void
+transformer_lines(const Graph *g, const Analysis *an, FILE *f)
+{
+	const Transformer *t = &an->tf;
+	char b1[32], b2[32];
+
+	fprintf(f, "sequence     %s tokens per sample\n", grouped(g->seq_len, b1));
+	if (!t->layers)
+		return;
+	fprintf(f, "transformer  %d layers, hidden %" PRId64 ", %" PRId64 " heads of %" PRId64,
+		t->layers, t->hidden, t->heads, t->head_dim);
+	if (t->kv_groups != t->heads)
+		fprintf(f, " (%" PRId64 " key/value groups)", t->kv_groups);
+	fprintf(f, ", ffn %" PRId64 "%s", t->ffn, t->swiglu ? " (SwiGLU)" : "");
+	if (t->vocab)
+		fprintf(f, ", vocabulary %s", grouped(t->vocab, b1));
+	fprintf(f, "\n             %s, %s positions (%s), %s\n",
+		t->rmsnorm ? "RMSNorm" : "LayerNorm",
+		t->rope ? "rotary" : t->learned ? "learned" : "no", grouped(t->positions, b2),
+		t->output < 0 ? "no output layer over the vocabulary"
+		: t->untied   ? "untied output layer"
+			      : "output layer tied to the embedding");
+	fprintf(f, "FLOPs (std)  %s per sample, forward and backward: 72 s l h^2 (1 + s/6h + "
+		   "V/12lh)\n             (Narayanan et al. 2021, eq. 3; Megatron-LM's count)\n",
+		si((int64_t)an->tf_flops[0], b1));
 }
 
 bool
@@ -535,6 +640,8 @@ text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 	if (b->saved_fixed)
 		fprintf(f, " + %s per batch", bytes(b->saved_fixed, b2));
 	fputc('\n', f);
+	if (g->seq_len)
+		transformer_lines(g, an, f);
 	if (g->batch)
 		fprintf(f, "batch        the file fixes the batch at %" PRId64
 			   "; figures are per sample\n", g->batch);

@@ -100,7 +100,7 @@ bench(const char *path)
 	m = xcalloc(L, sizeof *m);
 	end = xcalloc(L + 1, sizeof *end);
 	for (int i = 0; i < L; i++) {
-		t[i] = span_time(&an, g, i, i, 8, 1);
+		t[i] = span_time(&an, g, i, i, 8, 1, DIM_DATA);
 		w[i] = (double)g->layer[i].cost.params;
 	}
 	t0 = now();

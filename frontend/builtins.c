@@ -186,6 +186,7 @@ static const Builtin builtin[] = {
 	  "    tf32 = 494.7TFLOPS;         // tensor cores, dense (989 with sparsity)\n"
 	  "    fp16 = 989TFLOPS;           // tensor cores, dense\n"
 	  "    bf16 = 989TFLOPS;\n"
+	  "    fp8 = 1979TFLOPS;           // tensor cores, dense (3,958 with sparsity)\n"
 	  "    memory = 80GB;              // HBM3\n"
 	  "    memory_bw = 3350GB/s;       // H100 SXM datasheet\n"
 	  "    gpus_per_node = 8;\n"

@@ -25,6 +25,9 @@
 #define MAX_TRACE_BYTES ((size_t)256 << 20)
 /* GPU memory a system may declare (keeps byte counts exact in JSON) */
 #define MAX_SYSTEM_BYTES 1152921504606846976.0 /* 2^60 */
+/* A sequence's tokens (--seq-len, ODL `as tokens`): far beyond any
+ * model's context, well inside a dimension's range */
+#define MAX_SEQ_LEN ((int64_t)1 << 30)
 /* A measured time per sample (profiles, ParaDL tables' time column) */
 #define MAX_SAMPLE_SECONDS 1e6
 
@@ -36,6 +39,8 @@ Graph *dsl_load(const char *path, Arena *a, FileList *files);
 /* What the ONNX reader can be told from the command line. */
 typedef struct OnnxOptions {
 	const Shape *input_shape; /* per-sample shape of the first input, or NULL */
+	int64_t seq_len;          /* --seq-len: an integer input's symbolic sequence
+	                             axis ([batch, s] token ids, a mask); 0 none */
 	bool strict;              /* an unsupported operator is an error */
 	bool nobatch;             /* every graph input is one whole sample */
 	FILE *print_outputs;      /* print the graph outputs' shapes here */
@@ -122,9 +127,11 @@ const struct Decl *noun_block(const Noun *n, const char **name, Loc at, Arena *a
  * errors. */
 System *system_load(const char *name, Arena *a, FileList *files);
 /* The same with impl (--implementation) in place of the implementation the
- * system names, which is then not opened; impl NULL: system_load. */
-System *system_load_with(const char *name, const Implementation *impl, Arena *a,
-			 FileList *files);
+ * system names, which is then not opened, and the kernel table at the path
+ * `kernels` (--kernels) in place of the one it names; NULL: the system's.
+ * The table (System.table) is read here, once, and never changed after. */
+System *system_load_with(const char *name, const Implementation *impl, const char *kernels,
+			 Arena *a, FileList *files);
 void system_list(FILE *f);  /* --list-systems */
 
 /* plat.c: a ParaDL platform file (.plat) read into s, the default system
@@ -154,10 +161,11 @@ bool trace_read(const char *path, const char *text, size_t len, Graph *g);
 
 /* kernels.c: a kernel table (docs/kernel-table.md) from text[0..len)
  * (the file at path) or from the file, its rows sorted by key then N;
- * NULL after reporting errors (file:line:col).  The file is added to
+ * NULL after reporting errors (file:line:col; a file that cannot be read
+ * at `where`, the system key that names it).  The file is added to
  * `files`. */
 KernelTable *kernels_parse(const char *path, const char *text, size_t len, Arena *a);
-KernelTable *kernels_load(const char *path, Arena *a, FileList *files);
+KernelTable *kernels_load(const char *path, Loc where, Arena *a, FileList *files);
 
 /* collectives.c: a table of measured collectives (docs/systems.md,
  * "Measured collectives"): nccl-tests' output, the runs of every file of

@@ -451,10 +451,10 @@ kernels_parse(const char *path, const char *text, size_t len, Arena *a)
 }
 
 KernelTable *
-kernels_load(const char *path, Arena *a, FileList *files)
+kernels_load(const char *path, Loc where, Arena *a, FileList *files)
 {
 	size_t len;
-	char *text = file_read(path, &len, MAX_ODL_BYTES, LOC_NONE);
+	char *text = file_read(path, &len, MAX_ODL_BYTES, where);
 	KernelTable *t;
 
 	if (!text)

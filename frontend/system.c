@@ -31,8 +31,9 @@ defaults(System *s)
 	s->eff_gemm = 0.8;
 	s->eff_mem = 0.8;
 	s->eff_norm_nchw = -1;
+	s->conv_1x1_scale = s->conv_grouped_scale = -1;
 	for (int i = 0; i < DT_COUNT; i++)
-		s->eff_conv_dt[i] = s->eff_gemm_dt[i] = -1;
+		s->eff_conv_dt[i] = s->eff_gemm_dt[i] = s->eff_norm_nchw_dt[i] = -1;
 	s->kernel_lat = 5e-6;
 	s->reserved = 1024.0 * 1024 * 1024;
 	s->cpu_cores = 32;
@@ -123,17 +124,25 @@ static const CollTable *collectives_beside(const char *name, System *s, Arena *a
 System *
 system_load(const char *name, Arena *a, FileList *files)
 {
-	return system_load_with(name, NULL, a, files);
+	return system_load_with(name, NULL, NULL, a, files);
 }
 
 /* The system and the implementation it names (else the default one), or
- * impl in its place. */
+ * impl in its place; the kernel table it names, or `kernels` in its
+ * place, read. */
 System *
-system_load_with(const char *name, const Implementation *impl, Arena *a, FileList *files)
+system_load_with(const char *name, const Implementation *impl, const char *kernels, Arena *a,
+		 FileList *files)
 {
 	System *s = load(name, a, files);
 
 	if (!s)
+		return NULL;
+	if (kernels) {
+		s->kernels = kernels;
+		s->kernels_at = LOC_NONE;
+	}
+	if (s->kernels && !(s->table = kernels_load(s->kernels, s->kernels_at, a, files)))
 		return NULL;
 	if (impl)
 		s->impl = impl;

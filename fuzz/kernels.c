@@ -33,7 +33,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_init();
 	arena_init(&a);
 	fuzz_input(data, size);
-	t = kernels_load(fuzz_file("in.csv", data, size), &a, &files);
+	t = kernels_load(fuzz_file("in.csv", data, size), LOC_NONE, &a, &files);
 	g = t ? dsl_load(fuzz_model(model), &a, &files) : NULL;
 	if (g && fuzz_passes(g)) {
 		for (int i = 0; i < t->nrow; i++)

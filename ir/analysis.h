@@ -144,6 +144,11 @@ typedef struct Candidate {
 	bool not_run;             /* the implementation does not run the
 	                             strategy: not feasible, times kept */
 	double throughput;        /* samples per second: global_batch / t.total */
+	double tokens;            /* a sequence model's tokens per second:
+	                             throughput x Graph.seq_len; 0 otherwise */
+	double mfu_std;           /* a sequence transformer's MFU by the standard
+	                             count (transformer_flops: Narayanan et al.'s
+	                             eq. 3) over mfu's peak; 0 otherwise */
 	double mfu;               /* model FLOPs utilization: the model's forward
 	                             and backward FLOPs per second per GPU
 	                             (recomputation not counted) over the dense
@@ -300,6 +305,22 @@ typedef struct ModelBytes {
 	                         and linear weights for the step */
 } ModelBytes;
 
+/* Where a layer's time comes from (--layers' time_source): the size-aware
+ * model, a kernel table's row at the batch, two rows around it, or a
+ * profile (a trace, a CSV, a ParaDL table's times). */
+typedef enum TimeSource { TS_MODEL, TS_TABLE, TS_INTERPOLATED, TS_PROFILE, TS_COUNT } TimeSource;
+/* "model", "table", "interpolated", "profile" (ir/grid.c) */
+extern const char *const time_source_name[TS_COUNT];
+
+/* A layer's time as --layers reports it: forward + backward at the
+ * analysis's samples a GPU, whole, where it comes from; and where a
+ * profile gave it, what the table or the model predicts instead
+ * (predicted_s, predicted_src; NAN and TS_MODEL where none). */
+typedef struct LayerTime {
+	double time_s, predicted_s;
+	TimeSource src, predicted_src;
+} LayerTime;
+
 /* A layer's bytes at the query's precision (layer_bytes): kept for
  * backward (as autograd keeps them), moved forward and backward per
  * sample. */
@@ -316,6 +337,12 @@ typedef struct Analysis {
 	struct Engine *eng;       /* where its figures are kept, shared by the
 	                             analyses of one run (model/engine.h) */
 	Recompute rc;             /* activation recomputation, from set.recompute */
+	Transformer tf;           /* the model's dimensions as a transformer
+	                             (graph_transformer; layers 0: not one) */
+	double tf_flops[2];       /* a sequence transformer's standard FLOPs per
+	                             sample (transformer_flops): [0] forward and
+	                             backward, [1] with the recomputation rc
+	                             runs; 0 for another model */
 	Candidate cand[STRAT_COUNT];
 	int best;                 /* index into cand, -1 when none is feasible */
 	double runner_up_ratio;   /* second best / best epoch time */
@@ -346,6 +373,7 @@ typedef struct Analysis {
 	ModelBytes bytes;
 	const LayerBytes *layer_bytes; /* each layer's; NULL where the report
 	                             prints none */
+	const LayerTime *layer_times; /* each layer's time, likewise */
 } Analysis;
 
 /* precision.c: what training keeps (Graph.keep, counted in elements by

@@ -325,9 +325,11 @@ back_to_product(const Graph *g, int at, int steps, int *path, int *np)
 }
 
 /* The attentions of g: core (nlayer flags, or NULL) as graph_attention
- * says; attn (or NULL): the parts of those a fused kernel can run. */
+ * says; attn (or NULL): the parts of those a fused kernel can run; at (or
+ * NULL): each one's product QK^T and product with V (-1: none found), as
+ * graph_attention_parts says. */
 static int
-attentions(const Graph *g, bool *core, unsigned char *attn)
+attentions(const Graph *g, bool *core, unsigned char *attn, int (*at_)[2])
 {
 	int n = 0;
 
@@ -342,6 +344,16 @@ attentions(const Graph *g, bool *core, unsigned char *attn)
 			continue;
 		for (int k = 0; k < np - 1; k++)
 			trained |= g->layer[path[k]].cost.params > 0;
+		if (at_) {
+			for (at = i; after_softmax(g, at) >= 0;)
+				at = after_softmax(g, at);
+			pv = g->layer[at].nout == 1 ? sole_reader(g, g->layer[at].out[0]) : -1;
+			at_[n][0] = path[np - 1];
+			at_[n][1] = pv >= 0 && op_info[g->layer[pv].op].cls == OPC_MATMUL &&
+						    g->layer[pv].nin == 2
+					    ? pv
+					    : -1;
+		}
 		if (!attn)
 			n++;
 		if (core) {
@@ -374,12 +386,18 @@ attentions(const Graph *g, bool *core, unsigned char *attn)
 int
 graph_attention(const Graph *g, bool *core)
 {
-	return attentions(g, core, NULL);
+	return attentions(g, core, NULL, NULL);
 }
 
 int
 graph_fusable_attention(const Graph *g, unsigned char *attn)
 {
-	return attentions(g, NULL, attn);
+	return attentions(g, NULL, attn, NULL);
+}
+
+int
+graph_attention_parts(const Graph *g, int (*at)[2])
+{
+	return attentions(g, NULL, NULL, at);
 }
 

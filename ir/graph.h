@@ -417,6 +417,11 @@ int graph_attention(const Graph *g, bool *core);
  * product before the softmax), each layer's part (ATTN_*) into attn
  * (nlayer); how many. */
 int graph_fusable_attention(const Graph *g, unsigned char *attn);
+/* The attentions of graph_attention in layer order, each one's product
+ * QK^T into at[k][0] and its product with V into at[k][1] (-1 where none
+ * follows the softmax); at has room for one per softmax layer.  How
+ * many. */
+int graph_attention_parts(const Graph *g, int (*at)[2]);
 /* Layer l's trained elements but a conv's or fc's bias: the weight
  * tensor C x F x K x K (all of them for any other kind). */
 int64_t layer_kernel_params(const Layer *l);
@@ -426,6 +431,45 @@ int op_lookup(const char *name); /* -1 if unknown */
 const char *op_name(OpKind op);
 void layer_error(const Graph *g, const Layer *l, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* transformer.c: a transformer's dimensions as Megatron-LM names them
+ * (its --num-layers, --hidden-size, ...), read from the graph's layers
+ * (docs/model.md, "Transformers"); PASS_MEMORY done (the patterns). */
+typedef struct Transformer {
+	int layers;           /* l: the attentions */
+	int64_t heads;        /* a: query heads (the QK product's per-sample
+	                         elements over its s x s) */
+	int64_t head_dim;     /* d: the QK product's contracted dimension */
+	int64_t hidden;       /* h = a d */
+	int64_t kv_groups;    /* key and value heads (the K projection's
+	                         width over d); a without grouped queries */
+	int64_t ffn;          /* the MLP's width: its first fc's output */
+	int64_t vocab;        /* V: the embedding table's rows, else the last
+	                         fc's output; 0 when neither */
+	int64_t seq;          /* s: Graph.seq_len, else the QK product's rows */
+	int64_t positions;    /* the learned position table's rows, else s */
+	bool rmsnorm;         /* RMSNorm, not LayerNorm */
+	bool swiglu;          /* a gated MLP: two fc of its width, one gated */
+	bool rope;            /* rotary positions (rotate_half: neg, concat) */
+	bool learned;         /* a learned position table */
+	bool untied;          /* the output layer has its own weights beside an
+	                         embedding table */
+	int output;           /* the output layer (the last fc), -1: none */
+	int table;            /* the embedding table (a trained constant read
+	                         by a gather), -1: none */
+	const int (*parts)[2]; /* the attentions' products QK^T and with V,
+	                         layer order (graph_attention_parts; layers
+	                         of them; in the graph's arena) */
+} Transformer;
+/* False (t zeroed) for a model without attention. */
+bool graph_transformer(const Graph *g, Transformer *t);
+/* The standard FLOPs of one sample's forward and backward (Narayanan et
+ * al., SC'21, eq. 3, as Megatron-LM counts them with grouped queries and
+ * gated MLPs; docs/model.md, "Transformers"), and what recomputation
+ * adds: TF_REDO_FULL every layer's forward again, TF_REDO_CORE the
+ * attention cores' (selective); 0 for t->layers 0. */
+enum { TF_REDO_NONE, TF_REDO_FULL, TF_REDO_CORE };
+double transformer_flops(const Transformer *t, int redo);
 
 /* dims.c: shape helpers */
 bool shape_elems(const Shape *s, int64_t *out); /* false on overflow */

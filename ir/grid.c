@@ -255,3 +255,4 @@ grid_shape_list(char *buf, size_t n)
 
 /* ir/analysis.h: a layer's own split under --per-layer, by its name */
 const char *const per_layer_mode_name[PL_MODES] = { "data", "filter", "channel", "spatial" };
+const char *const time_source_name[TS_COUNT] = { "model", "table", "interpolated", "profile" };

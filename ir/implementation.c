@@ -39,16 +39,18 @@ implementation_defaults(Implementation *im)
 		.conv_search = "benchmark", /* cudnn.benchmark = True in the references */
 		.optimizer_step = "per-op", /* torch.optim's for-loop (PyTorch 1.x) */
 		.zero_grad = true,          /* zero_grad(set_to_none=False), 1.x */
+		.master_weights = "none",   /* the model as the precision casts it */
 		.step_sync = "amp",         /* GradScaler.step reads found_inf */
 		.zero_partition = "tensors", /* ZeroRedundancyOptimizer */
 		.pipe_checkpoint = "never", /* torch.distributed.pipelining */
 		.pipe_driver = "process",   /* torch.distributed.pipelining: a rank a stage */
 		/* a description that does not say what it runs restricts
 		 * nothing: every option oraclec models */
-		.precisions = "fp32,tf32,amp-fp16,amp-bf16,fp16,bf16",
+		.precisions = "fp32,tf32,amp-fp16,amp-bf16,fp16,bf16,fp8",
 		.zero_stages = "0,1,2,3,hybrid",
 		.schedules = "gpipe,1f1b,interleaved",
-		.strategies = "data,spatial,pipeline,filter,channel,df,ds,dp,dpf,dpc,dps",
+		.strategies = "data,spatial,pipeline,filter,channel,df,ds,dp,dpf,dpc,dps,"
+		              "tensor,dt,dpt",
 		.recompute = "none,segments,selective",
 		/* builtin_impl.c's pytorch: no fusion in eager mode */
 		.nccl_version = "2.14.3",   /* builtin_impl.c, pytorch */
@@ -132,6 +134,8 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"tensors\" or \"flat\"", "zero_partition";
 	if (!word(im->pipe_driver, "process", "threads", &im->pipe_threads))
 		return *want = "\"process\" or \"threads\"", "pipe_driver";
+	if (!word(im->master_weights, "none", "fp32", &im->master_fp32))
+		return *want = "\"none\" or \"fp32\"", "master_weights";
 	if ((i = one_of(im->step_sync, (const char *[]){ "never", "amp", "always" })) < 0)
 		return *want = "\"never\", \"amp\" or \"always\"", "step_sync";
 	im->sync = i;

@@ -108,6 +108,12 @@ typedef struct Implementation {
 	                              "foreach": each operation one call over
 	                              every tensor, a kernel per chunk of them
 	                              (torch.optim's default since 2.0) */
+	const char *master_weights; /* "none": the weights as the precision
+	                              holds them (fp16 and bf16: a model cast
+	                              whole); "fp32": Megatron-LM's --fp16 and
+	                              --bf16, a 16-bit module whose optimizer
+	                              keeps fp32 main weights (and for bf16
+	                              fp32 main gradients) -- model/zero.c */
 	bool zero_grad;            /* a kernel per gradient tensor clears it
 	                              every iteration */
 	const char *step_sync;     /* when the CPU waits for the GPU before the
@@ -168,7 +174,7 @@ typedef struct Implementation {
 	/* derived from the strings above by implementation_check */
 	int nccl;                  /* nccl_version as 2.3.7 = 20307; 0: none */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, flat_zero,
-	     pipe_threads, fused_attention, transposes_once, conv_benchmark;
+	     pipe_threads, fused_attention, transposes_once, conv_benchmark, master_fp32;
 	enum { STEP_FUSED, STEP_PER_OP, STEP_FOREACH } step;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 	enum { CKPT_NEVER, CKPT_EXCEPT_LAST, CKPT_ALWAYS } ckpt;

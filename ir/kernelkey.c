@@ -17,6 +17,7 @@ static const char *const layout_name[KL_COUNT] = {
 };
 static const char *const dtype_name[DT_COUNT] = {
 	[DT_FP32] = "fp32", [DT_TF32] = "tf32", [DT_FP16] = "fp16", [DT_BF16] = "bf16",
+	[DT_FP8] = "fp8",
 };
 
 static bool
@@ -377,6 +378,65 @@ kernel_key(const Graph *g, int i, Precision prec, bool channels_last, KernelKey 
 			    (k->cls == KC_NORM && (k->op == OP_BATCHNORM || k->op == OP_INSTNORM))
 			    ? (channels_last ? KL_NHWC : KL_NCHW)
 			    : KL_ANY;
+	return true;
+}
+
+static int64_t
+ceil_div(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+bool
+kernel_key_shard(const KernelKey *k, GridDim how, int64_t ways, KernelKey *part)
+{
+	KernelKey p = *k;
+
+	if (ways < 1)
+		return false;
+	if (ways == 1) {
+		*part = p;
+		return true;
+	}
+	switch (how) {
+	case DIM_FILTER:
+	case DIM_CHANNEL:
+		if (k->cls == KC_CONV && k->d[12] > 1) { /* whole groups on a GPU */
+			if (k->d[12] % ways)
+				return false;
+			p.d[0] = k->d[0] / ways, p.d[3] = k->d[3] / ways, p.d[12] = k->d[12] / ways;
+		} else if (k->cls == KC_CONV) {
+			int at = how == DIM_FILTER ? 3 : 0; /* k, or c */
+			p.d[at] = ceil_div(k->d[at], ways);
+		} else if (k->cls == KC_GEMM && k->d[3] == 1) { /* a linear layer */
+			int at = how == DIM_FILTER ? 1 : 2; /* n, or k */
+			p.d[at] = ceil_div(k->d[at], ways);
+		} else {
+			return false;
+		}
+		break;
+	case DIM_SPATIAL:
+		if (k->cls == KC_CONV || k->cls == KC_POOL) {
+			if (k->d[1] < ways)
+				return false;
+			p.d[1] = ceil_div(k->d[1], ways);
+		} else if (k->cls == KC_ELEMENTWISE) {
+			if (k->nd > 1 && k->d[1] == k->d[0])
+				p.d[1] = ceil_div(k->d[0], ways);
+			p.d[0] = ceil_div(k->d[0], ways);
+		} else if (k->cls == KC_NORM) {
+			p.d[1] = ceil_div(k->d[1], ways);
+		} else {
+			return false;
+		}
+		break;
+	default:
+		return false;
+	}
+	for (int i = 0; i < p.nd; i++)
+		if (p.d[i] < 0 || (p.d[i] == 0 && k->d[i] > 0))
+			return false;
+	*part = p;
 	return true;
 }
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "ir/graph.h"
+#include "ir/grid.h"
 #include "ir/system.h"
 #include "util/diag.h"
 
@@ -82,6 +83,20 @@ typedef struct KernelTable {
 	int nnote;
 } KernelTable;
 
+/* The keys and batches a pricing looked a table up at (--kernels-needed:
+ * what a probe must measure for the strategies asked for), each once
+ * (model/kerneltable.c fills it; backends/needed.c writes it). */
+typedef struct KernelNeed {
+	KernelKey key;
+	int64_t n;
+} KernelNeed;
+typedef struct KernelNeeds {
+	KernelNeed *need;
+	int n, cap;
+	int *slot;              /* open addressing: index + 1 into need, 0 empty */
+	size_t nslot;           /* a power of two, at least twice n */
+} KernelNeeds;
+
 /* ---- kernelkey.c ----------------------------------------------------- */
 
 const char *kernel_class_name(KernelClass c);
@@ -119,6 +134,17 @@ bool kernel_key(const Graph *g, int i, Precision prec, bool channels_last, Kerne
  * reduction, GELU's, a gated unit's sigmoid for SiLU or hard sigmoid for
  * Hardswish). */
 int layer_operator(const Layer *l);
+
+/* The key of one GPU's part of a layer of key k split `ways` ways along
+ * `how` into *part: DIM_FILTER its output channels (a convolution's k, a
+ * linear layer's n), DIM_CHANNEL its input channels (c; k), a grouped
+ * convolution whole groups (c, k and groups over ways, where ways divides
+ * the groups); DIM_SPATIAL the rows of its strip (a convolution's or
+ * pooling's h, an element-wise or norm layer's elements, at least `ways`
+ * rows).  A part's size is the largest GPU's: ceil(size / ways).  False
+ * where the split cannot divide the layer that way (the model prices
+ * it).  docs/kernel-table.md, "The keys a run needs". */
+bool kernel_key_shard(const KernelKey *k, GridDim how, int64_t ways, KernelKey *part);
 
 /* Order of keys: class, format, layout, op, then the shape. */
 int kernel_key_cmp(const KernelKey *a, const KernelKey *b);

@@ -14,7 +14,9 @@
 enum { MAX_LEVELS = 4 };
 
 /* The number formats a GPU computes in, each with its own peak rate. */
-typedef enum Dtype { DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_COUNT } Dtype;
+/* DT_FP8: Transformer Engine's FP8 tensor-core GEMMs (E4M3 forward, E5M2
+ * backward: its "hybrid" recipe), Hopper and later */
+typedef enum Dtype { DT_FP32, DT_TF32, DT_FP16, DT_BF16, DT_FP8, DT_COUNT } Dtype;
 
 /* The training precisions: ir/precision.def. */
 typedef enum Precision {
@@ -71,10 +73,12 @@ typedef struct System {
 	Loc implementation_at;    /* where the system file names it */
 	const char *kernels;      /* a kernel table of this GPU's measured
 	                             kernels (docs/kernel-table.md), from the
-	                             system file's directory; NULL: none.  Read
-	                             and stored; the cost model does not read
-	                             it yet */
+	                             system file's directory, or --kernels;
+	                             NULL: none */
 	Loc kernels_at;           /* where the system file names it */
+	const struct KernelTable *table; /* that table, read with the system
+	                             and never changed after (the memos key
+	                             on the pointer: model/key.c); NULL: none */
 	const struct Implementation *impl; /* that one, loaded with the system
 	                             (frontend/system.c); NULL: the defaults */
 	/* Three keys that describe the software, kept for system files that
@@ -101,6 +105,14 @@ typedef struct System {
 	double eff_mem;           /* fraction of mem_bw element-wise kernels reach */
 	double eff_norm_nchw;     /* fraction of mem_bw batch norm's kernels reach
 	                             on NCHW tensors; -1: eff_mem */
+	double eff_norm_nchw_dt[DT_COUNT]; /* the same for a batch norm on 16-bit
+	                             tensors (fp16, bf16: autocast's); -1:
+	                             eff_norm_nchw */
+	double conv_1x1_scale;    /* 1x1 convolutions (pointwise: a plain product
+	                             of the channels) reach eff_conv at their
+	                             format times this; -1: 1 */
+	double conv_grouped_scale; /* grouped and depthwise convolutions, likewise;
+	                             -1: 1 */
 	double kernel_lat;        /* GPU time per kernel beyond its work */
 	/* one kernel as the GPU runs it (model/kernel.c, docs/model.md "One
 	 * kernel"); sms 0: a plain roofline at the efficiencies above */
@@ -143,6 +155,7 @@ typedef struct System {
 #define SYS_MIN_SECONDS 1e-12
 #define SYS_MAX_SECONDS 1e3
 #define SYS_MIN_EFF 1e-6
+#define SYS_MAX_SCALE 1e6
 #define SYS_MAX_OVERSUB 1e6
 #define SYS_MAX_COUNT 1e15
 
@@ -181,7 +194,7 @@ typedef enum Unit { U_NONE, U_BYTES, U_SECONDS, U_BYTES_PER_S, U_FLOPS } Unit;
 typedef enum SysKeyType { SK_REAL, SK_INT, SK_INT64, SK_BOOL, SK_STRING } SysKeyType;
 /* The values a real key accepts (frontend/system.c has the bounds). */
 typedef enum SysRange { SR_NONE, SR_RATE, SR_RATE0, SR_BYTES, SR_BYTES0, SR_SECS, SR_EFF,
-			SR_OVERSUB, SR_COUNT, SR_FRACTION0, SR_CAPABILITY } SysRange;
+			SR_OVERSUB, SR_COUNT, SR_SCALE, SR_FRACTION0, SR_CAPABILITY } SysRange;
 typedef enum SysJson { SJ_SYSTEM, SJ_GPU } SysJson;
 
 typedef struct SysKey {

@@ -71,42 +71,97 @@ layer_on_aten(const Analysis *an, const Graph *g, const Layer *l)
 	return aten_depthwise(an, g, l, precision_dtype(an->q.set.prec, true) == DT_FP16);
 }
 
+int
+library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	bool cudnn = op_info[l->op].cls == OPC_CONV && !layer_on_aten(an, g, l);
+
+	if (l->op == OP_BATCHNORM)
+		return 1;
+	if (!cudnn)
+		return 0;
+	return bwd && !reads_input(g, l) ? 2 : 1;
+}
+
+double
+layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
+{
+	return an->q.impl.dispatch + library_calls(an, g, l, bwd) * an->q.impl.library_call;
+}
+
 /* The number format layer l computes in: the precision's, but for the
  * convolutions of an fp32 run on a GPU with TF32 under an implementation
  * that allows it (PyTorch: cudnn.allow_tf32) -- cuDNN's, not the depthwise
- * kernels ATen runs on the CUDA cores. */
-static Dtype
-dtype(const Analysis *an, const Graph *g, const Layer *l)
+ * kernels ATen runs on the CUDA cores -- and under fp8 for all but the
+ * linear layers: Transformer Engine runs te.Linear's GEMMs (and
+ * LayerNormLinear's, LayerNormMLP's) in FP8, the attention's products and
+ * any convolution in bf16 (transformer_engine/pytorch/module/linear.py). */
+Dtype
+layer_dtype(const Analysis *an, const Graph *g, const Layer *l)
 {
 	Dtype dt = precision_dtype(an->q.set.prec, l->cost.macs > 0);
 
+	if (dt == DT_FP8 && op_info[l->op].cls != OPC_FC)
+		return precision_dtype(an->q.set.prec, false);
 	if (dt == DT_FP32 && an->q.impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
 	    an->q.sys->peak[DT_TF32] > 0 && !aten_depthwise(an, g, l, false))
 		return DT_TF32;
 	return dt;
 }
 
+/* Whether convolution l is a 1x1 one (pointwise: every kernel dimension
+ * 1, ungrouped), a plain product of its channels. */
+static bool
+pointwise(const Layer *l)
+{
+	if (l->attr.groups > 1 || l->attr.nspatial < 1)
+		return false;
+	for (int i = 0; i < l->attr.nspatial; i++)
+		if (l->attr.kernel[i] > 1)
+			return false;
+	return true;
+}
+
 /* The fraction of the peak layer l's kernels reach at number format dt:
  * convolutions eff_conv, products (and the element-wise FLOPs, never the
- * bound) eff_gemm, each the system's value for dt where it gives one. */
+ * bound) eff_gemm, each the system's value for dt where it gives one;
+ * 1x1 and grouped (depthwise among them) convolutions times their class's
+ * scale where the system gives one (conv_1x1_scale, conv_grouped_scale:
+ * what a probe or a calibration found of the class), at most the peak. */
 static double
 efficiency(const System *s, const Layer *l, Dtype dt)
 {
-	if (op_info[l->op].cls == OPC_CONV)
-		return s->eff_conv_dt[dt] > 0 ? s->eff_conv_dt[dt] : s->eff_conv;
-	return s->eff_gemm_dt[dt] > 0 ? s->eff_gemm_dt[dt] : s->eff_gemm;
+	double e, scale = -1;
+
+	if (op_info[l->op].cls != OPC_CONV)
+		return s->eff_gemm_dt[dt] > 0 ? s->eff_gemm_dt[dt] : s->eff_gemm;
+	e = s->eff_conv_dt[dt] > 0 ? s->eff_conv_dt[dt] : s->eff_conv;
+	if (l->attr.groups > 1)
+		scale = s->conv_grouped_scale;
+	else if (pointwise(l))
+		scale = s->conv_1x1_scale;
+	if (scale > 0)
+		e = e * scale < 1 ? e * scale : 1;
+	return e;
 }
 
 /* The fraction of the memory bandwidth layer l's kernels reach: batch
- * norm's on NCHW tensors eff_norm_nchw (cuDNN's per-channel kernels),
- * where the system gives it; the rest eff_memory. */
+ * norm's on NCHW tensors eff_norm_nchw (cuDNN's per-channel kernels), or
+ * on 16-bit ones (autocast's output, Layer.low) eff_norm_nchw_fp16 or
+ * _bf16, where the system gives it; the rest eff_memory. */
 static double
 bandwidth(const Analysis *an, const Layer *l)
 {
 	const System *s = an->q.sys;
+	Dtype dt = l->low && precision_low(an->q.set.prec) ? precision_dtype(an->q.set.prec, true)
+							    : DT_FP32;
 
-	if (l->op == OP_BATCHNORM && !an->q.set.channels_last && s->eff_norm_nchw > 0)
-		return s->mem_bw * s->eff_norm_nchw;
+	if (l->op == OP_BATCHNORM && !an->q.set.channels_last) {
+		if ((dt == DT_FP16 || dt == DT_BF16) && s->eff_norm_nchw_dt[dt] > 0)
+			return s->mem_bw * s->eff_norm_nchw_dt[dt];
+		if (s->eff_norm_nchw > 0)
+			return s->mem_bw * s->eff_norm_nchw;
+	}
 	return s->mem_bw * s->eff_mem;
 }
 
@@ -202,7 +257,7 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 {
 	const System *s = an->q.sys;
 	const Cost *c = &l->cost;
-	Dtype dt = dtype(an, g, l);
+	Dtype dt = layer_dtype(an, g, l);
 	bool aten = aten_depthwise(an, g, l, dt == DT_FP16);
 	/* depthwise kernels, ATen's and cuDNN's, run on the CUDA cores */
 	double peak = s->peak[dt] > 0 && !depthwise(g, l) ? s->peak[dt] : s->peak[DT_FP32];
@@ -280,6 +335,28 @@ cast_time(const Analysis *an, const Layer *l, double n, double share, bool bwd)
 	return ops * an->q.sys->kernel_lat + elems * 6 / (an->q.sys->mem_bw * an->q.sys->eff_mem);
 }
 
+/* Transformer Engine's FP8 around a linear layer whose GEMM runs in FP8
+ * (transformer_engine/pytorch/module/linear.py, 1.x, _Linear): forward
+ * casts its input and its weight with fp8_cast_transpose_fused, a kernel
+ * each reading the bf16 tensor (2 bytes an element) and writing it in FP8
+ * and transposed in FP8 for the backward (1 + 1), its amax found in the
+ * same pass; backward casts the output gradient the same way
+ * (grad_output_preprocess).  Delayed scaling then updates each module's
+ * amax history and scales once a pass (amax_and_scale_update): one kernel
+ * forward, one backward.  Nothing for other layers and precisions. */
+static double
+fp8_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
+{
+	const System *s = an->q.sys;
+	double elems;
+
+	if (layer_dtype(an, g, l) != DT_FP8 || op_info[l->op].cls != OPC_FC)
+		return 0;
+	elems = bwd ? (double)g->tensor[l->out[0]].elems * n * share
+		    : ((double)g->tensor[l->in[0]].elems * n + (double)l->cost.params) * share;
+	return (bwd ? 2 : 3) * s->kernel_lat + elems * 4 / (s->mem_bw * s->eff_mem);
+}
+
 /* Where the gradients stay allocated between iterations (zero_grad =
  * true: zero_grad(set_to_none=False)), autograd's AccumulateGrad adds each
  * new weight gradient into its parameter's: an add_ per trained tensor,
@@ -323,11 +400,17 @@ pattern_time(const Analysis *an, const Graph *g, const Layer *l, double n, doubl
 }
 
 double
-layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share, bool bwd)
+layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+	      GridDim how, bool bwd, bool profile, TimeSource *src)
 {
 	int kernels = 1;
-	double gpu;
+	bool fused = an->q.impl.fused_attention && l->attn; /* one kernel for the attention */
+	bool pattern = l->pattern && !(profile && l->timed); /* one operator (a measured
+	                                                        one: a fused attention's) */
+	double own, table, gpu;
+	KernelSource ks;
 
+	*src = TS_MODEL;
 	if (bwd && l->cost.params > 0)
 		kernels = 2; /* data and weight gradients */
 	else if (bwd && l->cost.elems_bwd == 0 && l->cost.flops_bwd == 0)
@@ -336,21 +419,39 @@ layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double 
 		return 0; /* no backward pass, no dispatch */
 	if (layer_fused_away(an, l) && !l->timed)
 		return 0; /* in the kernel of the batch norm before it */
-	if (l->pattern && !l->timed)
-		return pattern_time(an, g, l, n, share, bwd) + cast_time(an, l, n, share, bwd);
-	if (an->q.impl.fused_attention && l->attn) /* one kernel for the attention */
-		return roofline(an, g, l, n, share, bwd, true) +
-		       (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
-	gpu = roofline(an, g, l, n, share, bwd, true) + kernels * an->q.sys->kernel_lat +
-	      cast_time(an, l, n, share, bwd);
+	if (profile && l->timed && !fused) { /* measured, launches and all */
+		*src = TS_PROFILE;
+		return layer_measured(g, (int)(l - g->layer), an->q.set.prec, bwd) * n * share;
+	}
+	/* the layer's own kernels: the model's, else the table's */
+	own = pattern ? pattern_time(an, g, l, n, share, bwd)
+	      : fused ? roofline(an, g, l, n, share, bwd, true)
+		      : roofline(an, g, l, n, share, bwd, true) + kernels * an->q.sys->kernel_lat;
+	table = table_time(an, g, l, n, share, how, bwd, own,
+			   an->q.sys->host_device ? layer_call_host(an, g, l, bwd) : 0, &ks);
+	if (ks != KS_NONE) {
+		own = table;
+		*src = ks == KS_TABLE ? TS_TABLE : TS_INTERPOLATED;
+	}
+	if (pattern)
+		return own + cast_time(an, l, n, share, bwd);
+	if (fused)
+		return own + (l->attn == ATTN_QK ? cast_time(an, l, n, share, bwd) : 0);
+	gpu = own + cast_time(an, l, n, share, bwd) + fp8_time(an, g, l, n, share, bwd);
 	if (bwd)
 		gpu += accumulate_time(an, g, l, share);
-
-	if (l->timed) /* measured, launches and all */
-		return layer_measured(g, (int)(l - g->layer), an->q.set.prec, bwd) * n * share;
 	if (op_info[l->op].save & S_VIEW)
 		return 0; /* a view launches nothing */
 	return gpu;
+}
+
+double
+layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+	   GridDim how, bool bwd)
+{
+	TimeSource src;
+
+	return layer_time_of(an, g, l, n, share, how, bwd, true, &src);
 }
 
 /* The weight of each layer in its span: the roofline per sample at a
@@ -402,13 +503,14 @@ timing_spread(Graph *g, const Analysis *an)
 }
 
 double
-span_time(const Analysis *an, const Graph *g, int first, int last, double n, double share)
+span_time(const Analysis *an, const Graph *g, int first, int last, double n, double share,
+	  GridDim how)
 {
 	double t = 0;
 
 	for (int i = first; i <= last; i++)
-		t += layer_time(an, g, &g->layer[i], n, share, false) +
-		     layer_time(an, g, &g->layer[i], n, share, true);
+		t += layer_time(an, g, &g->layer[i], n, share, how, false) +
+		     layer_time(an, g, &g->layer[i], n, share, how, true);
 	return t;
 }
 

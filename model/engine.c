@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "model/kerneltable.h"
 #include "model/reuse.h"
 #include "util/arena.h"
 
@@ -29,6 +30,7 @@ engine_free(Engine *e)
 	plans_free(e->plans);
 	tiles_free(e->tiles);
 	kept_free(e->kept);
+	kernel_needs_free(e->needs);
 	for (int i = 0; i < SC_COUNT; i++)
 		free(e->scratch[i]);
 	free(e);

@@ -38,7 +38,7 @@ typedef enum ScratchSlot {
 	SC_PIPE_REDO, SC_PIPE_HALO, SC_PIPE_END, SC_PIPE_PRE, SC_PIPE_ITEMS, SC_PIPE_IT_T,
 	SC_PIPE_IT_F, SC_PIPE_IT_A, SC_PIPE_IT_IN, SC_PIPE_BEST_END, SC_PIPE_BEST_TIME,
 	SC_PIPE_PLAN_END, SC_PIPE_PLAN_SUM, SC_PIPE_CLASS_COST, SC_PIPE_CLASS_HAVE,
-	SC_PIPE_CLASS_W,
+	SC_PIPE_CLASS_W, SC_PIPE_CUT, SC_PIPE_LAST, SC_PIPE_CROSS,
 	/* physical.c: the gradients' shares, a spatial split's rows */
 	SC_PHYS_WSHARE, SC_PHYS_ROWS, SC_PHYS_REST, SC_PHYS_SHARE,
 	/* reuse.c: the host lane's arrays where rows keep classes */
@@ -51,6 +51,7 @@ typedef enum ScratchSlot {
 struct Rows;
 struct Plans;
 struct TileMemo;
+struct KernelNeeds;
 
 typedef struct Engine {
 	bool reuse;              /* false: every figure computed on every read,
@@ -77,6 +78,10 @@ typedef struct Engine {
 	int slowest_next;
 	void *scratch[SC_COUNT];
 	size_t scratch_size[SC_COUNT];
+	struct KernelNeeds *needs; /* --kernels-needed: every kernel key and
+	                            batch the pricing looks up, recorded where
+	                            it looks (model/tabletime.c); NULL: none
+	                            recorded.  The engine frees it */
 } Engine;
 
 /* A new engine (reuse false: the memos switched off); freed with all it

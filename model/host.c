@@ -33,19 +33,6 @@
 #include "model/model.h"
 
 
-/* cuDNN calls of layer l's forward or backward. */
-static int
-library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
-{
-	bool cudnn = op_info[l->op].cls == OPC_CONV && !layer_on_aten(an, g, l);
-
-	if (l->op == OP_BATCHNORM)
-		return 1;
-	if (!cudnn)
-		return 0;
-	return bwd && !reads_input(g, l) ? 2 : 1;
-}
-
 double
 layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 {

@@ -18,6 +18,17 @@ typedef struct KernelTime {
 	const KernelRow *lo, *hi;         /* the rows used (hi == lo: exact) */
 } KernelTime;
 
+/* The keys a pricing looked up (ir/kernels.h's KernelNeeds): made, freed,
+ * filled (model/tabletime.c, where an engine holds one: Engine.needs),
+ * sorted by key then N. */
+KernelNeeds *kernel_needs_new(void);
+void kernel_needs_free(KernelNeeds *s);
+/* Key k at the batch n (images for a convolution) recorded: both whole
+ * batches around a fractional one (the rows an interpolation reads), at
+ * least 1. */
+void kernel_needs_add(KernelNeeds *s, const KernelKey *k, double n);
+void kernel_needs_sort(KernelNeeds *s);
+
 /* The rows of key k, sorted by N: *n of them (0: NULL). */
 const KernelRow *kernel_rows(const KernelTable *t, const KernelKey *k, int *n);
 

@@ -64,15 +64,16 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 		if (d != DIM_DATA && d != DIM_PIPELINE)
 			t = grid[d]; /* the split inside a layer */
 	}
-	if (!grid[DIM_PIPELINE] || !t)
+	if (grid[DIM_PIPELINE] <= 1 || !t)
 		t = m->q;
 	m->gpus = m->replicas * m->q;
 	m->nest = m->replicas > 1 && m->q > 1 ? nest : NEST_MODEL_INNER;
 	/* pipeline-outer is another order only with data, pipeline and a
-	 * split: without a pipeline it is model-inner, without a split
-	 * data-inner */
-	if (m->nest == NEST_PIPELINE_OUTER && (!grid[DIM_PIPELINE] || t == m->q))
-		m->nest = grid[DIM_PIPELINE] ? NEST_DATA_INNER : NEST_MODEL_INNER;
+	 * split: without a pipeline (or one of a single stage, which places
+	 * every rank where model-inner does) it is model-inner, without a
+	 * split data-inner */
+	if (m->nest == NEST_PIPELINE_OUTER && (grid[DIM_PIPELINE] <= 1 || t == m->q))
+		m->nest = grid[DIM_PIPELINE] > 1 ? NEST_DATA_INNER : NEST_MODEL_INNER;
 	u = m->inner = m->nest == NEST_DATA_INNER	    ? m->replicas
 		       : m->nest == NEST_PIPELINE_OUTER ? m->replicas * t
 							: m->q;

@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 #include "model/costmodel.h"
 #include "model/engine.h"
+#include "model/kerneltable.h"
 
 /* compute.c
  * requires: PASS_COST, the system and settings of the analysis.
@@ -27,13 +28,20 @@ bool timing_spread(Graph *g, const Analysis *an);
 
 /* Seconds for layer l's forward (bwd false) or backward pass over n
  * samples, of which this GPU does the fraction `share` (1/p when the layer
- * is split p ways).  Roofline per op class and a fixed GPU cost per
- * kernel, or, for a layer with a measured time (Layer.timed, see
- * timing_spread), that time per sample times n x share; then the
- * framework's CPU dispatch, which overlaps the GPU's work: the slower of
- * the two sets the pace. */
+ * is split p ways along `how`: DIM_FILTER, DIM_CHANNEL or DIM_SPATIAL;
+ * DIM_DATA for a whole layer, or a share no whole split makes).  In
+ * order of preference: a layer's measured time (Layer.timed, see
+ * timing_spread) per sample times n x share; the system's kernel table
+ * (tabletime.c: its row for the layer's key, or its part's, at the
+ * batch; else two rows around it); the model: a roofline per op class and
+ * a fixed GPU cost per kernel.  Autocast's casts and the gradients'
+ * accumulation on top.  The CPU's dispatch is the host lane's (host.c). */
 double layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
-		  bool bwd);
+		  GridDim how, bool bwd);
+/* The same, saying where the time comes from (*src); profile false: as if
+ * the layer had no measured time (what the table or the model predicts). */
+double layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+		     GridDim how, bool bwd, bool profile, TimeSource *src);
 
 /* Whether layer l runs inside another's kernel under the implementation's
  * fusions: a ReLU after a batch norm, a residual add and the ReLU after
@@ -42,7 +50,17 @@ bool layer_fused_away(const Analysis *an, const Layer *l);
 
 /* Forward + backward of layers [first, last] at n samples and a share. */
 double span_time(const Analysis *an, const Graph *g, int first, int last, double n,
-		 double share);
+		 double share, GridDim how);
+
+/* tabletime.c: the kernel table's seconds for layer l's pass at n samples
+ * and a share (layer_time's), its own kernels only; model: the model's
+ * time of the same, for a part the table's rows lack; call: the CPU's
+ * time the measured call holds that the host lane adds too (a probed
+ * CPU's: layer_call_host; else 0), taken off.  NAN (and *src KS_NONE)
+ * where the table has no time for it.  Records each key and batch it
+ * looks up where the engine keeps a record (Engine.needs). */
+double table_time(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
+		  GridDim how, bool bwd, double model, double call, KernelSource *src);
 
 /* The optimizer step over `params` elements held in `arrays` tensors. */
 double update_time(const Analysis *an, double params, double arrays);
@@ -60,6 +78,17 @@ int step_ops(Optimizer opt);
 /* Whether layer l is a depthwise convolution PyTorch runs in its own
  * kernels, not cuDNN's. */
 bool layer_on_aten(const Analysis *an, const Graph *g, const Layer *l);
+/* cuDNN calls of layer l's forward or backward (a batch norm's, a
+ * convolution's but those ATen runs; backward the data and the weight
+ * gradient's, the first layer's weight gradient only). */
+int library_calls(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
+/* CPU seconds of layer l's own operator's call, forward or backward (its
+ * dispatch and library calls; not autocast's casts, a batch norm's
+ * counter or the gradients' accumulation, which host.c adds): what a
+ * kernel table's time holds on a host_device system. */
+double layer_call_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd);
+/* The number format layer l computes in (compute.c). */
+Dtype layer_dtype(const Analysis *an, const Graph *g, const Layer *l);
 
 /* kernel.c */
 
@@ -261,10 +290,43 @@ double halo_time(const Analysis *an, const Graph *g, const Layer *l, double n, i
 		 bool across);
 double spatial_gather(const Analysis *an, const Graph *g, int split, double n, Group grp);
 
+/* tensor.c: Megatron-LM's tensor parallelism found on the layers
+ * (docs/model.md, "tensor, dt and dpt"): per layer TP_* -- its work split over the
+ * group (TP_SPLIT: a column- or row-parallel fc, the attention core
+ * over its heads, what lies between), its output all-reduced forward
+ * (TP_REDUCE: a row-parallel fc, the vocabulary-parallel embedding), a
+ * row-parallel fc (TP_ROWPAR: its bias whole), the cross-entropy over
+ * the split vocabulary (TP_CE), the embedding table split by rows
+ * (TP_TABLE), rows split with the weights whole (TP_WHOLE_W); the tensor
+ * whose gradient its backward all-reduces (bwd, -1: none), the elements
+ * a sample it all-gathers first (gather), a cross-entropy's rows. */
+enum { TP_SPLIT = 1, TP_REDUCE = 2, TP_ROWPAR = 4, TP_CE = 8, TP_TABLE = 16, TP_WHOLE_W = 32 };
+typedef struct TensorTable {
+	unsigned char *tp;
+	int *bwd;
+	int64_t *gather, *rows;
+	int64_t div;   /* the heads and widths split: t must divide it (0: none) */
+	int64_t most;  /* the fewest elements along a split axis */
+	int nsplit;    /* layers split; 0: nothing Megatron splits */
+} TensorTable;
+void tensor_table(const Graph *g, const Transformer *tf, TensorTable *t);
+void tensor_table_free(TensorTable *t);
+/* Why t cannot be split `ways` ways (NULL: it can). */
+const char *tensor_refusal(const TensorTable *t, int64_t ways);
+/* Layer i's share of the work on a GPU of `ways`: 1/ways for a split
+ * layer, and for every layer with sequence parallelism (sp). */
+double tensor_share(const TensorTable *t, int i, double ways, bool sp);
+/* Layer i's collectives over grp on n samples, forward or backward
+ * (bwd), sequence parallel or not. */
+double tensor_collective(const Analysis *an, const Graph *g, const TensorTable *t, int i,
+			 Group grp, double n, bool sp, bool bwd);
+
 /* zero.c */
 
 /* The weights, gradients and optimizer state of a GPU holding `weights`
- * parameters under ZeRO stage an->set.zero (1-3) over nd GPUs, into m. */
+ * parameters under ZeRO stage an->set.zero (0-3) over nd GPUs, into m;
+ * with master_weights, Megatron's fp32 main weights and gradients. */
+bool master_weights(const Analysis *an);
 void zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m);
 /* The parameter tensors a GPU's optimizer step runs over when `arrays`
  * tensors are sharded over nd GPUs: all of them without ZeRO; at stage 1

@@ -35,15 +35,15 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 		return coll_allreduce(an, grp, all * elem_bytes(an));
 	/* each layer's backward at its share: the rows of share 1 and of the
 	 * first other share (a split layer's), else computed */
-	whole = layer_times(an, g, n, 1);
+	whole = layer_times(an, g, n, 1, DIM_DATA);
 	for (int i = g->nlayer - 1; i >= 0; i--) {
 		double share = wshare ? wshare[i] : 1;
 		if (share != 1 && other_share < 0)
-			other = layer_times(an, g, n, share), other_share = share;
+			other = layer_times(an, g, n, share, DIM_DATA), other_share = share;
 		ready += share == 1 ? times_of(&whole, i, true)
 			 : share == other_share
 				 ? times_of(&other, i, true)
-				 : layer_time(an, g, &g->layer[i], n, share, true);
+				 : layer_time(an, g, &g->layer[i], n, share, DIM_DATA, true);
 		bool group;
 		before -= tb->nw[i];
 		/* a group's first tensor, in the model's order: the group is

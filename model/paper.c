@@ -328,6 +328,15 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 		k->reason = "the paper has no formula for pipeline hybrids (--cost-model default)";
 		k->bottleneck = "scaling limit";
 		return;
+	case STRAT_TENSOR: /* Megatron-LM's, after the paper */
+	case STRAT_DT:
+	case STRAT_DPT:
+		k->computable = false;
+		k->feasible = false;
+		k->reason = "the paper has no formula for Megatron's tensor parallelism "
+			    "(--cost-model default)";
+		k->bottleneck = "scaling limit";
+		return;
 	case STRAT_PIPELINE:
 		k->max_gpus = g->nlayer;
 		if (grid[DIM_PIPELINE] > g->nlayer)

@@ -20,14 +20,13 @@ matmul_peak(const Graph *g, const Analysis *an)
 	for (int i = 0; i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
 		double f = (double)l->cost.flops_fwd + (double)l->cost.flops_bwd;
-		Dtype dt = dt0;
+		Dtype dt;
 		if (l->cost.macs <= 0 || !(f > 0))
 			continue;
 		/* as the cost model: TF32 for an fp32 run's convolutions where
-		 * the implementation lets cuDNN use it, but ATen's depthwise */
-		if (dt == DT_FP32 && an->q.impl.conv_tf32 && op_info[l->op].cls == OPC_CONV &&
-		    s->peak[DT_TF32] > 0 && !layer_on_aten(an, g, l))
-			dt = DT_TF32;
+		 * the implementation lets cuDNN use it, but ATen's depthwise;
+		 * under fp8 the linear layers' alone */
+		dt = layer_dtype(an, g, l);
 		flops += f;
 		time += f / (s->peak[dt] > 0 ? s->peak[dt] : s->peak[DT_FP32]);
 	}

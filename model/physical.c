@@ -54,8 +54,8 @@ batch_for(const Ctx *c, int64_t data_width)
 static double
 split_compute(const Ctx *c, double n, int64_t ways, bool channel)
 {
-	Times whole = layer_times(c->an, c->g, n, 1),
-	      part = layer_times(c->an, c->g, n, 1.0 / ways);
+	Times whole = layer_times(c->an, c->g, n, 1, DIM_DATA),
+	      part = layer_times(c->an, c->g, n, 1.0 / ways, channel ? DIM_CHANNEL : DIM_FILTER);
 	const LayerTable *tb = layer_table(c->an, c->g);
 	double t = 0;
 
@@ -81,7 +81,7 @@ memory(const Ctx *c, Candidate *k, double weights, double act_samples, double ac
 	k->mem.weights = weights * c->delta + mem_cast_weights(c->an, c->g, weights);
 	k->mem.grads = weights * c->delta;
 	k->mem.optimizer = weights * optimizer_bytes(c->an->q.set.opt);
-	if (c->an->q.set.zero)
+	if (c->an->q.set.zero || master_weights(c->an))
 		zero_memory(c->an, c->g, weights, (double)zero_group(c->an, c->map.grad).size,
 			    &k->mem);
 	mem_activations(&k->mem, &t, act_samples, act_share);
@@ -175,7 +175,10 @@ recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int
 		if (!(rc->redo ? rc->redo[i] : i < rc->first_kept))
 			continue;
 		if (!have[w])
-			row[w] = layer_times(c->an, c->g, tail ? n_tail : n, part ? 1.0 / ways : 1),
+			row[w] = layer_times(c->an, c->g, tail ? n_tail : n, part ? 1.0 / ways : 1,
+					     split == WORK_FILTER    ? DIM_FILTER
+					     : split == WORK_CHANNEL ? DIM_CHANNEL
+								     : DIM_SPATIAL),
 			have[w] = true;
 		t += times_of(&row[w], i, false);
 	}
@@ -207,7 +210,7 @@ data(const Ctx *c, Candidate *k)
 	if ((double)M > n)
 		return beyond_limit(k, "more micro-batches than samples per GPU");
 	k->micro_batches = M;
-	r = layer_times(c->an, c->g, n / M, 1);
+	r = layer_times(c->an, c->g, n / M, 1, DIM_DATA);
 	k->t.compute = (double)M * times_span(&r, 0, c->g->nlayer - 1);
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, NULL);
@@ -246,19 +249,21 @@ layer_collectives(const Ctx *c, double n, bool channel, double *split_w, int64_t
 }
 
 /* filter or channel over the model-parallel group, inside data groups
- * (df when there are several) */
+ * (df when there are several); gradient accumulation as data's: M
+ * micro-batches of m = n / M samples, one exchange */
 static void
 model_split(const Ctx *c, Candidate *k, bool channel)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1), limit;
-	double n = (double)B / p1, split_w, local_w, *wshare;
+	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
+	double n = (double)B / p1, m = n / (double)M, split_w, local_w, *wshare;
 	const LayerTable *tb;
 
 	k->grid[channel ? DIM_CHANNEL : DIM_FILTER] = ways;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
 	k->global_batch = B;
-	k->t.layer = layer_collectives(c, n, channel, &split_w, &limit);
+	k->t.layer = (double)M * layer_collectives(c, m, channel, &split_w, &limit);
 	k->max_gpus = limit;
 	if (p1 > B)
 		return beyond_limit(k, "more data groups than samples in the batch");
@@ -266,8 +271,11 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 		return beyond_limit(k,
 				    channel ? "more GPUs than the fewest input channels of a layer"
 					    : "more GPUs than the fewest filters of a layer");
+	if ((double)M > n)
+		return beyond_limit(k, "more micro-batches than samples per GPU");
 	k->per_gpu_batch = n;
-	k->t.compute = split_compute(c, n, ways, channel);
+	k->micro_batches = M;
+	k->t.compute = (double)M * split_compute(c, m, ways, channel);
 	local_w = c->W - split_w;
 	wshare = engine_scratch(c->an->eng, SC_PHYS_WSHARE, (size_t)c->g->nlayer + 1,
 				sizeof *wshare);
@@ -281,14 +289,82 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 		local_w += held;
 		wshare[i] = held / (double)tb->params[i];
 	}
-	k->t.grad = grad_time(c->an, c->g, c->map.grad, n, wshare, &k->t.grad_hidden);
+	k->t.grad = grad_time(c->an, c->g, c->map.grad, m, wshare, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, wshare);
 	k->t.update = update_time(c->an, local_w, c->arrays);
 	sharded(c, k, local_w);
-	recompute(c, k, n, n, ways, -1, channel ? WORK_CHANNEL : WORK_FILTER);
+	recompute(c, k, m, m, ways, -1, channel ? WORK_CHANNEL : WORK_FILTER);
+	k->t.recompute *= (double)M;
 	/* each sample is loaded once per model-parallel group */
 	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
-	memory(c, k, local_w, n, 1);
+	memory(c, k, local_w, m, 1);
+}
+
+/* ---- tensor ------------------------------------------------------------- */
+
+/* tensor and dt: Megatron-LM's tensor parallelism over the model-parallel
+ * group of t GPUs (model/tensor.c), inside data groups of p1 (dt), each
+ * GPU's n samples in M micro-batches whose gradients accumulate before
+ * one exchange (docs/model.md, "tensor, dt and dpt"). */
+static void
+tensor(const Ctx *c, Candidate *k)
+{
+	const Analysis *an = c->an;
+	const Graph *g = c->g;
+	const Recompute *rc = &an->rc;
+	int64_t p1 = c->map.replicas, t = c->map.q, B = batch_for(c, p1);
+	int64_t M = an->q.set.micro_batches > 1 ? an->q.set.micro_batches : 1;
+	const LayerTable *tb = layer_table_tensor(an, g);
+	const TensorTable *tt = &tb->tensor;
+	bool sp = an->q.set.sequence_parallel && t > 1;
+	double n = (double)B / p1, m, local_w = 0, act = 0, all = 0, *wshare;
+	const double *kept;
+	const char *why;
+	Times whole, part, col;
+
+	k->grid[DIM_TENSOR] = t;
+	if (p1 > 1)
+		k->grid[DIM_DATA] = p1;
+	k->global_batch = B;
+	k->max_gpus = tt->most < INT64_MAX ? tt->most : 1;
+	if (p1 > B)
+		return beyond_limit(k, "more data groups than samples in the batch");
+	if ((why = tensor_refusal(tt, t)))
+		return beyond_limit(k, why);
+	if ((double)M > n)
+		return beyond_limit(k, "more micro-batches than samples per GPU");
+	k->per_gpu_batch = n;
+	k->micro_batches = M;
+	m = n / (double)M;
+	whole = layer_times(an, g, m, 1, DIM_DATA);
+	part = layer_times(an, g, m, 1.0 / (double)t, DIM_TENSOR); /* no table shard: the model */
+	col = tensor_times(an, g, m, c->map.model, sp);
+	kept = kept_layers(an, g);
+	wshare = engine_scratch(an->eng, SC_PHYS_WSHARE, (size_t)g->nlayer + 1, sizeof *wshare);
+	for (int i = 0; i < g->nlayer; i++) {
+		double share = tensor_share(tt, i, (double)t, sp), w;
+		const Times *r = share < 1 ? &part : &whole;
+		k->t.compute += times_of(r, i, false) + times_of(r, i, true);
+		k->t.layer += times_of(&col, i, false) + times_of(&col, i, true);
+		/* recomputation runs the layer's forward again, its
+		 * collectives with it (Megatron's checkpointed forward) */
+		if (rc->k && (rc->redo ? rc->redo[i] : i < rc->first_kept))
+			k->t.recompute += times_of(r, i, false) + times_of(&col, i, false);
+		w = tensor_params(tt, tb, i, (double)t);
+		wshare[i] = tb->params[i] > 0 ? w / (double)tb->params[i] : 1;
+		local_w += w;
+		act += kept[i] * share, all += kept[i];
+	}
+	k->t.compute *= (double)M;
+	k->t.layer *= (double)M;
+	k->t.recompute *= (double)M;
+	k->t.grad = grad_time(an, g, c->map.grad, m, wshare, &k->t.grad_hidden);
+	k->t.reducer = reducer_time(an, g, c->map.grad, 0, g->nlayer - 1, wshare);
+	k->t.update = update_time(an, local_w, c->arrays);
+	sharded(c, k, local_w);
+	/* each sample is loaded once per tensor-parallel group */
+	input(c, k, n / (double)t, node_samples(c, n / (double)t), t > 1);
+	memory(c, k, local_w, m, all > 0 ? act / all : 1);
 }
 
 /* ---- spatial ------------------------------------------------------------ */
@@ -377,8 +453,8 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 	int L = g->nlayer, best = 0;
 	double *rest = engine_scratch(c->an->eng, SC_PHYS_REST, (size_t)L + 1, sizeof *rest),
 	       head = 0, best_t = INFINITY;
-	Times after = layer_times(c->an, g, after_gather(c, n, ways), 1);
-	Times part = layer_times(c->an, g, n, 1.0 / ways);
+	Times after = layer_times(c->an, g, after_gather(c, n, ways), 1, DIM_DATA);
+	Times part = layer_times(c->an, g, n, 1.0 / ways, DIM_SPATIAL);
 	Times halo = halo_times(c->an, g, n, ways, c->map.across);
 	Times gather = gather_times(c->an, g, n, c->map.model);
 
@@ -405,7 +481,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	double n = (double)B / p1, after = after_gather(c, n, ways), growth = 1, W = c->W;
 	double *wshare = NULL, act = 0, whole = 0;
 	int grown = -1;
-	Times rest = layer_times(c->an, g, after, 1), halo;
+	Times rest = layer_times(c->an, g, after, 1, DIM_DATA), halo;
 
 	k->split = split;
 	k->per_gpu_batch = n / ways;
@@ -418,13 +494,13 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 		growth = strips(c, ways, split, share, &grown);
 		for (int i = 0; i <= split; i++) {
 			double a = kept_layer(c->an, g, i);
-			k->t.compute += span_time(c->an, g, i, i, n, share[i]);
+			k->t.compute += span_time(c->an, g, i, i, n, share[i], DIM_SPATIAL);
 			act += a * share[i], whole += a;
 		}
 		if (grown >= 0) {
 			const Layer *l = &g->layer[grown];
 			double w = (double)l->cost.params, kernel = (double)layer_kernel_params(l);
-			rest = layer_times(c->an, g, after, 1);
+			rest = layer_times(c->an, g, after, 1, DIM_DATA);
 			k->t.compute += (growth - 1) * times_span(&rest, grown, grown);
 			W += (growth - 1) * kernel;
 			/* its gradients: the grown kernel and the bias */
@@ -435,7 +511,7 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 			wshare[grown] = (w + (growth - 1) * kernel) / w;
 		}
 	} else {
-		Times part = layer_times(c->an, g, n, 1.0 / ways);
+		Times part = layer_times(c->an, g, n, 1.0 / ways, DIM_SPATIAL);
 		k->t.compute += times_span(&part, 0, split);
 	}
 	halo = halo_times(c->an, g, n, ways, c->map.across);
@@ -529,16 +605,18 @@ split_work(const PredictCtx *pc, const Layer *l, LayerSplit s, double n, const M
 		if (l->attr.lead > 0 || ways < s.d)
 			return INFINITY;
 		*comm = split_collective(an, g, l, m->model, n, s.mode == PL_CHANNEL);
-		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k);
+		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k,
+				 s.mode == PL_CHANNEL ? DIM_CHANNEL : DIM_FILTER);
 	case PL_SPATIAL:
 		if (l->attr.lead > 0 || out->rank < 2 || out->d[1] < s.d)
 			return INFINITY;
 		*p2p = halo_time(an, g, l, n, s.d, false);
-		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k);
+		return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1 / k,
+				 DIM_SPATIAL);
 	default:
 		break;
 	}
-	return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1);
+	return span_time(an, g, (int)(l - g->layer), (int)(l - g->layer), n, 1, DIM_DATA);
 }
 
 /* The samples a GPU of split s works on: its group's B d / p (a share of
@@ -668,11 +746,14 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_CHANNEL: model_split(&c, k, true); break;
 	case STRAT_SPATIAL:
 	case STRAT_DS: predict_spatial(&c, k); break;
+	case STRAT_TENSOR:
+	case STRAT_DT: tensor(&c, k); break;
 	case STRAT_PIPELINE:
 	case STRAT_DP:
 	case STRAT_DPF:
 	case STRAT_DPC:
 	case STRAT_DPS:
+	case STRAT_DPT:
 		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid, pc->beat, !pc->no_stages);
 		return; /* its stages' processes: pipeline.c */
 	case STRAT_COUNT: break;

@@ -26,6 +26,7 @@
 #include "model/reuse.h"
 #include "util/checked.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +197,13 @@ typedef struct Costs {
 	double *pre;    /* partition's prefix sums: 3 (L + 1) */
 	bool redo_kept; /* redo holds it; false: every layer's was 0 */
 	int64_t ways;   /* 1: no split inside the stages */
-	GridDim inner;  /* DIM_FILTER (dpf), DIM_CHANNEL (dpc), DIM_SPATIAL (dps) */
+	GridDim inner;  /* DIM_FILTER (dpf), DIM_CHANNEL (dpc), DIM_SPATIAL (dps),
+	                   DIM_TENSOR (dpt: Megatron's, model/tensor.c) */
+	bool sp;        /* dpt: sequence parallelism */
+	double tied;    /* the parameters of the tied embedding table's copy
+	                   the output layer's stage holds (Megatron: the
+	                   first and the last stage each hold the table;
+	                   tied_copy), 0 for none */
 	int last;       /* dps: the last layer split by rows */
 	Group grp;
 	double nd;      /* ZeRO-1: the data-parallel copies sharing the
@@ -212,7 +219,7 @@ per_parameter(const Analysis *an, const Graph *g, double nd)
 	MemUse m = { .weights = elem_bytes(an), .grads = elem_bytes(an),
 		     .optimizer = optimizer_bytes(an->q.set.opt) };
 
-	if (an->q.set.zero)
+	if (an->q.set.zero || master_weights(an))
 		zero_memory(an, g, 1, nd, &m);
 	return m;
 }
@@ -247,6 +254,8 @@ class_values(const Analysis *an, const Graph *g)
 static const LayerTable *
 table_for(const Analysis *an, const Graph *g, const Costs *c)
 {
+	if (c->inner == DIM_TENSOR)
+		return layer_table_tensor(an, g);
 	return c->ways > 1 && c->inner == DIM_CHANNEL ? layer_table_full(an, g)
 						      : layer_table(an, g);
 }
@@ -275,6 +284,8 @@ held_w(const LayerTable *tb, const Costs *c, int i)
 {
 	bool rows = c->inner == DIM_SPATIAL, channel = c->inner == DIM_CHANNEL;
 
+	if (c->inner == DIM_TENSOR)
+		return tensor_params(&tb->tensor, tb, i, (double)c->ways);
 	if (c->ways > 1 && !rows && (tb->split[i] & (1u << channel)))
 		return split_params_of(tb->params[i], channel ? tb->kernel[i] : 0, channel,
 				       (double)c->ways);
@@ -301,6 +312,7 @@ typedef struct Pass {
 	double n, per_w;
 	double in_act;          /* the kept graph input, on the first stage */
 	bool rows;              /* dps */
+	bool tensor;            /* dpt */
 	unsigned split;         /* the table's bit of the layers a filter or
 	                           channel split divides; 0 for none */
 	Times whole, part, halo, col;
@@ -326,13 +338,32 @@ pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c
 	p->act = kept_layers(an, g);
 	p->wide = precision_bytes(an->q.set.prec);
 	p->rows = c->ways > 1 && c->inner == DIM_SPATIAL;
-	p->split = c->ways > 1 && !p->rows ? 1u << channel : 0;
+	p->tensor = c->inner == DIM_TENSOR;
+	p->split = c->ways > 1 && !p->rows && !p->tensor ? 1u << channel : 0;
 	p->in_act = (double)kept(an, g).input;
 	p->cls = layer_classes(an, g)->ncls > 0 ? layer_classes(an, g)->cls : NULL;
-	p->whole = layer_times(an, g, n, 1);
-	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1);
+	p->whole = layer_times(an, g, n, 1, DIM_DATA);
+	p->part = layer_times(an, g, n, c->ways > 1 ? 1.0 / (double)c->ways : 1, c->inner);
 	p->halo = p->rows ? halo_times(an, g, n, c->ways, c->grp.size > c->grp.per_node) : p->whole;
-	p->col = !p->rows && c->ways > 1 ? split_times(an, g, n, c->grp, channel) : p->whole;
+	p->col = p->tensor			 ? tensor_times(an, g, n, c->grp, c->sp)
+		 : !p->rows && c->ways > 1 ? split_times(an, g, n, c->grp, channel)
+					   : p->whole;
+}
+
+/* Layer i's share of the work on a GPU: a strip's rows (dps), Megatron's
+ * tensor parallelism's (dpt), 1/ways of a layer a filter or channel
+ * split divides (dpf, dpc), else all of it. */
+static double
+layer_share(const Pass *p, int i)
+{
+	const Costs *c = p->c;
+	double w = (double)c->ways;
+
+	if (p->rows)
+		return i <= c->last || !p->an->q.impl.replicated ? 1.0 / w : 1;
+	if (p->tensor)
+		return tensor_share(&p->tb->tensor, i, w, c->sp);
+	return p->tb->split[i] & p->split ? 1.0 / w : 1;
 }
 
 static LayerCost
@@ -340,11 +371,7 @@ layer_cost(const Pass *p, int i)
 {
 	const Costs *c = p->c;
 	const Recompute *rc = &p->an->rc;
-	double n = p->n, share = p->rows ? (i <= c->last || !p->an->q.impl.replicated
-						     ? 1.0 / (double)c->ways
-						     : 1)
-				: p->tb->split[i] & p->split ? 1.0 / (double)c->ways
-							     : 1;
+	double n = p->n, share = layer_share(p, i), colf = 0;
 	const Times *r = share < 1 ? &p->part : &p->whole;
 	double fwd = times_of(r, i, false);
 	/* recomputation: selective drops the attention cores' tensors and
@@ -354,18 +381,28 @@ layer_cost(const Pass *p, int i)
 	LayerCost lc;
 
 	lc.halo = p->rows && i <= c->last ? times_of(&p->halo, i, false) : 0;
-	if (p->rows)
+	if (p->rows) {
 		lc.col = lc.halo + (i == c->last ? spatial_gather(p->an, p->g, i, n, c->grp) : 0);
-	else
+	} else if (p->tensor) { /* forward and backward; the forward's run again */
+		colf = times_of(&p->col, i, false);
+		lc.col = colf + times_of(&p->col, i, true);
+	} else {
 		lc.col = share < 1 ? times_of(&p->col, i, false) : 0;
+	}
 	/* pipe_checkpoint: a share ck of the micro-batches runs it again */
-	lc.redo = redo ? fwd : fwd * c->ck;
+	lc.redo = redo ? fwd + colf : (fwd + colf) * c->ck;
 	lc.t = fwd + times_of(r, i, true) + lc.col + lc.redo;
-	lc.f = held_w(p->tb, c, i) * p->per_w;
-	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : p->act[i]) * n * (p->rows ? share : 1);
+	lc.f = (held_w(p->tb, c, i) + (i == p->an->tf.output ? c->tied : 0)) * p->per_w;
+	/* what a split keeps: a strip's rows; Megatron's tensor parallelism
+	 * the split layers' 1/t (and with sequence parallelism every layer's:
+	 * Korthikanti et al.'s divisions), the filter and channel splits
+	 * everything, gathered */
+	lc.a = (rc->k > 0 ? rc->boundary[i] : redo ? 0 : p->act[i]) * n *
+	       (p->rows || p->tensor ? share : 1);
 	if (i == 0) /* the kept graph input lives on the first stage */
 		lc.a += p->in_act * n;
-	lc.in = (double)p->tb->in[i] * n * p->wide * (p->rows ? share : 1);
+	lc.in = (double)p->tb->in[i] * n * p->wide *
+		(p->rows ? share : p->tensor && c->sp ? 1.0 / (double)c->ways : 1);
 	return lc;
 }
 
@@ -388,8 +425,9 @@ per_class(const Pass *p, int i, LayerCost *memo, bool *have)
 	LayerCost lc;
 	int k;
 
-	if (!p->cls || i == 0 || (p->rows && i == c->last))
-		return layer_cost(p, i);
+	if (!p->cls || i == 0 || (p->rows && i == c->last) || p->tensor ||
+	    (c->tied > 0 && i == p->an->tf.output))
+		return layer_cost(p, i); /* dpt: a layer's place in the pairs is its own */
 	redo = rc->k == RECOMPUTE_SELECTIVE ? rc->redo[i] : rc->k > 0;
 	below = p->rows && i <= c->last;
 	strip = p->rows && (below || !p->an->q.impl.replicated);
@@ -786,7 +824,7 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 		       sa = 0;
 		for (int j = first; j <= st->end[i]; j++) {
 			double f = times_of(&issue, j, false);
-			double w = class_w(&wm, tb, c, j);
+			double w = class_w(&wm, tb, c, j) + (j == an->tf.output ? c->tied : 0);
 			ww += w, arrays += tb->nw[j], time += c->t[j];
 			if (c->ways > 1) /* else both 0 (layer_costs) */
 				col += c->col[j], hal += c->halo[j];
@@ -920,7 +958,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	int64_t S = map->q / c->ways;
 	const System *s = an->q.sys;
 	double n = (double)B / M, delta = elem_bytes(an);
-	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, step = 0;
+	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, step = 0, hop;
 	int L = g->nlayer, v = an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1;
 	int64_t nc = checkpointed(an, M);
 	const Plan *p;
@@ -964,9 +1002,15 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * micro-batch crosses V times as many stage boundaries */
 	k->t.compute = M * T - k->t.layer - halos - k->t.recompute;
 	k->t.bubble = (S - 1) * T / v;
-	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->q.set.forward_only ? 1 : 2) *
-				      p2p_time(an, edge, map->across)
-			    : 0;
+	/* Megatron's scatter-gather across a tensor-parallel group (SC'21,
+	 * section 4.1): each of its t GPUs sends 1/t of the activation, and
+	 * the receiving group all-gathers it over its own links */
+	if (c->inner == DIM_TENSOR && c->ways > 1 && p->n > 1)
+		hop = p2p_time(an, edge / (double)c->ways, map->across) +
+		      allgather_time(s, c->grp, edge);
+	else
+		hop = p2p_time(an, edge, map->across);
+	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->q.set.forward_only ? 1 : 2) * hop : 0;
 	k->t.p2p += halos;
 	k->t.update = upd;
 	/* the host lane (host.c): a stage's process issues its layers for
@@ -1042,6 +1086,84 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	}
 }
 
+/* Megatron-LM's tied embedding in a pipeline: the output layer's stage
+ * holds its own copy of the table (of its 1/t under tensor parallelism),
+ * the first stage the table (megatron/core/models/common/
+ * language_module/language_module.py, setup_embeddings_and_output_layer
+ * at d98e8a64).  Its parameters; 0 where the transformer's output layer
+ * has weights of its own (untied), where the graph holds no table (an ODL
+ * model whose input is the looked-up embeddings) or one stage. */
+static double
+tied_copy(const Graph *g, const Analysis *an, const Costs *c, int64_t S)
+{
+	const Transformer *tf = &an->tf;
+
+	if (S < 2 || tf->layers == 0 || tf->untied || tf->table < 0 || tf->output < 0)
+		return 0;
+	return held_w(table_for(an, g, c), c, tf->table);
+}
+
+/* Where Megatron-LM may cut a transformer's pipeline: between its layers,
+ * never inside one (a stage holds whole TransformerLayers, the embedding
+ * with the first, the final norm and the output layer with the last:
+ * megatron/core/transformer/transformer_block.py, get_num_layers_to_build
+ * at d98e8a64).  Found on the layers: a cut may follow layer i where the
+ * fewest activations cross it (the residual stream, and what every layer
+ * reads; inside attention Q, K, V and the residual cross together), and
+ * of those the last before each attention's QK^T product but the first --
+ * between a layer's attention and its MLP as few cross, but no attention
+ * follows before the next.  NULL where the graph holds no transformer or no such
+ * cut (the partition then cuts anywhere). */
+static const bool *
+transformer_cuts(const Graph *g, const Analysis *an)
+{
+	Engine *e = an->eng;
+	int L = g->nlayer, cand = -1, n = 0, live = 0, fewest = INT_MAX, k = 0;
+	size_t len = (size_t)L + 1, nt = g->ntensor > 0 ? (size_t)g->ntensor : 1;
+	const int(*at)[2] = an->tf.parts;
+	bool *cut;
+	int *last, *cross;
+
+	if (an->tf.layers < 2 || !at)
+		return NULL;
+	cut = engine_scratch(e, SC_PIPE_CUT, len, sizeof *cut);
+	last = engine_scratch(e, SC_PIPE_LAST, nt, sizeof *last);
+	cross = engine_scratch(e, SC_PIPE_CROSS, len, sizeof *cross);
+	for (size_t t = 0; t < nt; t++)
+		last[t] = -1;
+	for (int i = 0; i < L; i++) {
+		cut[i] = false, cross[i] = 0;
+		for (int j = 0; j < g->layer[i].nin; j++)
+			last[g->layer[i].in[j]] = i;
+	}
+	/* an activation made by layer p and last read by layer c crosses the
+	 * cuts after p .. c - 1 */
+	for (int t = 0; t < g->ntensor; t++) {
+		int p = g->tensor[t].producer;
+		if (p < 0 || g->tensor[t].konst || last[t] <= p)
+			continue;
+		cross[p]++, cross[last[t]]--;
+	}
+	/* the fewest activations crossing a cut from the first attention to
+	 * the last: the residual stream, with what every layer reads (an
+	 * ONNX export's attention mask) */
+	for (int i = 0; i < L; i++) {
+		live += cross[i], cross[i] = live;
+		if (i >= at[0][0] && i < at[an->tf.layers - 1][0] && live < fewest)
+			fewest = live;
+	}
+	for (int i = 0; i < L && k < an->tf.layers; i++) {
+		if (i == at[k][0]) { /* an attention's QK^T: cut before it */
+			if (k > 0 && cand >= 0 && !cut[cand])
+				cut[cand] = true, n++;
+			k++;
+		}
+		if (cross[i] == fewest)
+			cand = i;
+	}
+	return n > 0 ? cut : NULL;
+}
+
 const char pipeline_bounded[] = "cannot beat the best found (a lower bound on its stages' work)";
 
 void
@@ -1054,6 +1176,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * dps's rows */
 	GridDim inner = grid[DIM_CHANNEL] > 0   ? DIM_CHANNEL
 			: grid[DIM_SPATIAL] > 0 ? DIM_SPATIAL
+			: grid[DIM_TENSOR] > 0  ? DIM_TENSOR
 						: DIM_FILTER;
 	bool channel = inner == DIM_CHANNEL, rows = inner == DIM_SPATIAL;
 	int64_t ways = grid[inner] > 0 ? grid[inner] : 1;
@@ -1075,6 +1198,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		    .redo = engine_scratch(e, SC_PIPE_REDO, len, sizeof(double)),
 		    .pre = engine_scratch(e, SC_PIPE_PRE, 3 * (len + 1), sizeof(double)),
 		    .ways = ways, .inner = inner,
+		    .sp = inner == DIM_TENSOR && ways > 1 && an->q.set.sequence_parallel,
 		    .last = rows ? spatial_limit(g, ways) : -1, .grp = map->split,
 		    .nd = an->q.set.zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
 	Stages st = { 0, engine_scratch(e, SC_PIPE_END, len, sizeof(int)) };
@@ -1088,6 +1212,9 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	Plan local;
 	const Plan *p;
 
+	if (!cut_after) /* a transformer: between its layers, as Megatron */
+		cut_after = transformer_cuts(g, an);
+	c.tied = tied_copy(g, an, &c, S);
 	if (cut_after) {
 		int *ends = engine_scratch(e, SC_PIPE_ITEMS, len, sizeof *ends);
 		it = (Items){ ends, 0, engine_scratch(e, SC_PIPE_IT_T, len, sizeof(double)),
@@ -1098,9 +1225,15 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			if (cut_after[i] || i == L - 1)
 				ends[it.n++] = i;
 	}
-	if (ways > 1 && !rows) /* the fewest filters or channels of a split layer */
-		limit = layer_table(an, g)->most[channel];
-	why = rows ? spatial_refusal(g, ways, &limit) : NULL;
+	if (inner == DIM_TENSOR) { /* the fewest heads or features a layer splits */
+		const TensorTable *tt = &layer_table_tensor(an, g)->tensor;
+		limit = tt->most;
+		why = tensor_refusal(tt, ways);
+	} else {
+		if (ways > 1 && !rows) /* the fewest filters or channels of a split layer */
+			limit = layer_table(an, g)->most[channel];
+		why = rows ? spatial_refusal(g, ways, &limit) : NULL;
+	}
 	k->grid[DIM_PIPELINE] = S;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
@@ -1191,7 +1324,16 @@ again:
 	}
 	if (p1 > 1)
 		stage_exchange(g, an, map, k, &best_st);
+	/* the two copies' gradients summed once a step, the first stage's
+	 * with the last's (finalize_model_grads.py, _allreduce_word_embedding_
+	 * grads at Megatron-LM d98e8a64), after the backward: exposed; across
+	 * nodes a node's t tensor-parallel GPUs do theirs at once */
+	if (c.tied > 0 && best_st.n > 1 && !an->q.set.forward_only) {
+		Group pair = map->across ? (Group){ 2, 1, c.ways } : (Group){ 2, 2, 1 };
+		k->t.grad += allreduce_time(an->q.sys, pair, c.tied * elem_bytes(an));
+	}
 }
+
 
 double
 pipeline_partition(const double *t, const double *m, int L, double cap, int S, int *end, int *n)

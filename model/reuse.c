@@ -172,7 +172,8 @@ static void
 find(Times *t)
 {
 	double arg[4] = { t->n, t->share, (double)t->grp.size, (double)t->grp.per_node };
-	int i, arrays = t->kind == ROW_TIME || t->kind == ROW_HOST ? 2 : 1;
+	bool tensor = t->kind == ROW_TENSOR || t->kind == ROW_TENSOR_SP;
+	int i, arrays = t->kind == ROW_TIME || t->kind == ROW_HOST || tensor ? 2 : 1;
 	Rows *rs = rows_of(t->an->eng);
 	const LayerTable *tb;
 	uint64_t stamp;
@@ -186,7 +187,7 @@ find(Times *t)
 	else if (t->kind != ROW_TIME)
 		arg[1] = (double)t->grp.sharing;
 	if (t->kind == ROW_TIME || t->kind == ROW_HOST)
-		arg[2] = arg[3] = 0;
+		arg[2] = t->kind == ROW_TIME ? (double)t->how : 0, arg[3] = 0;
 	stamp = key_stamp(&t->an->eng->stamps, &t->an->q, t->g, KEY_LAYER);
 	b = bucket(stamp, t->kind, arg);
 	for (i = rs->head[b]; i >= 0; i = rs->row[i].next) {
@@ -197,6 +198,8 @@ find(Times *t)
 	/* a row of a graph whose layers repeat keeps a figure per class,
 	 * else one per layer */
 	tb = layer_classes(t->an, t->g);
+	if (tensor) /* per layer */
+		tb = NULL;
 	if (i < 0) {
 		size_t len = tb && tb->ncls > 0 ? (size_t)tb->ncls
 			     : t->g->nlayer > 0 ? (size_t)t->g->nlayer
@@ -225,9 +228,10 @@ find(Times *t)
 }
 
 Times
-layer_times(const Analysis *an, const Graph *g, double n, double share)
+layer_times(const Analysis *an, const Graph *g, double n, double share, GridDim how)
 {
-	Times t = { .an = an, .g = g, .kind = ROW_TIME, .n = n, .share = share };
+	Times t = { .an = an, .g = g, .kind = ROW_TIME, .n = n, .share = share,
+		    .how = share == 1 ? DIM_DATA : how };
 
 	find(&t);
 	return t;
@@ -270,10 +274,20 @@ split_times(const Analysis *an, const Graph *g, double n, Group grp, bool channe
 	return t;
 }
 
+Times
+tensor_times(const Analysis *an, const Graph *g, double n, Group grp, bool sp)
+{
+	Times t = { .an = an, .g = g, .kind = sp ? ROW_TENSOR_SP : ROW_TENSOR, .n = n,
+		    .grp = grp };
+
+	find(&t);
+	return t;
+}
+
 Lane
 lane_times(const Analysis *an, const Graph *g, int first, int last, double n)
 {
-	Times t = layer_times(an, g, n, 1), h = host_times(an, g);
+	Times t = layer_times(an, g, n, 1, DIM_DATA), h = host_times(an, g);
 	size_t len = g->nlayer > 0 ? (size_t)g->nlayer : 1;
 	double *v;
 
@@ -318,13 +332,17 @@ compute(const Times *r, int i, bool bwd)
 	const Layer *l = &r->g->layer[i];
 
 	switch (r->kind) {
-	case ROW_TIME: return layer_time(r->an, r->g, l, r->n, r->share, bwd);
+	case ROW_TIME: return layer_time(r->an, r->g, l, r->n, r->share, r->how, bwd);
 	case ROW_HOST: return layer_host(r->an, r->g, l, bwd);
 	case ROW_HALO: return halo_time(r->an, r->g, l, r->n, r->ways, r->across);
 	case ROW_GATHER: return spatial_gather(r->an, r->g, i, r->n, r->grp);
 	case ROW_FILTER:
 	case ROW_CHANNEL:
 		return split_collective(r->an, r->g, l, r->grp, r->n, r->kind == ROW_CHANNEL);
+	case ROW_TENSOR:
+	case ROW_TENSOR_SP:
+		return tensor_collective(r->an, r->g, &layer_table_tensor(r->an, r->g)->tensor, i,
+					 r->grp, r->n, r->kind == ROW_TENSOR_SP, bwd);
 	}
 	return 0;
 }
@@ -371,6 +389,7 @@ table_free(LayerTable *t)
 	free(t->in);
 	free(t->split);
 	free(t->cls);
+	tensor_table_free(&t->tensor);
 	*t = (LayerTable){ 0 };
 }
 
@@ -433,6 +452,18 @@ layer_table_full(const Analysis *an, const Graph *g)
 	for (int i = 0; i < g->nlayer; i++) {
 		t->kernel[i] = layer_kernel_params(&g->layer[i]);
 		t->buffers[i] = g->layer[i].cost.buffers;
+	}
+	return t;
+}
+
+const LayerTable *
+layer_table_tensor(const Analysis *an, const Graph *g)
+{
+	LayerTable *t = (LayerTable *)layer_table_full(an, g);
+
+	if (!t->tensored) {
+		tensor_table(g, &an->tf, &t->tensor);
+		t->tensored = true;
 	}
 	return t;
 }

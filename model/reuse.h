@@ -17,7 +17,12 @@
  * computes it on the first read; the value is the function's, bit for
  * bit.  A row stays valid until ROWS_HELD more have been asked for. */
 enum { ROWS_HELD = 4 };
-typedef enum RowKind { ROW_TIME, ROW_HOST, ROW_HALO, ROW_GATHER, ROW_FILTER, ROW_CHANNEL } RowKind;
+typedef enum RowKind {
+	ROW_TIME, ROW_HOST, ROW_HALO, ROW_GATHER, ROW_FILTER, ROW_CHANNEL,
+	ROW_TENSOR, ROW_TENSOR_SP /* tensor_collective, forward and backward apart,
+	                             per layer (no classes: layers alike split alike
+	                             only where their places in the pairs agree) */
+} RowKind;
 typedef struct Times {
 	double *t[2];          /* forward, backward per layer (one array for
 	                          the collectives); NaN: not computed yet */
@@ -25,6 +30,8 @@ typedef struct Times {
 	const Graph *g;
 	RowKind kind;
 	double n, share;       /* samples; the share of the work (ROW_TIME) */
+	GridDim how;           /* ROW_TIME: the split the share is a part of
+	                          (layer_time's); DIM_DATA for share 1 */
 	int64_t ways;          /* ROW_HALO: strips */
 	bool across;           /* ROW_HALO: neighbours on other nodes */
 	Group grp;             /* ROW_GATHER, ROW_FILTER, ROW_CHANNEL */
@@ -33,11 +40,14 @@ typedef struct Times {
 	                          layers, layer i's t[][cls[i]] (valid while
 	                          no other graph's table is made) */
 } Times;
-Times layer_times(const Analysis *an, const Graph *g, double n, double share);
+Times layer_times(const Analysis *an, const Graph *g, double n, double share, GridDim how);
 Times host_times(const Analysis *an, const Graph *g);
 Times halo_times(const Analysis *an, const Graph *g, double n, int64_t ways, bool across);
 Times gather_times(const Analysis *an, const Graph *g, double n, Group grp);
 Times split_times(const Analysis *an, const Graph *g, double n, Group grp, bool channel);
+/* Megatron's tensor-parallel collectives of every layer over grp on n
+ * samples (sequence parallel: sp), forward and backward apart. */
+Times tensor_times(const Analysis *an, const Graph *g, double n, Group grp, bool sp);
 /* Every figure of layers first..last computed. */
 void times_fill(const Times *r, int first, int last);
 /* The host lane's times of layers first..last at n samples a micro-batch,
@@ -67,6 +77,9 @@ typedef struct LayerTable {
 	double arrays;           /* every layer's nw, added in order */
 	int *cls;                /* layer_classes: each layer's class, layers
 	                            alike in everything a row's figure reads */
+	TensorTable tensor;      /* layer_table_tensor: Megatron's tensor
+	                            parallelism on the layers (tensor.c) */
+	bool tensored;           /* layer_table_tensor has built it */
 	int ncls;                /* 0: no classes (few layers, or few alike) */
 	bool classed;            /* layer_classes has looked */
 } LayerTable;
@@ -77,6 +90,13 @@ const LayerTable *layer_table_full(const Analysis *an, const Graph *g);
 /* The same with the layers' classes (reuse.c: a row computes a figure
  * once per class). */
 const LayerTable *layer_classes(const Analysis *an, const Graph *g);
+/* The same (full) with Megatron's tensor parallelism on the layers
+ * (LayerTable.tensor; the transformer an->tf). */
+const LayerTable *layer_table_tensor(const Analysis *an, const Graph *g);
+/* The parameters a GPU of `ways` holds of layer i under it: a split
+ * layer's 1/ways, a row-parallel fc's weight rows and whole bias, a
+ * layer run whole all (tensor.c). */
+double tensor_params(const TensorTable *t, const LayerTable *tb, int i, double ways);
 /* The query's stamp for a pipeline's partitions (model/key.h, KEY_PLAN):
  * every analysis of g with the same system, implementation and the
  * settings a partition reads shares it, whatever its GPU count, batch,

@@ -43,16 +43,43 @@ state_bytes(const Analysis *an, const Graph *g)
 	return low ? low : elem_bytes(an);
 }
 
+bool
+master_weights(const Analysis *an)
+{
+	return an->q.impl.master_fp32 && !precision_low(an->q.set.prec) &&
+	       precision_bytes(an->q.set.prec) < 4;
+}
+
+/* With master_weights (a 16-bit module, Megatron's --fp16 or --bf16) the
+ * optimizer holds fp32 main weights beside its moments, and the main
+ * gradients are fp32 with bf16 (arguments.py@d98e8a64, validate_args:
+ * "bfloat16 requires gradient accumulation and all-reduce to be done in
+ * fp32"), the 16-bit gradients copied into an fp32 main gradient with
+ * fp16: Megatron-LM's docs/user-guide/features/dist_optimizer.md gives
+ * the bytes a parameter as
+ *
+ *   fp16 parameters, fp16 gradients   20    4 + 16/d  (distributed)
+ *   bf16 parameters, fp32 gradients   18    6 + 12/d
+ *   fp32 parameters, fp32 gradients   16    8 +  8/d
+ *
+ * with Adam's 8 bytes: 2 + 2 + (4 main + 4 main gradient + 8), 2 + 4 +
+ * (4 + 8), 4 + 4 + 8; d the data-parallel size its distributed optimizer
+ * (--zero 1) shards over. */
 void
 zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m)
 {
-	double p = state_bytes(an, g);
+	double p = state_bytes(an, g), gr = p;
 	double k = optimizer_bytes(an->q.set.opt) + (precision_info[an->q.set.prec].low ? 4 : 0);
+	int z = an->q.set.zero;
 
-	if (nd < 1)
+	if (master_weights(an)) {
+		gr = an->q.set.prec == PREC_BF16 ? 4 : p;
+		k += 4 + (gr < 4 ? 4 : 0);
+	}
+	if (nd < 1 || z < 1)
 		nd = 1;
-	m->weights = weights * p / (an->q.set.zero >= 3 ? nd : 1);
-	m->grads = weights * p / (an->q.set.zero >= 2 ? nd : 1);
+	m->weights = weights * p / (z >= 3 ? nd : 1);
+	m->grads = weights * gr / (z >= 2 ? nd : 1);
 	m->optimizer = weights * k / nd;
 }
 

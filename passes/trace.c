@@ -4,15 +4,19 @@
  * ODL's "layer1/y/conv1" is layer1.y.conv1's), shared out over several
  * (a module called twice: ReLU's "relu" and "relu_1") in proportion to
  * their FLOPs and bytes at the system's peak and bandwidth, then divided
- * by the samples a step took.  A layer no module of the trace made keeps
- * the model's time.  docs/model.md, "Measured layer times". */
+ * by the samples a step took.  Which entry is a layer's is
+ * passes/tracematch.c's (a module's name, the module after a folded
+ * batch norm's convolution, a plain trace's kind and order).  A layer no
+ * entry of the trace gives a time keeps the model's; the layers with
+ * weights among them are named.  docs/model.md, "Measured layer times". */
 #include "passes/passes.h"
+#include "passes/tracematch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/escape.h"
-#include "util/map.h"
 
 /* The weight of layer l in its module's time: its roofline with no
  * efficiencies, forward or backward (1 where the system gives no peak). */
@@ -27,10 +31,43 @@ weight(const Layer *l, const System *s, int elem, bool bwd)
 	return c > m ? c : m;
 }
 
-/* Says once what the trace gave: how many layers, of how many; the
- * modules with a time that made no layer. */
+/* The layers with weights no entry of the trace gave a time, named
+ * (escaped, cut) up to SHOWN of them: said once, with their count. */
+enum { SHOWN = 5 };
+
 static void
-report(const Graph *g, TraceProfile *t, const int *layers, int64_t samples, bool given)
+unmatched(const Graph *g, const TraceProfile *t, const int *mod_of)
+{
+	int weighted = 0, left = 0, at = 0;
+	char names[SHOWN * (NAME_SHOWN + 8) + 8];
+
+	names[0] = '\0';
+	for (int i = 0; i < g->nlayer; i++) {
+		const Layer *l = &g->layer[i];
+		char *name;
+		if (l->cost.params <= 0)
+			continue;
+		weighted++;
+		if (mod_of[i] >= 0 || left++ >= SHOWN)
+			continue;
+		name = esc_text_cut(l->name, strlen(l->name), NAME_SHOWN);
+		at += snprintf(names + at, sizeof names - (size_t)at, "%s'%s'", at ? ", " : "",
+			       name);
+		free(name);
+	}
+	if (left)
+		diag_note((Loc){ t->file, 0, 0 },
+			  "profile: %d of the %d layers with weights took no time from the "
+			  "trace (%s%s); the model prices them",
+			  left, weighted, names, left > SHOWN ? ", ..." : "");
+}
+
+/* Says once what the trace gave: how many layers, of how many; the
+ * modules with a time that made no layer; the layers with weights that
+ * took none. */
+static void
+report(const Graph *g, TraceProfile *t, const int *layers, const int *mod_of, int64_t samples,
+       bool given)
 {
 	int lost = 0, timed = 0;
 	const char *first = NULL;
@@ -59,6 +96,7 @@ report(const Graph *g, TraceProfile *t, const int *layers, int64_t samples, bool
 			  lost, timed, name, lost > 1 ? ", ..." : "");
 		free(name);
 	}
+	unmatched(g, t, mod_of);
 }
 
 /* The modules' times shared out over their layers (mod_of: each
@@ -98,7 +136,6 @@ trace_times(Graph *g, const System *s, int64_t samples)
 {
 	TraceProfile *t = g->trace;
 	Modules mod;
-	Map ids;
 	int *layers, *mod_of;
 	bool given;
 
@@ -110,27 +147,21 @@ trace_times(Graph *g, const System *s, int64_t samples)
 	if (samples < 1)
 		samples = 1;
 	modules_derive(g, &mod);
-	map_init(&ids, g->arena);
-	for (int m = 0; m < t->nmod; m++)
-		if (t->mod[m].timed)
-			map_put(&ids, t->mod[m].module, (void *)(intptr_t)(m + 1));
 	if (!g->measured)
 		g->measured = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *g->measured);
 	layers = arena_array(g->arena, (size_t)t->nmod + 1, sizeof *layers);
 	mod_of = arena_array(g->arena, (size_t)g->nlayer + 1, sizeof *mod_of);
-	t->matched = 0;
+	t->matched = trace_match(g, &mod, t, mod_of, NULL);
 	for (int i = 0; i < g->nlayer; i++) {
-		intptr_t m = *mod.fqn[i] ? (intptr_t)map_get(&ids, mod.fqn[i]) : 0;
-		mod_of[i] = (int)m - 1;
-		if (m) {
-			layers[m - 1]++;
+		int m = mod_of[i];
+		if (m >= 0) {
+			layers[m]++;
 			g->layer[i].timed = true;
-			t->matched++;
 		}
 	}
 	for (int p = 0; p < PREC_COUNT; p++)
 		if (!s || system_runs(s, (Precision)p))
 			share_out(g, s, (Precision)p, mod_of, layers, samples);
-	report(g, t, layers, samples, given);
+	report(g, t, layers, mod_of, samples, given);
 	return true;
 }

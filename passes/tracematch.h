@@ -1,7 +1,6 @@
 /* tracematch.h -- which entry of a profiler's trace (ir/trace.h) gives
- * each layer its time (passes/tracematch.c).  Not called by the timing
- * pass yet: passes/trace.c's trace_times matches by module name alone;
- * docs/model.md, "A trace of the run", says what this adds. */
+ * each layer its time (passes/tracematch.c), for the timing pass
+ * (passes/trace.c's trace_times); docs/model.md, "A trace of the run". */
 #ifndef ORACLEC_PASSES_TRACEMATCH_H
 #define ORACLEC_PASSES_TRACEMATCH_H
 

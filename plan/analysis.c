@@ -11,12 +11,23 @@
 #include "plan/analysis.h"
 #include "util/clock.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
 /* Defaults (documented in oraclec(1)): ImageNet-1k's 1,281,167 training
  * images when the model gives no dataset size. */
 enum { DEFAULT_DATASET = 1281167 };
+/* A sequence model's epoch when nothing gives it: GPT-3's 300 billion
+ * training tokens (Brown et al., "Language Models are Few-Shot
+ * Learners", 2020, section 2.2), the T of Narayanan et al.'s end-to-end
+ * estimate (SC'21, section 5.1). */
+#define DEFAULT_TOKENS 300e9
+/* Megatron-LM's indexed datasets store a token id in 2 bytes for a
+ * vocabulary of fewer than 65,500 ids, else 4
+ * (megatron/core/datasets/indexed_dataset.py, DType.optimal_dtype,
+ * NVIDIA/Megatron-LM@d98e8a64) */
+enum { SMALL_VOCAB = 65500 };
 /* Stored size of an ImageNet training image: ILSVRC-2012's 138 GB of JPEG
  * over its 1,281,167 images.  Used for 3-channel image inputs. */
 #define IMAGENET_JPEG_BYTES 110e3
@@ -27,9 +38,20 @@ const Settings settings_default = {
 #undef SETTING
 };
 
-void
+bool
 analysis_init(Graph *g, const Settings *set)
 {
+	if (set->seq_len && g->seq_len && g->seq_len != set->seq_len) {
+		const char *in = "";
+		for (int i = 0; i < g->ninput; i++)
+			if (g->tensor[g->input[i]].seq)
+				in = g->tensor[g->input[i]].name;
+		diag_error((Loc){ g->source, 0, 0 }, "--seq-len %" PRId64 ": the model's sequence "
+			   "input '%s' is of %" PRId64 " tokens", set->seq_len, in, g->seq_len);
+		return false;
+	}
+	if (set->seq_len)
+		g->seq_len = set->seq_len;
 	g->as_exported = set->as_exported;
 	/* only an ONNX export has a graph that differs from the one trained */
 	if (set->as_exported && strcmp(g->format, "onnx") != 0)
@@ -38,6 +60,7 @@ analysis_init(Graph *g, const Settings *set)
 	g->dropout_after = set->dropout_after;
 	if (set->dataset_size)
 		g->dataset_size = set->dataset_size;
+	return true;
 }
 
 /* What g's (first) input is as stored, when the settings do not say: an
@@ -54,16 +77,32 @@ data_kind(const Graph *g)
 	return in->shape.d[1] >= 64 ? DATA_JPEG : DATA_RAW;
 }
 
-/* The stored size of one sample: ImageNet's JPEG average for a JPEG, a
- * byte per item for a raw image, else the input tensor at 4 bytes per
- * item (none without an input: ONNX graphs read with the hidden
- * --no-batch may have none). */
+/* The stored size of one sample: a sequence's s token ids at the width
+ * Megatron-LM's datasets store them in (vocabulary V: 0 unknown); else
+ * ImageNet's JPEG average for a JPEG, a byte per item for a raw image,
+ * else the input tensor at 4 bytes per item (none without an input: ONNX
+ * graphs read with the hidden --no-batch may have none). */
 static double
-sample_bytes(const Graph *g, DataKind k)
+sample_bytes(const Graph *g, DataKind k, int64_t V)
 {
 	double items = g->ninput ? (double)g->tensor[g->input[0]].elems : 0;
 
+	if (g->seq_len)
+		return (double)g->seq_len * (V > 0 && V < SMALL_VOCAB ? 2 : 4);
 	return k == DATA_JPEG ? IMAGENET_JPEG_BYTES : k == DATA_RAW ? items : items * 4;
+}
+
+/* The samples of an epoch when the settings and the model give none: a
+ * sequence model's tokens (--dataset-tokens, else DEFAULT_TOKENS) over
+ * its length, at least one; else ImageNet-1k's images. */
+static int64_t
+default_dataset(const Graph *g, const Settings *set)
+{
+	double tokens = set->dataset_tokens ? (double)set->dataset_tokens : DEFAULT_TOKENS;
+
+	if (!g->seq_len)
+		return DEFAULT_DATASET;
+	return tokens >= (double)g->seq_len ? (int64_t)(tokens / (double)g->seq_len) : 1;
 }
 
 /* The implementation the analysis runs: --implementation, else the one
@@ -86,7 +125,7 @@ implementation(const Settings *set, const System *s)
 static const char *
 missing_peak(const System *s, Precision p)
 {
-	static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16" };
+	static const char *const key[DT_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8" };
 
 	return system_runs(s, p) ? NULL : key[precision_dtype(p, true)];
 }
@@ -94,12 +133,20 @@ missing_peak(const System *s, Precision p)
 bool
 analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph *g, const System *s)
 {
-	int64_t dataset = set->dataset_size ? set->dataset_size : g->dataset_size;
+	int64_t dataset = set->dataset_size ? set->dataset_size
+			  : set->dataset_tokens && g->seq_len ? 0
+							      : g->dataset_size;
 	DataKind kind = set->data != DATA_AUTO ? set->data : data_kind(g);
 	const char *peak;
 
 	if (!s)
 		return false;
+	if (set->dataset_tokens && !g->seq_len) {
+		diag_error((Loc){ g->source, 0, 0 }, "--dataset-tokens: the model has no sequence "
+			   "input to count tokens by (ODL: `as tokens`; or give its length with "
+			   "--seq-len)");
+		return false;
+	}
 	if ((peak = missing_peak(s, set->prec))) {
 		/* a built-in system has no file to point at: the option is the
 		 * place */
@@ -115,14 +162,23 @@ analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph *g, c
 			  .eng = eng };
 	an->q.set.virtual_stages = set->virtual_stages > 1 ? set->virtual_stages : 1;
 	an->q.set.batch_per_gpu = set->global_batch ? 0 : set->batch_per_gpu;
-	an->q.set.dataset_size = dataset ? dataset : DEFAULT_DATASET;
-	an->q.set.sample_bytes = set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind);
+	graph_transformer(g, &an->tf);
+	an->q.set.dataset_size = dataset ? dataset : default_dataset(g, set);
+	an->q.set.sample_bytes =
+		set->sample_bytes > 0 ? set->sample_bytes : sample_bytes(g, kind, an->tf.vocab);
 	an->q.set.data = kind;
 	if (set->recompute == RECOMPUTE_ATTENTION)
 		recompute_selective(g, set->prec, &an->rc);
 	else if (set->recompute != RECOMPUTE_NONE)
 		recompute_plan(g, set->recompute == RECOMPUTE_FULL ? 0 : set->recompute, set->prec,
 			       &an->rc);
+	if (g->seq_len) {
+		int redo = an->rc.k == RECOMPUTE_SELECTIVE ? TF_REDO_CORE
+			   : an->rc.k                      ? TF_REDO_FULL
+							   : TF_REDO_NONE;
+		an->tf_flops[0] = transformer_flops(&an->tf, TF_REDO_NONE);
+		an->tf_flops[1] = transformer_flops(&an->tf, redo);
+	}
 	return true;
 }
 
@@ -131,11 +187,31 @@ analysis_report_bytes(Analysis *an, const Graph *g, bool layers, Arena *a)
 {
 	an->bytes = model_bytes(an, g);
 	an->layer_bytes = NULL;
+	an->layer_times = NULL;
 	if (layers) {
 		LayerBytes *b = arena_array(a, (size_t)g->nlayer + 1, sizeof *b);
-		for (int i = 0; i < g->nlayer; i++)
+		LayerTime *t = arena_array(a, (size_t)g->nlayer + 1, sizeof *t);
+		const Settings *s = &an->q.set;
+		double n = s->global_batch ? (double)s->global_batch / (double)s->gpus
+					   : (double)s->batch_per_gpu;
+		for (int i = 0; i < g->nlayer; i++) {
+			const Layer *l = &g->layer[i];
+			TimeSource f, w;
 			b[i] = layer_bytes(an, g, i);
+			t[i].time_s = layer_time_of(an, g, l, n, 1, DIM_DATA, false, true, &f) +
+				      layer_time_of(an, g, l, n, 1, DIM_DATA, true, true, &w);
+			t[i].src = f == TS_MODEL ? w : f;
+			t[i].predicted_s = NAN;
+			t[i].predicted_src = TS_MODEL;
+			if (t[i].src != TS_PROFILE)
+				continue;
+			t[i].predicted_s =
+				layer_time_of(an, g, l, n, 1, DIM_DATA, false, false, &f) +
+				layer_time_of(an, g, l, n, 1, DIM_DATA, true, false, &w);
+			t[i].predicted_src = f == TS_MODEL ? w : f;
+		}
 		an->layer_bytes = b;
+		an->layer_times = t;
 	}
 }
 

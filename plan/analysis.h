@@ -22,14 +22,17 @@
 extern const Settings settings_default;
 
 /* Before any pass runs on g: what the settings change in the model
- * itself (--as-exported, --dropout: the training pass reads them) and
- * the dataset size when they give one.  No precision: the passes count
- * elements, whatever an analysis will price them at. */
-void analysis_init(Graph *g, const Settings *set);
+ * itself (--as-exported, --dropout: the training pass reads them), the
+ * dataset size when they give one, and the sequence's length (--seq-len)
+ * of a model whose input fixes none.  No precision: the passes count
+ * elements, whatever an analysis will price them at.  false (reported)
+ * when --seq-len contradicts the model's sequence. */
+bool analysis_init(Graph *g, const Settings *set);
 
-/* The analysis of g (PASS_SHAPE done: the sample size comes from the
- * input) on system s with these settings, its figures kept in engine eng
- * (model/engine.h: the analyses of one run share one), every other field
+/* The analysis of g (PASS_MEMORY done: the sample size comes from the
+ * input, a transformer's dimensions from the layers) on system s with
+ * these settings, its figures kept in engine eng (model/engine.h: the
+ * analyses of one run share one), every other field
  * zero.  false when s is NULL (its error was reported) or has no peak for
  * the precision (reported). */
 bool analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph *g,
@@ -37,7 +40,10 @@ bool analysis_setup(Analysis *an, Engine *eng, const Settings *set, const Graph 
 
 /* What the report of an prints of g's bytes at its precision, which the
  * backends do not compute: an->bytes, and with `layers` each layer's
- * (an->layer_bytes, in a). */
+ * (an->layer_bytes, in a) and its time forward and backward, whole, at
+ * the analysis's samples a GPU, with where it comes from and, where a
+ * profile measured it, what the table or the model predicts
+ * (an->layer_times). */
 void analysis_report_bytes(Analysis *an, const Graph *g, bool layers, Arena *a);
 
 /* Runs on g, in the table's order, each pass that has not run on it yet,

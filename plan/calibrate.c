@@ -1,9 +1,20 @@
 /* calibrate.c -- fit a system's physical parameters to measured runs.
  *
- * Seven parameters, each a mechanism of the model rather than a per-point
- * correction (docs/model.md, "Calibration"):
- *   compute       a factor on eff_conv and eff_gemm (capped so neither
- *                 passes 1)
+ * Twelve parameters, each a mechanism of the model rather than a per-point
+ * correction (docs/model.md, "Calibration"); the first six a factor per
+ * class of kernels, fitted where the runs' layers of that class are
+ * priced by the model (a layer a kernel table or a profile prices is
+ * none of them):
+ *   conv          eff_conv and its formats' (the k x k convolutions)
+ *   conv 1x1      conv_1x1_scale (pointwise convolutions)
+ *   conv grouped  conv_grouped_scale (grouped and depthwise ones)
+ *   gemm          eff_gemm and its formats' (linear layers, products)
+ *   memory-bound  eff_memory, eff_norm_nchw and its formats' (element-
+ *                 wise, norm and pooling kernels, the casts, the update)
+ *   host          the dispatch of the implementation the runs were
+ *                 predicted with (the CPU's time per operator), which the
+ *                 written system's dispatch overrides
+ * every efficiency kept at most 1; then
  *   nic_bw        the effective network bandwidth per node
  *   nic_latency   the start-up latency of a ring step between nodes
  *   p2p_latency   the latency of the framework's point-to-point sends (the
@@ -17,7 +28,7 @@
  *                 staging_bw overrides; seen only where the implementation
  *                 stages sends through the host)
  * A parameter the system leaves at 0 (no such limit) is not fitted.  The
- * two software parameters are those of the implementation the runs'
+ * three software parameters are those of the implementation the runs'
  * analyses resolved (implementation_resolve: --implementation, a run's
  * implementation column, else the system's), so a factor is on what the
  * runs were predicted with; runs predicted with implementations that
@@ -64,8 +75,10 @@ enum { NP = CALIB_PARAMS, MAX_ITER = 200, STARTS = 5 };
 enum { PROGRESS_CONFS = 1000 };
 
 const char *const calib_param_name[CALIB_PARAMS] = {
-	"compute efficiency", "nic_bw", "nic_latency", "p2p_latency", "fs_file_rate",
-	"cache_files", "staging_bw",
+	[CAL_CONV] = "conv", [CAL_CONV_1X1] = "conv 1x1", [CAL_CONV_GROUPED] = "conv grouped",
+	[CAL_GEMM] = "gemm", [CAL_MEMORY] = "memory-bound", [CAL_HOST] = "host",
+	[CAL_NIC_BW] = "nic_bw", [CAL_NIC_LAT] = "nic_latency", [CAL_P2P_LAT] = "p2p_latency",
+	[CAL_FS_RATE] = "fs_file_rate", [CAL_CACHE] = "cache_files", [CAL_STAGING] = "staging_bw",
 };
 
 typedef struct Fit {
@@ -73,6 +86,8 @@ typedef struct Fit {
 	const System base;
 	double send0, stage0;  /* the runs' send latency and staging bandwidth
 	                          (0: none, or the runs' differ) */
+	double dispatch0;      /* the runs' dispatch (0: none, or the runs'
+	                          differ) */
 	CalibRow *rows;
 	int n;
 	const StrategyOpts *o;
@@ -97,24 +112,66 @@ scaled_latency(double base, double f)
 	return base > 0 ? clamp(base * f, SYS_MIN_SECONDS, SYS_MAX_SECONDS) : 0;
 }
 
-/* The send latency (stage false) or staging bandwidth the runs were
- * predicted with on s, as their analyses resolved the implementation (the
- * bandwidth 0 where it neither stages nor s sets one); 0 where runs
- * differ.  Read before any prediction moves them. */
+/* The software parameters the runs were predicted with on s, as their
+ * analyses resolved the implementation: the send latency, the staging
+ * bandwidth (0 where it neither stages nor s sets one) or the dispatch;
+ * 0 where runs differ.  Read before any prediction moves them. */
+typedef enum Soft { SOFT_SEND, SOFT_STAGE, SOFT_DISPATCH } Soft;
+
 static double
-software(const System *s, const CalibRow *rows, int n, bool stage)
+software(const System *s, const CalibRow *rows, int n, Soft which)
 {
 	double v = -1;
 
 	for (int i = 0; i < n; i++) {
 		const Implementation *im = &rows[i].an->q.impl;
-		double x = !stage ? im->send_latency
-			   : s->staging_bw >= 0 || im->staged ? im->staging_bw : 0;
+		double x = which == SOFT_SEND	 ? im->send_latency
+			   : which == SOFT_DISPATCH ? im->dispatch
+			   : s->staging_bw >= 0 || im->staged ? im->staging_bw
+							      : 0;
 		if (v >= 0 && x != v)
 			return 0;
 		v = x;
 	}
 	return v > 0 ? v : 0;
+}
+
+/* The largest of an efficiency and its formats' (those the system sets). */
+static double
+top(double e, const double *dt)
+{
+	for (int i = 0; dt && i < DT_COUNT; i++)
+		if (dt[i] > e)
+			e = dt[i];
+	return e;
+}
+
+/* A factor on an efficiency class: f, less where it would take the
+ * largest of them (top) past 1. */
+static double
+capped(double f, double top)
+{
+	return top > 0 && f * top > 1 ? 1 / top : f;
+}
+
+/* e and its formats' (dt, those set) scaled by f, kept within range. */
+static void
+scale_eff(double *e, double *dt, const double *e0, const double *dt0, double f)
+{
+	*e = clamp(*e0 * f, SYS_MIN_EFF, 1);
+	for (int i = 0; dt && i < DT_COUNT; i++)
+		if (dt0[i] > 0)
+			dt[i] = clamp(dt0[i] * f, SYS_MIN_EFF, 1);
+}
+
+/* A class's scale (conv_1x1_scale, ...; -1: 1) times f, written only
+ * where the system set it or the fit moves it. */
+static double
+scaled_class(double base, double f, double lp)
+{
+	if (base <= 0 && lp == 0)
+		return base;
+	return clamp((base > 0 ? base : 1) * f, SYS_MIN_EFF, SYS_MAX_SCALE);
 }
 
 /* Sets the parameters of s to base's scaled by exp(lp[]), every one kept
@@ -123,26 +180,36 @@ static void
 apply(const Fit *fit, const double *lp)
 {
 	System *s = fit->sys;
-	const System *base = &fit->base;
-	double k = exp(clamp(lp[0], -20, 20)), top = base->eff_conv > base->eff_gemm
-							      ? base->eff_conv
-							      : base->eff_gemm;
+	const System *b = &fit->base;
 	double f[NP];
 
-	for (int j = 1; j < NP; j++)
+	for (int j = 0; j < NP; j++)
 		f[j] = exp(clamp(lp[j], -20, 20));
-	if (k * top > 1)
-		k = 1 / top;
-	s->eff_conv = clamp(base->eff_conv * k, SYS_MIN_EFF, 1);
-	s->eff_gemm = clamp(base->eff_gemm * k, SYS_MIN_EFF, 1);
-	s->nic_bw = clamp(base->nic_bw * f[1], SYS_MIN_RATE, SYS_MAX_RATE);
-	s->nic_lat = scaled_latency(base->nic_lat, f[2]);
+	f[CAL_CONV] = capped(f[CAL_CONV], top(b->eff_conv, b->eff_conv_dt));
+	f[CAL_GEMM] = capped(f[CAL_GEMM], top(b->eff_gemm, b->eff_gemm_dt));
+	f[CAL_MEMORY] = capped(f[CAL_MEMORY], top(b->eff_mem > b->eff_norm_nchw ? b->eff_mem
+									    : b->eff_norm_nchw,
+						  b->eff_norm_nchw_dt));
+	scale_eff(&s->eff_conv, s->eff_conv_dt, &b->eff_conv, b->eff_conv_dt, f[CAL_CONV]);
+	scale_eff(&s->eff_gemm, s->eff_gemm_dt, &b->eff_gemm, b->eff_gemm_dt, f[CAL_GEMM]);
+	scale_eff(&s->eff_mem, NULL, &b->eff_mem, NULL, f[CAL_MEMORY]);
+	if (b->eff_norm_nchw > 0)
+		scale_eff(&s->eff_norm_nchw, s->eff_norm_nchw_dt, &b->eff_norm_nchw,
+			  b->eff_norm_nchw_dt, f[CAL_MEMORY]);
+	s->conv_1x1_scale = scaled_class(b->conv_1x1_scale, f[CAL_CONV_1X1], lp[CAL_CONV_1X1]);
+	s->conv_grouped_scale =
+		scaled_class(b->conv_grouped_scale, f[CAL_CONV_GROUPED], lp[CAL_CONV_GROUPED]);
+	if (fit->dispatch0 > 0)
+		s->dispatch = lp[CAL_HOST] == 0 ? b->dispatch
+						 : scaled_latency(fit->dispatch0, f[CAL_HOST]);
+	s->nic_bw = clamp(b->nic_bw * f[CAL_NIC_BW], SYS_MIN_RATE, SYS_MAX_RATE);
+	s->nic_lat = scaled_latency(b->nic_lat, f[CAL_NIC_LAT]);
 	if (fit->send0 > 0)
-		s->p2p_lat = scaled_latency(fit->send0, f[3]);
-	s->fs_file_rate = clamp(base->fs_file_rate * f[4], 0, SYS_MAX_COUNT);
-	s->cache_files = clamp(base->cache_files * f[5], 0, SYS_MAX_COUNT);
+		s->p2p_lat = scaled_latency(fit->send0, f[CAL_P2P_LAT]);
+	s->fs_file_rate = clamp(b->fs_file_rate * f[CAL_FS_RATE], 0, SYS_MAX_COUNT);
+	s->cache_files = clamp(b->cache_files * f[CAL_CACHE], 0, SYS_MAX_COUNT);
 	if (fit->stage0 > 0)
-		s->staging_bw = clamp(fit->stage0 * f[6], SYS_MIN_RATE, SYS_MAX_RATE);
+		s->staging_bw = clamp(fit->stage0 * f[CAL_STAGING], SYS_MIN_RATE, SYS_MAX_RATE);
 }
 
 /* Whether the fit has parameter j to scale (a limit of 0 is none). */
@@ -150,11 +217,12 @@ static bool
 has(const Fit *f, int j)
 {
 	switch (j) {
-	case 2: return f->base.nic_lat > 0;
-	case 3: return f->send0 > 0;
-	case 4: return f->base.fs_file_rate > 0;
-	case 5: return f->base.cache_files > 0;
-	case 6: return f->stage0 > 0;
+	case CAL_HOST: return f->dispatch0 > 0;
+	case CAL_NIC_LAT: return f->base.nic_lat > 0;
+	case CAL_P2P_LAT: return f->send0 > 0;
+	case CAL_FS_RATE: return f->base.fs_file_rate > 0;
+	case CAL_CACHE: return f->base.cache_files > 0;
+	case CAL_STAGING: return f->stage0 > 0;
 	default: return true;
 	}
 }
@@ -407,7 +475,10 @@ fit(Fit *f, double *lp, Calibration *out)
 	f->k = 0;
 	for (int j = 0; j < NP; j++)
 		f->k += f->free[j] = has(f, j);
+	for (int j = 0; j < NP; j++)
+		out->too_few[j] = false;
 	do {
+		int least = -1;
 		fit_free(f, m, lp);
 		sensitivity(f, lp, m, J, sens);
 		dropped = false;
@@ -417,6 +488,17 @@ fit(Fit *f, double *lp, Calibration *out)
 				f->k--;
 				dropped = true;
 			}
+		/* fewer parameters than runs (one for a single run): the one the
+		 * runs see least goes back, until the rows support the rest */
+		if (dropped || f->k <= (m > 1 ? m - 1 : 1))
+			continue;
+		for (int j = 0; j < NP; j++)
+			if (f->free[j] && (least < 0 || sens[j] < sens[least]))
+				least = j;
+		f->free[least] = false;
+		out->too_few[least] = true;
+		f->k--;
+		dropped = true;
 	} while (dropped);
 	/* covariance of the free parameters: (J^T J + PRIOR^2 I)^-1 times
 	 * the residual variance (when there are more runs than them) -- the
@@ -468,11 +550,19 @@ fit_accuracy(double p, double m)
 	return isnan(a) ? 0 : a;
 }
 
+/* The factor a class's scale moved by (unset: 1). */
+static double
+class_factor(double base, double now)
+{
+	return now > 0 ? now / (base > 0 ? base : 1) : 1;
+}
+
 bool
 calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibration *out)
 {
-	Fit f = { s, *s, software(s, rows, n, false), software(s, rows, n, true), rows, n, o,
-		  { false }, 0, NULL, 0, NULL, NULL };
+	Fit f = { .sys = s, .base = *s, .send0 = software(s, rows, n, SOFT_SEND),
+		  .stage0 = software(s, rows, n, SOFT_STAGE),
+		  .dispatch0 = software(s, rows, n, SOFT_DISPATCH), .rows = rows, .n = n, .o = o };
 	double lp[NP];
 	gsl_error_handler_t *old = gsl_set_error_handler_off(); /* statuses, not aborts */
 
@@ -492,13 +582,20 @@ calibrate_run(System *s, CalibRow *rows, int n, const StrategyOpts *o, Calibrati
 	}
 	/* the factors as applied (capped, kept in range); a parameter not
 	 * fitted keeps its value */
-	out->factor[0] = s->eff_conv / f.base.eff_conv;
-	out->factor[1] = s->nic_bw / f.base.nic_bw;
-	out->factor[2] = f.base.nic_lat > 0 ? s->nic_lat / f.base.nic_lat : 1;
-	out->factor[3] = f.send0 > 0 ? s->p2p_lat / f.send0 : 1;
-	out->factor[4] = f.base.fs_file_rate > 0 ? s->fs_file_rate / f.base.fs_file_rate : 1;
-	out->factor[5] = f.base.cache_files > 0 ? s->cache_files / f.base.cache_files : 1;
-	out->factor[6] = f.stage0 > 0 ? s->staging_bw / f.stage0 : 1;
+	out->factor[CAL_CONV] = s->eff_conv / f.base.eff_conv;
+	out->factor[CAL_CONV_1X1] = class_factor(f.base.conv_1x1_scale, s->conv_1x1_scale);
+	out->factor[CAL_CONV_GROUPED] =
+		class_factor(f.base.conv_grouped_scale, s->conv_grouped_scale);
+	out->factor[CAL_GEMM] = s->eff_gemm / f.base.eff_gemm;
+	out->factor[CAL_MEMORY] = s->eff_mem / f.base.eff_mem;
+	out->factor[CAL_HOST] = f.dispatch0 > 0 && s->dispatch > 0 ? s->dispatch / f.dispatch0 : 1;
+	out->factor[CAL_NIC_BW] = s->nic_bw / f.base.nic_bw;
+	out->factor[CAL_NIC_LAT] = f.base.nic_lat > 0 ? s->nic_lat / f.base.nic_lat : 1;
+	out->factor[CAL_P2P_LAT] = f.send0 > 0 ? s->p2p_lat / f.send0 : 1;
+	out->factor[CAL_FS_RATE] =
+		f.base.fs_file_rate > 0 ? s->fs_file_rate / f.base.fs_file_rate : 1;
+	out->factor[CAL_CACHE] = f.base.cache_files > 0 ? s->cache_files / f.base.cache_files : 1;
+	out->factor[CAL_STAGING] = f.stage0 > 0 ? s->staging_bw / f.stage0 : 1;
 	free(f.uniq);
 	free(f.conf);
 	free(f.pred);

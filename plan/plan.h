@@ -22,6 +22,9 @@
  *           by the cost model, then ranked. */
 typedef struct StrategyOpts {
 	unsigned mask;       /* 1 << StrategyKind of the strategies to analyse */
+	bool listed;         /* --strategies gave the mask: Megatron's tensor
+	                        parallelism is analysed even for a model without
+	                        attention (strategy_asked) */
 	int spatial_split;   /* SPLIT_AUTO: the best split point; SPLIT_ALL: every
 	                        layer with spatial extent (ParaDL's .lc masks) */
 	const CostModel *model; /* --cost-model; NULL: the default */
@@ -44,6 +47,10 @@ typedef struct StrategyOpts {
 	                        allocates nothing per configuration) */
 } StrategyOpts;
 bool strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o);
+/* Whether strategy k is analysed: in o's mask, and a strategy of
+ * Megatron's tensor dimension only for a transformer (an->tf) unless
+ * --strategies names it. */
+bool strategy_asked(const Analysis *an, const StrategyOpts *o, StrategyKind k);
 /* The cost model o names (--cost-model), else the default (physical). */
 const CostModel *strategy_cost_model(const StrategyOpts *o);
 
@@ -146,7 +153,12 @@ double per_layer_exhaustive(const Graph *g, const Analysis *an, double *programm
  * relative errors; s is changed in place, but for the parameters the runs
  * do not constrain.  requires: PASS_COST and PASS_MEMORY on every row's
  * graph. */
-enum { CALIB_PARAMS = 7 };
+/* The parameters calibrate fits (calibrate.c): a factor per class of
+ * kernels, then the network's, the file system's and the sends'. */
+enum {
+	CAL_CONV, CAL_CONV_1X1, CAL_CONV_GROUPED, CAL_GEMM, CAL_MEMORY, CAL_HOST, CAL_NIC_BW,
+	CAL_NIC_LAT, CAL_P2P_LAT, CAL_FS_RATE, CAL_CACHE, CAL_STAGING, CALIB_PARAMS
+};
 extern const char *const calib_param_name[CALIB_PARAMS];
 typedef struct CalibRow {
 	const Graph *g;
@@ -162,6 +174,8 @@ typedef struct Calibration {
 	                                order */
 	bool fitted[CALIB_PARAMS];      /* the system has it (a limit of 0 is none) */
 	bool constrained[CALIB_PARAMS]; /* the runs see it; else left as it was */
+	bool too_few[CALIB_PARAMS];     /* seen, but left as it was: fewer runs than
+	                                   parameters seen (it was the least seen) */
 	double rel_error[CALIB_PARAMS]; /* standard error of its logarithm (about
 	                                   the relative error); NAN when unknown */
 	double corr[CALIB_PARAMS][CALIB_PARAMS]; /* correlation of two fitted

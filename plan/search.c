@@ -171,7 +171,7 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 		recompute_plan(g, 0, an->q.set.prec, &full);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
 		int64_t grid[DIM_COUNT], it = 0;
-		if (!(o->mask & (1u << kind)) ||
+		if (!strategy_asked(an, o, (StrategyKind)kind) ||
 		    !impl_runs_strategy(&an->q.impl, (StrategyKind)kind))
 			continue;
 		while (grid_next((StrategyKind)kind, p, &it, grid)) {

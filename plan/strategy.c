@@ -43,11 +43,18 @@ candidate_rates(const Graph *g, const Analysis *an, Candidate *k)
 	int64_t gpus = grid_gpus(k->grid) > 0 ? grid_gpus(k->grid) : an->q.set.gpus;
 	double peak = matmul_peak(g, an);
 
-	k->throughput = k->mfu = 0;
+	double std = an->tf_flops[0];
+
+	k->throughput = k->mfu = k->tokens = k->mfu_std = 0;
 	if (!k->computable || !(k->t.total > 0))
 		return;
 	k->throughput = (double)k->global_batch / k->t.total;
 	k->mfu = peak > 0 && gpus > 0 ? flops * k->throughput / (double)gpus / peak : 0;
+	k->tokens = k->throughput * (double)g->seq_len;
+	/* the standard count is of forward and backward (a third forward) */
+	if (an->q.set.forward_only)
+		std /= 3;
+	k->mfu_std = peak > 0 && gpus > 0 ? std * k->throughput / (double)gpus / peak : 0;
 }
 
 /* One strategy on one grid nested one way: the model's prediction,
@@ -269,6 +276,15 @@ rank_strategies(Analysis *an)
 }
 
 bool
+strategy_asked(const Analysis *an, const StrategyOpts *o, StrategyKind k)
+{
+	if (!(o->mask & (1u << k)))
+		return false;
+	return o->listed || an->tf.layers > 0 ||
+	       !(strategy_info[k].dims & DIM_BIT(DIM_TENSOR));
+}
+
+bool
 strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 {
 	PredictCtx pc = { g, an, o->spatial_split, o->cut_after, o->nest,
@@ -289,7 +305,7 @@ strategies_run(const Graph *g, Analysis *an, const StrategyOpts *o)
 	}
 	for (int k = 0; k < STRAT_COUNT; k++) {
 		Candidate *cd = &an->cand[k];
-		if (!(o->mask & (1u << k)))
+		if (!strategy_asked(an, o, (StrategyKind)k))
 			continue;
 		analyse_one(&pc, m, (StrategyKind)k, cd);
 		refuse_unrun(g, an, cd);

@@ -173,7 +173,7 @@ run "$model" --gpus=16777216
 want_status 0
 check "--gpus=16777216 (the largest) is accepted"
 usage_error "unknown --format" "$model" --format yaml
-usage_error "unknown --precision" "$model" --precision fp8
+usage_error "unknown --precision" "$model" --precision fp4
 usage_error "unknown --dump-after pass" "$model" --dump-after=bogus
 usage_error "no model" --gpus 4
 usage_error "two models" "$model" "$model"
@@ -494,7 +494,7 @@ run calibrate "$srcdir/validation/abci-measured.csv" --models "$srcdir/validatio
 want_status 0
 # (abci runs NCCL 2.3.5: its rings at NCCL's own per-step latencies, so
 # the runs see nic_bw but not nic_latency)
-has out "(21 runs): compute efficiency x0.998 (+-5%), nic_bw x1.062 (+-23%), nic_latency kept (the runs do not see it), p2p_latency x1.001 (+-479%), fs_file_rate x1.088 (+-5%), cache_files x0.935 (+-13%), staging_bw x0.995 (+-130%); p2p_latency and staging_bw seen only together (correlation +1.00); mean accuracy 0.963 before, 0.964 after, 0.941 leave-one-out"
+has out "(21 runs): conv x0.953 (+-35%), conv 1x1 x1.080 (+-354%), conv grouped kept (the runs do not see it), gemm kept (the runs do not see it), memory-bound x1.061 (+-404%), host x0.994 (+-537%), nic_bw x0.993 (+-25%), nic_latency kept (the runs do not see it), p2p_latency x1.000 (+-519%), fs_file_rate x1.088 (+-6%), cache_files x0.935 (+-14%), staging_bw x1.001 (+-142%); conv and conv 1x1 seen only together (correlation +0.98); conv and memory-bound seen only together (correlation -0.98); conv 1x1 and memory-bound seen only together (correlation -0.99); p2p_latency and staging_bw seen only together (correlation +0.99); mean accuracy 0.963 before, 0.968 after, 0.942 leave-one-out"
 # the spatial runs see the halo time, a send's latency plus its staged
 # copies, not each: both errors are those of the weak pull alone, and a
 # factor on one is undone by the other (their errors correlate)
@@ -508,7 +508,7 @@ check "calibrate on the shared ABCI runs: the fitted factors and the accuracies"
 run calibrate "$tmp/node.csv" --models "$srcdir/validation/models" --system abci \
 	--optimizer adam -o "$tmp/cal1.odl"
 want_status 0
-has out "(6 runs): compute efficiency x1.003 (+-4%), nic_bw kept (the runs do not see it), nic_latency kept (the runs do not see it), p2p_latency x1.018 (+-341%), fs_file_rate kept (the runs do not see it), cache_files kept (the runs do not see it), staging_bw x0.935 (+-88%); p2p_latency and staging_bw seen only together (correlation +1.00); mean accuracy 0.972 before, 0.979 after, 0.966 leave-one-out"
+has out "(6 runs): conv x0.952 (+-17%), conv 1x1 x1.097 (+-181%), conv grouped kept (the runs do not see it), gemm kept (the runs do not see it), memory-bound x1.075 (+-195%), host kept (too few runs to fit it too), nic_bw kept (the runs do not see it), nic_latency kept (the runs do not see it), p2p_latency x1.019 (+-258%), fs_file_rate kept (the runs do not see it), cache_files kept (the runs do not see it), staging_bw x0.929 (+-67%); conv and conv 1x1 seen only together (correlation +0.98); conv and memory-bound seen only together (correlation -0.98); conv 1x1 and memory-bound seen only together (correlation -1.00); p2p_latency and staging_bw seen only together (correlation +1.00); mean accuracy 0.972 before, 0.991 after, 0.959 leave-one-out"
 grep -q "nic_bw = 7000000000B/s;" "$tmp/cal1.odl" || fail "nic_bw moved: $(grep nic_bw "$tmp/cal1.odl")"
 check "calibrate keeps the parameters the runs do not see"
 

@@ -37,7 +37,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	arena_init(&a);
-	if (!(t = kernels_load(argv[1], &a, &files)))
+	if (!(t = kernels_load(argv[1], LOC_NONE, &a, &files)))
 		return 1;
 	if (!(root = json_load_file(argv[2], 0, &e)) ||
 	    !json_is_array(layers = json_object_get(root, "layers"))) {

@@ -158,51 +158,20 @@ status, out, err = run(["--device", "cpu", "-o", os.path.join(d, "file")], timeo
 bad, last = one_line(status, err, 1)
 ok(not bad and "not a directory" in last, "outputs: -o a file", "\n".join(bad) or last)
 
-# ---- the keys a run needs (probe_kernels: no torch) ------------------------------
+# ---- the keys a run needs (oraclec --kernels-needed: no torch) -------------------
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from oraclec import probe_kernels as pk  # noqa: E402
 
 CONV = "c=64 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1"
-SHARDS = [
-    (("conv", CONV), "filter", 3, "c=64 h=56 w=56 k=22 r=3 s=3 stride=1x1 pad=1x1x1x1 "
-     "groups=1 dilation=1x1"),
-    (("conv", CONV), "channel", 4, "c=16 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 "
-     "groups=1 dilation=1x1"),
-    (("conv", CONV), "spatial", 4, "c=64 h=14 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 "
-     "groups=1 dilation=1x1"),
-    (("conv", CONV.replace("groups=1", "groups=32")), "filter", 4,
-     "c=16 h=56 w=56 k=16 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=8 dilation=1x1"),
-    (("conv", CONV.replace("groups=1", "groups=32")), "channel", 3, None),
-    (("gemm", "m=1 n=1000 k=512 batch=1"), "filter", 3, "m=1 n=334 k=512 batch=1"),
-    (("gemm", "m=1 n=1000 k=512 batch=1"), "channel", 2, "m=1 n=1000 k=256 batch=1"),
-    (("gemm", "m=197 n=197 k=64 batch=12"), "filter", 2, None),
-    (("elementwise", "op=add elements=802816 other=802816"), "spatial", 4,
-     "op=add elements=200704 other=200704"),
-    (("elementwise", "op=relu elements=802816"), "filter", 4, None),
-    (("conv", CONV.replace("h=56", "h=3")), "spatial", 4, None),
-]
-bad = []
-for (klass, shape), how, k, want in SHARDS:
-    got = pk.shard(pk.Key(klass, "fp32", "NCHW" if klass == "conv" else "-", shape), how, k)
-    if (got.shape if got else None) != want:
-        bad.append("%s %s/%d: %s, not %s" % (shape, how, k, got and got.shape, want))
-ok(not bad, "needed: the shards filter, channel and spatial make", "\n".join(bad))
-
 # a conv reading the input, a relu, an fc: data at 8, pipeline's
 # micro-batches, filter on 4 and df's proper divisor 2, ds's strips (its
 # proper divisor 2) of the layers whose outputs keep 2 rows and its batch
-# after the split (4)
-L = [{"name": "c", "op": "conv", "inputs": ["x"], "output": [64, 56, 56],
-      "kernel": {"class": "conv", "precision": "fp32", "layout": "NCHW", "shape": CONV,
-                 "per_sample": 1}},
-     {"name": "r", "op": "relu", "inputs": ["c"], "output": [64, 56, 56],
-      "kernel": {"class": "elementwise", "precision": "fp32", "layout": "-",
-                 "shape": "op=relu elements=200704", "per_sample": 1}},
-     {"name": "f", "op": "flatten", "inputs": ["r"], "output": [200704], "kernel": None},
-     {"name": "y", "op": "fc", "inputs": ["f"], "output": [10],
-      "kernel": {"class": "gemm", "precision": "fp32", "layout": "-",
-                 "shape": "m=1 n=10 k=200704 batch=1", "per_sample": 1}}]
+# after the split (4); the shards themselves: tests/test_kernels.c
+odl = os.path.join(fresh("needed"), "m.odl")
+with open(odl, "w") as f:
+    f.write("model m {\n    input x: 64x56x56;\n    c = conv(x, 64, kernel=3, pad=1);\n"
+            "    r = relu(c);\n    f = flatten(r);\n    y = fc(f, 10);\n}\n")
 want = {
     ("conv", CONV): {1, 2, 4, 8}, ("elementwise", "op=relu elements=200704"): {1, 2, 4, 8},
     ("gemm", "m=1 n=10 k=200704 batch=1"): {1, 2, 4, 8},
@@ -211,11 +180,21 @@ want = {
     ("conv", CONV.replace("h=56", "h=28")): {8},
     ("elementwise", "op=relu elements=100352"): {8},
 }
-got = {(k.klass, k.shape): ns for k, ns in pk.needed(L, {"x"}, 8, 4, ["data", "pipeline",
-                                                                       "filter", "df", "ds"]).items()}
-ok(got == want, "needed: every key and batch of data, pipeline, filter, df, ds on 4 GPUs at 8",
+try:
+    got = {(k.klass, k.shape): ns for k, ns in pk.kernels_needed(
+        oraclec, odl, 8, 4, ["data", "pipeline", "filter", "df", "ds"], "fp32").items()}
+except RuntimeError as e:
+    got = {("error", str(e)): set()}
+ok(got == want, "kernels_needed: oraclec's keys and batches of data, pipeline, filter, df, ds "
+   "on 4 GPUs at 8",
    "\n".join("%s: got %s, want %s" % (k, sorted(got.get(k, ())), sorted(want.get(k, ())))
               for k in sorted(set(got) | set(want)) if got.get(k) != want.get(k)))
+try:
+    pk.kernels_needed(oraclec, os.path.join(tmp, "none.odl"), 8, 1, ["data"], "fp32")
+    ok(False, "kernels_needed: oraclec's error raised")
+except RuntimeError as e:
+    ok("exited 1" in str(e) and "none.odl" in str(e), "kernels_needed: oraclec's error raised",
+       str(e))
 
 # ---- runs of the probe (torch) -------------------------------------------------
 

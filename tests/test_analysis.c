@@ -88,7 +88,7 @@ autocast_saves_16_bit_activations_and_weight_copies(void **state)
 	assert_non_null(g);
 	assert_true(precision_parse("amp-fp16", &p));
 	assert_int_equal(p, PREC_AMP_FP16);
-	assert_false(precision_parse("fp8", &p));
+	assert_false(precision_parse("fp4", &p));
 	set.prec = p;
 	analysis_init(g, &set);
 	assert_true(passes_run(g, NULL, PASS_MEMORY, NULL));

@@ -3,9 +3,13 @@
  * (frontend/kernels.c) keeps the provenance, sorts the rows and refuses
  * every hostile table of the list below at its file, line and column;
  * the lookup (model/kerneltable.c) gives a row at its batch, a log-log
- * interpolation between two rows, and nothing beyond them. */
+ * interpolation between two rows, and nothing beyond them; a split
+ * layer's part has a key of its own (kernel_key_shard); the cost model
+ * prices layers from a system's table (model/tabletime.c). */
 #include "tests/harness.h"
 #include "model/kerneltable.h"
+#include "model/model.h"
+#include "plan/analysis.h"
 
 static const char model_src[] =
 	"model m { input x: 3x8x8;"
@@ -334,8 +338,9 @@ hostile_tables(void **state)
 }
 
 /* A system file names its table (key kernels): the path is read from the
- * system file's directory, stored, and the file is not opened (the cost
- * model does not read it yet); an empty name is refused at the key. */
+ * system file's directory and the table read with the system (System.table);
+ * --kernels names another in its place; a table that is not there is an
+ * error at the key, an empty name too. */
 static void
 system_names_its_table(void **state)
 {
@@ -348,6 +353,9 @@ system_names_its_table(void **state)
 	const char *path;
 	System *s;
 
+	fx_write(fx, "kernels.csv",
+		 "class,precision,layout,n,shape,fwd_s,bwd_data_s,bwd_weight_s,spread,repeats,"
+		 "kernel\nelementwise,fp32,-,2,op=relu elements=8,1e-6,2e-6,,0,1,\n");
 	snprintf(text, sizeof text, sys, "kernels.csv");
 	path = fx_write(fx, "system.odl", text);
 	s = system_load(path, &fx->arena, &fx->files);
@@ -355,13 +363,190 @@ system_names_its_table(void **state)
 	snprintf(want, sizeof want, "%s/kernels.csv", fx->dir);
 	assert_string_equal(s->kernels, want);
 	assert_int_equal(s->kernels_at.line, 1);
+	/* read with the system, once */
+	assert_non_null(s->table);
+	assert_int_equal(s->table->nrow, 1);
+	/* --kernels: another table in its place */
+	s = system_load_with(path, NULL, "nowhere.csv", &fx->arena, &fx->files);
+	assert_null(s);
+	assert_non_null(strstr(fx_diags(fx), "nowhere.csv"));
+	/* a table the system names that is not there: at the key */
 	snprintf(text, sizeof text, sys, "/abs/k.csv");
-	s = system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files);
-	assert_string_equal(s->kernels, "/abs/k.csv");
+	assert_null(system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files));
+	assert_non_null(strstr(fx_diags(fx), "system.odl:1:"));
+	assert_non_null(strstr(fx_diags(fx), "/abs/k.csv"));
 	snprintf(text, sizeof text, sys, "");
 	assert_null(system_load(fx_write(fx, "system.odl", text), &fx->arena, &fx->files));
 	assert_non_null(strstr(fx_diags(fx), "system.odl:1:"));
 	assert_non_null(strstr(fx_diags(fx), "error: 'kernels' is empty"));
+}
+
+/* The part of a key one GPU computes under a split (kernel_key_shard):
+ * filter a convolution's k and a linear layer's n, channel their c and
+ * k, a grouped convolution whole groups, spatial a strip's rows (at
+ * least one a GPU); the largest part, ceil(size / ways). */
+static void
+shards_of_keys(void **state)
+{
+	Fx *fx = *state;
+	static const char conv[] = CONV_SHAPE;
+	static const struct {
+		const char *cls, *layout, *shape;
+		GridDim how;
+		int64_t ways;
+		const char *want; /* NULL: no part */
+	} c[] = {
+		{ "conv", "NCHW", "c=64 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 "
+				  "dilation=1x1", DIM_FILTER, 3,
+		  "c=64 h=56 w=56 k=22 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1" },
+		{ "conv", "NCHW", "c=64 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 "
+				  "dilation=1x1", DIM_CHANNEL, 4,
+		  "c=16 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1" },
+		{ "conv", "NCHW", "c=64 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 "
+				  "dilation=1x1", DIM_SPATIAL, 4,
+		  "c=64 h=14 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 dilation=1x1" },
+		{ "conv", "NCHW", "c=64 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=32 "
+				  "dilation=1x1", DIM_FILTER, 4,
+		  "c=16 h=56 w=56 k=16 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=8 dilation=1x1" },
+		{ "conv", "NCHW", "c=64 h=56 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=32 "
+				  "dilation=1x1", DIM_CHANNEL, 3, NULL },
+		{ "gemm", "-", "m=1 n=1000 k=512 batch=1", DIM_FILTER, 3,
+		  "m=1 n=334 k=512 batch=1" },
+		{ "gemm", "-", "m=1 n=1000 k=512 batch=1", DIM_CHANNEL, 2,
+		  "m=1 n=1000 k=256 batch=1" },
+		{ "gemm", "-", "m=197 n=197 k=64 batch=12", DIM_FILTER, 2, NULL },
+		{ "elementwise", "-", "op=add elements=802816 other=802816", DIM_SPATIAL, 4,
+		  "op=add elements=200704 other=200704" },
+		{ "elementwise", "-", "op=add elements=802816 other=64", DIM_SPATIAL, 4,
+		  "op=add elements=200704 other=64" },
+		{ "norm", "NCHW", "op=batchnorm c=64 elements=200704", DIM_SPATIAL, 3,
+		  "op=batchnorm c=64 elements=66902" },
+		{ "elementwise", "-", "op=relu elements=802816", DIM_FILTER, 4, NULL },
+		{ "conv", "NCHW", "c=64 h=3 w=56 k=64 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 "
+				  "dilation=1x1", DIM_SPATIAL, 4, NULL },
+		{ "conv", "NCHW", conv, DIM_DATA, 2, NULL },
+	};
+	char buf[KEY_TEXT];
+
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		KernelKey k, part;
+		bool made;
+		assert_true(kernel_key_read(LOC_NONE, c[i].cls, "fp32", c[i].layout, c[i].shape,
+					    &k));
+		made = kernel_key_shard(&k, c[i].how, c[i].ways, &part);
+		if (!c[i].want) {
+			if (made)
+				fail_msg("case %zu: a part where none is", i);
+			continue;
+		}
+		if (!made)
+			fail_msg("case %zu: no part", i);
+		kernel_key_text(&part, buf, sizeof buf);
+		assert_string_equal(buf, c[i].want);
+		/* one way: the whole key */
+		assert_true(kernel_key_shard(&k, c[i].how, 1, &part));
+		assert_int_equal(kernel_key_cmp(&k, &part), 0);
+	}
+	assert_string_equal(fx_diags(fx), "");
+}
+
+/* The cost model prices a layer from the system's table
+ * (model/tabletime.c): a row at the batch (source table), two rows
+ * around it (interpolated), else the model; backward as the layer has
+ * its parts (the first convolution reads the image: no data gradient; a
+ * part the row lacks from the model); a split layer's part by its own
+ * key; a profile before the table; a host_device system's dispatch taken
+ * off; every key and batch looked up recorded where the engine keeps a
+ * record. */
+static void
+layers_priced_from_the_table(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = model(fx, "conv1");
+	KernelTable *t = table(fx, HEADER
+		"conv,fp32,NCHW,4," CONV_SHAPE ",1e-3,2e-3,3e-3,0.01,5,\n"
+		"conv,fp32,NCHW,4,c=3 h=8 w=8 k=2 r=3 s=3 stride=1x1 pad=1x1x1x1 groups=1 "
+		"dilation=1x1,5e-4,1e-3,1e-3,0.01,5,\n"
+		"elementwise,fp32,-,2,op=relu elements=256,1e-6,2e-6,,0,5,\n"
+		"elementwise,fp32,-,8,op=relu elements=256,4e-6,8e-6,,0,5,\n"
+		"norm,fp32,NCHW,4,op=batchnorm c=4 elements=256,3e-6,7e-6,,0,5,\n"
+		"gemm,fp32,-,4,m=1 n=10 k=4 batch=1,1e-6,,2e-6,0,5,\n");
+	System s = *fx_abci(fx), bare;
+	Settings set = settings_default;
+	Analysis an, model_an;
+	const Layer *conv = fx_layer(g, "conv1"), *relu = fx_layer(g, "r"),
+		    *bn = fx_layer(g, "b"), *fc = fx_layer(g, "y");
+	const Cost *fcc = &fc->cost;
+	TimeSource src;
+	double v, m;
+
+	assert_non_null(t);
+	bare = s;
+	s.table = t;
+	assert_true(analysis_setup(&an, fx->eng, &set, g, &s));
+	assert_true(analysis_setup(&model_an, fx->eng, &set, g, &bare));
+	/* no gradient accumulation: the table's times alone */
+	an.q.impl.zero_grad = model_an.q.impl.zero_grad = false;
+
+	v = layer_time_of(&an, g, conv, 4, 1, DIM_DATA, false, true, &src);
+	assert_int_equal(src, TS_TABLE);
+	NEAR(v, 1e-3);
+	/* the image needs no gradient: the weights' alone */
+	v = layer_time_of(&an, g, conv, 4, 1, DIM_DATA, true, true, &src);
+	assert_int_equal(src, TS_TABLE);
+	assert_true(conv->cost.flops_bwd_data == 0);
+	NEAR(v, 3e-3);
+	/* n 4 between 2 and 8: 1e-6 x 2, 2e-6 x 2 */
+	NEAR(layer_time_of(&an, g, relu, 4, 1, DIM_DATA, false, true, &src), 2e-6);
+	assert_int_equal(src, TS_INTERPOLATED);
+	NEAR(layer_time_of(&an, g, relu, 4, 1, DIM_DATA, true, true, &src), 4e-6);
+	/* outside the rows: the model's time */
+	v = layer_time_of(&an, g, relu, 16, 1, DIM_DATA, false, true, &src);
+	assert_int_equal(src, TS_MODEL);
+	NEAR(v, layer_time_of(&model_an, g, relu, 16, 1, DIM_DATA, false, true, &src));
+	/* a norm's bwd_data is its whole backward */
+	NEAR(layer_time_of(&an, g, bn, 4, 1, DIM_DATA, true, true, &src), 7e-6);
+	assert_int_equal(src, TS_TABLE);
+	/* the linear layer's data gradient the row lacks: the model's
+	 * backward shared by FLOPs */
+	m = layer_time_of(&model_an, g, fc, 4, 1, DIM_DATA, true, true, &src);
+	assert_true(fcc->flops_bwd_data > 0 && fcc->flops_bwd_weight > 0);
+	NEAR(layer_time_of(&an, g, fc, 4, 1, DIM_DATA, true, true, &src),
+	     m * (double)fcc->flops_bwd_data /
+			     (double)(fcc->flops_bwd_data + fcc->flops_bwd_weight) +
+		     2e-6);
+	/* a filter split's part (k 4 over 2: 2) by its own row; the same
+	 * share of no split the model's */
+	NEAR(layer_time_of(&an, g, conv, 4, 0.5, DIM_FILTER, false, true, &src), 5e-4);
+	assert_int_equal(src, TS_TABLE);
+	layer_time_of(&an, g, conv, 4, 0.5, DIM_DATA, false, true, &src);
+	assert_int_equal(src, TS_MODEL);
+	/* a profile first; predicted without it, the table again */
+	g->measured = arena_array(&fx->arena, (size_t)g->nlayer, sizeof *g->measured);
+	g->measured[conv - g->layer][PREC_FP32][0] = 7e-3;
+	((Layer *)conv)->timed = true;
+	NEAR(layer_time_of(&an, g, conv, 4, 1, DIM_DATA, false, true, &src), 4 * 7e-3);
+	assert_int_equal(src, TS_PROFILE);
+	NEAR(layer_time_of(&an, g, conv, 4, 1, DIM_DATA, false, false, &src), 1e-3);
+	assert_int_equal(src, TS_TABLE);
+	((Layer *)conv)->timed = false;
+	/* a CPU probed: the call's dispatch is the host lane's */
+	s.host_device = true;
+	NEAR(layer_time_of(&an, g, conv, 4, 1, DIM_DATA, false, true, &src),
+	     1e-3 - layer_call_host(&an, g, conv, false));
+	s.host_device = false;
+	/* what was looked up, recorded: 3.5 samples read the rows at 3 and 4 */
+	fx->eng->needs = kernel_needs_new();
+	layer_time_of(&an, g, conv, 3.5, 1, DIM_DATA, false, true, &src);
+	assert_int_equal(src, TS_MODEL);
+	layer_time_of(&an, g, conv, 4, 0.5, DIM_FILTER, true, true, &src);
+	layer_time_of(&model_an, g, conv, 4, 0.5, DIM_FILTER, true, true, &src); /* no table */
+	kernel_needs_sort(fx->eng->needs);
+	assert_int_equal(fx->eng->needs->n, 3);
+	assert_int_equal(fx->eng->needs->need[0].key.d[3], 2); /* the part: k=2 */
+	assert_int_equal(fx->eng->needs->need[0].n, 4);
+	assert_int_equal(fx->eng->needs->need[1].n, 3);
+	assert_int_equal(fx->eng->needs->need[2].n, 4);
 }
 
 int
@@ -375,6 +560,9 @@ main(void)
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(hostile_tables, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(system_names_its_table, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(shards_of_keys, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(layers_priced_from_the_table, fx_setup,
+						fx_teardown),
 	};
 
 	return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);

@@ -451,12 +451,14 @@ onnx_decompositions_run_as_one_kernel(void **state)
 	assert_int_equal(fx_layer(g, "gdiv")->pattern, PAT_GELU);
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		assert_int_equal(fx_layer(g, parts[i])->pattern, PAT_PART);
-		NEAR(layer_time(&an, g, fx_layer(g, parts[i]), 64, 1, false), 0);
+		NEAR(layer_time(&an, g, fx_layer(g, parts[i]), 64, 1, DIM_DATA, false), 0);
 		NEAR(layer_host(&an, g, fx_layer(g, parts[i]), false), 0);
 	}
 	assert_int_equal(fx_layer(g, "fc1")->pattern, PAT_NONE);
-	NEAR(layer_time(&an, g, mean, 64, 1, false), 2 * 32 * 4 * 64 / bw + s->kernel_lat);
-	NEAR(layer_time(&an, g, mean, 64, 1, true), 5 * 32 * 4 * 64 / bw + 2 * s->kernel_lat);
+	NEAR(layer_time(&an, g, mean, 64, 1, DIM_DATA, false),
+	     2 * 32 * 4 * 64 / bw + s->kernel_lat);
+	NEAR(layer_time(&an, g, mean, 64, 1, DIM_DATA, true),
+	     5 * 32 * 4 * 64 / bw + 2 * s->kernel_lat);
 	NEAR(layer_host(&an, g, mean, false), an.q.impl.dispatch);
 }
 

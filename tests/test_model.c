@@ -228,7 +228,7 @@ data_parallel_on_one_gpu_has_no_communication(void **state)
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(k->feasible);
 	NEAR(k->t.grad, 0);
-	NEAR(k->t.compute, span_time(&an, g, 0, g->nlayer - 1, 8, 1));
+	NEAR(k->t.compute, span_time(&an, g, 0, g->nlayer - 1, 8, 1, DIM_DATA));
 	assert_int_equal(k->global_batch, 8);
 	NEAR(k->epoch, k->t.total * 100);
 	assert_int_equal(an.best, STRAT_DATA);
@@ -265,7 +265,7 @@ forward_only_runs_have_no_backward(void **state)
 	assert_true(strategies_run(g, &an, &o));
 	assert_true(strategies_run(g, &train, &o));
 	for (int i = 0; i < g->nlayer; i++)
-		fwd += layer_time(&an, g, &g->layer[i], 8, 1, false);
+		fwd += layer_time(&an, g, &g->layer[i], 8, 1, DIM_DATA, false);
 	NEAR(k->t.compute, fwd);
 	NEAR(k->t.grad, train.cand[STRAT_DATA].t.grad);
 	NEAR(an.cand[STRAT_SPATIAL].t.p2p, 6 * (300e-6 + 2 * 3072 / 3e9));
@@ -516,18 +516,18 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 	assert_int_equal(kept_eager, act_at(g, 0) + act_at(g, 1) + act_at(g, 2) + act_at(g, 3) +
 					     3 * 4 * 128 * 16 * 4);
 	for (int i = 0; i < g->nlayer; i++)
-		eager += layer_time(&an, g, &g->layer[i], 256, 1, false) +
-			 layer_time(&an, g, &g->layer[i], 256, 1, true);
+		eager += layer_time(&an, g, &g->layer[i], 256, 1, DIM_DATA, false) +
+			 layer_time(&an, g, &g->layer[i], 256, 1, DIM_DATA, true);
 	an.q.impl.attention = "fused";
 	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
 	assert_true(an.q.impl.fused_attention);
 	assert_int_equal(kept(&an, g).act, kept_eager - 589824 + 4 * 128 * 4);
 	NEAR(kept_layer(&an, g, 1), 4 * 128 * 4);
 	for (int i = 0; i < g->nlayer; i++)
-		fused += layer_time(&an, g, &g->layer[i], 256, 1, false) +
-			 layer_time(&an, g, &g->layer[i], 256, 1, true);
-	NEAR(layer_time(&an, g, &g->layer[1], 256, 1, false), 0);
-	NEAR(layer_time(&an, g, &g->layer[2], 256, 1, true), 0);
+		fused += layer_time(&an, g, &g->layer[i], 256, 1, DIM_DATA, false) +
+			 layer_time(&an, g, &g->layer[i], 256, 1, DIM_DATA, true);
+	NEAR(layer_time(&an, g, &g->layer[1], 256, 1, DIM_DATA, false), 0);
+	NEAR(layer_time(&an, g, &g->layer[2], 256, 1, DIM_DATA, true), 0);
 	assert_true(fused < eager);
 
 	g = fx_run(fx, "model m { input q: 4x16x8; input k: 4x8x16; input v: 4x16x8;\n"
@@ -540,6 +540,122 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 	assert_null(g->keep[1][KEEP_PLAIN].layer);
 	for (int i = 0; i < g->nlayer; i++)
 		assert_int_equal(g->layer[i].attn, ATTN_NONE);
+}
+
+/* A GPT of two layers as SC'21's models are written (pre-LN; Q, K and V
+ * three fc; heads by reshape and transpose; the output layer over the
+ * vocabulary), s = 32 tokens, h = 64, a = 4 heads of 16, V = 128. */
+static const char gpt_two[] =
+	"block layer(x, s, h, a) { d = h / a; ln1 = layernorm(x);\n"
+	"  q = fc(ln1, h); k = fc(ln1, h); v = fc(ln1, h);\n"
+	"  qh = reshape(q, [s, a, d]); qh = transpose(qh, [1, 0, 2]);\n"
+	"  kh = reshape(k, [s, a, d]); kh = transpose(kh, [1, 2, 0]);\n"
+	"  vh = reshape(v, [s, a, d]); vh = transpose(vh, [1, 0, 2]);\n"
+	"  sc = matmul(qh, kh); pr = softmax(sc); pr = dropout(pr, p=0.1);\n"
+	"  ctx = matmul(pr, vh); ctx = transpose(ctx, [1, 0, 2]); ctx = reshape(ctx, [s, h]);\n"
+	"  pj = fc(ctx, h); pj = dropout(pj, p=0.1); r1 = add(x, pj); ln2 = layernorm(r1);\n"
+	"  f1 = fc(ln2, 4 * h); ac = gelu(f1); f2 = fc(ac, h); f2 = dropout(f2, p=0.1);\n"
+	"  out = add(r1, f2); return out; }\n"
+	"model gpt { s = 32; h = 64; a = 4; V = 128; input x: [s, h] as tokens; input pos: s;\n"
+	"  wpe = fc(pos, h, bias=false); e = add(x, wpe); e = dropout(e, p=0.1);\n"
+	"  repeat 2 { e = layer(e, s, h, a); } lf = layernorm(e);\n"
+	"  lg = fc(lf, V, bias=false); loss = softmax(lg); }";
+
+/* Megatron's tensor parallelism found on the layers (model/tensor.c): in
+ * each transformer layer Q, K, V and the MLP's first fc column-parallel,
+ * the projection and the MLP's second row-parallel -- two all-reduces of
+ * the s x h output forward (their g), two of an s x h input's gradient
+ * backward (the f before Q, K and V, read from one layer norm, and before
+ * the MLP) -- the attention core split over its heads between them, the
+ * norms, dropouts after the row-parallel layers and residual adds whole,
+ * the position table (an fc of the graph input) whole, the output layer
+ * over the vocabulary and its cross-entropy.  Heads of 4 split 2 or 4
+ * ways, not 3 (Megatron divides them evenly) nor 8. */
+static void
+tensor_parallel_pairs_reduce_twice_each_way(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, gpt_two, PASS_MEMORY);
+	Settings set = settings_default;
+	Analysis an;
+	const TensorTable *t;
+	int fwd = 0, bwd = 0, ce = 0, split = 0;
+
+	assert_non_null(g);
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	assert_int_equal(an.tf.layers, 2);
+	t = &layer_table_tensor(&an, g)->tensor;
+	for (int i = 0; i < g->nlayer; i++) {
+		const char *n = g->layer[i].name, *b = strrchr(n, '/') ? strrchr(n, '/') + 1 : n;
+		bool cut = strcmp(b, "pj") == 0 || strcmp(b, "f2") == 0;
+		bool col = !strcmp(b, "q") || !strcmp(b, "k") || !strcmp(b, "v") ||
+			   !strcmp(b, "f1") || !strcmp(b, "lg");
+		fwd += (t->tp[i] & TP_REDUCE) != 0;
+		bwd += t->bwd[i] >= 0;
+		ce += (t->tp[i] & TP_CE) != 0;
+		split += (t->tp[i] & TP_SPLIT) != 0;
+		if (cut && g->layer[i].op == OP_FC)
+			assert_int_equal(t->tp[i], TP_SPLIT | TP_REDUCE | TP_ROWPAR);
+		if (col)
+			assert_int_equal(t->tp[i], TP_SPLIT);
+		if (!strcmp(b, "ln1") || !strcmp(b, "ln2") || !strcmp(b, "r1") ||
+		    !strcmp(b, "out") || !strcmp(b, "wpe") || !strcmp(b, "lf"))
+			assert_int_equal(t->tp[i], 0);
+		if (!strcmp(b, "sc") || !strcmp(b, "pr") || !strcmp(b, "ctx") || !strcmp(b, "ac"))
+			assert_true(t->tp[i] & TP_SPLIT);
+	}
+	/* per layer: 2 forward, 2 backward; the output layer's input 1 more
+	 * backward; its softmax the cross-entropy */
+	assert_int_equal(fwd, 2 * 2);
+	assert_int_equal(bwd, 2 * 2 + 1);
+	assert_int_equal(ce, 1);
+	assert_true(split > 2 * 12);
+	assert_null(tensor_refusal(t, 2));
+	assert_null(tensor_refusal(t, 4));
+	assert_non_null(tensor_refusal(t, 3));
+	assert_non_null(tensor_refusal(t, 8));
+}
+
+/* The activation memory of a transformer layer as Korthikanti et al.
+ * (MLSys'23, section 4) derive it, from the layers: in 16 bits, s b h
+ * (34 + 5 a s / h) bytes a layer -- 11 s b h + 5 a s^2 b in the
+ * attention, 19 s b h in the MLP, 4 s b h the two norms' inputs -- plus
+ * the norms' fp32 statistics (16 bytes a token, which the paper leaves
+ * out); split t ways, s b h (10 + 24/t + 5 a s / (h t)) (their eq. 2: the
+ * norms' inputs, the QKV and MLP inputs and the two dropout masks stay
+ * whole); with sequence parallelism all of it over t (eq. 4). */
+static void
+tensor_parallel_keeps_the_papers_activations(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, gpt_two, PASS_MEMORY);
+	Settings set = settings_default;
+	const double s = 32, h = 64, a = 4, stats = 2 * 2 * s * 4;
+	Analysis an;
+	const TensorTable *t;
+	int first = -1, last = -1;
+
+	assert_non_null(g);
+	set.prec = PREC_FP16;
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	t = &layer_table_tensor(&an, g)->tensor;
+	/* the second layer: from its first norm to its residual add */
+	for (int i = 0; i < g->nlayer; i++) {
+		if (strstr(g->layer[i].name, "/ln1") && first < 0 && i > 10)
+			first = i;
+		if (first >= 0 && last < 0 && strstr(g->layer[i].name, "/out"))
+			last = i;
+	}
+	assert_true(first > 0 && last > first);
+	for (int ways = 1; ways <= 4; ways *= 2)
+		for (int sp = 0; sp < 2; sp++) {
+			double got = 0, want;
+			for (int i = first; i <= last; i++)
+				got += kept_layer(&an, g, i) * tensor_share(t, i, ways, sp);
+			want = sp ? (s * h * 34 + 5 * a * s * s + stats) / ways
+				  : s * h * (10 + 24.0 / ways) + 5 * a * s * s / ways + stats;
+			NEAR(got, want);
+		}
 }
 
 /* One matrix product as tiles in waves (model/kernel.c), on a made-up GPU
@@ -640,19 +756,19 @@ tensor_core_convolutions_pay_nchw_transposes(void **state)
 	assert_non_null(g);
 	assert_non_null(s);
 	assert_int_equal(g->layer[0].cost.elems_fwd - g->layer[0].cost.params, 19456);
-	nchw = layer_time(&an, g, &g->layer[0], 512, 1, false);
+	nchw = layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false);
 	an.q.set.channels_last = true;
-	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
+	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false);
 	NEAR(nchw - nhwc, 2 * 512.0 * 77824 / (2039e9 * 0.85));
 	an.q.set.channels_last = false;
 	an.q.set.prec = PREC_FP32;
 	assert_true(an.q.impl.conv_tf32);
-	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nchw);
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false), nchw);
 	an.q.impl.conv_tf32 = false;
 	an.q.set.channels_last = true;
-	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, false);
+	nhwc = layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false);
 	an.q.set.channels_last = false;
-	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, false), nhwc);
+	NEAR(layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, false), nhwc);
 }
 
 /* ATen's depthwise weight gradient (PyTorch, NCHW, fp32/TF32): one block
@@ -682,36 +798,38 @@ aten_depthwise_weight_gradient_rereads_per_tap(void **state)
 	assert_non_null(s);
 	assert_true(an.q.impl.aten_depthwise);
 	assert_int_equal(g->layer[1].cost.elems_fwd - g->layer[1].cost.params, 32768);
-	aten = layer_time(&an, g, &g->layer[1], 512, 1, true);
-	fwd = layer_time(&an, g, &g->layer[1], 512, 1, false);
+	aten = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
+	fwd = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, false);
 	an.q.impl.aten_depthwise = false;
-	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, true);
+	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
 	NEAR(aten - cudnn, 512.0 * (1310720 - 786432) / bw);
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, false) - fwd, 2 * 512.0 * 131072 / bw);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, false) - fwd,
+	     2 * 512.0 * 131072 / bw);
 	an.q.impl.aten_depthwise = true;
 	an.q.set.channels_last = true;
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), cudnn - 512.0 * 4 * 131072 / bw);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true),
+	     cudnn - 512.0 * 4 * 131072 / bw);
 	an.q.set.channels_last = false;
 	an.q.set.prec = PREC_AMP_FP16;
 	an.q.impl.aten_depthwise = false;
-	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, true);
+	cudnn = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
 	an.q.impl.aten_depthwise = true;
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), cudnn);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true), cudnn);
 
 	g = fx_run(fx, "model m { input x: 16x32x32; a = conv(x, 16, kernel=1);\n"
 		       "  c = conv(a, 16, kernel=3, pad=1, groups=4); }", PASS_MEMORY);
 	an.q.set.prec = PREC_TF32;
-	aten = layer_time(&an, g, &g->layer[1], 512, 1, true);
+	aten = layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true);
 	an.q.impl.aten_depthwise = false;
-	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, true), aten);
+	NEAR(layer_time(&an, g, &g->layer[1], 512, 1, DIM_DATA, true), aten);
 
 	g = fx_run(fx, "model m { input x: 16x32x32;\n"
 		       "  c = conv(x, 16, kernel=3, pad=1, groups=16); }", PASS_MEMORY);
 	assert_int_equal(g->layer[0].cost.elems_bwd, 32768);
 	an.q.impl.aten_depthwise = true;
-	aten = layer_time(&an, g, &g->layer[0], 512, 1, true);
+	aten = layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, true);
 	an.q.impl.aten_depthwise = false;
-	NEAR(aten - layer_time(&an, g, &g->layer[0], 512, 1, true),
+	NEAR(aten - layer_time(&an, g, &g->layer[0], 512, 1, DIM_DATA, true),
 	     512.0 * (1179648 - 3 * 131072) / bw);
 }
 
@@ -945,8 +1063,9 @@ pipeline_checkpoint_keeps_the_inputs(void **state)
 				     mode == 1 ? A[i] + (M - 1) * I[i] : A[i] + M * I[i]);
 		}
 		/* the two stages are alike: either is the slowest */
-		NEAR(k->t.recompute, (mode == 0 ? 0 : mode == 1 ? M - 1 : M) *
-					     layer_time(&an, g, &g->layer[0], n, 1, false));
+		NEAR(k->t.recompute,
+		     (mode == 0 ? 0 : mode == 1 ? M - 1 : M) *
+			     layer_time(&an, g, &g->layer[0], n, 1, DIM_DATA, false));
 	}
 }
 
@@ -1191,8 +1310,8 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
 	an.q.impl = fx_impl(NULL);
 	for (int i = 0; i < g->nlayer; i++) {
-		gpu += layer_time(&an, g, &g->layer[i], 1, 1, false) +
-		       layer_time(&an, g, &g->layer[i], 1, 1, true);
+		gpu += layer_time(&an, g, &g->layer[i], 1, 1, DIM_DATA, false) +
+		       layer_time(&an, g, &g->layer[i], 1, 1, DIM_DATA, true);
 		host += layer_host(&an, g, &g->layer[i], false) +
 			layer_host(&an, g, &g->layer[i], true);
 		NEAR(layer_host(&an, g, &g->layer[i], false), 10e-6);
@@ -1210,7 +1329,7 @@ the_gpu_waits_for_the_host_that_issues_it(void **state)
 	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
 	host_lane(&an, g, 0, g->nlayer - 1, &ln, arrays, &k);
 	NEAR(k.t.dispatch, step_host(&an, arrays) + host +
-				   layer_time(&an, g, &g->layer[0], 1, 1, true) - busy);
+				   layer_time(&an, g, &g->layer[0], 1, 1, DIM_DATA, true) - busy);
 	an.q.impl.dispatch = 0;
 	an.q.impl.step_tensor = 0;
 	ln = lane_times(&an, g, 0, g->nlayer - 1, 1);
@@ -1243,6 +1362,42 @@ zero_steps_its_share_of_the_tensors(void **state)
 	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
 	assert_true(an.q.impl.flat_zero);
 	NEAR(zero_step_arrays(&an, 10, 4), 1);
+}
+
+/* master_weights = "fp32" (Megatron's --fp16 and --bf16): a parameter's
+ * bytes with Adam are Megatron-LM's docs/user-guide/features/
+ * dist_optimizer.md's table, 20 with fp16 (2 + 2 + 4 main + 4 main
+ * gradient + 8), 18 with bf16 (fp32 main gradients), 16 in fp32, and with
+ * the distributed optimizer (--zero 1) over d = 8: 4 + 16/d, 6 + 12/d,
+ * 8 + 8/d.  Without the key a 16-bit model is cast whole: 2 + 2 + 8. */
+static void
+master_weights_count_megatrons_bytes_per_parameter(void **state)
+{
+	Fx *fx = *state;
+	Analysis an = { .eng = fx->eng, .q.sys = fx_abci(fx), .q.impl = fx_impl(NULL) };
+	const Precision prec[3] = { PREC_FP16, PREC_BF16, PREC_FP32 };
+	const double whole[3] = { 20, 18, 16 }, fixed[3] = { 4, 6, 8 }, shard[3] = { 16, 12, 8 };
+	MemUse m;
+
+	an.q.set.opt = OPT_ADAM;
+	an.q.set.prec = PREC_FP16;
+	assert_false(master_weights(&an));
+	zero_memory(&an, NULL, 1, 1, &m);
+	NEAR(m.weights + m.grads + m.optimizer, 12);
+	an.q.impl.master_weights = "fp32";
+	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+	for (int i = 0; i < 3; i++) {
+		an.q.set.prec = prec[i];
+		an.q.set.zero = 0;
+		assert_true(master_weights(&an) == (i < 2));
+		zero_memory(&an, NULL, 1, 8, &m);
+		NEAR(m.weights + m.grads + m.optimizer, whole[i]);
+		an.q.set.zero = 1;
+		zero_memory(&an, NULL, 1, 8, &m);
+		NEAR(m.weights + m.grads + m.optimizer, fixed[i] + shard[i] / 8);
+	}
+	an.q.impl.master_weights = "fp64";
+	assert_non_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
 }
 
 /* The gradient exchange in buckets (model/overlap.c).  One bucket
@@ -1370,10 +1525,10 @@ autocast_casts_each_weight_once_and_the_image(void **state)
 	/* an operator each for the CPU to issue, beside the convolution's own
 	 * (a cuDNN call) */
 	NEAR(layer_host(&an, g, conv1, false), 3 * an.q.impl.dispatch + an.q.impl.library_call);
-	with = layer_time(&an, g, conv1, 512, 1, false);
+	with = layer_time(&an, g, conv1, 512, 1, DIM_DATA, false);
 	conv1->cost.cast_w = conv1->cost.cast_in = 0;
 	conv1->cost.cast_wn = conv1->cost.cast_inn = 0;
-	NEAR(with - layer_time(&an, g, conv1, 512, 1, false),
+	NEAR(with - layer_time(&an, g, conv1, 512, 1, DIM_DATA, false),
 	     2 * s->kernel_lat + (64.0 * 3 * 3 * 3 + 512.0 * 3072) * 6 / (s->mem_bw * s->eff_mem));
 }
 
@@ -1397,15 +1552,15 @@ gradients_left_allocated_are_added_into(void **state)
 	bn = &g->layer[0];
 	assert_int_equal(bn->nw, 2);
 	assert_true(an.q.impl.zero_grad);
-	with = layer_time(&an, g, bn, 512, 1, true);
-	fwd = layer_time(&an, g, bn, 512, 1, false);
+	with = layer_time(&an, g, bn, 512, 1, DIM_DATA, true);
+	fwd = layer_time(&an, g, bn, 512, 1, DIM_DATA, false);
 	/* operators the CPU issues: the backward (a cuDNN call) and two adds */
 	NEAR(layer_host(&an, g, bn, true), 3 * an.q.impl.dispatch + an.q.impl.library_call);
 	an.q.impl.zero_grad = false;
 	NEAR(layer_host(&an, g, bn, true), an.q.impl.dispatch + an.q.impl.library_call);
-	NEAR(with - layer_time(&an, g, bn, 512, 1, true),
+	NEAR(with - layer_time(&an, g, bn, 512, 1, DIM_DATA, true),
 	     2 * s->kernel_lat + 3.0 * 128 * 4 / (s->mem_bw * s->eff_mem));
-	NEAR(layer_time(&an, g, bn, 512, 1, false), fwd);
+	NEAR(layer_time(&an, g, bn, 512, 1, DIM_DATA, false), fwd);
 }
 
 /* The shared file system (docs/model.md, "Input pipeline"): abci's GPFS
@@ -1495,6 +1650,9 @@ main(void)
 		FX_TEST(fsdp_hybrid_shards_inside_a_node),
 		FX_TEST(selective_recomputes_the_attention_core),
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
+		FX_TEST(tensor_parallel_pairs_reduce_twice_each_way),
+		FX_TEST(tensor_parallel_keeps_the_papers_activations),
+		FX_TEST(master_weights_count_megatrons_bytes_per_parameter),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 		cmocka_unit_test(kendall_tau_counts_every_pair_with_ties),
 		FX_TEST(nccl_picks_algorithm_and_protocol_by_size_and_ranks),

@@ -3,7 +3,8 @@
 # made by tools/export_zoo.py) against PyTorch's own counts and ONNX's own
 # shape inference, and the decoders written in tools/export_decoders.py
 # (tests/data/decoders: a GPT-2, the same GPT masked by torch.where, a
-# LLaMA-style model, a BERT encoder).  Per model, three TAP cases:
+# LLaMA-style model, a BERT encoder, the GPT with a symbolic sequence
+# that --seq-len fills).  Per model, three TAP cases:
 #   counts  params == file_params (the float initializers, BN running
 #           statistics left out), or PyTorch's params where oraclec
 #           restores the BatchNormalization the export folded, and MACs == macs_aten (every convolution
@@ -19,11 +20,15 @@
 #   all     every activation of the graph (NAME.shapes.tsv, kind "act")
 #           has an IR tensor with a shape, although ONNX leaves hundreds
 #           of them unknown on ViT, Swin and ShuffleNet;
-# and two more per decoder:
+# and three more per decoder:
 #   tokens  the token ids are the model's sequence, of its length;
+#   dimensions  JSON model.transformer gives the module's dimensions
+#           (layers, hidden, heads, ffn, sequence, vocabulary) and what it
+#           was written with (key/value groups, the norm, SwiGLU, the
+#           positions, a tied output layer);
 #   megatron  --plan megatron on a pipeline of two finds its attentions
 #           and its layers: --pipeline-model-parallel-layout 'Et|tL' for
-#           the two transformer layers.
+#           the two transformer layers, and the model's flags.
 . "${srcdir:=.}/tests/tap.sh"
 tap_begin zoo
 n=0 bad=0
@@ -32,7 +37,7 @@ notok() { n=$((n + 1)); bad=$((bad + 1)); echo "not ok $n - $1"; sed 's/^/# /' "
 ref() { sed -n "s/^$1 //p" "$data/$name.ref.txt"; }
 
 models=$(cd "$srcdir/tests/data" && ls zoo/*.ref.txt decoders/*.ref.txt | sed 's/\.ref\.txt$//')
-echo "1..$(($(echo "$models" | wc -l) * 3 + $(echo "$models" | grep -c '^decoders/') * 2))"
+echo "1..$(($(echo "$models" | wc -l) * 3 + $(echo "$models" | grep -c '^decoders/') * 3))"
 
 for path in $models; do
 	data=$srcdir/tests/data/${path%/*} name=${path#*/}
@@ -45,7 +50,10 @@ for path in $models; do
 		fi
 	done
 	model=$tmp/$name.onnx
-	if ! "$ORACLEC" "$model" -f json >"$tmp/json" 2>"$tmp/why"; then
+	# a decoder's length (gpt_seq leaves it symbolic: --seq-len fills it)
+	seq=$(ref seq)
+	set -- ${seq:+--seq-len "$seq"}
+	if ! "$ORACLEC" "$model" "$@" -f json >"$tmp/json" 2>"$tmp/why"; then
 		notok "$name counts"; notok "$name shapes"; notok "$name all"; continue
 	fi
 	got_p=$(sed -n 's/^    "params": \([0-9]*\),$/\1/p' "$tmp/json")
@@ -74,7 +82,7 @@ for path in $models; do
 	fi
 
 	# tensor -> per-sample shape, from the IR dump after shape inference
-	"$ORACLEC" "$model" --dump-after=shape 2>/dev/null |
+	"$ORACLEC" "$model" "$@" --dump-after=shape 2>/dev/null |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "->") { split($(i+1), a, ":"); print a[1], a[2] } }' \
 		>"$tmp/ours"
 	# ONNX's fully known activation shapes with one N, as 64x112x112 (in
@@ -113,20 +121,54 @@ for path in $models; do
 	fi
 	[ -n "$want_f" ] || continue
 
-	"$ORACLEC" "$model" --dump-after=parse 2>/dev/null | grep '^input ' >"$tmp/why"
+	"$ORACLEC" "$model" "$@" --dump-after=parse 2>/dev/null | grep '^input ' >"$tmp/why"
 	if grep -qx "input ids: $(ref seq) tokens=$(ref seq)" "$tmp/why" &&
 		[ "$(grep -c ' tokens=' "$tmp/why")" = 1 ]; then
 		ok "$name tokens: ids, $(ref seq) a sample"
 	else
 		notok "$name tokens"
 	fi
+	# the dimensions read from the layers (model.transformer): torch's
+	# module's, as tools/export_decoders.py wrote them
+	dims=
+	for k in layers hidden heads ffn; do
+		v=$(sed -n "s/^      \"$k\": \([0-9]*\),\$/\1/p" "$tmp/json")
+		[ "$v" = "$(ref $k)" ] || dims="$dims $k $v (torch $(ref $k))"
+	done
+	v=$(sed -n 's/^      "seq_len": \([0-9]*\),$/\1/p' "$tmp/json")
+	[ "$v" = "$(ref seq)" ] || dims="$dims seq $v (torch $(ref seq))"
+	v=$(sed -n 's/^      "vocab": \([0-9]*\),$/\1/p' "$tmp/json")
+	[ "$v" = "$(ref vocab)" ] || dims="$dims vocab $v (torch $(ref vocab))"
+	# what tools/export_decoders.py wrote each module with: LLaMA's
+	# RMSNorm, rotary positions, 2 key/value heads for 4, SwiGLU and its
+	# own output layer; the GPTs' learned positions and tied output
+	case $name in
+	llama) want='2 rmsnorm true rope false' ;;
+	bert) want='4 layernorm false learned null' ;;
+	*) want='4 layernorm false learned true' ;;
+	esac
+	got=$(sed -n 's/^      "\(kv_groups\|norm\|positions\|swiglu\|tied\)": "*\([a-z0-9]*\)"*,*$/\2/p' \
+		"$tmp/json" | tr '\n' ' ')
+	[ "$got" = "$want " ] || dims="$dims kv_groups/norm/swiglu/positions/tied $got(want $want)"
+	if [ -z "$dims" ]; then
+		ok "$name dimensions: $(ref layers) layers, hidden $(ref hidden), $(ref heads) heads, ffn $(ref ffn), sequence $(ref seq), vocabulary $(ref vocab); $want"
+	else
+		echo "$dims" >"$tmp/why"
+		notok "$name dimensions"
+	fi
 	# the layers split in two: Et|tL for two, Ett|ttL for four
 	layers=$(ref layers)
 	first=$((layers / 2))
 	layout=E$(printf "%${first}s" '' | tr ' ' t)\|$(printf "%$((layers - first))s" '' | tr ' ' t)L
-	if "$ORACLEC" "$model" -g 2 --grid pipeline=2 --plan megatron >"$tmp/plan" 2>"$tmp/why" &&
-		grep -q -- "--pipeline-model-parallel-layout '$layout'" "$tmp/plan"; then
-		ok "$name megatron: a transformer of $(ref layers) layers, $layout"
+	if "$ORACLEC" "$model" "$@" -g 2 --grid pipeline=2 --plan megatron >"$tmp/plan" \
+		2>"$tmp/why" &&
+		grep -q -- "--pipeline-model-parallel-layout '$layout'" "$tmp/plan" &&
+		grep -qx "	--num-layers $(ref layers)" "$tmp/plan" &&
+		grep -qx "	--hidden-size $(ref hidden)" "$tmp/plan" &&
+		grep -qx "	--num-attention-heads $(ref heads)" "$tmp/plan" &&
+		grep -qx "	--ffn-hidden-size $(ref ffn)" "$tmp/plan" &&
+		grep -qx "	--seq-length $(ref seq)" "$tmp/plan"; then
+		ok "$name megatron: a transformer of $(ref layers) layers, $layout, its dimensions"
 	else
 		cat "$tmp/plan" >>"$tmp/why"
 		notok "$name megatron"

@@ -24,6 +24,8 @@ The models, each a few layers of a small width so the files stay small:
   bert        BERT's encoder: word, position (a position_ids buffer) and
               token-type embeddings, post-norm layers, the attention mask
               an input, a pooler; training mode, opset 15
+  gpt_seq     gpt_where with a symbolic sequence axis too (ids [N, S]):
+              what --seq-len fills
 
 For each, into the output folder:
 
@@ -286,14 +288,15 @@ class Bert(nn.Module):
         return x, torch.tanh(self.pooler(x[:, 0]))
 
 
-# name -> (constructor, opset, training, input names)
+# name -> (constructor, opset, training, input names, symbolic sequence)
 MODELS = collections.OrderedDict([
-    ("gpt2", (GPT, 14, True, ["ids"])),
-    ("gpt_where", (lambda: GPT(where=True), 16, False, ["ids"])),
-    ("llama", (Llama, 17, False, ["ids"])),
-    ("bert", (Bert, 15, True, ["ids", "attention_mask"])),
+    ("gpt2", (GPT, 14, True, ["ids"], False)),
+    ("gpt_where", (lambda: GPT(where=True), 16, False, ["ids"], False)),
+    ("llama", (Llama, 17, False, ["ids"], False)),
+    ("bert", (Bert, 15, True, ["ids", "attention_mask"], False)),
+    ("gpt_seq", (lambda: GPT(where=True), 16, False, ["ids"], True)),
 ])
-DIMS = {"gpt2": 4 * H, "gpt_where": 4 * H, "llama": 86, "bert": 4 * H}
+DIMS = {"gpt2": 4 * H, "gpt_where": 4 * H, "llama": 86, "bert": 4 * H, "gpt_seq": 4 * H}
 
 
 def inputs(names, batch):
@@ -369,7 +372,7 @@ def strip_except(m, weights, keep):
 
 
 def export(name, outdir):
-    ctor, opset, training, names = MODELS[name]
+    ctor, opset, training, names, seq = MODELS[name]
     torch.manual_seed(0)
     model = ctor()
     # distinct values everywhere, as export_zoo: no merged initializers
@@ -381,7 +384,7 @@ def export(name, outdir):
     ref["model"] = name
     ref["opset"] = opset
     ref["mode"] = "training" if training else "eval"
-    ref["input"] = " ".join("%s:Nx%d:int64" % (n, T) for n in names)
+    ref["input"] = " ".join("%s:Nx%s:int64" % (n, "S" if seq else T) for n in names)
     ref["params"] = sum(p.numel() for p in model.parameters())
     ref["buffers"] = sum(b.numel() for b in model.buffers())
     ref["layers"], ref["hidden"], ref["heads"] = LAYERS, H, HEADS
@@ -393,7 +396,8 @@ def export(name, outdir):
     path = os.path.join(outdir, name + ".onnx")
     torch.onnx.export(model, inputs(names, 2), path, opset_version=opset,
                       input_names=names, output_names=["out"],
-                      dynamic_axes={n: {0: "N"} for n in names},
+                      dynamic_axes={n: {0: "N", 1: "S"} if seq else {0: "N"}
+                                    for n in names},
                       training=(torch.onnx.TrainingMode.TRAINING if training
                                 else torch.onnx.TrainingMode.EVAL),
                       do_constant_folding=True)

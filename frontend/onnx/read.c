@@ -195,7 +195,7 @@ Graph *
 onnx_load(const char *path, Arena *a, FileList *files, const OnnxOptions *opt)
 {
 	Onnx o = { .a = a, .file = path, .batch = BATCH, .strict = opt && opt->strict,
-		   .nobatch = opt && opt->nobatch };
+		   .nobatch = opt && opt->nobatch, .seq_len = opt ? opt->seq_len : 0 };
 	void *map;
 	uint8_t *small;
 	size_t len, size;

@@ -80,6 +80,7 @@ typedef struct Onnx {
 	const char *lname;  /* the node's first layer's name */
 	int64_t batch;      /* the graph input's batch, BATCH if symbolic */
 	bool nobatch;       /* every graph input is one whole sample */
+	int64_t seq_len;    /* --seq-len: fills a token input's symbolic axis */
 	int opset;
 	int node;           /* index of the node being lowered */
 	int first;          /* the node's first layer, when it makes several */

@@ -175,10 +175,18 @@ input_shape(Onnx *o, const Onnx__ValueInfoProto *vi, const Shape *override, Shap
 	}
 	if (override && o->g->ninput == 0)
 		*s = *override;
+	/* --seq-len: the symbolic length of integer [batch, s] (token ids,
+	 * their mask) */
+	if (o->seq_len && skip && s->rank == 1 && s->d[0] == BATCH && tt->has_elem_type &&
+	    is_integer(tt->elem_type))
+		s->d[0] = o->seq_len;
 	for (int k = 0; k < s->rank; k++) {
 		if (s->d[k] == BATCH) {
 			diag_error(floc(o), "graph input '%s': dimension %d is symbolic; give the "
-				   "per-sample shape with --input-shape", vi->name, k + skip);
+				   "per-sample shape with --input-shape%s", vi->name, k + skip,
+				   s->rank == 1 && tt->has_elem_type && is_integer(tt->elem_type)
+					   ? " (or the sequence's length with --seq-len)"
+					   : "");
 			return false;
 		}
 		if (s->d[k] == 0) {

@@ -44,7 +44,8 @@ STRATEGIES = {
     "filter": {"filter"}, "channel": {"channel"}, "df": {"data", "filter"},
     "ds": {"data", "spatial"}, "dp": {"data", "pipeline"},
     "dpf": {"data", "pipeline", "filter"}, "dpc": {"data", "pipeline", "channel"},
-    "dps": {"data", "pipeline", "spatial"},
+    "dps": {"data", "pipeline", "spatial"}, "tensor": {"tensor"}, "dt": {"data", "tensor"},
+    "dpt": {"data", "pipeline", "tensor"},
 }
 
 

@@ -230,7 +230,7 @@ class Probe:
         self.failed = []
         self.rss_import = rss_bytes()
         self._precisions = None
-        self.model_want = {}    # --model: {Key: {N}} (probe_kernels.needed)
+        self.model_want = {}    # --model: {Key: {N}} (oraclec --kernels-needed)
         self.kernel_rows = {}   # --model: {(Key, N): row} measured or resumed
         if self.cuda:
             self.nvml_before = nvml_used()
@@ -1124,16 +1124,16 @@ def sec_ranks(P, clock):
 # ---- 8. the model's own kernels (--model) ---------------------------------------
 
 def model_keys(P):
-    """{Key: {N}} of --model: oraclec's layers at each --precision, every
-    key and batch the --strategies on --gpus look up (probe_kernels.needed).
-    Raises RuntimeError with oraclec's first line."""
+    """{Key: {N}} of --model: at each --precision, every key and batch
+    oraclec's pricing of the --strategies on --gpus looks up
+    (probe_kernels.kernels_needed).  Raises RuntimeError with oraclec's
+    first line."""
     a = P.args
     want = {}
     for prec in a.precision:
-        layers, inputs = probe_kernels.model_layers(a.oraclec, a.model, a.batch, prec,
-                                                    a.channels_last)
-        for k, ns in probe_kernels.needed(layers, inputs, a.batch, a.gpus,
-                                          a.strategies).items():
+        for k, ns in probe_kernels.kernels_needed(a.oraclec, a.model, a.batch, a.gpus,
+                                                  a.strategies, prec,
+                                                  a.channels_last).items():
             want.setdefault(k, set()).update(ns)
     return want
 

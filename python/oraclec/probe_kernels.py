@@ -3,17 +3,15 @@ distinct kernel key of a model as oraclec lowers it, at the batches the
 requested strategies give one device, timed forward and backward, written
 to a kernel table (docs/kernel-table.md).
 
-The layer list and each layer's key are oraclec's (`oraclec M --layers
--f json`: its "kernel" objects), so the batch norms oraclec restores
-after an export's folded convolutions are timed too.  What a strategy
-asks of a device -- its batch, the shards filter, channel and spatial
-splits make -- is worked out here once (`needed`, `shard`); oraclec's
---kernels-needed will say it from the C side (docs/kernel-table.md,
-"The keys a run needs").
+The keys and batches are oraclec's (`oraclec M --kernels-needed`: what
+its pricing of the strategies looks up, the shards filter, channel and
+spatial splits make among them), so the batch norms oraclec restores
+after an export's folded convolutions are timed too, and what a strategy
+asks of a device is worked out once, where it is priced
+(docs/kernel-table.md, "The keys a run needs").
 """
 import csv
 import io
-import json
 import math
 import os
 import re
@@ -26,14 +24,6 @@ COLUMNS = ("class", "precision", "layout", "n", "shape", "fwd_s", "bwd_data_s", 
 PARTS = ("fwd", "bwd_data", "bwd_weight")
 STRATEGIES = ("data", "spatial", "pipeline", "filter", "channel", "df", "ds", "dp", "dpf",
               "dpc", "dps")
-# the dimensions of each strategy's grid other than data and pipeline
-# (ir/strategies.def), and whether it has more than one (a hybrid: its
-# split degree is a proper divisor of the GPUs)
-SPLITS = {"data": (), "pipeline": (), "dp": (), "spatial": ("spatial",), "filter": ("filter",),
-          "channel": ("channel",), "df": ("filter",), "ds": ("spatial",), "dpf": ("filter",),
-          "dpc": ("channel",), "dps": ("spatial",)}
-HYBRID = {"df", "ds", "dp", "dpf", "dpc", "dps"}
-PIPELINED = {"pipeline", "dp", "dpf", "dpc", "dps"}
 # a row whose repeats spread more than this is measured again, then named
 SPREAD_LIMIT = 0.10
 # the probe's dtype names and oraclec's training precisions for them
@@ -67,125 +57,7 @@ def parse_shape(text):
     return out
 
 
-def shape_text(items):
-    return " ".join("%s=%s" % (k, v if k == "op" else "x".join(str(x) for x in v))
-                    for k, v in items.items())
-
-
 # ---- what the strategies ask of one device ----------------------------------
-
-def divisors(p):
-    return [d for d in range(2, p + 1) if p % d == 0]
-
-
-def ceil_div(a, b):
-    return -(-a // b)
-
-
-def shard(key, how, k):
-    """The key of one GPU's part of a layer split k ways: `filter` (its
-    output channels), `channel` (its input channels) or `spatial` (the
-    rows of its strip), or None where the split leaves it whole or
-    cannot divide it.  docs/model.md, "filter and channel", "spatial"; a
-    part's size is the largest GPU's, ceil(size / k)."""
-    it = key.items()
-    c = key.klass
-    if how in ("filter", "channel"):
-        if c == "conv":
-            g = it["groups"][0]
-            if g > 1:  # a grouped convolution keeps whole groups on a GPU
-                if g % k:
-                    return None
-                it["c"], it["k"], it["groups"] = (it["c"][0] // k,), (it["k"][0] // k,), (g // k,)
-            else:
-                name = "k" if how == "filter" else "c"
-                it[name] = (ceil_div(it[name][0], k),)
-        elif c == "gemm" and it["batch"][0] == 1:  # fc: out (filter) or in (channel) features
-            name = "n" if how == "filter" else "k"
-            it[name] = (ceil_div(it[name][0], k),)
-        else:
-            return None
-    elif how == "spatial":
-        if c in ("conv", "pool"):
-            if it["h"][0] < k:
-                return None
-            it["h"] = (ceil_div(it["h"][0], k),)
-        elif c in ("elementwise", "norm"):
-            e = it["elements"][0]
-            if "other" in it and it["other"][0] == e:
-                it["other"] = (ceil_div(e, k),)
-            it["elements"] = (ceil_div(e, k),)
-        else:
-            return None
-    else:
-        raise ValueError(how)
-    return Key(key.klass, key.prec, key.layout, shape_text(it))
-
-
-def micro_batches(b):
-    """The samples a micro-batch holds for every power-of-two count of
-    micro-batches up to b, and b: a pipeline's choice lies between two of
-    them (the table interpolates along N)."""
-    out, m = {b}, 1
-    while b // m >= 1:
-        out.add(b // m)
-        m *= 2
-    return out
-
-
-def needed(layers, inputs, batch, gpus, strategies):
-    """{Key: {N}}: every key and batch pricing `strategies` on `gpus`
-    devices at `batch` samples a device looks up, from oraclec's layers
-    (their "kernel" objects): each layer whole at the batch a device
-    runs (data: b; pipelines: each micro-batch's; spatial: b/k after its
-    split), and the shards filter, channel and spatial splits make of the
-    layers they split at every degree they can take (k = the GPUs; in a
-    hybrid, every proper divisor)."""
-    want = {}
-
-    def add(key, samples, per):
-        for n in samples:
-            if n >= 1:
-                want.setdefault(key, set()).add(int(n) * per)
-    for i, l in enumerate(layers):
-        k = l.get("kernel")
-        if not k:
-            continue
-        key = Key(k["class"], k["precision"], k["layout"], k["shape"])
-        per = int(k.get("per_sample", 1))
-        add(key, {batch}, per)
-        for s in strategies:
-            degrees = [d for d in divisors(gpus) if d < gpus] if s in HYBRID else \
-                ([gpus] if gpus > 1 else [])
-            if s in PIPELINED:
-                add(key, micro_batches(batch), per)
-            for how in SPLITS[s]:
-                for d in degrees:
-                    if how == "spatial":
-                        add(key, {batch // d, ceil_div(batch, d)}, per)
-                        if in_leading_run(layers, i, d):
-                            sk = shard(key, how, d)
-                            if sk:
-                                add(sk, {batch}, per)
-                    elif l["op"] in ("conv", "fc") and not (
-                            how == "channel" and all(x in inputs for x in l["inputs"])):
-                        sk = shard(key, how, d)
-                        if sk:
-                            add(sk, {batch}, per)
-    return want
-
-
-def in_leading_run(layers, i, k):
-    """Whether layer i is in the leading run a spatial split of k strips
-    may split: every layer up to it has an output of at least k rows."""
-    for l in layers[:i + 1]:
-        out = l.get("output") or []
-        if len(out) < 3 or out[1] < k:
-            return False
-    return True
-
-
-# ---- oraclec's layers ---------------------------------------------------------
 
 def oraclec_path(given=None):
     """The oraclec to ask: --oraclec, $ORACLEC, the one beside this
@@ -199,12 +71,16 @@ def oraclec_path(given=None):
     return tree if os.access(tree, os.X_OK) else "oraclec"
 
 
-def model_layers(oraclec, model, batch, precision, channels_last=False):
-    """oraclec's layers of `model` at `precision` (its training name) and
-    the model's input names: (layers, inputs).  Raises RuntimeError with
+def kernels_needed(oraclec, model, batch, gpus, strategies, precision, channels_last=False):
+    """{Key: {N}}: every kernel key and batch pricing `strategies` on
+    `gpus` devices at `batch` samples a device looks up, as oraclec's
+    pricing records them (`oraclec M --kernels-needed`: each layer whole
+    at the batch a device runs, the parts filter, channel and spatial
+    splits make; docs/kernel-table.md, "The keys a run needs").
+    `precision` is oraclec's training name.  Raises RuntimeError with
     oraclec's first diagnostic."""
-    cmd = [oraclec, model, "--layers", "-f", "json", "-q", "-b", str(batch),
-           "--precision", precision, "--strategies", "data"]
+    cmd = [oraclec, model, "--kernels-needed", "-q", "-b", str(batch), "-g", str(gpus),
+           "--strategies", ",".join(strategies), "--precision", precision]
     if channels_last:
         cmd.append("--channels-last")
     try:
@@ -215,8 +91,16 @@ def model_layers(oraclec, model, batch, precision, channels_last=False):
         err = r.stderr.decode("utf-8", "replace").strip().splitlines()
         raise RuntimeError("%s exited %d%s" % (oraclec, r.returncode,
                                                ": " + err[0] if err else ""))
-    rep = json.loads(r.stdout.decode("utf-8"))
-    return rep["layers"], {i["name"] for i in rep["model"]["inputs"]}
+    rows = csv.reader(io.StringIO(r.stdout.decode("utf-8")))
+    if next(rows, None) != ["class", "precision", "layout", "n", "shape"]:
+        raise RuntimeError("%s --kernels-needed wrote no header" % oraclec)
+    want = {}
+    for f in rows:
+        if len(f) != 5:
+            raise RuntimeError("%s --kernels-needed wrote a line of %d fields" % (
+                oraclec, len(f)))
+        want.setdefault(Key(f[0], f[1], f[2], f[4]), set()).add(int(f[3]))
+    return want
 
 
 # ---- the operators a key stands for ------------------------------------------

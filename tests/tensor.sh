@@ -1,0 +1,197 @@
+#!/bin/sh
+# tensor.sh -- Megatron-LM's tensor parallelism (issue 42): the 1.7 B GPT
+# of SC'21's Table 1 (validation/megatron-sc21/models/gpt-1.7b.odl: 24
+# layers, hidden 2304, 24 heads, 2,048 tokens) on 8 GPUs of a DGX A100 at
+# tensor=8 against one GPU at the same global batch, its collectives, its
+# refusals, sequence parallelism, the grid under every nesting that
+# places it alike, and --plan megatron's sizes.  The JSON is read by
+# python3 (standard library); without it those cases are skipped.
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin tensor
+tap_python "import json" "python3 not found"
+
+gpt=$srcdir/validation/megatron-sc21/models/gpt-1.7b.odl
+# Megatron's SC'21 runs: every transformer layer recomputed (25 IR
+# layers each, the model file's header), 16-bit, Adam
+common="-s dgx-a100 -B 8 --precision amp-bf16 --optimizer adamw --data synthetic
+	--recompute every:25 -q -f json"
+
+# get FILE EXPR: a value of the JSON, python3's repr (d the document, k
+# its first strategy)
+get()
+{
+	"$py" -c 'import json, sys
+d = json.load(open(sys.argv[1])); k = d["strategies"][0]; print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# 1: tensor=8 at least 4x one GPU at the same global batch of 8, with the
+# pairs' all-reduces priced (and none on one GPU)
+# shellcheck disable=SC2086
+run "$gpt" $common -g 8 --grid tensor=8
+want_status 0
+cp "$tmp/out" "$tmp/t8.json"
+# shellcheck disable=SC2086
+run "$gpt" $common -g 1 --grid data=1
+want_status 0
+cp "$tmp/out" "$tmp/one.json"
+"$py" - "$tmp/t8.json" "$tmp/one.json" >"$tmp/why" 2>&1 <<'PY' || fail "$(cat "$tmp/why")"
+import json, sys
+t8, one = (json.load(open(p))["strategies"][0] for p in sys.argv[1:3])
+assert t8["name"] == "tensor" and t8["feasible"], t8["reason"]
+assert one["feasible"], one["reason"]
+assert t8["global_batch"] == one["global_batch"] == 8
+a, b = t8["iteration"]["total_s"], one["iteration"]["total_s"]
+assert b >= 4 * a, (a, b, b / a)
+assert t8["iteration"]["layer_collectives_s"] > 0, t8["iteration"]
+assert one["iteration"]["layer_collectives_s"] == 0, one["iteration"]
+PY
+check "GPT 1.7B: tensor=8 >= 4x one GPU at 8 samples; its collectives > 0"
+
+# 2: the heads (24) and widths split evenly or not at all: tensor=5 and
+# tensor=16 refused with Megatron's reason
+for t in 5 16; do
+	# shellcheck disable=SC2086
+	run "$gpt" $common -g $t --grid tensor=$t
+	want_status 0
+	[ "$(get "$tmp/out" 'k["feasible"]')" = False ] || fail "tensor=$t feasible"
+	has out "do not divide evenly over the tensor-parallel GPUs"
+done
+check "tensor=5 and tensor=16 of 24 heads: refused, the heads do not divide"
+
+# 3: a model without attention: nothing Megatron splits, and tensor is
+# analysed only when asked for
+run "$srcdir/examples/alexnet.odl" -g 4 -q -f json --strategies tensor
+want_status 0
+has out "no layer that Megatron's tensor parallelism splits"
+run "$srcdir/examples/alexnet.odl" -g 4 -q -f json
+want_status 0
+[ "$(get "$tmp/out" '[s["name"] for s in d["strategies"] if s["name"] in ("tensor", "dt", "dpt")]')" = "[]" ] ||
+	fail "AlexNet analysed with tensor parallelism unasked"
+check "AlexNet: tensor refused when asked, not analysed otherwise"
+
+# 4: sequence parallelism keeps 1/t of every layer's activations
+# (Korthikanti et al. 2022, eq. 4) and moves the same bytes as
+# reduce-scatters and all-gathers
+# shellcheck disable=SC2086
+run "$gpt" $common -g 8 --grid tensor=8 --sequence-parallel
+want_status 0
+cp "$tmp/out" "$tmp/sp.json"
+"$py" - "$tmp/t8.json" "$tmp/sp.json" >"$tmp/why" 2>&1 <<'PY' || fail "$(cat "$tmp/why")"
+import json, sys
+t8, sp = (json.load(open(p))["strategies"][0] for p in sys.argv[1:3])
+assert sp["feasible"], sp["reason"]
+assert sp["memory"]["activations"] < t8["memory"]["activations"], (sp["memory"], t8["memory"])
+assert sp["iteration"]["layer_collectives_s"] > 0
+PY
+check "--sequence-parallel: fewer activation bytes a GPU, collectives still priced"
+
+# 5: the same grid under every nesting that places it alike: a pipeline
+# of one stage places each rank where model-inner does
+for nest in pipeline-outer model-inner; do
+	# shellcheck disable=SC2086
+	run "$gpt" $common -g 16 -B 16 --grid data=2,pipeline=1,tensor=8 --nesting $nest
+	want_status 0
+	cp "$tmp/out" "$tmp/$nest.json"
+done
+a=$(get "$tmp/pipeline-outer.json" 'k["iteration"]["total_s"]')
+b=$(get "$tmp/model-inner.json" 'k["iteration"]["total_s"]')
+[ "$a" = "$b" ] || fail "pipeline-outer $a s, model-inner $b s"
+check "data=2,pipeline=1,tensor=8: pipeline-outer priced as model-inner ($a s)"
+
+# 6: --plan megatron sizes the tensor group from the grid and passes
+# --sequence-parallel (arguments.py drops it where tp = 1)
+run "$gpt" -s dgx-a100 -B 8 --precision amp-bf16 -g 8 --grid tensor=8 --sequence-parallel \
+	-q --plan megatron -o "$tmp/p.megatron"
+want_status 0
+grep -q -- '--tensor-model-parallel-size 8$' "$tmp/p.megatron" || fail "no tensor size 8"
+grep -q -- '--sequence-parallel$' "$tmp/p.megatron" || fail "no --sequence-parallel"
+run "$gpt" -s dgx-a100 -B 8 --precision amp-bf16 -g 8 --grid data=8 --sequence-parallel \
+	-q --plan megatron -o "$tmp/q.megatron"
+want_status 0
+grep -q -- '--sequence-parallel$' "$tmp/q.megatron" && fail "--sequence-parallel with tp = 1"
+grep -q -- '--tensor-model-parallel-size 1$' "$tmp/q.megatron" || fail "tensor size not 1"
+check "--plan megatron: --tensor-model-parallel-size 8 and --sequence-parallel; none at tp 1"
+
+# 7: gradient accumulation in every strategy: --micro-batches 4 runs df
+# and dt as 4 passes of a quarter of the samples, keeping a quarter of
+# the activations (df ignored it before issue 42)
+for grid in data=2,filter=4 data=2,tensor=4; do
+	for m in 1 4; do
+		# shellcheck disable=SC2086
+		run "$gpt" $common -g 8 -B 16 --grid $grid --micro-batches $m
+		want_status 0
+		cp "$tmp/out" "$tmp/m$m.json"
+	done
+	"$py" - "$tmp/m1.json" "$tmp/m4.json" >"$tmp/why" 2>&1 <<'PY' || fail "$grid: $(cat "$tmp/why")"
+import json, sys
+a, b = (json.load(open(p))["strategies"][0] for p in sys.argv[1:3])
+assert a["feasible"] and b["feasible"], (a["reason"], b["reason"])
+x, y = a["memory"]["activations"], b["memory"]["activations"]
+assert abs(y - x / 4) <= 1e-6 * x, (x, y)
+assert b["iteration"]["compute_s"] >= a["iteration"]["compute_s"], (a["iteration"], b["iteration"])
+PY
+done
+check "--micro-batches 4 under df and dt: a quarter of the activations kept"
+
+# 8: FP8 (Transformer Engine's): on an H100 the linear layers' GEMMs at
+# its fp8 peak (1,979 TFLOP/s, bf16's 989 twice), so an iteration is faster
+# than bf16's but by less than the GEMMs' share (the attention's products
+# stay bf16, the casts cost); refused on an A100, which has no FP8; the
+# plan asks Megatron for it
+h100="-s dgx-h100 -g 8 --grid tensor=8 -B 8 --recompute every:25 -q"
+for p in bf16 fp8; do
+	# shellcheck disable=SC2086
+	run "$gpt" $h100 -f json --precision $p
+	want_status 0
+	cp "$tmp/out" "$tmp/$p.json"
+done
+"$py" - "$tmp/bf16.json" "$tmp/fp8.json" >"$tmp/why" 2>&1 <<'PY' || fail "$(cat "$tmp/why")"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert abs(b["system"]["gpu"]["flops_fp8"] - 1.979e15) < 1e9, b["system"]["gpu"]
+x, y = a["strategies"][0]["iteration"]["compute_s"], b["strategies"][0]["iteration"]["compute_s"]
+assert b["strategies"][0]["feasible"]
+assert x / 2 < y < x, (x, y)
+PY
+run "$gpt" -s dgx-a100 -g 8 --grid tensor=8 -B 8 --precision fp8 -q
+want_status 1
+has err "--precision fp8: dgx-a100 (built-in) has no fp8 peak"
+# shellcheck disable=SC2086
+run "$gpt" $h100 --precision fp8 --plan megatron -o "$tmp/f.megatron"
+want_status 0
+grep -q -- '--fp8-format hybrid$' "$tmp/f.megatron" || fail "no --fp8-format hybrid"
+check "--precision fp8: faster than bf16 on an H100, by less than 2x; refused on an A100"
+
+# 9: a transformer's pipeline cuts between its layers, as Megatron's:
+# 24 layers in 4 stages of 6, the embedding with the first, the output
+# layer with the last; 32 stages of 24 layers refused
+run "$gpt" -s dgx-a100 -g 4 -B 8 --precision amp-bf16 --grid pipeline=4 -q -f json
+want_status 0
+want="[('wpe', 'h0_5/out'), ('h0_6/ln1', 'h0_11/out'), ('h0_12/ln1', 'h0_17/out'), \
+('h0_18/ln1', 'loss')]"
+got=$(get "$tmp/out" '[(x["first"], x["last"]) for x in k["stages"]]')
+[ "$got" = "$want" ] || fail "stages $got"
+run "$gpt" -s dgx-a100 -g 32 -B 32 --precision amp-bf16 --grid pipeline=32 -q -f json
+want_status 0
+has out "more stages than blocks to cut between"
+check "GPT 1.7B in 4 stages: 6 transformer layers each, cut between layers"
+
+# 10: the tied embedding in a pipeline: GPT-2 (tied) in two stages cut
+# between its two layers; the last stage keeps the table's copy, whose
+# gradient is all-reduced with the first's once a step (no data
+# parallelism: that is all the exchange); LLaMA (untied) has none
+dec=$srcdir/tests/data/decoders
+for m in gpt2 llama; do
+	run "$dec/$m.onnx" -s dgx-h100 -g 2 --grid pipeline=2 -B 8 -q -f json
+	want_status 0
+	cp "$tmp/out" "$tmp/$m.json"
+done
+[ "$(get "$tmp/gpt2.json" '[x["first"] for x in k["stages"]][1]')" = /h.1/ln_1/ReduceMean ] ||
+	fail "GPT-2's second stage does not begin its second layer"
+[ "$(get "$tmp/gpt2.json" 'k["iteration"]["gradient_allreduce_s"] > 0')" = True ] ||
+	fail "no all-reduce of the tied embedding's gradient"
+[ "$(get "$tmp/llama.json" 'k["iteration"]["gradient_allreduce_s"]')" = 0.0 ] ||
+	fail "an untied model all-reduces an embedding"
+check "GPT-2 in 2 stages: cut between layers, the tied table's gradient all-reduced"
+
+finish
