@@ -38,6 +38,21 @@ const char *backend_name(int i); /* the i-th format; NULL past the last */
  * many.  The text and HTML reports list them so. */
 int rank_order(const Analysis *an, int idx[STRAT_COUNT]);
 
+/* parts.c: the columns of the reports' "iteration by part", in order:
+ * the parts the iteration adds, the iteration, the overlapped input.  An
+ * optional column (synchronised batch norm, the slowest of N) is shown
+ * where some computable strategy of the analysis has it. */
+typedef struct IterColumn {
+	const char *head;     /* the text's header, 9 wide */
+	const char *html;     /* the HTML's */
+	const char *name;     /* in the sum the header line spells */
+	bool optional;
+} IterColumn;
+enum { ITER_COLUMNS = 14 };
+extern const IterColumn iter_column[ITER_COLUMNS];
+double iter_column_value(const IterTime *t, int j);
+bool iter_column_shown(const Analysis *an, int j);
+
 /* text.c */
 bool text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 
