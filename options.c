@@ -437,6 +437,14 @@ opt_zero(Options *o, const char *arg, const Row *r)
 	o->fix.zero = true;
 }
 
+/* --sync-bn K: groups of K GPUs (1: each its own, as without) */
+static void
+opt_sync_bn(Options *o, const char *arg, const Row *r)
+{
+	(void)r;
+	o->set.sync_bn = (int)number(arg, "--sync-bn", (int64_t)1 << 24);
+}
+
 /* FULL_SHARD is stage 3; HYBRID_SHARD shards in a node */
 static void
 opt_sequence_parallel(Options *o, const char *arg, const Row *r)
@@ -1090,6 +1098,12 @@ static const Row rows[] = {
 	  .help = "activations in NHWC (PyTorch's channels_last): tensor-core\n"
 	          "convolutions need no layout transposes",
 	  .handle = opt_channels_last },
+	{ .name = "sync-bn",
+	  .runs = true,
+	  .arg = "K",
+	  .help = "synchronised batch norm: statistics all-reduced over\n"
+	          "groups of K data-parallel GPUs (torch's SyncBatchNorm)",
+	  .handle = opt_sync_bn },
 	{ .name = "dump-after",
 	  .arg = "PASS",
 	  .help = "print the IR after PASS (parse, training, shape,\n"

@@ -43,6 +43,21 @@ int rank_order(const Analysis *an, int idx[STRAT_COUNT]);
 enum { CONFIG_TEXT_MAX = 320 };
 const char *config_text(const SearchConfig *c, char *buf, size_t n);
 
+/* parts.c: the columns of the reports' "iteration by part", in order:
+ * the parts the iteration adds, the iteration, the overlapped input.  An
+ * optional column (synchronised batch norm, the slowest of N) is shown
+ * where some computable strategy of the analysis has it. */
+typedef struct IterColumn {
+	const char *head;     /* the text's header, 9 wide */
+	const char *html;     /* the HTML's */
+	const char *name;     /* in the sum the header line spells */
+	bool optional;
+} IterColumn;
+enum { ITER_COLUMNS = 14 };
+extern const IterColumn iter_column[ITER_COLUMNS];
+double iter_column_value(const IterTime *t, int j);
+bool iter_column_shown(const Analysis *an, int j);
+
 /* text.c */
 bool text_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f);
 

@@ -103,6 +103,40 @@ scaling_plot(FILE *f, const Analysis *an, double top, bool epoch)
 	free(y);
 }
 
+/* The best strategy's samples/s a GPU over one node's at each point of
+ * the sweep (Analysis.node_scaling, plan/sweep.c), in per cent, against
+ * GPUs (log), 100 dashed: where scaling breaks. */
+static void
+node_plot(FILE *f, const Analysis *an, double top)
+{
+	Plot p = { .f = f, .x = LEFT, .y = top, .w = WIDTH - LEFT - RIGHT, .h = 240 };
+	double *x = xcalloc((size_t)an->nsweep + 1, sizeof *x), hi = 100;
+	double *y = xcalloc((size_t)an->nsweep + 1, sizeof *y);
+	char label[80];
+	int n = 0;
+
+	for (int i = 0; i < an->nsweep; i++)
+		if (an->sweep[i].node_scaling > 0) {
+			x[n] = (double)an->sweep[i].q.set.gpus;
+			y[n] = 100 * an->sweep[i].node_scaling;
+			hi = y[n] > hi ? y[n] : hi;
+			n++;
+		}
+	axis_decades(1, (double)an->sweep[an->nsweep - 1].q.set.gpus, &p.ax.lo, &p.ax.hi);
+	p.ax.log = true;
+	p.ax.label = "GPUs";
+	p.ay.lo = 0;
+	p.ay.hi = axis_nice(hi * 1.05);
+	snprintf(label, sizeof label, "samples/s a GPU, %% of one node's (%lld GPUs)",
+		 (long long)an->node_gpus);
+	p.ay.label = label;
+	plot_frame(&p);
+	plot_dashed(&p, p.ax.lo, 100, p.ax.hi, 100, "ideal");
+	plot_series(&p, x, y, n, 0, "best", "GPU", "%");
+	free(x);
+	free(y);
+}
+
 bool
 chart_scaling(FILE *f, const Graph *g, const Analysis *an)
 {
@@ -119,11 +153,13 @@ chart_scaling(FILE *f, const Graph *g, const Analysis *an)
 	for (int k = 0; k < STRAT_COUNT; k++) /* those analysed, each in its colour */
 		if (an->cand[k].analysed)
 			colour[n] = k, names[n++] = strategy_name[k];
-	svg_begin(f, WIDTH, 820, "scaling", "Scaling: epoch and iteration time against GPUs");
+	svg_begin(f, WIDTH, 1120, "scaling",
+		  "Scaling: epoch and iteration time against GPUs, and per GPU against one node");
 	svg_text(f, LEFT, 24, "start", "chart-title", "Scaling (log-log; dashed: ideal)");
 	svg_legend_lines(f, LEFT, 50, WIDTH - LEFT - RIGHT, names, colour, n);
 	scaling_plot(f, an, 80, true);
 	scaling_plot(f, an, 450, false);
+	node_plot(f, an, 820);
 	svg_end(f);
 	(void)g;
 	return !ferror(f);
@@ -148,7 +184,7 @@ shown(const Analysis *an, int *idx)
 static const char *const time_part[] = {
 	"compute", "pipeline bubble", "gradient exchange (exposed)", "reducer (DDP's copies)",
 	"layer-wise collectives", "halo / point-to-point", "weight update", "recomputation",
-	"input copies", "host wait",
+	"input copies", "host wait", "synchronised batch norm", "the slowest of N",
 };
 enum { TIME_PARTS = sizeof time_part / sizeof time_part[0] };
 
@@ -157,7 +193,7 @@ time_parts(const Candidate *k, double *v)
 {
 	v[0] = k->t.compute, v[1] = k->t.bubble, v[2] = k->t.grad, v[3] = k->t.reducer;
 	v[4] = k->t.layer, v[5] = k->t.p2p, v[6] = k->t.update, v[7] = k->t.recompute;
-	v[8] = k->t.feed, v[9] = k->t.dispatch;
+	v[8] = k->t.feed, v[9] = k->t.dispatch, v[10] = k->t.sync_bn, v[11] = k->t.skew;
 }
 
 static const char *const mem_part[] = {

@@ -63,6 +63,8 @@ rows(const Graph *g, const Analysis *an, FILE *f)
 		field(f, c, k->t.feed);
 		field(f, c, k->t.dispatch);
 		field(f, c, k->t.input);
+		field(f, c, k->t.sync_bn);
+		field(f, c, k->t.skew);
 		fputc('\n', f);
 	}
 }
@@ -75,7 +77,7 @@ csv_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 		   "communication_s,total_s,epoch_s,memory_per_gpu_bytes,max_gpus,bottleneck,"
 		   "throughput_samples_per_s,mfu,max_batch_per_gpu,rank,bubble_s,"
 		   "gradient_allreduce_s,reducer_s,layer_collectives_s,p2p_s,weight_update_s,"
-		   "recompute_s,input_copies_s,dispatch_s,input_s\n");
+		   "recompute_s,input_copies_s,dispatch_s,input_s,sync_bn_s,skew_s\n");
 	if (!an->nsweep)
 		rows(g, an, f);
 	for (int i = 0; i < an->nsweep; i++)

@@ -106,31 +106,33 @@ ranking(FILE *f, const Analysis *an)
 static void
 parts(FILE *f, const Analysis *an)
 {
-	static const char *const head[] = { "compute", "bubble", "exchange", "reducer",
-					    "collectives", "p2p/halo", "update", "recompute",
-					    "copies", "host wait", "iteration", "input" };
 	int idx[STRAT_COUNT], n = rank_order(an, idx);
 	char b[32];
 
+	bool shown[ITER_COLUMNS];
+
 	fputs("<p>Iteration by part (s): compute + bubble + exchange + reducer + collectives + "
-	      "p2p/halo + update + recompute + copies + host wait = iteration, or the input "
-	      "pipeline's time where that is longer.</p>\n<table class=\"parts\"><tr>"
-	      "<th>strategy</th>", f);
-	for (size_t j = 0; j < sizeof head / sizeof head[0]; j++)
-		fprintf(f, "<th>%s</th>", head[j]);
+	      "p2p/halo + update + recompute + copies + host wait", f);
+	for (int j = 0; j < ITER_COLUMNS; j++)
+		if ((shown[j] = iter_column_shown(an, j)) && iter_column[j].optional)
+			fprintf(f, " + %s", iter_column[j].name);
+	fputs(" = iteration, or the input pipeline's time where that is longer.</p>\n"
+	      "<table class=\"parts\"><tr><th>strategy</th>", f);
+	for (int j = 0; j < ITER_COLUMNS; j++)
+		if (shown[j])
+			fprintf(f, "<th>%s</th>", iter_column[j].html);
 	fputs("</tr>\n", f);
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
-		const IterTime *t = &k->t;
-		const double v[] = { t->compute, t->bubble,   t->grad,   t->reducer,
-				     t->layer,   t->p2p,      t->update, t->recompute,
-				     t->feed,    t->dispatch, t->total,  t->input };
 		if (!k->computable)
 			continue;
 		fprintf(f, "<tr class=\"%s\">", idx[i] == an->best ? "recommended" : "");
 		cell(f, strategy_name[k->kind], true);
-		for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
-			cell(f, num(true, v[j] == 0 ? "%.0f" : "%.4f", v[j], b), false);
+		for (int j = 0; j < ITER_COLUMNS; j++) {
+			double v = iter_column_value(&k->t, j);
+			if (shown[j])
+				cell(f, num(true, v == 0 ? "%.0f" : "%.4f", v, b), false);
+		}
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);

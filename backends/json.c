@@ -487,6 +487,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "input_copies_s", num(c, k->t.feed));
 	set(it, "recompute_s", num(c, k->t.recompute));
 	set(it, "dispatch_s", num(c, k->t.dispatch));
+	set(it, "sync_bn_s", num(c, k->t.sync_bn));
+	set(it, "skew_s", num(c, k->t.skew));
 	set(it, "host_s", num(c, k->t.host));
 	set(it, "exposed_communication_s", num(c, k->t.communication));
 	set(it, "overlapped_communication_s", num(c, k->t.grad_hidden));
@@ -581,6 +583,8 @@ json_emit(const Graph *g, const Analysis *an, const ReportOpts *o, FILE *f)
 			set(e, "strategies", strategies_json(g, s));
 			set(e, "best", s->best >= 0 ? jstr(strategy_name[s->best])
 						    : json_null());
+			set(e, "per_gpu_vs_node", s->node_scaling > 0 ? json_real(s->node_scaling)
+								     : json_null());
 			json_array_append_new(sw, e);
 		}
 		set(root, "sweep", sw);

@@ -135,6 +135,11 @@ plan_pytorch_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE 
 			  : an->q.set.zero == 2 ? jstr("SHARD_GRAD_OP")
 					  : json_null());
 	set(root, "zero_redundancy_optimizer", json_boolean(an->q.set.zero == 1));
+	/* --sync-bn K: nn.SyncBatchNorm.convert_sync_batchnorm(model,
+	 * process_group) with groups of K consecutive ranks of the data
+	 * dimension (torch.distributed.new_group for each, on every rank) */
+	set(root, "sync_batchnorm_group_size",
+	    pl->sync_bn ? json_integer(pl->sync_bn) : json_null());
 	/* torch.utils.checkpoint.checkpoint_sequential(segments=...) */
 	set(root, "checkpoint_segments", pl->checkpoints ? json_integer(pl->checkpoints)
 							 : json_null());

@@ -343,27 +343,28 @@ strategy_table(const Analysis *an, FILE *f)
 	}
 	/* every part the iteration adds (the input pipeline overlaps them:
 	 * an iteration is their sum, or the input's time where that is
-	 * longer) */
-	fprintf(f,
-		"\niteration by part (s): compute + bubble + exchange + reducer + collectives + "
-		"p2p/halo + update\n  + recompute + copies + host wait = iteration, or the input "
-		"pipeline's time where that is longer\n");
-	fprintf(f, "%-9s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s\n", "strategy", w,
-		"compute", w, "bubble", w, "exchange", w, "reducer", w, "collect.", w, "p2p/halo",
-		w, "update", w, "recompute", w, "copies", w, "host wait", w, "iteration", w,
-		"input");
+	 * longer); synchronised batch norm and the slowest of N where any
+	 * strategy has them */
+	bool shown[ITER_COLUMNS];
+	fprintf(f, "\niteration by part (s): compute + bubble + exchange + reducer + collectives + "
+		   "p2p/halo + update\n  + recompute + copies + host wait");
+	for (int j = 0; j < ITER_COLUMNS; j++)
+		if ((shown[j] = iter_column_shown(an, j)) && iter_column[j].optional)
+			fprintf(f, " + %s", iter_column[j].name);
+	fprintf(f, " = iteration, or the input pipeline's time where that is longer\n%-9s",
+		"strategy");
+	for (int j = 0; j < ITER_COLUMNS; j++)
+		if (shown[j])
+			fprintf(f, " %*s", w, iter_column[j].head);
+	fputc('\n', f);
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
-		const IterTime *t = &k->t;
-		bool c = k->computable;
-		const double v[] = { t->compute, t->bubble,   t->grad,   t->reducer,
-				     t->layer,   t->p2p,      t->update, t->recompute,
-				     t->feed,    t->dispatch, t->total,  t->input };
-		if (!c)
+		if (!k->computable)
 			continue;
 		fprintf(f, "%-9s", strategy_name[k->kind]);
-		for (size_t j = 0; j < sizeof v / sizeof v[0]; j++)
-			fprintf(f, " %*s", w, part(c, v[j], b1));
+		for (int j = 0; j < ITER_COLUMNS; j++)
+			if (shown[j])
+				fprintf(f, " %*s", w, part(true, iter_column_value(&k->t, j), b1));
 		fputc('\n', f);
 	}
 }
@@ -433,11 +434,13 @@ sweep_table(const Analysis *an, FILE *f)
 	unsigned nested = 0;
 
 	fprintf(f, "\nsweep: epoch time by GPU count (\"-\": beyond the strategy's limit, "
-		   "\"oom\": does not fit, \"not run\": not by the implementation)\n%7s", "gpus");
+		   "\"oom\": does not fit, \"not run\": not by the implementation);\n"
+		   "per GPU: the best's samples/s a GPU over one node's (%" PRId64 " GPUs)\n%7s",
+		an->node_gpus, "gpus");
 	for (int k = 0; k < STRAT_COUNT; k++)
 		if (an->cand[k].analysed)
 			fprintf(f, " %10s", strategy_name[k]);
-	fprintf(f, "  best\n");
+	fprintf(f, "  per GPU  best\n");
 	for (int i = 0; i < an->nsweep; i++) {
 		const Analysis *s = &an->sweep[i];
 		fprintf(f, "%7" PRId64, s->q.set.gpus);
@@ -447,6 +450,10 @@ sweep_table(const Analysis *an, FILE *f)
 				fprintf(f, " %10s", !c->computable ? "-" : c->not_run ? "not run"
 						    : !c->feasible ? "oom" : epoch(c->epoch, b));
 		}
+		if (s->node_scaling > 0)
+			fprintf(f, " %8.3f", s->node_scaling);
+		else
+			fprintf(f, " %8s", "-");
 		if (s->best < 0)
 			fprintf(f, "  none fits\n");
 		else

@@ -79,6 +79,12 @@ static const Builtin builtin[] = {
 	  "                                // spatial split of images\n"
 	  "    recompute = \"none,segments,selective\"; // torch.utils.checkpoint around\n"
 	  "                                // any function: segments, or attention's core\n"
+	  "    nccl_version = \"2.14.3\";  // PyTorch's CUDA 11.7 wheels of 1.13 and 2.0:\n"
+	  "                                // torch 2.0.1 requires nvidia-nccl-cu11==2.14.3\n"
+	  "    fuse_bn_relu = false;       // eager: each module's own kernels\n"
+	  "    fuse_bn_add_relu = false;\n"
+	  "    conv_bn_stats = false;\n"
+	  "    cuda_graphs = false;        // eager; torch.cuda.graphs only when asked\n"
 	  "}\n" },
 	{ "pytorch-2",
 	  "// PyTorch 2.x eager as people run it today; every key not given is\n"
@@ -109,6 +115,9 @@ static const Builtin builtin[] = {
 	  "                                // tensor.parallel's ColwiseParallel then\n"
 	  "                                // RowwiseParallel on each (2.0 on; its\n"
 	  "                                // SequenceParallel, 2.2)\n"
+	  "    nccl_version = \"2.27.5\";  // pytorch/pytorch@06b24a9's CUDA 12 builds:\n"
+	  "                                // .ci/docker/ci_commit_pins/nccl-cu12.txt,\n"
+	  "                                // v2.27.5-1\n"
 	  "}\n" },
 	{ "chainermn-paradl",
 	  "// The ParaDL scripts on ABCI as they ran: Chainer 7, ChainerMN,\n"
@@ -171,6 +180,8 @@ static const Builtin builtin[] = {
 	  "                                // seven: data/, spatial/, pipeline/, filter/,\n"
 	  "                                // channel/, hybrid_filter/ (df), hybrid/ (ds)\n"
 	  "    recompute = \"none\";         // no script recomputes activations\n"
+	  "    nccl_version = \"2.3.5\";   // ChainerMN's pure_nccl on NCCL 2.3.5 (above):\n"
+	  "                                // rings only\n"
 	  "}\n" },
 	{ "horovod",
 	  "// Horovod on PyTorch: tensor fusion over NCCL; every key not given is\n"
@@ -229,6 +240,26 @@ static const Builtin builtin[] = {
 	  "    schedules = \"1f1b\";         // the pipeline engine's TrainSchedule\n"
 	  "    strategies = \"data,pipeline,dp\"; // no filter, channel or spatial split\n"
 	  "                                // of its own (a Megatron-LM mpu brings them)\n"
+	  "}\n" },
+	{ "pytorch-2-compile",
+	  "// PyTorch 2.x under torch.compile (TorchInductor, the default mode),\n"
+	  "// only what its documentation states; every other key is pytorch-2's.\n"
+	  "implementation pytorch_2_compile {\n"
+	  "    base = \"pytorch-2\";\n"
+	  "    framework = \"PyTorch 2 + torch.compile (DDP, NCCL)\";\n"
+	  "    fuse_bn_relu = true;        // \"the single most important optimization that\n"
+	  "                                // inductor performs is fusion\" of pointwise\n"
+	  "                                // operators, torch.relu() its example\n"
+	  "                                // (docs: torch.compiler_get_started); training\n"
+	  "                                // batch norm decomposes into its reductions and\n"
+	  "                                // a pointwise normalisation (torch/_decomp/\n"
+	  "                                // decompositions.py, native_batch_norm), which\n"
+	  "                                // the ReLU after it joins\n"
+	  "    fuse_bn_add_relu = true;    // the residual add and ReLU are pointwise too\n"
+	  "    conv_bn_stats = false;      // convolutions stay cuDNN calls (extern\n"
+	  "                                // kernels): no statistics in their epilogue\n"
+	  "    cuda_graphs = false;        // CUDA graphs only with mode=\"reduce-overhead\"\n"
+	  "                                // (torch.compile's docstring)\n"
 	  "}\n" },
 };
 

@@ -166,6 +166,15 @@ bool trace_read(const char *path, const char *text, size_t len, Graph *g);
  * `files`. */
 KernelTable *kernels_parse(const char *path, const char *text, size_t len, Arena *a);
 KernelTable *kernels_load(const char *path, Loc where, Arena *a, FileList *files);
+
+/* collectives.c: a table of measured collectives (docs/systems.md,
+ * "Measured collectives"): nccl-tests' output, the runs of every file of
+ * a comma list (errors at `where` for a file that cannot be read), or of
+ * text read from `path`; NULL after reporting errors.
+ * collectives_table sorts n runs (malloc'd, freed) into t. */
+CollTable *collectives_load(const char *list, Loc where, Arena *a, FileList *files);
+CollTable *collectives_parse(const char *path, const char *text, size_t len, Arena *a);
+CollTable *collectives_table(CollTable *t, CollRun *run, int n, Arena *a);
 /* A key from its four fields as the table and --layers JSON write them
  * (class, precision, layout, shape); false after reporting at `where`. */
 bool kernel_key_read(Loc where, const char *cls, const char *prec, const char *layout,

@@ -33,6 +33,8 @@ static const Range range[] = {
 	[SR_OVERSUB] = { 0, SYS_MAX_OVERSUB, true, "0 to 1e6" },
 	[SR_COUNT] = { 0, SYS_MAX_COUNT, true, "0 to 1e15" },
 	[SR_SCALE] = { SYS_MIN_EFF, SYS_MAX_SCALE, false, "1e-6 to 1e6" },
+	[SR_FRACTION0] = { 0, 1, true, "0 to 1" },
+	[SR_CAPABILITY] = { 1, 20, true, "0, or 1 to 20" },
 };
 
 static const char *const unit_name[] = { "a plain number", "bytes (e.g. 16GiB)",

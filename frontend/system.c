@@ -86,6 +86,8 @@ settings(const Stmt *st, const Key *keys, size_t n, void *base, bool *seen, Syst
 			s->implementation_at = st->expr->loc;
 		if (keys == sys_keys && k->off == offsetof(System, kernels))
 			s->kernels_at = st->expr->loc;
+		if (keys == sys_keys && k->off == offsetof(System, collectives))
+			s->collectives_at = st->expr->loc;
 	}
 }
 
@@ -116,6 +118,8 @@ elaborate(const Decl *d, Arena *a, const char *source)
 }
 
 static System *load(const char *name, Arena *a, FileList *files);
+static const CollTable *collectives_beside(const char *name, System *s, Arena *a,
+					   FileList *files);
 
 System *
 system_load(const char *name, Arena *a, FileList *files)
@@ -192,7 +196,33 @@ load(const char *name, Arena *a, FileList *files)
 	}
 	if (s->kernels)
 		s->kernels = beside(name, s->kernels, a, false);
+	if (s->collectives && !(s->colls = collectives_beside(name, s, a, files)))
+		return NULL;
 	return s;
+}
+
+/* The table of measured collectives the system file names: each file of
+ * its comma list from the system file's directory (docs/systems.md). */
+static const CollTable *
+collectives_beside(const char *name, System *s, Arena *a, FileList *files)
+{
+	const char *p = s->collectives;
+	char *list = NULL;
+
+	if (!*p) {
+		diag_error(s->collectives_at, "'collectives' is empty (nccl-tests' output)");
+		return NULL;
+	}
+	for (;;) {
+		size_t k = strcspn(p, ",");
+		const char *one = beside(name, arena_strndup(a, p, k), a, false);
+		list = list ? arena_printf(a, "%s,%s", list, one) : (char *)one;
+		if (!p[k])
+			break;
+		p += k + 1;
+	}
+	s->collectives = list;
+	return collectives_load(list, s->collectives_at, a, files);
 }
 
 void

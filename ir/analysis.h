@@ -99,6 +99,10 @@ typedef struct IterTime {
 	double feed;        /* a node loader's batch broadcast to and copied by
 	                       every GPU, in the iteration (not overlapped) */
 	double communication; /* grad + layer + p2p */
+	double sync_bn;     /* synchronised batch norm's statistics exchanged
+	                       in forward and backward (--sync-bn) */
+	double skew;        /* the slowest of N ranks past the mean of their
+	                       own work (the system's jitter) */
 	double total;       /* max(input, everything else added) */
 } IterTime;
 
@@ -380,6 +384,11 @@ typedef struct Analysis {
 	struct Analysis *sweep;   /* --sweep: the same analysis on 1, 2, 4, ...
 	                             GPUs up to gpus (and gpus itself); main.c */
 	int nsweep;
+	double node_scaling;      /* in a sweep's analysis: its best strategy's
+	                             throughput a GPU over that of the sweep's
+	                             one node (the most GPUs up to a node);
+	                             0: none fits, at either (plan/sweep.c) */
+	int64_t node_gpus;        /* --sweep: the GPUs of that one node's point */
 	bool max_batch;           /* --max-batch: cand[].max_batch are set */
 	/* what the recommendation line says besides the warnings (advise):
 	 * why nothing is recommended, else why the recommendation is not the

@@ -222,6 +222,9 @@ typedef struct Layer {
 	                      folding a BatchNormalization in; frontend */
 	bool timed;        /* measured: Graph.measured replaces the roofline;
 	                      pass timing_spread */
+	uint16_t fuse;     /* its part in a pattern a stack may run as one
+	                      kernel (FUSE_* bits; the implementation says
+	                      which it fuses, model/compute.c); pass memory */
 	int64_t fparams;   /* ONNX: elements of the file's trained tensors
 	                      (float initializers) this layer is the first
 	                      to read, counted as its params instead of w;
@@ -236,6 +239,18 @@ typedef struct Layer {
 /* Layer.pattern: the operator a decomposition spells, at its first layer,
  * and the layers that are its parts. */
 enum { PAT_NONE, PAT_LAYERNORM, PAT_GELU, PAT_GATED, PAT_PART };
+
+/* Layer.fuse: a batch norm whose one reader is a ReLU, and that ReLU; a
+ * batch norm whose one reader is a residual add (its first input such)
+ * whose one reader is a ReLU, that add and that ReLU; a convolution
+ * whose one reader is a batch norm, and that batch norm; such a batch
+ * norm whose ReLU's readers are all convolutions, and that ReLU (the next
+ * convolution can apply the norm and the ReLU as it reads its input). */
+enum {
+	FUSE_BN_RELU = 1, FUSE_RELU_OF_BN = 2, FUSE_BN_ADD = 4, FUSE_ADD_OF_BN = 8,
+	FUSE_RELU_OF_ADD = 16, FUSE_CONV_BN = 32, FUSE_BN_OF_CONV = 64, FUSE_BN_INTO_CONV = 128,
+	FUSE_RELU_INTO_CONV = 256
+};
 
 /* Layer.attn: the product QK^T, the layers between it and the product
  * with V (scaling, softmax, dropout, casts), the product with V. */

@@ -52,7 +52,34 @@ implementation_defaults(Implementation *im)
 		.strategies = "data,spatial,pipeline,filter,channel,df,ds,dp,dpf,dpc,dps,"
 		              "tensor,dt,dpt",
 		.recompute = "none,segments,selective",
+		/* builtin_impl.c's pytorch: no fusion in eager mode */
+		.nccl_version = "2.14.3",   /* builtin_impl.c, pytorch */
 	};
+}
+
+int
+nccl_version_parse(const char *s)
+{
+	long part[3] = { 0, 0, 0 };
+	int n = 0;
+
+	if (strcmp(s, "none") == 0)
+		return 0;
+	/* 2.MINOR or 2.MINOR.PATCH, each part at most two digits */
+	for (const char *p = s; n < 3; n++) {
+		int digits = 0;
+		while (*p >= '0' && *p <= '9' && digits < 3)
+			part[n] = part[n] * 10 + (*p++ - '0'), digits++;
+		if (!digits || digits > 2)
+			return -1;
+		if (!*p)
+			break;
+		if (*p++ != '.' || n == 2)
+			return -1;
+	}
+	if (n < 1 || part[0] != 2)
+		return -1;
+	return (int)(part[0] * 10000 + part[1] * 100 + part[2]);
 }
 
 /* Whether v is w0 (*flag false) or w1 (*flag true). */
@@ -120,6 +147,9 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "1 to 1048576", "loader_workers";
 	if (im->grad_copies < 0 || im->grad_copies > 2)
 		return *want = "0, 1 or 2", "grad_copies";
+	if ((im->nccl = nccl_version_parse(im->nccl_version)) < 0)
+		return *want = "\"none\" or a version of NCCL 2, \"2.MINOR\" or \"2.MINOR.PATCH\"",
+		       "nccl_version";
 	return capabilities_check(im, want);
 }
 

@@ -150,7 +150,29 @@ typedef struct Implementation {
 	const char *strategies;    /* ir/strategies.def's names */
 	const char *recompute;     /* "none", "segments" (checkpoints every K
 	                              layers), "selective" (attention's core) */
+	/* the lockstep at scale and fused kernels (docs/model.md,
+	 * "Collectives", "Fused kernels") */
+	bool fuse_bn_relu;         /* a batch norm and the ReLU after it run as
+	                              one kernel each way */
+	bool fuse_bn_add_relu;     /* a batch norm, the residual add after it and
+	                              the ReLU after that as one kernel */
+	bool conv_bn_stats;        /* a convolution's epilogue sums its output
+	                              for the batch norm after it and the next
+	                              convolution applies that norm and its
+	                              ReLU as it reads its input (NVIDIA's
+	                              NormalizedConvolution): neither writes a
+	                              tensor of its own in forward */
+	int grad_groups;           /* the gradients all-reduced in this many
+	                              groups of equal tensor counts, each once
+	                              all its gradients are ready (MXNet
+	                              Horovod's num_groups); 0: by bucket only */
+	bool cuda_graphs;          /* the step replayed as CUDA graphs: no
+	                              operator's CPU cost, one launch a graph */
+	const char *nccl_version;  /* the NCCL the collectives run on, "2.3.7"
+	                              ("2.3": rings only), or "none": the
+	                              alpha-beta model of rings and trees */
 	/* derived from the strings above by implementation_check */
+	int nccl;                  /* nccl_version as 2.3.7 = 20307; 0: none */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, flat_zero,
 	     pipe_threads, fused_attention, transposes_once, conv_benchmark, master_fp32;
 	enum { STEP_FUSED, STEP_PER_OP, STEP_FOREACH } step;
@@ -173,6 +195,9 @@ void implementation_defaults(Implementation *im);
 /* Derives the flags from the string keys; NULL, or the first key whose
  * value is not one of its words (*want: those words, for a message). */
 const char *implementation_check(Implementation *im, const char **want);
+/* An NCCL version as implementation_check reads nccl_version: "2.3.7" is
+ * 20307, "2.4" 20400, "none" 0; -1 when it is neither. */
+int nccl_version_parse(const char *s);
 /* The implementation as a user names it: a built-in's name, else the
  * file it was read from. */
 const char *implementation_named(const Implementation *im);

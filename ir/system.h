@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ir/collectives.h"
 #include "util/diag.h"
 
 enum { MAX_LEVELS = 4 };
@@ -125,6 +126,24 @@ typedef struct System {
 	                             lanes do not overlap (a probed CPU) */
 	double dispatch;          /* the implementation's dispatch */
 	double reserved;          /* memory the runtime keeps (context, allocator) */
+	/* the lockstep at scale (docs/model.md, "Collectives", "The slowest
+	 * of N") */
+	const char *collectives;  /* a table of measured collectives (nccl-tests'
+	                             output, docs/systems.md), from the system
+	                             file's directory; NULL: none */
+	Loc collectives_at;       /* where the system file names it */
+	const struct CollTable *colls; /* that table, read with the system
+	                             (frontend/collectives.c); NULL: none */
+	double jitter;            /* a GPU's step-to-step coefficient of
+	                             variation: the spread the slowest of N
+	                             ranks waits for (0: none) */
+	bool sharp;               /* the network's switches reduce (NCCL's
+	                             CollNet, SHARP) */
+	bool nvls;                /* the node's NVSwitch reduces (NVLink SHARP,
+	                             NCCL's NVLS: third-generation NVSwitch) */
+	double compute_capability; /* the GPU's CUDA compute capability, 7.0 for
+	                             a V100: which NCCL protocols run and its
+	                             per-GPU ceilings; 0: not given */
 } System;
 
 /* The ranges a System's constants lie in (frontend/system.c and paradl.c
@@ -175,7 +194,7 @@ typedef enum Unit { U_NONE, U_BYTES, U_SECONDS, U_BYTES_PER_S, U_FLOPS } Unit;
 typedef enum SysKeyType { SK_REAL, SK_INT, SK_INT64, SK_BOOL, SK_STRING } SysKeyType;
 /* The values a real key accepts (frontend/system.c has the bounds). */
 typedef enum SysRange { SR_NONE, SR_RATE, SR_RATE0, SR_BYTES, SR_BYTES0, SR_SECS, SR_EFF,
-			SR_OVERSUB, SR_COUNT, SR_SCALE } SysRange;
+			SR_OVERSUB, SR_COUNT, SR_SCALE, SR_FRACTION0, SR_CAPABILITY } SysRange;
 typedef enum SysJson { SJ_SYSTEM, SJ_GPU } SysJson;
 
 typedef struct SysKey {

@@ -1,4 +1,8 @@
-/* comm.c -- alpha-beta costs of collectives on a hierarchical cluster.
+/* comm.c -- collectives on a hierarchical cluster: a measured table where
+ * the system gives one (model/colltable.c), else NCCL's model of them
+ * (model/nccl.c) on the path below, else (an implementation not on NCCL,
+ * and the paper mode's ring_link) the alpha-beta rings and trees of this
+ * file.
  *
  * A ring over g GPUs moves data in 2(g-1) steps (all-reduce) or g-1 steps
  * (all-gather), each sending 1/g of the message; a step costs the start-up
@@ -16,19 +20,22 @@
  * algorithm is used, as NCCL chooses. */
 #include "model/model.h"
 
+#include "model/colltable.h"
+
 #include <math.h>
 
 typedef struct Path {
 	double alpha;   /* seconds per step */
 	double bw;      /* bytes per second per step */
 	int64_t nodes;
+	double levels;  /* the switch levels' part of alpha */
 } Path;
 
 static Path
 path(const System *s, Group g)
 {
 	int64_t k = g.per_node < 1 ? 1 : g.per_node;
-	Path p = { s->intra_lat, s->intra_bw, (g.size + k - 1) / k };
+	Path p = { s->intra_lat, s->intra_bw, (g.size + k - 1) / k, 0 };
 	int top;
 	double share = g.sharing < 1 ? 1 : (double)g.sharing;
 	double nodes = 1; /* in a group of the level; fanouts of 2^30 overflow an int */
@@ -42,6 +49,7 @@ path(const System *s, Group g)
 		p.bw = s->intra_bw;
 	for (int i = 0; i <= top && i < s->nlevels; i++) {
 		p.alpha += 2 * s->level[i].latency;
+		p.levels += 2 * s->level[i].latency;
 		if (s->level[i].fanout <= 0)
 			continue;
 		nodes *= (double)s->level[i].fanout;
@@ -141,8 +149,11 @@ p2p_time(const Analysis *an, double bytes, bool across_nodes)
 {
 	const System *s = an->q.sys;
 	const Implementation *im = &an->q.impl;
-	double net = s->nic_bw < s->intra_bw ? s->nic_bw : s->intra_bw;
+	double net = s->nic_bw < s->intra_bw ? s->nic_bw : s->intra_bw, t;
+	const CollRun *r = colltable_send(s->colls, s->gpus_per_node, across_nodes);
 
+	if (!im->staged && r && colltable_time(r, bytes, &t))
+		return t; /* sendrecv_perf's measured send */
 	if (im->staged)
 		return im->send_latency + 2 * bytes / im->staging_bw +
 		       (across_nodes ? bytes / net : 0);
@@ -160,7 +171,92 @@ gather_time(const Analysis *an, Group g, double bytes)
 	const Implementation *im = &an->q.impl;
 
 	if (!im->staged || g.size <= 1 || bytes <= 0)
-		return allgather_time(an->q.sys, g, bytes);
+		return coll_allgather(an, g, bytes);
 	return (double)(g.size - 1) * im->send_latency + bytes / im->staging_bw +
-	       (g.per_node < g.size ? allgather_time(an->q.sys, g, bytes) : 0);
+	       (g.per_node < g.size ? coll_allgather(an, g, bytes) : 0);
+}
+
+/* The model's figure: NCCL's at the implementation's version, or the
+ * alpha-beta rings and trees above for a stack not on NCCL. */
+static double
+modelled(const Analysis *an, Coll c, Group g, double bytes)
+{
+	const System *s = an->q.sys;
+	int v = an->q.impl.nccl;
+
+	if (c == COLL_ALLTOALL) /* an all-gather's steps, a g-th of its chunk */
+		return modelled(an, COLL_ALLGATHER, g, bytes / (double)g.size);
+	if (v > 0 && c < COLL_NCCL) {
+		Path p = path(s, g);
+		return nccl_time(s, v, c, g, (NcclPath){ p.bw, p.levels }, bytes, NULL);
+	}
+	switch (c) {
+	case COLL_ALLREDUCE: return allreduce_time(s, g, bytes);
+	case COLL_BROADCAST: return broadcast_time(s, g, bytes);
+	default: return allgather_time(s, g, bytes); /* reduce-scatter: its mirror */
+	}
+}
+
+/* The group g's shape at r ranks: as many a node as g has, at most r. */
+static Group
+at_ranks(Group g, int64_t r)
+{
+	return (Group){ r, g.per_node < r ? g.per_node : r, g.sharing };
+}
+
+double
+coll_time(const Analysis *an, Coll c, Group g, double bytes)
+{
+	const CollTable *t = an->q.sys->colls;
+	const CollRun *lo, *hi;
+	double model, size, m_lo, m_hi, f;
+
+	if (g.size <= 1 || bytes <= 0)
+		return 0;
+	model = modelled(an, c, g, bytes);
+	if (!t)
+		return model;
+	/* nccl-tests' size: a rank's buffer of an all-to-all */
+	size = c == COLL_ALLTOALL ? bytes / (double)g.size : bytes;
+	colltable_runs(t, c, g.size, &lo, &hi);
+	if (lo && lo->ranks == g.size)
+		return colltable_time(lo, size, &m_lo) ? m_lo : model;
+	if (!lo || !hi || !colltable_time(lo, size, &m_lo) || !colltable_time(hi, size, &m_hi))
+		return model;
+	/* between two measured rank counts: the model's shape through the
+	 * measured points, its ratio to them interpolated in log ranks */
+	f = log((double)g.size / (double)lo->ranks) / log((double)hi->ranks / (double)lo->ranks);
+	m_lo /= modelled(an, c, at_ranks(g, lo->ranks), bytes);
+	m_hi /= modelled(an, c, at_ranks(g, hi->ranks), bytes);
+	return model * (m_lo + (m_hi - m_lo) * f);
+}
+
+double
+coll_allreduce(const Analysis *an, Group g, double bytes)
+{
+	return coll_time(an, COLL_ALLREDUCE, g, bytes);
+}
+
+double
+coll_allgather(const Analysis *an, Group g, double bytes)
+{
+	return coll_time(an, COLL_ALLGATHER, g, bytes);
+}
+
+double
+coll_reduce_scatter(const Analysis *an, Group g, double bytes)
+{
+	return coll_time(an, COLL_REDUCESCATTER, g, bytes);
+}
+
+double
+coll_broadcast(const Analysis *an, Group g, double bytes)
+{
+	return coll_time(an, COLL_BROADCAST, g, bytes);
+}
+
+double
+coll_alltoall(const Analysis *an, Group g, double bytes)
+{
+	return coll_time(an, COLL_ALLTOALL, g, bytes);
 }

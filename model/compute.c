@@ -21,6 +21,10 @@
  * (3 passes, where an element-wise layer makes 2) and backward reads dy
  * and x twice and writes dx (5, where the rule above gives 4).
  *
+ * A stack's fusions (the implementation's fuse_bn_relu, fuse_bn_add_relu,
+ * conv_bn_stats; the patterns are the memory pass's, Layer.fuse) are
+ * priced by what the fused kernel reads and writes (fused_passes).
+ *
  * A layer with a measured time (Layer.timed: a ParaDL table's time column,
  * --profile) takes that time per sample instead of the roofline, scaled
  * by the samples it works on.  A
@@ -213,6 +217,52 @@ fused_attention(const Analysis *an, const Graph *g, const Layer *l, double n, do
 	return (tc > tm ? tc : tm) + (l->attn == ATTN_QK ? (bwd ? 2 : 1) * s->kernel_lat : 0);
 }
 
+bool
+layer_fused_away(const Analysis *an, const Layer *l)
+{
+	const Implementation *im = &an->q.impl;
+
+	if ((l->fuse & FUSE_RELU_OF_BN) &&
+	    (im->fuse_bn_relu || (im->conv_bn_stats && (l->fuse & FUSE_RELU_INTO_CONV))))
+		return true;
+	return (l->fuse & (FUSE_ADD_OF_BN | FUSE_RELU_OF_ADD)) && im->fuse_bn_add_relu;
+}
+
+/* What a stack's fusions change of batch norm l's kernels, in passes over
+ * its output (docs/model.md, "Fused kernels"): the ReLU after it
+ * (fuse_bn_relu) costs its backward a read of the output, the ReLU's mask;
+ * the residual add and ReLU after it (fuse_bn_add_relu) cost its forward
+ * a read of the other addend and its backward the mask's read and the
+ * addend's gradient written (the add passed it on); statistics summed in
+ * the convolution before it (conv_bn_stats) spare its forward one read,
+ * and where the next convolution applies the norm and its ReLU as it
+ * reads (NVIDIA's NormalizedConvolution), its forward writes nothing and
+ * reads nothing: *none. */
+static int
+fused_passes(const Analysis *an, const Layer *l, bool bwd, bool *none)
+{
+	const Implementation *im = &an->q.impl;
+	bool stats = im->conv_bn_stats && (l->fuse & FUSE_BN_OF_CONV);
+	bool apply = stats && (l->fuse & FUSE_BN_INTO_CONV);
+	int passes = 0;
+
+	*none = !bwd && apply;
+	if (l->op != OP_BATCHNORM)
+		return 0;
+	if (bwd) {
+		if ((l->fuse & FUSE_BN_RELU) && im->fuse_bn_relu && !apply)
+			passes++; /* the mask; NormConv's comes from x and the norm */
+		if ((l->fuse & FUSE_BN_ADD) && im->fuse_bn_add_relu)
+			passes += 2;
+		return passes;
+	}
+	if (stats)
+		passes--;
+	if ((l->fuse & FUSE_BN_ADD) && im->fuse_bn_add_relu)
+		passes++;
+	return passes;
+}
+
 /* The roofline of one pass: the larger of compute and memory time, for n
  * samples at a share; `weights` counts the weights' read.  The bytes are
  * the layer's own (passes/cost.c): forward's, or what backward's kernels
@@ -238,9 +288,15 @@ roofline(const Analysis *an, const Graph *g, const Layer *l, double n, double sh
 	double act = bwd ? (double)c->elems_bwd * elem * narrow * n * share : fwd;
 	double bytes,
 		fused = fused_attention(an, g, l, n, share, bwd, dt, peak, efficiency(s, l, dt));
+	bool none;
+	int more = fused_passes(an, l, bwd, &none);
 
 	if (fused >= 0)
 		return fused;
+	if (none)
+		fwd = act = 0;
+	else if (more)
+		act += more * (double)g->tensor[l->out[0]].elems * elem * narrow * n * share;
 	/* ATen's depthwise backward: the input gradient, where the input
 	 * needs one, as any layer's (read dy, write dx: the forward's bytes),
 	 * and a weight gradient of one
@@ -377,6 +433,8 @@ layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, doub
 		kernels = 0; /* an add passes its gradient on */
 	if (bwd && an->q.set.forward_only)
 		return 0; /* no backward pass, no dispatch */
+	if (layer_fused_away(an, l) && !l->timed)
+		return 0; /* in the kernel of the batch norm before it */
 	if (profile && l->timed && !fused) { /* measured, launches and all */
 		*src = TS_PROFILE;
 		return layer_measured(g, (int)(l - g->layer), an->q.set.prec, bwd) * n * share;

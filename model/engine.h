@@ -70,6 +70,12 @@ typedef struct Engine {
 	} peak;
 	struct KeptMemo *kept;   /* memuse.c's: what training keeps at a
 	                            precision, the last few answers */
+	struct {                 /* skew.c: the expected largest of n
+	                            standard normals, the last few n */
+		int64_t n;
+		double v;
+	} slowest[4];
+	int slowest_next;
 	void *scratch[SC_COUNT];
 	size_t scratch_size[SC_COUNT];
 	struct KernelNeeds *needs; /* --kernels-needed: every kernel key and

@@ -26,7 +26,10 @@
  * kernels come from cuDNN (but the depthwise ones ATen runs itself), each
  * autocast cast and each gradient accumulation is an operator of its own;
  * backward runs a node per layer, a convolution's two cuDNN calls (data
- * and weight gradients; the first layer's weight gradient only). */
+ * and weight gradients; the first layer's weight gradient only).  A layer
+ * fused into another's kernel issues nothing of its own.  Under CUDA
+ * graphs (the implementation's cuda_graphs) the CPU issues no operator:
+ * it launches the captured step, one graph, at one operator's cost. */
 #include "model/model.h"
 
 
@@ -37,9 +40,10 @@ layer_host(const Analysis *an, const Graph *g, const Layer *l, bool bwd)
 	bool amp = precision_low(an->q.set.prec) > 0; /* autocast's casts */
 	double ops;
 
-	if (bwd && an->q.set.forward_only)
+	if ((bwd && an->q.set.forward_only) || an->q.impl.cuda_graphs)
 		return 0;
-	if ((an->q.impl.fused_attention && l->attn > ATTN_QK) || l->pattern == PAT_PART)
+	if ((an->q.impl.fused_attention && l->attn > ATTN_QK) || l->pattern == PAT_PART ||
+	    layer_fused_away(an, l))
 		return 0; /* one operator's call, counted at its first layer */
 	if (op_info[l->op].save & S_VIEW)
 		return bwd ? 0 : an->q.impl.dispatch; /* a call that launches nothing */
@@ -64,6 +68,8 @@ step_host(const Analysis *an, double arrays)
 
 	double loops = im->step == STEP_FOREACH; /* the Python loops over the tensors */
 
+	if (im->cuda_graphs)
+		return im->dispatch; /* the step's graph launched */
 	/* zero_grad(set_to_none=False) zeroes each gradient; GradScaler
 	 * scales the loss, unscales the gradients (a loop over them too)
 	 * and updates its scale */

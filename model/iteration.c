@@ -18,7 +18,7 @@ double
 iteration_busy(const IterTime *t)
 {
 	return t->compute + t->bubble + t->grad + t->reducer + t->layer + t->p2p + t->update +
-	       t->feed + t->recompute + t->dispatch;
+	       t->feed + t->recompute + t->dispatch + t->sync_bn + t->skew;
 }
 
 static double
@@ -45,6 +45,8 @@ bottleneck(const Candidate *k)
 		{ k->t.feed, "input copies" },
 		{ k->t.recompute, "recomputation" },
 		{ k->t.dispatch, "host" },
+		{ k->t.sync_bn, "synchronised batch norm" },
+		{ k->t.skew, "the slowest of N" },
 	};
 	const char *worst = part[0].name;
 	double v = part[0].v;
@@ -78,7 +80,7 @@ overflow(const Candidate *k)
 	const double t[] = { k->t.compute, k->t.bubble, k->t.grad, k->t.layer, k->t.p2p,
 			     k->t.update, k->t.input, k->t.feed, k->t.communication, k->t.total,
 			     k->epoch, k->t.grad_hidden, k->t.recompute, k->t.dispatch, k->t.host,
-			     k->t.reducer };
+			     k->t.reducer, k->t.sync_bn, k->t.skew };
 	const double m[] = { k->mem.weights, k->mem.grads, k->mem.optimizer,
 			     k->mem.activations, k->mem.buffers, k->mem.total };
 
@@ -100,6 +102,8 @@ iteration_finish(const Analysis *an, Candidate *k)
 		return;
 	k->computable = true;
 	k->t.communication = k->t.grad + k->t.layer + k->t.p2p;
+	k->t.skew = 0;
+	k->t.skew = skew_time(an, &k->t);
 	k->t.total = partial_total(k);
 	k->epoch = k->t.total * ceil((double)an->q.set.dataset_size / (double)k->global_batch);
 	if ((why = overflow(k))) {

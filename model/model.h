@@ -43,6 +43,11 @@ double layer_time(const Analysis *an, const Graph *g, const Layer *l, double n, 
 double layer_time_of(const Analysis *an, const Graph *g, const Layer *l, double n, double share,
 		     GridDim how, bool bwd, bool profile, TimeSource *src);
 
+/* Whether layer l runs inside another's kernel under the implementation's
+ * fusions: a ReLU after a batch norm, a residual add and the ReLU after
+ * it (compute.c, docs/model.md "Fused kernels"). */
+bool layer_fused_away(const Analysis *an, const Layer *l);
+
 /* Forward + backward of layers [first, last] at n samples and a share. */
 double span_time(const Analysis *an, const Graph *g, int first, int last, double n,
 		 double share, GridDim how);
@@ -191,11 +196,47 @@ typedef struct Group {
 	int64_t size, per_node, sharing;
 } Group;
 
+/* Collective c over g as the analysis's stack runs it (docs/model.md,
+ * "Collectives"): the system's measured table where it covers the
+ * collective, the size and the ranks (between two rank counts measured,
+ * the model's figure scaled by its ratio to them, interpolated in log
+ * ranks); else NCCL's model at the implementation's nccl_version
+ * (nccl.c); else, for nccl_version "none", the alpha-beta rings and trees
+ * below.  `bytes`: an all-reduce's or broadcast's message, an
+ * all-gather's whole result, a reduce-scatter's whole input, the whole
+ * tensor of an all-to-all (each GPU holding bytes / g.size). */
+double coll_time(const Analysis *an, Coll c, Group g, double bytes);
+double coll_allreduce(const Analysis *an, Group g, double bytes);
+double coll_allgather(const Analysis *an, Group g, double bytes);
+double coll_reduce_scatter(const Analysis *an, Group g, double bytes);
+double coll_broadcast(const Analysis *an, Group g, double bytes);
+double coll_alltoall(const Analysis *an, Group g, double bytes);
+/* The alpha-beta model of a ring over g (and NCCL >= 2.4's tree for an
+ * all-reduce across nodes): what coll_time gives a stack not on NCCL;
+ * ring_link is the paper mode's alpha and beta. */
 double allreduce_time(const System *s, Group g, double bytes);
 void ring_link(const System *s, Group g, double *alpha, double *bw);
 double allgather_time(const System *s, Group g, double bytes); /* bytes: the whole result */
 double alltoall_time(const System *s, Group g, double bytes);  /* bytes: the whole tensor */
 double broadcast_time(const System *s, Group g, double bytes); /* bytes: the message */
+
+/* nccl.c: collective c (c < COLL_NCCL) of `bytes` over g on NCCL `version`
+ * (nccl_version_parse's number): the time of the algorithm and protocol
+ * NCCL's tuning model picks, which *pick says (NULL: not asked). */
+typedef struct NcclPick {
+	int algo, proto; /* nccl_algo_name, nccl_proto_name; -1: none */
+} NcclPick;
+/* What NCCL's topology search learns of g's path and comm.c computes:
+ * its bus bandwidth (bytes/s: the link in a node, or the node's share of
+ * the network above it) and what its switch levels add to a step's
+ * latency (s). */
+typedef struct NcclPath {
+	double bw, levels;
+} NcclPath;
+double nccl_time(const System *s, int version, Coll c, Group g, NcclPath path, double bytes,
+		 NcclPick *pick);
+const char *nccl_algo_name(int a);
+const char *nccl_proto_name(int p);
 /* One message between neighbours, inside a node or across nodes, as the
  * implementation sends it (NCCL, or staged through host memory). */
 double p2p_time(const Analysis *an, double bytes, bool across_nodes);
@@ -444,6 +485,19 @@ void plans_free(struct Plans *ps);
  * the layer's FLOPs as a harmonic mean (the rate at which the model's
  * FLOPs would take the time they take at each layer's own peak). */
 double matmul_peak(const Graph *g, const Analysis *an);
+
+/* syncbn.c: synchronised batch norm's exchanges in one iteration (the
+ * settings' sync_bn: groups of that many of the data-parallel group
+ * `data`): each batch norm's statistics all-gathered forward and its two
+ * gradient sums all-reduced backward, with a kernel each. */
+double sync_bn_time(const Analysis *an, const Graph *g, Group data);
+
+/* skew.c: the slowest of N -- the expected largest of n independent
+ * standard normals (0 for n <= 1), and what the slowest of the job's
+ * ranks adds to a step whose parts are t: the system's jitter times its
+ * ranks' own work (all but the exposed communication) times that. */
+double normal_max(int64_t n);
+double skew_time(const Analysis *an, const IterTime *t);
 
 /* iteration.c: the end of every candidate's prediction -- its parts
  * added (the input overlapping the rest), the epoch, the bottleneck and

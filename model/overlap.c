@@ -8,8 +8,13 @@
  * last, partial one), after the bucket before it (one communication
  * stream).  What runs past the end of backward is exposed; the rest is
  * hidden behind it.  Each bucket pays the collective's start-up, so small
- * buckets cost latency and large ones hide little. */
+ * buckets cost latency and large ones hide little.  Where the stack
+ * groups the gradients by count (grad_groups, MXNet Horovod's num_groups:
+ * the parameter list cut into that many runs of equal length, in the
+ * model's order), a group also closes a bucket. */
 #include "model/reuse.h"
+
+#include <math.h>
 
 double
 grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,
@@ -17,6 +22,8 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 {
 	const LayerTable *tb = layer_table(an, g);
 	double ready = 0, done = 0, fill = 0, all = 0, sum = 0, other_share = -1;
+	double per = an->q.impl.grad_groups > 0 ? ceil(tb->arrays / an->q.impl.grad_groups) : 0;
+	double before = tb->arrays; /* tensors of the layers before i */
 	Times whole, other;
 
 	*hidden = 0;
@@ -25,7 +32,7 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 	if (grp.size <= 1 || all <= 0)
 		return 0;
 	if (!an->q.impl.overlap_grad)
-		return allreduce_time(an->q.sys, grp, all * elem_bytes(an));
+		return coll_allreduce(an, grp, all * elem_bytes(an));
 	/* each layer's backward at its share: the rows of share 1 and of the
 	 * first other share (a split layer's), else computed */
 	whole = layer_times(an, g, n, 1, DIM_DATA);
@@ -37,9 +44,15 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 			 : share == other_share
 				 ? times_of(&other, i, true)
 				 : layer_time(an, g, &g->layer[i], n, share, DIM_DATA, true);
+		bool group;
+		before -= tb->nw[i];
+		/* a group's first tensor, in the model's order: the group is
+		 * whole once this layer's backward ends */
+		group = per > 0 && tb->nw[i] > 0 &&
+			ceil(before / per) * per <= before + tb->nw[i] - 1;
 		fill += (double)tb->params[i] * share * elem_bytes(an);
-		if (fill > 0 && (fill >= an->q.impl.bucket || i == 0)) {
-			double t = allreduce_time(an->q.sys, grp, fill);
+		if (fill > 0 && (fill >= an->q.impl.bucket || i == 0 || group)) {
+			double t = coll_allreduce(an, grp, fill);
 			done = (done > ready ? done : ready) + t;
 			sum += t;
 			fill = 0;
@@ -101,7 +114,7 @@ reducer_total(const Analysis *an, Group grp, double t, double bytes)
 	/* one flatten kernel and one broadcast of them all: DDP's
 	 * _broadcast_coalesced (torch/csrc/distributed/c10d/comm.cpp) */
 	if (bytes > 0)
-		t += an->q.sys->kernel_lat + broadcast_time(an->q.sys, grp, bytes);
+		t += an->q.sys->kernel_lat + coll_broadcast(an, grp, bytes);
 	return t;
 }
 

@@ -221,6 +221,7 @@ data(const Ctx *c, Candidate *k)
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, NULL);
 	k->t.update = update_time(c->an, c->W, c->arrays);
+	k->t.sync_bn = (double)M * sync_bn_time(c->an, c->g, c->map.grad);
 	sharded(c, k, c->W);
 	recompute(c, k, n / M, n / M, 1, -1, WORK_ROWS);
 	k->t.recompute *= (double)M;
@@ -656,7 +657,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	 * model (one collective the layers share), with the wrapper's copies */
 	grad = m.grad;
 	if (grad.size > 1 && W > 0)
-		t += allreduce_time(an->q.sys, grad, W) / W * local * elem_bytes(an) +
+		t += coll_allreduce(an, grad, W) / W * local * elem_bytes(an) +
 		     reducer_layer(an, g, l, local);
 	return t + comm + p2p + update_time(an, local, l->nw);
 }
@@ -763,6 +764,13 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 		return; /* its stages' processes: pipeline.c */
 	case STRAT_COUNT: break;
 	}
+	/* --sync-bn in df and ds: every GPU runs every batch norm (filter's
+	 * on its share of the channels: its messages are at most these,
+	 * latency-bound either way), its statistics shared with the same
+	 * shard's replicas (the data group); pipelines do not price it yet */
+	if ((kind == STRAT_DF || kind == STRAT_DS) && !k->reason)
+		k->t.sync_bn = (double)(k->micro_batches > 1 ? k->micro_batches : 1) *
+			       sync_bn_time(c.an, c.g, c.map.grad);
 	/* one process a GPU issues every layer of its iteration, at the
 	 * times the strategy priced them at */
 	if (!k->reason) {

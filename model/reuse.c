@@ -515,6 +515,7 @@ class_key(const Graph *g, const Layer *l, unsigned char *k)
 
 	PUT(l->op), PUT(l->nin), PUT(l->nout), PUT(l->nw), PUT(l->low), PUT(l->pattern);
 	PUT(l->attn), PUT(l->folded_bn), PUT(l->timed), PUT(l->fparams), PUT(l->fbuffers);
+	PUT(l->fuse);
 	PUT(a->nspatial), PUT(a->lead), PUT(a->axis), PUT(a->bias), PUT(a->ceil_mode);
 	PUT(a->no_halo), PUT(a->keepdims), PUT(a->filters), PUT(a->groups);
 	PUT(*attr_window_of(a)); /* int64_t arrays only: no padding */

@@ -95,10 +95,9 @@ split_collective_of(const Analysis *an, const Graph *g, Group grp, double n, boo
 		return gather_time(an, grp, channel ? x : y) +
 		       (first ? 0 : gather_time(an, grp, channel ? y : x));
 	if (channel) /* partial outputs summed; input gradients gathered */
-		return allreduce_time(an->q.sys, grp, y) +
-		       (first ? 0 : allgather_time(an->q.sys, grp, x));
+		return coll_allreduce(an, grp, y) + (first ? 0 : coll_allgather(an, grp, x));
 	/* outputs gathered; input-gradient partial sums reduced */
-	return allgather_time(an->q.sys, grp, y) + (first ? 0 : allreduce_time(an->q.sys, grp, x));
+	return coll_allgather(an, grp, y) + (first ? 0 : coll_allreduce(an, grp, x));
 }
 
 /* What spatial_refusal and spatial_limit read of g, kept for its

@@ -155,8 +155,7 @@ zero_node_exchange(const Analysis *an, const Graph *g, Group grad, double weight
 	int64_t k = grad.per_node;
 	Group node = { k, k, 1 }, across = { grad.size / k, 1, k };
 	double b = weights * state_bytes(an, g);
-	/* a ring reduce-scatter moves what an all-gather moves */
-	double t = allgather_time(an->q.sys, node, b) + allreduce_time(an->q.sys, across, b / k);
+	double t = coll_reduce_scatter(an, node, b) + coll_allreduce(an, across, b / k);
 
 	*hidden = t < window ? t : window;
 	return t - *hidden;
@@ -166,20 +165,20 @@ void
 zero_exchange(const Analysis *an, const Graph *g, Group grp, double weights, double *grad,
 	      double *hidden)
 {
-	double window = *hidden, ring;
+	double window = *hidden, rs, ag;
 
 	if (an->q.set.zero < 1 || grp.size <= 1)
 		return;
-	/* NCCL runs both as rings (no tree), each moving what an all-gather
-	 * moves: the reduce-scatter in the backward's buckets, in the window
-	 * DDP's all-reduce had; stages 1 and 2 then all-gather the updated
-	 * 16-bit parameters at the end of DeepSpeed's step() (FSDP
-	 * SHARD_GRAD_OP: in the next forward's pre-forward hook, before the
-	 * first layer runs); stage 3 gathers them layer by layer instead
-	 * (zero_gather_time) */
-	ring = allgather_time(an->q.sys, grp, weights * state_bytes(an, g));
-	*hidden = ring < window ? ring : window;
-	*grad = ring - *hidden + (an->q.set.zero < 3 ? ring : 0);
+	/* the reduce-scatter in the backward's buckets, in the window DDP's
+	 * all-reduce had; stages 1 and 2 then all-gather the updated 16-bit
+	 * parameters at the end of DeepSpeed's step() (FSDP SHARD_GRAD_OP: in
+	 * the next forward's pre-forward hook, before the first layer runs);
+	 * stage 3 gathers them layer by layer instead (zero_gather_time).
+	 * NCCL runs both as rings (no tree before NVLS and CollNet) */
+	rs = coll_reduce_scatter(an, grp, weights * state_bytes(an, g));
+	ag = an->q.set.zero < 3 ? coll_allgather(an, grp, weights * state_bytes(an, g)) : 0;
+	*hidden = rs < window ? rs : window;
+	*grad = rs - *hidden + ag;
 }
 
 double
@@ -192,7 +191,7 @@ zero_gather_time(const Analysis *an, const Graph *g, Group grp, double weights, 
 	if (an->q.set.zero < 3 || grp.size <= 1)
 		return 0;
 	/* the whole model's parameters gathered twice, forward and backward */
-	t = 2 * allgather_time(an->q.sys, grp, weights * state_bytes(an, g));
+	t = 2 * coll_allgather(an, grp, weights * state_bytes(an, g));
 	*hidden = t < compute ? t : compute;
 	return t - *hidden;
 }
@@ -213,13 +212,12 @@ fsdp_exchange(const Analysis *an, const Graph *g, Group grad, double weights, in
 	if (shard.size <= 1 && grad.size <= 1)
 		return 0;
 	/* per unit: its gather before forward (none again in backward, the
-	 * root kept unsharded), its reduce-scatter after backward (a ring
-	 * moves what an all-gather moves) */
+	 * root kept unsharded), its reduce-scatter after backward */
 	*gathers = FSDP_UNITS;
-	t = 2 * allgather_time(an->q.sys, shard, b);
+	t = FSDP_UNITS * (coll_allgather(an, shard, b) + coll_reduce_scatter(an, shard, b));
 	if (shard.size < grad.size) { /* HYBRID_SHARD: the shard across nodes */
 		Group across = { grad.size / shard.size, 1, shard.size };
-		t += allreduce_time(an->q.sys, across, b / (double)shard.size);
+		t += FSDP_UNITS * coll_allreduce(an, across, b / (double)shard.size);
 	}
 	return t;
 }

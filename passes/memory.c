@@ -121,6 +121,52 @@ producer(const Mem *m, int t, OpKind op)
 	return p >= 0 && m->g->layer[p].op == op ? p : -1;
 }
 
+/* Layer.fuse: the patterns a stack may fuse (ir/graph.h), by who reads
+ * what. */
+static void
+mark_fusable(Mem *m)
+{
+	Graph *g = m->g;
+
+	for (int i = 0; i < g->nlayer; i++)
+		g->layer[i].fuse = 0;
+	for (int i = 0; i < g->nlayer; i++) {
+		Layer *l = &g->layer[i];
+		int r, a, c;
+		if (l->op == OP_CONV && l->nout == 1 &&
+		    (c = sole_user(m, l->out[0], OP_BATCHNORM)) >= 0 &&
+		    g->layer[c].in[0] == l->out[0])
+			l->fuse |= FUSE_CONV_BN, g->layer[c].fuse |= FUSE_BN_OF_CONV;
+		if (l->op != OP_BATCHNORM || l->nout != 1)
+			continue;
+		if ((r = sole_user(m, l->out[0], OP_RELU)) >= 0) {
+			int y = g->layer[r].out[0];
+			bool convs = m->first[y + 1] > m->first[y];
+			l->fuse |= FUSE_BN_RELU, g->layer[r].fuse |= FUSE_RELU_OF_BN;
+			for (size_t u = m->first[y]; u < m->first[y + 1]; u++)
+				convs = convs && g->layer[m->users[u]].op == OP_CONV &&
+					g->layer[m->users[u]].in[0] == y;
+			if (convs && (l->fuse & FUSE_BN_OF_CONV)) {
+				l->fuse |= FUSE_BN_INTO_CONV;
+				g->layer[r].fuse |= FUSE_RELU_INTO_CONV;
+			}
+		} else if ((a = sole_user(m, l->out[0], OP_ADD)) >= 0 && g->layer[a].nin == 2 &&
+			   !(g->layer[a].fuse & FUSE_ADD_OF_BN) &&
+			   (r = sole_user(m, g->layer[a].out[0], OP_RELU)) >= 0 &&
+			   g->tensor[g->layer[a].in[0]].elems ==
+				   g->tensor[g->layer[a].in[1]].elems) {
+			/* the add's first input a batch norm's where both are */
+			int other = g->layer[a].in[g->layer[a].in[0] == l->out[0]];
+			int p = g->tensor[other].producer;
+			if (g->layer[a].in[0] != l->out[0] && p >= 0 &&
+			    g->layer[p].op == OP_BATCHNORM && sole_user(m, other, OP_ADD) == a)
+				continue; /* the other batch norm takes it */
+			l->fuse |= FUSE_BN_ADD;
+			g->layer[a].fuse |= FUSE_ADD_OF_BN, g->layer[r].fuse |= FUSE_RELU_OF_ADD;
+		}
+	}
+}
+
 /* True when layer l picks a part of its input as a PyTorch view would:
  * a slice (narrow, chunk) or a gather of one constant index (select). */
 static bool
@@ -718,6 +764,7 @@ count(Graph *g, bool fused, Keeps keep[KEEP_REGIMES])
 		c->cast_wn = c->cast_inn = c->cast_gradn = 0;
 	}
 	mark_low(&m);
+	mark_fusable(&m);
 	for (int i = 0; i < g->nlayer; i++)
 		if (aliases(&g->layer[i]) || pads_a_pool(&m, i))
 			g->tensor[g->layer[i].out[0]].root = g->tensor[g->layer[i].in[0]].root;

@@ -153,7 +153,7 @@ layer_cost(const Ctx *c, const Layer *l, State s)
 static double
 move(const Ctx *c, State a, State b, double bytes)
 {
-	const System *s = c->an->q.sys;
+	const Analysis *an = c->an;
 	int la = layout_of[a.mode], lb = layout_of[b.mode];
 	int64_t d = a.d > b.d ? a.d : b.d;
 	Group grp;
@@ -167,10 +167,10 @@ move(const Ctx *c, State a, State b, double bytes)
 	grp = degree(c, d)->model;
 	share = bytes * (double)d / (double)c->p;
 	if (lb == L_R)
-		return 2 * allgather_time(s, grp, share);
+		return coll_allgather(an, grp, share) + coll_reduce_scatter(an, grp, share);
 	if (la == L_R)
-		return allgather_time(s, grp, share);
-	return 2 * alltoall_time(s, grp, share); /* B <-> H */
+		return coll_allgather(an, grp, share);
+	return 2 * coll_alltoall(an, grp, share); /* B <-> H */
 }
 
 /* An edge of a block's graph: a tensor from its producer to a consumer.

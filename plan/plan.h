@@ -277,6 +277,8 @@ typedef struct Placement {
 	int split;                 /* spatial: the last split layer, else -1 */
 	bool layout;               /* stages fit Megatron's layout (E.. t.. L) */
 	const char *layout_why;    /* why not */
+	int64_t sync_bn;           /* synchronised batch norm's groups: so many
+	                              consecutive data-parallel ranks; 0: none */
 	int chunks;                /* pipeline: the model chunks each rank runs
 	                              (interleaved:V's V), else 1; with a
 	                              Megatron layout each stage's blocks split

@@ -30,6 +30,32 @@ again(const Graph *g, const Analysis *an, Analysis *out, int64_t gpus, const Str
 	return strategies_run(g, out, so);
 }
 
+/* A sweep's best throughput a GPU, 0 where none fits. */
+static double
+per_gpu(const Analysis *s)
+{
+	return s->best >= 0 ? s->cand[s->best].throughput / (double)s->q.set.gpus : 0;
+}
+
+/* Each point's per-GPU throughput relative to one node's (issue 39.6):
+ * where scaling breaks, as the user sees it.  One node is the point of
+ * the most GPUs that fit in one, the first point where a node holds
+ * fewer GPUs than any point but the first. */
+static void
+node_scaling(Analysis *an)
+{
+	int ref = 0;
+	double base;
+
+	for (int i = 0; i < an->nsweep; i++)
+		if (an->sweep[i].q.set.gpus <= an->q.sys->gpus_per_node)
+			ref = i;
+	base = per_gpu(&an->sweep[ref]);
+	an->node_gpus = an->sweep[ref].q.set.gpus;
+	for (int i = 0; i < an->nsweep; i++)
+		an->sweep[i].node_scaling = base > 0 ? per_gpu(&an->sweep[i]) / base : 0;
+}
+
 bool
 sweep_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a, SweepProgress *progress)
 {
@@ -50,6 +76,7 @@ sweep_run(const Graph *g, Analysis *an, const StrategyOpts *so, Arena *a, SweepP
 	if (progress)
 		progress(n, n, grids);
 	an->nsweep = n;
+	node_scaling(an);
 	return true;
 }
 

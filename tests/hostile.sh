@@ -92,7 +92,7 @@ run calibrate m2000.csv --models "$models" --system abci --optimizer adam -o cal
 want_status 0
 has out "(2000 runs): "
 has out "leave-one-out"
-has err "oraclec: calibrate: 2000 runs, 1008 configurations: fitting 7 parameters, start 1 of 5"
+has err "oraclec: calibrate: 2000 runs, 1008 configurations: fitting 12 parameters, start 1 of 5"
 grep -q '^system abci_calibrated {' "$tmp/cal.odl" || fail "no calibrated system written"
 check "calibrate on 2,000 runs ends, with a progress line a start"
 

@@ -350,9 +350,13 @@ for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
 os.execv(sys.argv[1], sys.argv[1:])' "$ORACLEC" m.odl -o out.txt -MD -MF dep.fifo) \
 			>"$tmp/out" 2>"$tmp/err" &
 		pid=$!
-		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		# up to 20 s: a loaded machine starts python3 and oraclec slowly, and a
+		# signal that comes before python3 restored the default is python's
+		i=0
+		while [ $i -lt 80 ]; do
 			ls "$tmp"/w/.oraclec.tmp* >/dev/null 2>&1 && break
 			sleep 0.25
+			i=$((i + 1))
 		done
 		ls "$tmp"/w/.oraclec.tmp* >/dev/null 2>&1 || fail "no temporary appeared"
 		kill -"$sig" "$pid"

@@ -133,11 +133,12 @@ if [ -z "$chromium" ]; then
 	exit
 fi
 
-# ResNet-50 at 64 GPUs: eleven strategies, two plots, all computed
+# ResNet-50 at 64 GPUs: eleven strategies, two plots, all computed, and
+# the best's per-GPU throughput over one node's (a third plot, one series)
 render "$tmp/r.html"
 [ -s "$tmp/probe.txt" ] || fail "the probe wrote nothing"
 want charts 4
-want series 22
+want series 23
 want recommended_points 2
 want bar_rows 11
 want memory_rows 11

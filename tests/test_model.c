@@ -153,6 +153,58 @@ allreduce_across_nodes_waits_for_the_network(void **state)
 	NEAR(allgather_time(s, (Group){ 8, 4, 1 }, 100e6), 7 * (10.18e-6 + 12.5e6 / 7e9));
 }
 
+/* NCCL's tuning model (model/nccl.c, v2.5.6-1's constants for 2.4.6) on
+ * one DGX-1 node (8 V100s, 75 GB/s of NVLink, compute capability 7.0, no
+ * LL128 before 2.5): 100 MB runs a ring in Simple, 8.4 us + 14 steps x 5.7
+ * us and 100 MB at 75 x 8 / 14 GB/s, the tree at 0.9 x 75 x 1/2 being
+ * slower; 1 KB a ring in LL, 3.6 us + 14 x 0.4 us and a quarter of the
+ * bandwidth, the tree's chain of 7 NVLink hops (4.4 + 2 x 7 x 0.5 us)
+ * slower; 1 MB on 2.5.6 in LL128.  Across 64 and 128 nodes, a small message's time doubles with
+ * NCCL 2.3.7's rings (latency in N) and grows by one tree level on
+ * 2.4.6's (latency in log N). */
+static void
+nccl_picks_algorithm_and_protocol_by_size_and_ranks(void **state)
+{
+	Fx *fx = *state;
+	const System *s = system_load("dgx-1", &fx->arena, &fx->files);
+	Group node = { 8, 8, 1 };
+	NcclPath link = { 75e9, 0 };
+	NcclPick pick;
+	double t;
+
+	assert_non_null(s);
+	t = nccl_time(s, 20406, COLL_ALLREDUCE, node, link, 100e6, &pick);
+	assert_string_equal(nccl_algo_name(pick.algo), "ring");
+	assert_string_equal(nccl_proto_name(pick.proto), "Simple");
+	/* NCCL keeps its constants as floats, so does nccl.c: 1e-6 apart */
+	assert_true(fabs(t - ((8.4 + 14 * 5.7) * 1e-6 + 100e6 / (75e9 * 8 / 14))) <= 1e-6 * t);
+	t = nccl_time(s, 20406, COLL_ALLREDUCE, node, link, 1024, &pick);
+	assert_string_equal(nccl_algo_name(pick.algo), "ring");
+	assert_string_equal(nccl_proto_name(pick.proto), "LL");
+	assert_true(fabs(t - ((3.6 + 14 * 0.4) * 1e-6 + 1024 / (75e9 / 4 * 8 / 14))) <= 1e-6 * t);
+	/* 2.5 brings LL128 on NVLink between Volta GPUs (120 of 128 bytes,
+	 * 3.6 + 14 x 2.5 us): 1 MB in 65 us, where Simple takes 112 and LL
+	 * 102; 2.4.6 has no LL128 */
+	t = nccl_time(s, 20506, COLL_ALLREDUCE, node, link, 1 << 20, &pick);
+	assert_string_equal(nccl_proto_name(pick.proto), "LL128");
+	assert_true(fabs(t - ((3.6 + 14 * 2.5) * 1e-6 + (1 << 20) / (75e9 * 120 / 128 * 8 / 14))) <=
+		    1e-6 * t);
+	nccl_time(s, 20406, COLL_ALLREDUCE, node, link, 1 << 20, &pick);
+	assert_string_equal(nccl_proto_name(pick.proto), "LL");
+	{
+		Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
+		double r23, r24;
+		an.q.impl.nccl = 20307;
+		r23 = coll_allreduce(&an, (Group){ 1024, 8, 1 }, 8) /
+		      coll_allreduce(&an, (Group){ 512, 8, 1 }, 8);
+		an.q.impl.nccl = 20406;
+		r24 = coll_allreduce(&an, (Group){ 1024, 8, 1 }, 8) /
+		      coll_allreduce(&an, (Group){ 512, 8, 1 }, 8);
+		assert_true(r23 > 1.9 && r23 < 2.1);
+		assert_true(r24 > 1 && r24 < 1.2);
+	}
+}
+
 /* Data parallelism on one GPU: no communication; its compute is the sum
  * of the layers' forward and backward times. */
 static void
@@ -259,17 +311,17 @@ zero_shards_as_deepspeed_states(void **state)
 		/* stage 3 gathers the parameters forward and backward */
 		if (z == 3)
 			assert_true(an.cand[STRAT_DATA].t.grad + an.cand[STRAT_DATA].t.grad_hidden >
-				    allreduce_time(an.q.sys, (Group){ 8, 4, 1 }, W * 4) *
+				    coll_allreduce(&an, (Group){ 8, 4, 1 }, W * 4) *
 					    (1 - 1e-12));
 	}
 }
 
 /* ZeRO's exchange as DeepSpeed runs it over NCCL (zero_partition "flat";
- * a PyTorch stack runs stages 2 and 3 as FSDP: below): a ring
- * reduce-scatter in the backward, in the window DDP's all-reduce had, and
- * under stages 1 and 2 a ring all-gather of the updated parameters after
- * the step, exposed -- NCCL has no tree for either, so on 1,024 dgx-a100
- * GPUs each ring costs more than the tree all-reduce it replaces. */
+ * a PyTorch stack runs stages 2 and 3 as FSDP: below): a reduce-scatter in
+ * the backward, in the window DDP's all-reduce had, and under stages 1 and
+ * 2 an all-gather of the updated parameters after the step, exposed --
+ * each as coll_reduce_scatter and coll_allgather price them (NCCL's model
+ * at the implementation's version: rings, no tree for either). */
 static void
 zero_exchanges_in_two_rings(void **state)
 {
@@ -280,6 +332,7 @@ zero_exchanges_in_two_rings(void **state)
 	const System *s = system_load("dgx-a100", &fx->arena, &fx->files);
 	Candidate k[4];
 	Group grp;
+	Analysis one = { 0 };
 
 	assert_non_null(g);
 	assert_non_null(s);
@@ -302,17 +355,18 @@ zero_exchanges_in_two_rings(void **state)
 		assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &k[z]));
 		grid_map(s, grid, NEST_MODEL_INNER, &m);
 		grp = m.grad;
+		one = an;
 	}
 	{
-		double W = (double)g->total.params, ring = allgather_time(s, grp, W * 2);
+		double W = (double)g->total.params, ring = coll_reduce_scatter(&one, grp, W * 2);
 		double window = k[0].t.grad_hidden, hid = ring < window ? ring : window;
-		assert_true(ring > k[0].t.grad + k[0].t.grad_hidden); /* no tree */
+		double gather = coll_allgather(&one, grp, W * 2);
 		/* stage 1 hides the reduce-scatter in DDP's window; stage 2's
 		 * backward, without the gradients added into kept ones, is
 		 * shorter: a window of its own */
 		NEAR(k[1].t.grad_hidden, hid);
 		for (int z = 1; z <= 2; z++) {
-			NEAR(k[z].t.grad + k[z].t.grad_hidden, 2 * ring);
+			NEAR(k[z].t.grad + k[z].t.grad_hidden, ring + gather);
 			assert_true(k[z].t.grad_hidden <= hid * (1 + 1e-12));
 		}
 		/* stage 3: the reduce-scatter, and the gathers beside it */
@@ -359,8 +413,9 @@ fsdp_hybrid_shards_inside_a_node(void **state)
 	NEAR(k->mem.weights, 2 * W / 4);
 	NEAR(k->mem.grads, 2 * W / 4);
 	NEAR(k->mem.optimizer, 12 * W / 4);
-	exchange = 2 * allgather_time(an.q.sys, (Group){ 4, 4, 1 }, b) +
-		   allreduce_time(an.q.sys, (Group){ 4, 1, 4 }, b / 4);
+	exchange = coll_allgather(&an, (Group){ 4, 4, 1 }, b) +
+		   coll_reduce_scatter(&an, (Group){ 4, 4, 1 }, b) +
+		   coll_allreduce(&an, (Group){ 4, 1, 4 }, b / 4);
 	assert_true(zero_fsdp(&an));
 	NEAR(k->t.grad, exchange);
 	assert_true(k->t.grad_hidden == 0);
@@ -405,12 +460,12 @@ fsdp_full_shard_gathers_once_per_unit(void **state)
 	W = (double)g->total.params;
 	arrays = layer_table(&an, g)->arrays;
 	grid_map(s, grid, NEST_MODEL_INNER, &m);
-	ring = allgather_time(s, m.grad, 4 * W);
+	ring = coll_allgather(&an, m.grad, 4 * W) + coll_reduce_scatter(&an, m.grad, 4 * W);
 	assert_true(zero_fsdp(&an));
-	NEAR(fsdp_exchange(&an, g, m.grad, W, &gathers), 2 * ring);
+	NEAR(fsdp_exchange(&an, g, m.grad, W, &gathers), ring);
 	assert_int_equal(gathers, 1);
 	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &k));
-	NEAR(k.t.grad, 2 * ring);
+	NEAR(k.t.grad, ring);
 	assert_true(k.t.grad_hidden == 0);
 	NEAR(fsdp_host(&an, arrays), (12 + 2 * arrays) * an.q.impl.dispatch);
 	/* DeepSpeed's stage 3 on the same grid: a 16-bit reduce-scatter and
@@ -418,7 +473,8 @@ fsdp_full_shard_gathers_once_per_unit(void **state)
 	 * on the CPU */
 	an.q.impl.flat_zero = true;
 	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, grid, &ds));
-	NEAR(ds.t.grad + ds.t.grad_hidden, 3 * allgather_time(s, m.grad, 2 * W));
+	NEAR(ds.t.grad + ds.t.grad_hidden,
+	     coll_reduce_scatter(&an, m.grad, 2 * W) + 2 * coll_allgather(&an, m.grad, 2 * W));
 	assert_true(fsdp_host(&an, arrays) == 0);
 	NEAR(k.t.host - ds.t.host, (12 + 2 * arrays) * an.q.impl.dispatch);
 }
@@ -1432,18 +1488,18 @@ buckets_hide_the_gradient_exchange_behind_backward(void **state)
 	assert_non_null(g);
 	all = (double)g->total.params * 4;
 	an.q.impl.overlap_grad = false;
-	NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), allreduce_time(s, grp, all));
+	NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), coll_allreduce(&an, grp, all));
 	NEAR(hidden, 0);
 	an.q.impl.overlap_grad = true;
 	an.q.impl.bucket = 1e12;
-	NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), allreduce_time(s, grp, all));
+	NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), coll_allreduce(&an, grp, all));
 	NEAR(hidden, 0);
 	an.q.impl.bucket = 1;
 	exposed = grad_time(&an, g, grp, 32, NULL, &hidden);
 	for (int i = 0; i < g->nlayer; i++)
 		if (g->layer[i].cost.params)
-			sum += allreduce_time(s, grp, (double)g->layer[i].cost.params * 4);
-	first = allreduce_time(s, grp, (double)g->layer[0].cost.params * 4);
+			sum += coll_allreduce(&an, grp, (double)g->layer[i].cost.params * 4);
+	first = coll_allreduce(&an, grp, (double)g->layer[0].cost.params * 4);
 	NEAR(exposed + hidden, sum);
 	assert_true(hidden > 0);
 	assert_true(exposed >= first * (1 - 1e-12));
@@ -1480,7 +1536,7 @@ the_reducer_copies_each_gradient_and_buffer(void **state)
 	assert_int_equal(an.q.impl.grad_copies, 2);
 	assert_true(an.q.impl.broadcast_buffers);
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL),
-	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw) + broadcast_time(s, grp, bytes) +
+	     2 * (arrays * s->kernel_lat + 2 * W * 4 / bw) + coll_broadcast(&an, grp, bytes) +
 		     4 * s->kernel_lat + 4 * bytes / bw);
 	an.q.impl.broadcast_buffers = false;
 	NEAR(reducer_time(&an, g, grp, 0, last, NULL),
@@ -1665,6 +1721,7 @@ main(void)
 		FX_TEST(master_weights_count_megatrons_bytes_per_parameter),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 		cmocka_unit_test(kendall_tau_counts_every_pair_with_ties),
+		FX_TEST(nccl_picks_algorithm_and_protocol_by_size_and_ranks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

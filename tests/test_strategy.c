@@ -423,7 +423,7 @@ dp_is_the_pipeline_twice_with_a_stage_exchange(void **state)
 		double w = 0;
 		for (int j = first; j <= dp.stage_end[i]; j++)
 			w += (double)g->layer[j].cost.params;
-		most = fmax(most, allreduce_time(an.q.sys, map.grad, w * 4));
+		most = fmax(most, coll_allreduce(&an, map.grad, w * 4));
 	}
 	NEAR(dp.t.grad, most);
 }
@@ -479,7 +479,7 @@ stages_split(Fx *fx, const Graph *g, StrategyKind kind, GridDim dim, bool channe
 		}
 		if (t > slow)
 			slow = t, col = c;
-		most = fmax(most, allreduce_time(an.q.sys, map.grad, w * 4));
+		most = fmax(most, coll_allreduce(&an, map.grad, w * 4));
 	}
 	NEAR(k.t.compute + k.t.layer + k.t.bubble, (4 + 2 - 1) * slow);
 	NEAR(k.t.layer, 4 * col);

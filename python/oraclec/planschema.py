@@ -372,6 +372,13 @@ def check(plan):
     v = _get(plan, "fsdp", "")
     if v is not MISSING:
         _str(v, "fsdp", FSDP, nullable=True)
+    v = _get(plan, "sync_batchnorm_group_size", "")
+    if v is not MISSING and v is not None:
+        k = _int(v, "sync_batchnorm_group_size", 2, MAX_RANKS)
+        width = shape[names.index("data")] if "data" in names else 1
+        if width % k:
+            raise PlanError("sync_batchnorm_group_size", "%d does not divide the data "
+                            "dimension's %d ranks into groups" % (k, width))
     v = _get(plan, "checkpoint_segments", "")
     if v is not MISSING and v is not None:
         _int(v, "checkpoint_segments", 1, 1 << 20)

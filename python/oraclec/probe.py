@@ -60,7 +60,7 @@ import sys
 import tempfile
 import time
 
-from . import probe_gpus, probe_kernels, probe_model
+from . import probe_collectives, probe_gpus, probe_kernels, probe_model
 from .cli import escaped, path_shown, shown, usage_message
 
 SECTIONS = ("matmul", "conv", "memory", "launch", "host", "allocator", "collectives", "ranks",
@@ -116,7 +116,7 @@ class Clock:
 
 # ---- the output -----------------------------------------------------------
 
-OUTPUTS = ("probe.csv", "system.odl", "implementation.odl", "kernels.csv")
+OUTPUTS = ("probe.csv", "system.odl", "implementation.odl", "kernels.csv", "collectives.txt")
 
 
 class OutputError(Exception):
@@ -1487,6 +1487,12 @@ def system_text(P, analysed):
     if P.args.model:
         put("kernels", '"kernels.csv"', "the model's kernels by shape, beside this file "
             "(docs/kernel-table.md)")
+    if "collectives_text" in P.info:
+        put("collectives", '"collectives.txt"', "--collectives: nccl-tests' format, beside "
+            "this file")
+    if "jitter" in P.info:
+        put("jitter", "%.4g" % min(P.info["jitter"], 1.0), "--collectives: a rank's "
+            "step-to-step coefficient of variation")
     put("cpu_cores", str(keys["cpu_cores"][0]), keys["cpu_cores"][1])
     for k in ("eff_conv", "eff_gemm", "eff_conv_tf32", "eff_conv_fp16", "eff_conv_bf16",
               "eff_gemm_tf32", "eff_gemm_fp16", "eff_gemm_bf16", "eff_memory"):
@@ -1570,6 +1576,8 @@ def write_files(P):
     P.out.write("system.odl", system_text(P, analysed))
     P.out.write("implementation.odl", implementation_text(P, analysed))
     write_kernels(P)
+    if "collectives_text" in P.info:
+        P.out.write("collectives.txt", P.info["collectives_text"])
 
 
 def summary(P, elapsed):
@@ -1701,6 +1709,10 @@ def parse(argv):
                     help="only these, comma-separated: " + ",".join(SECTIONS))
     ap.add_argument("--budget", type=positive_float, metavar="SECONDS",
                     help="the time all sections share (default: their own limits)")
+    ap.add_argument("--collectives", action="store_true",
+                    help="also measure each collective by size at 2 to all the ranks, in "
+                         "nccl-tests' format, into DIR/collectives.txt, and a rank's step "
+                         "jitter; system.odl names both (docs/probe.md)")
     m = ap.add_argument_group("the model's own kernels (docs/kernel-table.md)")
     m.add_argument("--model", metavar="FILE",
                    help="also time every distinct kernel of this model as oraclec lowers it "
@@ -1841,6 +1853,14 @@ def main(argv=None):
                 P.failed.append(s)
             P.ran.append(s)
             note("%s: %.1f s" % (s, time.monotonic() - t))
+            write_files(P)
+        if args.collectives:  # probe_collectives.py: nccl-tests' tables, the jitter
+            current = "--collectives"
+            limit = BUDGET["collectives"][k] * scale
+            note("--collectives: up to %.0f s" % limit)
+            err = probe_collectives.measure(P, Clock(limit), spawn, free_port)
+            if err:
+                note("--collectives: %s" % err)
             write_files(P)
         current = "the summary"
         summary(P, time.monotonic() - started)

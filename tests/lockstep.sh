@@ -1,0 +1,297 @@
+#!/bin/sh
+# lockstep.sh -- thousands of GPUs in lockstep (issue 39): a measured
+# collective table replaces the model's figure (a flat 10 GB/s bus
+# bandwidth on 16 GPUs gives ResNet-50's fp32 gradients 19.2 ms of
+# all-reduce), the system's jitter makes the slowest of N grow with N,
+# --sync-bn prices batch norm's exchanges and writes them in plans, NCCL
+# 2.3 has rings only, the stack's fusions shorten the compute, and a
+# hostile table of collectives is refused with its file, line and column.
+# TAP.  The JSON is read by python3; without it the script is skipped.
+. "${srcdir:=.}/tests/tap.sh"
+tap_begin lockstep
+tap_python 'import json' "no python3"
+onnx=$srcdir/examples/resnet50.onnx
+
+# get FILE EXPR: EXPR (python, over the first strategy's `it`eration and
+# the whole report `d`) of the JSON report in FILE
+get()
+{
+	"$py" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+it = d["strategies"][0]["iteration"]
+print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# dgx-1 as a file with more keys ($1: the ODL lines to add)
+system()
+{
+	"$ORACLEC" --list-systems | awk '/^system dgx_1 /{p=1} p{print} p&&/^}/{exit}' |
+		sed '$d'
+	printf '%s\n}\n' "$1"
+}
+
+# an nccl-tests all_reduce_perf run over RANKS ranks at a flat BUS GB/s
+# bus bandwidth, 4 KiB to 1 GiB (src/common.cu's layout: out-of-place
+# and in-place time, algbw, busbw)
+flat()
+{
+	"$py" - "$1" "$2" <<'PY'
+import sys
+n, bus = int(sys.argv[1]), float(sys.argv[2])
+print("# nThread 1 nGpus 1 minBytes 4096 maxBytes 1073741824 step: 2(factor) warmup iters: 5")
+print("#\n# Using devices")
+for r in range(n):
+    print("#  Rank %2d Group  0 Pid %5d on node%02d device  %d [0x07] Tesla V100-SXM2-16GB"
+          % (r, 1000 + r, r // 8, r % 8))
+print("#\n#       size         count      type   redop    root     time   algbw   busbw"
+      " #wrong     time   algbw   busbw #wrong")
+print("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
+      "            (us)  (GB/s)  (GB/s)")
+s = 4096
+alg = bus * n / (2 * (n - 1))
+while s <= 1 << 30:
+    t = s / (alg * 1e9) * 1e6
+    print("%12d  %12d     float     sum      -1  %8.1f  %6.2f  %6.2f      0  %8.1f  %6.2f"
+          "  %6.2f      0" % (s, s // 4, t, alg, bus, t, alg, bus))
+    s *= 2
+print("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g\n#" % bus)
+PY
+}
+
+# ---- 2. a measured table replaces the model's figure ----------------------
+{ echo "# Collective test starting: all_reduce_perf"; flat 16 10; } >"$tmp/ar16.txt"
+system '    collectives = "ar16.txt";' >"$tmp/flat.odl"
+run "$onnx" -s "$tmp/flat.odl" -g 16 --strategies data -f json -q
+want_status 0
+cp "$tmp/out" "$tmp/flat.json"
+run "$onnx" -s dgx-1 -g 16 --strategies data -f json -q
+cp "$tmp/out" "$tmp/model.json"
+# 25,557,032 fp32 gradients over 16 x 10 / 30 GB/s of algorithm bandwidth
+ms=$(get "$tmp/flat.json" '1e3 * (it["gradient_allreduce_s"] + it["overlapped_communication_s"])')
+"$py" -c "import sys; sys.exit(abs($ms - 19.2) > 0.25 * 19.2)" ||
+	fail "all-reduce of ResNet-50's gradients $ms ms, not 19.2 ms within 25 %"
+"$py" -c "import sys; sys.exit(abs($ms - 19.17) > 0.01 * 19.17)" ||
+	fail "all-reduce $ms ms, not 102.2 MB / 5.33 GB/s = 19.17 ms within 1 %"
+m=$(get "$tmp/model.json" '1e3 * (it["gradient_allreduce_s"] + it["overlapped_communication_s"])')
+[ "$m" != "$ms" ] || fail "the model's figure ($m ms) is the table's"
+check "collectives = FILE: a flat 10 GB/s bus bandwidth on 16 GPUs gives ResNet-50's fp32 gradients 19.2 ms of all-reduce ($ms ms)"
+
+# two runs, 8 and 32 ranks, in two files: each taken as measured at its
+# rank count, and 16 ranks between them the model's figure times its
+# ratio to the measured points, interpolated in log ranks
+{ echo "# Collective test starting: all_reduce_perf"; flat 8 10; } >"$tmp/ar8.txt"
+{ echo "# Collective test starting: all_reduce_perf"; flat 32 10; } >"$tmp/ar32.txt"
+system '    collectives = "ar8.txt,ar32.txt";' >"$tmp/two.odl"
+for g in 8 16 32; do
+	run "$onnx" -s "$tmp/two.odl" -g $g --strategies data -f json -q
+	want_status 0
+	cp "$tmp/out" "$tmp/two$g.json"
+	run "$onnx" -s dgx-1 -g $g --strategies data -f json -q
+	cp "$tmp/out" "$tmp/model$g.json"
+done
+"$py" - "$tmp" >"$tmp/out" 2>"$tmp/err" <<'PY' || fail "$(cat "$tmp/out")"
+import json, math, sys
+def ms(f):
+    it = json.load(open("%s/%s.json" % (sys.argv[1], f)))["strategies"][0]["iteration"]
+    return 1e3 * (it["gradient_allreduce_s"] + it["overlapped_communication_s"])
+W = 25557032 * 4
+flat = lambda n: W / (10e9 * n / (2 * (n - 1))) * 1e3
+for n in (8, 32):
+    if abs(ms("two%d" % n) - flat(n)) > 0.01 * flat(n):
+        print("%d ranks: %g ms, not the table's %g" % (n, ms("two%d" % n), flat(n)))
+r8, r32 = flat(8) / ms("model8"), flat(32) / ms("model32")
+want = ms("model16") * (r8 + (r32 - r8) * 0.5)
+if abs(ms("two16") - want) > 0.01 * want:
+    print("16 ranks: %g ms, not the model's %g x %g = %g" % (
+        ms("two16"), ms("model16"), want / ms("model16"), want))
+PY
+[ -s "$tmp/out" ] && fail "$(cat "$tmp/out")"
+check "collectives: runs at 8 and 32 ranks as measured; 16 between them by the model's shape"
+
+# ---- 3. the slowest of N --------------------------------------------------
+system '    jitter = 0.02;' >"$tmp/jitter.odl"
+last=0
+for g in 8 64 1024 4096; do
+	run "$onnx" -s "$tmp/jitter.odl" -g $g -b 32 --strategies data -f json -q
+	want_status 0
+	cp "$tmp/out" "$tmp/j$g.json"
+	s=$(get "$tmp/j$g.json" 'it["skew_s"]')
+	"$py" -c "import sys; sys.exit(not $s > $last)" || fail "skew_s $s on $g GPUs, not above $last"
+	last=$s
+done
+run "$onnx" -s dgx-1 -g 1024 -b 32 --strategies data -f json -q
+[ "$(get "$tmp/out" 'it["skew_s"]')" = 0.0 ] || fail "skew_s without jitter"
+d=$(get "$tmp/j1024.json" 'it["total_s"]')
+"$py" -c "import json, sys
+a = json.load(open('$tmp/out'))['strategies'][0]['iteration']
+b = json.load(open('$tmp/j1024.json'))['strategies'][0]['iteration']
+sys.exit(abs(b['total_s'] - a['total_s'] - b['skew_s']) > 1e-9)" ||
+	fail "total_s does not add skew_s"
+# E[max of N standard normals]: 1.4236 for 8, 3.6261 for 4,096 (the
+# integral of x n phi(x) Phi(x)^(n-1), taken apart in steps of 1e-3)
+r=$(get "$tmp/j4096.json" 'it["skew_s"]')
+"$py" -c "
+import json, sys
+a = json.load(open('$tmp/j8.json'))['strategies'][0]['iteration']
+b = json.load(open('$tmp/j4096.json'))['strategies'][0]['iteration']
+own = lambda t: t['compute_s'] + t['bubble_s'] + t['reducer_s'] + t['weight_update_s'] + \
+    t['recompute_s'] + t['dispatch_s'] + t['input_copies_s'] + t['sync_bn_s']
+sys.exit(abs(a['skew_s'] / (0.02 * own(a)) - 1.4236) > 1e-4 or
+         abs(b['skew_s'] / (0.02 * own(b)) - 3.6261) > 1e-4)" ||
+	fail "skew_s is not jitter x the ranks' own work x E[max of N normals] (1.4236, 3.6261)"
+check "jitter: skew_s grows from 8 to 4,096 GPUs ($r s on 4,096), part of total_s"
+
+# ---- 4. synchronised batch norm ---------------------------------------------
+run "$onnx" -s dgx-1 -g 1024 -b 16 --strategies data -f json -q
+cp "$tmp/out" "$tmp/s1.json"
+run "$onnx" -s dgx-1 -g 1024 -b 16 --strategies data --sync-bn 2 -f json -q
+want_status 0
+cp "$tmp/out" "$tmp/s2.json"
+s=$(get "$tmp/s2.json" 'it["sync_bn_s"]')
+"$py" -c "
+import json, sys
+a = json.load(open('$tmp/s1.json'))['strategies'][0]['iteration']
+b = json.load(open('$tmp/s2.json'))['strategies'][0]['iteration']
+sys.exit(not (a['sync_bn_s'] == 0 and b['sync_bn_s'] > 0 and b['total_s'] > a['total_s']))" ||
+	fail "--sync-bn 2 does not slow ResNet-50 at 16 a GPU on 1,024 GPUs"
+run "$onnx" -s dgx-1 -g 1024 -b 16 --strategies data --sync-bn 2
+has out "sync BN"
+run "$onnx" -s dgx-1 -g 16 -b 16 --strategies data --sync-bn 4 --plan pytorch
+want_status 0
+has out '"sync_batchnorm_group_size": 4'
+run "$onnx" -s dgx-1 -g 16 -b 16 --strategies data --sync-bn 3 --plan pytorch
+want_status 1
+has err "--sync-bn 3 does not split the 16 data-parallel ranks into groups of equal size"
+empty out
+check "--sync-bn 2 slows ResNet-50 at 16 samples a GPU on 1,024 GPUs ($s s); plans name the groups"
+
+# ---- 1. NCCL's versions and the system's trees -----------------------------
+for v in 2.3.7 2.4.6; do
+	cat >"$tmp/nccl$v.odl" <<EOF
+implementation nccl { base = "pytorch"; nccl_version = "$v"; }
+EOF
+	run "$onnx" -s dgx-1 --implementation "$tmp/nccl$v.odl" -g 1024 -b 32 --strategies data \
+		-f json -q
+	want_status 0
+	cp "$tmp/out" "$tmp/n$v.json"
+done
+"$py" -c "
+import json, sys
+t = lambda v: (lambda i: i['gradient_allreduce_s'] + i['overlapped_communication_s'])(
+    json.load(open('$tmp/n%s.json' % v))['strategies'][0]['iteration'])
+sys.exit(not t('2.3.7') > 1.5 * t('2.4.6'))" ||
+	fail "NCCL 2.3's rings over 128 nodes are not dearer than 2.4's trees"
+cat >"$tmp/bad.odl" <<'EOF'
+implementation bad { base = "pytorch"; nccl_version = "3.1"; }
+EOF
+run "$onnx" --implementation "$tmp/bad.odl" -q
+want_status 1
+has err "nccl_version"
+empty out
+check "nccl_version: 2.3 runs rings only (latency in N), 2.4 trees (in log N); 3.1 refused"
+
+# ---- 5. fusions as implementation data --------------------------------------
+cat >"$tmp/fused.odl" <<'EOF'
+implementation fused { base = "pytorch"; fuse_bn_relu = true; fuse_bn_add_relu = true;
+    cuda_graphs = true; }
+EOF
+run "$onnx" -s dgx-1 -b 64 --precision fp16 --channels-last -f json -q
+cp "$tmp/out" "$tmp/eager.json"
+run "$onnx" -s dgx-1 --implementation "$tmp/fused.odl" -b 64 --precision fp16 \
+	--channels-last -f json -q
+want_status 0
+cp "$tmp/out" "$tmp/fused.json"
+"$py" -c "
+import json, sys
+a = json.load(open('$tmp/eager.json'))['strategies'][0]['iteration']
+b = json.load(open('$tmp/fused.json'))['strategies'][0]['iteration']
+sys.exit(not (b['compute_s'] < 0.95 * a['compute_s'] and b['host_s'] < 0.05 * a['host_s']))" ||
+	fail "fusions do not shorten the compute by 5 %, or CUDA graphs leave the host's cost"
+check "fuse_bn_relu, fuse_bn_add_relu: fewer passes over memory; cuda_graphs: no operator's CPU cost"
+
+# ---- 2. hostile tables of collectives ---------------------------------------
+# case NAME WANT TEXT: a table holding TEXT is refused at WANT (file:line:col
+# and message), exit status 1, nothing on stdout
+hostile()
+{
+	printf '%b' "$3" >"$tmp/$1.txt"
+	system "    collectives = \"$1.txt\";" >"$tmp/$1.odl"
+	run "$onnx" -s "$tmp/$1.odl" -g 16 -q
+	want_status 1
+	empty out
+	grep -q -F -e "$1.txt:$2" "$tmp/err" || fail "$1: stderr lacks '$1.txt:$2'"
+}
+head='# Collective test starting: all_reduce_perf\n# nranks 16\n'
+hostile zero "3:59: error: time '0.00'" \
+	"$head        4096  1024 float sum -1  0.00 1.0 1.0 0  0.00 1.0 1.0 0\n"
+hostile size "3:1: error: size '4x'" "$head  4x  1024 float sum -1  1.0 1.0 1.0 0  1.0 1.0 1.0 0\n"
+hostile which "1:1: error: which collective" "# nranks 16\n  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
+hostile ranks "1:1: error: how many ranks" \
+	"# Collective test starting: all_reduce_perf\n  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
+hostile again "4:" "$head  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
+hostile twice "4:1: error: a second all_reduce run" \
+	"$head  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n$head  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
+hostile nul "3:1: error: a NUL byte" "$head\0\n"
+hostile fields "3:" "$head  4096 1024 float\n"
+hostile big "3:1: error: size" "$head  9999999999999999999999 1 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
+hostile neg "2:" "# Collective test starting: all_reduce_perf\n# nranks -3\n"
+hostile name "1:" "# Collective test starting: all_bogus_perf\n"
+printf '' >"$tmp/empty.txt"
+system '    collectives = "empty.txt";' >"$tmp/empty.odl"
+run "$onnx" -s "$tmp/empty.odl" -g 16 -q
+want_status 1
+empty out
+grep -q "empty.odl:[0-9]*:[0-9]*: error:" "$tmp/err" || fail "empty: not at the system's key"
+system '    collectives = "missing.txt";' >"$tmp/missing.odl"
+run "$onnx" -s "$tmp/missing.odl" -g 16 -q
+want_status 1
+grep -q "missing.odl:[0-9]*:[0-9]*: error: cannot read" "$tmp/err" || fail "missing: not reported"
+check "hostile tables of collectives: one diagnostic at file:line:col, exit status 1, no output"
+
+# ---- 6. scaling relative to one node -------------------------------------------
+run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -f json -q
+want_status 0
+"$py" - "$tmp/out" >"$tmp/why" <<'PY' || fail "$(cat "$tmp/why")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+sw = d["sweep"]
+per = {e["gpus"]: e["strategies"] for e in sw}
+rate = lambda g: {s["name"]: s for s in per[g]}[
+    [e for e in sw if e["gpus"] == g][0]["best"]]["throughput_samples_per_s"] / g
+for e in sw:
+    want = rate(e["gpus"]) / rate(8)
+    if abs(e["per_gpu_vs_node"] - want) > 1e-9 * want:
+        sys.exit("%d GPUs: per_gpu_vs_node %g, not %g" % (e["gpus"], e["per_gpu_vs_node"], want))
+v = [e["per_gpu_vs_node"] for e in sw if e["gpus"] >= 8]
+if v[0] != 1 or not all(a > b for a, b in zip(v, v[1:])):
+    sys.exit("per GPU over one node is not 1 at 8 GPUs falling to 1,024: %s" % v)
+PY
+run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -q
+has out "per GPU: the best's samples/s a GPU over one node's (8 GPUs)"
+grep -q '^      8 .*    1.000  data (data=8)$' "$tmp/out" || fail "the text's 8 GPUs are not 1.000"
+run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -q -f html
+has out "samples/s a GPU, % of one node&#39;s (8 GPUs)"
+check "--sweep: per-GPU throughput over one node's, 1 at a node and falling past it (JSON, text, HTML)"
+
+# ---- 2. the probe measures the same (needs torch) ---------------------------
+if "$py" -c 'import torch, numpy' 2>/dev/null; then
+	"$py" -m oraclec.probe -o "$tmp/probe" --quick --sections launch --collectives \
+		>"$tmp/out" 2>"$tmp/err"
+	status=$?
+	want_status 0
+	for c in all_reduce all_gather broadcast; do
+		grep -q "^# Collective test starting: ${c}_perf\$" "$tmp/probe/collectives.txt" ||
+			fail "collectives.txt lacks a $c run"
+	done
+	grep -q '^    collectives = "collectives.txt";' "$tmp/probe/system.odl" ||
+		fail "system.odl does not name collectives.txt"
+	grep -q '^    jitter = [0-9.e-]*;' "$tmp/probe/system.odl" || fail "system.odl has no jitter"
+	run "$onnx" -s "$tmp/probe/system.odl" -g 2 -b 2 --strategies data -f json -q
+	want_status 0
+	check "probe --collectives: nccl-tests' format at 2 ranks (gloo), which oraclec reads, and the jitter"
+else
+	n=$((n + 1))
+	echo "ok $n # SKIP probe --collectives: $py has no torch"
+fi
+
+finish
