@@ -341,10 +341,16 @@ check "an include that cannot be read, in an included file: the chain too"
 # the make rule goes to a FIFO nobody reads yet, opened after it.  Each
 # signal is delivered with its default disposition (python3 restores it:
 # a shell's background job ignores SIGINT).
-if command -v python3 >/dev/null 2>&1 && mkfifo "$tmp/w/dep.fifo" 2>/dev/null; then
+# Debian's python3 first, as tap_python picks it: a shim (pyenv's) is a
+# shell script that runs more programs before python, slowly under load.
+sigpy=
+for p in "${PYTHON:-}" /usr/bin/python3 python3; do
+	[ -n "$p" ] && command -v "$p" >/dev/null 2>&1 && { sigpy=$(command -v "$p"); break; }
+done
+if [ -n "$sigpy" ] && mkfifo "$tmp/w/dep.fifo" 2>/dev/null; then
 	for sig in TERM INT HUP; do
 		rm -f "$tmp/w/out.txt" "$tmp"/w/.oraclec.tmp*
-		(cd "$tmp/w" && exec python3 -c 'import os, signal, sys
+		(cd "$tmp/w" && exec "$sigpy" -c 'import os, signal, sys
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$ORACLEC" m.odl -o out.txt -MD -MF dep.fifo) \
@@ -358,7 +364,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$ORACLEC" m.odl -o out.txt -MD -MF dep.fif
 			sleep 0.25
 			i=$((i + 1))
 		done
-		ls "$tmp"/w/.oraclec.tmp* >/dev/null 2>&1 || fail "no temporary appeared"
+		ls "$tmp"/w/.oraclec.tmp* >/dev/null 2>&1 || fail "no temporary appeared: $(head -c 300 "$tmp/err")"
 		kill -"$sig" "$pid"
 		# a run the signal did not end is ended, not waited for forever
 		(sleep 10 && kill -9 "$pid" 2>/dev/null) &
