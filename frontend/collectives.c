@@ -35,6 +35,11 @@ enum { MAX_COLL_RUNS = 4096, MAX_COLL_ROWS = 1 << 20, MAX_COLL_FILES = 64, MAX_F
 #define MAX_COLL_SECONDS 1e6
 #define MAX_COLL_RANKS 1073741824.0 /* 2^30 */
 
+typedef struct Row {
+	double bytes, seconds;
+	int line, col;         /* where its size is */
+} Row;
+
 typedef struct Run {
 	int coll;              /* Coll, -1 not yet known */
 	int64_t ranks;         /* from its Rank lines, or nranks */
@@ -42,8 +47,7 @@ typedef struct Run {
 	bool rank_lines;       /* its `#  Rank` lines began */
 	int line;
 	int n, cap;
-	double *bytes, *seconds;
-	int *at;               /* each row's line */
+	Row *row;
 } Run;
 
 typedef struct Reader {
@@ -247,22 +251,44 @@ row(Reader *r, char *line)
 		diag_error(at(r, 1), "more than %d rows", MAX_COLL_ROWS);
 		return;
 	}
-	for (int i = 0; i < run->n; i++)
-		if (run->bytes[i] == size) {
-			diag_error(at(r, col[0]), "size %.0f again in this run (line %d)", size,
-				   run->at[i]);
-			return;
-		}
 	if (run->n == run->cap) {
 		run->cap = run->cap ? 2 * run->cap : 32;
-		run->bytes = xrealloc(run->bytes, (size_t)run->cap * sizeof *run->bytes);
-		run->seconds = xrealloc(run->seconds, (size_t)run->cap * sizeof *run->seconds);
-		run->at = xrealloc(run->at, (size_t)run->cap * sizeof *run->at);
+		run->row = xrealloc(run->row, (size_t)run->cap * sizeof *run->row);
 	}
-	run->bytes[run->n] = size;
-	run->seconds[run->n] = ip * 1e-6;
-	run->at[run->n++] = r->line;
+	run->row[run->n++] = (Row){ size, ip * 1e-6, r->line, col[0] };
 	r->rows++;
+}
+
+static int
+by_size(const void *a, const void *b)
+{
+	const Row *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Each run's rows sorted by size; a size twice in a run is an error at
+ * the first line that repeats one (sorted, not searched row by row: a
+ * file may hold 2^20 rows). */
+static void
+sort_rows(Reader *r)
+{
+	const Row *again = NULL, *first = NULL;
+
+	for (int i = 0; i < r->nrun; i++) {
+		Run *run = &r->run[i];
+		if (run->n)
+			qsort(run->row, (size_t)run->n, sizeof *run->row, by_size);
+		for (int j = 1; j < run->n; j++)
+			if (run->row[j].bytes == run->row[j - 1].bytes &&
+			    (!again || run->row[j].line < again->line))
+				again = &run->row[j], first = &run->row[j - 1];
+	}
+	if (again)
+		diag_error((Loc){ r->path, again->line, again->col },
+			   "size %.0f again in this run (line %d)", again->bytes, first->line);
 }
 
 /* Each run complete: its collective, its ranks, a row; none twice. */
@@ -299,14 +325,6 @@ check_runs(Reader *r, const CollRun *kept, int nkept)
 				}
 			}
 	}
-}
-
-static int
-by_size(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* One file's runs, appended to *out (*n of them, *cap room). */
@@ -347,19 +365,16 @@ parse(const char *path, const char *text, size_t len, Arena *a, CollRun **out, i
 	}
 	free(line);
 	if (diag_errors() == errors)
+		sort_rows(&r);
+	if (diag_errors() == errors)
 		check_runs(&r, *out, *n);
 	for (int i = 0; i < r.nrun; i++) {
 		Run *run = &r.run[i];
 		if (diag_errors() == errors && run->n) {
-			double *pair = xcalloc((size_t)run->n, 2 * sizeof *pair);
 			double *bytes = arena_array(a, (size_t)run->n, sizeof *bytes);
 			double *secs = arena_array(a, (size_t)run->n, sizeof *secs);
 			for (int j = 0; j < run->n; j++)
-				pair[2 * j] = run->bytes[j], pair[2 * j + 1] = run->seconds[j];
-			qsort(pair, (size_t)run->n, 2 * sizeof *pair, by_size);
-			for (int j = 0; j < run->n; j++)
-				bytes[j] = pair[2 * j], secs[j] = pair[2 * j + 1];
-			free(pair);
+				bytes[j] = run->row[j].bytes, secs[j] = run->row[j].seconds;
 			if (*n == *cap) {
 				*cap = *cap ? 2 * *cap : 8;
 				*out = xrealloc(*out, (size_t)*cap * sizeof **out);
@@ -367,7 +382,7 @@ parse(const char *path, const char *text, size_t len, Arena *a, CollRun **out, i
 			(*out)[(*n)++] = (CollRun){ (Coll)run->coll, run->ranks, run->n, bytes,
 						    secs, path, run->line };
 		}
-		free(run->bytes), free(run->seconds), free(run->at);
+		free(run->row);
 	}
 	free(r.run);
 	return diag_errors() == errors;

@@ -248,6 +248,22 @@ want_status 1
 grep -q "missing.odl:[0-9]*:[0-9]*: error: cannot read" "$tmp/err" || fail "missing: not reported"
 check "hostile tables of collectives: one diagnostic at file:line:col, exit status 1, no output"
 
+# 2^20 rows, the most a file holds (docs/limits.md), each a size of its
+# own: read in about a second (a size looked for among the run's rows
+# took 12 minutes); under timeout(1) where there is one
+{
+	printf '# Collective test starting: all_reduce_perf\n# nranks 16\n'
+	awk 'BEGIN { for (i = 1; i <= 1048576; i++) printf "%d 1 float sum -1 1.0 1 1 0 1.0 1 1 0\n", 4 * i }'
+} >"$tmp/rows.txt"
+system '    collectives = "rows.txt";' >"$tmp/rows.odl"
+guard=
+command -v timeout >/dev/null 2>&1 && guard="timeout 60"
+$guard "$ORACLEC" "$onnx" -s "$tmp/rows.odl" -g 16 --strategies data -q >"$tmp/out" 2>"$tmp/err"
+status_why $? 0
+guard=
+rm -f "$tmp/rows.txt"
+check "a table of 2^20 rows is read (no search row by row)"
+
 # ---- 6. scaling relative to one node -------------------------------------------
 run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -f json -q
 want_status 0
