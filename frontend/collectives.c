@@ -18,8 +18,9 @@
  * field is a size; its time is the in-place one where measured, else the
  * out-of-place one, found by the column header (`time` twice) or, without
  * one, as the eighth and fourth fields from the end.  Other lines (NCCL's
- * INFO lines, mpirun's) are skipped.  Every error names its file, line
- * and column; a file with any error gives no table. */
+ * INFO lines, mpirun's) are skipped.  The first error, alone, names its
+ * file, line and column (a file with no run: the system's key); a file
+ * with any error gives no table. */
 #include "frontend/frontend.h"
 #include "util/escape.h"
 
@@ -295,7 +296,9 @@ sort_rows(Reader *r)
 static void
 check_runs(Reader *r, const CollRun *kept, int nkept)
 {
-	for (int i = 0; i < r->nrun; i++) {
+	int errors = diag_errors();
+
+	for (int i = 0; i < r->nrun && diag_errors() == errors; i++) {
 		Run *run = &r->run[i];
 		Loc l = { r->path, run->line, 1 };
 		if (run->n == 0 && run->coll < 0 && !run->ranks)
@@ -339,7 +342,7 @@ parse(const char *path, const char *text, size_t len, Arena *a, CollRun **out, i
 
 	base = base ? base + 1 : path;
 	r.file_coll = coll_named(base, strlen(base), true);
-	while (p < endp && diag_errors() - errors < 20) {
+	while (p < endp && diag_errors() == errors) {
 		const char *nl = memchr(p, '\n', (size_t)(endp - p));
 		size_t k = nl ? (size_t)(nl - p) : (size_t)(endp - p);
 		r.line++;
@@ -450,11 +453,20 @@ collectives_load(const char *list, Loc where, Arena *a, FileList *files)
 			diag_error(where, "'collectives' names more than %d files", MAX_COLL_FILES);
 			break;
 		}
-		if ((text = file_read(path, &len, MAX_ODL_BYTES, where))) {
-			files_add(files, path);
-			parse(path, text, len, a, &run, &n, &cap);
-			free(text);
+		if (!(text = file_read(path, &len, MAX_ODL_BYTES, where)))
+			break;
+		files_add(files, path);
+		int before = n;
+		bool ok = parse(path, text, len, a, &run, &n, &cap);
+		free(text);
+		if (ok && n == before) {
+			char *t = esc_text_cut(path, strlen(path), NAME_SHOWN);
+			diag_error(where, "'%s' holds no run of nccl-tests (no row of a size "
+				   "and its times)", t);
+			free(t);
 		}
+		if (diag_errors() > errors)
+			break;
 		if (!p[k])
 			break;
 		p += k + 1;

@@ -220,11 +220,12 @@ hostile()
 	want_status 1
 	empty out
 	grep -q -F -e "$1.txt:$2" "$tmp/err" || fail "$1: stderr lacks '$1.txt:$2'"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$1: $(wc -l <"$tmp/err") lines on stderr"
 }
 head='# Collective test starting: all_reduce_perf\n# nranks 16\n'
-hostile zero "3:59: error: time '0.00'" \
+hostile zero "3:34: error: time '0.00'" \
 	"$head        4096  1024 float sum -1  0.00 1.0 1.0 0  0.00 1.0 1.0 0\n"
-hostile size "3:1: error: size '4x'" "$head  4x  1024 float sum -1  1.0 1.0 1.0 0  1.0 1.0 1.0 0\n"
+hostile size "3:3: error: size '4x'" "$head  4x  1024 float sum -1  1.0 1.0 1.0 0  1.0 1.0 1.0 0\n"
 hostile which "1:1: error: which collective" "# nranks 16\n  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
 hostile ranks "1:1: error: how many ranks" \
 	"# Collective test starting: all_reduce_perf\n  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
@@ -233,9 +234,19 @@ hostile twice "4:1: error: a second all_reduce run" \
 	"$head  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n$head  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
 hostile nul "3:1: error: a NUL byte" "$head\0\n"
 hostile fields "3:" "$head  4096 1024 float\n"
-hostile big "3:1: error: size" "$head  9999999999999999999999 1 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
+hostile big "3:3: error: size" "$head  9999999999999999999999 1 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
 hostile neg "2:" "# Collective test starting: all_reduce_perf\n# nranks -3\n"
 hostile name "1:" "# Collective test starting: all_bogus_perf\n"
+# every row wrong: the first alone is named
+hostile rows "3:34: error: time '0.00'" \
+	"$head        4096  1024 float sum -1  0.00 1.0 1.0 0  0.00 1.0 1.0 0\n        8192  2048 float sum -1  0.00 1.0 1.0 0  0.00 1.0 1.0 0\n"
+# the same run in three files: the second file's run alone is named
+printf "$head  4096 1024 float sum -1 1.0 1 1 0 1.0 1 1 0\n" >"$tmp/same.txt"
+system '    collectives = "same.txt,same.txt,same.txt";' >"$tmp/same.odl"
+run "$onnx" -s "$tmp/same.odl" -g 16 -q
+want_status 1
+empty out
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "same: $(wc -l <"$tmp/err") lines on stderr"
 printf '' >"$tmp/empty.txt"
 system '    collectives = "empty.txt";' >"$tmp/empty.odl"
 run "$onnx" -s "$tmp/empty.odl" -g 16 -q
