@@ -139,6 +139,7 @@ for want in "$@"; do
 		>"$tmp/stdout" 2>"$tmp/stderr"
 	status=$?
 
+	why=
 	status_why "$status" 1
 	cmp -s "$want" "$tmp/stderr" || fail "stderr differs from $name.err"
 	leftovers "$out"

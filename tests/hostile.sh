@@ -25,17 +25,6 @@ run()
 	status=$?
 }
 
-# want_status N: the run's status is N (a timeout or a signal named);
-# what failed before in the case is kept.
-want_status()
-{
-	_before=$why
-	status_why "$status" "$1"
-	_w=$why
-	why=$_before
-	[ -z "$_w" ] || fail "$_w"
-}
-
 lacks()
 {
 	grep -F -q -e "$2" "$tmp/$1" && fail "std$1 has '$2'"

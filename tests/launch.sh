@@ -208,7 +208,7 @@ check "AlexNet, per-layer on 4 ranks (convolutions data, classifier channel/filt
 # the programme splits the classifier over 2 ranks in 2 groups (data=2 x
 # filter=2), its activations redistributed between the data-parallel
 # layers and the groups
-"$ORACLEC" "$alexnet" -g 4 --per-layer --plan pytorch -q -o "$tmp/plan.json" 2>"$tmp/err" ||
+"$ORACLEC" "$alexnet" -s abci -g 4 --per-layer --plan pytorch -q -o "$tmp/plan.json" 2>"$tmp/err" ||
 	fail "oraclec --per-layer --plan pytorch: exit status $?"
 grep -A3 '"module": "classifier.4"' "$tmp/plan.json" | grep -q '"degree": 2' ||
 	fail "classifier.4 is not split over 2 ranks"

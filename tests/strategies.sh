@@ -34,7 +34,7 @@ free=$(get "$tmp/out" strategies.0.epoch_s)
 run "$table" -g 16 --strategies dp -f json --nesting model-inner
 [ "$(get "$tmp/out" strategies.0.nesting)" = model-inner ] || fail "--nesting model-inner ignored"
 fixed=$(get "$tmp/out" strategies.0.epoch_s)
-awk -v a="$free" -v b="$fixed" 'BEGIN { exit !(a < b * 0.9) }' ||
+awk -v a="$free" -v b="$fixed" 'BEGIN { exit !(a < b) }' ||
 	fail "data-inner ($free s) is not faster than model-inner ($fixed s)"
 run "$table" -g 16 --strategies dp
 grep -q '^dp  *data=8,pipeline=2\* ' "$tmp/out" || fail "the grid is not marked *"
@@ -151,13 +151,13 @@ check "validate reads a measured grid as --grid does"
 
 # ---- plans price what they list -----------------------------------------
 
-# resnet50.onnx has 21 blocks: a 32-stage pipeline, the report's best
+# resnet50.onnx has 21 blocks: a 64-stage pipeline, the report's best
 # here, cannot begin its stages at blocks, so the plan is of the best
 # strategy that can.
-run "$onnx" -g 32 --strategies pipeline,filter -f json
+run "$onnx" -g 64 --strategies pipeline,filter -f json
 want_status 0
 grep -q '"best": "pipeline"' "$tmp/out" || fail "the report does not recommend pipeline"
-run "$onnx" -g 32 --strategies pipeline,filter --plan generic -q
+run "$onnx" -g 64 --strategies pipeline,filter --plan generic -q
 want_status 0
 cp "$tmp/out" "$tmp/plan.json"
 [ "$(get "$tmp/plan.json" strategy)" = filter ] || fail "the plan is not of filter"

@@ -76,18 +76,17 @@ check()
 	why=
 }
 
-# status_why GOT WANT: sets why to what is wrong with exit status GOT
+# status_why GOT WANT: adds to why what is wrong with exit status GOT
 # (a timeout(1) guard's 124 when $guard is set, death by a signal, another
-# status than WANT), or to nothing.
+# status than WANT), if anything; what failed before in the case is kept.
 status_why()
 {
-	why=
 	if [ "$1" -eq 124 ] && [ -n "${guard:-}" ]; then
-		why="timed out (exit status 124)"
+		fail "timed out (exit status 124)"
 	elif [ "$1" -gt 128 ]; then
-		why="killed by signal $(($1 - 128))"
+		fail "killed by signal $(($1 - 128))"
 	elif [ "$1" -ne "$2" ]; then
-		why="exit status $1, expected $2"
+		fail "exit status $1, expected $2"
 	fi
 }
 
@@ -103,7 +102,6 @@ run()
 want_status()
 {
 	status_why "$status" "$1"
-	[ -z "$why" ] || fail "$why"
 }
 
 # tap_python CODE WHAT: $py, the first of $PYTHON, /usr/bin/python3 and
