@@ -50,6 +50,26 @@ analysis_init(Graph *g, const Settings *set)
 			   "input '%s' is of %" PRId64 " tokens", set->seq_len, in, g->seq_len);
 		return false;
 	}
+	/* a model without a sequence input becomes one of S tokens only
+	 * where an input's first dimension is S: its graph computes over
+	 * those positions (an image's channels or a GPT of another length
+	 * would be priced at one length and counted at another) */
+	if (set->seq_len && !g->seq_len) {
+		bool found = false;
+		for (int i = 0; i < g->ninput && !found; i++) {
+			const Shape *sh = &g->tensor[g->input[i]].shape;
+			found = sh->rank >= 1 && sh->d[0] == set->seq_len;
+		}
+		if (!found) {
+			const Tensor *t = g->ninput ? &g->tensor[g->input[0]] : NULL;
+			int64_t s0 = t && t->shape.rank ? t->shape.d[0] : 0;
+			diag_error((Loc){ g->source, 0, 0 }, "--seq-len %" PRId64 ": the model has "
+				   "no sequence input, and no input of %" PRId64 " positions to "
+				   "take as one (input '%s' begins with %" PRId64 ")",
+				   set->seq_len, set->seq_len, t ? t->name : "", s0);
+			return false;
+		}
+	}
 	if (set->seq_len)
 		g->seq_len = set->seq_len;
 	g->as_exported = set->as_exported;

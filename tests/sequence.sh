@@ -115,6 +115,19 @@ want_status 0
 [ "$(get "$tmp/out" '"transformer" in d["model"]')" = False ] || fail "a sequence without --seq-len"
 check "--seq-len 16 on an ODL GPT: 16 tokens of 2 bytes a sample; none without"
 
+# 8b: --seq-len that no input's first dimension is: refused, not a model
+# priced over 16 positions and counted as 64 (its epoch and tokens per
+# second four times off), nor an image model counted in tokens
+run "$tiny" -g 1 -q --seq-len 64
+want_status 1
+empty out
+has err "--seq-len 64: the model has no sequence input, and no input of 64 positions to take as one (input 'x' begins with 16)"
+run "$srcdir/examples/resnet50.onnx" -g 1 -q --seq-len 64
+want_status 1
+empty out
+has err "input 'input' begins with 3)"
+check "--seq-len 64 on an ODL GPT of 16 positions and on ResNet-50: exit 1, the input named"
+
 # 9: the text names the formula and the tokens of the recommendation
 run "$gpt" -g 1
 want_status 0
