@@ -194,4 +194,31 @@ done
 	fail "an untied model all-reduces an embedding"
 check "GPT-2 in 2 stages: cut between layers, the tied table's gradient all-reduced"
 
+# 11: Megatron keeps a tensor group inside a node: the 1.3 B GPT (16
+# heads) at tensor=16 on nodes of 8 GPUs is priced, with the warning
+# tensor-spans-nodes and its collectives slower than data=2,tensor=8's;
+# data=2,tensor=8 has no warning, nor tensor=8 alone, but the same grid
+# nested data-inner (each tensor group strided over two nodes) has it
+g13=$srcdir/examples/gpt_1p3b.odl
+for gr in tensor=16 data=2,tensor=8 "data=2,tensor=8 --nesting data-inner"; do
+	# shellcheck disable=SC2086
+	run "$g13" -s dgx-a100 -g 16 -B 32 --precision amp-bf16 -q -f json --grid $gr
+	want_status 0
+	cp "$tmp/out" "$tmp/span-$(echo "$gr" | tr -c 'a-z0-9\n' _)"
+done
+spans='[w["message"] for w in d["warnings"] if w["code"] == "tensor-spans-nodes"]'
+w16=$(get "$tmp/span-tensor_16" "$spans")
+want="['tensor=16 spans 2 nodes (8 of its GPUs on each, of 8): its all-reduces, two a layer"
+want="$want each way, go over the network, which Megatron-LM avoids by keeping the"
+want="$want tensor-parallel group inside a node']"
+[ "$w16" = "$want" ] || fail "tensor=16: $w16"
+[ "$(get "$tmp/span-data_2_tensor_8" "$spans")" = "[]" ] || fail "data=2,tensor=8 warned"
+w=$(get "$tmp/span-data_2_tensor_8___nesting_data_inner" "$spans")
+case $w in *"tensor=8 spans 2 nodes (4 of its GPUs on each, of 8)"*) ;;
+*) fail "data-inner: $w" ;; esac
+c16=$(get "$tmp/span-tensor_16" 'k["iteration"]["layer_collectives_s"]')
+c8=$(get "$tmp/span-data_2_tensor_8" 'k["iteration"]["layer_collectives_s"]')
+"$py" -c "import sys; sys.exit(not $c16 > $c8 > 0)" || fail "collectives $c16 s, $c8 s"
+check "tensor=16 on nodes of 8: priced over the network, warned tensor-spans-nodes"
+
 finish
