@@ -221,4 +221,40 @@ c8=$(get "$tmp/span-data_2_tensor_8" 'k["iteration"]["layer_collectives_s"]')
 "$py" -c "import sys; sys.exit(not $c16 > $c8 > 0)" || fail "collectives $c16 s, $c8 s"
 check "tensor=16 on nodes of 8: priced over the network, warned tensor-spans-nodes"
 
+# 12: --search varies Megatron's sequence parallelism and selective
+# recomputation on a transformer's tensor grids: the 1.3 B GPT at a
+# global batch of 64 on 8 GPUs (tensor and dt only) fits only with
+# selective recomputation, and sequence parallelism shortens its whole
+# layers; the search's first, predicted again under search_settings
+# (else oraclec dies), is dt with both, and --plan megatron passes both.
+# Both settings are tried: some top configuration lacks sequence
+# parallelism.  --sequence-parallel fixes it on every tensor grid; a
+# ResNet's search has no such key
+impl=$srcdir/validation/megatron-sc21/impl/megatron-2021-local.odl
+run "$g13" -s dgx-a100 -g 8 -B 64 --precision amp-bf16 --implementation "$impl" \
+	--strategies tensor,dt --search -q -f json --plan megatron -o "$tmp/s.megatron"
+want_status 0
+"$py" - "$tmp/out" >"$tmp/why" 2>&1 <<'PY' || fail "$(cat "$tmp/why")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r, top = d["recommendation"], d["search"]["top"]
+assert r["from"] == "search" and r["strategy"] == "dt", r
+assert r["sequence_parallel"] is True and r["recompute"] == "selective", r
+assert r["epoch_s"] == top[0]["epoch_s"], (r, top[0])
+assert any(c["sequence_parallel"] is False for c in top), top
+PY
+grep -q -- '--sequence-parallel$' "$tmp/s.megatron" || fail "the plan lacks --sequence-parallel"
+grep -q -- '--recompute-granularity selective$' "$tmp/s.megatron" ||
+	fail "the plan lacks --recompute-granularity selective"
+run "$g13" -s dgx-a100 -g 8 -B 64 --precision amp-bf16 --implementation "$impl" \
+	--strategies tensor,dt --search --sequence-parallel -q -f json
+want_status 0
+[ "$(get "$tmp/out" 'sorted({c["sequence_parallel"] for c in d["search"]["top"]})')" = \
+	"[True]" ] || fail "--sequence-parallel not kept by the search"
+run "$srcdir/examples/resnet50.odl" -s dgx-a100 -g 8 --search -q -f json
+want_status 0
+[ "$(get "$tmp/out" '[c for c in d["search"]["top"] if "sequence_parallel" in c]')" = "[]" ] ||
+	fail "a ResNet's search has sequence_parallel"
+check "--search: sequence parallelism and selective recomputation on a GPT's tensor grids"
+
 finish
