@@ -490,11 +490,12 @@ void plans_free(struct Plans *ps);
  * FLOPs would take the time they take at each layer's own peak). */
 double matmul_peak(const Graph *g, const Analysis *an);
 
-/* syncbn.c: synchronised batch norm's exchanges in one iteration (the
+/* syncbn.c: synchronised batch norm's exchanges for one micro-batch (the
  * settings' sync_bn: groups of that many of the data-parallel group
- * `data`): each batch norm's statistics all-gathered forward and its two
- * gradient sums all-reduced backward, with a kernel each. */
-double sync_bn_time(const Analysis *an, const Graph *g, Group data);
+ * `data`): each batch norm of layers first..last has its statistics
+ * all-gathered forward and its two gradient sums all-reduced backward,
+ * with a kernel each. */
+double sync_bn_time(const Analysis *an, const Graph *g, Group data, int first, int last);
 
 /* skew.c: the slowest of N -- the expected largest of n independent
  * standard normals (0 for n <= 1), and what the slowest of the job's

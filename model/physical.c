@@ -221,7 +221,7 @@ data(const Ctx *c, Candidate *k)
 	k->t.grad = grad_time(c->an, c->g, c->map.grad, n / M, NULL, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1, NULL);
 	k->t.update = update_time(c->an, c->W, c->arrays);
-	k->t.sync_bn = (double)M * sync_bn_time(c->an, c->g, c->map.grad);
+	k->t.sync_bn = (double)M * sync_bn_time(c->an, c->g, c->map.grad, 0, c->g->nlayer - 1);
 	sharded(c, k, c->W);
 	recompute(c, k, n / M, n / M, 1, -1, WORK_ROWS);
 	k->t.recompute *= (double)M;
@@ -767,10 +767,10 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	/* --sync-bn in df and ds: every GPU runs every batch norm (filter's
 	 * on its share of the channels: its messages are at most these,
 	 * latency-bound either way), its statistics shared with the same
-	 * shard's replicas (the data group); pipelines do not price it yet */
+	 * shard's replicas (the data group); pipelines per stage (pipeline.c) */
 	if ((kind == STRAT_DF || kind == STRAT_DS) && !k->reason)
 		k->t.sync_bn = (double)(k->micro_batches > 1 ? k->micro_batches : 1) *
-			       sync_bn_time(c.an, c.g, c.map.grad);
+			       sync_bn_time(c.an, c.g, c.map.grad, 0, c.g->nlayer - 1);
 	/* one process a GPU issues every layer of its iteration, at the
 	 * times the strategy priced them at */
 	if (!k->reason) {

@@ -1086,6 +1086,25 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	}
 }
 
+/* --sync-bn in dp, dpf, dpc and dps: each stage's batch norms share their
+ * statistics with the same stage's replicas (the data group), for every
+ * micro-batch, forward and backward (sync_bn_time on the stage's layers;
+ * in dpf and dpc a GPU's share of the channels: the whole count bounds
+ * it, as df's).  The exchanges lengthen a stage's every micro-batch, so
+ * every step of the schedule, fill and drain too, takes the largest
+ * stage's (as dispatch does in with_micro): M + (S - 1) / V steps. */
+static void
+stage_sync_bn(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
+	      const Best *b, int64_t S)
+{
+	int v = an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1;
+	double most = 0;
+
+	for (int i = 0, first = 0; i < b->n; first = b->end[i] + 1, i++)
+		most = fmax(most, sync_bn_time(an, g, map->grad, first, b->end[i]));
+	k->t.sync_bn = ((double)k->micro_batches + (double)(S - 1) / v) * most;
+}
+
 /* Megatron-LM's tied embedding in a pipeline: the output layer's stage
  * holds its own copy of the table (of its 1/t under tensor parallelism),
  * the first stage the table (megatron/core/models/common/
@@ -1322,8 +1341,10 @@ again:
 		memcpy(k->stage_time, best_st.time, best_st.n * sizeof(double));
 		memcpy(k->stage_mem, best_st.mem, best_st.n * sizeof(double));
 	}
-	if (p1 > 1)
+	if (p1 > 1) {
 		stage_exchange(g, an, map, k, &best_st);
+		stage_sync_bn(g, an, map, k, &best_st, S);
+	}
 	/* the two copies' gradients summed once a step, the first stage's
 	 * with the last's (finalize_model_grads.py, _allreduce_word_embedding_
 	 * grads at Megatron-LM d98e8a64), after the backward: exposed; across

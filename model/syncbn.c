@@ -12,11 +12,12 @@
  * per-channel sums the input gradient needs (2C fp32 values) after one
  * more reduction kernel.  Each exchange blocks the layer's next kernel:
  * nothing hides it.  The group is K consecutive ranks of the data-
- * parallel dimension, inside a node where K divides the node. */
+ * parallel dimension, inside a node where K divides the node.  A
+ * pipeline stage exchanges its own layers' (first..last). */
 #include "model/model.h"
 
 double
-sync_bn_time(const Analysis *an, const Graph *g, Group data)
+sync_bn_time(const Analysis *an, const Graph *g, Group data, int first, int last)
 {
 	int64_t k = an->q.set.sync_bn < data.size ? an->q.set.sync_bn : data.size;
 	int64_t per = data.per_node < 1 ? 1 : data.per_node;
@@ -25,7 +26,7 @@ sync_bn_time(const Analysis *an, const Graph *g, Group data)
 
 	if (k <= 1)
 		return 0;
-	for (int i = 0; i < g->nlayer; i++) {
+	for (int i = first; i <= last && i < g->nlayer; i++) {
 		const Layer *l = &g->layer[i];
 		double c;
 		if (l->op != OP_BATCHNORM)

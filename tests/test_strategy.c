@@ -665,6 +665,59 @@ pipelines_recompute_and_shard_the_optimizer(void **state)
 			    "ZeRO stages 2 and 3 do not combine with pipeline parallelism");
 }
 
+/* --sync-bn 2 in dp: each stage's batch norms (64 channels each) share
+ * their statistics with the stage's other copy, for every micro-batch:
+ * forward an all-gather of 2 x (2 x 64 + 1) fp32 values, backward an
+ * all-reduce of 2 x 64, a kernel after each (torch/nn/modules/
+ * _functions.py, SyncBatchNorm, PyTorch 1.13).  Every step of the
+ * schedule, M + S - 1 of them, takes the larger stage's; without
+ * --sync-bn, nothing. */
+static void
+dp_prices_each_stage_sync_bn(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx,
+			  "model m { input x: 3x32x32;\n"
+			  "  a = conv(x, 64, kernel=3, pad=1); p = batchnorm(a);\n"
+			  "  b = conv(p, 64, kernel=3, pad=1); q = batchnorm(b);\n"
+			  "  c = conv(q, 64, kernel=3, pad=1); r = batchnorm(c);\n"
+			  "  d = conv(r, 64, kernel=3, pad=1); }",
+			  PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.gpus = 4,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 800,
+			.q.set.sample_bytes = 1000 };
+	StrategyOpts o = { 0 };
+	int64_t dg[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2 };
+	double gather = 2 * (2 * 64 + 1) * 4, sums = 2 * 64 * 4, most = 0;
+	Candidate off, on;
+	Mapping map;
+	Group two;
+
+	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dg, &off));
+	assert_true(off.t.sync_bn == 0);
+	an.q.set.sync_bn = 2;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dg, &on));
+	assert_int_equal(on.stages, 2);
+	grid_map(s, dg, NEST_MODEL_INNER, &map);
+	two = (Group){ 2, map.grad.per_node < 2 ? map.grad.per_node : 2, 1 };
+	for (int i = 0, first = 0; i < on.stages; first = on.stage_end[i] + 1, i++) {
+		double t = 0;
+		for (int j = first; j <= on.stage_end[i]; j++)
+			if (g->layer[j].op == OP_BATCHNORM)
+				t += coll_allgather(&an, two, gather) +
+				     coll_allreduce(&an, two, sums) + 2 * s->kernel_lat;
+		most = fmax(most, t);
+	}
+	assert_true(most > 0);
+	NEAR(on.t.sync_bn, ((double)on.micro_batches + 1) * most);
+	NEAR(on.t.compute, off.t.compute);
+}
+
 /* 1F1B: stage i of S holds min(M, S - i) micro-batches where GPipe holds
  * all M.  Same grid, same stages and times (memory does not bind here;
  * 4,096 samples make the best M 8 > S = 2): the fullest stage's
@@ -1504,6 +1557,7 @@ main(void)
 		FX_TEST(a_pipeline_keeps_each_stage_cost),
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
 		FX_TEST(dp_is_the_pipeline_twice_with_a_stage_exchange),
+		FX_TEST(dp_prices_each_stage_sync_bn),
 		FX_TEST(dpf_and_dpc_split_each_stage),
 		FX_TEST(dps_splits_each_stage_by_rows),
 		FX_TEST(pipeline_bound_keeps_what_could_win),

@@ -775,6 +775,10 @@ def launch(argv):
         if plan.get("fsdp"):
             fsdp_runs(torch, plan, where)
     device, note = machine_bound(torch, args, plan, where)
+    if device == "cpu" and plan.get("sync_batchnorm_group_size"):
+        die("%s: sync_batchnorm_group_size: torch's SyncBatchNorm runs on GPUs only (CUDA, "
+            "NCCL); these %d ranks run on the CPU (gloo): run it with --device cuda on %d GPUs, "
+            "or write the plan without --sync-bn" % (where, world, world))
     B = batch_of(args, plan, where)
     shape = input_shape(args, plan)
     input_bound(args, plan, where, B, world, shape)

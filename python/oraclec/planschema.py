@@ -507,6 +507,9 @@ def supported(plan):
             raise PlanError("fsdp" if plan.get("fsdp") else "zero_redundancy_optimizer",
                             "ZeRO and FSDP with filter or channel splits are not run by this "
                             "launcher yet")
+        if plan.get("sync_batchnorm_group_size"):
+            raise PlanError("sync_batchnorm_group_size", "synchronised batch norm with filter "
+                            "or channel splits is not run by this launcher yet")
     v = plan["device_mesh"].get("device_type", "cuda")
     if v not in DEVICE_TYPES:
         raise PlanError("device_mesh.device_type", "%s is not run by this launcher (%s)"

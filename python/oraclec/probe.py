@@ -906,22 +906,8 @@ def free_port():
 
 def _collective_rank(rank, world, port, cuda, threads, sizes, deadline, q):
     """One rank: each collective by message size, while rank 0 has time."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        import datetime as dt
-        import torch
-        import torch.distributed as dist
-        if threads:
-            torch.set_num_threads(threads)
-        if cuda:
-            torch.cuda.set_device(rank)
-        dev = torch.device("cuda", rank) if cuda else torch.device("cpu")
-        dist.init_process_group("nccl" if cuda else "gloo", init_method="tcp://127.0.0.1:%d" % port,
-                                rank=rank, world_size=world, timeout=dt.timedelta(seconds=120))
-
-        def sync():
-            if cuda:
-                torch.cuda.synchronize()
+        torch, dist, dev, sync = probe_collectives.join(rank, world, port, cuda, threads)
         flag = torch.zeros(1, device=dev)
         for op in ("all_reduce", "all_gather", "broadcast"):
             for m in sizes:
@@ -947,17 +933,9 @@ def _collective_rank(rank, world, port, cuda, threads, sizes, deadline, q):
                 for _ in range(2):
                     fn()
                 sync()
-                got = []
-                for _ in range(3):
-                    dist.barrier()
-                    sync()
-                    t = time.perf_counter()
-                    for _ in range(reps):
-                        fn()
-                    sync()
-                    got.append((time.perf_counter() - t) / reps)
+                sec = probe_collectives.seconds(fn, reps, dist, sync)
                 if rank == 0:
-                    q.put(("row", op, m, statistics.median(got)))
+                    q.put(("row", op, m, sec))
         dist.destroy_process_group()
         q.put(("done",))
     except Exception as e:

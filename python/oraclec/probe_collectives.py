@@ -43,27 +43,50 @@ def rank_counts(most):
     return out + [most] if most >= 2 else []
 
 
+def join(rank, world, port, cuda, threads):
+    """A spawned rank of the probe's (here and probe.py's collectives):
+    Ctrl-C left to the parent, its threads, its GPU, in the process group
+    (NCCL on GPUs, gloo on the CPU) at 127.0.0.1:port.  Returns torch,
+    torch.distributed, the device and a function that waits for it."""
+    import datetime as dt
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import torch
+    import torch.distributed as dist
+    if threads:
+        torch.set_num_threads(threads)
+    if cuda:
+        torch.cuda.set_device(rank)
+    dev = torch.device("cuda", rank) if cuda else torch.device("cpu")
+    dist.init_process_group("nccl" if cuda else "gloo", init_method="tcp://127.0.0.1:%d" % port,
+                            rank=rank, world_size=world, timeout=dt.timedelta(seconds=120))
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+    return torch, dist, dev, sync
+
+
+def seconds(fn, reps, dist, sync):
+    """A collective's time: the median of 3 runs of `reps` calls of fn,
+    each run after a barrier and timed to its last call's end."""
+    got = []
+    for _ in range(3):
+        dist.barrier()
+        sync()
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        sync()
+        got.append((time.perf_counter() - t) / reps)
+    return statistics.median(got)
+
+
 def _rank(rank, world, port, cuda, threads, sizes, deadline, q):
     """One rank of one rank count: each collective by size while rank 0
     has time, then the jitter's steps."""
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        import datetime as dt
-        import torch
-        import torch.distributed as dist
-        if threads:
-            torch.set_num_threads(threads)
-        if cuda:
-            torch.cuda.set_device(rank)
-        dev = torch.device("cuda", rank) if cuda else torch.device("cpu")
-        dist.init_process_group("nccl" if cuda else "gloo",
-                                init_method="tcp://127.0.0.1:%d" % port, rank=rank,
-                                world_size=world, timeout=dt.timedelta(seconds=120))
-
-        def sync():
-            if cuda:
-                torch.cuda.synchronize()
+        torch, dist, dev, sync = join(rank, world, port, cuda, threads)
         flag = torch.zeros(1, device=dev)
         for op, _ in OPS:
             for m in sizes:
@@ -90,17 +113,9 @@ def _rank(rank, world, port, cuda, threads, sizes, deadline, q):
                     break
                 reps = 20 if 4 * n <= 65536 else 10 if 4 * n <= 4 << 20 else 3
                 sync()
-                got = []
-                for _ in range(3):
-                    dist.barrier()
-                    sync()
-                    t = time.perf_counter()
-                    for _ in range(reps):
-                        fn()
-                    sync()
-                    got.append((time.perf_counter() - t) / reps)
+                sec = seconds(fn, reps, dist, sync)
                 if rank == 0:
-                    q.put(("row", op, world, 4 * n, statistics.median(got)))
+                    q.put(("row", op, world, 4 * n, sec))
         # the jitter: a fixed step, timed alone, many times
         a = torch.randn(256, 256, device=dev)
         t = time.perf_counter()

@@ -253,6 +253,29 @@ def group_of(plan, rank, dim, groups):
     return mine
 
 
+def sync_bn_group(plan, rank):
+    """The plan's sync_batchnorm_group_size K: groups of K consecutive
+    ranks of the data dimension, each a process group (every rank creates
+    every group, in the same order, as torch.distributed.new_group
+    requires); this rank's, or None without the key."""
+    k = plan.get("sync_batchnorm_group_size")
+    if not k:
+        return None
+    names = plan["device_mesh"]["mesh_dim_names"]
+    world, mine = plan["world_size"], None
+    for r0 in range(world):
+        c = coords(plan, r0)
+        if c.get("data", 0) != 0:
+            continue
+        line = [q for q in range(world)  # by data coordinate: rank order
+                if all(coords(plan, q)[d] == c[d] for d in names if d != "data")]
+        for i in range(0, len(line), k):
+            g = dist.new_group(line[i:i + k])
+            if rank in line[i:i + k]:
+                mine = g
+    return mine
+
+
 # ---- pipeline stages -----------------------------------------------------
 
 def stages_of(gm, split):
@@ -1350,6 +1373,9 @@ def run_rank(rank, cfg, plan, port):
     ctx = Ctx(plan, cfg, rank, device)
     model = build_model(cfg.model, cfg.shape[-1])
     model = deterministic(model) if cfg.check else model.train()
+    bn_g = sync_bn_group(plan, rank)
+    if bn_g is not None:  # before DDP or the stages take the modules
+        model = nn.SyncBatchNorm.convert_sync_batchnorm(model, bn_g)
     ref = None
     if cfg.check:
         ref = deterministic(build_model(cfg.model, cfg.shape[-1])).to(device)
