@@ -451,6 +451,7 @@ opt_sequence_parallel(Options *o, const char *arg, const Row *r)
 {
 	(void)arg, (void)r;
 	o->set.sequence_parallel = true;
+	o->fix.sequence_parallel = true;
 }
 
 static void

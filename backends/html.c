@@ -260,7 +260,10 @@ search(FILE *f, const Search *s)
 		memcpy(k.grid, c->grid, sizeof k.grid);
 		fprintf(f, "<tr class=\"%s\">", i ? "" : "recommended");
 		cell(f, strategy_name[c->kind], true);
-		cell(f, grid_text(&k, grid, sizeof grid), true);
+		grid_text(&k, grid, sizeof grid);
+		if (c->sequence_parallel) /* Megatron's, beside the tensor split */
+			strncat(grid, ", sequence parallel", sizeof grid - strlen(grid) - 1);
+		cell(f, grid, true);
 		cell(f, nesting_name[c->nest], true);
 		cell(f, STRATEGY_PIPELINED(c->kind)
 				? schedule_label(c->schedule, c->virtual_stages, b[0], sizeof b[0])

@@ -362,6 +362,8 @@ search_json(const Search *s)
 		set(e, "zero", json_integer(c->zero));
 		set(e, "fsdp", c->zero < 3 ? json_null() : jstr(c->zero_node ? "hybrid" : "full"));
 		set(e, "recompute", jstr(recompute_label(c->recompute, b, sizeof b)));
+		if (c->grid[DIM_TENSOR] > 1) /* Megatron's, only beside a tensor split */
+			set(e, "sequence_parallel", json_boolean(c->sequence_parallel));
 		set(e, "iteration_s", json_real(c->iteration));
 		set(e, "epoch_s", json_real(c->epoch));
 		set(e, "throughput_samples_per_s", json_real(c->throughput));
@@ -416,6 +418,8 @@ recommendation_json(const Analysis *an)
 		    ? json_null()
 		    : jstr((split ? an->q.set.zero_node : c->zero_node) ? "hybrid" : "full"));
 	set(o, "recompute", jstr(recompute_label(split ? an->rc.k : c->recompute, b, sizeof b)));
+	if (!split && c->grid[DIM_TENSOR] > 1)
+		set(o, "sequence_parallel", json_boolean(c->sequence_parallel));
 	set(o, "iteration_s", json_real(split ? pl->time : c->iteration));
 	set(o, "epoch_s", json_real(split ? pl->epoch : c->epoch));
 	set(o, "memory_per_gpu_bytes", bytes_json(split ? pl->memory : c->memory));

@@ -46,6 +46,8 @@ config_text(const SearchConfig *c, char *buf, size_t n)
 	}
 	if (len < n && c->zero)
 		len += (size_t)snprintf(buf + len, n - len, ", %s", zero_words(c));
+	if (len < n && c->sequence_parallel)
+		len += (size_t)snprintf(buf + len, n - len, ", sequence parallel");
 	if (len < n && c->recompute == RECOMPUTE_SELECTIVE)
 		len += (size_t)snprintf(buf + len, n - len, ", selective recomputation");
 	else if (len < n && c->recompute)

@@ -531,6 +531,7 @@ search_table(const Search *s, FILE *f)
 {
 	char b1[32], b2[32], b3[32], b4[32];
 	unsigned nested = 0;
+	bool sp = false;
 
 	fprintf(f, "\nsearch: %d configurations evaluated, %d pruned%s; the best %d:\n",
 		s->evaluated, s->pruned,
@@ -545,13 +546,16 @@ search_table(const Search *s, FILE *f)
 		Candidate k = { .kind = c->kind, .nest = c->nest };
 		char grid[96], sched[32], rc[32];
 		memcpy(k.grid, c->grid, sizeof k.grid);
+		grid_str(&k, grid, sizeof grid);
+		if (c->sequence_parallel) /* Megatron's, beside the tensor split */
+			strncat(grid, " +sp", sizeof grid - strlen(grid) - 1), sp = true;
 		if (!STRATEGY_PIPELINED(c->kind))
 			snprintf(sched, sizeof sched, "-");
 		else
 			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);
 		recompute_label(c->recompute, rc, sizeof rc);
 		fprintf(f, "%-9s %-30s %-14s %-9s %3d%s %-10s %10s %10s %6s %11s  %s\n",
-			strategy_name[c->kind], grid_str(&k, grid, sizeof grid), sched,
+			strategy_name[c->kind], grid, sched,
 			precision_name(c->prec), c->zero, c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
 			percent(true, c->mfu, b4), bytes((int64_t)c->memory, b3),
@@ -559,6 +563,8 @@ search_table(const Search *s, FILE *f)
 		nested |= 1u << c->nest;
 	}
 	nested_note(nested, f);
+	if (sp)
+		fputs("+sp: with Megatron's sequence parallelism (--sequence-parallel)\n", f);
 	fputs("MFU: over the dense peak of each configuration's precision (JSON: "
 	      "mfu_peak_flops)\n", f);
 }

@@ -183,7 +183,9 @@ typedef struct SearchConfig {
 	int zero;
 	bool zero_node;           /* FSDP hybrid */
 	Precision prec;
-	int recompute;            /* segments of k layers; 0 none */
+	int recompute;            /* segments of k layers; 0 none;
+	                             RECOMPUTE_SELECTIVE */
+	bool sequence_parallel;   /* Megatron's, with a tensor dimension */
 	int64_t micro_batches;
 	double iteration, epoch, memory;
 	double throughput, mfu, mfu_peak; /* as Candidate's */
@@ -268,7 +270,7 @@ typedef struct Settings {
 
 /* What --search leaves fixed: the options given. */
 typedef struct SearchFix {
-	bool schedule, zero, recompute, precision;
+	bool schedule, zero, recompute, precision, sequence_parallel;
 } SearchFix;
 
 typedef struct Search {

@@ -333,6 +333,10 @@ double tensor_collective(const Analysis *an, const Graph *g, const TensorTable *
  * parameters under ZeRO stage an->set.zero (0-3) over nd GPUs, into m;
  * with master_weights, Megatron's fp32 main weights and gradients. */
 bool master_weights(const Analysis *an);
+/* Bytes of a gradient element as the data-parallel exchange sums it:
+ * the precision's, fp32 under master_weights at bf16 (Megatron's
+ * --accumulate-allreduce-grads-in-fp32). */
+int grad_bytes(const Analysis *an);
 void zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUse *m);
 /* The parameter tensors a GPU's optimizer step runs over when `arrays`
  * tensors are sharded over nd GPUs: all of them without ZeRO; at stage 1

@@ -638,7 +638,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 {
 	const Analysis *an = pc->an;
 	const Graph *g = pc->g;
-	double B = assigned_batch(pc), W = (double)g->total.params * elem_bytes(an);
+	double B = assigned_batch(pc), W = (double)g->total.params * grad_bytes(an);
 	double n = split_samples(pc, s, B), comm, p2p, t, local;
 	bool whole = s.mode == PL_DATA || s.mode == PL_SPATIAL;
 	Mapping m;
@@ -657,7 +657,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	 * model (one collective the layers share), with the wrapper's copies */
 	grad = m.grad;
 	if (grad.size > 1 && W > 0)
-		t += coll_allreduce(an, grad, W) / W * local * elem_bytes(an) +
+		t += coll_allreduce(an, grad, W) / W * local * grad_bytes(an) +
 		     reducer_layer(an, g, l, local);
 	return t + comm + p2p + update_time(an, local, l->nw);
 }

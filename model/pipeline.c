@@ -1007,7 +1007,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * the receiving group all-gathers it over its own links */
 	if (c->inner == DIM_TENSOR && c->ways > 1 && p->n > 1)
 		hop = p2p_time(an, edge / (double)c->ways, map->across) +
-		      allgather_time(s, c->grp, edge);
+		      coll_allgather(an, c->grp, edge);
 	else
 		hop = p2p_time(an, edge, map->across);
 	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->q.set.forward_only ? 1 : 2) * hop : 0;
@@ -1079,7 +1079,7 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	       const Best *b)
 {
 	for (int i = 0; i < b->n; i++) {
-		double t = coll_allreduce(an, map->grad, b->w[i] * elem_bytes(an));
+		double t = coll_allreduce(an, map->grad, b->w[i] * grad_bytes(an));
 		double r = reducer_total(an, map->grad, b->red[i], b->buf[i]);
 		if (t + r > k->t.grad + k->t.reducer)
 			k->t.grad = t, k->t.reducer = r;
@@ -1351,7 +1351,7 @@ again:
 	 * nodes a node's t tensor-parallel GPUs do theirs at once */
 	if (c.tied > 0 && best_st.n > 1 && !an->q.set.forward_only) {
 		Group pair = map->across ? (Group){ 2, 1, c.ways } : (Group){ 2, 2, 1 };
-		k->t.grad += allreduce_time(an->q.sys, pair, c.tied * elem_bytes(an));
+		k->t.grad += coll_allreduce(an, pair, c.tied * grad_bytes(an));
 	}
 }
 

@@ -435,21 +435,12 @@ width(const Analysis *an, const Graph *g, int k)
 							      : precision_bytes(p);
 }
 
-/* A ring reduce-scatter over grp moves what its all-gather moves (NCCL's
- * ring; nccl-tests' bus bandwidth of both is (n - 1)/n of the message). */
-static double
-reduce_scatter(const System *s, Group grp, double bytes)
-{
-	return allgather_time(s, grp, bytes);
-}
-
 /* One all-reduce (or, with sequence parallelism, its reduce-scatter)
  * and its conjugate all-gather. */
 double
 tensor_collective(const Analysis *an, const Graph *g, const TensorTable *t, int i, Group grp,
 		  double n, bool sp, bool bwd)
 {
-	const System *s = an->q.sys;
 	const Layer *l = &g->layer[i];
 	unsigned r = t->tp[i];
 	double out = (double)g->tensor[l->out[0]].elems * n * width(an, g, l->out[0]);
@@ -464,23 +455,24 @@ tensor_collective(const Analysis *an, const Graph *g, const TensorTable *t, int 
 		 * sequence parallel: the column-parallel input's all-gather
 		 * (its f) */
 		if (r & TP_REDUCE)
-			v += sp ? reduce_scatter(s, grp, out) : allreduce_time(s, grp, out);
+			v += sp ? coll_reduce_scatter(an, grp, out)
+				: coll_allreduce(an, grp, out);
 		if (sp && in > 0)
-			v += allgather_time(s, grp, in);
+			v += coll_allgather(an, grp, in);
 		if (t->gather[i] > 0)
-			v += allgather_time(s, grp, (double)t->gather[i] * n *
-							    precision_bytes(an->q.set.prec));
+			v += coll_allgather(an, grp, (double)t->gather[i] * n *
+							     precision_bytes(an->q.set.prec));
 		/* cross_entropy.py: the rows' maximum, the target's logit and
 		 * the sum of exponentials, fp32, each all-reduced */
 		if (r & TP_CE)
-			v += 3 * allreduce_time(s, grp, (double)t->rows[i] * n * 4);
+			v += 3 * coll_allreduce(an, grp, (double)t->rows[i] * n * 4);
 		return v;
 	}
 	if (an->q.set.forward_only)
 		return 0;
 	if (in > 0) /* the gradient of the whole input (f), or its reduce-scatter */
-		v += sp ? reduce_scatter(s, grp, in) : allreduce_time(s, grp, in);
+		v += sp ? coll_reduce_scatter(an, grp, in) : coll_allreduce(an, grp, in);
 	if (sp && (r & TP_REDUCE)) /* g's backward: the output gradient gathered */
-		v += allgather_time(s, grp, out);
+		v += coll_allgather(an, grp, out);
 	return v;
 }

@@ -88,11 +88,34 @@ state_bytes(const Analysis *an, const Graph *g)
 	return low ? low : elem_bytes(an);
 }
 
+/* Bytes per parameter of the gradients ZeRO reduce-scatters: the 16-bit
+ * (or fp32) state's, Megatron's fp32 buffers under master_weights at bf16
+ * (its distributed optimizer, grad_bytes). */
+static double
+reduced_bytes(const Analysis *an, const Graph *g)
+{
+	return master_weights(an) ? grad_bytes(an) : state_bytes(an, g);
+}
+
 bool
 master_weights(const Analysis *an)
 {
 	return an->q.impl.master_fp32 && !precision_low(an->q.set.prec) &&
 	       precision_bytes(an->q.set.prec) < 4;
+}
+
+/* Megatron-LM's validate_args turns --accumulate-allreduce-grads-in-fp32
+ * on under --bf16 ("bfloat16 requires gradient accumulation and
+ * all-reduce to be done in fp32", megatron/training/arguments.py lines
+ * 1204-1217 at d98e8a64), and training.py line 2635 makes it the DDP's
+ * grad_reduce_in_fp32: the gradient buffers, and so the all-reduce or the
+ * distributed optimizer's reduce-scatter of them, are fp32.  With --fp16
+ * they stay 16-bit (the fp32 main gradients are copied after the
+ * exchange). */
+int
+grad_bytes(const Analysis *an)
+{
+	return master_weights(an) && an->q.set.prec == PREC_BF16 ? 4 : elem_bytes(an);
 }
 
 /* With master_weights (a 16-bit module, Megatron's --fp16 or --bf16) the
@@ -118,7 +141,7 @@ zero_memory(const Analysis *an, const Graph *g, double weights, double nd, MemUs
 	int z = an->q.set.zero;
 
 	if (master_weights(an)) {
-		gr = an->q.set.prec == PREC_BF16 ? 4 : p;
+		gr = grad_bytes(an);
 		k += 4 + (gr < 4 ? 4 : 0);
 	}
 	if (nd < 1 || z < 1)
@@ -154,7 +177,7 @@ zero_node_exchange(const Analysis *an, const Graph *g, Group grad, double weight
 {
 	int64_t k = grad.per_node;
 	Group node = { k, k, 1 }, across = { grad.size / k, 1, k };
-	double b = weights * state_bytes(an, g);
+	double b = weights * reduced_bytes(an, g);
 	double t = coll_reduce_scatter(an, node, b) + coll_allreduce(an, across, b / k);
 
 	*hidden = t < window ? t : window;
@@ -175,7 +198,7 @@ zero_exchange(const Analysis *an, const Graph *g, Group grp, double weights, dou
 	 * the next forward's pre-forward hook, before the first layer runs);
 	 * stage 3 gathers them layer by layer instead (zero_gather_time).
 	 * NCCL runs both as rings (no tree before NVLS and CollNet) */
-	rs = coll_reduce_scatter(an, grp, weights * state_bytes(an, g));
+	rs = coll_reduce_scatter(an, grp, weights * reduced_bytes(an, g));
 	ag = an->q.set.zero < 3 ? coll_allgather(an, grp, weights * state_bytes(an, g)) : 0;
 	*hidden = rs < window ? rs : window;
 	*grad = rs - *hidden + ag;

@@ -20,9 +20,13 @@
  *   unsupported-by-implementation an option given (precision, ZeRO,
  *                                 recomputation, schedule, --grid) that the
  *                                 implementation does not run
+ *   tensor-spans-nodes            the recommendation's tensor-parallel
+ *                                 group spans nodes, its all-reduces over
+ *                                 the network (Megatron keeps it in one)
  *
  * requires: strategies_run on an (and on each of `fewer`, the same
  * analysis on fewer GPUs); provides: an->warning[]. */
+#include "model/model.h"
 #include "plan/plan.h"
 
 #include <inttypes.h>
@@ -286,6 +290,31 @@ notes(const Graph *g, Analysis *an)
 	}
 }
 
+/* Megatron-LM keeps a tensor-parallel group inside a node, on NVLink
+ * (Narayanan et al., SC'21, Takeaway #1: tensor model parallelism up to
+ * degree g on g-GPU servers, pipelines across them; its tp-cp-ep-dp-pp
+ * rank order puts the group innermost).  It still runs a larger or
+ * strided group, so the grid is priced as asked, its all-reduces over
+ * the network, and said so. */
+static void
+tensor_spans_nodes(Analysis *an, const Candidate *k)
+{
+	int64_t t = k->grid[DIM_TENSOR];
+	Mapping m;
+
+	if (t <= 1 || !k->feasible)
+		return;
+	grid_map(an->q.sys, k->grid, k->nest, &m);
+	if (m.split.per_node < m.split.size)
+		warn(an, "tensor-spans-nodes",
+		     "tensor=%" PRId64 " spans %" PRId64 " nodes (%" PRId64 " of its GPUs on "
+		     "each, of %" PRId64 "): its all-reduces, two a layer each way, go over the "
+		     "network, which Megatron-LM avoids by keeping the tensor-parallel group "
+		     "inside a node",
+		     t, (m.split.size + m.split.per_node - 1) / m.split.per_node, m.split.per_node,
+		     an->q.sys->gpus_per_node);
+}
+
 void
 advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 {
@@ -354,6 +383,7 @@ advise(const Graph *g, Analysis *an, const Analysis *fewer, int nfewer)
 		     "scaling the batch grows with the data-parallel width; %s: %" PRId64 "); "
 		     "--global-batch compares them at one",
 		     strategy_name[best->kind], best->global_batch);
+	tensor_spans_nodes(an, best);
 	if (splits_space(best->kind) && alt && alt->epoch < best->epoch * (1 + SMALL_GAIN))
 		warn(an, "needs-unsupported-split",
 		     "%s parallelism splits images spatially, which PyTorch, DeepSpeed and "

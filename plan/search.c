@@ -3,7 +3,10 @@
  * hybrid), crossed with the choices no option fixes -- the pipeline
  * schedule (GPipe, 1F1B, interleaved with 2 chunks), the ZeRO stage (0-3,
  * and stage 3 inside each node, FSDP hybrid, when the GPUs span nodes)
- * and recomputation (none, full) -- each predicted by the cost model as a
+ * and recomputation (none, full) -- and, on a grid with a tensor dimension
+ * of a transformer, Megatron's sequence parallelism (off, on) and its
+ * selective recomputation (the attention core) -- each predicted by the
+ * cost model as a
  * single analysis would; the pipeline's micro-batch count is chosen inside
  * each prediction, as always.  Ranked as the analysis ranks: feasible
  * first, then the shorter epoch.  The best SEARCH_TOP are kept, each loser
@@ -11,7 +14,8 @@
  *
  * Pruning: ZeRO and recomputation never shorten anything but the weight
  * update (ZeRO's sharded step; FSDP hybrid, whose exchange is another, is
- * never pruned), so once a grid's plain configuration fits
+ * never pruned), so once a grid's plain configuration (at a schedule and
+ * a sequence parallelism, which shortens the whole layers) fits
  * and its time without the update already exceeds the best epoch found,
  * its variants are skipped (counted as pruned). */
 #include "model/model.h"
@@ -79,11 +83,38 @@ evaluate(const Graph *g, Analysis *a, const StrategyOpts *o, StrategyKind kind,
 	return k;
 }
 
-/* The variants of one grid: schedules (pipelines), ZeRO stages,
- * recomputation, with the plain one first for the bound. */
+/* The recomputations the search tries on grid, into rk (RECOMPUTE_*
+ * of settings.def) and rc: what --recompute fixes, else none, full
+ * where the implementation runs segments, and selective (Megatron's
+ * attention core) where it runs that and a tensor dimension splits a
+ * transformer (the layers it frees are the attention's). */
+static int
+recomputes(const Analysis *an, const SearchFix *fix, const Recompute *full, const Recompute *sel,
+	   const int64_t grid[DIM_COUNT], int rk[3], Recompute rc[3])
+{
+	const Implementation *im = &an->q.impl;
+	int n = 0;
+
+	if (fix->recompute) {
+		rk[0] = an->q.set.recompute, rc[0] = an->rc;
+		return 1;
+	}
+	rk[n] = RECOMPUTE_NONE, rc[n++] = (Recompute){ 0 };
+	if (impl_runs_recompute(im, 1))
+		rk[n] = RECOMPUTE_FULL, rc[n++] = *full;
+	if (grid[DIM_TENSOR] > 1 && an->tf.layers > 0 && sel->redo &&
+	    impl_runs_recompute(im, RECOMPUTE_SELECTIVE))
+		rk[n] = RECOMPUTE_ATTENTION, rc[n++] = *sel;
+	return n;
+}
+
+/* The variants of one grid: schedules (pipelines), sequence parallelism
+ * (a transformer's tensor dimension), ZeRO stages, recomputation, with
+ * the plain one first for the bound. */
 static void
 grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
-	      const Recompute *full, StrategyKind kind, const int64_t grid[DIM_COUNT], Search *s)
+	      const Recompute *full, const Recompute *sel, StrategyKind kind,
+	      const int64_t grid[DIM_COUNT], Search *s)
 {
 	static const struct { Schedule sched; int v; } scheds[] = {
 		{ SCHED_GPIPE, 1 }, { SCHED_1F1B, 1 }, { SCHED_INTERLEAVED, 2 },
@@ -98,16 +129,22 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 		 : an->q.set.gpus > an->q.sys->gpus_per_node ? 4
 						      : 3;
 	/* what no option fixes, only as the implementation runs it */
-	int nr = fix->recompute || !impl_runs_recompute(im, 1) ? 1 : 2;
+	int rk[3], nr;
+	Recompute rc[3];
+	int nsp = !fix->sequence_parallel && grid[DIM_TENSOR] > 1 && an->tf.layers > 0 ? 2 : 1;
 	Analysis a = *an;
 	Candidate k;
 
-	for (int si = 0; si < nsched; si++) {
+	nr = recomputes(an, fix, full, sel, grid, rk, rc);
+	for (int si = 0; si < nsched * nsp; si++) {
 		bool bound = false, first = true;
-		if (nsched > 1 && !impl_runs_schedule(im, scheds[si].sched))
+		if (nsched > 1 && !impl_runs_schedule(im, scheds[si / nsp].sched))
 			continue;
 		if (nsched > 1)
-			a.q.set.schedule = scheds[si].sched, a.q.set.virtual_stages = scheds[si].v;
+			a.q.set.schedule = scheds[si / nsp].sched,
+			a.q.set.virtual_stages = scheds[si / nsp].v;
+		if (nsp > 1)
+			a.q.set.sequence_parallel = si % nsp == 1;
 		for (int z = z0; z <= z1; z++) {
 			if (!fix->zero && !impl_runs_zero(im, z < 4 ? z : 3, z == 4))
 				continue;
@@ -122,10 +159,8 @@ grid_variants(const Graph *g, const Analysis *an, const StrategyOpts *o, const S
 				a.q.set.zero_node = z == 4;
 				/* what is asked, and the plan of it: the query keys the
 				 * memos (model/key.c), so it says what the plan is of */
-				a.q.set.recompute = fix->recompute ? an->q.set.recompute
-						    : r		   ? RECOMPUTE_FULL
-								   : RECOMPUTE_NONE;
-				a.rc = fix->recompute ? an->rc : r ? *full : (Recompute){ 0 };
+				a.q.set.recompute = rk[r];
+				a.rc = rc[r];
 				c = evaluate(g, &a, o, kind, grid, s, &k);
 				/* the plainest configuration sets the bound for the rest */
 				if (first && c->computable && c->feasible && c->t.total > 0 &&
@@ -148,11 +183,13 @@ bool
 search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const SearchFix *fix,
 	   Search *s)
 {
-	Recompute full = { 0 };
+	Recompute full = { 0 }, sel = { 0 };
 	int64_t p = an->q.set.gpus;
 
 	if (!fix->recompute)
 		recompute_plan(g, 0, an->q.set.prec, &full);
+	if (!fix->recompute && an->tf.layers > 0)
+		recompute_selective(g, an->q.set.prec, &sel);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
 		int64_t grid[DIM_COUNT], it = 0;
 		if (!strategy_asked(an, o, (StrategyKind)kind) ||
@@ -163,7 +200,7 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 				s->stopped = true;
 				return true;
 			}
-			grid_variants(g, an, o, fix, &full, (StrategyKind)kind, grid, s);
+			grid_variants(g, an, o, fix, &full, &sel, (StrategyKind)kind, grid, s);
 		}
 	}
 	return true;
@@ -181,7 +218,11 @@ search_settings(const Settings *set, const SearchFix *fix, const SearchConfig *c
 	at.zero = c->zero;
 	at.zero_node = c->zero_node;
 	if (!fix->recompute)
-		at.recompute = c->recompute ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+		at.recompute = c->recompute == RECOMPUTE_SELECTIVE ? RECOMPUTE_ATTENTION
+			       : c->recompute			  ? RECOMPUTE_FULL
+								  : RECOMPUTE_NONE;
+	if (!fix->sequence_parallel)
+		at.sequence_parallel = c->sequence_parallel;
 	return at;
 }
 
@@ -192,7 +233,8 @@ same(const SearchConfig *a, const SearchConfig *b)
 	return a->kind == b->kind && memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
 	       a->nest == b->nest && a->schedule == b->schedule &&
 	       a->virtual_stages == b->virtual_stages && a->zero == b->zero &&
-	       a->zero_node == b->zero_node && a->prec == b->prec && a->recompute == b->recompute;
+	       a->zero_node == b->zero_node && a->prec == b->prec && a->recompute == b->recompute &&
+	       a->sequence_parallel == b->sequence_parallel;
 }
 
 /* Whether a is as simple as b in every respect (ZeRO stage, grid

@@ -220,6 +220,8 @@ candidate_config(const Analysis *an, const Candidate *k, SearchConfig *c)
 			     .zero_node = an->q.set.zero_node,
 			     .prec = an->q.set.prec,
 			     .recompute = an->rc.k,
+			     .sequence_parallel =
+				     an->q.set.sequence_parallel && k->grid[DIM_TENSOR] > 1,
 			     .micro_batches = k->micro_batches,
 			     .iteration = k->t.total,
 			     .epoch = k->epoch,

@@ -12,7 +12,10 @@
 tap_begin hostile
 
 guard=
-command -v timeout >/dev/null 2>&1 && guard="timeout 120"
+# 300 s: calibrate on 2,000 runs fits ten parameters from five starts, 38 s
+# on a loaded 2-core machine and two to three times that under ASan+UBSan;
+# what the guard catches took hours
+command -v timeout >/dev/null 2>&1 && guard="timeout 300"
 runs=$srcdir/validation/abci-measured.csv
 models=$srcdir/validation/models
 model=$srcdir/examples/resnet50.odl
@@ -81,7 +84,7 @@ run calibrate m2000.csv --models "$models" --system abci --optimizer adam -o cal
 want_status 0
 has out "(2000 runs): "
 has out "leave-one-out"
-has err "oraclec: calibrate: 2000 runs, 1008 configurations: fitting 12 parameters, start 1 of 5"
+has err "oraclec: calibrate: 2000 runs, 1008 configurations: fitting 10 parameters, start 1 of 5"
 grep -q '^system abci_calibrated {' "$tmp/cal.odl" || fail "no calibrated system written"
 check "calibrate on 2,000 runs ends, with a progress line a start"
 

@@ -194,4 +194,67 @@ done
 	fail "an untied model all-reduces an embedding"
 check "GPT-2 in 2 stages: cut between layers, the tied table's gradient all-reduced"
 
+# 11: Megatron keeps a tensor group inside a node: the 1.3 B GPT (16
+# heads) at tensor=16 on nodes of 8 GPUs is priced, with the warning
+# tensor-spans-nodes and its collectives slower than data=2,tensor=8's;
+# data=2,tensor=8 has no warning, nor tensor=8 alone, but the same grid
+# nested data-inner (each tensor group strided over two nodes) has it
+g13=$srcdir/examples/gpt_1p3b.odl
+for gr in tensor=16 data=2,tensor=8 "data=2,tensor=8 --nesting data-inner"; do
+	# shellcheck disable=SC2086
+	run "$g13" -s dgx-a100 -g 16 -B 32 --precision amp-bf16 -q -f json --grid $gr
+	want_status 0
+	cp "$tmp/out" "$tmp/span-$(echo "$gr" | tr -c 'a-z0-9\n' _)"
+done
+spans='[w["message"] for w in d["warnings"] if w["code"] == "tensor-spans-nodes"]'
+w16=$(get "$tmp/span-tensor_16" "$spans")
+want="['tensor=16 spans 2 nodes (8 of its GPUs on each, of 8): its all-reduces, two a layer"
+want="$want each way, go over the network, which Megatron-LM avoids by keeping the"
+want="$want tensor-parallel group inside a node']"
+[ "$w16" = "$want" ] || fail "tensor=16: $w16"
+[ "$(get "$tmp/span-data_2_tensor_8" "$spans")" = "[]" ] || fail "data=2,tensor=8 warned"
+w=$(get "$tmp/span-data_2_tensor_8___nesting_data_inner" "$spans")
+case $w in *"tensor=8 spans 2 nodes (4 of its GPUs on each, of 8)"*) ;;
+*) fail "data-inner: $w" ;; esac
+c16=$(get "$tmp/span-tensor_16" 'k["iteration"]["layer_collectives_s"]')
+c8=$(get "$tmp/span-data_2_tensor_8" 'k["iteration"]["layer_collectives_s"]')
+"$py" -c "import sys; sys.exit(not $c16 > $c8 > 0)" || fail "collectives $c16 s, $c8 s"
+check "tensor=16 on nodes of 8: priced over the network, warned tensor-spans-nodes"
+
+# 12: --search varies Megatron's sequence parallelism and selective
+# recomputation on a transformer's tensor grids: the 1.3 B GPT at a
+# global batch of 64 on 8 GPUs (tensor and dt only) fits only with
+# selective recomputation, and sequence parallelism shortens its whole
+# layers; the search's first, predicted again under search_settings
+# (else oraclec dies), is dt with both, and --plan megatron passes both.
+# Both settings are tried: some top configuration lacks sequence
+# parallelism.  --sequence-parallel fixes it on every tensor grid; a
+# ResNet's search has no such key
+impl=$srcdir/validation/megatron-sc21/impl/megatron-2021-local.odl
+run "$g13" -s dgx-a100 -g 8 -B 64 --precision amp-bf16 --implementation "$impl" \
+	--strategies tensor,dt --search -q -f json --plan megatron -o "$tmp/s.megatron"
+want_status 0
+"$py" - "$tmp/out" >"$tmp/why" 2>&1 <<'PY' || fail "$(cat "$tmp/why")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r, top = d["recommendation"], d["search"]["top"]
+assert r["from"] == "search" and r["strategy"] == "dt", r
+assert r["sequence_parallel"] is True and r["recompute"] == "selective", r
+assert r["epoch_s"] == top[0]["epoch_s"], (r, top[0])
+assert any(c["sequence_parallel"] is False for c in top), top
+PY
+grep -q -- '--sequence-parallel$' "$tmp/s.megatron" || fail "the plan lacks --sequence-parallel"
+grep -q -- '--recompute-granularity selective$' "$tmp/s.megatron" ||
+	fail "the plan lacks --recompute-granularity selective"
+run "$g13" -s dgx-a100 -g 8 -B 64 --precision amp-bf16 --implementation "$impl" \
+	--strategies tensor,dt --search --sequence-parallel -q -f json
+want_status 0
+[ "$(get "$tmp/out" 'sorted({c["sequence_parallel"] for c in d["search"]["top"]})')" = \
+	"[True]" ] || fail "--sequence-parallel not kept by the search"
+run "$srcdir/examples/resnet50.odl" -s dgx-a100 -g 8 --search -q -f json
+want_status 0
+[ "$(get "$tmp/out" '[c for c in d["search"]["top"] if "sequence_parallel" in c]')" = "[]" ] ||
+	fail "a ResNet's search has sequence_parallel"
+check "--search: sequence parallelism and selective recomputation on a GPT's tensor grids"
+
 finish

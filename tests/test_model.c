@@ -1465,6 +1465,44 @@ master_weights_count_megatrons_bytes_per_parameter(void **state)
 	assert_non_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
 }
 
+/* Megatron all-reduces bf16 models' gradients in fp32 (--accumulate-
+ * allreduce-grads-in-fp32, on under --bf16: arguments.py@d98e8a64 lines
+ * 1204-1217): with master_weights = "fp32" the data-parallel exchange
+ * moves 4 bytes a parameter at bf16, 2 at fp16 (copied into fp32 after
+ * it), and 2 at bf16 without the key; the distributed optimizer's
+ * reduce-scatter likewise, its parameter all-gather at 2. */
+static void
+bf16_master_weights_exchange_fp32_gradients(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, "model m { input x: 1024; h = fc(x, 1024); o = fc(h, 10); }",
+			  PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
+	Group grp = { 8, 4, 1 };
+	double hidden, W, rs, window;
+
+	assert_non_null(g);
+	W = (double)g->total.params;
+	an.q.impl.overlap_grad = false;
+	an.q.set.prec = PREC_BF16;
+	assert_int_equal(grad_bytes(&an), 2);
+	NEAR(grad_time(&an, g, grp, 8, NULL, &hidden), coll_allreduce(&an, grp, W * 2));
+	an.q.impl.master_weights = "fp32";
+	assert_null(implementation_check(&an.q.impl, &(const char *){ NULL }));
+	assert_int_equal(grad_bytes(&an), 4);
+	NEAR(grad_time(&an, g, grp, 8, NULL, &hidden), coll_allreduce(&an, grp, W * 4));
+	assert_true(coll_allreduce(&an, grp, W * 4) > coll_allreduce(&an, grp, W * 2));
+	an.q.set.zero = 1;
+	window = 0;
+	zero_exchange(&an, g, grp, W, &rs, &window);
+	NEAR(rs, coll_reduce_scatter(&an, grp, W * 4) + coll_allgather(&an, grp, W * 2));
+	an.q.set.zero = 0;
+	an.q.set.prec = PREC_FP16;
+	assert_int_equal(grad_bytes(&an), 2);
+	NEAR(grad_time(&an, g, grp, 8, NULL, &hidden), coll_allreduce(&an, grp, W * 2));
+}
+
 /* The gradient exchange in buckets (model/overlap.c).  One bucket
  * holding every gradient starts when backward ends: nothing is hidden,
  * as without overlap.  A bucket per layer starts as each layer's backward
@@ -1719,6 +1757,7 @@ main(void)
 		FX_TEST(tensor_parallel_pairs_reduce_twice_each_way),
 		FX_TEST(tensor_parallel_keeps_the_papers_activations),
 		FX_TEST(master_weights_count_megatrons_bytes_per_parameter),
+		FX_TEST(bf16_master_weights_exchange_fp32_gradients),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),
 		cmocka_unit_test(kendall_tau_counts_every_pair_with_ties),
 		FX_TEST(nccl_picks_algorithm_and_protocol_by_size_and_ranks),
