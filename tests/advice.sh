@@ -11,15 +11,6 @@ odl=$srcdir/examples/resnet50.odl
 
 py=$(command -v python3 || true)
 
-# skip N WHY: N cases skipped
-skip()
-{
-	for _i in $(seq "$1"); do
-		n=$((n + 1))
-		echo "ok $n # SKIP $2"
-	done
-}
-
 # ---- 2. throughput and MFU in every format ------------------------------
 
 if [ -n "$py" ]; then
@@ -59,7 +50,7 @@ PY
 		fail "the formats disagree on throughput or MFU"
 	check "throughput (global batch / iteration) and MFU in JSON, CSV, text and HTML alike"
 else
-	skip 1 "python3 not found"
+	tap_skip 1 "python3 not found"
 fi
 
 # ---- 4. convergence: a global batch past the literature's -----------------
@@ -119,7 +110,7 @@ if [ -n "$py" ]; then
 	want_status 2
 	check "--max-batch: whole micro-batches; 0 with the reason; only when asked; not with -B"
 else
-	skip 2 "python3 not found"
+	tap_skip 2 "python3 not found"
 fi
 
 # ---- 5. a report that reads in order ----------------------------------------
@@ -175,7 +166,7 @@ PY
 		fail "the report is not in order, or its parts do not add up"
 	check "strategies listed by rank in text and HTML (JSON and CSV in the table's order with rank); the parts add up"
 else
-	skip 1 "python3 not found"
+	tap_skip 1 "python3 not found"
 fi
 
 # per-layer splits, in the recommendation when they win by more than 3 %
@@ -342,7 +333,7 @@ PY
 		fail "the charts do not tell the series apart, or lack units"
 	check "charts: 11 series in 11 colours and 11 dashes; tooltips with units; cuts only of a recommended pipeline"
 else
-	skip 1 "python3 not found"
+	tap_skip 1 "python3 not found"
 fi
 
 finish

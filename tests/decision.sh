@@ -31,15 +31,6 @@ onnx=$srcdir/examples/resnet50.onnx
 gpt=$srcdir/examples/gpt_1p3b.odl
 py=$(command -v python3 || true)
 
-# skip N WHY: N cases skipped
-skip()
-{
-	for _i in $(seq "$1"); do
-		n=$((n + 1))
-		echo "ok $n # SKIP $2"
-	done
-}
-
 # pycheck FILE EXPR...: python3 asserts each EXPR on j, FILE's JSON
 pycheck()
 {
@@ -86,7 +77,7 @@ if [ -n "$py" ]; then
 		'[s["rank"] for s in j["strategies"] if s["name"] == "data"] == [1]'
 	check "ResNet-50 --search -f json: recommendation, best and rank are the search's first"
 else
-	skip 1 "no python3"
+	tap_skip 1 "no python3"
 fi
 
 run "$onnx" -g 1024 --search -q -f html
@@ -247,7 +238,7 @@ if [ -n "$py" ]; then
 		'[s["supported"] for s in j["strategies"] if s["name"] in ("data", "ds")] == [True, False]'
 	check "JSON mfu_peak_flops (mfu x it = FLOPs per second per GPU) and supported per strategy"
 else
-	skip 1 "no python3"
+	tap_skip 1 "no python3"
 fi
 
 run "$onnx" -g 64 -s dgx-a100 -q

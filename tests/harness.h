@@ -269,10 +269,17 @@ static inline const Layer *
 fx_layer(const Graph *g, const char *name)
 {
 	for (int i = 0; i < g->nlayer; i++)
-		if (strcmp(g->layer[i].name, name) == 0)
+		if (g->layer[i].name && strcmp(g->layer[i].name, name) == 0)
 			return &g->layer[i];
 	fail_msg("no layer named '%s'", name);
 	return NULL;
+}
+
+/* The index of the layer called `name`; fails the test when there is none. */
+static inline int
+fx_index(const Graph *g, const char *name)
+{
+	return (int)(fx_layer(g, name) - g->layer);
 }
 
 /* The first output tensor of layer `name`. */

@@ -104,6 +104,15 @@ want_status()
 	status_why "$status" "$1"
 }
 
+# tap_skip N WHY: N cases skipped, each saying WHY.
+tap_skip()
+{
+	for _i in $(seq "$1"); do
+		n=$((n + 1))
+		echo "ok $n # SKIP $2"
+	done
+}
+
 # tap_python CODE WHAT: $py, the first of $PYTHON, /usr/bin/python3 and
 # python3 that runs CODE (imports, a version check); with none the whole
 # script is skipped, naming WHAT.  PYTHONPATH gains the tree's python/.

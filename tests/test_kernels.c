@@ -33,16 +33,6 @@ model(Fx *fx, const char *name)
 	return fx_run(fx, src, PASS_MEMORY);
 }
 
-static int
-layer(const Graph *g, const char *name)
-{
-	for (int i = 0; i < g->nlayer; i++)
-		if (strcmp(g->layer[i].name, name) == 0)
-			return i;
-	fail_msg("no layer %s", name);
-	return -1;
-}
-
 static const char *
 key_text(const Graph *g, const char *name, Precision p, bool nhwc, const char **cls,
 	 const char **dt, const char **layout)
@@ -51,7 +41,7 @@ key_text(const Graph *g, const char *name, Precision p, bool nhwc, const char **
 	KernelKey k;
 	int64_t per;
 
-	if (!kernel_key(g, layer(g, name), p, nhwc, &k, &per))
+	if (!kernel_key(g, fx_index(g, name), p, nhwc, &k, &per))
 		return NULL;
 	assert_int_equal(per, 1);
 	kernel_key_text(&k, buf, sizeof buf);
@@ -129,7 +119,7 @@ renamed_layer_finds_its_row(void **state)
 		Graph *g = model(fx, names[i]);
 		KernelTime r;
 		assert_non_null(g);
-		assert_true(kernel_key(g, layer(g, names[i]), PREC_FP32, false, &k[i], &per));
+		assert_true(kernel_key(g, fx_index(g, names[i]), PREC_FP32, false, &k[i], &per));
 		r = kernel_lookup(t, &k[i], 4);
 		assert_int_equal(r.src, KS_TABLE);
 		assert_true(r.fwd == 1e-3 && r.bwd_data == 2e-3 && r.bwd_weight == 3e-3);

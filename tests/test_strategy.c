@@ -811,7 +811,8 @@ search_finds_the_analysis_best(void **state)
 			.q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
-	SearchFix all = { true, true, true, true }, none = { false, false, false, true };
+	SearchFix all = { .schedule = true, .zero = true, .recompute = true, .precision = true },
+		  none = { .precision = true };
 	Search s, t;
 	int grids = 0;
 
@@ -861,7 +862,8 @@ implementations_bound_the_proposals(void **state)
 			.q.set.sample_bytes = 1000,
 			.q.set.virtual_stages = 1 };
 	StrategyOpts o = { .mask = (1u << STRAT_COUNT) - 1 };
-	SearchFix all = { true, true, true, true }, none = { false, false, false, true };
+	SearchFix all = { .schedule = true, .zero = true, .recompute = true, .precision = true },
+		  none = { .precision = true };
 	Search s, t;
 	const Candidate *dp = &an.cand[STRAT_DP];
 	Implementation im = fx_impl(NULL);
@@ -1452,7 +1454,7 @@ static void
 outcome(const Graph *g, Analysis *an, Outcome *o)
 {
 	StrategyOpts so = { .mask = (1u << STRAT_COUNT) - 1 };
-	SearchFix fix = { false, false, false, true };
+	SearchFix fix = { .precision = true };
 	Search s;
 
 	memset(o, 0, sizeof *o);
@@ -1472,17 +1474,6 @@ outcome(const Graph *g, Analysis *an, Outcome *o)
 	o->ntop = s.ntop;
 	for (int i = 0; i < s.ntop; i++)
 		o->top[i] = s.top[i].epoch;
-}
-
-/* The index of g's layer that writes `name`. */
-static int
-layer_named(const Graph *g, const char *name)
-{
-	for (int i = 0; i < g->nlayer; i++)
-		if (g->layer[i].name && strcmp(g->layer[i].name, name) == 0)
-			return i;
-	fail_msg("no layer %s", name);
-	return -1;
 }
 
 /* The reuse changes no figure: a chain of 64 convolutions and ReLUs (a
@@ -1526,10 +1517,10 @@ reuse_changes_no_figure(void **state)
 	assert_true(tb->ncls > 1 && tb->ncls <= g->nlayer / 8);
 	/* layers alike are one class; a ReLU is not a convolution, and the
 	 * first ReLU, which reads the graph's input, is not the others' */
-	assert_int_equal(tb->cls[layer_named(g, "c2")], tb->cls[layer_named(g, "c3")]);
-	assert_int_equal(tb->cls[layer_named(g, "r2")], tb->cls[layer_named(g, "r3")]);
-	assert_int_not_equal(tb->cls[layer_named(g, "c2")], tb->cls[layer_named(g, "r2")]);
-	assert_int_not_equal(tb->cls[layer_named(g, "r0")], tb->cls[layer_named(g, "r1")]);
+	assert_int_equal(tb->cls[fx_index(g, "c2")], tb->cls[fx_index(g, "c3")]);
+	assert_int_equal(tb->cls[fx_index(g, "r2")], tb->cls[fx_index(g, "r3")]);
+	assert_int_not_equal(tb->cls[fx_index(g, "c2")], tb->cls[fx_index(g, "r2")]);
+	assert_int_not_equal(tb->cls[fx_index(g, "r0")], tb->cls[fx_index(g, "r1")]);
 	outcome(g, &an, &kept);
 	outcome(g, &an, &again); /* everything found again */
 	assert_memory_equal(&kept, &again, sizeof kept);

@@ -43,16 +43,6 @@ match(Fx *fx, const char *name, int *weighted, int **ent, TraceHow **how, Graph 
 	return n;
 }
 
-static int
-layer(const Graph *g, const char *name)
-{
-	for (int i = 0; i < g->nlayer; i++)
-		if (strcmp(g->layer[i].name, name) == 0)
-			return i;
-	fail_msg("no layer %s", name);
-	return -1;
-}
-
 static void
 runner_trace_restored_batch_norms(void **state)
 {
@@ -64,14 +54,14 @@ runner_trace_restored_batch_norms(void **state)
 
 	assert_int_equal(w, 41);
 	assert_int_equal(n, 41);
-	i = layer(g, "/layer1/layer1.0/conv1/Conv/bn");
+	i = fx_index(g, "/layer1/layer1.0/conv1/Conv/bn");
 	assert_int_equal(how[i], TH_FOLDED_BN);
 	assert_string_equal(g->trace->mod[ent[i]].module, "layer1.0.bn1");
-	i = layer(g, "/layer2/layer2.0/downsample/downsample.0/Conv/bn");
+	i = fx_index(g, "/layer2/layer2.0/downsample/downsample.0/Conv/bn");
 	assert_string_equal(g->trace->mod[ent[i]].module, "layer2.0.downsample.1");
-	i = layer(g, "/conv1/Conv/bn");
+	i = fx_index(g, "/conv1/Conv/bn");
 	assert_string_equal(g->trace->mod[ent[i]].module, "bn1");
-	i = layer(g, "/layer1/layer1.0/conv1/Conv");
+	i = fx_index(g, "/layer1/layer1.0/conv1/Conv");
 	assert_int_equal(how[i], TH_MODULE);
 	assert_true(g->trace->mod[ent[i]].fwd > 0 && g->trace->mod[ent[i]].bwd > 0);
 }
@@ -88,18 +78,18 @@ user_trace_by_kind_and_order(void **state)
 	assert_true(g->trace->plain);
 	assert_int_equal(w, 41);
 	assert_int_equal(n, 41);
-	i = layer(g, "/layer1/layer1.0/conv2/Conv/bn");
+	i = fx_index(g, "/layer1/layer1.0/conv2/Conv/bn");
 	assert_int_equal(how[i], TH_ORDER);
 	assert_string_equal(g->trace->mod[ent[i]].module, "batchnorm #2");
 	assert_true(g->trace->mod[ent[i]].fwd > 0 && g->trace->mod[ent[i]].bwd > 0);
-	i = layer(g, "/fc/Gemm");
+	i = fx_index(g, "/fc/Gemm");
 	assert_string_equal(g->trace->mod[ent[i]].module, "fc #0");
 	assert_true(g->trace->mod[ent[i]].bwd > 0);
 	/* the relus (17 layers, 17 aten::relu_ a step) by order too; the adds
 	 * not: training batch norms add 1 to num_batches_tracked (aten::add_)
 	 * besides the 8 residual adds, so the kind does not line up */
-	assert_int_equal(how[layer(g, "/layer4/layer4.1/relu_1/Relu")], TH_ORDER);
-	assert_int_equal(how[layer(g, "/layer1/layer1.0/Add")], TH_NONE);
+	assert_int_equal(how[fx_index(g, "/layer4/layer4.1/relu_1/Relu")], TH_ORDER);
+	assert_int_equal(how[fx_index(g, "/layer1/layer1.0/Add")], TH_NONE);
 }
 
 /* A Kineto trace (PyTorch 2.x with a GPU): cpu_op events with sequence
