@@ -496,6 +496,16 @@ double matmul_peak(const Graph *g, const Analysis *an);
  * all-gathered forward and its two gradient sums all-reduced backward,
  * with a kernel each. */
 double sync_bn_time(const Analysis *an, const Graph *g, Group data, int first, int last);
+/* The group a data dimension of `data` ranks shares statistics in: K,
+ * at most the dimension (1: nothing shared). */
+int64_t sync_bn_group(const Analysis *an, int64_t data);
+/* Why --sync-bn K cannot run on a data dimension of `data` ranks (K
+ * does not cut it into groups of one size), naming both; NULL where it
+ * can. */
+const char *sync_bn_refusal(const Graph *g, const Analysis *an, int64_t data);
+/* A predicted candidate whose data dimension sync_bn_refusal refuses
+ * becomes a grid beyond a limit: that reason, no times. */
+void sync_bn_limit(const Graph *g, const Analysis *an, Candidate *k);
 
 /* skew.c: the slowest of N -- the expected largest of n independent
  * standard normals (0 for n <= 1), and what the slowest of the job's

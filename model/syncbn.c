@@ -13,13 +13,65 @@
  * more reduction kernel.  Each exchange blocks the layer's next kernel:
  * nothing hides it.  The group is K consecutive ranks of the data-
  * parallel dimension, inside a node where K divides the node.  A
- * pipeline stage exchanges its own layers' (first..last). */
+ * pipeline stage exchanges its own layers' (first..last).
+ *
+ * The groups must be of one size: torch.distributed.new_group takes any
+ * ranks, but MLPerf's bn_group and the launcher (runner.py,
+ * sync_bn_group) cut the data dimension into K-rank pieces, and a last,
+ * shorter piece would average its statistics over fewer samples than
+ * the rest.  sync_bn_refusal is that rule, once: the prediction of every
+ * grid (plan/strategy.c) and the plan (plan/placement.c) ask it. */
 #include "model/model.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+int64_t
+sync_bn_group(const Analysis *an, int64_t data)
+{
+	int64_t k = an->q.set.sync_bn;
+
+	return k < data ? k : data;
+}
+
+const char *
+sync_bn_refusal(const Graph *g, const Analysis *an, int64_t data)
+{
+	int64_t k = sync_bn_group(an, data);
+
+	if (k <= 1 || data % k == 0)
+		return NULL;
+	return arena_printf(g->arena,
+			    "--sync-bn %d does not divide the data dimension's %" PRId64
+			    " ranks into groups of equal size",
+			    an->q.set.sync_bn, data);
+}
+
+void
+sync_bn_limit(const Graph *g, const Analysis *an, Candidate *k)
+{
+	Candidate kept;
+	const char *why;
+
+	if (k->reason ||
+	    !(why = sync_bn_refusal(g, an, k->grid[DIM_DATA] > 0 ? k->grid[DIM_DATA] : 1)))
+		return;
+	/* what a grid beyond a limit keeps: its place, batch and limit */
+	kept = (Candidate){ .kind = k->kind,
+			    .analysed = k->analysed,
+			    .nest = k->nest,
+			    .global_batch = k->global_batch,
+			    .max_gpus = k->max_gpus,
+			    .split = -1 };
+	memcpy(kept.grid, k->grid, sizeof kept.grid);
+	*k = kept;
+	beyond_limit(k, why);
+}
 
 double
 sync_bn_time(const Analysis *an, const Graph *g, Group data, int first, int last)
 {
-	int64_t k = an->q.set.sync_bn < data.size ? an->q.set.sync_bn : data.size;
+	int64_t k = sync_bn_group(an, data.size);
 	int64_t per = data.per_node < 1 ? 1 : data.per_node;
 	Group grp = { k, per < k ? per : k, 1 };
 	double t = 0, lat = an->q.sys->kernel_lat;

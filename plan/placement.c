@@ -297,16 +297,11 @@ placement_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const M
 	if (!batch(g, pl))
 		return false;
 	/* --sync-bn K: groups of K consecutive data-parallel ranks, as the
-	 * model prices them (at most the data dimension), which must split
-	 * it evenly for torch.distributed.new_group */
-	pl->sync_bn = an->q.set.sync_bn > 1 ? an->q.set.sync_bn : 0;
-	if (pl->sync_bn > pl->replicas)
-		pl->sync_bn = pl->replicas > 1 ? pl->replicas : 0;
-	if (pl->sync_bn && pl->replicas % pl->sync_bn) {
-		diag_error(at, "--sync-bn %d does not split the %" PRId64 " data-parallel ranks "
-			   "into groups of equal size", an->q.set.sync_bn, pl->replicas);
-		return false;
-	}
+	 * model prices them (a grid whose data dimension K does not cut
+	 * evenly is not feasible: sync_bn_refusal, so never the decision) */
+	pl->sync_bn = sync_bn_group(an, pl->replicas);
+	if (pl->sync_bn <= 1)
+		pl->sync_bn = 0;
 	ranks(g, an->q.sys, pl);
 	return true;
 }

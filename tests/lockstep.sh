@@ -159,11 +159,40 @@ has out "sync BN"
 run "$onnx" -s dgx-1 -g 16 -b 16 --strategies data --sync-bn 4 --plan pytorch
 want_status 0
 has out '"sync_batchnorm_group_size": 4'
+check "--sync-bn 2 slows ResNet-50 at 16 samples a GPU on 1,024 GPUs ($s s); plans name the groups"
+
+# one rule for the report and the plan: a data dimension K does not cut
+# into groups of one size is not feasible, with K and the dimension named,
+# in every strategy (the hybrids keep the grids it divides); the plan of
+# such a grid is refused with that reason, and the plan of the ranking's
+# best has K groups of one size
+refusal="--sync-bn 3 does not divide the data dimension's 16 ranks into groups of equal size"
+run "$onnx" -s dgx-1 -g 16 -b 16 --sync-bn 3 -f json -q
+want_status 0
+"$py" -c "
+import json, sys
+d = json.load(open('$tmp/out'))
+s = {k['name']: k for k in d['strategies']}
+bad = [k['name'] for k in d['strategies'] if k['feasible'] and
+       k['grid'].get('data', 1) % min(3, k['grid'].get('data', 1))]
+sys.exit(bad or s['data']['feasible'] or s['data']['reason'] != sys.argv[1] or
+         s['data']['iteration']['total_s'] is not None or
+         s['df']['grid'].get('data') != 2 or not s['df']['feasible'])" "$refusal" ||
+	fail "--sync-bn 3 on 16 GPUs: data=16 is not refused with its reason, or a feasible grid's data dimension is not cut evenly"
+run "$onnx" -s dgx-1 -g 16 -b 16 --sync-bn 3
+has out "$refusal"
+run "$onnx" -s dgx-1 -g 16 -b 16 --grid data=16 --sync-bn 3 --plan pytorch
+want_status 1
+has err "data=16 on dgx-1: $refusal; no plan written"
+empty out
 run "$onnx" -s dgx-1 -g 16 -b 16 --strategies data --sync-bn 3 --plan pytorch
 want_status 1
-has err "--sync-bn 3 does not split the 16 data-parallel ranks into groups of equal size"
+has err "no strategy fits on 16 GPUs of dgx-1: no plan written"
 empty out
-check "--sync-bn 2 slows ResNet-50 at 16 samples a GPU on 1,024 GPUs ($s s); plans name the groups"
+run "$onnx" -s dgx-1 -g 16 -b 16 --strategies data,df --sync-bn 3 --plan pytorch
+want_status 0
+has out '"sync_batchnorm_group_size": 2'
+check "--sync-bn 3 on 16 GPUs: data=16 refused in the report and the plan (K and 16 named), df's data=2 kept"
 
 # ---- 1. NCCL's versions and the system's trees -----------------------------
 for v in 2.3.7 2.4.6; do

@@ -718,6 +718,71 @@ dp_prices_each_stage_sync_bn(void **state)
 	NEAR(on.t.compute, off.t.compute);
 }
 
+/* --sync-bn K whose groups would not be of one size: a data dimension K
+ * does not divide is a grid beyond a limit with the reason naming K and
+ * the dimension, no times, in data as in dp and df; K at most the data
+ * dimension (clamped, as priced: 3 over 2 ranks is one group of 2) and a
+ * K that divides it are priced. */
+static void
+sync_bn_groups_of_one_size(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx,
+			  "model m { input x: 3x32x32;\n"
+			  "  a = conv(x, 64, kernel=3, pad=1); p = batchnorm(a);\n"
+			  "  b = conv(p, 64, kernel=3, pad=1); q = batchnorm(b);\n"
+			  "  c = conv(q, 64, kernel=3, pad=1); }",
+			  PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	Analysis an = { .eng = fx->eng,
+			.q.sys = s,
+			.q.impl = fx_impl(s),
+			.q.set.gpus = 12,
+			.q.set.batch_per_gpu = 8,
+			.q.set.dataset_size = 960,
+			.q.set.sample_bytes = 1000,
+			.q.set.sync_bn = 8 };
+	StrategyOpts o = { 0 };
+	int64_t data12[DIM_COUNT] = { [DIM_DATA] = 12 };
+	int64_t dp6[DIM_COUNT] = { [DIM_DATA] = 6, [DIM_PIPELINE] = 2 };
+	int64_t df4[DIM_COUNT] = { [DIM_DATA] = 4, [DIM_FILTER] = 3 };
+	int64_t df2[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_FILTER] = 6 };
+	Candidate k;
+
+	assert_null(sync_bn_refusal(g, &an, 16));
+	assert_null(sync_bn_refusal(g, &an, 4)); /* one group of 4 */
+	assert_int_equal(sync_bn_group(&an, 4), 4);
+	assert_string_equal(sync_bn_refusal(g, &an, 12),
+			    "--sync-bn 8 does not divide the data dimension's 12 ranks "
+			    "into groups of equal size");
+	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, data12, &k));
+	assert_false(k.computable);
+	assert_false(k.feasible);
+	assert_int_equal(k.grid[DIM_DATA], 12);
+	assert_int_equal(k.global_batch, 96);
+	assert_string_equal(k.reason, sync_bn_refusal(g, &an, 12));
+	assert_true(k.t.total == 0 && k.t.sync_bn == 0 && k.mem.total == 0);
+	an.q.set.sync_bn = 4;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DP, dp6, &k));
+	assert_false(k.computable);
+	assert_string_equal(k.reason, "--sync-bn 4 does not divide the data dimension's 6 "
+				      "ranks into groups of equal size");
+	assert_true(strategy_predict(g, &an, &o, STRAT_DF, df4, &k));
+	assert_true(k.computable);
+	assert_true(k.t.sync_bn > 0);
+	an.q.set.sync_bn = 3;
+	assert_true(strategy_predict(g, &an, &o, STRAT_DF, df4, &k));
+	assert_false(k.computable);
+	assert_string_equal(k.reason, "--sync-bn 3 does not divide the data dimension's 4 "
+				      "ranks into groups of equal size");
+	assert_true(strategy_predict(g, &an, &o, STRAT_DF, df2, &k));
+	assert_true(k.computable);
+	assert_int_equal(sync_bn_group(&an, 2), 2);
+	assert_true(strategy_predict(g, &an, &o, STRAT_DATA, data12, &k));
+	assert_true(k.computable && k.feasible);
+	assert_true(k.t.sync_bn > 0);
+}
+
 /* 1F1B: stage i of S holds min(M, S - i) micro-batches where GPipe holds
  * all M.  Same grid, same stages and times (memory does not bind here;
  * 4,096 samples make the best M 8 > S = 2): the fullest stage's
@@ -1549,6 +1614,7 @@ main(void)
 		FX_TEST(a_pipeline_plan_lists_the_prediction),
 		FX_TEST(dp_is_the_pipeline_twice_with_a_stage_exchange),
 		FX_TEST(dp_prices_each_stage_sync_bn),
+		FX_TEST(sync_bn_groups_of_one_size),
 		FX_TEST(dpf_and_dpc_split_each_stage),
 		FX_TEST(dps_splits_each_stage_by_rows),
 		FX_TEST(pipeline_bound_keeps_what_could_win),
