@@ -245,17 +245,23 @@ model_read(const Options *o, Arena *a, FileList *files)
 	return g;
 }
 
-/* The passes on the model alone, up to the one --dump-after names. */
-static bool
+/* The passes on the model alone, up to the one --dump-after names: an
+ * exit status.  An option the model contradicts (--seq-len) is a usage
+ * error. */
+static int
 model_passes(const Options *o, Graph *g)
 {
 	if (g->nlayer == 0) {
 		/* an ONNX graph whose nodes all fold away, an ODL model that only
 		 * declares its input: nothing to analyse, rather than zeros */
 		diag_error((Loc){ o->model, 0, 0 }, "the model has no layers");
-		return false;
+		return EXIT_INPUT;
 	}
-	return analysis_init(g, &o->set) && passes_run(g, NULL, PASS_MEMORY, o->dump_after);
+	if (!seq_len_fits(g, &o->set))
+		return EXIT_USAGE;
+	return analysis_init(g, &o->set) && passes_run(g, NULL, PASS_MEMORY, o->dump_after)
+		       ? EXIT_OK
+		       : EXIT_INPUT;
 }
 
 /* The analysis of g on the system sys: the passes that need it, then the
@@ -334,6 +340,7 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 	Placement pl;
 	Modules mod;
 	StrategyOpts so = o->strat;
+	int status;
 
 	for (int i = 0; g && i < sysfiles.n; i++)
 		files_add(files, sysfiles.path[i]);
@@ -342,8 +349,8 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 		return EXIT_INPUT;
 	if (o->onnx.print_outputs)
 		return flush_stdout();
-	if (!model_passes(o, g))
-		return EXIT_INPUT;
+	if ((status = model_passes(o, g)) != EXIT_OK)
+		return status;
 	if (o->dump_after)
 		return flush_stdout();
 	if (o->plan && !plan_fits_model(o->plan, g))

@@ -38,38 +38,63 @@ const Settings settings_default = {
 #undef SETTING
 };
 
+/* --seq-len S against the model: a sequence model's own length must be
+ * S; a model without a sequence input becomes one of S tokens only where
+ * an input is S positions by their features ([S, H], as ODL's `as tokens`
+ * declares one): its graph computes over those positions.  An input of
+ * one dimension is a vector of features, one of three or more an image's
+ * or a volume's channels and sides: neither is positions (an image's 3
+ * channels or a GPT of another length would be priced at one length and
+ * counted at another). */
 bool
-analysis_init(Graph *g, const Settings *set)
+seq_len_fits(const Graph *g, const Settings *set)
 {
-	if (set->seq_len && g->seq_len && g->seq_len != set->seq_len) {
+	const Tensor *t = NULL;
+	Loc at = { g->source, 0, 0 };
+	char dims[MAX_RANK * 21];
+
+	if (!set->seq_len)
+		return true;
+	if (g->seq_len && g->seq_len != set->seq_len) {
 		const char *in = "";
 		for (int i = 0; i < g->ninput; i++)
 			if (g->tensor[g->input[i]].seq)
 				in = g->tensor[g->input[i]].name;
-		diag_error((Loc){ g->source, 0, 0 }, "--seq-len %" PRId64 ": the model's sequence "
-			   "input '%s' is of %" PRId64 " tokens", set->seq_len, in, g->seq_len);
+		diag_error(at, "--seq-len %" PRId64 ": the model's sequence input '%s' is of %" PRId64
+			   " tokens", set->seq_len, in, g->seq_len);
 		return false;
 	}
-	/* a model without a sequence input becomes one of S tokens only
-	 * where an input's first dimension is S: its graph computes over
-	 * those positions (an image's channels or a GPT of another length
-	 * would be priced at one length and counted at another) */
-	if (set->seq_len && !g->seq_len) {
-		bool found = false;
-		for (int i = 0; i < g->ninput && !found; i++) {
-			const Shape *sh = &g->tensor[g->input[i]].shape;
-			found = sh->rank >= 1 && sh->d[0] == set->seq_len;
-		}
-		if (!found) {
-			const Tensor *t = g->ninput ? &g->tensor[g->input[0]] : NULL;
-			int64_t s0 = t && t->shape.rank ? t->shape.d[0] : 0;
-			diag_error((Loc){ g->source, 0, 0 }, "--seq-len %" PRId64 ": the model has "
-				   "no sequence input, and no input of %" PRId64 " positions to "
-				   "take as one (input '%s' begins with %" PRId64 ")",
-				   set->seq_len, set->seq_len, t ? t->name : "", s0);
-			return false;
-		}
+	if (g->seq_len)
+		return true;
+	for (int i = 0; i < g->ninput; i++) {
+		const Tensor *in = &g->tensor[g->input[i]];
+		if (in->shape.rank != 2)
+			continue;
+		if (in->shape.d[0] == set->seq_len)
+			return true;
+		if (!t)
+			t = in;
 	}
+	if (t) {
+		diag_error(at, "--seq-len %" PRId64 ": the model has no sequence input, and no "
+			   "input of %" PRId64 " positions to take as one (input '%s' begins with "
+			   "%" PRId64 ")", set->seq_len, set->seq_len, t->name, t->shape.d[0]);
+		return false;
+	}
+	t = g->ninput ? &g->tensor[g->input[0]] : NULL;
+	diag_error(at, "--seq-len %" PRId64 ": the model has no sequence input, and no input of "
+		   "positions by features to take as one (input '%s' is %s: %s)", set->seq_len,
+		   t ? t->name : "", t ? shape_str(&t->shape, dims, sizeof dims) : "-",
+		   t && t->shape.rank == 1 ? "a vector of features"
+					   : "an image's or a volume's channels and sides");
+	return false;
+}
+
+bool
+analysis_init(Graph *g, const Settings *set)
+{
+	if (!seq_len_fits(g, set))
+		return false;
 	if (set->seq_len)
 		g->seq_len = set->seq_len;
 	g->as_exported = set->as_exported;

@@ -28,6 +28,10 @@ extern const Settings settings_default;
  * elements, whatever an analysis will price them at.  false (reported)
  * when --seq-len contradicts the model's sequence. */
 bool analysis_init(Graph *g, const Settings *set);
+/* Whether --seq-len (if any) fits g: its sequence's length, or an input
+ * of S positions by their features to take as one; false, reported,
+ * otherwise (oraclec: a usage error). */
+bool seq_len_fits(const Graph *g, const Settings *set);
 
 /* The analysis of g (PASS_MEMORY done: the sample size comes from the
  * input, a transformer's dimensions from the layers) on system s with

@@ -83,11 +83,12 @@ want_status 2
 has err "--dataset-size and --dataset-tokens both give the epoch"
 check "--dataset-size with --dataset-tokens: exit 2"
 
-# 6: --seq-len against the model's own sequence: refused, the input named
+# 6: --seq-len against the model's own sequence: a usage error, the input
+# named
 run "$gpt" --seq-len 64
-want_status 1
+want_status 2
 has err "--seq-len 64: the model's sequence input 'ids' is of 32 tokens"
-check "--seq-len 64 on a model of 32 tokens: exit 1"
+check "--seq-len 64 on a model of 32 tokens: exit 2"
 
 # 7: --seq-len fills a symbolic sequence (gpt_seq: ids [N, S]); without it
 # the message says so
@@ -115,18 +116,27 @@ want_status 0
 [ "$(get "$tmp/out" '"transformer" in d["model"]')" = False ] || fail "a sequence without --seq-len"
 check "--seq-len 16 on an ODL GPT: 16 tokens of 2 bytes a sample; none without"
 
-# 8b: --seq-len that no input's first dimension is: refused, not a model
-# priced over 16 positions and counted as 64 (its epoch and tokens per
-# second four times off), nor an image model counted in tokens
+# 8b: --seq-len that no input of positions by features begins with: a
+# usage error, not a model priced over 16 positions and counted as 64 (its
+# epoch and tokens per second four times off), nor an image's 3 channels
+# or a vector's features counted as tokens (--seq-len 3 on ResNet-50 was
+# accepted: its input begins with 3)
 run "$tiny" -g 1 -q --seq-len 64
-want_status 1
+want_status 2
 empty out
 has err "--seq-len 64: the model has no sequence input, and no input of 64 positions to take as one (input 'x' begins with 16)"
-run "$srcdir/examples/resnet50.onnx" -g 1 -q --seq-len 64
-want_status 1
+for s in 3 64; do
+	run "$srcdir/examples/resnet50.onnx" -g 1 -q --seq-len $s
+	want_status 2
+	empty out
+	has err "resnet50.onnx: error: --seq-len $s: the model has no sequence input, and no input of positions by features to take as one (input 'input' is 3x224x224: an image's or a volume's channels and sides)"
+done
+printf 'model mlp { input v: 784; h = fc(v, 64); r = relu(h); o = fc(r, 10); }\n' >"$tmp/mlp.odl"
+run "$tmp/mlp.odl" -g 1 -q --seq-len 784
+want_status 2
 empty out
-has err "input 'input' begins with 3)"
-check "--seq-len 64 on an ODL GPT of 16 positions and on ResNet-50: exit 1, the input named"
+has err "(input 'v' is 784: a vector of features)"
+check "--seq-len 64 on an ODL GPT of 16 positions, 3 and 64 on ResNet-50, 784 on an MLP of 784 features: exit 2, the input named"
 
 # 9: the text names the formula and the tokens of the recommendation
 run "$gpt" -g 1
