@@ -60,8 +60,8 @@ seq_len_fits(const Graph *g, const Settings *set)
 		for (int i = 0; i < g->ninput; i++)
 			if (g->tensor[g->input[i]].seq)
 				in = g->tensor[g->input[i]].name;
-		diag_error(at, "--seq-len %" PRId64 ": the model's sequence input '%s' is of %" PRId64
-			   " tokens", set->seq_len, in, g->seq_len);
+		diag_error(at, "--seq-len %" PRId64 ": the model's sequence input '%s' is of "
+			   "%" PRId64 " tokens", set->seq_len, in, g->seq_len);
 		return false;
 	}
 	if (g->seq_len)
