@@ -77,7 +77,7 @@ integer(const Reader *r, int col, const char *what, const char *s, double lo, do
 	double x;
 	char why[96];
 
-	if (!csv_real(s, &x) || x != floor(x) || x < lo || x > hi || strpbrk(s, ".eExX")) {
+	if (!csv_decimal(s, &x) || x != floor(x) || x < lo || x > hi || strpbrk(s, ".eE")) {
 		snprintf(why, sizeof why, "is not a whole number from %.0f to %.0f", lo, hi);
 		bad_value(r, col, what, s, why);
 		return false;
@@ -97,7 +97,11 @@ seconds(const Reader *r, int col, const char *what, const char *s, bool optional
 		diag_error(at(r, col), "%s is empty (the forward's seconds a call)", what);
 		return false;
 	}
-	if (!csv_real(s, v) || *v < MIN_KERNEL_SECONDS || *v > MAX_SAMPLE_SECONDS) {
+	if (!csv_decimal(s, v)) {
+		bad_value(r, col, what, s, "is not a decimal number of seconds");
+		return false;
+	}
+	if (*v < MIN_KERNEL_SECONDS || *v > MAX_SAMPLE_SECONDS) {
 		bad_value(r, col, what, s, "is not a time from 1e-9 to 1e6 seconds");
 		return false;
 	}
@@ -255,7 +259,7 @@ key_fields(const Reader *r, const char *const *f, const int *col, KernelKey *k)
 	}
 	if (!kernel_dtype_parse(f[C_PREC], &k->dt)) {
 		bad_value(r, col[C_PREC], "precision", f[C_PREC],
-			  "is not fp32, tf32, fp16 or bf16");
+			  "is not fp32, tf32, fp16, bf16 or fp8");
 		return false;
 	}
 	if (!kernel_layout_parse(f[C_LAYOUT], &k->layout)) {
@@ -324,7 +328,7 @@ row(Reader *r, const char *line, KernelRow *row)
 	    !seconds(r, col[C_BWD_WEIGHT], "bwd_weight_s", fl[C_BWD_WEIGHT], true,
 		     &row->bwd_weight))
 		goto out;
-	if (!csv_real(fl[C_SPREAD], &row->spread) || row->spread < 0 ||
+	if (!csv_decimal(fl[C_SPREAD], &row->spread) || row->spread < 0 ||
 	    row->spread > MAX_SPREAD) {
 		bad_value(r, col[C_SPREAD], "spread", fl[C_SPREAD],
 			  "is not a relative spread from 0 to 100");

@@ -6,6 +6,7 @@
  * precision, implementation, peak_memory_bytes; others are ignored).
  * RFC 4180 quoting. */
 #include "frontend/frontend.h"
+#include "util/csv.h"
 #include "util/escape.h"
 
 #include <errno.h>
@@ -72,40 +73,12 @@ record(char *p, char **field, int *nf, int ncolmax)
 	}
 }
 
-/* A decimal number as the CSV writes one, [+-]digits[.digits][e[+-]digits]
- * and nothing else: no blank before it (strtod skips one, and "5 " was
- * refused where " 5" was read), no hexadecimal ("0x10"), no inf or nan. */
-static bool
-number(const char *s, double *v)
-{
-	const char *p = s + (*s == '+' || *s == '-');
-	size_t whole = strspn(p, "0123456789"), frac = 0;
-	char *end;
-
-	p += whole;
-	if (*p == '.')
-		p++, frac = strspn(p, "0123456789"), p += frac;
-	if (!whole && !frac)
-		return false;
-	if (*p == 'e' || *p == 'E') {
-		p += 1 + (p[1] == '+' || p[1] == '-');
-		if (!strspn(p, "0123456789"))
-			return false;
-		p += strspn(p, "0123456789");
-	}
-	if (*p)
-		return false;
-	errno = 0;
-	*v = strtod(s, &end);
-	return *end == '\0' && !errno && isfinite(*v);
-}
-
 /* Seconds of one iteration in field c (`what`), within the range; false
  * after an error at its column. */
 static bool
 seconds(const char *field, const char *what, Loc at, double *v)
 {
-	if (!number(field, v) || *v <= 0) {
+	if (!csv_decimal(field, v) || *v <= 0) {
 		diag_error(at, "%s must be a positive number of seconds", what);
 		return false;
 	}
@@ -159,7 +132,7 @@ runner_columns(Measured *m, char **f, const int *idx, Loc loc, const char *line,
 		m->impl_loc = AT(C_IMPL);
 	}
 	if (idx[C_PEAK] >= 0 && *f[idx[C_PEAK]]) {
-		if (!number(f[idx[C_PEAK]], &v) || v < 1 || v > MAX_SYSTEM_BYTES) {
+		if (!csv_decimal(f[idx[C_PEAK]], &v) || v < 1 || v > MAX_SYSTEM_BYTES) {
 			diag_error(AT(C_PEAK), "peak_memory_bytes must be a number of bytes from 1 "
 				   "to 2^60 (empty: not measured)");
 			return false;
@@ -192,17 +165,17 @@ row(Measured *m, char **f, const int *idx, Loc loc, const char *line, Arena *a)
 		diag_error(AT(C_GRID), "bad grid '%.60s' (e.g. data=64,spatial=4)", m->grid_text);
 		return false;
 	}
-	if (!number(f[idx[C_GPUS]], &gpus) || gpus < 1 || gpus > (1 << 24)) {
+	if (!csv_decimal(f[idx[C_GPUS]], &gpus) || gpus < 1 || gpus > (1 << 24)) {
 		diag_error(AT(C_GPUS), "gpus, global_batch and dataset_size must be positive "
 			   "numbers");
 		return false;
 	}
-	if (!number(f[idx[C_BATCH]], &batch) || batch < 1 || batch > 1e12) {
+	if (!csv_decimal(f[idx[C_BATCH]], &batch) || batch < 1 || batch > 1e12) {
 		diag_error(AT(C_BATCH), "gpus, global_batch and dataset_size must be positive "
 			   "numbers");
 		return false;
 	}
-	if (!number(f[idx[C_DATASET]], &dataset) || dataset < 1 || dataset > 1e15) {
+	if (!csv_decimal(f[idx[C_DATASET]], &dataset) || dataset < 1 || dataset > 1e15) {
 		diag_error(AT(C_DATASET), "gpus, global_batch and dataset_size must be positive "
 			   "numbers");
 		return false;

@@ -127,6 +127,31 @@ renamed_layer_finds_its_row(void **state)
 	assert_int_equal(kernel_key_cmp(&k[0], &k[1]), 0);
 }
 
+/* fp8, the matrix products' format under --precision fp8 (precision.def:
+ * Transformer Engine's), is a precision a row may have: the fc's key at
+ * fp8 finds its row, the table's times exactly; its fp16 key does not. */
+static void
+fp8_rows_are_found(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = model(fx, "conv1");
+	KernelTable *t =
+		table(fx, HEADER "gemm,fp8,-,2,m=1 n=10 k=4 batch=1,2e-6,3e-6,4e-6,0,5,k\n");
+	KernelKey k;
+	KernelTime r;
+	int64_t per;
+
+	assert_non_null(t);
+	assert_int_equal(t->nrow, 1);
+	assert_true(kernel_key(g, fx_index(g, "y"), PREC_FP8, false, &k, &per));
+	assert_string_equal(kernel_dtype_name(k.dt), "fp8");
+	r = kernel_lookup(t, &k, 2);
+	assert_int_equal(r.src, KS_TABLE);
+	assert_true(r.fwd == 2e-6 && r.bwd_data == 3e-6 && r.bwd_weight == 4e-6);
+	assert_true(kernel_key(g, fx_index(g, "y"), PREC_AMP_FP16, false, &k, &per));
+	assert_int_equal(kernel_lookup(t, &k, 2).src, KS_NONE);
+}
+
 /* The reader: comments kept as notes, items in any order, rows sorted by
  * key then N, quoted kernel names, empty backward times none. */
 static void
@@ -216,7 +241,7 @@ hostile_tables(void **state)
 		  "t.csv:2:1: error: class 'convv' is not conv, gemm, attention, elementwise, norm "
 		  "or pool" },
 		{ HEADER "conv,fp64,NCHW,2," CONV_SHAPE ",1,1,1,0,1,\n",
-		  "t.csv:2:6: error: precision 'fp64' is not fp32, tf32, fp16 or bf16" },
+		  "t.csv:2:6: error: precision 'fp64' is not fp32, tf32, fp16, bf16 or fp8" },
 		{ HEADER "conv,fp32,NCWH,2," CONV_SHAPE ",1,1,1,0,1,\n",
 		  "t.csv:2:11: error: layout 'NCWH' is not NCHW, NHWC or -" },
 		{ HEADER "conv,fp32,-,2," CONV_SHAPE ",1,1,1,0,1,\n",
@@ -277,7 +302,47 @@ hostile_tables(void **state)
 		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",-1,1,1,0,1,\n",
 		  "t.csv:2:87: error: fwd_s '-1' is not a time from 1e-9 to 1e6 seconds" },
 		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",nan,1,1,0,1,\n",
-		  "t.csv:2:87: error: fwd_s 'nan' is not a time" },
+		  "t.csv:2:87: error: fwd_s 'nan' is not a decimal number of seconds" },
+		/* a time, a spread and a count are plain decimals: strtod's hex
+		 * floats, inf and blanks are not (0x1p-3 was read as 0.125 s) */
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",0x1p-3,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s '0x1p-3' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,0X1P-3,1,0,1,\n",
+		  "t.csv:2:89: error: bwd_data_s '0X1P-3' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,0x.8p1,0,1,\n",
+		  "t.csv:2:91: error: bwd_weight_s '0x.8p1' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",inf,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s 'inf' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",infinity,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s 'infinity' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,-nan,1,0,1,\n",
+		  "t.csv:2:89: error: bwd_data_s '-nan' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ", 1,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s ' 1' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1 ,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s '1 ' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1e,1,1,0,1,\n",
+		  "t.csv:2:87: error: fwd_s '1e' is not a decimal number of seconds" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0x0,1,\n",
+		  "t.csv:2:93: error: spread '0x0' is not a relative spread from 0 to 100" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,nan,1,\n",
+		  "t.csv:2:93: error: spread 'nan' is not a relative spread" },
+		{ HEADER "conv,fp32,NCHW,0x10," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:16: error: n '0x10' is not a whole number from 1 to 2147483647" },
+		{ HEADER "conv,fp32,NCHW, 2," CONV_SHAPE ",1,1,1,0,1,\n",
+		  "t.csv:2:16: error: n ' 2' is not a whole number" },
+		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1,1,0,0x5,\n",
+		  "t.csv:2:95: error: repeats '0x5' is not a whole number from 1 to 1000000" },
+		{ HEADER "conv,fp32,NCHW,2,c=0x3 h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 "
+			 "groups=1 dilation=1x1,1,1,1,0,1,\n",
+		  "t.csv:2:20: error: shape: c takes 1 whole number from 1 to 2^40" },
+		{ HEADER "conv,fp32,NCHW,2,c=3e1 h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 "
+			 "groups=1 dilation=1x1,1,1,1,0,1,\n",
+		  "t.csv:2:20: error: shape: c takes 1 whole number from 1 to 2^40" },
+		{ HEADER "conv,fp32,NCHW,2,c=inf h=8 w=8 k=4 r=3 s=3 stride=1x1 pad=1x1x1x1 "
+			 "groups=1 dilation=1x1,1,1,1,0,1,\n",
+		  "t.csv:2:20: error: shape: c takes 1 whole number from 1 to 2^40" },
+
 		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1e7,1,1,0,1,\n",
 		  "t.csv:2:87: error: fwd_s '1e7' is not a time" },
 		{ HEADER "conv,fp32,NCHW,2," CONV_SHAPE ",1,1e-12,1,0,1,\n",
@@ -549,6 +614,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(lookup_exact_interpolated_none, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(hostile_tables, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(fp8_rows_are_found, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(system_names_its_table, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(shards_of_keys, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(layers_priced_from_the_table, fx_setup,

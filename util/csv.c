@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool
 csv_field(const char *path, int lineno, const char *line, const char **p, char *buf,
@@ -63,4 +64,29 @@ csv_real(const char *s, double *v)
 	while (*end == ' ' || *end == '\t')
 		end++;
 	return !*end && isfinite(*v);
+}
+
+bool
+csv_decimal(const char *s, double *v)
+{
+	const char *p = s + (*s == '+' || *s == '-');
+	size_t whole = strspn(p, "0123456789"), frac = 0;
+	char *end;
+
+	p += whole;
+	if (*p == '.')
+		p++, frac = strspn(p, "0123456789"), p += frac;
+	if (!whole && !frac)
+		return false;
+	if (*p == 'e' || *p == 'E') {
+		p += 1 + (p[1] == '+' || p[1] == '-');
+		if (!strspn(p, "0123456789"))
+			return false;
+		p += strspn(p, "0123456789");
+	}
+	if (*p)
+		return false;
+	errno = 0;
+	*v = strtod(s, &end);
+	return *end == '\0' && !errno && isfinite(*v);
 }

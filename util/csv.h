@@ -17,4 +17,10 @@ bool csv_field(const char *path, int lineno, const char *line, const char **p, c
  * is not all one. */
 bool csv_real(const char *s, double *v);
 
+/* s as a decimal number as a CSV writes one, [+-]digits[.digits]
+ * [e[+-]digits] and nothing else, finite, into *v: no blank around it
+ * (strtod skips one before, not after), no hexadecimal ("0x1p-3"), no inf
+ * or nan; false otherwise. */
+bool csv_decimal(const char *s, double *v);
+
 #endif
