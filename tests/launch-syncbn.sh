@@ -32,6 +32,10 @@ import torch.nn as nn
 from oraclec import runner
 
 
+def small():
+    return nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.Dropout())
+
+
 def rank(r, plan, port, q):
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     dist.init_process_group("gloo", rank=r, world_size=4)
@@ -39,8 +43,32 @@ def rank(r, plan, port, q):
     t = torch.tensor([float(r)])
     dist.all_reduce(t, group=g)
     m = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm2d(3)), g)
-    q.put((r, t.item(), type(m[0]).__name__, m[0].process_group is g))
+    # --check: the launcher's model agrees with the plan; a batch norm over
+    # the world, one not synchronised, and one where the plan has no groups
+    # are each named with the ranks it has and those the plan gives
+    checked = runner.prepared(small(), plan, r, True)
+    trained = runner.prepared(small(), plan, r, False)
+    world = nn.SyncBatchNorm.convert_sync_batchnorm(small())
+    plain = {k: v for k, v in plan.items() if k != "sync_batchnorm_group_size"}
+    said = (runner.check_sync_bn(checked, plan, r),
+            runner.check_sync_bn(world, plan, r),
+            runner.check_sync_bn(small(), plan, r),
+            runner.check_sync_bn(checked, plain, r),
+            runner.check_sync_bn(small(), plain, r))
+    modes = (type(checked[1]).__name__, checked[1].training, checked[2].training,
+             checked[0].training, trained[1].training)
+    q.put((r, t.item(), type(m[0]).__name__, m[0].process_group is g, said, modes))
     dist.destroy_process_group()
+
+
+def said_want(r, members):
+    plan = "the plan's sync_batchnorm_group_size 2 gives rank %d the group %s" % (r, members)
+    return (None,
+            "1 is a SyncBatchNorm over ranks [0, 1, 2, 3]; " + plan,
+            "1 is a BatchNorm2d, not synchronised; " + plan,
+            "1 is a SyncBatchNorm over ranks %s; the plan has no "
+            "sync_batchnorm_group_size" % members,
+            None)
 
 
 def main():
@@ -54,8 +82,14 @@ def main():
         q = mp.get_context("spawn").Queue()
         mp.start_processes(rank, args=(plan, port, q), nprocs=4, start_method="spawn")
         got = sorted(q.get() for _ in range(4))
-        assert [(r, t) for r, t, _, _ in got] == sorted(want.items()), (names, got)
-        assert all(k == "SyncBatchNorm" and same for _, _, k, same in got), got
+        assert [(r, t) for r, t, _, _, _, _ in got] == sorted(want.items()), (names, got)
+        assert all(k == "SyncBatchNorm" and same for _, _, k, same, _, _ in got), got
+        for r, _, _, _, said, modes in got:
+            members = [q for q in range(4) if want[q] == want[r]]
+            assert said == said_want(r, members), (names, r, said)
+            # --check's batch norms on running statistics after the
+            # conversion (which keeps no mode), dropout off; a run trains
+            assert modes == ("SyncBatchNorm", False, False, True, True), (names, r, modes)
     print("ok")
 
 
@@ -64,7 +98,7 @@ if __name__ == "__main__":
 PY
 "$py" "$tmp/groups.py" >"$tmp/out" 2>"$tmp/err" || fail "the groups: $(tail -3 "$tmp/err")"
 grep -qx ok "$tmp/out" || fail "the groups: no ok"
-check "groups of K = 2 consecutive data ranks: {0,1},{2,3} on data=4, {0,2},{1,3} on data=2 x pipeline=2; each SyncBatchNorm holds its rank's group"
+check "groups of K = 2 consecutive data ranks: {0,1},{2,3} on data=4, {0,2},{1,3} on data=2 x pipeline=2; each SyncBatchNorm holds its rank's group; --check names a batch norm over other ranks than the plan's group, one not synchronised, one the plan does not synchronise; --check's batch norms evaluate after the conversion"
 
 cat >"$tmp/mine.py" <<'EOF2'
 import torch.nn as nn

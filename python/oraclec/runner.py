@@ -253,27 +253,80 @@ def group_of(plan, rank, dim, groups):
     return mine
 
 
-def sync_bn_group(plan, rank):
-    """The plan's sync_batchnorm_group_size K: groups of K consecutive
-    ranks of the data dimension, each a process group (every rank creates
-    every group, in the same order, as torch.distributed.new_group
-    requires); this rank's, or None without the key."""
+def sync_bn_groups(plan):
+    """The plan's sync_batchnorm_group_size K as its groups: K consecutive
+    ranks of each line of the data dimension (the other coordinates
+    fixed), in rank order; [] without the key."""
     k = plan.get("sync_batchnorm_group_size")
     if not k:
-        return None
+        return []
     names = plan["device_mesh"]["mesh_dim_names"]
-    world, mine = plan["world_size"], None
-    for r0 in range(world):
+    out = []
+    for r0 in range(plan["world_size"]):
         c = coords(plan, r0)
         if c.get("data", 0) != 0:
             continue
-        line = [q for q in range(world)  # by data coordinate: rank order
+        line = [q for q in range(plan["world_size"])  # by data coordinate: rank order
                 if all(coords(plan, q)[d] == c[d] for d in names if d != "data")]
-        for i in range(0, len(line), k):
-            g = dist.new_group(line[i:i + k])
-            if rank in line[i:i + k]:
-                mine = g
+        out += [line[i:i + k] for i in range(0, len(line), k)]
+    return out
+
+
+def sync_bn_group(plan, rank):
+    """Each of the plan's synchronised batch norm groups a process group
+    (every rank creates every group, in the same order, as
+    torch.distributed.new_group requires); this rank's, or None without
+    the key."""
+    mine = None
+    for members in sync_bn_groups(plan):
+        g = dist.new_group(members)
+        if rank in members:
+            mine = g
     return mine
+
+
+def prepared(model, plan, rank, check):
+    """The rank's model before DDP or the stages take it: its batch norms
+    synchronised over the plan's group (convert_sync_batchnorm), then
+    training, or for --check batch norm on its running statistics and
+    dropout off (deterministic) -- after the conversion, whose new modules
+    train whatever the old ones did (torch 1.13's convert_sync_batchnorm
+    copies no mode): else --check would compare a batch's statistics with
+    the reference's running ones."""
+    bn_g = sync_bn_group(plan, rank)
+    if bn_g is not None:
+        model = nn.SyncBatchNorm.convert_sync_batchnorm(model, bn_g)
+    return deterministic(model) if check else model.train()
+
+
+def group_ranks(pg):
+    """The global ranks of process group pg (None: the world's)."""
+    if pg is None:
+        return list(range(dist.get_world_size()))
+    if hasattr(dist, "get_process_group_ranks"):
+        return sorted(dist.get_process_group_ranks(pg))
+    return sorted(dist.distributed_c10d._pg_group_ranks[pg])  # a torch without it
+
+
+def check_sync_bn(model, plan, rank):
+    """--check: every batch norm of this rank's model shares its
+    statistics with exactly the ranks the plan's sync_batchnorm_group_size
+    gives this rank (none without the key); the first difference, or
+    None."""
+    want = next((g for g in sync_bn_groups(plan) if rank in g), None)
+    k = plan.get("sync_batchnorm_group_size")
+    plans = ("the plan's sync_batchnorm_group_size %d gives rank %d the group %s"
+             % (k, rank, want) if want else "the plan has no sync_batchnorm_group_size")
+    for name, m in model.named_modules():
+        if isinstance(m, nn.SyncBatchNorm):
+            got = group_ranks(m.process_group)
+            if got != want:
+                return "%s is a SyncBatchNorm over ranks %s; %s" % (name or "the model", got,
+                                                                     plans)
+        elif isinstance(m, nn.modules.batchnorm._BatchNorm) and want:
+            return "%s is a %s, not synchronised; %s" % (name or "the model",
+                                                         type(m).__name__, plans)
+    return None
 
 
 # ---- pipeline stages -----------------------------------------------------
@@ -1371,11 +1424,7 @@ def run_rank(rank, cfg, plan, port):
                             timeout=datetime.timedelta(seconds=cfg.timeout))
     WORLD.update(rank=rank, size=world, groups={})
     ctx = Ctx(plan, cfg, rank, device)
-    model = build_model(cfg.model, cfg.shape[-1])
-    model = deterministic(model) if cfg.check else model.train()
-    bn_g = sync_bn_group(plan, rank)
-    if bn_g is not None:  # before DDP or the stages take the modules
-        model = nn.SyncBatchNorm.convert_sync_batchnorm(model, bn_g)
+    model = prepared(build_model(cfg.model, cfg.shape[-1]), plan, rank, cfg.check)
     ref = None
     if cfg.check:
         ref = deterministic(build_model(cfg.model, cfg.shape[-1])).to(device)
@@ -1389,7 +1438,7 @@ def run_rank(rank, cfg, plan, port):
     opt = optimizer(plan, [p for _, p in job.held], data_g)
     errors = []
     if cfg.check:
-        e = check_held(job, ctx, ref)
+        e = check_held(job, ctx, ref) or check_sync_bn(model, plan, rank)
         if e:
             errors.append(e)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
