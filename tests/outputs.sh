@@ -368,11 +368,20 @@ os.execv(sys.argv[1], sys.argv[1:])' "$ORACLEC" m.odl -o out.txt -MD -MF dep.fif
 			# the case's premise did not come (twice in five full make
 			# checks here, never alone: the run had no temporary after 20 s,
 			# its stderr empty); said, not counted as the property failing
-			st=$(ps -o comm=,stat=,wchan= -p "$pid" 2>/dev/null | tr -s ' \n' '  ')
-			kill -9 "$pid" 2>/dev/null
-			wait "$pid"
+			# how: still running (where it waits), or ended (its status:
+			# above 128 a signal nobody here sent, say another test's
+			# kill of a pid since reused)
+			if kill -0 "$pid" 2>/dev/null; then
+				st=$(ps -o comm=,stat=,wchan= -p "$pid" 2>/dev/null | tr -s ' \n' '  ')
+				st="running: $st"
+				kill -9 "$pid" 2>/dev/null
+				wait "$pid"
+			else
+				wait "$pid"
+				st="ended, exit status $?, stderr '$(head -c 200 "$tmp/err")'"
+			fi
 			n=$((n + 1))
-			echo "ok $n # SKIP SIG$sig: no temporary after 20 s (the run: ${st:-gone})"
+			echo "ok $n # SKIP SIG$sig: no temporary after 20 s (the run $st)"
 			why=
 			continue
 		fi
