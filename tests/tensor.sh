@@ -260,4 +260,54 @@ want_status 0
 	fail "a ResNet's search has sequence_parallel"
 check "--search: sequence parallelism and selective recomputation on a GPT's tensor grids"
 
+# 13: where the GPUs have an FP8 peak, a search asked at a 16-bit
+# precision on a transformer also tries fp8 (under a stack that runs it:
+# Megatron-LM with Transformer Engine, written here): the 1.3 B GPT on 8
+# GPUs of a DGX H100 picks fp8, the text says so; on a DGX A100 (no fp8
+# peak) fp8 is never tried
+cat >"$tmp/te.odl" <<'ODL'
+implementation megatron_te {
+    base = "pytorch";
+    framework = "Megatron-LM with Transformer Engine";
+    precisions = "amp-fp16,amp-bf16,fp16,bf16,fp8";
+    strategies = "data,pipeline,dp,tensor,dt,dpt";
+}
+ODL
+for s in dgx-h100 dgx-a100; do
+	run "$g13" -s $s -g 8 -B 64 --precision amp-bf16 --implementation "$tmp/te.odl" \
+		--strategies tensor,dt --search -q -f json
+	want_status 0
+	cp "$tmp/out" "$tmp/fp8-$s.json"
+done
+[ "$(get "$tmp/fp8-dgx-h100.json" 'd["recommendation"]["precision"]')" = fp8 ] ||
+	fail "dgx-h100: the search did not pick fp8"
+# the given precision's configurations are evaluated too: more than on the A100
+eh=$(get "$tmp/fp8-dgx-h100.json" 'd["search"]["evaluated"]')
+ea=$(get "$tmp/fp8-dgx-a100.json" 'd["search"]["evaluated"]')
+[ "$eh" -gt "$ea" ] || fail "dgx-h100 evaluated $eh configurations, dgx-a100 $ea"
+[ "$(get "$tmp/fp8-dgx-a100.json" 'sorted({c["precision"] for c in d["search"]["top"]})')" = \
+	"['amp-bf16']" ] || fail "dgx-a100: fp8 tried"
+run "$g13" -s dgx-h100 -g 8 -B 64 --precision amp-bf16 --implementation "$tmp/te.odl" \
+	--strategies tensor,dt --search -q
+want_status 0
+has out "recommendation (the search's best, below): use dt parallelism (data=4,tensor=2), fp8,"
+check "--search at amp-bf16: fp8 tried and picked on dgx-h100, never on dgx-a100"
+
+# 14: the search keeps tensor groups inside a node: on 16 GPUs of nodes
+# of 8 it evaluates no grid of tensor=16 (tensor alone has none left)
+# and proposes none above 8; an explicit --grid tensor=16 is still
+# priced, with its warning (case 11)
+for st in tensor tensor,dt; do
+	run "$g13" -s dgx-a100 -g 16 -B 32 --precision amp-bf16 --implementation "$tmp/te.odl" \
+		--strategies $st --search -q -f json
+	want_status 0
+	cp "$tmp/out" "$tmp/node-$st.json"
+done
+[ "$(get "$tmp/node-tensor.json" 'd["search"]["evaluated"]')" = 0 ] ||
+	fail "the search evaluated tensor=16"
+[ "$(get "$tmp/node-tensor,dt.json" \
+	'0 < max([c["grid"]["tensor"] for c in d["search"]["top"]] + [0]) <= 8')" = True ] ||
+	fail "the search proposed a tensor group above a node"
+check "--search on 16 GPUs of nodes of 8: no tensor group above 8 proposed"
+
 finish
