@@ -822,11 +822,13 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 		k->t.sync_bn = (double)(k->micro_batches > 1 ? k->micro_batches : 1) *
 			       sync_bn_time(c.an, c.g, c.map.grad, 0, c.g->nlayer - 1);
 	/* one process a GPU issues every layer of its iteration, at the
-	 * times the strategy priced them at */
+	 * times the strategy priced them at (a context ring's GPU: on s/C
+	 * of each sample) */
 	if (!k->reason) {
 		Lane ln = lane_times(c.an, c.g, 0, c.g->nlayer - 1,
 				     k->per_gpu_batch /
-					     (double)(k->micro_batches > 1 ? k->micro_batches : 1));
+					     (double)(k->micro_batches > 1 ? k->micro_batches : 1) /
+					     (double)(grid[DIM_CONTEXT] > 1 ? grid[DIM_CONTEXT] : 1));
 		host_lane(c.an, c.g, 0, c.g->nlayer - 1, &ln, c.arrays, k);
 	}
 }
