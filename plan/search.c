@@ -8,8 +8,8 @@
  * selective recomputation (the attention core), and beside a 16-bit
  * precision the user gave on a transformer, fp8 where the GPUs have its
  * peak -- each predicted by the cost model as a single analysis would
- * (never a tensor group larger than a node); the pipeline's micro-batch count is chosen inside
- * each prediction, as always.  Ranked as the analysis ranks: feasible
+ * (never a tensor group larger than a node); the pipeline's micro-batch
+ * count is chosen inside each prediction, as always.  Ranked as the analysis ranks: feasible
  * first, then the shorter epoch.  The best SEARCH_TOP are kept, each loser
  * with why it lost.
  *
