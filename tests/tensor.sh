@@ -356,11 +356,17 @@ for f in "--context-parallel-size 2" "--tensor-model-parallel-size 2"; do
 	grep -Fqx "	$f" "$tmp/cp.megatron" || fail "the plan lacks $f"
 done
 grep -Fqx "# data-parallel size: 2" "$tmp/cp.megatron" || fail "not 2 data-parallel"
+# tensor=8 fills a node, its rings of 2 cross between two: the tensor
+# groups stay inside a node, no tensor-spans-nodes
+# shellcheck disable=SC2086
+run "$gpt" $common -g 16 --grid data=1,tensor=8,context=2
+want_status 0
+[ "$(get "$tmp/out" "$spans")" = "[]" ] || fail "tensor=8,context=2 warned tensor-spans-nodes"
 run "$srcdir/examples/alexnet.odl" -g 2 --grid data=1,context=2
 want_status 2
 has err "error: --grid context=2: context parallelism splits a transformer's sequence over"
 has err "the model has no attention"
 empty out
-check "context: Megatron's --context-parallel-size; AlexNet refuses it (exit 2)"
+check "context: Megatron's --context-parallel-size; rings across nodes, tensor inside; AlexNet refuses it (exit 2)"
 
 finish
