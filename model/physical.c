@@ -825,10 +825,11 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	 * times the strategy priced them at (a context ring's GPU: on s/C
 	 * of each sample) */
 	if (!k->reason) {
+		double cp = (double)(grid[DIM_CONTEXT] > 1 ? grid[DIM_CONTEXT] : 1);
 		Lane ln = lane_times(c.an, c.g, 0, c.g->nlayer - 1,
 				     k->per_gpu_batch /
 					     (double)(k->micro_batches > 1 ? k->micro_batches : 1) /
-					     (double)(grid[DIM_CONTEXT] > 1 ? grid[DIM_CONTEXT] : 1));
+					     cp);
 		host_lane(c.an, c.g, 0, c.g->nlayer - 1, &ln, c.arrays, k);
 	}
 }
