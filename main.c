@@ -326,6 +326,24 @@ planning(const Options *o, const StrategyOpts *so, Graph *g, Analysis *an, Engin
 	return advice_run(g, an, &o->strat, a);
 }
 
+/* Whether --grid's context dimension fits the model: Megatron's context
+ * parallelism splits a transformer's sequence; on a model without
+ * attention it is a usage error, said once. */
+static bool
+context_fits(const Options *o, const Graph *g)
+{
+	Transformer tf;
+
+	if (!o->strat.forced || o->strat.grid[DIM_CONTEXT] <= 0 || graph_transformer(g, &tf))
+		return true;
+	diag_error((Loc){ o->model, 0, 0 },
+		   "--grid context=%lld: context parallelism splits a transformer's sequence "
+		   "over the GPUs (ring attention), and the model has no attention (a softmax "
+		   "over the product of two activations)",
+		   (long long)o->strat.grid[DIM_CONTEXT]);
+	return false;
+}
+
 /* oraclec MODEL: the model, its passes, the planning, then the report
  * (or the plan, or only the make rule). */
 static int
@@ -353,6 +371,8 @@ analyse(const Options *o, Engine *eng, Arena *a, FileList *files)
 		return status;
 	if (o->dump_after)
 		return flush_stdout();
+	if (!context_fits(o, g))
+		return EXIT_USAGE;
 	if (o->plan && !plan_fits_model(o->plan, g))
 		return EXIT_INPUT;
 	if (o->plan) { /* a plan's pipeline stages begin at blocks: price those */

@@ -980,7 +980,8 @@ static const Row rows[] = {
 	{ .name = "strategies",
 	  .arg = "LIST",
 	  .help = "comma list of data,spatial,pipeline,filter,\n"
-	          "channel,df,ds,dp,dpf,dpc,dps,tensor,dt,dpt",
+	          "channel,df,ds,dp,dpf,dpc,dps,tensor,dt,dpt,\n"
+	          "context,dc,dtc (the last three only when named)",
 	  .dflt = "(default all)",
 	  .what = "strategy",
 	  .choice = strategy_choice,
@@ -989,7 +990,8 @@ static const Row rows[] = {
 	  .arg = "DIM=N[,...]",
 	  .help = "analyse only this process grid, e.g. data=256,spatial=4\n"
 	          "(dimensions data, spatial, pipeline, filter,\n"
-	          "channel, tensor; their product is the GPU count)",
+	          "channel, tensor, context; their product is the\n"
+	          "GPU count)",
 	  .handle = opt_grid },
 	{ .name = "nesting",
 	  .runs = true,

@@ -485,6 +485,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 	set(it, "reducer_s", num(c, k->t.reducer));
 	set(it, "layer_collectives_s", num(c, k->t.layer));
 	set(it, "p2p_s", num(c, k->t.p2p));
+	if (k->grid[DIM_CONTEXT] > 1) /* ring attention's exposed sends, part of p2p */
+		set(it, "context_ring_s", num(c, k->t.ring));
 	set(it, "bubble_s", num(c, k->t.bubble));
 	set(it, "weight_update_s", num(c, k->t.update));
 	set(it, "input_s", num(c, k->t.input));

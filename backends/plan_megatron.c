@@ -3,9 +3,11 @@
  *
  *     source plan.sh; torchrun ... pretrain_gpt.py "${ORACLEC_MEGATRON_ARGS[@]}" ...
  *
- * filter and channel splits are Megatron's tensor parallelism, the spatial
- * split its context parallelism; the data-parallel size is what remains
- * of the world.  The ranks' order is the grid's nesting: pipeline-outer
+ * filter and channel splits are Megatron's tensor parallelism beside its
+ * own pairs (tensor), context its context parallelism; ParaDL's spatial
+ * split (strips of the leading layers, then a gather) is none of
+ * Megatron's and is refused.  The data-parallel size is what remains of
+ * the world.  The ranks' order is the grid's nesting: pipeline-outer
  * is Megatron's default (tp-cp-ep-dp-pp), model-inner its
  * --use-tp-pp-dp-mapping; data-inner with a split inside a layer has no
  * Megatron order (plan_megatron_places). */
@@ -57,7 +59,8 @@ layout(const Graph *g, const Placement *pl, FILE *f)
 bool
 plan_megatron_places(const Candidate *k)
 {
-	return k->nest != NEST_DATA_INNER || grid_split(k->grid) == 1;
+	return (k->nest != NEST_DATA_INNER || grid_split(k->grid) == 1) &&
+	       k->grid[DIM_SPATIAL] <= 1;
 }
 
 bool
@@ -79,6 +82,16 @@ plan_megatron_placed(const Graph *g, const Placement *pl)
 
 	if (plan_megatron_places(pl->k))
 		return true;
+	if (pl->k->grid[DIM_SPATIAL] > 1) {
+		diag_error((Loc){ g->source, 0, 0 },
+			   "Megatron-LM has no spatial split: the recommended %s grid %s "
+			   "splits the leading layers' rows and gathers them, where Megatron's "
+			   "context parallelism splits every layer's sequence with ring "
+			   "attention (--grid ...,context=C); no plan written",
+			   strategy_name[pl->k->kind],
+			   grid_format(pl->k->grid, NULL, 0, grid, sizeof grid));
+		return false;
+	}
 	diag_error((Loc){ g->source, 0, 0 },
 		   "Megatron-LM numbers its ranks tp-dp-pp, or "
 		   "tp-pp-dp with --use-tp-pp-dp-mapping; the recommended %s grid %s is "
@@ -163,7 +176,7 @@ plan_megatron_emit(const Graph *g, const Analysis *an, const Placement *pl, FILE
 	if (an->q.set.sequence_parallel && size(pl, DIM_TENSOR) > 1)
 		fputs("\t--sequence-parallel\n", f);
 	fprintf(f, "\t--pipeline-model-parallel-size %lld\n", (long long)size(pl, DIM_PIPELINE));
-	fprintf(f, "\t--context-parallel-size %lld\n", (long long)size(pl, DIM_SPATIAL));
+	fprintf(f, "\t--context-parallel-size %lld\n", (long long)size(pl, DIM_CONTEXT));
 	if (pl->micro_batch == (double)(int64_t)pl->micro_batch)
 		fprintf(f, "\t--micro-batch-size %lld\n", (long long)pl->micro_batch);
 	else

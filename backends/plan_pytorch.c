@@ -19,6 +19,10 @@ static const char *const use[DIM_COUNT] = {
 	[DIM_TENSOR] = "Megatron's pairs: ColwiseParallel on Q, K, V and the MLP's first "
 		       "linear, RowwiseParallel on the projection and its second (heads "
 		       "split; one all-reduce a pair each way)",
+	[DIM_CONTEXT] = "the sequence split over this dimension, ring attention passing K "
+			"and V (torch.distributed.tensor.experimental.context_parallel, "
+			"PyTorch 2.4 and later); weights replicated, gradients reduced with "
+			"the data dimension's",
 };
 
 /* torch.distributed.pipelining's schedule classes */

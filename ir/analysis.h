@@ -87,7 +87,9 @@ typedef struct IterTime {
 	                       the exchange: its gradient copies and its
 	                       forward's buffer broadcast */
 	double layer;       /* per-layer collectives (filter, channel, spatial gather) */
-	double p2p;         /* halo exchange, pipeline sends */
+	double p2p;         /* halo exchange, pipeline sends, ring attention */
+	double ring;        /* context parallelism's K/V sends round the ring
+	                       not hidden behind the attention (part of p2p) */
 	double update;      /* optimizer step */
 	double recompute;   /* forward again of the recomputed segments */
 	double dispatch;    /* the GPU waiting for the CPU that issues its

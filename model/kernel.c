@@ -48,6 +48,20 @@ reuse(double a, double b)
 	return a * b / (a * b + 10 * (a + b));
 }
 
+/* A tile's time outside its main loop, in steps of K at the peak the
+ * product runs at.  `tile_overhead` is in steps of the fp32 main loop
+ * (NeuSight's fp32 microbenchmarks); the time it stands for -- loading
+ * the first operands, writing the result -- is latency and memory, which
+ * the tensor cores do not speed up, so at a faster format the same
+ * seconds are more steps. */
+static double
+overhead_steps(const System *s, double peak)
+{
+	double f = s->peak[DT_FP32];
+
+	return f > 0 && peak > f ? s->tile_overhead * peak / f : s->tile_overhead;
+}
+
 /* The library's choice for product p: the fastest of the menu's tiles
  * and splits, chosen as if the main loop ran at half the peak (where no
  * tile reaches the SM's full rate, every tile's time scales alike with
@@ -63,7 +77,7 @@ static Choice
 choose(const System *s, const Gemm *p, double peak)
 {
 	double best = INFINITY, per_sm = peak / s->sms, r128 = reuse(128, 128), u = 0.5;
-	double cm[4], cn[4], k0 = s->tile_overhead, bw = s->mem_bw * s->eff_mem;
+	double cm[4], cn[4], k0 = overhead_steps(s, peak), bw = s->mem_bw * s->eff_mem;
 	Choice c = { 0, 1, 0 };
 
 	for (int i = 0; i < 4; i++)
@@ -97,7 +111,7 @@ choose(const System *s, const Gemm *p, double peak)
  * value of everything they depend on, in a table of a fixed size (a newer
  * one takes an older one's slot).  A pure function's memo: the answer is
  * the same either way. */
-enum { MEMO = 1 << 14, KEY = 8 };
+enum { MEMO = 1 << 14, KEY = 9 };
 typedef struct Memo {
 	double key[KEY];
 	Choice c;
@@ -117,7 +131,7 @@ static Choice
 tiling(Engine *e, const System *s, const Gemm *p, double peak)
 {
 	double key[KEY] = { p->m, p->n, p->k, p->batch, peak, s->sms, s->tile_overhead,
-			    s->mem_bw * s->eff_mem };
+			    s->peak[DT_FP32], s->mem_bw * s->eff_mem };
 	uint64_t h = 1469598103934665603u, bits;
 	Memo *m;
 
@@ -274,7 +288,14 @@ kernel_compute(const Analysis *an, const Graph *g, const Layer *l, double n, dou
 	if (s->sms <= 0 || np == 0 || flops <= 0)
 		return flops / (peak * u);
 	for (int i = 0; i < np; i++) {
-		double ti = gemm_time(an->eng, s, &p[i], peak, u);
+		double ti;
+		/* a fused attention's products (FlashAttention's tiling): a block
+		 * of queries' output, the head dimension wide, accumulates over
+		 * every key, so a tile's first loads and last writes come once
+		 * a block of queries, not once a block of scores */
+		if (an->q.impl.fused_attention && l->attn && p[i].n > p[i].k)
+			p[i] = (Gemm){ p[i].m, p[i].k, p[i].n, p[i].batch };
+		ti = gemm_time(an->eng, s, &p[i], peak, u);
 		if (an->q.impl.conv_benchmark && !s->host_device && winograd(l, dt, bwd, i)) {
 			double x = (double)g->tensor[l->in[0]].elems * n * share * elem;
 			double y = (double)g->tensor[l->out[0]].elems * n * share * elem;

@@ -108,6 +108,15 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 		if (m->grad.size < m->gpus) /* a shard's replicas: one block */
 			m->grad = (Group){ m->replicas, min64(m->replicas, g), 1 };
 	}
+	/* Megatron's groups: tensor innermost, context next to it (data
+	 * innermost under data-inner: both strided over the replicas) */
+	{
+		int64_t tt = grid[DIM_TENSOR] > 0 ? grid[DIM_TENSOR] : 1,
+			cc = grid[DIM_CONTEXT] > 0 ? grid[DIM_CONTEXT] : 1,
+			r = m->nest == NEST_DATA_INNER ? m->replicas : 1;
+		m->tensor = strided(tt, r, g);
+		m->context = strided(cc, tt * r, g);
+	}
 	/* pipeline-outer: the stages are a block apart, their sends across
 	 * nodes once the grid spans more than one */
 	m->across = m->nest == NEST_PIPELINE_OUTER ? m->gpus > g

@@ -327,6 +327,20 @@ double tensor_share(const TensorTable *t, int i, double ways, bool sp);
 double tensor_collective(const Analysis *an, const Graph *g, const TensorTable *t, int i,
 			 Group grp, double n, bool sp, bool bwd);
 
+/* context.c: Megatron-LM's context parallelism (docs/model.md, "context,
+ * dc and dtc"). */
+/* Why a model cannot run `ways` ways of context parallelism (NULL: it can). */
+const char *context_refusal(const Transformer *tf, int64_t ways);
+/* The bytes of K and V a GPU of a tensor group of `tensor` holds of one
+ * attention for n samples, its s/ways tokens of each: one ring step's send. */
+double context_kv_bytes(const Analysis *an, const Transformer *tf, double n, int64_t tensor,
+			int64_t ways);
+/* The ring's exposed time of one attention, forward and backward (*fwd:
+ * forward's), its steps' compute step_f and step_b, each send of kv bytes
+ * round `ring`. */
+double context_ring(const Analysis *an, double step_f, double step_b, double kv, Group ring,
+		    double *fwd);
+
 /* zero.c */
 
 /* The weights, gradients and optimizer state of a GPU holding `weights`
@@ -445,6 +459,10 @@ typedef struct Mapping {
 	                             placement without a pipeline */
 	Group grad;               /* the gradient all-reduce among the GPUs
 	                             that hold the same weights */
+	Group tensor;             /* a Megatron tensor-parallel group (the
+	                             tensor dimension's GPUs) */
+	Group context;            /* a context-parallel ring: C GPUs one in
+	                             every tensor group (tp-cp-ep-dp-pp) */
 } Mapping;
 
 void grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *m);

@@ -331,10 +331,16 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	case STRAT_TENSOR: /* Megatron-LM's, after the paper */
 	case STRAT_DT:
 	case STRAT_DPT:
+	case STRAT_CONTEXT:
+	case STRAT_DC:
+	case STRAT_DTC:
 		k->computable = false;
 		k->feasible = false;
-		k->reason = "the paper has no formula for Megatron's tensor parallelism "
-			    "(--cost-model default)";
+		k->reason = grid[DIM_CONTEXT] > 0
+				    ? "the paper has no formula for Megatron's context parallelism "
+				      "(--cost-model default)"
+				    : "the paper has no formula for Megatron's tensor parallelism "
+				      "(--cost-model default)";
 		k->bottleneck = "scaling limit";
 		return;
 	case STRAT_PIPELINE:

@@ -37,6 +37,7 @@ typedef struct Ctx {
 	const PredictCtx *pc;
 	const System *s;
 	Mapping map;      /* the grid on the cluster */
+	const int64_t *grid; /* its sizes, DIM_COUNT */
 	double delta;     /* bytes per item */
 	double W;         /* parameters */
 	double arrays;    /* parameter tensors */
@@ -308,43 +309,84 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 
 /* ---- tensor ------------------------------------------------------------- */
 
-/* tensor and dt: Megatron-LM's tensor parallelism over the model-parallel
- * group of t GPUs (model/tensor.c), inside data groups of p1 (dt), each
- * GPU's n samples in M micro-batches whose gradients accumulate before
- * one exchange (docs/model.md, "tensor, dt and dpt"). */
+/* The ring attention of every attention of the transformer on one
+ * micro-batch (model/context.c), into k->t.ring: each step's compute 1/C
+ * of the core's -- the layers from QK^T to the product with V, at the
+ * share tensor parallelism gives them; a recomputed core runs its
+ * forward's ring again. */
+static void
+ring(const Ctx *c, Candidate *k, const Times *whole, const Times *part, int64_t t, int64_t C,
+     double mc)
+{
+	const Analysis *an = c->an;
+	const Transformer *tf = &an->tf;
+	const TensorTable *tt = &layer_table_tensor(an, c->g)->tensor;
+	const Recompute *rc = &an->rc;
+	double kv = context_kv_bytes(an, tf, mc * (double)C, t, C);
+
+	for (int j = 0; j < tf->layers; j++) {
+		double f = 0, b = 0, fwd, all;
+		bool redo = false;
+		for (int i = tf->parts[j][0]; i <= tf->parts[j][1]; i++) {
+			const Times *r = tensor_share(tt, i, (double)t, false) < 1 ? part : whole;
+			f += times_of(r, i, false);
+			b += times_of(r, i, true);
+			redo |= rc->k && (rc->redo ? rc->redo[i] : i < rc->first_kept);
+		}
+		all = context_ring(an, f / (double)C, b / (double)C, kv, c->map.context, &fwd);
+		k->t.ring += all + (redo ? fwd : 0);
+	}
+}
+
+/* tensor, dt, context, dc and dtc: Megatron-LM's tensor parallelism over
+ * t GPUs (model/tensor.c) and its context parallelism over rings of C
+ * (model/context.c), inside data groups of p1, each GPU's n samples in M
+ * micro-batches whose gradients accumulate before one exchange over data
+ * x context (docs/model.md, "tensor, dt and dpt", "context, dc and dtc").
+ * Context parallelism runs every layer on s/C of each sequence: priced
+ * as 1/C of the samples, the attention's queries against the whole
+ * sequence included ((s/C) x s of s x s). */
 static void
 tensor(const Ctx *c, Candidate *k)
 {
 	const Analysis *an = c->an;
 	const Graph *g = c->g;
 	const Recompute *rc = &an->rc;
-	int64_t p1 = c->map.replicas, t = c->map.q, B = batch_for(c, p1);
+	int64_t p1 = c->map.replicas, B = batch_for(c, p1);
+	int64_t t = c->grid[DIM_TENSOR] > 0 ? c->grid[DIM_TENSOR] : 1;
+	int64_t C = c->grid[DIM_CONTEXT] > 0 ? c->grid[DIM_CONTEXT] : 1;
 	int64_t M = an->q.set.micro_batches > 1 ? an->q.set.micro_batches : 1;
 	const LayerTable *tb = layer_table_tensor(an, g);
 	const TensorTable *tt = &tb->tensor;
 	bool sp = an->q.set.sequence_parallel && t > 1;
-	double n = (double)B / p1, m, local_w = 0, act = 0, all = 0, *wshare;
+	double n = (double)B / p1, m, mc, local_w = 0, act = 0, all = 0, *wshare;
 	const double *kept;
 	const char *why;
 	Times whole, part, col;
 
-	k->grid[DIM_TENSOR] = t;
+	if (c->grid[DIM_TENSOR] > 0)
+		k->grid[DIM_TENSOR] = t;
+	if (c->grid[DIM_CONTEXT] > 0)
+		k->grid[DIM_CONTEXT] = C;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
 	k->global_batch = B;
 	k->max_gpus = tt->most < INT64_MAX ? tt->most : 1;
 	if (p1 > B)
 		return beyond_limit(k, "more data groups than samples in the batch");
-	if ((why = tensor_refusal(tt, t)))
+	if (c->grid[DIM_CONTEXT] > 0 && (why = context_refusal(&an->tf, C)))
+		return beyond_limit(k, why);
+	if (c->grid[DIM_TENSOR] > 0 && (why = tensor_refusal(tt, t)))
 		return beyond_limit(k, why);
 	if ((double)M > n)
 		return beyond_limit(k, "more micro-batches than samples per GPU");
 	k->per_gpu_batch = n;
 	k->micro_batches = M;
 	m = n / (double)M;
-	whole = layer_times(an, g, m, 1, DIM_DATA);
-	part = layer_times(an, g, m, 1.0 / (double)t, DIM_TENSOR); /* no table shard: the model */
-	col = tensor_times(an, g, m, c->map.model, sp);
+	mc = m / (double)C; /* a GPU's s/C of m samples */
+	whole = layer_times(an, g, mc, 1, DIM_DATA);
+	part = layer_times(an, g, mc, 1.0 / (double)t, DIM_TENSOR); /* no table shard: the model */
+	col = tensor_times(an, g, mc, c->map.tensor, sp);
 	kept = kept_layers(an, g);
 	wshare = engine_scratch(an->eng, SC_PHYS_WSHARE, (size_t)g->nlayer + 1, sizeof *wshare);
 	for (int i = 0; i < g->nlayer; i++) {
@@ -361,16 +403,21 @@ tensor(const Ctx *c, Candidate *k)
 		local_w += w;
 		act += kept[i] * share, all += kept[i];
 	}
+	if (C > 1)
+		ring(c, k, &whole, &part, t, C, mc);
 	k->t.compute *= (double)M;
 	k->t.layer *= (double)M;
 	k->t.recompute *= (double)M;
-	k->t.grad = grad_time(an, g, c->map.grad, m, wshare, &k->t.grad_hidden);
+	k->t.ring *= (double)M;
+	k->t.p2p = k->t.ring;
+	k->t.grad = grad_time(an, g, c->map.grad, mc, wshare, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(an, g, c->map.grad, 0, g->nlayer - 1, wshare);
 	k->t.update = update_time(an, local_w, c->arrays);
 	sharded(c, k, local_w);
-	/* each sample is loaded once per tensor-parallel group */
-	input(c, k, n / (double)t, node_samples(c, n / (double)t), t > 1);
-	memory(c, k, local_w, m, all > 0 ? act / all : 1);
+	/* each sample is loaded once per tensor-parallel group, its s/C
+	 * tokens by each GPU of a ring */
+	input(c, k, n / (double)(t * C), node_samples(c, n / (double)(t * C)), t * C > 1);
+	memory(c, k, local_w, m, (all > 0 ? act / all : 1) / (double)C);
 }
 
 /* ---- spatial ------------------------------------------------------------ */
@@ -740,7 +787,7 @@ assignment(const PredictCtx *pc, const LayerSplit *split, double moves, Candidat
 static void
 predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], Candidate *k)
 {
-	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->q.sys,
+	Ctx c = { .g = pc->g, .an = pc->an, .pc = pc, .s = pc->an->q.sys, .grid = grid,
 		  .delta = elem_bytes(pc->an), .W = (double)pc->g->total.params };
 
 	c.arrays = layer_table(c.an, c.g)->arrays;
@@ -753,7 +800,10 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_SPATIAL:
 	case STRAT_DS: predict_spatial(&c, k); break;
 	case STRAT_TENSOR:
-	case STRAT_DT: tensor(&c, k); break;
+	case STRAT_DT:
+	case STRAT_CONTEXT:
+	case STRAT_DC:
+	case STRAT_DTC: tensor(&c, k); break;
 	case STRAT_PIPELINE:
 	case STRAT_DP:
 	case STRAT_DPF:
@@ -772,11 +822,14 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 		k->t.sync_bn = (double)(k->micro_batches > 1 ? k->micro_batches : 1) *
 			       sync_bn_time(c.an, c.g, c.map.grad, 0, c.g->nlayer - 1);
 	/* one process a GPU issues every layer of its iteration, at the
-	 * times the strategy priced them at */
+	 * times the strategy priced them at (a context ring's GPU: on s/C
+	 * of each sample) */
 	if (!k->reason) {
+		double cp = (double)(grid[DIM_CONTEXT] > 1 ? grid[DIM_CONTEXT] : 1);
 		Lane ln = lane_times(c.an, c.g, 0, c.g->nlayer - 1,
 				     k->per_gpu_batch /
-					     (double)(k->micro_batches > 1 ? k->micro_batches : 1));
+					     (double)(k->micro_batches > 1 ? k->micro_batches : 1) /
+					     cp);
 		host_lane(c.an, c.g, 0, c.g->nlayer - 1, &ln, c.arrays, k);
 	}
 }

@@ -305,14 +305,16 @@ tensor_spans_nodes(Analysis *an, const Candidate *k)
 	if (t <= 1 || !k->feasible)
 		return;
 	grid_map(an->q.sys, k->grid, k->nest, &m);
-	if (m.split.per_node < m.split.size)
+	/* the tensor group itself: with context parallelism the model group
+	 * is tensor x context, a ring of tensor groups */
+	if (m.tensor.per_node < m.tensor.size)
 		warn(an, "tensor-spans-nodes",
 		     "tensor=%" PRId64 " spans %" PRId64 " nodes (%" PRId64 " of its GPUs on "
 		     "each, of %" PRId64 "): its all-reduces, two a layer each way, go over the "
 		     "network, which Megatron-LM avoids by keeping the tensor-parallel group "
 		     "inside a node",
-		     t, (m.split.size + m.split.per_node - 1) / m.split.per_node, m.split.per_node,
-		     an->q.sys->gpus_per_node);
+		     t, (m.tensor.size + m.tensor.per_node - 1) / m.tensor.per_node,
+		     m.tensor.per_node, an->q.sys->gpus_per_node);
 }
 
 void

@@ -5,10 +5,11 @@
  * and stage 3 inside each node, FSDP hybrid, when the GPUs span nodes)
  * and recomputation (none, full) -- and, on a grid with a tensor dimension
  * of a transformer, Megatron's sequence parallelism (off, on) and its
- * selective recomputation (the attention core) -- each predicted by the
- * cost model as a
- * single analysis would; the pipeline's micro-batch count is chosen inside
- * each prediction, as always.  Ranked as the analysis ranks: feasible
+ * selective recomputation (the attention core), and beside a 16-bit
+ * precision the user gave on a transformer, fp8 where the GPUs have its
+ * peak -- each predicted by the cost model as a single analysis would
+ * (never a tensor group larger than a node); the pipeline's micro-batch
+ * count is chosen inside each prediction, as always.  Ranked as the analysis ranks: feasible
  * first, then the shorter epoch.  The best SEARCH_TOP are kept, each loser
  * with why it lost.
  *
@@ -200,6 +201,11 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 				s->stopped = true;
 				return true;
 			}
+			/* Megatron keeps a tensor-parallel group inside a node
+			 * (SC'21, Takeaway #1): a larger one is priced when
+			 * --grid asks for it, never proposed */
+			if (grid[DIM_TENSOR] > an->q.sys->gpus_per_node)
+				continue;
 			grid_variants(g, an, o, fix, &full, &sel, (StrategyKind)kind, grid, s);
 		}
 	}
@@ -357,6 +363,18 @@ runs(const System *sys, Precision p)
 	}
 }
 
+/* Whether the search also tries fp8 beside the precision the user gave:
+ * a 16-bit one (Megatron-LM's --fp8-format runs on top of --bf16 or
+ * --fp16) on a transformer, on GPUs with an FP8 peak, under a stack that
+ * runs it. */
+static bool
+fp8_beside(const Analysis *an, Precision p)
+{
+	return p != PREC_FP8 && (precision_bytes(p) == 2 || precision_low(p) == 2) &&
+	       an->tf.layers > 0 && an->q.sys->peak[DT_FP8] > 0 &&
+	       impl_runs_precision(&an->q.impl, PREC_FP8);
+}
+
 bool
 search_all(const Graph *g, const Analysis *an, const Settings *set, const StrategyOpts *o,
 	   const SearchFix *fix, double budget_s, Search *s)
@@ -366,6 +384,13 @@ search_all(const Graph *g, const Analysis *an, const Settings *set, const Strate
 	search_begin(s, budget_s);
 	if (fix->precision) {
 		ok = search_run(g, an, o, fix, s);
+		if (ok && !s->stopped && fp8_beside(an, set->prec)) {
+			Settings at = *set;
+			Analysis a;
+			at.prec = PREC_FP8;
+			ok = analysis_setup(&a, an->eng, &at, g, an->q.sys) &&
+			     search_run(g, &a, o, fix, s);
+		}
 		search_end(s);
 		return ok;
 	}

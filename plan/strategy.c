@@ -329,8 +329,13 @@ strategy_asked(const Analysis *an, const StrategyOpts *o, StrategyKind k)
 {
 	if (!(o->mask & (1u << k)))
 		return false;
-	return o->listed || an->tf.layers > 0 ||
-	       !(strategy_info[k].dims & DIM_BIT(DIM_TENSOR));
+	/* Megatron's tensor parallelism by default on a transformer only;
+	 * its context parallelism only when --strategies names it (a
+	 * longer sequence's choice, not a default's) */
+	if (o->listed)
+		return true;
+	return !(strategy_info[k].dims & DIM_BIT(DIM_CONTEXT)) &&
+	       (an->tf.layers > 0 || !(strategy_info[k].dims & DIM_BIT(DIM_TENSOR)));
 }
 
 bool

@@ -132,10 +132,9 @@ megatron_flags()
 # Megatron-LM trains transformers: ViT-B/16's plans on the grids; the
 # CNNs' are refused, with the kinds that fit, and nothing is written.
 gunzip -c "$srcdir/tests/data/zoo/vit_b_16.onnx.gz" >"$tmp/vit.onnx"
-for grid in data=16 data=4,spatial=4 pipeline=8; do
+for grid in data=16 pipeline=8; do
 	case $grid in
 	data=16) pp=1 cp=1 ;;
-	data=4,spatial=4) pp=1 cp=4 ;;
 	pipeline=8) pp=8 cp=1 ;;
 	esac
 	"$ORACLEC" "$tmp/vit.onnx" --grid "$grid" --plan generic -q -o "$tmp/vit.generic" 2>"$tmp/err" ||
@@ -145,6 +144,16 @@ for grid in data=16 data=4,spatial=4 pipeline=8; do
 	fi
 	check "vit_b_16 $grid: the megatron plan is deterministic and consistent"
 done
+# ParaDL's spatial split (the leading layers' rows, then a gather) is not
+# Megatron's context parallelism (every layer's sequence, ring
+# attention): refused, nothing written (tests/tensor.sh writes context's)
+"$ORACLEC" "$tmp/vit.onnx" -s abci --grid data=4,spatial=4 --plan megatron -q \
+	-o "$tmp/sp.megatron" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] || fail "spatial: not exit 1"
+grep -q "error: Megatron-LM has no spatial split: the recommended ds grid data=4,spatial=4" \
+	"$tmp/err" || fail "spatial: no diagnostic"
+[ -e "$tmp/sp.megatron" ] && fail "spatial: a plan was written"
+check "vit_b_16 data=4,spatial=4: no Megatron plan (spatial is not its context parallelism)"
 # the rank order: pipeline-outer is Megatron's default (tp-dp-pp),
 # model-inner its --use-tp-pp-dp-mapping (tp-pp-dp); data-inner with
 # tensor parallelism has no Megatron order and is refused

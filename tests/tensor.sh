@@ -260,4 +260,113 @@ want_status 0
 	fail "a ResNet's search has sequence_parallel"
 check "--search: sequence parallelism and selective recomputation on a GPT's tensor grids"
 
+# 13: where the GPUs have an FP8 peak, a search asked at a 16-bit
+# precision on a transformer also tries fp8 (under a stack that runs it:
+# Megatron-LM with Transformer Engine, written here): the 1.3 B GPT on 8
+# GPUs of a DGX H100 picks fp8, the text says so; on a DGX A100 (no fp8
+# peak) fp8 is never tried
+cat >"$tmp/te.odl" <<'ODL'
+implementation megatron_te {
+    base = "pytorch";
+    framework = "Megatron-LM with Transformer Engine";
+    precisions = "amp-fp16,amp-bf16,fp16,bf16,fp8";
+    strategies = "data,pipeline,dp,tensor,dt,dpt";
+}
+ODL
+for s in dgx-h100 dgx-a100; do
+	run "$g13" -s $s -g 8 -B 64 --precision amp-bf16 --implementation "$tmp/te.odl" \
+		--strategies tensor,dt --search -q -f json
+	want_status 0
+	cp "$tmp/out" "$tmp/fp8-$s.json"
+done
+[ "$(get "$tmp/fp8-dgx-h100.json" 'd["recommendation"]["precision"]')" = fp8 ] ||
+	fail "dgx-h100: the search did not pick fp8"
+# the given precision's configurations are evaluated too: more than on the A100
+eh=$(get "$tmp/fp8-dgx-h100.json" 'd["search"]["evaluated"]')
+ea=$(get "$tmp/fp8-dgx-a100.json" 'd["search"]["evaluated"]')
+[ "$eh" -gt "$ea" ] || fail "dgx-h100 evaluated $eh configurations, dgx-a100 $ea"
+[ "$(get "$tmp/fp8-dgx-a100.json" 'sorted({c["precision"] for c in d["search"]["top"]})')" = \
+	"['amp-bf16']" ] || fail "dgx-a100: fp8 tried"
+run "$g13" -s dgx-h100 -g 8 -B 64 --precision amp-bf16 --implementation "$tmp/te.odl" \
+	--strategies tensor,dt --search -q
+want_status 0
+has out "recommendation (the search's best, below): use dt parallelism (data=4,tensor=2), fp8,"
+check "--search at amp-bf16: fp8 tried and picked on dgx-h100, never on dgx-a100"
+
+# 14: the search keeps tensor groups inside a node: on 16 GPUs of nodes
+# of 8 it evaluates no grid of tensor=16 (tensor alone has none left)
+# and proposes none above 8; an explicit --grid tensor=16 is still
+# priced, with its warning (case 11)
+for st in tensor tensor,dt; do
+	run "$g13" -s dgx-a100 -g 16 -B 32 --precision amp-bf16 --implementation "$tmp/te.odl" \
+		--strategies $st --search -q -f json
+	want_status 0
+	cp "$tmp/out" "$tmp/node-$st.json"
+done
+[ "$(get "$tmp/node-tensor.json" 'd["search"]["evaluated"]')" = 0 ] ||
+	fail "the search evaluated tensor=16"
+[ "$(get "$tmp/node-tensor,dt.json" \
+	'0 < max([c["grid"]["tensor"] for c in d["search"]["top"]] + [0]) <= 8')" = True ] ||
+	fail "the search proposed a tensor group above a node"
+check "--search on 16 GPUs of nodes of 8: no tensor group above 8 proposed"
+
+# 15: Megatron's context parallelism: the 1.7 B GPT's 2,048 tokens over
+# rings of 2 and 4 GPUs at the same global batch of 8 (the sequence
+# split, data=1): each GPU keeps 1/2 and 1/4 of the one GPU's activation
+# bytes, the iteration shortens with the GPUs (compute dominates), the
+# weights' gradients are all-reduced over the ring (none on one GPU).
+# Inside a node a step's K/V send (75 MB at context=2 over NVSwitch)
+# hides behind its block's attention: context_ring_s is 0; at
+# context=16 the ring crosses the network between two nodes and shows
+# (> 0, within p2p_s)
+for c in 1 2 4 16; do
+	# shellcheck disable=SC2086
+	run "$gpt" $common -g $c --grid data=1,context=$c
+	want_status 0
+	cp "$tmp/out" "$tmp/cp$c.json"
+done
+"$py" - "$tmp/cp1.json" "$tmp/cp2.json" "$tmp/cp4.json" "$tmp/cp16.json" >"$tmp/why" 2>&1 <<'PY' ||
+import json, sys
+c1, c2, c4, c16 = (json.load(open(p))["strategies"][0] for p in sys.argv[1:5])
+for k in (c1, c2, c4, c16):
+    assert k["name"] == "dc" and k["feasible"] and k["global_batch"] == 8, k["reason"]
+a1 = c1["memory"]["activations"]
+for k, c in ((c2, 2), (c4, 4), (c16, 16)):
+    a = k["memory"]["activations"]
+    assert abs(a * c - a1) <= 1e-9 * a1, (c, a, a1)
+t = [k["iteration"]["total_s"] for k in (c1, c2, c4)]
+assert t[0] > t[1] > t[2], t
+assert "context_ring_s" not in c1["iteration"], c1["iteration"]
+assert c1["iteration"]["gradient_allreduce_s"] == 0, c1["iteration"]
+assert c2["iteration"]["gradient_allreduce_s"] > 0, c2["iteration"]
+assert c2["iteration"]["context_ring_s"] == 0 == c4["iteration"]["context_ring_s"]
+r = c16["iteration"]["context_ring_s"]
+assert 0 < r <= c16["iteration"]["p2p_s"], c16["iteration"]
+PY
+	fail "$(cat "$tmp/why")"
+check "context=2, 4, 16: activations 1/2, 1/4, 1/16; faster; the ring hidden in a node, not across"
+
+# 16: --plan megatron passes the context size (and no spatial one), the
+# data-parallel size what remains; a model without attention refuses
+# --grid context with exit 2, the reason, and nothing on stdout
+run "$gpt" -s dgx-a100 -g 8 -B 8 --precision amp-bf16 --grid data=2,tensor=2,context=2 -q \
+	--plan megatron -o "$tmp/cp.megatron"
+want_status 0
+for f in "--context-parallel-size 2" "--tensor-model-parallel-size 2"; do
+	grep -Fqx "	$f" "$tmp/cp.megatron" || fail "the plan lacks $f"
+done
+grep -Fqx "# data-parallel size: 2" "$tmp/cp.megatron" || fail "not 2 data-parallel"
+# tensor=8 fills a node, its rings of 2 cross between two: the tensor
+# groups stay inside a node, no tensor-spans-nodes
+# shellcheck disable=SC2086
+run "$gpt" $common -g 16 --grid data=1,tensor=8,context=2
+want_status 0
+[ "$(get "$tmp/out" "$spans")" = "[]" ] || fail "tensor=8,context=2 warned tensor-spans-nodes"
+run "$srcdir/examples/alexnet.odl" -g 2 --grid data=1,context=2
+want_status 2
+has err "error: --grid context=2: context parallelism splits a transformer's sequence over"
+has err "the model has no attention"
+empty out
+check "context: Megatron's --context-parallel-size; rings across nodes, tensor inside; AlexNet refuses it (exit 2)"
+
 finish

@@ -206,11 +206,35 @@ tiles_in_waves_transfer_to_gpus_they_were_not_fitted_on(void **state)
 	}
 }
 
+/* A tile's overhead is seconds of fp32 steps (docs/model.md, "One
+ * kernel"): a 1024 x 1024 product on an A100 (3 waves of 64 x 64 tiles,
+ * the same choice at every K) takes (K + k0) steps a tile, k0 = 5 at the
+ * fp32 peak and 5 x 312 / 19.5 = 80 at the fp16 one. */
+static void
+a_tiles_overhead_is_fp32_seconds_at_every_format(void **state)
+{
+	System s = { .sms = 108, .tile_overhead = 5, .mem_bw = 2039e9, .eff_mem = 0.85 };
+	Gemm shortk = { 1024, 1024, 64, 1 }, longk = { 1024, 1024, 4096, 1 };
+
+	(void)state;
+	s.peak[DT_FP32] = 19.5e12;
+	s.peak[DT_FP16] = 312e12;
+	NEAR(gemm_time(NULL, &s, &shortk, 19.5e12, 0.8) / gemm_time(NULL, &s, &longk, 19.5e12, 0.8),
+	     (64.0 + 5) / (4096 + 5));
+	NEAR(gemm_time(NULL, &s, &shortk, 312e12, 0.8) / gemm_time(NULL, &s, &longk, 312e12, 0.8),
+	     (64.0 + 80) / (4096 + 80));
+	/* the overhead, k0 / (K + k0) of a product's time, is the same
+	 * seconds at both */
+	NEAR(gemm_time(NULL, &s, &longk, 312e12, 0.8) * 80 / 4176,
+	     gemm_time(NULL, &s, &longk, 19.5e12, 0.8) * 5 / 4101);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tiles_in_waves_transfer_to_gpus_they_were_not_fitted_on),
+		cmocka_unit_test(a_tiles_overhead_is_fp32_seconds_at_every_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

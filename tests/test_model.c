@@ -594,6 +594,22 @@ fused_attention_keeps_q_k_v_and_the_row_statistics(void **state)
 	NEAR(layer_time(&an, g, &g->layer[1], 256, 1, DIM_DATA, false), 0);
 	NEAR(layer_time(&an, g, &g->layer[2], 256, 1, DIM_DATA, true), 0);
 	assert_true(fused < eager);
+	/* the fused scores' product runs as FlashAttention tiles it: a block
+	 * of queries' 16-wide output reduced over the 128 keys (M 128, N 16,
+	 * K 128), not 128 x 128 scores reduced over 16 (docs/model.md, "One
+	 * kernel") */
+	{
+		const Layer *qk = &g->layer[0];
+		double fl = (double)qk->cost.flops_fwd * 256, own = 2.0 * 128 * 16 * 128 * 1024;
+		double peak = s->peak[DT_FP32];
+		Gemm flash = { 128, 16, 128, 1024 }, scores = { 128, 128, 16, 1024 };
+		NEAR(kernel_compute(&an, g, qk, 256, 1, false, DT_FP32, peak, 0.8, fl),
+		     gemm_time(an.eng, s, &flash, peak, 0.8) * fl / own);
+		an.q.impl.fused_attention = false;
+		NEAR(kernel_compute(&an, g, qk, 256, 1, false, DT_FP32, peak, 0.8, fl),
+		     gemm_time(an.eng, s, &scores, peak, 0.8) * fl / own);
+		an.q.impl.fused_attention = true;
+	}
 
 	g = fx_run(fx, "model m { input q: 4x16x8; input k: 4x8x16; input v: 4x16x8;\n"
 		       "  s = matmul(q, k); b = scale(s); p = softmax(b, axis=2);\n"
@@ -679,6 +695,51 @@ tensor_parallel_pairs_reduce_twice_each_way(void **state)
 	assert_null(tensor_refusal(t, 4));
 	assert_non_null(tensor_refusal(t, 3));
 	assert_non_null(tensor_refusal(t, 8));
+}
+
+/* Megatron's context parallelism (model/context.c): one block is the
+ * GPU's K and V of its s/C tokens; Transformer Engine's ring sends one
+ * block at each of C-1 forward steps and 2(C-1) blocks backward (K,V;
+ * then K,V with dK,dV at once; then dK,dV), each hidden behind its step's
+ * compute; the refusals. */
+static void
+context_ring_sends_what_transformer_engine_sends(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx, gpt_two, PASS_MEMORY);
+	Settings set = settings_default;
+	Transformer tf = { .layers = 24, .heads = 24, .head_dim = 96, .hidden = 2304,
+			   .kv_groups = 24, .seq = 2048 };
+	Group ring = { 4, 4, 1 };
+	Analysis an;
+	double kv, one, two, fwd, t;
+
+	assert_non_null(g);
+	set.prec = PREC_AMP_FP16;
+	assert_true(analysis_setup(&an, fx->eng, &set, g, fx_abci(fx)));
+	/* SC'21's 1.7 B GPT, 8 samples over 2: 2 x 8 x 1024 x 2304 x 2 bytes */
+	assert_true(context_kv_bytes(&an, &tf, 8, 1, 2) == 75497472.0);
+	/* a tensor group of 2 holds half the heads' */
+	assert_true(context_kv_bytes(&an, &tf, 8, 2, 2) == 75497472.0 / 2);
+	kv = context_kv_bytes(&an, &tf, 8, 1, 4);
+	one = p2p_time(&an, kv, false);
+	two = p2p_time(&an, 2 * kv, false);
+	/* nothing to hide behind: every send exposed */
+	t = context_ring(&an, 0, 0, kv, ring, &fwd);
+	assert_true(fabs(fwd - 3 * one) <= 1e-12 * fwd);
+	assert_true(fabs(t - (3 * one + 2 * one + 2 * two)) <= 1e-12 * t);
+	/* a step longer than the doubled send: all hidden */
+	assert_true(context_ring(&an, two, two, kv, ring, &fwd) == 0 && fwd == 0);
+	/* forward hidden, backward's doubled sends half exposed */
+	t = context_ring(&an, two, one, kv, ring, &fwd);
+	assert_true(fwd == 0 && fabs(t - 2 * (two - one)) <= 1e-12 * t);
+	/* one GPU: no ring */
+	ring.size = 1;
+	assert_true(context_ring(&an, 0, 0, kv, ring, &fwd) == 0);
+	assert_null(context_refusal(&tf, 4));
+	assert_non_null(context_refusal(&tf, 3)); /* 2048 in 6 chunks */
+	tf.layers = 0;
+	assert_non_null(context_refusal(&tf, 2));
 }
 
 /* The activation memory of a transformer layer as Korthikanti et al.
@@ -1756,6 +1817,7 @@ main(void)
 		FX_TEST(recompute_keeps_sqrt_of_a_chain),
 		FX_TEST(tensor_parallel_pairs_reduce_twice_each_way),
 		FX_TEST(tensor_parallel_keeps_the_papers_activations),
+		FX_TEST(context_ring_sends_what_transformer_engine_sends),
 		FX_TEST(master_weights_count_megatrons_bytes_per_parameter),
 		FX_TEST(bf16_master_weights_exchange_fp32_gradients),
 		cmocka_unit_test(validation_means_are_per_strategy_and_overall),

@@ -31,11 +31,16 @@ the_table_names_strategies_and_their_grids(void **state)
 	assert_int_equal(strategy_info[STRAT_CHANNEL].grids, GRID_WHOLE);
 	assert_string_equal(strategy_list(buf, sizeof buf),
 			    "data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc, dps, "
-			    "tensor, dt, dpt");
+			    "tensor, dt, dpt, context, dc, dtc");
 	assert_string_equal(grid_shape_list(buf, sizeof buf),
 			    "data, spatial, pipeline, filter, channel, data+filter, data+spatial, "
 			    "data+pipeline, data+pipeline+filter, data+pipeline+channel, "
-			    "data+spatial+pipeline, tensor, data+tensor, data+pipeline+tensor");
+			    "data+spatial+pipeline, tensor, data+tensor, data+pipeline+tensor, "
+			    "context, data+context, data+tensor+context");
+	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_CONTEXT)), STRAT_DC);
+	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_TENSOR) |
+				       DIM_BIT(DIM_CONTEXT)),
+			 STRAT_DTC);
 	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_PIPELINE) |
 				       DIM_BIT(DIM_TENSOR)),
 			 STRAT_DPT);
@@ -45,8 +50,13 @@ the_table_names_strategies_and_their_grids(void **state)
 	assert_int_equal(grid_order[2], DIM_SPATIAL);
 	assert_int_equal(grid_order[3], DIM_CHANNEL);
 	assert_int_equal(grid_order[4], DIM_FILTER);
+	/* Megatron's tp-cp-ep-dp-pp: tensor fastest, context next */
+	assert_int_equal(grid_order[5], DIM_CONTEXT);
+	assert_int_equal(grid_order[6], DIM_TENSOR);
 	assert_true(grid_dim_info[DIM_FILTER].shards);
 	assert_false(grid_dim_info[DIM_SPATIAL].shards);
+	/* context parallelism keeps the weights whole */
+	assert_false(grid_dim_info[DIM_CONTEXT].shards);
 }
 
 static void
@@ -253,6 +263,37 @@ fake_predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUN
 }
 
 static const CostModel fake = { "fake", fake_predict, false, NULL, NULL };
+
+/* Megatron's context rings: C GPUs one in every tensor group (tensor
+ * innermost, context next), inside a node while tensor x context fits
+ * one; the gradients all-reduced over data x context. abci: 4 GPUs a
+ * node. */
+static void
+context_rings_sit_next_to_tensor_groups(void **state)
+{
+	Fx *fx = *state;
+	const System *s = fx_abci(fx);
+	int64_t dtc[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_TENSOR] = 2, [DIM_CONTEXT] = 2 };
+	int64_t wide[DIM_COUNT] = { [DIM_DATA] = 1, [DIM_TENSOR] = 4, [DIM_CONTEXT] = 2 };
+	int64_t dc[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_CONTEXT] = 4 };
+	Mapping m;
+
+	grid_map(s, dtc, NEST_MODEL_INNER, &m);
+	assert_int_equal(m.q, 4);
+	assert_group(m.tensor, 2, 2, 1);
+	assert_group(m.context, 2, 2, 1);
+	assert_int_equal(m.grad.size, 4); /* data x context */
+	/* tensor=4 fills a node: each ring's two GPUs on two nodes, the
+	 * node's four rings crossing its network at once */
+	grid_map(s, wide, NEST_MODEL_INNER, &m);
+	assert_group(m.tensor, 4, 4, 1);
+	assert_group(m.context, 2, 1, 4);
+	/* no tensor dimension: a ring of 4 is a node; every GPU holds the
+	 * whole weights, all 8 reduce them */
+	grid_map(s, dc, NEST_MODEL_INNER, &m);
+	assert_group(m.context, 4, 4, 1);
+	assert_group(m.grad, 8, 4, 1);
+}
 
 static void
 strategies_enumerate_grids_and_rank_any_model(void **state)
@@ -1608,6 +1649,7 @@ main(void)
 		cmocka_unit_test(the_table_names_strategies_and_their_grids),
 		cmocka_unit_test(grid_text_reads_and_writes),
 		FX_TEST(mapping_places_groups_inside_nodes),
+		FX_TEST(context_rings_sit_next_to_tensor_groups),
 		FX_TEST(strategies_enumerate_grids_and_rank_any_model),
 		cmocka_unit_test(cost_models_are_found_by_name),
 		FX_TEST(a_pipeline_keeps_each_stage_cost),

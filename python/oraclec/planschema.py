@@ -45,7 +45,8 @@ STRATEGIES = {
     "ds": {"data", "spatial"}, "dp": {"data", "pipeline"},
     "dpf": {"data", "pipeline", "filter"}, "dpc": {"data", "pipeline", "channel"},
     "dps": {"data", "pipeline", "spatial"}, "tensor": {"tensor"}, "dt": {"data", "tensor"},
-    "dpt": {"data", "pipeline", "tensor"},
+    "dpt": {"data", "pipeline", "tensor"}, "context": {"context"},
+    "dc": {"data", "context"}, "dtc": {"data", "tensor", "context"},
 }
 
 
