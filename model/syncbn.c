@@ -19,8 +19,10 @@
  * ranks, but MLPerf's bn_group and the launcher (runner.py,
  * sync_bn_group) cut the data dimension into K-rank pieces, and a last,
  * shorter piece would average its statistics over fewer samples than
- * the rest.  sync_bn_refusal is that rule, once: the prediction of every
- * grid (plan/strategy.c) and the plan (plan/placement.c) ask it. */
+ * the rest.  sync_bn_refusal is that rule, once: every grid's prediction
+ * asks it (plan/strategy.c), so no plan meets a refused grid, and the
+ * plan's groups (plan/placement.c) and the pricing here are of one size,
+ * sync_bn_group's. */
 #include "model/model.h"
 
 #include <inttypes.h>
