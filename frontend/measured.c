@@ -9,7 +9,6 @@
 #include "util/csv.h"
 #include "util/escape.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
