@@ -981,7 +981,8 @@ static const Row rows[] = {
 	  .arg = "LIST",
 	  .help = "comma list of data,spatial,pipeline,filter,\n"
 	          "channel,df,ds,dp,dpf,dpc,dps,tensor,dt,dpt,\n"
-	          "context,dc,dtc (the last three only when named)",
+	          "context,dc,dtc,dptc (the last four only when\n"
+	          "named)",
 	  .dflt = "(default all)",
 	  .what = "strategy",
 	  .choice = strategy_choice,

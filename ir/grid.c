@@ -73,14 +73,16 @@ grid_strategy(unsigned dims)
 	return (StrategyKind)k;
 }
 
+enum { F4_MASK = (1 << 21) - 1 };
+
 bool
 grid_next(StrategyKind k, int64_t p, int64_t *it, int64_t grid[DIM_COUNT])
 {
-	GridDim in[2];
+	GridDim in[3];
 	int n = 0;
 
 	for (int d = 0; d < DIM_COUNT; d++)
-		if ((strategy_info[k].dims & DIM_BIT(d)) && d != DIM_DATA && n < 2)
+		if ((strategy_info[k].dims & DIM_BIT(d)) && d != DIM_DATA && n < 3)
 			in[n++] = (GridDim)d;
 	memset(grid, 0, DIM_COUNT * sizeof *grid);
 	switch (strategy_info[k].grids) {
@@ -111,6 +113,24 @@ grid_next(StrategyKind k, int64_t p, int64_t *it, int64_t grid[DIM_COUNT])
 					return true;
 				}
 		return false;
+	case GRID_FACTORS4: /* *it: the last p2 - 1, p3 - 1 and p4 - 1, 21 bits
+			       each (each size at most p / 8 <= 2^21) */
+	{
+		int64_t a = (*it >> 42) + 1, b = (*it >> 21 & F4_MASK) + 1, c = (*it & F4_MASK) + 1;
+		for (int64_t p2 = *it ? a : 2; p2 * 8 <= p; p2++)
+			for (int64_t p3 = *it && p2 == a ? b : 2; p2 * p3 * 4 <= p; p3++)
+				for (int64_t p4 = *it && p2 == a && p3 == b ? c + 1 : 2;
+				     p2 * p3 * p4 * 2 <= p; p4++)
+					if (p % (p2 * p3 * p4) == 0) {
+						*it = (p2 - 1) << 42 | (p3 - 1) << 21 | (p4 - 1);
+						grid[DIM_DATA] = p / (p2 * p3 * p4);
+						grid[in[0]] = p2;
+						grid[in[1]] = p3;
+						grid[in[2]] = p4;
+						return true;
+					}
+		return false;
+	}
 	}
 	return false;
 }

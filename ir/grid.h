@@ -31,6 +31,7 @@ typedef enum GridEnum {
 	GRID_WHOLE,   /* its one dimension takes all p */
 	GRID_FACTORS, /* data p1 x another dimension p2, every p1 p2 = p with both > 1 */
 	GRID_FACTORS3,/* data p1 x two others p2 x p3, every p1 p2 p3 = p, all > 1 */
+	GRID_FACTORS4,/* data p1 x three others, every p1 p2 p3 p4 = p, all > 1 */
 } GridEnum;
 
 typedef struct StrategyInfo {

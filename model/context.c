@@ -20,7 +20,7 @@
  * @d98e8a64 line 2660), so every rank does the same work: priced even,
  * each step 1/C of the rank's attention core.  A step's send hides
  * behind its block's compute; what is left over is exposed. */
-#include "model/model.h"
+#include "model/reuse.h"
 
 const char *
 context_refusal(const Transformer *tf, int64_t ways)
@@ -73,4 +73,24 @@ context_ring(const Analysis *an, double step_f, double step_b, double kv, Group 
 	b = 2 * exposed(one, step_b) + (double)(C - 2) * exposed(two, step_b);
 	*fwd = f;
 	return f + b;
+}
+
+double
+context_attention(const Analysis *an, const Graph *g, int j, const Times *whole,
+		  const Times *part, int64_t t, Group ring, double m, double *fwd, bool *redo)
+{
+	const Transformer *tf = &an->tf;
+	const TensorTable *tt = &layer_table_tensor(an, g)->tensor;
+	const Recompute *rc = &an->rc;
+	double C = (double)ring.size, f = 0, b = 0;
+
+	*redo = false;
+	for (int i = tf->parts[j][0]; i <= tf->parts[j][1]; i++) {
+		const Times *r = tensor_share(tt, i, (double)t, false) < 1 ? part : whole;
+		f += times_of(r, i, false);
+		b += times_of(r, i, true);
+		*redo |= rc->k && (rc->redo ? rc->redo[i] : i < rc->first_kept);
+	}
+	return context_ring(an, f / C, b / C, context_kv_bytes(an, tf, m, t, ring.size), ring,
+			    fwd);
 }

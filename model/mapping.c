@@ -61,8 +61,9 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 		m->dim[m->ndim++] = d;
 		if (d != DIM_DATA)
 			m->q *= grid[d];
-		if (d != DIM_DATA && d != DIM_PIPELINE)
-			t = grid[d]; /* the split inside a layer */
+		if (d != DIM_DATA && d != DIM_PIPELINE) /* the split inside a layer: a
+							   stage's tensor x context (dptc) */
+			t = t ? t * grid[d] : grid[d];
 	}
 	if (grid[DIM_PIPELINE] <= 1 || !t)
 		t = m->q;
@@ -96,12 +97,14 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 		m->split = (Group){ t, min64(t, g), 1 };
 	} else if (m->nest == NEST_PIPELINE_OUTER) {
 		/* a stage's block: its replicas of t consecutive ranks each;
-		 * a shard's replicas one in every t of them */
+		 * a shard's replicas one in every t of them, or (dptc) in
+		 * every tensor group of them: data x context */
+		int64_t cc = grid[DIM_CONTEXT] > 0 ? grid[DIM_CONTEXT] : 1;
 		m->split = (Group){ t, min64(t, g), 1 };
 		m->model = m->split;
 		m->grad = grid[DIM_SPATIAL] > 0 /* dps: whole weights, the block's */
 				  ? (Group){ u, min64(u, g), 1 }
-				  : strided(m->replicas, t, g);
+				  : strided(m->replicas * cc, t / cc, g);
 	} else {
 		m->model = strided(m->q, m->replicas, g);
 		m->split = strided(t, m->replicas, g);
@@ -116,6 +119,22 @@ grid_map(const System *s, const int64_t grid[DIM_COUNT], Nesting nest, Mapping *
 			r = m->nest == NEST_DATA_INNER ? m->replicas : 1;
 		m->tensor = strided(tt, r, g);
 		m->context = strided(cc, tt * r, g);
+		/* data-inner: a shard's replicas are its r consecutive ranks in
+		 * each of the C ring positions (data x context), the node's
+		 * other tensor coordinates' groups beside them */
+		if (m->nest == NEST_DATA_INNER && cc > 1) {
+			int64_t per = r <= g ? r * m->context.per_node : g;
+			m->grad = (Group){ r * cc, per, r * cc > per ? g / per : 1 };
+		}
+		/* model-inner: the ring's C GPUs in each of the replicas' blocks
+		 * of q, a node holding min(r, g / q) whole blocks, or (a block
+		 * larger) the ring's GPUs in it */
+		if (m->nest == NEST_MODEL_INNER && cc > 1) {
+			int64_t per = m->q <= g ? min64(m->replicas, g / m->q) * cc
+						: m->context.per_node,
+				n = m->replicas * cc;
+			m->grad = (Group){ n, per, n > per ? g / per : 1 };
+		}
 	}
 	/* pipeline-outer: the stages are a block apart, their sends across
 	 * nodes once the grid spans more than one */

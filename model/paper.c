@@ -334,6 +334,7 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	case STRAT_CONTEXT:
 	case STRAT_DC:
 	case STRAT_DTC:
+	case STRAT_DPTC:
 		k->computable = false;
 		k->feasible = false;
 		k->reason = grid[DIM_CONTEXT] > 0

@@ -310,30 +310,17 @@ model_split(const Ctx *c, Candidate *k, bool channel)
 /* ---- tensor ------------------------------------------------------------- */
 
 /* The ring attention of every attention of the transformer on one
- * micro-batch (model/context.c), into k->t.ring: each step's compute 1/C
- * of the core's -- the layers from QK^T to the product with V, at the
- * share tensor parallelism gives them; a recomputed core runs its
- * forward's ring again. */
+ * micro-batch of mc x C samples (model/context.c), into k->t.ring; a
+ * recomputed core runs its forward's ring again. */
 static void
 ring(const Ctx *c, Candidate *k, const Times *whole, const Times *part, int64_t t, int64_t C,
      double mc)
 {
-	const Analysis *an = c->an;
-	const Transformer *tf = &an->tf;
-	const TensorTable *tt = &layer_table_tensor(an, c->g)->tensor;
-	const Recompute *rc = &an->rc;
-	double kv = context_kv_bytes(an, tf, mc * (double)C, t, C);
-
-	for (int j = 0; j < tf->layers; j++) {
-		double f = 0, b = 0, fwd, all;
-		bool redo = false;
-		for (int i = tf->parts[j][0]; i <= tf->parts[j][1]; i++) {
-			const Times *r = tensor_share(tt, i, (double)t, false) < 1 ? part : whole;
-			f += times_of(r, i, false);
-			b += times_of(r, i, true);
-			redo |= rc->k && (rc->redo ? rc->redo[i] : i < rc->first_kept);
-		}
-		all = context_ring(an, f / (double)C, b / (double)C, kv, c->map.context, &fwd);
+	for (int j = 0; j < c->an->tf.layers; j++) {
+		double fwd;
+		bool redo;
+		double all = context_attention(c->an, c->g, j, whole, part, t, c->map.context,
+					       mc * (double)C, &fwd, &redo);
 		k->t.ring += all + (redo ? fwd : 0);
 	}
 }
@@ -810,6 +797,7 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	case STRAT_DPC:
 	case STRAT_DPS:
 	case STRAT_DPT:
+	case STRAT_DPTC:
 		pipeline(c.g, c.an, &c.map, k, pc->cut_after, grid, pc->beat, !pc->no_stages);
 		return; /* its stages' processes: pipeline.c */
 	case STRAT_COUNT: break;

@@ -200,6 +200,9 @@ typedef struct Costs {
 	GridDim inner;  /* DIM_FILTER (dpf), DIM_CHANNEL (dpc), DIM_SPATIAL (dps),
 	                   DIM_TENSOR (dpt: Megatron's, model/tensor.c) */
 	bool sp;        /* dpt: sequence parallelism */
+	int64_t cp;     /* dptc: the context-parallel ring's C GPUs, each on
+	                   s/C of every sequence (1: none) */
+	Group ring;     /* dptc: the ring's placement */
 	double tied;    /* the parameters of the tied embedding table's copy
 	                   the output layer's stage holds (Megatron: the
 	                   first and the last stage each hold the table;
@@ -366,6 +369,34 @@ layer_share(const Pass *p, int i)
 	return p->tb->split[i] & p->split ? 1.0 / w : 1;
 }
 
+/* dptc: the exposed ring (model/context.c) of the attention whose
+ * layers begin at layer i, on the micro-batch of whole sequences whose
+ * s/C a GPU runs, with its forward again where the core is recomputed
+ * (redo: as the layer's forward is) or checkpointed (a share ck); 0
+ * where no attention begins at i. */
+static double
+ring_at(const Pass *p, int i, bool redo)
+{
+	const Transformer *tf = &p->an->tf;
+	const Costs *c = p->c;
+	int lo = 0, hi = tf->layers - 1;
+	double all, fwd;
+	bool again;
+
+	while (lo < hi) { /* the attentions in layer order */
+		int mid = lo + (hi - lo) / 2;
+		if (tf->parts[mid][0] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (tf->layers == 0 || tf->parts[lo][0] != i)
+		return 0;
+	all = context_attention(p->an, p->g, lo, &p->whole, &p->part, c->ways, c->ring,
+				p->n * (double)c->cp, &fwd, &again);
+	return all + (redo ? fwd : fwd * c->ck);
+}
+
 static LayerCost
 layer_cost(const Pass *p, int i)
 {
@@ -389,6 +420,9 @@ layer_cost(const Pass *p, int i)
 	} else {
 		lc.col = share < 1 ? times_of(&p->col, i, false) : 0;
 	}
+	if (c->cp > 1) /* dptc: the ring of an attention beginning here */
+		lc.halo = ring_at(p, i, redo);
+	lc.col += p->rows ? 0 : lc.halo;
 	/* pipe_checkpoint: a share ck of the micro-batches runs it again */
 	lc.redo = redo ? fwd + colf : (fwd + colf) * c->ck;
 	lc.t = fwd + times_of(r, i, true) + lc.col + lc.redo;
@@ -470,7 +504,7 @@ layer_costs(const Graph *g, const Analysis *an, double n, Costs *c)
 	class_memo(&p, &memo, &have);
 	for (int i = 0; i < g->nlayer; i++) {
 		LayerCost lc = per_class(&p, i, memo, have);
-		if (c->ways > 1)
+		if (c->ways > 1 || c->cp > 1)
 			c->halo[i] = lc.halo, c->col[i] = lc.col;
 		if (c->redo_kept) {
 			c->redo[i] = lc.redo;
@@ -590,7 +624,7 @@ enum {
 typedef struct PlanKey {
 	uint64_t an;
 	double n, nd, cap;
-	int64_t M, S, ways, grp[3];
+	int64_t M, S, ways, grp[3], cp, ring[3];
 	int inner;
 } PlanKey;
 
@@ -715,6 +749,9 @@ plan_key(const Graph *g, const Analysis *an, const Costs *c, double n, int64_t M
 	k.inner = c->inner;
 	if (c->ways > 1) /* the collectives' group */
 		k.grp[0] = c->grp.size, k.grp[1] = c->grp.per_node, k.grp[2] = c->grp.sharing;
+	k.cp = c->cp;
+	if (c->cp > 1) /* the ring's */
+		k.ring[0] = c->ring.size, k.ring[1] = c->ring.per_node, k.ring[2] = c->ring.sharing;
 	return k;
 }
 
@@ -748,7 +785,7 @@ plan_one(const Graph *g, const Analysis *an, const Costs *c, double n, double ca
 			return NULL;
 		t += lc.t, f += lc.f, a += lc.a;
 		ww += class_w(&wm, ps.tb, c, i), arrays += ps.tb->nw[i];
-		if (c->ways > 1)
+		if (c->ways > 1 || c->cp > 1)
 			col += lc.col, hal += lc.halo;
 		redo += lc.redo;
 		/* the stage's process issues each layer, and the forward
@@ -826,7 +863,7 @@ plan_for(const Graph *g, const Analysis *an, Costs *c, const Items *it, double n
 			double f = times_of(&issue, j, false);
 			double w = class_w(&wm, tb, c, j) + (j == an->tf.output ? c->tied : 0);
 			ww += w, arrays += tb->nw[j], time += c->t[j];
-			if (c->ways > 1) /* else both 0 (layer_costs) */
+			if (c->ways > 1 || c->cp > 1) /* else both 0 (layer_costs) */
 				col += c->col[j], hal += c->halo[j];
 			if (c->redo_kept) /* else all 0 */
 				redo += c->redo[j];
@@ -955,9 +992,12 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	   int64_t M, double cap, Costs *c, const Items *it, Stages *st, const Plan **out,
 	   Plan *local)
 {
-	int64_t S = map->q / c->ways;
+	int64_t S = map->q / (c->ways * c->cp);
 	const System *s = an->q.sys;
-	double n = (double)B / M, delta = elem_bytes(an);
+	/* a micro-batch's samples, and a GPU's share of them: s/C of each
+	 * sequence under context parallelism (dptc), its activations, its
+	 * work and a stage boundary's sends each 1/C */
+	double n = (double)B / M, ns = n / (double)c->cp, delta = elem_bytes(an);
 	double T, edge = 0, upd = 0, slow = -1, halos = 0, host = 0, step = 0, hop;
 	int L = g->nlayer, v = an->q.set.virtual_stages > 1 ? an->q.set.virtual_stages : 1;
 	int64_t nc = checkpointed(an, M);
@@ -967,15 +1007,16 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	schedule_held(an->q.set.schedule, v, M, (int)S, c->held);
 	for (int i = 0; i < S; i++)
 		c->ins[i] = pipeline_checkpointed(an, M, c->held[i], &c->held[i]);
-	*out = p = plan_for(g, an, c, it, n, M, S, cap - stage_extra(g, an, n), st, local);
+	*out = p = plan_for(g, an, c, it, ns, M, S, cap - stage_extra(g, an, ns), st, local);
 	if (!p->fits)
 		return false;
-	if (map->replicas > 1 && !p->red) /* the exchange reads them (stage_exchange) */
+	if ((map->replicas > 1 || c->cp > 1) && !p->red) /* the exchange reads them
+							      (stage_exchange) */
 		plan_reducer(g, an, c, (Plan *)p);
 	T = p->T;
 	/* the largest activation crossing a stage boundary, each way */
 	for (int i = 0; i + 1 < p->n; i++) {
-		double y = (double)g->tensor[g->layer[p->end[i]].out[0]].elems * n * delta;
+		double y = (double)g->tensor[g->layer[p->end[i]].out[0]].elems * ns * delta;
 		if (y > edge)
 			edge = y;
 	}
@@ -1012,6 +1053,8 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		hop = p2p_time(an, edge, map->across);
 	k->t.p2p = p->n > 1 ? (M * v + S - 2) * (an->q.set.forward_only ? 1 : 2) * hop : 0;
 	k->t.p2p += halos;
+	if (c->cp > 1) /* dptc: the halos are the rings' */
+		k->t.ring = halos;
 	k->t.update = upd;
 	/* the host lane (host.c): a stage's process issues its layers for
 	 * each micro-batch; where that takes longer than the slowest stage's
@@ -1028,7 +1071,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	k->t.input = input_time(an, (double)B, (double)s->cpu_cores / s->gpus_per_node, (double)B,
 				1);
 	if (p->n == 1) { /* one stage: one process's iteration, as data's */
-		Lane ln = lane_times(an, g, 0, L - 1, n);
+		Lane ln = lane_times(an, g, 0, L - 1, ns);
 		host_lane(an, g, 0, L - 1, &ln, zero_step_arrays(an, p->sum[PS_ARRAYS], c->nd), k);
 	} else if (an->q.impl.pipe_threads) {
 		double cpu = (double)(M + nc) * p->fwd_host;
@@ -1036,7 +1079,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		k->t.host = cpu;
 		k->t.dispatch = cpu > gpu ? cpu - gpu : 0;
 	}
-	stage_memory(g, an, p, c, n, &k->mem);
+	stage_memory(g, an, p, c, ns, &k->mem);
 	return true;
 }
 
@@ -1199,7 +1242,9 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 						: DIM_FILTER;
 	bool channel = inner == DIM_CHANNEL, rows = inner == DIM_SPATIAL;
 	int64_t ways = grid[inner] > 0 ? grid[inner] : 1;
-	int64_t S = map->q / ways, p1 = map->replicas, limit = INT64_MAX;
+	/* dptc: rings of C inside the stages, beside the tensor split */
+	int64_t cp = grid[DIM_CONTEXT] > 0 ? grid[DIM_CONTEXT] : 1;
+	int64_t S = map->q / (ways * cp), p1 = map->replicas, limit = INT64_MAX;
 	const char *why;
 	/* dp: p1 replicas of the pipeline, each on its share of the batch */
 	int64_t Bg = an->q.set.global_batch ? an->q.set.global_batch : an->q.set.batch_per_gpu * p1;
@@ -1218,7 +1263,9 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		    .pre = engine_scratch(e, SC_PIPE_PRE, 3 * (len + 1), sizeof(double)),
 		    .ways = ways, .inner = inner,
 		    .sp = inner == DIM_TENSOR && ways > 1 && an->q.set.sequence_parallel,
-		    .last = rows ? spatial_limit(g, ways) : -1, .grp = map->split,
+		    .cp = cp, .ring = map->context,
+		    .last = rows ? spatial_limit(g, ways) : -1,
+		    .grp = inner == DIM_TENSOR ? map->tensor : map->split,
 		    .nd = an->q.set.zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
 	Stages st = { 0, engine_scratch(e, SC_PIPE_END, len, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL, NULL };
@@ -1248,6 +1295,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		const TensorTable *tt = &layer_table_tensor(an, g)->tensor;
 		limit = tt->most;
 		why = tensor_refusal(tt, ways);
+		if (!why && grid[DIM_CONTEXT] > 0)
+			why = context_refusal(&an->tf, cp);
 	} else {
 		if (ways > 1 && !rows) /* the fewest filters or channels of a split layer */
 			limit = layer_table(an, g)->most[channel];
@@ -1256,8 +1305,10 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	k->grid[DIM_PIPELINE] = S;
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
-	if (ways > 1)
+	if (ways > 1 || grid[DIM_CONTEXT] > 0) /* dptc: its four sizes, 1s too */
 		k->grid[inner] = ways;
+	if (grid[DIM_CONTEXT] > 0)
+		k->grid[DIM_CONTEXT] = cp;
 	k->global_batch = Bg;
 	/* the stages' limit, times the filter split's and the data's (kept
 	 * at INT64_MAX where the product overflows: no limit that matters) */
@@ -1292,13 +1343,13 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	 * iteration adds to it.  A grid whose epoch at that bound cannot beat
 	 * `beat` is not partitioned. */
 	if (beat < INFINITY) {
-		PlanKey key = plan_key(g, an, &c, (double)B, 0, 0, 0);
+		PlanKey key = plan_key(g, an, &c, (double)B / (double)cp, 0, 0, 0);
 		Plan *b = plan_lookup(an, &key);
 		double lb = 0;
 		if (b) {
 			lb = b->T;
 		} else {
-			costs(g, an, (double)B, &c);
+			costs(g, an, (double)B / (double)cp, &c);
 			for (int i = 0; i < L; i++)
 				lb += c.t[i];
 			if ((b = plan_new(an, &key, 0)))
@@ -1316,7 +1367,8 @@ again:
 		if (with_micro(g, an, map, &tmp, B, M, cap, &c, &it, &st, &p, &local)) {
 			if (!any || iteration_busy(&tmp.t) < iteration_busy(&best.t)) {
 				best = tmp;
-				keep_stages(g, an, p, &c, best.per_gpu_batch, &best_st);
+				keep_stages(g, an, p, &c, best.per_gpu_batch / (double)cp,
+					    &best_st);
 				any = true;
 			}
 		}
@@ -1341,10 +1393,11 @@ again:
 		memcpy(k->stage_time, best_st.time, best_st.n * sizeof(double));
 		memcpy(k->stage_mem, best_st.mem, best_st.n * sizeof(double));
 	}
-	if (p1 > 1) {
+	if (p1 > 1 || cp > 1) /* dptc: over data x context, a ring's GPUs each
+				 holding the stage's weights */
 		stage_exchange(g, an, map, k, &best_st);
+	if (p1 > 1)
 		stage_sync_bn(g, an, map, k, &best_st, S);
-	}
 	/* the two copies' gradients summed once a step, the first stage's
 	 * with the last's (finalize_model_grads.py, _allreduce_word_embedding_
 	 * grads at Megatron-LM d98e8a64), after the backward: exposed; across

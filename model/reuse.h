@@ -124,4 +124,15 @@ times_of(const Times *r, int i, bool bwd)
 struct Rows;
 void rows_free(struct Rows *rs);
 
+/* context.c */
+/* The ring of attention j of the transformer (its layers tf->parts[j]) on
+ * one micro-batch of m samples round `ring`, each GPU at the share t-way
+ * tensor parallelism gives the core's layers (whole's or part's times, on
+ * its s/C of the m): the exposed time, forward and backward; *fwd the
+ * forward's, *redo whether recomputation runs the core's forward (and its
+ * ring) again. */
+double context_attention(const Analysis *an, const Graph *g, int j, const Times *whole,
+			 const Times *part, int64_t t, Group ring, double m, double *fwd,
+			 bool *redo);
+
 #endif

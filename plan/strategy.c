@@ -127,6 +127,12 @@ predict(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 static void
 analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candidate *k)
 {
+	/* a hybrid with no grid of p GPUs: why, by its grids */
+	static const char *const needs[] = {
+		[GRID_FACTORS] = "needs two factors above 1 (p = p1 x p2)",
+		[GRID_FACTORS3] = "needs three factors above 1 (p = p1 x p2 x p3)",
+		[GRID_FACTORS4] = "needs four factors above 1 (p = p1 x p2 x p3 x p4)",
+	};
 	int64_t grid[DIM_COUNT], it = 0;
 	bool any = false;
 	Candidate tmp;
@@ -145,10 +151,7 @@ analyse_one(const PredictCtx *pc, const CostModel *m, StrategyKind kind, Candida
 				  .analysed = true,
 				  .computable = false,
 				  .feasible = false,
-				  .reason =
-					  strategy_info[kind].grids == GRID_FACTORS3
-						  ? "needs three factors above 1 (p = p1 x p2 x p3)"
-						  : "needs two factors above 1 (p = p1 x p2)",
+				  .reason = needs[strategy_info[kind].grids],
 				  .bottleneck = "scaling limit" };
 }
 

@@ -85,13 +85,13 @@ check "strips = \"halo-rows\": VGG16 on 4 strips has the authors' 270,478,120 pa
 hint="Try 'oraclec --help' for more information."
 run "$odl" --strategies data,bogus
 want_status 2
-err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc, dps, tensor, dt, dpt, context, dc, dtc)
+err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc, dps, tensor, dt, dpt, context, dc, dtc, dptc)
 $hint"
 check "--strategies: an unknown name lists the table's strategies"
 
 run "$odl" --grid pipeline=2,filter=4
 want_status 2
-err "oraclec: --grid 'pipeline=2,filter=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline, data+pipeline+filter, data+pipeline+channel, data+spatial+pipeline, tensor, data+tensor, data+pipeline+tensor, context, data+context, data+tensor+context)
+err "oraclec: --grid 'pipeline=2,filter=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline, data+pipeline+filter, data+pipeline+channel, data+spatial+pipeline, tensor, data+tensor, data+pipeline+tensor, context, data+context, data+tensor+context, data+pipeline+tensor+context)
 $hint"
 check "--grid: a grid of no strategy lists the table's grids"
 

@@ -369,4 +369,76 @@ has err "the model has no attention"
 empty out
 check "context: Megatron's --context-parallel-size; rings across nodes, tensor inside; AlexNet refuses it (exit 2)"
 
+# 17: dptc, all four of Megatron-Core's dimensions: the 1.7 B GPT's
+# pipeline of 2 stages of tensor=2 x context=2, 2 replicas, on 16 GPUs,
+# against dpt's same pipeline without the rings on 8 at the same global
+# batch and micro-batches (so the same 2 samples a micro-batch): each
+# GPU keeps half the activations (s/2 of each sequence), its stage
+# boundary sends are smaller, the ring is priced (hidden inside a node).
+# dpt on data=4 at micro-batches of 1 sample sends exactly what dptc's
+# s/2 of 2 samples does: the same p2p time.  One stage of a ring of 16
+# (across two nodes) prices the ring exactly as dc's.  data=1 is
+# accepted; --plan megatron writes the four sizes; 8 GPUs have no four
+# factors above 1
+cp4="-s dgx-a100 -B 16 --micro-batches 4 --precision amp-bf16 --optimizer adamw
+	--data synthetic --nesting pipeline-outer -q -f json"
+# shellcheck disable=SC2086
+run "$gpt" $cp4 -g 16 --grid data=2,pipeline=2,tensor=2,context=2
+want_status 0
+cp "$tmp/out" "$tmp/dptc.json"
+# shellcheck disable=SC2086
+run "$gpt" $cp4 -g 8 --grid data=2,pipeline=2,tensor=2
+want_status 0
+cp "$tmp/out" "$tmp/dpt.json"
+# shellcheck disable=SC2086
+run "$gpt" $cp4 -g 16 --grid data=4,pipeline=2,tensor=2
+want_status 0
+cp "$tmp/out" "$tmp/dpt4.json"
+ring="-s dgx-a100 -B 8 --micro-batches 2 --precision amp-bf16 --data synthetic -q -f json -g 16"
+# shellcheck disable=SC2086
+run "$gpt" $ring --grid data=1,pipeline=1,tensor=1,context=16
+want_status 0
+cp "$tmp/out" "$tmp/ring1.json"
+# shellcheck disable=SC2086
+run "$gpt" $ring --grid data=1,context=16
+want_status 0
+"$py" - "$tmp/dptc.json" "$tmp/dpt.json" "$tmp/dpt4.json" "$tmp/ring1.json" "$tmp/out" \
+	>"$tmp/why" 2>&1 <<'PY' || fail "$(cat "$tmp/why")"
+import json, sys
+c, t, t4, r1, dc = (json.load(open(p))["strategies"][0] for p in sys.argv[1:6])
+assert c["name"] == "dptc" and c["feasible"], c["reason"]
+assert c["grid"] == {"data": 2, "pipeline": 2, "tensor": 2, "context": 2}, c["grid"]
+assert t["name"] == "dpt" and t["micro_batches"] == c["micro_batches"] == 4
+a, b = c["memory"]["activations"], t["memory"]["activations"]
+assert abs(2 * a - b) <= 1e-9 * b, (a, b)
+assert [s["last"] for s in c["stages"]] == [s["last"] for s in t["stages"]]
+ci, ti = c["iteration"], t["iteration"]
+assert 0 < ci["p2p_s"] < ti["p2p_s"], (ci, ti)
+assert ci["context_ring_s"] == 0 and "context_ring_s" not in ti, (ci, ti)
+assert ci["gradient_allreduce_s"] > 0, ci
+assert t4["iteration"]["p2p_s"] == ci["p2p_s"], (t4["iteration"], ci)
+assert r1["name"] == "dptc" and dc["name"] == "dc"
+ri, di = r1["iteration"], dc["iteration"]
+assert ri["context_ring_s"] > 0 and ri["context_ring_s"] == di["context_ring_s"], (ri, di)
+assert ri["compute_s"] == di["compute_s"], (ri, di)
+PY
+run "$gpt" -s dgx-a100 -g 8 -B 8 --precision amp-bf16 --grid data=1,pipeline=2,tensor=2,context=2 \
+	-q -f json
+want_status 0
+[ "$(get "$tmp/out" 'k["name"], k["grid"]')" = \
+	"('dptc', {'pipeline': 2, 'tensor': 2, 'context': 2})" ] || fail "data=1 not dptc's"
+run "$gpt" -s dgx-a100 -g 16 -B 16 --precision amp-bf16 --grid data=2,pipeline=2,tensor=2,context=2 \
+	-q --plan megatron -o "$tmp/dptc.megatron"
+want_status 0
+for f in "--context-parallel-size 2" "--tensor-model-parallel-size 2" \
+	"--pipeline-model-parallel-size 2"; do
+	grep -Fqx "	$f" "$tmp/dptc.megatron" || fail "the plan lacks $f"
+done
+grep -Fqx "# data-parallel size: 2" "$tmp/dptc.megatron" || fail "not 2 data-parallel"
+run "$gpt" -s dgx-a100 -g 8 --strategies dptc -q -f json
+want_status 0
+[ "$(get "$tmp/out" 'k["reason"]')" = "needs four factors above 1 (p = p1 x p2 x p3 x p4)" ] ||
+	fail "dptc on 8 GPUs: $(get "$tmp/out" 'k["reason"]')"
+check "dptc: activations and stage sends 1/2 of dpt's at context=2; the ring as dc's; Megatron's four sizes"
+
 finish

@@ -31,12 +31,13 @@ the_table_names_strategies_and_their_grids(void **state)
 	assert_int_equal(strategy_info[STRAT_CHANNEL].grids, GRID_WHOLE);
 	assert_string_equal(strategy_list(buf, sizeof buf),
 			    "data, spatial, pipeline, filter, channel, df, ds, dp, dpf, dpc, dps, "
-			    "tensor, dt, dpt, context, dc, dtc");
+			    "tensor, dt, dpt, context, dc, dtc, dptc");
 	assert_string_equal(grid_shape_list(buf, sizeof buf),
 			    "data, spatial, pipeline, filter, channel, data+filter, data+spatial, "
 			    "data+pipeline, data+pipeline+filter, data+pipeline+channel, "
 			    "data+spatial+pipeline, tensor, data+tensor, data+pipeline+tensor, "
-			    "context, data+context, data+tensor+context");
+			    "context, data+context, data+tensor+context, "
+			    "data+pipeline+tensor+context");
 	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_CONTEXT)), STRAT_DC);
 	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_TENSOR) |
 				       DIM_BIT(DIM_CONTEXT)),
@@ -44,6 +45,10 @@ the_table_names_strategies_and_their_grids(void **state)
 	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_PIPELINE) |
 				       DIM_BIT(DIM_TENSOR)),
 			 STRAT_DPT);
+	assert_int_equal(grid_strategy(DIM_BIT(DIM_DATA) | DIM_BIT(DIM_PIPELINE) |
+				       DIM_BIT(DIM_TENSOR) | DIM_BIT(DIM_CONTEXT)),
+			 STRAT_DPTC);
+	assert_int_equal(strategy_info[STRAT_DPTC].grids, GRID_FACTORS4);
 	/* a plan's rank order, outer to inner */
 	assert_int_equal(grid_order[0], DIM_DATA);
 	assert_int_equal(grid_order[1], DIM_PIPELINE);
@@ -57,6 +62,40 @@ the_table_names_strategies_and_their_grids(void **state)
 	assert_false(grid_dim_info[DIM_SPATIAL].shards);
 	/* context parallelism keeps the weights whole */
 	assert_false(grid_dim_info[DIM_CONTEXT].shards);
+}
+
+/* dptc's grids of p GPUs are every p = data x pipeline x tensor x context
+ * with all four above 1, once each, in increasing order of (pipeline,
+ * tensor, context), as a brute-force count finds them for every p up to
+ * 96: 64 has 10 (powers of two 2^i, 2^j, 2^k with i, j, k >= 1 and
+ * i + j + k <= 5), 16 one (2 x 2 x 2 x 2). */
+static void
+dptc_grids_are_every_four_factorization(void **state)
+{
+	(void)state;
+	for (int64_t p = 2; p <= 96; p++) {
+		int64_t grid[DIM_COUNT], it = 0, want = 0, got = 0, last = 0;
+		for (int64_t a = 2; a <= p; a++)
+			for (int64_t b = 2; a * b <= p; b++)
+				for (int64_t c = 2; a * b * c <= p; c++)
+					want += p % (a * b * c) == 0 && p / (a * b * c) > 1;
+		while (grid_next(STRAT_DPTC, p, &it, grid)) {
+			int64_t key = (grid[DIM_PIPELINE] * 128 + grid[DIM_TENSOR]) * 128 +
+				      grid[DIM_CONTEXT];
+			assert_int_equal(grid_gpus(grid), p);
+			assert_int_equal(grid_dims(grid), strategy_info[STRAT_DPTC].dims);
+			assert_true(grid[DIM_DATA] > 1 && grid[DIM_PIPELINE] > 1 &&
+				    grid[DIM_TENSOR] > 1 && grid[DIM_CONTEXT] > 1);
+			assert_true(key > last);
+			last = key;
+			got++;
+		}
+		assert_int_equal(got, want);
+		if (p == 64)
+			assert_int_equal(got, 10);
+		if (p == 16)
+			assert_int_equal(got, 1);
+	}
 }
 
 static void
@@ -1647,6 +1686,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_table_names_strategies_and_their_grids),
+		cmocka_unit_test(dptc_grids_are_every_four_factorization),
 		cmocka_unit_test(grid_text_reads_and_writes),
 		FX_TEST(mapping_places_groups_inside_nodes),
 		FX_TEST(context_rings_sit_next_to_tensor_groups),

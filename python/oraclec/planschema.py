@@ -47,6 +47,7 @@ STRATEGIES = {
     "dps": {"data", "pipeline", "spatial"}, "tensor": {"tensor"}, "dt": {"data", "tensor"},
     "dpt": {"data", "pipeline", "tensor"}, "context": {"context"},
     "dc": {"data", "context"}, "dtc": {"data", "tensor", "context"},
+    "dptc": {"data", "pipeline", "tensor", "context"},
 }
 
 
