@@ -529,12 +529,15 @@ opt_strategies(Options *o, const char *list, const Row *r)
 }
 
 /* --grid data=64,spatial=4: the strategy its dimensions make, and the GPU
- * count their product gives. */
+ * count their product gives.  A grid naming some of a strategy's
+ * dimensions is the smallest strategy's that has them all, the others at
+ * 1 (Megatron's defaults: pipeline=2,context=8 is dptc's
+ * data=1,pipeline=2,tensor=1,context=8); two as small: a usage error. */
 static void
 opt_grid(Options *o, const char *text, const Row *r)
 {
 	char bad[256], shapes[512], fmt[640];
-	StrategyKind k;
+	StrategyKind k, tie;
 
 	(void)r;
 	switch (grid_parse(text, o->strat.grid, bad, sizeof bad)) {
@@ -545,7 +548,18 @@ opt_grid(Options *o, const char *text, const Row *r)
 		usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text); /* bad cut short */
 	case GRID_TOO_MANY: usage_error("--grid '%s' has too many GPUs", text);
 	}
-	if ((k = grid_strategy(grid_dims(o->strat.grid))) != STRAT_COUNT) {
+	k = grid_cover(grid_dims(o->strat.grid), &tie);
+	if (tie != STRAT_COUNT) { /* the names hold no '%' */
+		snprintf(fmt, sizeof fmt,
+			 "--grid '%%s' is a grid of %s and of %s: name the dimension that tells "
+			 "them apart",
+			 strategy_name[k], strategy_name[tie]);
+		usage_error(fmt, text);
+	}
+	if (k != STRAT_COUNT) {
+		for (int d = 0; d < DIM_COUNT; d++)
+			if ((strategy_info[k].dims & DIM_BIT(d)) && !o->strat.grid[d])
+				o->strat.grid[d] = 1;
 		o->strat.forced = true;
 		o->strat.kind = k;
 		o->grid_gpus = grid_gpus(o->strat.grid);
@@ -991,8 +1005,9 @@ static const Row rows[] = {
 	  .arg = "DIM=N[,...]",
 	  .help = "analyse only this process grid, e.g. data=256,spatial=4\n"
 	          "(dimensions data, spatial, pipeline, filter,\n"
-	          "channel, tensor, context; their product is the\n"
-	          "GPU count)",
+	          "channel, tensor, context; those of the smallest\n"
+	          "strategy with them all left out are 1; their\n"
+	          "product is the GPU count)",
 	  .handle = opt_grid },
 	{ .name = "nesting",
 	  .runs = true,

@@ -73,6 +73,27 @@ grid_strategy(unsigned dims)
 	return (StrategyKind)k;
 }
 
+StrategyKind
+grid_cover(unsigned dims, StrategyKind *tie)
+{
+	int best = STRAT_COUNT, fewest = DIM_COUNT + 1;
+
+	*tie = STRAT_COUNT;
+	for (int k = 0; k < STRAT_COUNT && dims; k++) {
+		unsigned d = strategy_info[k].dims;
+		int n = 0;
+		if ((d & dims) != dims)
+			continue;
+		for (int i = 0; i < DIM_COUNT; i++)
+			n += (d & DIM_BIT(i)) != 0;
+		if (n < fewest)
+			best = k, fewest = n, *tie = STRAT_COUNT;
+		else if (n == fewest && *tie == STRAT_COUNT)
+			*tie = (StrategyKind)k;
+	}
+	return (StrategyKind)best;
+}
+
 enum { F4_MASK = (1 << 21) - 1 };
 
 bool

@@ -87,6 +87,12 @@ StrategyKind strategy_lookup(const char *name);
  * or STRAT_COUNT. */
 StrategyKind grid_strategy(unsigned dims);
 
+/* The strategy with the fewest dimensions whose grid has all of `dims`
+ * (DIM_BITs, at least one): `dims`' own where one has exactly them
+ * (grid_strategy); STRAT_COUNT where none has.  *tie: another with as
+ * few (the choice is then ambiguous), else STRAT_COUNT. */
+StrategyKind grid_cover(unsigned dims, StrategyKind *tie);
+
 /* The grids of p GPUs strategy k is analysed on, one per call into
  * grid[]: its one dimension of p (GRID_WHOLE), or every factorization
  * with each dimension above 1, data outermost, in increasing order of the

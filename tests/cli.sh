@@ -394,7 +394,7 @@ if [ "$(wc -l <"$tmp/out")" -ne 2 ]; then fail "expected a header and one row"; 
 has out 'resnet50,abci,64,ds,"data=16,spatial=4",true,'
 check "--grid analyses exactly that grid (64 GPUs), -f csv has a header and one row"
 
-run "$model" --grid pipeline=2,filter=4
+run "$model" --grid filter=2,spatial=4
 want_status 2
 has err "is not a strategy's grid"
 run "$model" -g 8 --grid data=4

@@ -89,9 +89,9 @@ err "oraclec: unknown strategy 'bogus' (data, spatial, pipeline, filter, channel
 $hint"
 check "--strategies: an unknown name lists the table's strategies"
 
-run "$odl" --grid pipeline=2,filter=4
+run "$odl" --grid filter=2,spatial=4
 want_status 2
-err "oraclec: --grid 'pipeline=2,filter=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline, data+pipeline+filter, data+pipeline+channel, data+spatial+pipeline, tensor, data+tensor, data+pipeline+tensor, context, data+context, data+tensor+context, data+pipeline+tensor+context)
+err "oraclec: --grid 'filter=2,spatial=4' is not a strategy's grid (data, spatial, pipeline, filter, channel, data+filter, data+spatial, data+pipeline, data+pipeline+filter, data+pipeline+channel, data+spatial+pipeline, tensor, data+tensor, data+pipeline+tensor, context, data+context, data+tensor+context, data+pipeline+tensor+context)
 $hint"
 check "--grid: a grid of no strategy lists the table's grids"
 
@@ -118,6 +118,24 @@ run "$odl" --grid ',spatial=4,,data=16,' -f csv
 want_status 0
 grep -q ',ds,"data=16,spatial=4",' "$tmp/out" || fail "not ds on data=16,spatial=4"
 check "--grid: parts in any order, empty parts skipped, printed in dimension order"
+
+# a grid naming some of a strategy's dimensions is the smallest
+# strategy's that has them all, the others at 1: pipeline=2,filter=4 is
+# dpf's data=1,pipeline=2,filter=4, the same report byte for byte;
+# pipeline=2 alone is still pipeline's
+run "$odl" --grid pipeline=2,filter=4 -g 8 -f json
+want_status 0
+cp "$tmp/out" "$tmp/sub.json"
+run "$odl" --grid data=1,pipeline=2,filter=4 -g 8 -f json
+want_status 0
+cmp -s "$tmp/sub.json" "$tmp/out" || fail "pipeline=2,filter=4 is not data=1,pipeline=2,filter=4"
+run "$odl" --grid pipeline=2,filter=4 -g 8 -f csv
+want_status 0
+grep -q ',dpf,"pipeline=2,filter=4",' "$tmp/out" || fail "pipeline=2,filter=4 not dpf's"
+run "$odl" --grid pipeline=2 -f csv
+want_status 0
+grep -q ',pipeline,"pipeline=2",' "$tmp/out" || fail "pipeline=2 not pipeline's"
+check "--grid: some of a strategy's dimensions make the smallest strategy with them all"
 
 for args in "data=4,data=2|bad --grid 'data=4,data=2' (e.g. data=256,spatial=4)" \
 	    "data=4,rows=2|bad --grid 'data=4,rows=2' (e.g. data=256,spatial=4)" \

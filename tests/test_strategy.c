@@ -49,6 +49,27 @@ the_table_names_strategies_and_their_grids(void **state)
 				       DIM_BIT(DIM_TENSOR) | DIM_BIT(DIM_CONTEXT)),
 			 STRAT_DPTC);
 	assert_int_equal(strategy_info[STRAT_DPTC].grids, GRID_FACTORS4);
+	/* --grid naming some dimensions: the smallest strategy with them
+	 * all, never two as small (every set of dimensions, the table as it
+	 * is: a row that made two would make --grid ambiguous) */
+	for (unsigned dims = 1; dims < DIM_BIT(DIM_COUNT); dims++) {
+		StrategyKind tie, k = grid_cover(dims, &tie);
+		assert_int_equal(tie, STRAT_COUNT);
+		if (grid_strategy(dims) != STRAT_COUNT)
+			assert_int_equal(k, grid_strategy(dims));
+	}
+	{
+		StrategyKind tie;
+		assert_int_equal(grid_cover(DIM_BIT(DIM_PIPELINE) | DIM_BIT(DIM_CONTEXT), &tie),
+				 STRAT_DPTC);
+		assert_int_equal(grid_cover(DIM_BIT(DIM_TENSOR) | DIM_BIT(DIM_CONTEXT), &tie),
+				 STRAT_DTC);
+		assert_int_equal(grid_cover(DIM_BIT(DIM_PIPELINE) | DIM_BIT(DIM_TENSOR), &tie),
+				 STRAT_DPT);
+		assert_int_equal(grid_cover(DIM_BIT(DIM_FILTER) | DIM_BIT(DIM_SPATIAL), &tie),
+				 STRAT_COUNT);
+		assert_int_equal(grid_cover(0, &tie), STRAT_COUNT);
+	}
 	/* a plan's rank order, outer to inner */
 	assert_int_equal(grid_order[0], DIM_DATA);
 	assert_int_equal(grid_order[1], DIM_PIPELINE);
