@@ -22,6 +22,7 @@
  * file, line and column (a file with no run: the system's key); a file
  * with any error gives no table. */
 #include "frontend/frontend.h"
+#include "util/csv.h"
 #include "util/escape.h"
 
 #include <ctype.h>
@@ -151,7 +152,6 @@ comment(Reader *r, char *line)
 {
 	char *f[MAX_FIELDS];
 	int col[MAX_FIELDS], n = fields(line + 1, f, col);
-	char *end;
 
 	if (n >= 4 && strcmp(f[0], "Collective") == 0 && strcmp(f[1], "test") == 0 &&
 	    strcmp(f[2], "starting:") == 0) {
@@ -172,9 +172,9 @@ comment(Reader *r, char *line)
 		else
 			current(r)->coll = c;
 	} else if (n >= 2 && (strcmp(f[0], "nranks") == 0 || strcmp(f[0], "Rank") == 0)) {
-		double v = strtod(f[1], &end);
+		double v;
 		Run *run = current(r);
-		if (*end || end == f[1] || v != floor(v) || v < (f[0][0] == 'n' ? 1 : 0) ||
+		if (!csv_decimal(f[1], &v) || v != floor(v) || v < (f[0][0] == 'n' ? 1 : 0) ||
 		    v >= MAX_COLL_RANKS) {
 			bad(r, col[1] + 1, f[0][0] == 'n' ? "nranks" : "rank", f[1],
 			    "is not a whole number from 1 to 2^30");
@@ -202,13 +202,10 @@ comment(Reader *r, char *line)
 static bool
 micros(const Reader *r, const char *s, int col, double *us)
 {
-	char *end;
-
 	*us = NAN;
 	if (strcmp(s, "N/A") == 0)
 		return true;
-	*us = strtod(s, &end);
-	if (*end || end == s || !(*us * 1e-6 >= MIN_COLL_SECONDS) ||
+	if (!csv_decimal(s, us) || !(*us * 1e-6 >= MIN_COLL_SECONDS) ||
 	    !(*us * 1e-6 <= MAX_COLL_SECONDS)) {
 		bad(r, col, "time", s, "is not a time from 1e-3 to 1e12 microseconds");
 		return false;
@@ -219,12 +216,13 @@ micros(const Reader *r, const char *s, int col, double *us)
 static void
 row(Reader *r, char *line)
 {
-	char *f[MAX_FIELDS], *end;
+	char *f[MAX_FIELDS];
 	int col[MAX_FIELDS], n = fields(line, f, col), io, ii;
-	double size = strtod(f[0], &end), oop, ip;
+	double size = NAN, oop, ip;
 	Run *run = current(r);
 
-	if (*end || size != floor(size) || size < 0 || size > MAX_COLL_BYTES) {
+	if (!csv_decimal(f[0], &size) || size != floor(size) || size < 0 ||
+	    size > MAX_COLL_BYTES) {
 		bad(r, col[0], "size", f[0], "is not a whole number of bytes from 0 to 2^50");
 		return;
 	}

@@ -265,6 +265,14 @@ hostile nul "3:1: error: a NUL byte" "$head\0\n"
 hostile fields "3:" "$head  4096 1024 float\n"
 hostile big "3:3: error: size" "$head  9999999999999999999999 1 float sum -1 1.0 1 1 0 1.0 1 1 0\n"
 hostile neg "2:" "# Collective test starting: all_reduce_perf\n# nranks -3\n"
+# numbers as nccl-tests prints them: decimal, never hexadecimal, inf or nan
+hostile hexsize "3:3: error: size '0x1000'" \
+	"$head  0x1000  1024 float sum -1  1.0 1.0 1.0 0  1.0 1.0 1.0 0\n"
+hostile hextime "3:34: error: time '0x1p1'" \
+	"$head        4096  1024 float sum -1  0x1p1 1.0 1.0 0  1.0 1.0 1.0 0\n"
+hostile inftime "3:34: error: time 'inf'" \
+	"$head        4096  1024 float sum -1  inf 1.0 1.0 0  1.0 1.0 1.0 0\n"
+hostile hexranks "2:" "# Collective test starting: all_reduce_perf\n# nranks 0x10\n"
 hostile name "1:" "# Collective test starting: all_bogus_perf\n"
 # every row wrong: the first alone is named
 hostile rows "3:34: error: time '0.00'" \

@@ -53,17 +53,19 @@ csv_field(const char *path, int lineno, const char *line, const char **p, char *
 bool
 csv_real(const char *s, double *v)
 {
-	char *end;
+	char buf[64];
+	size_t n;
 
 	while (*s == ' ' || *s == '\t')
 		s++;
-	errno = 0;
-	*v = strtod(s, &end);
-	if (end == s)
+	n = strlen(s);
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (n >= sizeof buf)
 		return false;
-	while (*end == ' ' || *end == '\t')
-		end++;
-	return !*end && isfinite(*v);
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return csv_decimal(buf, v);
 }
 
 bool

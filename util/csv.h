@@ -13,8 +13,8 @@
 bool csv_field(const char *path, int lineno, const char *line, const char **p, char *buf,
 	       size_t cap, int *col, bool *more);
 
-/* s (blanks around it allowed) as a finite number into *v; false when it
- * is not all one. */
+/* s, blanks around it allowed, as csv_decimal reads it (no hexadecimal,
+ * inf or nan; 63 characters at most); false when it is not one. */
 bool csv_real(const char *s, double *v);
 
 /* s as a decimal number as a CSV writes one, [+-]digits[.digits]
