@@ -336,13 +336,30 @@ context_rings_sit_next_to_tensor_groups(void **state)
 	int64_t dtc[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_TENSOR] = 2, [DIM_CONTEXT] = 2 };
 	int64_t wide[DIM_COUNT] = { [DIM_DATA] = 1, [DIM_TENSOR] = 4, [DIM_CONTEXT] = 2 };
 	int64_t dc[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_CONTEXT] = 4 };
+	int64_t dptc[DIM_COUNT] = { [DIM_DATA] = 2, [DIM_PIPELINE] = 2, [DIM_TENSOR] = 2,
+				    [DIM_CONTEXT] = 2 };
 	Mapping m;
 
 	grid_map(s, dtc, NEST_MODEL_INNER, &m);
 	assert_int_equal(m.q, 4);
 	assert_group(m.tensor, 2, 2, 1);
 	assert_group(m.context, 2, 2, 1);
-	assert_int_equal(m.grad.size, 4); /* data x context */
+	/* data x context: each replica's block of 4 a node, the ring's two
+	 * GPUs in it, the node's two tensor coordinates' groups beside */
+	assert_group(m.grad, 4, 2, 2);
+	/* data-inner: the 2 replicas consecutive at each ring position, a
+	 * node one ring position */
+	grid_map(s, dtc, NEST_DATA_INNER, &m);
+	assert_group(m.context, 2, 1, 4);
+	assert_group(m.grad, 4, 2, 2);
+	/* dptc pipeline-outer (tp-cp-dp-pp): a stage's split is tensor x
+	 * context, its block of 8 two nodes; a shard's data x context
+	 * replicas one in every tensor group of it */
+	grid_map(s, dptc, NEST_PIPELINE_OUTER, &m);
+	assert_group(m.split, 4, 4, 1);
+	assert_group(m.tensor, 2, 2, 1);
+	assert_group(m.context, 2, 2, 1);
+	assert_group(m.grad, 4, 2, 2);
 	/* tensor=4 fills a node: each ring's two GPUs on two nodes, the
 	 * node's four rings crossing its network at once */
 	grid_map(s, wide, NEST_MODEL_INNER, &m);
