@@ -22,7 +22,12 @@
  * stage's time and memory, which the plan lists.
  *
  * dp (data x pipeline): p1 replicas of an S-stage pipeline, each on B / p1
- * samples; each stage's gradients are all-reduced over its p1 copies. */
+ * samples; each stage's gradients are all-reduced over its p1 copies.
+ * dptc (docs/model.md, "dptc"): dpt's stages with context parallelism's
+ * rings of C inside them; every GPU of a stage runs s/C of each sequence
+ * (its work, kept activations and sends those of n/C samples), each
+ * attention's ring priced with the layer that begins it, the gradients
+ * all-reduced over data x context. */
 #include "model/reuse.h"
 #include "util/checked.h"
 
