@@ -342,7 +342,10 @@ pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c
 
 	p->g = g, p->an = an, p->c = c, p->n = n;
 	p->tb = table_for(an, g, c);
-	p->per_w = pp.weights + pp.grads + pp.optimizer;
+	/* and autocast's 16-bit copy of each weight, as stage_memory counts
+	 * it: the partition fits and the plans state what the report sums */
+	p->per_w = pp.weights + pp.grads + pp.optimizer +
+		   (an->q.set.zero ? 0 : mem_cast_weights(an, g, 1));
 	p->act = kept_layers(an, g);
 	p->wide = precision_bytes(an->q.set.prec);
 	p->rows = c->ways > 1 && c->inner == DIM_SPATIAL;
