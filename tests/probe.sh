@@ -110,12 +110,15 @@ for prec, P, u in (("fp32", 1e12, 0.7), ("bf16", 4e12, 0.5)):
     rows = []
     for n in (16, 64, 100, 256, 300, 1000, 2048):
         for B in (1, 4):
-            t = kernel_time(n, n, n, B, 4, P, 8, u, 24, 1e11, 0.9, 3e-6)
+            t = kernel_time(n, n, n, B, 4, P, 8, u, 24, 1e11, 0.9, 3e-6, fp32_peak=1e12)
             rows.append((n, n, n, B, 4, t * math.exp(random.gauss(0, 0.02))))
     groups[prec] = (P, rows)
 f = fit_kernel(groups, 8, 1e11, 0.9, 3e-6)
 assert abs(f["u"]["fp32"] - 0.7) < 0.02 and abs(f["u"]["bf16"] - 0.5) < 0.02, f["u"]
 assert abs(f["k0"] - 24) < 4, f["k0"]
+# k0 is fp32 steps: at bf16's 4x peak the same 24 steps' seconds are 96 of its own
+assert kernel_time(64, 64, 64, 1, 4, 4e12, 1, 1.0, 24, 1e15, 1.0, 0, fp32_peak=1e12) == \
+    kernel_time(64, 64, 64, 1, 4, 4e12, 1, 1.0, 96, 1e15, 1.0, 0)
 # the ring: 4 ranks, 20 us, 10 GB/s
 pts = [(m, ring_allreduce(m, 4, 20e-6, 10e9)) for m in (4, 64, 1024, 1 << 20, 1 << 24)]
 a, b = fit_ring(pts, 4)

@@ -37,8 +37,15 @@ def _candidates(M, N, K, B, S):
     return out
 
 
+def overhead_scale(peak, fp32_peak):
+    """k0 is in steps of the fp32 main loop; at a faster format's peak the
+    same seconds are peak / fp32_peak of its steps (model/kernel.c,
+    overhead_steps)."""
+    return peak / fp32_peak if fp32_peak and peak > fp32_peak else 1.0
+
+
 def kernel_time(M, N, K, B, elem, peak, sms, u, k0, memory_bw, eff_memory,
-                kernel_latency):
+                kernel_latency, fp32_peak=None):
     """Seconds of one matrix product (B products of M x K by K x N, elem
     bytes an element) as oraclec's kernel model prices it (model/kernel.c,
     docs/model.md "One kernel"):
@@ -48,14 +55,17 @@ def kernel_time(M, N, K, B, elem, peak, sms, u, k0, memory_bw, eff_memory,
       T = B ceil(M / tm) ceil(N / tn) tiles, split-K s (1, 2, 4, 8, 16, s > 1
       only while T s <= S) over the S SMs in W = ceil(T s / S) waves:
 
-      compute = W 2 tm tn (ceil(K / s) + k0) / (u_t peak / S)
+      compute = W 2 tm tn (ceil(K / s) + k0 c) / (u_t peak / S)
                 + (s > 1 ? s B M N 4 bytes / (eff_memory memory_bw) : 0)
       time    = max(compute, elem B (M K + K N + M N) / (eff_memory memory_bw))
                 + kernel_latency
 
-    u is eff_gemm (eff_gemm_<precision>), k0 the system's tile_overhead."""
+    u is eff_gemm (eff_gemm_<precision>), k0 the system's tile_overhead in
+    fp32 steps, c = peak / fp32_peak above the fp32 peak (overhead_scale),
+    else 1."""
     bw = eff_memory * memory_bw
     best = math.inf
+    k0 *= overhead_scale(peak, fp32_peak)
     for tm, tn, s, T, W, ks, ratio in _candidates(M, N, K, B, sms):
         t = W * 2.0 * tm * tn * (ks + k0) / (u * ratio * peak / sms)
         if s > 1:
@@ -70,7 +80,8 @@ class _Prepared:
     candidates of (a + b k0) / u + e, so that u and k0 can be searched
     without the tile loop (numpy)."""
 
-    def __init__(self, np, rows, peak, sms, memory_bw, eff_memory, kernel_latency):
+    def __init__(self, np, rows, peak, sms, memory_bw, eff_memory, kernel_latency,
+                 scale=1.0):
         bw = eff_memory * memory_bw
         width = len(TILES) * len(SPLITS)
         n = len(rows)
@@ -84,7 +95,7 @@ class _Prepared:
             for j, (tm, tn, s, T, W, ks, ratio) in enumerate(_candidates(M, N, K, B, sms)):
                 per = W * 2.0 * tm * tn / (ratio * peak / sms)
                 self.a[i, j] = per * ks
-                self.b[i, j] = per
+                self.b[i, j] = per * scale
                 self.e[i, j] = s * B * M * N * 4.0 / bw if s > 1 else 0.0
             self.memory[i] = elem * B * (M * K + K * N + M * N) / bw
 
@@ -118,14 +129,17 @@ def fit_kernel(groups, sms, memory_bw, eff_memory, kernel_latency, k0_max=1024.0
     groups: {precision: (peak, [(M, N, K, B, elem, seconds), ...])}.
     Returns {"u": {precision: u}, "k0": k0, "errors": [(precision,
     measured, predicted), ...]} or None without rows.  u is kept in
-    [1e-4, 1] (an efficiency) and k0 in [0, k0_max]."""
+    [1e-4, 1] (an efficiency) and k0 in [0, k0_max], in steps of the fp32
+    main loop (the fp32 group's peak; overhead_scale)."""
     import numpy as np
     prep, logs = {}, {}
+    fp32_peak = groups["fp32"][0] if "fp32" in groups else None
     for prec, (peak, rows) in groups.items():
         rows = [r for r in rows if r[5] > 0]
         if rows and peak > 0:
             prep[prec] = _Prepared(np, [r[:5] for r in rows], peak, sms, memory_bw,
-                                   eff_memory, kernel_latency)
+                                   eff_memory, kernel_latency,
+                                   overhead_scale(peak, fp32_peak))
             logs[prec] = np.log(np.array([r[5] for r in rows]))
     if not prep:
         return None
