@@ -50,7 +50,7 @@ implementation_defaults(Implementation *im)
 		.zero_stages = "0,1,2,3,hybrid",
 		.schedules = "gpipe,1f1b,interleaved",
 		.strategies = "data,spatial,pipeline,filter,channel,df,ds,dp,dpf,dpc,dps,"
-		              "tensor,dt,dpt,context,dc,dtc",
+		              "tensor,dt,dpt,context,dc,dtc,dptc",
 		.recompute = "none,segments,selective",
 		/* builtin_impl.c's pytorch: no fusion in eager mode */
 		.nccl_version = "2.14.3",   /* builtin_impl.c, pytorch */

@@ -193,7 +193,12 @@ search_run(const Graph *g, const Analysis *an, const StrategyOpts *o, const Sear
 		recompute_selective(g, an->q.set.prec, &sel);
 	for (int kind = 0; kind < STRAT_COUNT; kind++) {
 		int64_t grid[DIM_COUNT], it = 0;
-		if (!strategy_asked(an, o, (StrategyKind)kind) ||
+		/* the search explores context parallelism on a transformer too
+		 * (issue 42.5's dimensions), where the ranking of the default
+		 * strategies leaves it to --strategies */
+		bool ctx = an->tf.layers > 0 && (o->mask & (1u << kind)) &&
+			   (strategy_info[kind].dims & DIM_BIT(DIM_CONTEXT));
+		if (!(strategy_asked(an, o, (StrategyKind)kind) || ctx) ||
 		    !impl_runs_strategy(&an->q.impl, (StrategyKind)kind))
 			continue;
 		while (grid_next((StrategyKind)kind, p, &it, grid)) {

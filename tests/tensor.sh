@@ -441,4 +441,28 @@ want_status 0
 	fail "dptc on 8 GPUs: $(get "$tmp/out" 'k["reason"]')"
 check "dptc: activations and stage sends 1/2 of dpt's at context=2; the ring as dc's; Megatron's four sizes"
 
+# 18: the search explores context parallelism on a transformer where the
+# stack runs it (issue 42.5), without --strategies naming it: the 1.3 B
+# GPT on 64 H100s at 16 samples (fewer samples than GPUs) ranks dtc grids
+# among its best; under the megatron_te stack above (no context) none
+cat >"$tmp/cp.odl" <<'ODL'
+implementation megatron_core {
+    base = "pytorch-2";
+    strategies = "data,pipeline,dp,tensor,dt,dpt,context,dc,dtc,dptc";
+}
+ODL
+for im in cp te; do
+	run "$g13" -s dgx-h100 -g 64 -B 16 --precision amp-bf16 --implementation "$tmp/$im.odl" \
+		--search -q -f json
+	want_status 0
+	cp "$tmp/out" "$tmp/search-$im.json"
+done
+[ "$(get "$tmp/search-cp.json" \
+	'any(c["strategy"] in ("dc", "dtc", "dptc") for c in d["search"]["top"])')" = True ] ||
+	fail "no context grid among the search's best under a stack that runs it"
+[ "$(get "$tmp/search-te.json" \
+	'any("context" in c["grid"] for c in d["search"]["top"])')" = False ] ||
+	fail "a context grid under a stack that does not run it"
+check "--search tries context parallelism where the stack runs it, unnamed; never where it does not"
+
 finish
