@@ -27,9 +27,10 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+
+import judge  # validation/judge.py, beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -54,16 +55,8 @@ def model_file(name, tmp):
     return None
 
 
-def accuracy(p, m):
-    return max(0.0, 1 - abs(p - m) / m)
-
-
 def main(argv):
-    oraclec = os.path.join(TOP, "oraclec")
-    args = argv[1:]
-    if len(args) >= 2 and args[0] == "--oraclec":
-        oraclec, args = args[1], args[2:]
-    path = args[0] if args else os.path.join(HERE, "h100", "steps.jsonl")
+    oraclec, path = judge.command_line(argv, os.path.join(HERE, "h100", "steps.jsonl"))
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     fp32 = os.path.join(HERE, "h100", "pytorch-2-fp32.odl")
@@ -86,14 +79,10 @@ def main(argv):
                    "--precision", r["precision"], "--implementation", impl, "--data", "synthetic"]
             if r["channels_last"]:
                 cmd.append("--channels-last")
-            p = subprocess.run(cmd, capture_output=True, text=True,
-                               env=dict(os.environ, LC_ALL="C"))
-            if p.returncode:
-                sys.exit("h100.py: %s: %s" % (" ".join(cmd), p.stderr.strip()))
-            k = json.loads(p.stdout)["strategies"][0]
+            k = judge.predict("h100.py", cmd)
             t = k["iteration"]["total_s"]
             m = k["memory"]["peak"] - k["memory"]["reserved"]
-            a, b = accuracy(t, r["iter_s"]), accuracy(m, r["peak_allocated"])
+            a, b = judge.accuracy(t, r["iter_s"]), judge.accuracy(m, r["peak_allocated"])
             time_acc.setdefault(r["precision"], []).append(a)
             mem_acc.setdefault(r["precision"], []).append(b)
             print("%-16s %5d %-9s %9.2f %9.2f %6.3f %9.2f %9.2f %6.3f  %s" % (

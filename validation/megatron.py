@@ -29,19 +29,14 @@ Nothing is fitted to these rows.  Standard library only.
     python3 validation/megatron.py [--oraclec ./oraclec] [RUNS.csv]
 """
 import csv
-import json
 import os
 import re
-import subprocess
 import sys
 
+import judge  # validation/judge.py, beside this script
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(HERE)
 DATA = os.path.join(HERE, "megatron-sc21")
-
-
-def accuracy(p, m):
-    return max(0.0, 1 - abs(p - m) / m)
 
 
 def block_layers(model):
@@ -77,11 +72,7 @@ def command(oraclec, r):
 
 
 def main(argv):
-    oraclec = os.path.join(TOP, "oraclec")
-    args = argv[1:]
-    if len(args) >= 2 and args[0] == "--oraclec":
-        oraclec, args = args[1], args[2:]
-    path = args[0] if args else os.path.join(DATA, "runs.csv")
+    oraclec, path = judge.command_line(argv, os.path.join(DATA, "runs.csv"))
     with open(path) as f:
         rows = list(csv.DictReader(f))
     tf_acc, t_acc, infeasible = [], [], []
@@ -90,15 +81,11 @@ def main(argv):
         "limited by"))
     for r in rows:
         cmd = command(oraclec, r)
-        p = subprocess.run(cmd, capture_output=True, text=True,
-                           env=dict(os.environ, LC_ALL="C"))
-        if p.returncode:
-            sys.exit("megatron.py: %s: %s" % (" ".join(cmd), p.stderr.strip()))
-        k = json.loads(p.stdout)["strategies"][0]
+        k = judge.predict("megatron.py", cmd)
         t = k["iteration"]["total_s"]
         tf = flops(r) / (t * int(r["gpus"])) / 1e12
         m = float(r["value"])
-        a, b = accuracy(tf, m), accuracy(t, float(r["time_s"]))
+        a, b = judge.accuracy(tf, m), judge.accuracy(t, float(r["time_s"]))
         tf_acc.append(a)
         t_acc.append(b)
         if not k["feasible"]:

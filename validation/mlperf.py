@@ -30,10 +30,10 @@ to these rows.  Standard library only.
     python3 validation/mlperf.py [--oraclec ./oraclec] [RUNS.csv]
 """
 import csv
-import json
 import os
-import subprocess
 import sys
+
+import judge  # validation/judge.py, beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -46,10 +46,6 @@ PARTS = [("compute", "compute_s"), ("exch", "gradient_allreduce_s"),
          ("host", "dispatch_s"), ("syncbn", "sync_bn_s"), ("skew", "skew_s")]
 
 
-def accuracy(p, m):
-    return max(0.0, 1 - abs(p - m) / m)
-
-
 def predict(oraclec, r, impls):
     system = r["oraclec_system"]
     if system.endswith(".odl"):
@@ -60,18 +56,11 @@ def predict(oraclec, r, impls):
            "--precision", "fp16", "--channels-last", "--data", "synthetic"]
     if r["bn_group"] not in ("", "1"):
         cmd += ["--sync-bn", r["bn_group"]]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
-    if p.returncode:
-        sys.exit("mlperf.py: %s: %s" % (" ".join(cmd), p.stderr.strip()))
-    return json.loads(p.stdout)["strategies"][0]
+    return judge.predict("mlperf.py", cmd)
 
 
 def main(argv):
-    oraclec = os.path.join(TOP, "oraclec")
-    args = argv[1:]
-    if len(args) >= 2 and args[0] == "--oraclec":
-        oraclec, args = args[1], args[2:]
-    path = args[0] if args else os.path.join(DATA, "runs.csv")
+    oraclec, path = judge.command_line(argv, os.path.join(DATA, "runs.csv"))
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     with open(os.path.join(DATA, "implementations.csv"), newline="") as f:
@@ -85,7 +74,7 @@ def main(argv):
         it = k["iteration"]
         p = int(r["gpus"]) * int(r["batch_per_gpu"]) / it["total_s"]
         m = float(r["value"])
-        a = accuracy(p, m)
+        a = judge.accuracy(p, m)
         acc.append(a)
         pred[r["id"]] = p
         print("%-24s %5s %4s %s %10.0f %10.0f %6.3f" % (

@@ -21,10 +21,10 @@ fitted: the rows judge the model.  Standard library only.
     python3 validation/published.py [--oraclec ./oraclec] [CSV]
 """
 import csv
-import json
 import os
-import subprocess
 import sys
+
+import judge  # validation/judge.py, beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -62,11 +62,7 @@ def workers(row):
 
 
 def main(argv):
-    oraclec = os.path.join(TOP, "oraclec")
-    args = argv[1:]
-    if len(args) >= 2 and args[0] == "--oraclec":
-        oraclec, args = args[1], args[2:]
-    path = args[0] if args else os.path.join(HERE, "published-dle-pytorch.csv")
+    oraclec, path = judge.command_line(argv, os.path.join(HERE, "published-dle-pytorch.csv"))
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     acc, by_prec, skipped = [], {}, {}
@@ -84,13 +80,10 @@ def main(argv):
                "--loader-workers", workers(r), "--optimizer", OPTIMIZERS[r["model"]]]
         if "nhwc" in r["notes"] and r["precision"].startswith("amp"):
             cmd.append("--channels-last")
-        p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
-        if p.returncode:
-            sys.exit("published.py: %s: %s" % (" ".join(cmd), p.stderr.strip()))
-        k = json.loads(p.stdout)["strategies"][0]
+        k = judge.predict("published.py", cmd)
         pred = int(r["gpus"]) * int(r["batch_per_gpu"]) / k["iteration"]["total_s"]
         meas = float(r["value"])
-        a = max(0.0, 1 - abs(pred - meas) / meas)
+        a = judge.accuracy(pred, meas)
         acc.append(a)
         by_prec.setdefault(r["precision"], []).append(a)
         pairs.append((meas, pred))
