@@ -218,9 +218,10 @@ typedef struct Costs {
 	                   optimizer state (1 without) */
 } Costs;
 
-/* Bytes a GPU holds per parameter it trains: weights, gradients and the
- * optimizer state, this last sharded over nd copies under ZeRO-1 (as
- * zero.c lays the states out). */
+/* Bytes a GPU holds per parameter it trains: weights (and autocast's
+ * 16-bit copy of them, where ZeRO's layout does not hold it), gradients
+ * and the optimizer state, this last sharded over nd copies under ZeRO-1
+ * (as zero.c lays the states out). */
 static MemUse
 per_parameter(const Analysis *an, const Graph *g, double nd)
 {
@@ -229,6 +230,8 @@ per_parameter(const Analysis *an, const Graph *g, double nd)
 
 	if (an->q.set.zero || master_weights(an))
 		zero_memory(an, g, 1, nd, &m);
+	if (!an->q.set.zero)
+		m.weights += mem_cast_weights(an, g, 1);
 	return m;
 }
 
@@ -342,10 +345,7 @@ pass_begin(Pass *p, const Graph *g, const Analysis *an, double n, const Costs *c
 
 	p->g = g, p->an = an, p->c = c, p->n = n;
 	p->tb = table_for(an, g, c);
-	/* and autocast's 16-bit copy of each weight, as stage_memory counts
-	 * it: the partition fits and the plans state what the report sums */
-	p->per_w = pp.weights + pp.grads + pp.optimizer +
-		   (an->q.set.zero ? 0 : mem_cast_weights(an, g, 1));
+	p->per_w = pp.weights + pp.grads + pp.optimizer;
 	p->act = kept_layers(an, g);
 	p->wide = precision_bytes(an->q.set.prec);
 	p->rows = c->ways > 1 && c->inner == DIM_SPATIAL;
@@ -952,7 +952,7 @@ stage_memory(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, 
 		if (sm > most)
 			most = sm, wb = sum[PS_W], acts = sa;
 	}
-	mem->weights = wb * pp.weights + (an->q.set.zero ? 0 : mem_cast_weights(an, g, wb));
+	mem->weights = wb * pp.weights;
 	mem->grads = wb * pp.grads;
 	mem->optimizer = wb * pp.optimizer;
 	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0);
