@@ -135,6 +135,35 @@ assert lookup("NVIDIA H100 80GB HBM3")["peak"]["bf16"] == 989.4e12
 EOF
 check "kernel_time on two hand-computed products; the fits recover synthetic parameters; known GPUs"
 
+# -- a full disk while an output is written (every file the probe writes,
+# collectives.txt too, goes through Out.write): one OutputError naming the
+# file and the reason, the file before it untouched, no temporary left
+mkdir "$tmp/full"
+printf 'old\n' >"$tmp/full/collectives.txt"
+"$py" - "$tmp/full" >"$tmp/out" 2>"$tmp/err" <<'EOF' || fail "$(cat "$tmp/out" "$tmp/err" | head -5)"
+import errno, io, os, sys
+from oraclec import probe
+class Full(io.StringIO):
+    def write(self, s):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+real = os.fdopen
+def fdopen(fd, *a, **k):
+    os.close(fd)
+    return Full()
+probe.os.fdopen = fdopen
+out = probe.Out(sys.argv[1])
+try:
+    out.write("collectives.txt", "new\n")
+    sys.exit("no error")
+except probe.OutputError as e:
+    want = "cannot write %s: No space left on device" % os.path.join(sys.argv[1], "collectives.txt")
+    assert str(e) == want, str(e)
+probe.os.fdopen = real
+assert open(os.path.join(sys.argv[1], "collectives.txt")).read() == "old\n"
+assert sorted(os.listdir(sys.argv[1])) == ["collectives.txt"], os.listdir(sys.argv[1])
+EOF
+check "a full disk mid-write: one error naming the file and ENOSPC, the old file kept, no temporary"
+
 # -- a probe of this CPU, every section, kept short
 "$py" -m oraclec.probe --device cpu --quick --budget 30 -o "$tmp/cpu" >"$tmp/out" 2>"$tmp/err"
 status_why $? 0
