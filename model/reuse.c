@@ -255,33 +255,32 @@ halo_times(const Analysis *an, const Graph *g, double n, int64_t ways, bool acro
 	return t;
 }
 
-Times
-gather_times(const Analysis *an, const Graph *g, double n, Group grp)
+/* The rows of a kind priced over a group: a split's collectives. */
+static Times
+grouped(const Analysis *an, const Graph *g, double n, Group grp, RowKind kind)
 {
-	Times t = { .an = an, .g = g, .kind = ROW_GATHER, .n = n, .grp = grp };
+	Times t = { .an = an, .g = g, .kind = kind, .n = n, .grp = grp };
 
 	find(&t);
 	return t;
+}
+
+Times
+gather_times(const Analysis *an, const Graph *g, double n, Group grp)
+{
+	return grouped(an, g, n, grp, ROW_GATHER);
 }
 
 Times
 split_times(const Analysis *an, const Graph *g, double n, Group grp, bool channel)
 {
-	Times t = { .an = an, .g = g, .kind = channel ? ROW_CHANNEL : ROW_FILTER, .n = n,
-		    .grp = grp };
-
-	find(&t);
-	return t;
+	return grouped(an, g, n, grp, channel ? ROW_CHANNEL : ROW_FILTER);
 }
 
 Times
 tensor_times(const Analysis *an, const Graph *g, double n, Group grp, bool sp)
 {
-	Times t = { .an = an, .g = g, .kind = sp ? ROW_TENSOR_SP : ROW_TENSOR, .n = n,
-		    .grp = grp };
-
-	find(&t);
-	return t;
+	return grouped(an, g, n, grp, sp ? ROW_TENSOR_SP : ROW_TENSOR);
 }
 
 Lane
