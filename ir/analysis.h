@@ -283,11 +283,11 @@ typedef struct Search {
 	SearchConfig top[SEARCH_TOP];
 	int ntop;
 	/* the fastest feasible configuration of each simplicity: ZeRO stage
-	 * (FSDP's hybrid as 3) x grid dimensions (1-3) x recomputation (none,
-	 * some); the first of top is the simplest within SIMPLER_WITHIN of
-	 * the fastest (search_end) */
-	SearchConfig simplest[4][3][2];
-	bool has_simplest[4][3][2];
+	 * (FSDP's hybrid as 3) x grid dimensions used less one (dptc uses
+	 * four) x recomputation (none, some); the first of top is the
+	 * simplest within SIMPLER_WITHIN of the fastest (search_end) */
+	SearchConfig simplest[4][DIM_COUNT][2];
+	bool has_simplest[4][DIM_COUNT][2];
 	char simpler[192];        /* why the first is not the fastest; "" when
 	                             it is */
 } Search;

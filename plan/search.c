@@ -278,7 +278,7 @@ static void
 simplest_first(Search *s)
 {
 	const SearchConfig *fast = &s->top[0], *pick = NULL;
-	SearchConfig *in[4 * 3 * 2], chosen;
+	SearchConfig *in[4 * DIM_COUNT * 2], chosen;
 	int n = 0, at;
 	size_t len;
 	char b1[32], b2[32], rc[32];
@@ -287,7 +287,7 @@ simplest_first(Search *s)
 	if (!s->ntop || !fast->feasible)
 		return;
 	for (int z = 0; z < 4; z++)
-		for (int d = 0; d < 3; d++)
+		for (int d = 0; d < DIM_COUNT; d++)
 			for (int r = 0; r < 2; r++)
 				if (s->has_simplest[z][d][r] &&
 				    s->simplest[z][d][r].epoch <=

@@ -1290,6 +1290,20 @@ within_three_percent_the_simpler_wins(void **state)
 	search_end(&s);
 	assert_int_equal(s.top[0].zero, 3);
 	assert_string_equal(s.simpler, "");
+	/* four grid dimensions (dptc: data, pipeline, tensor, context) are
+	 * a class of their own: its plain configuration within 3 % of its
+	 * ZeRO 3 one goes first (the classes once stopped at three, and a
+	 * four-dimension grid was written past them) */
+	fast.kind = STRAT_DPTC, fast.grid[DIM_PIPELINE] = 2, fast.grid[DIM_TENSOR] = 2;
+	fast.grid[DIM_CONTEXT] = 2, fast.epoch = 10;
+	plain = fast, plain.zero = 0, plain.epoch = 10.2;
+	search_begin(&s, 0);
+	s.top[0] = fast, s.top[1] = plain, s.ntop = 2;
+	s.simplest[3][3][0] = fast, s.has_simplest[3][3][0] = true;
+	s.simplest[0][3][0] = plain, s.has_simplest[0][3][0] = true;
+	search_end(&s);
+	assert_int_equal(s.top[0].zero, 0);
+	assert_int_equal(s.top[0].kind, STRAT_DPTC);
 }
 
 /* Per-layer splits: never slower than the best uniform assignment under
