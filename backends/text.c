@@ -286,6 +286,18 @@ fits(const Candidate *k)
 	return k->not_run ? "not run" : !k->computable ? "-" : k->feasible ? "yes" : "no";
 }
 
+/* The grid column: 30 characters, wider where a grid's text is longer
+ * (dptc's four sizes and a placement's mark) */
+enum { GRID_WIDTH = 30 };
+
+static int
+widest(int w, const char *text)
+{
+	int n = (int)strlen(text);
+
+	return n > w ? n : w;
+}
+
 /* A peak in FLOP/s as TFLOP/s: "494.7 TFLOP/s" */
 static const char *
 flops(double v, char *buf)
@@ -301,17 +313,19 @@ strategy_table(const Analysis *an, FILE *f)
 {
 	char grid[96], b1[32], b3[32], b4[32], b5[32], b6[32], b7[32], mb[32];
 	unsigned nested = 0;
-	int idx[STRAT_COUNT], n = rank_order(an, idx), w = 9;
+	int idx[STRAT_COUNT], n = rank_order(an, idx), w = 9, gw = GRID_WIDTH;
 
-	fprintf(f, "\n%-9s %-30s %-7s %10s %10s %10s %6s %11s  %s%s\n", "strategy", "grid",
+	for (int i = 0; i < n; i++)
+		gw = widest(gw, grid_str(&an->cand[idx[i]], grid, sizeof grid));
+	fprintf(f, "\n%-9s %-*s %-7s %10s %10s %10s %6s %11s  %s%s\n", "strategy", gw, "grid",
 		"fits", "iteration", "epoch", "samples/s", "MFU", "memory/GPU",
 		an->max_batch ? "max batch/GPU  " : "", "limited by");
 	for (int i = 0; i < n; i++) {
 		const Candidate *k = &an->cand[idx[i]];
 		if (an->max_batch)
 			snprintf(mb, sizeof mb, "%13" PRId64 "  ", k->max_batch);
-		fprintf(f, "%-9s %-30s %-7s %10s %10s %10s %6s %11s  %s%s\n",
-			strategy_name[k->kind], grid_str(k, grid, sizeof grid), fits(k),
+		fprintf(f, "%-9s %-*s %-7s %10s %10s %10s %6s %11s  %s%s\n",
+			strategy_name[k->kind], gw, grid_str(k, grid, sizeof grid), fits(k),
 			secs(k->computable, k->t.total, b3),
 			secs(k->computable, k->epoch, b4), rate(k->computable, k->throughput, b6),
 			percent(k->computable, k->mfu, b7),
@@ -538,24 +552,32 @@ search_table(const Search *s, FILE *f)
 		s->stopped ? ", stopped at --search-time with some untried" : "", s->ntop);
 	if (s->simpler[0])
 		fprintf(f, "%s.\n", s->simpler);
-	fprintf(f, "%-9s %-30s %-14s %-9s %4s %-10s %10s %10s %6s %11s  %s\n", "strategy", "grid",
-		"schedule", "precision", "zero", "recompute", "iteration", "epoch", "MFU",
-		"memory/GPU", "lost by");
+	char grids[SEARCH_TOP][96];
+	int gw = GRID_WIDTH;
+
 	for (int i = 0; i < s->ntop; i++) {
 		const SearchConfig *c = &s->top[i];
 		Candidate k = { .kind = c->kind, .nest = c->nest };
-		char grid[96], sched[32], rc[32];
 		memcpy(k.grid, c->grid, sizeof k.grid);
-		grid_str(&k, grid, sizeof grid);
+		grid_str(&k, grids[i], sizeof grids[i]);
 		if (c->sequence_parallel) /* Megatron's, beside the tensor split */
-			strncat(grid, " +sp", sizeof grid - strlen(grid) - 1), sp = true;
+			strncat(grids[i], " +sp", sizeof grids[i] - strlen(grids[i]) - 1), sp = true;
+		gw = widest(gw, grids[i]);
+	}
+	fprintf(f, "%-9s %-*s %-14s %-9s %4s %-10s %10s %10s %6s %11s  %s\n", "strategy", gw,
+		"grid", "schedule", "precision", "zero", "recompute", "iteration", "epoch", "MFU",
+		"memory/GPU", "lost by");
+	for (int i = 0; i < s->ntop; i++) {
+		const SearchConfig *c = &s->top[i];
+		const char *grid = grids[i];
+		char sched[32], rc[32];
 		if (!STRATEGY_PIPELINED(c->kind))
 			snprintf(sched, sizeof sched, "-");
 		else
 			schedule_label(c->schedule, c->virtual_stages, sched, sizeof sched);
 		recompute_label(c->recompute, rc, sizeof rc);
-		fprintf(f, "%-9s %-30s %-14s %-9s %3d%s %-10s %10s %10s %6s %11s  %s\n",
-			strategy_name[c->kind], grid, sched,
+		fprintf(f, "%-9s %-*s %-14s %-9s %3d%s %-10s %10s %10s %6s %11s  %s\n",
+			strategy_name[c->kind], gw, grid, sched,
 			precision_name(c->prec), c->zero, c->zero_node ? "h" : " ", rc,
 			secs(true, c->iteration, b1), secs(true, c->epoch, b2),
 			percent(true, c->mfu, b4), bytes((int64_t)c->memory, b3),

@@ -34,6 +34,12 @@ context_refusal(const Transformer *tf, int64_t ways)
 	return NULL;
 }
 
+int64_t
+context_limit(const Transformer *tf)
+{
+	return tf->layers > 0 && tf->seq >= 2 && tf->seq % 2 == 0 ? tf->seq / 2 : 1;
+}
+
 double
 context_kv_bytes(const Analysis *an, const Transformer *tf, double n, int64_t tensor,
 		 int64_t ways)

@@ -331,6 +331,9 @@ double tensor_collective(const Analysis *an, const Graph *g, const TensorTable *
  * dc and dtc"). */
 /* Why a model cannot run `ways` ways of context parallelism (NULL: it can). */
 const char *context_refusal(const Transformer *tf, int64_t ways);
+/* The most ways of context parallelism the model takes: half its sequence
+ * (2 x ways equal chunks), 1 for an odd one or none. */
+int64_t context_limit(const Transformer *tf);
 /* The bytes of K and V a GPU of a tensor group of `tensor` holds of one
  * attention for n samples, its s/ways tokens of each: one ring step's send. */
 double context_kv_bytes(const Analysis *an, const Transformer *tf, double n, int64_t tensor,

@@ -25,6 +25,7 @@
  * (sums, epoch, feasibility, ranking). */
 #include "model/costmodel.h"
 #include "model/reuse.h"
+#include "util/checked.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -358,7 +359,12 @@ tensor(const Ctx *c, Candidate *k)
 	if (p1 > 1)
 		k->grid[DIM_DATA] = p1;
 	k->global_batch = B;
-	k->max_gpus = tt->most < INT64_MAX ? tt->most : 1;
+	/* the model-parallel dimensions' limits: the fewest heads or
+	 * features a layer splits, half the sequence (kept at INT64_MAX
+	 * where the product overflows) */
+	k->max_gpus = c->grid[DIM_TENSOR] > 0 && tt->most < INT64_MAX ? tt->most : 1;
+	if (c->grid[DIM_CONTEXT] > 0 && !ck_mul(k->max_gpus, context_limit(&an->tf), &k->max_gpus))
+		k->max_gpus = INT64_MAX;
 	if (p1 > B)
 		return beyond_limit(k, "more data groups than samples in the batch");
 	if (c->grid[DIM_CONTEXT] > 0 && (why = context_refusal(&an->tf, C)))

@@ -1305,6 +1305,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		why = tensor_refusal(tt, ways);
 		if (!why && grid[DIM_CONTEXT] > 0)
 			why = context_refusal(&an->tf, cp);
+		if (grid[DIM_CONTEXT] > 0 && !ck_mul(limit, context_limit(&an->tf), &limit))
+			limit = INT64_MAX;
 	} else {
 		if (ways > 1 && !rows) /* the fewest filters or channels of a split layer */
 			limit = layer_table(an, g)->most[channel];
@@ -1318,9 +1320,10 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	if (grid[DIM_CONTEXT] > 0)
 		k->grid[DIM_CONTEXT] = cp;
 	k->global_batch = Bg;
-	/* the stages' limit, times the filter split's and the data's (kept
-	 * at INT64_MAX where the product overflows: no limit that matters) */
-	if (!ck_mul(it.n, ways > 1 ? limit : 1, &k->max_gpus) ||
+	/* the stages' limit, times the model split's (filter, tensor and
+	 * context) and the data's (kept at INT64_MAX where the product
+	 * overflows: no limit that matters) */
+	if (!ck_mul(it.n, ways > 1 || grid[DIM_CONTEXT] > 0 ? limit : 1, &k->max_gpus) ||
 	    !ck_mul(k->max_gpus,
 		    p1 > 1 ? (an->q.set.global_batch
 				      ? Bg

@@ -465,4 +465,29 @@ done
 	fail "a context grid under a stack that does not run it"
 check "--search tries context parallelism where the stack runs it, unnamed; never where it does not"
 
+# 19: a strategy's max_gpus is its model-parallel dimensions' limits
+# multiplied: tensor the fewest heads or features a layer splits (16),
+# context half the sequence (2,048 tokens in 2 x C chunks:
+# 1,024), the pipeline its 24 layers, data the global batch (64)
+run "$g13" -s dgx-a100 -g 64 -B 64 --precision amp-bf16 --strategies dt,dpt,context,dc,dtc,dptc \
+	-q -f json
+want_status 0
+[ "$("$py" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join("%s:%d" % (k["name"], k["max_gpus"]) for k in d["strategies"]))' "$tmp/out")" = \
+	"dt:16 dpt:24576 context:1024 dc:1024 dtc:16384 dptc:25165824" ] ||
+	fail "max_gpus: $(cat "$tmp/out" | head -c 300)"
+run "$gpt" -s dgx-a100 -g 16 -B 16 --precision amp-bf16 --grid data=2,pipeline=2,tensor=2,context=2
+want_status 0
+# the text's grid column widens to dptc's 37 characters: the header's
+# "fits" stands above the row's "yes"
+"$py" -c 'import sys
+lines = open(sys.argv[1]).read().split("\n")
+head = next(l for l in lines if l.startswith("strategy  grid"))
+row = next(l for l in lines if l.startswith("dptc "))
+assert "data=2,pipeline=2,tensor=2,context=2* yes" in row, row
+assert head.index("fits") == row.index(" yes") + 1, (head, row)' "$tmp/out" ||
+	fail "the grid column does not hold dptc's grid"
+check "max_gpus: context's limit is half the sequence, multiplied with tensor's and the pipeline's; the text's grid column holds dptc's grid"
+
 finish
