@@ -559,10 +559,11 @@ search_table(const Search *s, FILE *f)
 		const SearchConfig *c = &s->top[i];
 		Candidate k = { .kind = c->kind, .nest = c->nest };
 		memcpy(k.grid, c->grid, sizeof k.grid);
-		grid_str(&k, grids[i], sizeof grids[i]);
+		char *grid = grids[i];
+		grid_str(&k, grid, sizeof grids[i]);
 		if (c->sequence_parallel) /* Megatron's, beside the tensor split */
-			strncat(grids[i], " +sp", sizeof grids[i] - strlen(grids[i]) - 1), sp = true;
-		gw = widest(gw, grids[i]);
+			strncat(grid, " +sp", sizeof grids[i] - strlen(grid) - 1), sp = true;
+		gw = widest(gw, grid);
 	}
 	fprintf(f, "%-9s %-*s %-14s %-9s %4s %-10s %10s %10s %6s %11s  %s\n", "strategy", gw,
 		"grid", "schedule", "precision", "zero", "recompute", "iteration", "epoch", "MFU",
