@@ -111,7 +111,9 @@ USAGE = [
      r"unknown strategy bogus \(choose from data,spatial"),
     ("--precision fp64", ["--precision", "fp64", "-o", "x"], r"unknown precision fp64"),
     ("--sections model without --model", ["--sections", "model", "-o", "x"],
-     r"--sections model needs --model"),
+     r"--sections model needs --model or --needed"),
+    ("--model and --needed", ["--model", "m.onnx", "--needed", "k.csv", "-o", "x"],
+     r"--model and --needed both name the keys to time: give one"),
     ("--ranks on cuda", ["--device", "cuda", "--ranks", "1", "-o", "x"],
      r"--ranks is for --device cpu"),
 ]
@@ -196,6 +198,34 @@ except RuntimeError as e:
     ok("exited 1" in str(e) and "none.odl" in str(e), "kernels_needed: oraclec's error raised",
        str(e))
 
+# --needed's file is kernels_needed's CSV, read as oraclec's output is; a
+# hostile one is refused with its line, never half read
+with open(odl.replace("m.odl", "k.csv"), "w") as f:
+    f.write(subprocess.run([oraclec, odl, "--kernels-needed", "-q", "-b", "8", "-g", "4",
+                            "--strategies", "data,pipeline,filter,df,ds", "--precision",
+                            "fp32"], capture_output=True, text=True).stdout)
+got = {(k.klass, k.shape): ns for k, ns in
+       pk.needed_from_csv(open(odl.replace("m.odl", "k.csv")).read(), "it has").items()}
+ok(got == want, "needed_from_csv: --kernels-needed's file gives kernels_needed's keys",
+   repr(sorted(got))[:300])
+HEAD = "class,precision,layout,n,shape\n"
+BAD = [
+    ("no header", "conv,fp32,NCHW,8," + CONV + "\n", r"no header"),
+    ("four fields", HEAD + "conv,fp32,NCHW,8\n", r"a line of 4 fields \(line 2\)"),
+    ("a batch of 0", HEAD + "conv,fp32,NCHW,0," + CONV + "\n", r"a batch .* \(line 2\)"),
+    ("a batch of 10^30", HEAD + "conv,fp32,NCHW," + "9" * 30 + "," + CONV + "\n",
+     r"a batch .* \(line 2\)"),
+    ("fp8", HEAD + "gemm,fp8,-,8,m=1 n=2 k=3 batch=1\n", r"precision 'fp8', which the probe"),
+    ("a layout of its own", HEAD + "conv,fp32,CHWN,8," + CONV + "\n", r"class or layout"),
+    ("a shape of words", HEAD + "conv,fp32,NCHW,8,c=many\n", r"NAME=VALUE items \(line 2\)"),
+]
+for what, text, pattern in BAD:
+    try:
+        pk.needed_from_csv(text, "it has")
+        ok(False, "needed_from_csv refuses " + what, "read")
+    except RuntimeError as e:
+        ok(re.search(pattern, str(e)) is not None, "needed_from_csv refuses " + what, str(e))
+
 # ---- runs of the probe (torch) -------------------------------------------------
 
 def files_consistent(d):
@@ -216,7 +246,7 @@ def files_consistent(d):
 if not tpy:
     for what in ("a link named probe.csv", "a file size limit", "a full file system",
                  "SIGTERM during the summary", "--model that oraclec refuses",
-                 "--model --resume"):
+                 "--model --resume", "--needed", "--needed unreadable"):
         skip("runs: " + what, "no python3 with torch")
 else:
     # a link named probe.csv: replaced, its target untouched (issue 40.1)
@@ -335,6 +365,37 @@ else:
     bad += files_consistent(o)
     ok(not bad, "runs: --model writes its keys and filter=2's shards; --resume keeps them",
        "\n".join(bad))
+
+    # --needed: the keys of --model's run from oraclec's CSV, no oraclec
+    # run (ORACLEC names none there is); the same rows as --model wrote
+    k = os.path.join(d, "k.csv")
+    with open(k, "w") as f:
+        f.write(subprocess.run([oraclec, m, "--kernels-needed", "-q", "-b", "2", "-g", "2",
+                                "--strategies", "data,filter", "--precision", "fp32"],
+                               capture_output=True, text=True).stdout)
+    o2 = os.path.join(d, "o2")
+    s3, out3, err3 = run(["--device", "cpu", "--quick", "--needed", k, "--sections", "model",
+                          "--oraclec", os.path.join(d, "no-oraclec"), "-o", o2], python=tpy)
+    bad = [] if s3 == 0 else ["exit status %s: %s" % (s3, err3[-300:])]
+    keys = lambda text: sorted(",".join(l.split(",")[:5]) for l in text.splitlines()
+                               if l and not l.startswith("#"))
+    body3 = open(os.path.join(o2, "kernels.csv")).read() if s3 == 0 else ""
+    if s3 == 0 and keys(body3) != keys(rows1):
+        bad.append("other keys than --model's: %r" % keys(body3)[:4])
+    if s3 == 0 and "# keys: %s " % k not in body3:
+        bad.append("the table does not say where its keys came from")
+    if s3 == 0 and 'kernels = "kernels.csv";' not in open(os.path.join(o2, "system.odl")).read():
+        bad.append("system.odl does not name kernels.csv")
+    ok(not bad, "runs: --needed times --model's keys from oraclec's CSV, without oraclec",
+       "\n".join(bad))
+
+    # --needed that cannot be read: one line naming it, exit 1
+    status, out, err = run(["--device", "cpu", "--quick", "--needed", os.path.join(d, "none"),
+                            "--sections", "model", "-o", os.path.join(d, "o3")], python=tpy)
+    bad, last = one_line(status, err, 1)
+    if "--needed %s: cannot read it" % os.path.join(d, "none") not in last:
+        bad.append("the message %r" % last[:300])
+    ok(not bad, "runs: --needed unreadable: one line naming it", "\n".join(bad))
 
 print("1..%d" % n)
 sys.exit(1 if failed else 0)

@@ -21,7 +21,11 @@ not count).  It prints each row, then the mean accuracy 1 - |p - m| / m
 many rows' memory is within 10 %.  Nothing is fitted to these rows.
 Standard library only.
 
-    python3 validation/h100.py [--oraclec ./oraclec] [STEPS.jsonl]
+    python3 validation/h100.py [--system SYSTEM] [--oraclec ./oraclec] [STEPS.jsonl]
+
+--system (default dgx-h100) judges steps of another GPU measured the same
+way, e.g. bench/device.sh's with the probe's system.odl and its kernel
+tables.
 """
 import gzip
 import json
@@ -55,11 +59,26 @@ def model_file(name, tmp):
     return None
 
 
+def command(oraclec, r, model, system="dgx-h100"):
+    """oraclec's command line of step row r (model: its ONNX file), as the
+    README maps a row."""
+    impl = os.path.join(HERE, "h100", "pytorch-2-fp32.odl") if r["precision"] == "fp32" \
+        else "pytorch-2"
+    cmd = [oraclec, model, "-q", "-f", "json", "-s", system, "-g", "1",
+           "-b", str(r["batch"]), "--strategies", "data",
+           "--precision", r["precision"], "--implementation", impl, "--data", "synthetic"]
+    if r["channels_last"]:
+        cmd.append("--channels-last")
+    return cmd
+
+
 def main(argv):
+    system = "dgx-h100"
+    if len(argv) >= 3 and argv[1] == "--system":
+        system, argv = argv[2], argv[:1] + argv[3:]
     oraclec, path = judge.command_line(argv, os.path.join(HERE, "h100", "steps.jsonl"))
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    fp32 = os.path.join(HERE, "h100", "pytorch-2-fp32.odl")
     time_acc, mem_acc, skipped = {}, {}, []
     print("%-16s %5s %-9s %9s %9s %6s %9s %9s %6s  %s" % (
         "model", "batch", "precision", "step ms", "oraclec", "acc", "peak GB", "oraclec", "acc",
@@ -73,13 +92,7 @@ def main(argv):
             if not model:
                 skipped.append(r["model"] + " (no ONNX file)")
                 continue
-            impl = fp32 if r["precision"] == "fp32" else "pytorch-2"
-            cmd = [oraclec, model, "-q", "-f", "json", "-s", "dgx-h100", "-g", "1",
-                   "-b", str(r["batch"]), "--strategies", "data",
-                   "--precision", r["precision"], "--implementation", impl, "--data", "synthetic"]
-            if r["channels_last"]:
-                cmd.append("--channels-last")
-            k = judge.predict("h100.py", cmd)
+            k = judge.predict("h100.py", command(oraclec, r, model, system))
             t = k["iteration"]["total_s"]
             m = k["memory"]["peak"] - k["memory"]["reserved"]
             a, b = judge.accuracy(t, r["iter_s"]), judge.accuracy(m, r["peak_allocated"])

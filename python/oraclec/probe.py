@@ -1101,12 +1101,24 @@ def sec_ranks(P, clock):
 
 # ---- 8. the model's own kernels (--model) ---------------------------------------
 
+def keyed(a):
+    """Whether the probe times a model's keys: --model or --needed."""
+    return bool(a.model or a.needed)
+
+
 def model_keys(P):
     """{Key: {N}} of --model: at each --precision, every key and batch
     oraclec's pricing of the --strategies on --gpus looks up
-    (probe_kernels.kernels_needed).  Raises RuntimeError with oraclec's
-    first line."""
+    (probe_kernels.kernels_needed); of --needed: its file's.  Raises
+    RuntimeError with oraclec's first line, or the file's fault."""
     a = P.args
+    if a.needed:
+        try:
+            with open(a.needed, encoding="utf-8") as f:
+                text = f.read(64 << 20)
+        except (OSError, UnicodeDecodeError) as e:
+            raise RuntimeError("cannot read it: %s" % (getattr(e, "strerror", None) or e))
+        return probe_kernels.needed_from_csv(text, "it has")
     want = {}
     for prec in a.precision:
         for k, ns in probe_kernels.kernels_needed(a.oraclec, a.model, a.batch, a.gpus,
@@ -1205,7 +1217,7 @@ def model_chunk(P, chunk, reps, sample, clock):
 
 
 def write_kernels(P):
-    if P.args.model:
+    if keyed(P.args):
         P.out.write("kernels.csv", probe_kernels.table_text(kernel_notes(P), P.kernel_rows))
 
 
@@ -1218,9 +1230,11 @@ def kernel_notes(P):
                                                   platform.python_version(), cpu_model()),
             "date: %s UTC" % P.info["date"],
             "command: %s" % P.info["command"],
-            "model: %s at %d samples a device, precision %s%s; strategies %s on %d GPUs" % (
-                a.model, a.batch, ",".join(a.precision), ", channels_last" if
-                a.channels_last else "", ",".join(a.strategies), a.gpus)]
+            ("keys: %s (oraclec --kernels-needed's, made where oraclec runs)" % a.needed
+             if a.needed else
+             "model: %s at %d samples a device, precision %s%s; strategies %s on %d GPUs" % (
+                 a.model, a.batch, ",".join(a.precision), ", channels_last" if
+                 a.channels_last else "", ",".join(a.strategies), a.gpus))]
 
 
 # ---- the system and the implementation --------------------------------------
@@ -1462,7 +1476,7 @@ def system_text(P, analysed):
     q("nic_bw", "bw")
     q("nic_latency", "s")
     put("implementation", '"implementation.odl"', "beside this file")
-    if P.args.model:
+    if keyed(P.args):
         put("kernels", '"kernels.csv"', "the model's kernels by shape, beside this file "
             "(docs/kernel-table.md)")
     if "collectives_text" in P.info:
@@ -1599,7 +1613,7 @@ def summary(P, elapsed):
             100 * probe_kernels.SPREAD_LIMIT))
     say.append("  wrote %s" % " ".join(os.path.join(P.out.dir, f) for f in
                                        ("system.odl", "implementation.odl", "probe.csv") +
-                                       (("kernels.csv",) if P.args.model else ())))
+                                       (("kernels.csv",) if keyed(P.args) else ())))
     print("\n".join(say), flush=True)
 
 
@@ -1696,6 +1710,10 @@ def parse(argv):
                    help="also time every distinct kernel of this model as oraclec lowers it "
                         "(ONNX, ODL, a ParaDL table) into DIR/kernels.csv, which system.odl "
                         "names")
+    m.add_argument("--needed", metavar="FILE",
+                   help="time the keys and batches of this file instead of --model's: the "
+                        "CSV `oraclec M --kernels-needed` writes, made where oraclec runs, "
+                        "for a device where it does not (bench/device.sh)")
     m.add_argument("--batch", type=int_in(1, 1 << 20, "a batch"), default=32, metavar="B",
                    help="samples per device, as oraclec's -b (default 32)")
     m.add_argument("--gpus", type=int_in(1, MAX_GPUS, "a number of GPUs"), default=1,
@@ -1717,8 +1735,10 @@ def parse(argv):
     args = ap.parse_args(argv)
     if args.ranks and args.device == "cuda":
         ap.error("--ranks is for --device cpu (on cuda a rank is a GPU)")
-    if args.sections and "model" in args.sections and not args.model:
-        ap.error("--sections model needs --model")
+    if args.model and args.needed:
+        ap.error("--model and --needed both name the keys to time: give one")
+    if args.sections and "model" in args.sections and not keyed(args):
+        ap.error("--sections model needs --model or --needed")
     args.oraclec = probe_kernels.oraclec_path(args.oraclec)
     return args
 
@@ -1788,7 +1808,7 @@ def main(argv=None):
     prepare_dir(args.output)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    sections = args.sections or [s for s in SECTIONS if s != "model" or args.model]
+    sections = args.sections or [s for s in SECTIONS if s != "model" or keyed(args)]
     P = None
     current = "the start"
     try:
@@ -1796,11 +1816,13 @@ def main(argv=None):
         P.info["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
         P.info["command"] = " ".join(["python3 -m oraclec.probe"] + list(
             argv if argv is not None else sys.argv[1:]))
-        if args.model:
+        if keyed(args):
             try:
                 P.model_want = model_keys(P)
             except (RuntimeError, ValueError, KeyError) as e:
-                fail("--model %s: %s" % (path_shown(args.model), escaped(one_line(e), 300)))
+                fail("%s %s: %s" % ("--needed" if args.needed else "--model",
+                                    path_shown(args.needed or args.model),
+                                    escaped(one_line(e), 300)))
             if args.resume:
                 P.kernel_rows = probe_kernels.read_table(
                     os.path.join(args.output, "kernels.csv"), device_text(P))

@@ -91,14 +91,33 @@ def kernels_needed(oraclec, model, batch, gpus, strategies, precision, channels_
         err = r.stderr.decode("utf-8", "replace").strip().splitlines()
         raise RuntimeError("%s exited %d%s" % (oraclec, r.returncode,
                                                ": " + err[0] if err else ""))
-    rows = csv.reader(io.StringIO(r.stdout.decode("utf-8")))
+    return needed_from_csv(r.stdout.decode("utf-8"), "%s --kernels-needed wrote" % oraclec)
+
+
+def needed_from_csv(text, who):
+    """{Key: {N}} of `oraclec M --kernels-needed`'s CSV (class, precision,
+    layout, n, shape).  Raises RuntimeError starting with `who` where the
+    text is not that."""
+    rows = csv.reader(io.StringIO(text))
     if next(rows, None) != ["class", "precision", "layout", "n", "shape"]:
-        raise RuntimeError("%s --kernels-needed wrote no header" % oraclec)
+        raise RuntimeError("%s no header 'class,precision,layout,n,shape'" % who)
     want = {}
-    for f in rows:
+    for i, f in enumerate(rows, 2):
         if len(f) != 5:
-            raise RuntimeError("%s --kernels-needed wrote a line of %d fields" % (
-                oraclec, len(f)))
+            raise RuntimeError("%s a line of %d fields (line %d)" % (who, len(f), i))
+        if not f[3].isdigit() or not 1 <= int(f[3]) <= 1 << 20:
+            raise RuntimeError("%s a batch that is not a whole number from 1 to 2^20 "
+                               "(line %d)" % (who, i))
+        if f[1] not in DTYPES:
+            raise RuntimeError("%s precision '%s', which the probe does not time (it times "
+                               "%s; line %d)" % (who, f[1][:16], ", ".join(DTYPES), i))
+        if f[2] not in ("NCHW", "NHWC", "-") or not re.fullmatch(r"[a-z][a-z0-9_]*", f[0]):
+            raise RuntimeError("%s a class or layout oraclec does not write (line %d)" % (
+                who, i))
+        try:
+            parse_shape(f[4])
+        except ValueError:
+            raise RuntimeError("%s a shape that is not NAME=VALUE items (line %d)" % (who, i))
         want.setdefault(Key(f[0], f[1], f[2], f[4]), set()).add(int(f[3]))
     return want
 
