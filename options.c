@@ -532,7 +532,8 @@ opt_strategies(Options *o, const char *list, const Row *r)
  * count their product gives.  A grid naming some of a strategy's
  * dimensions is the smallest strategy's that has them all, the others at
  * 1 (Megatron's defaults: pipeline=2,context=8 is dptc's
- * data=1,pipeline=2,tensor=1,context=8); two as small: a usage error. */
+ * data=1,pipeline=2,tensor=1,context=8); two as small: a usage error.
+ * pipeline=1 beside other dimensions names none. */
 static void
 opt_grid(Options *o, const char *text, const Row *r)
 {
@@ -548,6 +549,13 @@ opt_grid(Options *o, const char *text, const Row *r)
 		usage_error("bad --grid '%s' (e.g. data=256,spatial=4)", text); /* bad cut short */
 	case GRID_TOO_MANY: usage_error("--grid '%s' has too many GPUs", text);
 	}
+	/* pipeline=1 runs no pipeline (Megatron's default size): beside
+	 * other dimensions the grid is theirs, data=8,pipeline=1 data's,
+	 * priced as such; the 1 comes back where the strategy has a
+	 * pipeline (dpc) */
+	if (o->strat.grid[DIM_PIPELINE] == 1 &&
+	    grid_dims(o->strat.grid) != DIM_BIT(DIM_PIPELINE))
+		o->strat.grid[DIM_PIPELINE] = 0;
 	k = grid_cover(grid_dims(o->strat.grid), &tie);
 	if (tie != STRAT_COUNT) { /* the names hold no '%' */
 		snprintf(fmt, sizeof fmt,
@@ -1416,6 +1424,10 @@ options_agree(int argc, char **argv, Options *o)
 		usage_error("--sweep does not go with %s", o->validate ? "validate" : "--grid");
 	if (o->per_layer && (o->strat.forced || o->validate))
 		usage_error("--per-layer does not go with %s", o->validate ? "validate" : "--grid");
+	if (o->per_layer && o->set.micro_batches > 1)
+		usage_error("--per-layer prices one pass of the batch a layer: %s does not go "
+			    "with it",
+			    "--micro-batches");
 	if (o->per_layer && o->strat.model && !o->strat.model->layer)
 		usage_error("--per-layer prices single layers: the %s cost model prices whole "
 			    "strategies only", o->strat.model->name);

@@ -534,8 +534,8 @@ strategy_json(const Graph *g, const Analysis *an, const Candidate *k)
 					sizeof label)));
 		set(o, "stages", st);
 	}
-	if (k->kind == STRAT_DATA && c && k->micro_batches > 1)
-		set(o, "micro_batches", json_integer(k->micro_batches)); /* accumulation */
+	if (!STRATEGY_PIPELINED(k->kind) && c && k->micro_batches > 1) /* accumulation */
+		set(o, "micro_batches", json_integer(k->micro_batches));
 	if (k->split >= 0 && c)
 		set(o, "split_after", jstr(g->layer[k->split].name));
 	return o;

@@ -518,19 +518,24 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
 }
 
 /* Spatial over the model-parallel group inside data groups of p1 (ds
- * when p1 > 1), split after layer `split`. */
+ * when p1 > 1), split after layer `split`; gradient accumulation as
+ * data's: M passes of a group's n / M samples (their strips, halos and
+ * gathers each time), one exchange.  n is the micro-batch's here. */
 static void
 spatial_at(const Ctx *c, Candidate *k, int split)
 {
 	const Graph *g = c->g;
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
-	double n = (double)B / p1, after = after_gather(c, n, ways), growth = 1, W = c->W;
+	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
+	double n = (double)B / p1 / (double)M, after = after_gather(c, n, ways), growth = 1,
+	       W = c->W;
 	double *wshare = NULL, act = 0, whole = 0;
 	int grown = -1;
 	Times rest = layer_times(c->an, g, after, 1, DIM_DATA), halo;
 
 	k->split = split;
-	k->per_gpu_batch = n / ways;
+	k->per_gpu_batch = n * (double)M / ways;
+	k->micro_batches = M;
 	k->t.compute = times_span(&rest, split + 1, g->nlayer - 1);
 	if (c->an->q.impl.halo_rows && ways > 1) {
 		/* strips with their halo rows; the gathered tensor grows, and
@@ -565,13 +570,17 @@ spatial_at(const Ctx *c, Candidate *k, int split)
 	for (int i = 0; i <= split; i++)
 		k->t.p2p += times_of(&halo, i, false);
 	k->t.layer = growth * spatial_gather(c->an, g, split, n, c->map.model);
+	k->t.compute *= (double)M;
+	k->t.p2p *= (double)M;
+	k->t.layer *= (double)M;
 	k->t.grad = grad_time(c->an, g, c->map.grad, n / ways, wshare, &k->t.grad_hidden);
 	k->t.reducer = reducer_time(c->an, g, c->map.grad, 0, g->nlayer - 1, wshare);
 	k->t.update = update_time(c->an, W, c->arrays);
 	sharded(c, k, W);
 	recompute(c, k, n, after, ways, split, WORK_ROWS);
+	k->t.recompute *= (double)M;
 	/* each sample is loaded once per model-parallel group */
-	input(c, k, n / ways, node_samples(c, n / ways), ways > 1);
+	input(c, k, n * (double)M / ways, node_samples(c, n * (double)M / ways), ways > 1);
 	/* a strip keeps its rows' activations (more than 1/ways of the split
 	 * layers' with halo rows), the rest 1/ways as before */
 	memory(c, k, W, n,
@@ -584,6 +593,7 @@ static void
 predict_spatial(const Ctx *c, Candidate *k)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
+	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
 	int last = spatial_limit(c->g, ways);
 
 	const char *why;
@@ -597,9 +607,13 @@ predict_spatial(const Ctx *c, Candidate *k)
 		return beyond_limit(k, "more data groups than samples in the batch");
 	if (why)
 		return beyond_limit(k, why);
+	if ((double)M > (double)B / (double)p1)
+		return beyond_limit(k, "more micro-batches than samples per GPU");
+	/* the split point of a micro-batch's strips */
 	spatial_at(c, k,
-		   c->pc->spatial_split == SPLIT_ALL ? last
-						     : best_split(c, (double)B / p1, ways, last));
+		   c->pc->spatial_split == SPLIT_ALL
+			   ? last
+			   : best_split(c, (double)B / (double)p1 / (double)M, ways, last));
 }
 
 /* ---- the model ---------------------------------------------------------- */

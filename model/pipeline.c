@@ -216,6 +216,9 @@ typedef struct Costs {
 	Group grp;
 	double nd;      /* ZeRO-1: the data-parallel copies sharing the
 	                   optimizer state (1 without) */
+	double keep;    /* dpt: the share of the kept bytes a GPU of the
+	                   tensor group keeps, which its transients follow
+	                   as dt's do (1 elsewhere) */
 } Costs;
 
 /* Bytes a GPU holds per parameter it trains: weights (and autocast's
@@ -593,19 +596,46 @@ partition_items(const Costs *c, int L, const Items *it, double cap, int S, Stage
 	return stage_max(c->t, st);
 }
 
-/* Per GPU, beyond a stage's own layers (m[]): the backward peak's
- * gradients in flight and the workspace for one micro-batch of n samples
- * (the whole model's figures, an upper bound for a stage) and the
- * system's reserve. */
+/* What autograd saves once a batch whatever its samples (batch norm's
+ * statistics): the whole model's, a bound for a stage, at the share a GPU
+ * keeps, as data's and dt's memory counts it (mem_activations). */
 static double
-stage_extra(const Graph *g, const Analysis *an, double n)
+fixed_saved(const Analysis *an, const Graph *g, const Costs *c)
+{
+	return (double)kept(an, g).saved_fixed * c->keep / (double)c->cp;
+}
+
+/* Per GPU, beyond a stage's own layers (m[]): what is saved once a batch,
+ * the backward peak's gradients in flight and the workspace for one
+ * micro-batch of n samples (the whole model's figures, an upper bound for
+ * a stage) and the system's reserve. */
+static double
+stage_extra(const Graph *g, const Analysis *an, const Costs *c, double n)
 {
 	/* segments: the one being recomputed, during its backward */
 	double seg = an->rc.k > 0 ? an->rc.segment * n : 0;
 
 	KeptBytes k = kept(an, g);
 
-	return (double)k.transient * n + (double)k.workspace + an->q.sys->reserved + seg;
+	return fixed_saved(an, g, c) + (double)k.transient * n * c->keep + (double)k.workspace +
+	       an->q.sys->reserved + seg;
+}
+
+/* dpt's c->keep: the kept bytes' share a GPU of the tensor group keeps
+ * (tensor_share per layer, weighted by the layer's kept bytes), as dt
+ * reckons it (model/physical.c). */
+static double
+tensor_keep(const Graph *g, const Analysis *an, const Costs *c)
+{
+	const TensorTable *tt = &layer_table_tensor(an, g)->tensor;
+	const double *kept = kept_layers(an, g);
+	double act = 0, all = 0;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		act += kept[i] * tensor_share(tt, i, (double)c->ways, c->sp);
+		all += kept[i];
+	}
+	return all > 0 ? act / all : 1;
 }
 
 /* ---- partitions kept ---------------------------------------------------- */
@@ -955,8 +985,8 @@ stage_memory(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, 
 	mem->weights = wb * pp.weights;
 	mem->grads = wb * pp.grads;
 	mem->optimizer = wb * pp.optimizer;
-	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0);
-	mem->transient = (double)kept(an, g).transient * n;
+	mem->activations = acts + (an->rc.k > 0 ? an->rc.segment * n : 0) + fixed_saved(an, g, c);
+	mem->transient = (double)kept(an, g).transient * n * c->keep;
 	mem->workspace = (double)kept(an, g).workspace;
 	mem_total(mem, an->q.sys);
 }
@@ -1015,7 +1045,7 @@ with_micro(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 	schedule_held(an->q.set.schedule, v, M, (int)S, c->held);
 	for (int i = 0; i < S; i++)
 		c->ins[i] = pipeline_checkpointed(an, M, c->held[i], &c->held[i]);
-	*out = p = plan_for(g, an, c, it, ns, M, S, cap - stage_extra(g, an, ns), st, local);
+	*out = p = plan_for(g, an, c, it, ns, M, S, cap - stage_extra(g, an, c, ns), st, local);
 	if (!p->fits)
 		return false;
 	if ((map->replicas > 1 || c->cp > 1) && !p->red) /* the exchange reads them
@@ -1112,7 +1142,7 @@ keep_stages(const Graph *g, const Analysis *an, const Plan *p, const Costs *c, d
 		const double *sum = &p->sum[i * PS_COUNT];
 		b->end[i] = p->end[i];
 		b->time[i] = sum[PS_TIME];
-		b->mem[i] = stage_own(sum, c->held[i], c->ins[i], &acts) + stage_extra(g, an, n);
+		b->mem[i] = stage_own(sum, c->held[i], c->ins[i], &acts) + stage_extra(g, an, c, n);
 		b->w[i] = sum[PS_W];
 		b->red[i] = sum[PS_RED];
 		b->buf[i] = sum[PS_BUF];
@@ -1135,6 +1165,26 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 		if (t + r > k->t.grad + k->t.reducer)
 			k->t.grad = t, k->t.reducer = r;
 	}
+}
+
+/* One stage (a grid that spells pipeline=1): no pipeline runs, and the
+ * replicas' exchange is data's, bucketed and overlapped with the last
+ * micro-batch's backward as the implementation does (grad_time on n
+ * samples, each layer's share of its parameters a GPU holds), so the grid
+ * is priced as the same grid without the pipeline dimension (dp as data,
+ * dpt as dt, dptc as dtc). */
+static void
+one_stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Costs *c,
+		   Candidate *k, double n)
+{
+	const LayerTable *tb = table_for(an, g, c);
+	double *wshare = engine_scratch(an->eng, SC_PIPE_WSHARE, (size_t)g->nlayer + 1,
+					sizeof *wshare);
+
+	for (int i = 0; i < g->nlayer; i++)
+		wshare[i] = tb->params[i] > 0 ? held_w(tb, c, i) / (double)tb->params[i] : 1;
+	k->t.grad = grad_time(an, g, map->grad, n, wshare, &k->t.grad_hidden);
+	k->t.reducer = reducer_time(an, g, map->grad, 0, g->nlayer - 1, wshare);
 }
 
 /* --sync-bn in dp, dpf, dpc and dps: each stage's batch norms share their
@@ -1274,7 +1324,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		    .cp = cp, .ring = map->context,
 		    .last = rows ? spatial_limit(g, ways) : -1,
 		    .grp = inner == DIM_TENSOR ? map->tensor : map->split,
-		    .nd = an->q.set.zero && map->grad.size > 1 ? (double)map->grad.size : 1 };
+		    .nd = an->q.set.zero && map->grad.size > 1 ? (double)map->grad.size : 1,
+		    .keep = 1 };
 	Stages st = { 0, engine_scratch(e, SC_PIPE_END, len, sizeof(int)) };
 	Items it = { NULL, L, NULL, NULL, NULL, NULL };
 	double *bs = engine_scratch(e, SC_PIPE_BEST_TIME, 6 * len, sizeof(double));
@@ -1307,6 +1358,8 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 			why = context_refusal(&an->tf, cp);
 		if (grid[DIM_CONTEXT] > 0 && !ck_mul(limit, context_limit(&an->tf), &limit))
 			limit = INT64_MAX;
+		if (!why && ways > 1)
+			c.keep = tensor_keep(g, an, &c);
 	} else {
 		if (ways > 1 && !rows) /* the fewest filters or channels of a split layer */
 			limit = layer_table(an, g)->most[channel];
@@ -1404,8 +1457,11 @@ again:
 		memcpy(k->stage_time, best_st.time, best_st.n * sizeof(double));
 		memcpy(k->stage_mem, best_st.mem, best_st.n * sizeof(double));
 	}
-	if (p1 > 1 || cp > 1) /* dptc: over data x context, a ring's GPUs each
-				 holding the stage's weights */
+	if (best_st.n == 1)
+		one_stage_exchange(g, an, map, &c, k,
+				   best.per_gpu_batch / (double)(best.micro_batches * cp));
+	else if (p1 > 1 || cp > 1) /* dptc: over data x context, a ring's GPUs
+				      each holding the stage's weights */
 		stage_exchange(g, an, map, k, &best_st);
 	if (p1 > 1)
 		stage_sync_bn(g, an, map, k, &best_st, S);

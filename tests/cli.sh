@@ -812,11 +812,11 @@ run "$model" -s dgx-a100 -g 4 -b 64 --strategies pipeline --micro-batches 8 \
 want_status 0
 has out '"pipe_checkpoint": "except-last"'
 has out '"recompute_s": 0.006161805718'
-has out '"activations": 146178048.0'
+has out '"activations": 146390528.0'
 run "$model" -s dgx-a100 -g 4 -b 64 --strategies pipeline --micro-batches 8 -q -f json
 want_status 0
 has out '"recompute_s": 0.0,'
-has out '"activations": 2042363904.0'
+has out '"activations": 2042576384.0'
 check "--implementation torchgpipe: checkpointed micro-batches run their forward again"
 
 finish

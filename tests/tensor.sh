@@ -376,8 +376,9 @@ check "context: Megatron's --context-parallel-size; rings across nodes, tensor i
 # GPU keeps half the activations (s/2 of each sequence), its stage
 # boundary sends are smaller, the ring is priced (hidden inside a node).
 # dpt on data=4 at micro-batches of 1 sample sends exactly what dptc's
-# s/2 of 2 samples does: the same p2p time.  One stage of a ring of 16
-# (across two nodes) prices the ring exactly as dc's.  data=1 is
+# s/2 of 2 samples does: the same p2p time.  A ring of 16 written with
+# pipeline=1 (dtc's grid then, test 20) across two nodes prices the ring
+# exactly as dc's.  data=1 is
 # accepted; --plan megatron writes the four sizes; 8 GPUs have no four
 # factors above 1
 cp4="-s dgx-a100 -B 16 --micro-batches 4 --precision amp-bf16 --optimizer adamw
@@ -417,7 +418,7 @@ assert 0 < ci["p2p_s"] < ti["p2p_s"], (ci, ti)
 assert ci["context_ring_s"] == 0 and "context_ring_s" not in ti, (ci, ti)
 assert ci["gradient_allreduce_s"] > 0, ci
 assert t4["iteration"]["p2p_s"] == ci["p2p_s"], (t4["iteration"], ci)
-assert r1["name"] == "dptc" and dc["name"] == "dc"
+assert r1["name"] == "dtc" and dc["name"] == "dc"  # pipeline=1 names no pipeline
 ri, di = r1["iteration"], dc["iteration"]
 assert ri["context_ring_s"] > 0 and ri["context_ring_s"] == di["context_ring_s"], (ri, di)
 assert ri["compute_s"] == di["compute_s"], (ri, di)
@@ -489,5 +490,40 @@ assert "data=2,pipeline=2,tensor=2,context=2* yes" in row, row
 assert head.index("fits") == row.index(" yes") + 1, (head, row)' "$tmp/out" ||
 	fail "the grid column does not hold dptc's grid"
 check "max_gpus: context's limit is half the sequence, multiplied with tensor's and the pipeline's; the text's grid column holds dptc's grid"
+
+# 20: pipeline=1 beside other dimensions names no pipeline: the grid is
+# the others' (data, dt, dtc), priced the same as written without it; dpc,
+# which nothing without a pipeline covers, keeps its one stage, whose
+# exchange is data's, bucketed and overlapped with the backward
+same_as()
+{
+	run "$1" -s dgx-a100 -g 8 "$2" "$3" --precision amp-bf16 --grid "$4" -q -f json
+	want_status 0
+	cp "$tmp/out" "$tmp/one.json"
+	run "$1" -s dgx-a100 -g 8 "$2" "$3" --precision amp-bf16 --grid "$5" -q -f json
+	want_status 0
+	"$py" - "$tmp/one.json" "$tmp/out" "$6" <<'PY' >"$tmp/py" 2>&1 || fail "$4: $(cat "$tmp/py")"
+import json, sys
+a, b = (json.load(open(f))["strategies"][0] for f in sys.argv[1:3])
+assert a["name"] == b["name"] == sys.argv[3], (a["name"], b["name"])
+assert a["grid"] == b["grid"] and "pipeline" not in a["grid"], (a["grid"], b["grid"])
+assert a["iteration"] == b["iteration"] and a["memory"] == b["memory"]
+assert b["iteration"]["overlapped_communication_s"] > 0, b["iteration"]
+PY
+}
+same_as "$srcdir/examples/resnet50.onnx" -b 64 data=8,pipeline=1 data=8 data
+same_as "$gpt" -B 8 data=4,pipeline=1,tensor=2 data=4,tensor=2 dt
+same_as "$gpt" -B 8 data=2,pipeline=1,tensor=2,context=2 data=2,tensor=2,context=2 dtc
+run "$srcdir/examples/resnet50.onnx" -s dgx-a100 -g 8 -b 64 --grid data=4,pipeline=1,channel=2 \
+	-q -f json
+want_status 0
+"$py" - "$tmp/out" <<'PY' >"$tmp/py" 2>&1 || fail "dpc: $(cat "$tmp/py")"
+import json, sys
+k = json.load(open(sys.argv[1]))["strategies"][0]
+assert k["name"] == "dpc" and k["grid"] == {"data": 4, "pipeline": 1, "channel": 2}, k["grid"]
+it = k["iteration"]
+assert it["overlapped_communication_s"] > 0 and it["bubble_s"] == 0, it
+PY
+check "pipeline=1 names no pipeline: data, dt and dtc as written without it, time and memory alike; dpc's one stage overlaps its exchange"
 
 finish
