@@ -322,6 +322,9 @@ const char *tensor_refusal(const TensorTable *t, int64_t ways);
 /* Layer i's share of the work on a GPU of `ways`: 1/ways for a split
  * layer, and for every layer with sequence parallelism (sp). */
 double tensor_share(const TensorTable *t, int i, double ways, bool sp);
+/* The share of the kept bytes (kept_layers) a GPU of a tensor group of
+ * `ways` keeps: tensor_share per layer, weighted by the layer's bytes. */
+double tensor_kept_share(const Analysis *an, const Graph *g, double ways, bool sp);
 /* Layer i's collectives over grp on n samples, forward or backward
  * (bwd), sequence parallel or not. */
 double tensor_collective(const Analysis *an, const Graph *g, const TensorTable *t, int i,

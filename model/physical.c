@@ -347,8 +347,7 @@ tensor(const Ctx *c, Candidate *k)
 	const LayerTable *tb = layer_table_tensor(an, g);
 	const TensorTable *tt = &tb->tensor;
 	bool sp = an->q.set.sequence_parallel && t > 1;
-	double n = (double)B / p1, m, mc, local_w = 0, act = 0, all = 0, *wshare;
-	const double *kept;
+	double n = (double)B / p1, m, mc, local_w = 0, *wshare;
 	const char *why;
 	Times whole, part, col;
 
@@ -380,7 +379,6 @@ tensor(const Ctx *c, Candidate *k)
 	whole = layer_times(an, g, mc, 1, DIM_DATA);
 	part = layer_times(an, g, mc, 1.0 / (double)t, DIM_TENSOR); /* no table shard: the model */
 	col = tensor_times(an, g, mc, c->map.tensor, sp);
-	kept = kept_layers(an, g);
 	wshare = engine_scratch(an->eng, SC_PHYS_WSHARE, (size_t)g->nlayer + 1, sizeof *wshare);
 	for (int i = 0; i < g->nlayer; i++) {
 		double share = tensor_share(tt, i, (double)t, sp), w;
@@ -394,7 +392,6 @@ tensor(const Ctx *c, Candidate *k)
 		w = tensor_params(tt, tb, i, (double)t);
 		wshare[i] = tb->params[i] > 0 ? w / (double)tb->params[i] : 1;
 		local_w += w;
-		act += kept[i] * share, all += kept[i];
 	}
 	if (C > 1)
 		ring(c, k, &whole, &part, t, C, mc);
@@ -410,7 +407,7 @@ tensor(const Ctx *c, Candidate *k)
 	/* each sample is loaded once per tensor-parallel group, its s/C
 	 * tokens by each GPU of a ring */
 	input(c, k, n / (double)(t * C), node_samples(c, n / (double)(t * C)), t * C > 1);
-	memory(c, k, local_w, m, (all > 0 ? act / all : 1) / (double)C);
+	memory(c, k, local_w, m, tensor_kept_share(an, g, (double)t, sp) / (double)C);
 }
 
 /* ---- spatial ------------------------------------------------------------ */

@@ -621,23 +621,6 @@ stage_extra(const Graph *g, const Analysis *an, const Costs *c, double n)
 	       an->q.sys->reserved + seg;
 }
 
-/* dpt's c->keep: the kept bytes' share a GPU of the tensor group keeps
- * (tensor_share per layer, weighted by the layer's kept bytes), as dt
- * reckons it (model/physical.c). */
-static double
-tensor_keep(const Graph *g, const Analysis *an, const Costs *c)
-{
-	const TensorTable *tt = &layer_table_tensor(an, g)->tensor;
-	const double *kept = kept_layers(an, g);
-	double act = 0, all = 0;
-
-	for (int i = 0; i < g->nlayer; i++) {
-		act += kept[i] * tensor_share(tt, i, (double)c->ways, c->sp);
-		all += kept[i];
-	}
-	return all > 0 ? act / all : 1;
-}
-
 /* ---- partitions kept ---------------------------------------------------- */
 
 /* What with_micro, the memory and the exchange read of a partition, per
@@ -1167,12 +1150,11 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	}
 }
 
-/* One stage (a grid that spells pipeline=1): no pipeline runs, and the
- * replicas' exchange is data's, bucketed and overlapped with the last
- * micro-batch's backward as the implementation does (grad_time on n
- * samples, each layer's share of its parameters a GPU holds), so the grid
- * is priced as the same grid without the pipeline dimension (dp as data,
- * dpt as dt, dptc as dtc). */
+/* One stage (dpc's pipeline=1: --grid names the others' grids without
+ * the pipeline): no pipeline runs, and the replicas' exchange is data's,
+ * bucketed and overlapped with the last micro-batch's backward as the
+ * implementation does (grad_time on n samples, each layer's share of its
+ * parameters a GPU holds). */
 static void
 one_stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, const Costs *c,
 		   Candidate *k, double n)
@@ -1359,7 +1341,7 @@ pipeline(const Graph *g, const Analysis *an, const Mapping *map, Candidate *k,
 		if (grid[DIM_CONTEXT] > 0 && !ck_mul(limit, context_limit(&an->tf), &limit))
 			limit = INT64_MAX;
 		if (!why && ways > 1)
-			c.keep = tensor_keep(g, an, &c);
+			c.keep = tensor_kept_share(an, g, (double)ways, c.sp);
 	} else {
 		if (ways > 1 && !rows) /* the fewest filters or channels of a split layer */
 			limit = layer_table(an, g)->most[channel];
