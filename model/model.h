@@ -322,9 +322,6 @@ const char *tensor_refusal(const TensorTable *t, int64_t ways);
 /* Layer i's share of the work on a GPU of `ways`: 1/ways for a split
  * layer, and for every layer with sequence parallelism (sp). */
 double tensor_share(const TensorTable *t, int i, double ways, bool sp);
-/* The share of the kept bytes (kept_layers) a GPU of a tensor group of
- * `ways` keeps: tensor_share per layer, weighted by the layer's bytes. */
-double tensor_kept_share(const Analysis *an, const Graph *g, double ways, bool sp);
 /* Layer i's collectives over grp on n samples, forward or backward
  * (bwd), sequence parallel or not. */
 double tensor_collective(const Analysis *an, const Graph *g, const TensorTable *t, int i,
@@ -497,6 +494,10 @@ int pipeline_checkpoint(const Analysis *an);
  * keeps as their input only; *whole: those it keeps whole, the rest or,
  * with any checkpointed, at least the one recomputed in backward. */
 double pipeline_checkpointed(const Analysis *an, int64_t M, double held, double *whole);
+/* The share of the kept bytes (kept_layers) a GPU of a tensor group of
+ * `ways` keeps: tensor_share per layer, weighted by the layer's bytes
+ * (dt's memory, and dpt's transients; pipeline.c). */
+double tensor_kept_share(const Analysis *an, const Graph *g, double ways, bool sp);
 /* The optimal min-max partition of L layers with times t and memory m
  * (cap per stage) into S contiguous stages: fills end[] (room for L + 1)
  * and *n, returns the slowest stage's time, -1 when memory forbids. */

@@ -596,6 +596,20 @@ partition_items(const Costs *c, int L, const Items *it, double cap, int S, Stage
 	return stage_max(c->t, st);
 }
 
+double
+tensor_kept_share(const Analysis *an, const Graph *g, double ways, bool sp)
+{
+	const TensorTable *tt = &layer_table_tensor(an, g)->tensor;
+	const double *kept = kept_layers(an, g);
+	double act = 0, all = 0;
+
+	for (int i = 0; i < g->nlayer; i++) {
+		act += kept[i] * tensor_share(tt, i, ways, sp);
+		all += kept[i];
+	}
+	return all > 0 ? act / all : 1;
+}
+
 /* What autograd saves once a batch whatever its samples (batch norm's
  * statistics): the whole model's, a bound for a stage, at the share a GPU
  * keeps, as data's and dt's memory counts it (mem_activations). */

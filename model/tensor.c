@@ -423,20 +423,6 @@ tensor_share(const TensorTable *t, int i, double ways, bool sp)
 	return (t->tp[i] & TP_SPLIT) || sp ? 1 / ways : 1;
 }
 
-double
-tensor_kept_share(const Analysis *an, const Graph *g, double ways, bool sp)
-{
-	const TensorTable *tt = &layer_table_tensor(an, g)->tensor;
-	const double *kept = kept_layers(an, g);
-	double act = 0, all = 0;
-
-	for (int i = 0; i < g->nlayer; i++) {
-		act += kept[i] * tensor_share(tt, i, ways, sp);
-		all += kept[i];
-	}
-	return all > 0 ? act / all : 1;
-}
-
 /* Bytes per element of tensor k as training holds it at the analysis's
  * precision: a 16-bit op's output under autocast at the low width. */
 static double
