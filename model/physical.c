@@ -193,13 +193,22 @@ recompute(const Ctx *c, Candidate *k, double n, double n_tail, int64_t ways, int
 	k->t.recompute = t;
 }
 
+/* The passes of gradient accumulation an iteration runs: --micro-batches,
+ * else 1 (every strategy but the pipelines, whose micro-batches are their
+ * schedule's). */
+static int64_t
+accumulation(const Analysis *an)
+{
+	return an->q.set.micro_batches > 1 ? an->q.set.micro_batches : 1;
+}
+
 /* ---- data --------------------------------------------------------------- */
 
 static void
 data(const Ctx *c, Candidate *k)
 {
 	int64_t p = c->map.gpus, B = batch_for(c, p);
-	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
+	int64_t M = accumulation(c->an);
 	double n = (double)B / p;
 	Times r;
 
@@ -263,7 +272,7 @@ static void
 model_split(const Ctx *c, Candidate *k, bool channel)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1), limit;
-	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
+	int64_t M = accumulation(c->an);
 	double n = (double)B / p1, m = n / (double)M, split_w, local_w, *wshare;
 	const LayerTable *tb;
 
@@ -343,7 +352,7 @@ tensor(const Ctx *c, Candidate *k)
 	int64_t p1 = c->map.replicas, B = batch_for(c, p1);
 	int64_t t = c->grid[DIM_TENSOR] > 0 ? c->grid[DIM_TENSOR] : 1;
 	int64_t C = c->grid[DIM_CONTEXT] > 0 ? c->grid[DIM_CONTEXT] : 1;
-	int64_t M = an->q.set.micro_batches > 1 ? an->q.set.micro_batches : 1;
+	int64_t M = accumulation(an);
 	const LayerTable *tb = layer_table_tensor(an, g);
 	const TensorTable *tt = &tb->tensor;
 	bool sp = an->q.set.sequence_parallel && t > 1;
@@ -519,11 +528,10 @@ best_split(const Ctx *c, double n, int64_t ways, int last)
  * data's: M passes of a group's n / M samples (their strips, halos and
  * gathers each time), one exchange.  n is the micro-batch's here. */
 static void
-spatial_at(const Ctx *c, Candidate *k, int split)
+spatial_at(const Ctx *c, Candidate *k, int split, int64_t M)
 {
 	const Graph *g = c->g;
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
-	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
 	double n = (double)B / p1 / (double)M, after = after_gather(c, n, ways), growth = 1,
 	       W = c->W;
 	double *wshare = NULL, act = 0, whole = 0;
@@ -590,7 +598,7 @@ static void
 predict_spatial(const Ctx *c, Candidate *k)
 {
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
-	int64_t M = c->an->q.set.micro_batches > 1 ? c->an->q.set.micro_batches : 1;
+	int64_t M = accumulation(c->an);
 	int last = spatial_limit(c->g, ways);
 
 	const char *why;
@@ -610,7 +618,8 @@ predict_spatial(const Ctx *c, Candidate *k)
 	spatial_at(c, k,
 		   c->pc->spatial_split == SPLIT_ALL
 			   ? last
-			   : best_split(c, (double)B / (double)p1 / (double)M, ways, last));
+			   : best_split(c, (double)B / (double)p1 / (double)M, ways, last),
+		   M);
 }
 
 /* ---- the model ---------------------------------------------------------- */
