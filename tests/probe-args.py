@@ -226,6 +226,24 @@ for what, text, pattern in BAD:
     except RuntimeError as e:
         ok(re.search(pattern, str(e)) is not None, "needed_from_csv refuses " + what, str(e))
 
+# --needed's file read: a FIFO refused before it blocks, a directory, a
+# file over the limit, text that is not UTF-8 -- each one RuntimeError
+d = fresh("needed-files")
+os.mkfifo(os.path.join(d, "fifo"))
+with open(os.path.join(d, "big"), "w") as f:
+    f.truncate(pk.NEEDED_MOST + 1)
+with open(os.path.join(d, "latin"), "wb") as f:
+    f.write(b"class,precision,layout,n,shape\n\xff\n")
+for what, name, pattern in (("a FIFO", "fifo", r"^not a regular file$"),
+                            ("a directory", ".", r"^not a regular file$"),
+                            ("a file of 64 MiB and a byte", "big", r"^larger than 64 MiB$"),
+                            ("bytes that are not UTF-8", "latin", r"^cannot read it: ")):
+    try:
+        pk.read_needed(os.path.join(d, name))
+        ok(False, "read_needed refuses " + what, "read")
+    except RuntimeError as e:
+        ok(re.search(pattern, str(e)) is not None, "read_needed refuses " + what, str(e))
+
 # ---- runs of the probe (torch) -------------------------------------------------
 
 def files_consistent(d):

@@ -1113,12 +1113,7 @@ def model_keys(P):
     RuntimeError with oraclec's first line, or the file's fault."""
     a = P.args
     if a.needed:
-        try:
-            with open(a.needed, encoding="utf-8") as f:
-                text = f.read(64 << 20)
-        except (OSError, UnicodeDecodeError) as e:
-            raise RuntimeError("cannot read it: %s" % (getattr(e, "strerror", None) or e))
-        return probe_kernels.needed_from_csv(text, "it has")
+        return probe_kernels.read_needed(a.needed)
     want = {}
     for prec in a.precision:
         for k, ns in probe_kernels.kernels_needed(a.oraclec, a.model, a.batch, a.gpus,

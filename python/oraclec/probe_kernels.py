@@ -15,6 +15,7 @@ import io
 import math
 import os
 import re
+import stat
 import statistics
 import subprocess
 import time
@@ -92,6 +93,26 @@ def kernels_needed(oraclec, model, batch, gpus, strategies, precision, channels_
         raise RuntimeError("%s exited %d%s" % (oraclec, r.returncode,
                                                ": " + err[0] if err else ""))
     return needed_from_csv(r.stdout.decode("utf-8"), "%s --kernels-needed wrote" % oraclec)
+
+
+NEEDED_MOST = 64 << 20  # bytes of a --needed file: a model's keys are kilobytes
+
+
+def read_needed(path):
+    """{Key: {N}} of the --needed file at path (needed_from_csv).  Raises
+    RuntimeError where it is not a regular file (a FIFO would block the
+    probe), cannot be read, is larger than NEEDED_MOST or is not that
+    CSV."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise RuntimeError("not a regular file")
+        with open(path, encoding="utf-8") as f:
+            text = f.read(NEEDED_MOST + 1)
+    except (OSError, UnicodeDecodeError) as e:
+        raise RuntimeError("cannot read it: %s" % (getattr(e, "strerror", None) or e))
+    if len(text) > NEEDED_MOST:
+        raise RuntimeError("larger than %d MiB" % (NEEDED_MOST >> 20))
+    return needed_from_csv(text, "it has")
 
 
 def needed_from_csv(text, who):
