@@ -74,7 +74,9 @@ def command(oraclec, r, model, system="dgx-h100"):
 
 def main(argv):
     system = "dgx-h100"
-    if len(argv) >= 3 and argv[1] == "--system":
+    if len(argv) >= 2 and argv[1] == "--system":
+        if len(argv) < 3:
+            sys.exit("usage: h100.py [--system SYSTEM] [--oraclec ORACLEC] [STEPS.jsonl]")
         system, argv = argv[2], argv[:1] + argv[3:]
     oraclec, path = judge.command_line(argv, os.path.join(HERE, "h100", "steps.jsonl"))
     with open(path) as f:
