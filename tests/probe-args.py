@@ -215,6 +215,8 @@ BAD = [
     ("a batch of 0", HEAD + "conv,fp32,NCHW,0," + CONV + "\n", r"a batch .* \(line 2\)"),
     ("a batch of 10^30", HEAD + "conv,fp32,NCHW," + "9" * 30 + "," + CONV + "\n",
      r"a batch .* \(line 2\)"),
+    ("a batch in superscript digits", HEAD + "conv,fp32,NCHW,\u00b2," + CONV + "\n",
+     r"a batch .* \(line 2\)"),
     ("fp8", HEAD + "gemm,fp8,-,8,m=1 n=2 k=3 batch=1\n", r"precision 'fp8', which the probe"),
     ("a layout of its own", HEAD + "conv,fp32,CHWN,8," + CONV + "\n", r"class or layout"),
     ("a shape of words", HEAD + "conv,fp32,NCHW,8,c=many\n", r"NAME=VALUE items \(line 2\)"),

@@ -126,7 +126,7 @@ def needed_from_csv(text, who):
     for i, f in enumerate(rows, 2):
         if len(f) != 5:
             raise RuntimeError("%s a line of %d fields (line %d)" % (who, len(f), i))
-        if not f[3].isdigit() or not 1 <= int(f[3]) <= 1 << 20:
+        if not re.fullmatch(r"[0-9]{1,7}", f[3]) or not 1 <= int(f[3]) <= 1 << 20:
             raise RuntimeError("%s a batch that is not a whole number from 1 to 2^20 "
                                "(line %d)" % (who, i))
         if f[1] not in DTYPES:
