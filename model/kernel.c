@@ -12,7 +12,10 @@
  * first operands, writing its result), so short reductions reach less.
  * Smaller tiles reuse their operands less: a tile of a x b reaches u
  * r(a, b) / r(128, 128), r(a, b) = ab / (ab + 10 (a + b)), NeuSight's fit
- * on its microbenchmarks (tests/data/kernels/README.md).  Where the tiles
+ * on its microbenchmarks (tests/data/kernels/README.md).  On SMs of 128
+ * FP32 lanes (compute capability 8.6 on, 6.1) a CUDA-core product's
+ * multiply-adds share the schedulers' issue slots with its loads and
+ * bookkeeping, which 64-lane SMs issue between them.  Where the tiles
  * do not fill the SMs the library splits K over more of them (split-K),
  * the partial products summed in a pass over memory.  Of the menu of
  * tiles and splits the library takes the fastest, as cuBLAS's heuristics
@@ -104,6 +107,46 @@ choose(const System *s, const Gemm *p, double peak)
 	return c;
 }
 
+/* FP32 lanes (CUDA cores) of an SM of compute capability cc: the CUDA C++
+ * Programming Guide's table of arithmetic instruction throughput (32-bit
+ * floating-point add, multiply, multiply-add per clock per SM): 128 on
+ * 6.1-6.2 and from 8.6 on (GA10x, Ada, Hopper), 64 on 6.0, 7.x and 8.0;
+ * 0 where the system names no capability. */
+static int
+fp32_lanes(double cc)
+{
+	if (cc <= 0)
+		return 0;
+	return (cc >= 6.05 && cc < 6.95) || cc >= 8.55 ? 128 : 64;
+}
+
+/* The share of an SM's issue slots a CUDA-core (fp32) product's FFMAs get.
+ * A warp scheduler issues one instruction a clock (docs/model.md, "One
+ * kernel").  With 16 FP32 lanes behind it (64 an SM) a warp's FFMA keeps
+ * them busy two clocks, and the main loop's other instructions issue in
+ * the clocks between; with 32 (128 an SM) an FFMA issues every clock and
+ * each other instruction takes one from it.  cuBLAS's SIMT kernels give a
+ * thread an 8 x 8 outer product a step of K (ampere_sgemm_128x128: 256
+ * threads; tests/data/kernels' block_x): 64 FFMAs against 4 shared-memory
+ * loads of its 8 + 8 operands (128-bit), 0.5 of the tile's global loads
+ * and stores (a 128 x 128 x 8 stage holds 2,048 operands, 8 a thread: two
+ * 128-bit loads and two stores for 8 steps) and 0.75 of the stage's
+ * barrier, loop and address arithmetic (6 instructions, counted from the
+ * loop's structure, not measured): 64 / 69.25.  Tensor-core products
+ * (a peak above the fp32 one) issue one instruction for many products: 1. */
+enum { FFMA_PER_STEP = 64 };
+static const double other_per_step = 4 + 0.5 + 0.75;
+
+static double
+issue_share(const System *s, double peak)
+{
+	double f = s->peak[DT_FP32];
+
+	if ((f > 0 && peak > f) || fp32_lanes(s->compute_capability) <= 64)
+		return 1;
+	return FFMA_PER_STEP / (FFMA_PER_STEP + other_per_step);
+}
+
 /* A product's choice depends on its shape and the GPU only, and the
  * strategies ask for the same layers at the same sizes again and again
  * (every grid, every nesting, every configuration of the search, every
@@ -164,8 +207,9 @@ gemm_time(Engine *e, const System *s, const Gemm *p, double peak, double u)
 	if (s->sms <= 0 || p->m <= 0 || p->n <= 0 || p->k <= 0 || p->batch <= 0)
 		return 2 * p->m * p->n * p->k * p->batch / (peak * u);
 	c = tiling(e, s, p, peak);
-	/* the tile's main loop at u and its reuse, at most the SM's peak */
-	ut = u * c.r < 1 ? u * c.r : 1;
+	/* the tile's main loop at u and its reuse, at most the SM's peak,
+	 * at the share of the issue slots its multiply-adds get */
+	ut = (u * c.r < 1 ? u * c.r : 1) * issue_share(s, peak);
 	return c.work / (ut * peak / s->sms) + c.red / (s->mem_bw * s->eff_mem);
 }
 
