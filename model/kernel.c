@@ -13,7 +13,7 @@
  * Smaller tiles reuse their operands less: a tile of a x b reaches u
  * r(a, b) / r(128, 128), r(a, b) = ab / (ab + 10 (a + b)), NeuSight's fit
  * on its microbenchmarks (tests/data/kernels/README.md).  On SMs of 128
- * FP32 lanes (compute capability 8.6 on, 6.1) a CUDA-core product's
+ * FP32 lanes (compute capability 8.6 on, 6.1, 5.x) a CUDA-core product's
  * multiply-adds share the schedulers' issue slots with its loads and
  * bookkeeping, which 64-lane SMs issue between them.  Where the tiles
  * do not fill the SMs the library splits K over more of them (split-K),
@@ -110,14 +110,16 @@ choose(const System *s, const Gemm *p, double peak)
 /* FP32 lanes (CUDA cores) of an SM of compute capability cc: the CUDA C++
  * Programming Guide's table of arithmetic instruction throughput (32-bit
  * floating-point add, multiply, multiply-add per clock per SM): 128 on
- * 6.1-6.2 and from 8.6 on (GA10x, Ada, Hopper), 64 on 6.0, 7.x and 8.0;
- * 0 where the system names no capability. */
+ * 5.x, 6.1-6.2 and from 8.6 on (Maxwell, the smaller Pascals, GA10x, Ada,
+ * Hopper), 64 on 6.0, 7.x and 8.0; 0 -- no limit priced -- below 5.0
+ * (Kepler's schedulers issue two instructions a clock) and where the
+ * system names no capability. */
 static int
 fp32_lanes(double cc)
 {
-	if (cc <= 0)
+	if (cc < 5)
 		return 0;
-	return (cc >= 6.05 && cc < 6.95) || cc >= 8.55 ? 128 : 64;
+	return cc < 6 || (cc >= 6.05 && cc < 6.95) || cc >= 8.55 ? 128 : 64;
 }
 
 /* The share of an SM's issue slots a CUDA-core (fp32) product's FFMAs get.

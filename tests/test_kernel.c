@@ -259,10 +259,20 @@ fp32_products_share_the_issue_slots_on_128_lanes(void **state)
 	NEAR(gemm_time(NULL, &h, &p, 67e12, 0.8) / gemm_time(NULL, &a, &p, 67e12, 0.8),
 	     69.25 / 64);
 	NEAR(gemm_time(NULL, &h, &p, 989e12, 0.8), gemm_time(NULL, &a, &p, 989e12, 0.8));
-	/* no capability named: no limit */
-	a.compute_capability = 0;
-	NEAR(gemm_time(NULL, &h, &p, 67e12, 0.8) / gemm_time(NULL, &a, &p, 67e12, 0.8),
-	     69.25 / 64);
+	/* the Programming Guide's table: 128 lanes on 5.x, 6.1-6.2 and from
+	 * 8.6, 64 on 6.0, 7.x and 8.0; no limit priced without a capability
+	 * or below 5.0 */
+	static const struct {
+		double cc, ratio;
+	} t[] = { { 0, 1 },    { 3.7, 1 },   { 5.2, 69.25 / 64 }, { 6.0, 1 },
+		  { 6.1, 69.25 / 64 }, { 7.0, 1 }, { 7.5, 1 },     { 8.0, 1 },
+		  { 8.6, 69.25 / 64 }, { 8.9, 69.25 / 64 }, { 10.0, 69.25 / 64 } };
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		h.compute_capability = t[i].cc;
+		a.compute_capability = 8.0;
+		NEAR(gemm_time(NULL, &h, &p, 67e12, 0.8) / gemm_time(NULL, &a, &p, 67e12, 0.8),
+		     t[i].ratio);
+	}
 }
 
 /* A tile's overhead is seconds of fp32 steps (docs/model.md, "One
