@@ -15,7 +15,9 @@
  * one fixed cost fitted on the three training hosts, is printed beside
  * it.  The plain roofline at a constant efficiency, fitted the same way,
  * is the baseline.  The test asserts that the tiles in waves transfer
- * better than the roofline, and the mean errors it exists for. */
+ * better than the roofline, and the mean errors it exists for.
+ * tests/data/kernels/conv.csv's convolutions are judged the same way,
+ * each priced as a layer is (kernel_compute), on the A100 80 GB. */
 #include "harness.h"
 #include "model/model.h"
 
@@ -275,6 +277,118 @@ fp32_products_share_the_issue_slots_on_128_lanes(void **state)
 	}
 }
 
+/* NeuSight's convolutions (conv.csv): fp32 forward 3 x 3, stride 1, pad 1,
+ * timed with cudnn.benchmark on, as a layer's product (and Winograd, where
+ * faster) prices them: kernel_compute, at least the operands' bytes at 70 %
+ * of the bandwidth, plus each host's floor for the call (its fastest
+ * convolution).  u and k0 fitted on P100, V100, T4 by the mean error; the
+ * A100 80 GB judged. */
+enum { MAXCONV = 2100 };
+typedef struct ConvRow {
+	int gpu;
+	double n, bytes, seconds;
+	const Graph *g;
+	const Layer *l;
+} ConvRow;
+static ConvRow conv[MAXCONV];
+static int nconv;
+static double conv_floor[GPUS];
+
+static void
+load_convs(Fx *fx)
+{
+	char line[1024], b[64], src[256];
+	FILE *f = fopen(data_path("kernels/conv.csv"), "r");
+
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof line, f));
+	for (int i = 0; i < ngpu; i++)
+		conv_floor[i] = INFINITY;
+	while (nconv < MAXCONV && fgets(line, sizeof line, f)) {
+		ConvRow *r = &conv[nconv];
+		double n = atof(field(line, 3, b, sizeof b)), c = atof(field(line, 4, b, sizeof b));
+		double h = atof(field(line, 5, b, sizeof b)), k = atof(field(line, 7, b, sizeof b));
+		if ((r->gpu = find_gpu(field(line, 0, b, sizeof b))) < 0)
+			continue;
+		r->n = n;
+		r->seconds = atof(field(line, 16, b, sizeof b));
+		r->bytes = 4 * (n * c * h * h + k * c * 9 + n * k * h * h);
+		snprintf(src, sizeof src,
+			 "model m { input x: %.0fx%.0fx%.0f;\n"
+			 "  c = conv(x, %.0f, kernel=3, pad=1); }", c, h, h, k);
+		r->g = fx_run(fx, src, PASS_MEMORY);
+		assert_non_null(r->g);
+		r->l = fx_layer(r->g, "c");
+		if (r->seconds < conv_floor[r->gpu])
+			conv_floor[r->gpu] = r->seconds;
+		nconv++;
+	}
+	fclose(f);
+}
+
+static double
+conv_predict(Fx *fx, const ConvRow *r, Fit f)
+{
+	const Gpu *g = &gpu[r->gpu];
+	System s = { .sms = (int)g->sms, .tile_overhead = f.k0, .mem_bw = g->bw, .eff_mem = 0.7,
+		     .compute_capability = g->cc };
+	Analysis an = { .eng = fx->eng, .q.sys = &s, .q.impl = fx_impl(NULL) };
+	double tc, tm = r->bytes / (g->bw * 0.7);
+
+	s.peak[DT_FP32] = g->peak;
+	an.q.set.prec = PREC_FP32;
+	tc = kernel_compute(&an, r->g, r->l, r->n, 1, false, DT_FP32, g->peak, f.u,
+			    (double)r->l->cost.flops_fwd * r->n);
+	return (tc > tm ? tc : tm) + conv_floor[r->gpu];
+}
+
+static double
+conv_error(Fx *fx, Fit f, unsigned mask)
+{
+	double sum = 0;
+	int n = 0;
+
+	for (int i = 0; i < nconv; i++)
+		if (mask & (1u << conv[i].gpu)) {
+			double p = conv_predict(fx, &conv[i], f);
+			sum += fabs(p - conv[i].seconds) / conv[i].seconds;
+			n++;
+		}
+	return n ? sum / n : NAN;
+}
+
+static void
+convolutions_transfer_to_a_gpu_not_fitted_on(void **state)
+{
+	Fx *fx = *state;
+	unsigned train = 1u << find_gpu("P100-PCIe-16GB") | 1u << find_gpu("V100-PCIe-32GB") |
+			 1u << find_gpu("T4");
+	int a = find_gpu("A100-PCIe-80GB");
+	static const double k0s[] = { 0, 8, 16, 32, 64 };
+	Fit best = { 1, 0, 0 };
+	double least = INFINITY;
+
+	load_convs(fx);
+	assert_true(nconv > 1900);
+	for (double u = 0.3; u <= 1.0001; u += 0.05)
+		for (size_t k = 0; k < 5; k++) {
+			Fit f = { u, k0s[k], 0 };
+			double e = conv_error(fx, f, train);
+			if (e < least)
+				least = e, best = f;
+		}
+	printf("# convolutions fitted on P100, V100, T4: u %.2f k0 %.0f (mean error %.3f)\n",
+	       best.u, best.k0, least);
+	for (int i = 0; i < ngpu; i++)
+		if (i == a || train & 1u << i)
+			printf("#   %s: mean error %.3f\n", gpu[i].name,
+			       conv_error(fx, best, 1u << i));
+	/* the figures of docs/model.md, "One kernel": the judged GPU as far
+	 * off as the training ones (0.388 against 0.341-0.384), under 0.4 */
+	assert_true(conv_error(fx, best, 1u << a) < 0.40);
+	assert_true(conv_error(fx, best, 1u << a) < 1.1 * least);
+}
+
 /* A tile's overhead is seconds of fp32 steps (docs/model.md, "One
  * kernel"): a 1024 x 1024 product on an A100 (3 waves of 64 x 64 tiles,
  * the same choice at every K) takes (K + k0) steps a tile, k0 = 5 at the
@@ -306,6 +420,8 @@ main(void)
 		cmocka_unit_test(tiles_in_waves_transfer_to_gpus_they_were_not_fitted_on),
 		cmocka_unit_test(fp32_products_share_the_issue_slots_on_128_lanes),
 		cmocka_unit_test(a_tiles_overhead_is_fp32_seconds_at_every_format),
+		cmocka_unit_test_setup_teardown(convolutions_transfer_to_a_gpu_not_fitted_on,
+						fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
