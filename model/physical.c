@@ -533,13 +533,13 @@ spatial_at(const Ctx *c, Candidate *k, int split, int64_t M)
 	const Graph *g = c->g;
 	int64_t p1 = c->map.replicas, ways = c->map.q, B = batch_for(c, p1);
 	double n = (double)B / p1 / (double)M, after = after_gather(c, n, ways), growth = 1,
-	       W = c->W;
+	       W = c->W, per_gpu = n * (double)M / ways; /* a GPU's samples, all passes */
 	double *wshare = NULL, act = 0, whole = 0;
 	int grown = -1;
 	Times rest = layer_times(c->an, g, after, 1, DIM_DATA), halo;
 
 	k->split = split;
-	k->per_gpu_batch = n * (double)M / ways;
+	k->per_gpu_batch = per_gpu;
 	k->micro_batches = M;
 	k->t.compute = times_span(&rest, split + 1, g->nlayer - 1);
 	if (c->an->q.impl.halo_rows && ways > 1) {
@@ -585,7 +585,7 @@ spatial_at(const Ctx *c, Candidate *k, int split, int64_t M)
 	recompute(c, k, n, after, ways, split, WORK_ROWS);
 	k->t.recompute *= (double)M;
 	/* each sample is loaded once per model-parallel group */
-	input(c, k, n * (double)M / ways, node_samples(c, n * (double)M / ways), ways > 1);
+	input(c, k, per_gpu, node_samples(c, per_gpu), ways > 1);
 	/* a strip keeps its rows' activations (more than 1/ways of the split
 	 * layers' with halo rows), the rest 1/ways as before */
 	memory(c, k, W, n,
