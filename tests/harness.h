@@ -49,6 +49,24 @@ data_path(const char *name)
 	return buf;
 }
 
+/* Field i (from 0) of a CSV line without quoted commas (the reference
+ * data's files), copied into buf. */
+static inline const char *
+csv_field(const char *line, int i, char *buf, size_t n)
+{
+	const char *p = line;
+	size_t k = 0;
+
+	while (i > 0 && (p = strchr(p, ',')))
+		p++, i--;
+	if (!p)
+		return "";
+	while (p[k] && p[k] != ',' && p[k] != '\n' && k + 1 < n)
+		buf[k] = p[k], k++;
+	buf[k] = 0;
+	return buf;
+}
+
 enum { FX_MAXMADE = 32 };
 
 typedef struct Fx {

@@ -46,23 +46,6 @@ static int ngpu;
 static Row row[MAXROWS];
 static int nrow;
 
-/* Field i (from 0) of the CSV line (no quoted commas in these files). */
-static const char *
-field(const char *line, int i, char *buf, size_t n)
-{
-	const char *p = line;
-	size_t k = 0;
-
-	while (i > 0 && (p = strchr(p, ',')))
-		p++, i--;
-	if (!p)
-		return "";
-	while (p[k] && p[k] != ',' && p[k] != '\n' && k + 1 < n)
-		buf[k] = p[k], k++;
-	buf[k] = 0;
-	return buf;
-}
-
 static int
 find_gpu(const char *name)
 {
@@ -82,11 +65,11 @@ load(void)
 	assert_non_null(fgets(line, sizeof line, f)); /* header */
 	while (ngpu < GPUS && fgets(line, sizeof line, f)) {
 		Gpu *g = &gpu[ngpu++];
-		snprintf(g->name, sizeof g->name, "%s", field(line, 0, b, sizeof b));
-		g->sms = atof(field(line, 4, b, sizeof b));
-		g->peak = atof(field(line, 6, b, sizeof b));
-		g->bw = atof(field(line, 7, b, sizeof b));
-		g->cc = atof(field(line, 3, b, sizeof b)) / 10; /* sm_arch: 90 */
+		snprintf(g->name, sizeof g->name, "%s", csv_field(line, 0, b, sizeof b));
+		g->sms = atof(csv_field(line, 4, b, sizeof b));
+		g->peak = atof(csv_field(line, 6, b, sizeof b));
+		g->bw = atof(csv_field(line, 7, b, sizeof b));
+		g->cc = atof(csv_field(line, 3, b, sizeof b)) / 10; /* sm_arch: 90 */
 		g->floor[0] = g->floor[1] = INFINITY;
 	}
 	fclose(f);
@@ -95,13 +78,14 @@ load(void)
 	assert_non_null(fgets(line, sizeof line, f));
 	while (nrow < MAXROWS && fgets(line, sizeof line, f)) {
 		Row *r = &row[nrow];
-		if ((r->gpu = find_gpu(field(line, 0, b, sizeof b))) < 0)
+		if ((r->gpu = find_gpu(csv_field(line, 0, b, sizeof b))) < 0)
 			continue;
-		r->p = (Gemm){ atof(field(line, 4, b, sizeof b)), atof(field(line, 5, b, sizeof b)),
-			       atof(field(line, 6, b, sizeof b)),
-			       atof(field(line, 3, b, sizeof b)) };
-		r->seconds = atof(field(line, 9, b, sizeof b));
-		r->form = strcmp(field(line, 2, b, sizeof b), "linear") == 0;
+		r->p = (Gemm){ atof(csv_field(line, 4, b, sizeof b)),
+			       atof(csv_field(line, 5, b, sizeof b)),
+			       atof(csv_field(line, 6, b, sizeof b)),
+			       atof(csv_field(line, 3, b, sizeof b)) };
+		r->seconds = atof(csv_field(line, 9, b, sizeof b));
+		r->form = strcmp(csv_field(line, 2, b, sizeof b), "linear") == 0;
 		if (r->seconds > 0 && r->p.m > 0) {
 			double *fl = &gpu[r->gpu].floor[r->form];
 			*fl = r->seconds < *fl ? r->seconds : *fl;
@@ -305,12 +289,14 @@ load_convs(Fx *fx)
 		conv_floor[i] = INFINITY;
 	while (nconv < MAXCONV && fgets(line, sizeof line, f)) {
 		ConvRow *r = &conv[nconv];
-		double n = atof(field(line, 3, b, sizeof b)), c = atof(field(line, 4, b, sizeof b));
-		double h = atof(field(line, 5, b, sizeof b)), k = atof(field(line, 7, b, sizeof b));
-		if ((r->gpu = find_gpu(field(line, 0, b, sizeof b))) < 0)
+		double n = atof(csv_field(line, 3, b, sizeof b));
+		double c = atof(csv_field(line, 4, b, sizeof b));
+		double h = atof(csv_field(line, 5, b, sizeof b));
+		double k = atof(csv_field(line, 7, b, sizeof b));
+		if ((r->gpu = find_gpu(csv_field(line, 0, b, sizeof b))) < 0)
 			continue;
 		r->n = n;
-		r->seconds = atof(field(line, 16, b, sizeof b));
+		r->seconds = atof(csv_field(line, 16, b, sizeof b));
 		r->bytes = 4 * (n * c * h * h + k * c * 9 + n * k * h * h);
 		snprintf(src, sizeof src,
 			 "model m { input x: %.0fx%.0fx%.0f;\n"
