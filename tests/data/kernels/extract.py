@@ -9,7 +9,7 @@ NEUSIGHT_CHECKOUT is a checkout of https://github.com/sitar-lab/NeuSight
 (files read are listed in README.md).  OUT_DIR defaults to the folder that
 holds this script.  --scale multiplies every per-group row quota (use a
 large value such as 1000 to export every row, e.g. for analysis); the
-committed CSVs were made with the default, --scale 1.
+tests read the default's, --scale 1.
 
 Only the Python standard library is used.  Output is deterministic: the
 same checkout gives byte-identical files.
