@@ -165,29 +165,65 @@ conv_time(Fx *fx, const Conv *r, bool bwd, double u)
 
 static double least_ideal; /* seconds of a pass at the peak, to count */
 
-/* The mean relative error of the counted rows' passes of format dt that
- * take least_ideal at the peak; *n the passes judged. */
-static double
-conv_error(Fx *fx, Dtype dt, double u, int *n)
+/* Whether conv l is a 1x1 one. */
+static bool
+pointwise(const Layer *l)
 {
-	double sum = 0;
+	return l->attr.kernel[0] == 1 && l->attr.kernel[1] == 1;
+}
+
+static int
+by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Which passes: of 1x1 convolutions (one 1) or wider ones (0), forward
+ * (bwd 0) or backward (1); -1 either. */
+typedef struct Pick {
+	int one, bwd;
+} Pick;
+
+/* The mean relative error at u of the counted rows' passes of format dt
+ * that take least_ideal at the peak and that k picks, and the median of
+ * predicted over measured (above 1: priced too slow); *n the passes. */
+static double
+picked_error(Fx *fx, Dtype dt, Pick k, double u, double *median, int *n)
+{
+	double ratio[2 * MAXCONV], sum = 0;
 
 	*n = 0;
 	for (int i = 0; i < nconv; i++) {
 		const Conv *r = &conv[i];
-		if (r->dt != dt || !counted(r))
+		const Cost *c = &r->l->cost;
+		if (r->dt != dt || !counted(r) || (k.one >= 0 && pointwise(r->l) != k.one))
 			continue;
 		for (int bwd = 0; bwd < 2; bwd++) {
-			double ideal = (double)(bwd ? r->l->cost.flops_bwd : r->l->cost.flops_fwd) *
-				       r->n / v100->peak[dt];
-			double m = bwd ? r->bwd : r->fwd;
-			if (ideal < least_ideal)
+			double m = bwd ? r->bwd : r->fwd, p;
+			if ((k.bwd >= 0 && bwd != k.bwd) ||
+			    (double)(bwd ? c->flops_bwd : c->flops_fwd) * r->n / v100->peak[dt] <
+				    least_ideal)
 				continue;
-			sum += fabs(conv_time(fx, r, bwd, u) - m) / m;
-			(*n)++;
+			p = conv_time(fx, r, bwd, u);
+			sum += fabs(p - m) / m;
+			ratio[(*n)++] = p / m;
 		}
 	}
-	return *n ? sum / *n : NAN;
+	if (*n == 0)
+		return NAN;
+	qsort(ratio, (size_t)*n, sizeof ratio[0], by_value);
+	*median = ratio[*n / 2];
+	return sum / *n;
+}
+
+static double
+conv_error(Fx *fx, Dtype dt, double u, int *n)
+{
+	double median;
+
+	return picked_error(fx, dt, (Pick){ -1, -1 }, u, &median, n);
 }
 
 static double
@@ -220,48 +256,6 @@ builtin(bool conv, Dtype dt)
 	return by[dt] > 0 ? by[dt] : conv ? v100->eff_conv : v100->eff_gemm;
 }
 
-/* Whether conv l is a 1x1 one. */
-static bool
-pointwise(const Layer *l)
-{
-	return l->attr.kernel[0] == 1 && l->attr.kernel[1] == 1;
-}
-
-static int
-by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The mean error at u of the counted passes (backward or forward) of
- * format dt's 1x1 convolutions (one) or wider ones, and the median of
- * predicted over measured (above 1: priced too slow); *n the passes. */
-static double
-class_error(Fx *fx, Dtype dt, bool one, bool bwd, double u, double *median, int *n)
-{
-	double ratio[MAXCONV], sum = 0;
-
-	*n = 0;
-	for (int i = 0; i < nconv; i++) {
-		const Conv *r = &conv[i];
-		const Cost *c = &r->l->cost;
-		double m = bwd ? r->bwd : r->fwd, p;
-		double ideal = (double)(bwd ? c->flops_bwd : c->flops_fwd) * r->n / v100->peak[dt];
-		if (r->dt != dt || !counted(r) || pointwise(r->l) != one || ideal < least_ideal)
-			continue;
-		p = conv_time(fx, r, bwd, u);
-		sum += fabs(p - m) / m;
-		ratio[(*n)++] = p / m;
-	}
-	if (*n == 0)
-		return NAN;
-	qsort(ratio, (size_t)*n, sizeof ratio[0], by_value);
-	*median = ratio[*n / 2];
-	return sum / *n;
-}
-
 /* The error per class and pass at each format's built-in u. */
 static void
 print_classes(Fx *fx)
@@ -274,7 +268,7 @@ print_classes(Fx *fx)
 				Dtype dt = f ? DT_FP16 : DT_FP32;
 				double u = builtin(true, dt), med = 0;
 				int n;
-				double e = class_error(fx, dt, one, bwd, u, &med, &n);
+				double e = picked_error(fx, dt, (Pick){ one, bwd }, u, &med, &n);
 				if (n > 0)
 					printf("#   %s %s %-8s at u %.3f: mean error %.3f, median "
 					       "predicted over measured %.2f (%d passes)\n",
@@ -339,7 +333,7 @@ v100_efficiencies_per_format(void **state)
 	}
 	least_ideal = 10 * v100->kernel_lat;
 	print_classes(fx);
-	/* docs/model.md, "The V100's efficiencies": the 16-bit convolutions
+	/* docs/model.md, "The V100's convolutions per format": the 16-bit ones
 	 * the size of a training step's layers reach 0.725 of the tensor
 	 * cores' peak, where the fp32 ones reach 0.91 -- of the CUDA cores',
 	 * near abci's calibrated 0.87 */
