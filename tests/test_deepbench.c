@@ -28,8 +28,6 @@ enum { MAXCONV = 200, MAXGEMM = 400 };
 typedef struct Conv {
 	Dtype dt;
 	double n, c, fwd, bwd;
-	double bytes_fwd, bytes_bwd;
-	int kernels_bwd;
 	const Graph *g;
 	const Layer *l;
 } Conv;
@@ -65,7 +63,7 @@ load_convs(Fx *fx, FILE *f)
 		/* dtype,app,n,c,h,w,k,r,s,pad_h,pad_w,stride_h,stride_w,
 		 * fwd_s,bwd_data_s,bwd_filter_s,fwd_algo */
 		double h = num(line, 4), w = num(line, 5), kr = num(line, 7), ks = num(line, 8);
-		double data = num(line, 14), elem, x, y, wt;
+		double data = num(line, 14);
 		r->dt = strcmp(csv_field(line, 0, b, sizeof b), "fp16") == 0 ? DT_FP16 : DT_FP32;
 		r->n = num(line, 2), r->c = num(line, 3);
 		r->fwd = num(line, 13);
@@ -83,15 +81,6 @@ load_convs(Fx *fx, FILE *f)
 		assert_non_null(r->g);
 		r->l = fx_layer(r->g, "c");
 		assert_true((data > 0) == (r->l->cost.flops_bwd_data > 0));
-		elem = r->dt == DT_FP16 ? 2 : 4;
-		x = (double)r->g->tensor[r->l->in[0]].elems * r->n * elem;
-		y = (double)r->g->tensor[r->l->out[0]].elems * r->n * elem;
-		wt = (double)r->l->cost.params * elem;
-		/* forward reads x and w, writes y; the data gradient reads dy
-		 * and w, writes dx; the filter's reads x and dy, writes dw */
-		r->bytes_fwd = x + wt + y;
-		r->bytes_bwd = (data > 0 ? y + wt + x : 0) + x + y + wt;
-		r->kernels_bwd = data > 0 ? 2 : 1;
 		nconv++;
 	}
 }
@@ -145,22 +134,23 @@ counted(const Conv *r)
 	return r->dt == DT_FP32 || r->c >= 8;
 }
 
-/* Row r's pass as a layer's is priced at the fraction u of its format's
- * peak: the larger of the products' time and the bytes' at the memory's
- * efficiency, and a kernel's fixed cost a kernel. */
+/* Row r's pass as oraclec prices a layer's (layer_time: the larger of
+ * its products' time at the fraction u of its format's peak and its
+ * bytes' at the memory's efficiency, and a kernel's fixed cost a kernel),
+ * on NHWC tensors at 16 bits as DeepBench's are, the gradients written,
+ * not added into kept ones. */
 static double
 conv_time(Fx *fx, const Conv *r, bool bwd, double u)
 {
-	Analysis an = { .eng = fx->eng, .q.sys = v100, .q.impl = fx_impl(v100) };
-	const Cost *c = &r->l->cost;
-	double flops = (double)(bwd ? c->flops_bwd : c->flops_fwd) * r->n;
-	double peak = v100->peak[r->dt], tc, tm;
+	System s = *v100;
+	Analysis an = { .eng = fx->eng, .q.sys = &s, .q.impl = fx_impl(v100) };
 
+	s.eff_conv = s.eff_conv_dt[r->dt] = u;
 	an.q.impl.conv_benchmark = true; /* cudnnFind*Algorithm: fastest */
+	an.q.impl.zero_grad = false;
 	an.q.set.prec = r->dt == DT_FP16 ? PREC_FP16 : PREC_FP32;
-	tc = kernel_compute(&an, r->g, r->l, r->n, 1, bwd, r->dt, peak, u, flops);
-	tm = (bwd ? r->bytes_bwd : r->bytes_fwd) / (v100->mem_bw * v100->eff_mem);
-	return (tc > tm ? tc : tm) + (bwd ? r->kernels_bwd : 1) * v100->kernel_lat;
+	an.q.set.channels_last = r->dt == DT_FP16;
+	return layer_time(&an, r->g, r->l, r->n, 1, DIM_DATA, bwd);
 }
 
 static double least_ideal; /* seconds of a pass at the peak, to count */
