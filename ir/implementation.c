@@ -53,6 +53,7 @@ implementation_defaults(Implementation *im)
 		              "tensor,dt,dpt,context,dc,dtc,dptc",
 		.recompute = "none,segments,selective",
 		/* builtin_impl.c's pytorch: no fusion in eager mode */
+		.allreduce = "flat",        /* DDP: one NCCL all-reduce a bucket */
 		.nccl_version = "2.14.3",   /* builtin_impl.c, pytorch */
 	};
 }
@@ -136,6 +137,8 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "\"process\" or \"threads\"", "pipe_driver";
 	if (!word(im->master_weights, "none", "fp32", &im->master_fp32))
 		return *want = "\"none\" or \"fp32\"", "master_weights";
+	if (!word(im->allreduce, "flat", "hierarchical", &im->hier_allreduce))
+		return *want = "\"flat\" or \"hierarchical\"", "allreduce";
 	if ((i = one_of(im->step_sync, (const char *[]){ "never", "amp", "always" })) < 0)
 		return *want = "\"never\", \"amp\" or \"always\"", "step_sync";
 	im->sync = i;

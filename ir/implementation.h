@@ -166,6 +166,14 @@ typedef struct Implementation {
 	                              groups of equal tensor counts, each once
 	                              all its gradients are ready (MXNet
 	                              Horovod's num_groups); 0: by bucket only */
+	const char *allreduce;     /* the data-parallel gradients' all-reduce:
+	                              "flat", one collective over every rank
+	                              (NCCL's rings and trees run through the
+	                              nodes); "hierarchical", a reduce-scatter
+	                              inside each node, an all-reduce of each
+	                              GPU's 1/k across the nodes, an all-gather
+	                              inside (NVIDIA's Horovod,
+	                              HOROVOD_ALLREDUCE_MODE=1) */
 	bool cuda_graphs;          /* the step replayed as CUDA graphs: no
 	                              operator's CPU cost, one launch a graph */
 	const char *nccl_version;  /* the NCCL the collectives run on, "2.3.7"
@@ -174,7 +182,8 @@ typedef struct Implementation {
 	/* derived from the strings above by implementation_check */
 	int nccl;                  /* nccl_version as 2.3.7 = 20307; 0: none */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, flat_zero,
-	     pipe_threads, fused_attention, transposes_once, conv_benchmark, master_fp32;
+	     pipe_threads, fused_attention, transposes_once, conv_benchmark, master_fp32,
+	     hier_allreduce;
 	enum { STEP_FUSED, STEP_PER_OP, STEP_FOREACH } step;
 	enum { SYNC_NEVER, SYNC_AMP, SYNC_ALWAYS } sync;
 	enum { CKPT_NEVER, CKPT_EXCEPT_LAST, CKPT_ALWAYS } ckpt;

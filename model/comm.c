@@ -237,6 +237,28 @@ coll_allreduce(const Analysis *an, Group g, double bytes)
 	return coll_time(an, COLL_ALLREDUCE, g, bytes);
 }
 
+/* The stack's gradient all-reduce over g: hierarchical (docs/model.md,
+ * "Hierarchical all-reduce") as NVIDIA's Horovod runs it with
+ * HOROVOD_ALLREDUCE_MODE=1 (horovod/common/operations.cc, as Fujitsu
+ * vendored it in mlperf/training_results_v0.6: ncclReduceScatter on the
+ * node's communicator, ncclAllReduce of the rank's 1/k on the
+ * communicator of the GPUs of the same local rank, ncclAllGather on the
+ * node's), each of the k cross-node communicators of a node running at
+ * once through its network links; flat where the implementation says so
+ * or the group lies in one node or holds one GPU a node. */
+double
+coll_grad_allreduce(const Analysis *an, Group g, double bytes)
+{
+	int64_t k = g.per_node;
+	int64_t share = k * (g.sharing < 1 ? 1 : g.sharing);
+	Group node = { k, k, 1 }, across = { (g.size + k - 1) / k, 1, share };
+
+	if (!an->q.impl.hier_allreduce || k <= 1 || g.size <= k)
+		return coll_allreduce(an, g, bytes);
+	return coll_reduce_scatter(an, node, bytes) +
+	       coll_allreduce(an, across, bytes / (double)k) + coll_allgather(an, node, bytes);
+}
+
 double
 coll_allgather(const Analysis *an, Group g, double bytes)
 {

@@ -207,6 +207,10 @@ typedef struct Group {
  * tensor of an all-to-all (each GPU holding bytes / g.size). */
 double coll_time(const Analysis *an, Coll c, Group g, double bytes);
 double coll_allreduce(const Analysis *an, Group g, double bytes);
+/* The data-parallel gradients' all-reduce as the implementation runs it
+ * (its `allreduce`): flat, coll_allreduce; hierarchical, a reduce-scatter
+ * inside the node, an all-reduce of 1/k across, an all-gather inside. */
+double coll_grad_allreduce(const Analysis *an, Group g, double bytes);
 double coll_allgather(const Analysis *an, Group g, double bytes);
 double coll_reduce_scatter(const Analysis *an, Group g, double bytes);
 double coll_broadcast(const Analysis *an, Group g, double bytes);

@@ -32,7 +32,7 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 	if (grp.size <= 1 || all <= 0)
 		return 0;
 	if (!an->q.impl.overlap_grad)
-		return coll_allreduce(an, grp, all * grad_bytes(an));
+		return coll_grad_allreduce(an, grp, all * grad_bytes(an));
 	/* each layer's backward at its share: the rows of share 1 and of the
 	 * first other share (a split layer's), else computed */
 	whole = layer_times(an, g, n, 1, DIM_DATA);
@@ -52,7 +52,7 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 			ceil(before / per) * per <= before + tb->nw[i] - 1;
 		fill += (double)tb->params[i] * share * grad_bytes(an);
 		if (fill > 0 && (fill >= an->q.impl.bucket || i == 0 || group)) {
-			double t = coll_allreduce(an, grp, fill);
+			double t = coll_grad_allreduce(an, grp, fill);
 			done = (done > ready ? done : ready) + t;
 			sum += t;
 			fill = 0;

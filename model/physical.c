@@ -717,7 +717,7 @@ layer_price(const PredictCtx *pc, const Layer *l, LayerSplit s)
 	 * model (one collective the layers share), with the wrapper's copies */
 	grad = m.grad;
 	if (grad.size > 1 && W > 0)
-		t += coll_allreduce(an, grad, W) / W * local * grad_bytes(an) +
+		t += coll_grad_allreduce(an, grad, W) / W * local * grad_bytes(an) +
 		     reducer_layer(an, g, l, local);
 	return t + comm + p2p + update_time(an, local, l->nw);
 }

@@ -1157,7 +1157,7 @@ stage_exchange(const Graph *g, const Analysis *an, const Mapping *map, Candidate
 	       const Best *b)
 {
 	for (int i = 0; i < b->n; i++) {
-		double t = coll_allreduce(an, map->grad, b->w[i] * grad_bytes(an));
+		double t = coll_grad_allreduce(an, map->grad, b->w[i] * grad_bytes(an));
 		double r = reducer_total(an, map->grad, b->red[i], b->buf[i]);
 		if (t + r > k->t.grad + k->t.reducer)
 			k->t.grad = t, k->t.reducer = r;

@@ -219,6 +219,35 @@ has err "nccl_version"
 empty out
 check "nccl_version: 2.3 runs rings only (latency in N), 2.4 trees (in log N); 3.1 refused"
 
+# the two-stage all-reduce of NVIDIA's Horovod (HOROVOD_ALLREDUCE_MODE=1):
+# on NCCL 2.3's rings over 80 DGX-1s, 158 + 14 steps against 1,278
+for a in flat hierarchical; do
+	cat >"$tmp/$a.odl" <<EOF
+implementation ar { base = "horovod"; nccl_version = "2.3.7"; overlap_grad = false;
+    allreduce = "$a"; }
+EOF
+	run "$onnx" -s dgx-1 --implementation "$tmp/$a.odl" -g 640 -b 26 --strategies data \
+		--precision fp16 -f json -q
+	want_status 0
+	cp "$tmp/out" "$tmp/$a.json"
+done
+"$py" -c "
+import json, sys
+t = lambda a: json.load(open('$tmp/%s.json' % a))['strategies'][0]['iteration'][
+    'gradient_allreduce_s']
+sys.exit(not t('hierarchical') < 0.6 * t('flat'))" ||
+	fail "the hierarchical all-reduce over 80 nodes is not cheaper than the flat ring"
+[ "$(get "$tmp/hierarchical.json" "d['implementation']['allreduce']")" = hierarchical ] ||
+	fail "the report does not name the hierarchical all-reduce"
+cat >"$tmp/bad.odl" <<'EOF'
+implementation bad { base = "pytorch"; allreduce = "ring"; }
+EOF
+run "$onnx" --implementation "$tmp/bad.odl" -q
+want_status 1
+has err "allreduce"
+empty out
+check "allreduce: \"hierarchical\" is a reduce-scatter, 1/k across, an all-gather; \"ring\" refused"
+
 # ---- 5. fusions as implementation data --------------------------------------
 cat >"$tmp/fused.odl" <<'EOF'
 implementation fused { base = "pytorch"; fuse_bn_relu = true; fuse_bn_add_relu = true;
