@@ -22,6 +22,29 @@ it = d["strategies"][0]["iteration"]
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# refused KEY LINE: an implementation on pytorch with LINE is refused,
+# exit 1, KEY named on stderr, nothing on stdout
+refused()
+{
+	printf 'implementation bad { base = "pytorch"; %s }\n' "$2" >"$tmp/bad.odl"
+	run "$onnx" --implementation "$tmp/bad.odl" -q
+	want_status 1
+	has err "$1"
+	empty out
+}
+
+# report NAME KEYS ARGS...: data parallelism on dgx-1 under an
+# implementation of KEYS, its JSON report in $tmp/NAME.json
+report()
+{
+	name=$1 keys=$2
+	shift 2
+	printf 'implementation impl { %s }\n' "$keys" >"$tmp/$name.odl"
+	run "$onnx" -s dgx-1 --implementation "$tmp/$name.odl" --strategies data -f json -q "$@"
+	want_status 0
+	cp "$tmp/out" "$tmp/$name.json"
+}
+
 # dgx-1 as a file with more keys ($1: the ODL lines to add)
 system()
 {
@@ -196,13 +219,7 @@ check "--sync-bn 3 on 16 GPUs: data=16 refused in the report and the plan (K and
 
 # ---- 1. NCCL's versions and the system's trees -----------------------------
 for v in 2.3.7 2.4.6; do
-	cat >"$tmp/nccl$v.odl" <<EOF
-implementation nccl { base = "pytorch"; nccl_version = "$v"; }
-EOF
-	run "$onnx" -s dgx-1 --implementation "$tmp/nccl$v.odl" -g 1024 -b 32 --strategies data \
-		-f json -q
-	want_status 0
-	cp "$tmp/out" "$tmp/n$v.json"
+	report "n$v" "base = \"pytorch\"; nccl_version = \"$v\";" -g 1024 -b 32
 done
 "$py" -c "
 import json, sys
@@ -210,26 +227,14 @@ t = lambda v: (lambda i: i['gradient_allreduce_s'] + i['overlapped_communication
     json.load(open('$tmp/n%s.json' % v))['strategies'][0]['iteration'])
 sys.exit(not t('2.3.7') > 1.5 * t('2.4.6'))" ||
 	fail "NCCL 2.3's rings over 128 nodes are not dearer than 2.4's trees"
-cat >"$tmp/bad.odl" <<'EOF'
-implementation bad { base = "pytorch"; nccl_version = "3.1"; }
-EOF
-run "$onnx" --implementation "$tmp/bad.odl" -q
-want_status 1
-has err "nccl_version"
-empty out
+refused nccl_version 'nccl_version = "3.1";'
 check "nccl_version: 2.3 runs rings only (latency in N), 2.4 trees (in log N); 3.1 refused"
 
 # the two-stage all-reduce of NVIDIA's Horovod (HOROVOD_ALLREDUCE_MODE=1):
 # on NCCL 2.3's rings over 80 DGX-1s, 158 + 14 steps against 1,278
 for a in flat hierarchical; do
-	cat >"$tmp/$a.odl" <<EOF
-implementation ar { base = "horovod"; nccl_version = "2.3.7"; overlap_grad = false;
-    allreduce = "$a"; }
-EOF
-	run "$onnx" -s dgx-1 --implementation "$tmp/$a.odl" -g 640 -b 26 --strategies data \
-		--precision fp16 -f json -q
-	want_status 0
-	cp "$tmp/out" "$tmp/$a.json"
+	report "$a" "base = \"horovod\"; nccl_version = \"2.3.7\"; overlap_grad = false;
+    allreduce = \"$a\";" -g 640 -b 26 --precision fp16
 done
 "$py" -c "
 import json, sys
@@ -239,13 +244,7 @@ sys.exit(not t('hierarchical') < 0.6 * t('flat'))" ||
 	fail "the hierarchical all-reduce over 80 nodes is not cheaper than the flat ring"
 [ "$(get "$tmp/hierarchical.json" "d['implementation']['allreduce']")" = hierarchical ] ||
 	fail "the report does not name the hierarchical all-reduce"
-cat >"$tmp/bad.odl" <<'EOF'
-implementation bad { base = "pytorch"; allreduce = "ring"; }
-EOF
-run "$onnx" --implementation "$tmp/bad.odl" -q
-want_status 1
-has err "allreduce"
-empty out
+refused allreduce 'allreduce = "ring";'
 check "allreduce: \"hierarchical\" is a reduce-scatter, 1/k across, an all-gather; \"ring\" refused"
 
 # ---- 5. fusions as implementation data --------------------------------------
@@ -342,7 +341,7 @@ rm -f "$tmp/rows.txt"
 check "a table of 2^20 rows is read (no search row by row)"
 
 # ---- 6. scaling relative to one node -------------------------------------------
-run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -f json -q
+run "$onnx" -s dgx-1 --implementation "$tmp/n2.3.7.odl" -g 1024 -b 32 --sweep -f json -q
 want_status 0
 "$py" - "$tmp/out" >"$tmp/why" <<'PY' || fail "$(cat "$tmp/why")"
 import json, sys
@@ -359,10 +358,10 @@ v = [e["per_gpu_vs_node"] for e in sw if e["gpus"] >= 8]
 if v[0] != 1 or not all(a > b for a, b in zip(v, v[1:])):
     sys.exit("per GPU over one node is not 1 at 8 GPUs falling to 1,024: %s" % v)
 PY
-run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -q
+run "$onnx" -s dgx-1 --implementation "$tmp/n2.3.7.odl" -g 1024 -b 32 --sweep -q
 has out "per GPU: the best's samples/s a GPU over one node's (8 GPUs)"
 grep -q '^      8 .*    1.000  data (data=8)$' "$tmp/out" || fail "the text's 8 GPUs are not 1.000"
-run "$onnx" -s dgx-1 --implementation "$tmp/nccl2.3.7.odl" -g 1024 -b 32 --sweep -q -f html
+run "$onnx" -s dgx-1 --implementation "$tmp/n2.3.7.odl" -g 1024 -b 32 --sweep -q -f html
 has out "samples/s a GPU, % of one node&#39;s (8 GPUs)"
 check "--sweep: per-GPU throughput over one node's, 1 at a node and falling past it (JSON, text, HTML)"
 
