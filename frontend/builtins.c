@@ -77,6 +77,12 @@ static const Builtin builtin[] = {
 	  "    tile_overhead = 17;         // a tile's steps outside its main loop: NeuSight's\n"
 	  "                                // V100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 1GiB;            // CUDA context, cuDNN workspace, allocator slack\n"
+	  "    gpu_spread = 0.015;         // one GPU's sustained speed against its cluster's:\n"
+	  "                                // 8 % average variation, the box plot's whisker\n"
+	  "                                // span 4 IQR over the median (the SC'22 artifact's\n"
+	  "                                // plot_script), over V100 clusters Summit, Vortex\n"
+	  "                                // and Longhorn (Sinha et al., SC'22, 'Not All GPUs\n"
+	  "                                // Are Created Equal'); a normal's 4 IQR is 5.40 sigma\n"
 	  "}\n" },
 	{ "thetagpu",
 	  "// ThetaGPU (ALCF): NVIDIA DGX A100 nodes, 8 x A100-SXM4-40GB, NVSwitch,\n"
@@ -111,6 +117,10 @@ static const Builtin builtin[] = {
 	  "    tile_overhead = 5;          // a tile's steps outside its main loop: NeuSight's\n"
 	  "                                // A100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 1.5GiB;          // CUDA context, cuDNN workspace, caching allocator\n"
+	  "    gpu_spread = 0.015;         // one GPU's sustained speed against its cluster's:\n"
+	  "                                // abci's V100 figure (Sinha et al., SC'22), who\n"
+	  "                                // found it on every GPU they measured (V100,\n"
+	  "                                // Quadro RTX 5000, MI60); no A100 figure\n"
 	  "}\n" },
 	{ "dgx-a100",
 	  "// NVIDIA DGX A100 (80 GB), 8 x A100-SXM4-80GB, NVSwitch, 8 x HDR.\n"
@@ -151,6 +161,10 @@ static const Builtin builtin[] = {
 	  "    tile_overhead = 5;          // a tile's steps outside its main loop: NeuSight's\n"
 	  "                                // A100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 1.5GiB;\n"
+	  "    gpu_spread = 0.015;         // one GPU's sustained speed against its cluster's:\n"
+	  "                                // abci's V100 figure (Sinha et al., SC'22), who\n"
+	  "                                // found it on every GPU they measured (V100,\n"
+	  "                                // Quadro RTX 5000, MI60); no A100 figure\n"
 	  "}\n" },
 	{ "dgx-1",
 	  "// NVIDIA DGX-1 with V100 (16 GB): 8 x V100-SXM2-16GB in NVLink's hybrid\n"
@@ -191,6 +205,8 @@ static const Builtin builtin[] = {
 	  "    tile_overhead = 17;         // a tile's steps outside its main loop: NeuSight's\n"
 	  "                                // V100 microbenchmarks (tests/data/kernels)\n"
 	  "    reserved = 1GiB;\n"
+	  "    gpu_spread = 0.015;         // abci's: the same V100s (Sinha et al., SC'22;\n"
+	  "                                // docs/model.md, 'The slowest of N')\n"
 	  "}\n" },
 	{ "dgx-h100",
 	  "// NVIDIA DGX H100, 8 x H100-SXM5-80GB, NVSwitch (NVLink 4), 8 x NDR.\n"
@@ -243,6 +259,10 @@ static const Builtin builtin[] = {
 	  "    tile_overhead = 36;         // NeuSight's H100 microbenchmarks "
 	  "(tests/data/kernels)\n"
 	  "    reserved = 2GiB;\n"
+	  "    gpu_spread = 0.015;         // one GPU's sustained speed against its cluster's:\n"
+	  "                                // abci's V100 figure (Sinha et al., SC'22), who\n"
+	  "                                // found it on every GPU they measured (V100,\n"
+	  "                                // Quadro RTX 5000, MI60); no H100 figure\n"
 	  "}\n" },
 };
 

@@ -104,7 +104,7 @@ typedef struct IterTime {
 	double sync_bn;     /* synchronised batch norm's statistics exchanged
 	                       in forward and backward (--sync-bn) */
 	double skew;        /* the slowest of N ranks past the mean of their
-	                       own work (the system's jitter) */
+	                       own work (the system's jitter and gpu_spread) */
 	double total;       /* max(input, everything else added) */
 } IterTime;
 

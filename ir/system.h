@@ -137,6 +137,11 @@ typedef struct System {
 	double jitter;            /* a GPU's step-to-step coefficient of
 	                             variation: the spread the slowest of N
 	                             ranks waits for (0: none) */
+	double gpu_spread;        /* the GPU-to-GPU coefficient of variation of
+	                             sustained speed among one cluster's GPUs
+	                             of one model (manufacturing and power
+	                             management): the same wait, for a slow
+	                             chip instead of a slow step (0: none) */
 	bool sharp;               /* the network's switches reduce (NCCL's
 	                             CollNet, SHARP) */
 	bool nvls;                /* the node's NVSwitch reduces (NVLink SHARP,

@@ -54,6 +54,9 @@ typedef struct CostModel {
 			Candidate *k);
 	bool nests;  /* prices a grid's nesting (k->nest) on the nodes; else
 	                it is given model-inner grids only */
+	bool lockstep; /* a step waits for the slowest of its N ranks
+	                  (skew.c: the system's jitter and gpu_spread); the
+	                  paper's Table III has no such term */
 	/* The per-layer entry points (NULL: the model prices whole
 	 * strategies only).  layer: the separable price of layer l split as
 	 * s on the analysis's GPUs -- its forward and backward, its split's

@@ -71,11 +71,11 @@ typedef struct Engine {
 	struct KeptMemo *kept;   /* memuse.c's: what training keeps at a
 	                            precision, the last few answers */
 	struct {                 /* skew.c: the expected largest of n
-	                            standard normals, the last few n */
+	                            standard normals, a slot by n's hash
+	                            (n = 0: empty) */
 		int64_t n;
 		double v;
-	} slowest[4];
-	int slowest_next;
+	} slowest[64];
 	void *scratch[SC_COUNT];
 	size_t scratch_size[SC_COUNT];
 	struct KernelNeeds *needs; /* --kernels-needed: every kernel key and

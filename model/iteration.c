@@ -91,10 +91,11 @@ overflow(const Candidate *k)
 	return NULL;
 }
 
-/* The end of every candidate's prediction: the sums, the bottleneck and
- * whether it fits; a candidate whose figures overflow is not computable. */
+/* The end of every candidate's prediction: the slowest of N where the
+ * model prices it, the sums, the bottleneck and whether it fits; a
+ * candidate whose figures overflow is not computable. */
 void
-iteration_finish(const Analysis *an, Candidate *k)
+iteration_finish(const Analysis *an, const CostModel *m, Candidate *k)
 {
 	const char *why;
 
@@ -103,7 +104,8 @@ iteration_finish(const Analysis *an, Candidate *k)
 	k->computable = true;
 	k->t.communication = k->t.grad + k->t.layer + k->t.p2p;
 	k->t.skew = 0;
-	k->t.skew = skew_time(an, &k->t);
+	if (m->lockstep)
+		k->t.skew = skew_time(an, &k->t);
 	k->t.total = partial_total(k);
 	k->epoch = k->t.total * ceil((double)an->q.set.dataset_size / (double)k->global_batch);
 	if ((why = overflow(k))) {

@@ -538,15 +538,17 @@ void sync_bn_limit(const Graph *g, const Analysis *an, Candidate *k);
 
 /* skew.c: the slowest of N -- the expected largest of n independent
  * standard normals (0 for n <= 1), and what the slowest of the job's
- * ranks adds to a step whose parts are t: the system's jitter times its
- * ranks' own work (all but the exposed communication) times that. */
+ * ranks adds to a step whose parts are t: the spread of a rank's step
+ * (the system's jitter and gpu_spread together) times its ranks' own work
+ * (all but the exposed communication) times that. */
 double normal_max(int64_t n);
 double skew_time(const Analysis *an, const IterTime *t);
 
-/* iteration.c: the end of every candidate's prediction -- its parts
- * added (the input overlapping the rest), the epoch, the bottleneck and
- * whether it fits; a candidate whose figures overflow is not computable. */
-void iteration_finish(const Analysis *an, Candidate *k);
+/* iteration.c: the end of every candidate's prediction by model m -- the
+ * slowest of N where m has it, its parts added (the input overlapping the
+ * rest), the epoch, the bottleneck and whether it fits; a candidate whose
+ * figures overflow is not computable. */
+void iteration_finish(const Analysis *an, const CostModel *m, Candidate *k);
 /* An iteration's parts added, all but the input, which overlaps them. */
 double iteration_busy(const IterTime *t);
 

@@ -368,4 +368,4 @@ predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT], C
 	}
 }
 
-const CostModel cost_model_paper = { "paper", predict, false, NULL, NULL };
+const CostModel cost_model_paper = { "paper", predict, false, false, NULL, NULL };

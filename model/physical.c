@@ -848,4 +848,4 @@ predict(const PredictCtx *pc, StrategyKind kind, const int64_t grid[DIM_COUNT], 
 	}
 }
 
-const CostModel cost_model_physical = { "default", predict, true, layer_price, assignment };
+const CostModel cost_model_physical = { "default", predict, true, true, layer_price, assignment };

@@ -11,10 +11,19 @@
  *
  *   E[max_N] = integral over x >= 0 of (1 - Phi(x)^N - Phi(-x)^N) dx,
  *
- * which grows like sqrt(2 ln N) (1.42 for 8, 3.20 for 1,024, 3.63 for
+ * which grows like sqrt(2 ln N) (1.42 for 8, 3.25 for 1,024, 3.63 for
  * 4,096).  The integral is taken numerically (Simpson's rule, steps of
- * 1/256 to x = 16, where Phi(-x)^N and 1 - Phi(x)^N are below 1e-50 for
- * every N up to 2^40), kept in the engine for the last few N. */
+ * 1/32 to x = 16, where Phi(-x)^N and 1 - Phi(x)^N are below 1e-50 for
+ * every N up to 2^40; steps of 1/256 move E[max] by under 1e-11 there),
+ * kept in the engine a slot by N's hash: a calibration's runs cycle
+ * through their GPU counts on every pass.
+ *
+ * The ranks also run on different chips: one cluster's GPUs of one model
+ * sustain different speeds (manufacturing and power management), a
+ * spread across GPUs, the system's `gpu_spread`.  A rank's step is then
+ * its chip's speed times its step's draw, two independent normal parts,
+ * so one normal of sigma sqrt(jitter^2 + gpu_spread^2), and the slowest
+ * of N is taken over that. */
 #include "model/model.h"
 
 #include <math.h>
@@ -33,8 +42,8 @@ tail(double x, double n)
 double
 normal_max(int64_t n)
 {
-	const double h = 1.0 / 256;
-	const int steps = 16 * 256;
+	const double h = 1.0 / 32;
+	const int steps = 16 * 32;
 	double sum;
 
 	if (n <= 1)
@@ -52,20 +61,18 @@ skew_time(const Analysis *an, const IterTime *t)
 	double own = t->compute + t->bubble + t->reducer + t->update + t->recompute +
 		     t->dispatch + t->feed + t->sync_bn;
 	int64_t n = an->q.set.gpus;
-	double m = -1;
+	size_t slot;
+	double m, sigma = hypot(an->q.sys->jitter, an->q.sys->gpu_spread);
 
-	if (an->q.sys->jitter <= 0 || n <= 1 || !(own > 0))
+	if (sigma <= 0 || n <= 1 || !(own > 0))
 		return 0;
-	for (int i = 0; e && e->reuse && i < SLOWEST_KEPT; i++)
-		if (e->slowest[i].n == n)
-			m = e->slowest[i].v;
-	if (m < 0) {
-		m = normal_max(n);
-		if (e && e->reuse) {
-			e->slowest[e->slowest_next].n = n;
-			e->slowest[e->slowest_next].v = m;
-			e->slowest_next = (e->slowest_next + 1) % SLOWEST_KEPT;
-		}
+	slot = (size_t)(((uint64_t)n * 0x9E3779B97F4A7C15u) >> 58) % SLOWEST_KEPT;
+	if (e && e->reuse && e->slowest[slot].n == n)
+		return sigma * own * e->slowest[slot].v;
+	m = normal_max(n);
+	if (e && e->reuse) {
+		e->slowest[slot].n = n;
+		e->slowest[slot].v = m;
 	}
-	return an->q.sys->jitter * own * m;
+	return sigma * own * m;
 }

@@ -446,7 +446,7 @@ iteration(const Ctx *c, const Chain *ch, const int *state, LayerSplit *split)
 	for (int i = 0; i < c->g->nlayer; i++)
 		split[i] = (LayerSplit){ c->st[state[i]].mode, c->st[state[i]].d };
 	c->m->assignment(&c->pc, split, moved(c, ch, state), &k);
-	iteration_finish(c->an, &k);
+	iteration_finish(c->an, c->m, &k);
 	return k.t.total;
 }
 

@@ -67,7 +67,7 @@ predict_nested(const PredictCtx *pc, const CostModel *m, StrategyKind kind,
 	*k = (Candidate){ .kind = kind, .split = -1, .analysed = true, .nest = nest };
 	m->predict(pc, kind, grid, k);
 	sync_bn_limit(pc->g, pc->an, k);
-	iteration_finish(pc->an, k);
+	iteration_finish(pc->an, m, k);
 	candidate_rates(pc->g, pc->an, k);
 }
 

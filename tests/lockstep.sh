@@ -132,7 +132,10 @@ PY
 check "collectives: runs at 8 and 32 ranks as measured; 16 between them by the model's shape"
 
 # ---- 3. the slowest of N --------------------------------------------------
-system '    jitter = 0.02;' >"$tmp/jitter.odl"
+# dgx-1 without its spread across GPUs, with a step-to-step jitter; then
+# with neither
+system '    jitter = 0.02;' | sed '/^    gpu_spread/d' >"$tmp/jitter.odl"
+system '' | sed '/^    gpu_spread/d' >"$tmp/steady.odl"
 last=0
 for g in 8 64 1024 4096; do
 	run "$onnx" -s "$tmp/jitter.odl" -g $g -b 32 --strategies data -f json -q
@@ -142,8 +145,8 @@ for g in 8 64 1024 4096; do
 	"$py" -c "import sys; sys.exit(not $s > $last)" || fail "skew_s $s on $g GPUs, not above $last"
 	last=$s
 done
-run "$onnx" -s dgx-1 -g 1024 -b 32 --strategies data -f json -q
-[ "$(get "$tmp/out" 'it["skew_s"]')" = 0.0 ] || fail "skew_s without jitter"
+run "$onnx" -s "$tmp/steady.odl" -g 1024 -b 32 --strategies data -f json -q
+[ "$(get "$tmp/out" 'it["skew_s"]')" = 0.0 ] || fail "skew_s without jitter or gpu_spread"
 d=$(get "$tmp/j1024.json" 'it["total_s"]')
 "$py" -c "import json, sys
 a = json.load(open('$tmp/out'))['strategies'][0]['iteration']
@@ -163,6 +166,26 @@ sys.exit(abs(a['skew_s'] / (0.02 * own(a)) - 1.4236) > 1e-4 or
          abs(b['skew_s'] / (0.02 * own(b)) - 3.6261) > 1e-4)" ||
 	fail "skew_s is not jitter x the ranks' own work x E[max of N normals] (1.4236, 3.6261)"
 check "jitter: skew_s grows from 8 to 4,096 GPUs ($r s on 4,096), part of total_s"
+
+# The built-in dgx-1's spread across GPUs (0.015, Sinha et al. SC'22) alone
+# gives 0.015 x own x 3.2482 on 1,024 GPUs; with a jitter of 0.02 the two
+# add as independent normals: sqrt(0.02^2 + 0.015^2) = 0.025.
+run "$onnx" -s dgx-1 -g 1024 -b 32 --strategies data -f json -q
+cp "$tmp/out" "$tmp/spread.json"
+system '    jitter = 0.02;' >"$tmp/both.odl"
+run "$onnx" -s "$tmp/both.odl" -g 1024 -b 32 --strategies data -f json -q
+"$py" -c "
+import json, sys
+a = json.load(open('$tmp/spread.json'))
+b = json.load(open('$tmp/out'))['strategies'][0]['iteration']
+own = lambda t: t['compute_s'] + t['bubble_s'] + t['reducer_s'] + t['weight_update_s'] + \
+    t['recompute_s'] + t['dispatch_s'] + t['input_copies_s'] + t['sync_bn_s']
+t = a['strategies'][0]['iteration']
+sys.exit(a['system']['gpu_spread'] != 0.015 or
+         abs(t['skew_s'] / (0.015 * own(t)) - 3.2482) > 1e-4 or
+         abs(b['skew_s'] / (0.025 * own(b)) - 3.2482) > 1e-4)" ||
+	fail "gpu_spread: skew_s is not sqrt(jitter^2 + gpu_spread^2) x own x 3.2482"
+check "gpu_spread: dgx-1's 0.015 prices the slowest of 1,024 GPUs, and adds to a jitter in quadrature"
 
 # ---- 4. synchronised batch norm ---------------------------------------------
 run "$onnx" -s dgx-1 -g 1024 -b 16 --strategies data -f json -q

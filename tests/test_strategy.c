@@ -322,7 +322,7 @@ fake_predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUN
 	k->mem.total = kind == STRAT_DS || kind == STRAT_DP ? 2 * c->an->q.sys->mem : 1;
 }
 
-static const CostModel fake = { "fake", fake_predict, false, NULL, NULL };
+static const CostModel fake = { "fake", fake_predict, false, false, NULL, NULL };
 
 /* Megatron's context rings: C GPUs one in every tensor group (tensor
  * innermost, context next), inside a node while tensor x context fits
@@ -1277,7 +1277,7 @@ two_predict(const PredictCtx *c, StrategyKind kind, const int64_t grid[DIM_COUNT
 	k->mem.total = kind == STRAT_DATA || kind == STRAT_DP ? 1 : 2 * c->an->q.sys->mem;
 }
 
-static const CostModel two = { "two", two_predict, false, NULL, NULL };
+static const CostModel two = { "two", two_predict, false, false, NULL, NULL };
 
 /* Within 3 % of the fastest the simpler is recommended: data (one grid
  * dimension) 2 % behind dp (two) is; 4 % behind it is not.  The search
