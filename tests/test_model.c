@@ -1568,7 +1568,8 @@ bf16_master_weights_exchange_fp32_gradients(void **state)
  * holding every gradient starts when backward ends: nothing is hidden,
  * as without overlap.  A bucket per layer starts as each layer's backward
  * ends: the exposed and hidden parts add up to the buckets' all-reduces,
- * and at least the last (the first layer's) is exposed. */
+ * and at least the last (the first layer's) is exposed.  On a host device
+ * every bucket is exposed. */
 static void
 buckets_hide_the_gradient_exchange_behind_backward(void **state)
 {
@@ -1602,6 +1603,16 @@ buckets_hide_the_gradient_exchange_behind_backward(void **state)
 	NEAR(exposed + hidden, sum);
 	assert_true(hidden > 0);
 	assert_true(exposed >= first * (1 - 1e-12));
+	/* a host device's cores run the collective and the backward both:
+	 * the same buckets, none hidden */
+	{
+		System h = *s;
+
+		h.host_device = true;
+		an.q.sys = &h;
+		NEAR(grad_time(&an, g, grp, 32, NULL, &hidden), sum);
+		NEAR(hidden, 0);
+	}
 }
 
 /* What DDP launches around the exchange (model/overlap.c): a copy of each
