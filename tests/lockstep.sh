@@ -132,6 +132,9 @@ PY
 check "collectives: runs at 8 and 32 ranks as measured; 16 between them by the model's shape"
 
 # ---- 3. the slowest of N --------------------------------------------------
+# a rank's own work in an iteration (python over its JSON), what skew_s scales
+own="own = lambda t: t['compute_s'] + t['bubble_s'] + t['reducer_s'] + t['weight_update_s'] + \\
+    t['recompute_s'] + t['dispatch_s'] + t['input_copies_s'] + t['sync_bn_s']"
 # dgx-1 without its spread across GPUs, with a step-to-step jitter; then
 # with neither
 system '    jitter = 0.02;' | sed '/^    gpu_spread/d' >"$tmp/jitter.odl"
@@ -160,8 +163,7 @@ r=$(get "$tmp/j4096.json" 'it["skew_s"]')
 import json, sys
 a = json.load(open('$tmp/j8.json'))['strategies'][0]['iteration']
 b = json.load(open('$tmp/j4096.json'))['strategies'][0]['iteration']
-own = lambda t: t['compute_s'] + t['bubble_s'] + t['reducer_s'] + t['weight_update_s'] + \
-    t['recompute_s'] + t['dispatch_s'] + t['input_copies_s'] + t['sync_bn_s']
+$own
 sys.exit(abs(a['skew_s'] / (0.02 * own(a)) - 1.4236) > 1e-4 or
          abs(b['skew_s'] / (0.02 * own(b)) - 3.6261) > 1e-4)" ||
 	fail "skew_s is not jitter x the ranks' own work x E[max of N normals] (1.4236, 3.6261)"
@@ -178,8 +180,7 @@ run "$onnx" -s "$tmp/both.odl" -g 1024 -b 32 --strategies data -f json -q
 import json, sys
 a = json.load(open('$tmp/spread.json'))
 b = json.load(open('$tmp/out'))['strategies'][0]['iteration']
-own = lambda t: t['compute_s'] + t['bubble_s'] + t['reducer_s'] + t['weight_update_s'] + \
-    t['recompute_s'] + t['dispatch_s'] + t['input_copies_s'] + t['sync_bn_s']
+$own
 t = a['strategies'][0]['iteration']
 sys.exit(a['system']['gpu_spread'] != 0.015 or
          abs(t['skew_s'] / (0.015 * own(t)) - 3.2482) > 1e-4 or
