@@ -103,6 +103,8 @@ iteration_finish(const Analysis *an, const CostModel *m, Candidate *k)
 		return;
 	k->computable = true;
 	k->t.communication = k->t.grad + k->t.layer + k->t.p2p;
+	/* the backward beside the hidden exchange, on the SMs NCCL leaves it */
+	k->t.compute += k->t.grad_hidden * nccl_sms_held(an);
 	k->t.skew = 0;
 	if (m->lockstep)
 		k->t.skew = skew_time(an, &k->t);

@@ -241,6 +241,16 @@ double nccl_time(const System *s, int version, Coll c, Group g, NcclPath path, d
 		 NcclPick *pick);
 const char *nccl_algo_name(int a);
 const char *nccl_proto_name(int p);
+/* The channels NCCL runs a collective on over s's links: the node's link
+ * in NVLinks.  NCCL launches a CUDA block a channel ("reducing the number
+ * of rings also reduces the number of CUDA blocks used for
+ * communication, hence the impact on GPU computing resources", NCCL's
+ * documentation of NCCL_MAX_NRINGS), each holding an SM while it runs. */
+double nccl_channels(const System *s);
+/* The share of the GPU's SMs those blocks hold while a collective runs (0
+ * off NCCL, on a host device, or where the system gives no SMs): the
+ * backward beside the hidden gradient exchange slows by it (overlap.c). */
+double nccl_sms_held(const Analysis *an);
 /* One message between neighbours, inside a node or across nodes, as the
  * implementation sends it (NCCL, or staged through host memory). */
 double p2p_time(const Analysis *an, double bytes, bool across_nodes);

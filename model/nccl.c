@@ -370,8 +370,7 @@ nccl_time(const System *s, int version, Coll c, Group g, NcclPath path, double b
 	st.bw = path.bw / 1e9;
 	st.intra_bw = s->intra_bw / 1e9;
 	st.extra = path.levels * 1e6;
-	/* topo.h: a channel carries one NVLink's 20 GB/s (Volta and later) */
-	st.channels = fmax(1, ceil(st.intra_bw / 20.0));
+	st.channels = nccl_channels(s);
 	for (int a = 0; a < A_COUNT; a++) {
 		if (!algo_exists(s, &st, c, a))
 			continue;
@@ -388,6 +387,23 @@ nccl_time(const System *s, int version, Coll c, Group g, NcclPath path, double b
 		}
 	}
 	return best;
+}
+
+/* topo.h: a channel carries one NVLink's 20 GB/s (Volta and later). */
+double
+nccl_channels(const System *s)
+{
+	return fmax(1, ceil(s->intra_bw / 20e9));
+}
+
+double
+nccl_sms_held(const Analysis *an)
+{
+	const System *s = an->q.sys;
+
+	if (an->q.impl.nccl <= 0 || s->host_device || s->sms <= 0)
+		return 0;
+	return fmin(nccl_channels(s), (double)s->sms) / (double)s->sms;
 }
 
 const char *

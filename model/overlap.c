@@ -19,7 +19,20 @@
  * them with the backward and the step grows by all of it.  A trace of
  * ResNet-18 data=2 on this project's 2-core machine (docs/probe.md, run
  * 6) saw gloo's threads run 95 ms a step beside the backward, twice the
- * 47 ms the exchange takes alone. */
+ * 47 ms the exchange takes alone.
+ *
+ * On a GPU the hidden part is not free either: NCCL runs a collective as
+ * a kernel of one CUDA block a channel (nccl_channels), and each block
+ * holds an SM for as long as the collective runs, so the backward's
+ * kernels beside it fill their waves on the SMs left (an all-gather's 24
+ * blocks on an H100 pushed a 132-block GEMM into a second wave: NVIDIA's
+ * developer forums, t/337991).  While the hidden part runs, the backward
+ * goes at (sms - channels) / sms of its speed, and ends later by the
+ * hidden time x channels / sms (nccl_sms_held): iteration_finish adds it
+ * to the compute, the exchange's own parts kept as they are.
+ * Only the stack on NCCL (an nccl_version) and a GPU with its SMs given
+ * (sms): what else contends (memory bandwidth, the SMs' issue slots an
+ * SM shares with a block that co-resides) is not priced. */
 #include "model/reuse.h"
 
 #include <math.h>

@@ -54,14 +54,14 @@ cp "$tmp/out" "$tmp/r.txt"
 line=$(grep '^recommendation' "$tmp/r.txt")
 first=$(sed -n '/^strategy .* lost by$/{n;p;}' "$tmp/r.txt")
 case $line in
-*"use data parallelism (data=1024), amp-bf16: 0.0162 s per iteration"*) ;;
+*"use data parallelism (data=1024), amp-bf16: 0.0163 s per iteration"*) ;;
 *) fail "the recommendation line: $line" ;;
 esac
 case $first in
-"data      data=1024  "*" amp-bf16    0  none         0.0162 s "*"(recommended)") ;;
+"data      data=1024  "*" amp-bf16    0  none         0.0163 s "*"(recommended)") ;;
 *) fail "the search's first row: $first" ;;
 esac
-check "ResNet-50, 1,024 GPUs --search: the text's line is the search's first (amp-bf16, 0.0162 s), not the ranking's fp32 (0.0222 s)"
+check "ResNet-50, 1,024 GPUs --search: the text's line is the search's first (amp-bf16, 0.0163 s), not the ranking's fp32 (0.0224 s)"
 
 if [ -n "$py" ]; then
 	run "$onnx" -g 1024 --search -q -f json
@@ -84,7 +84,7 @@ run "$onnx" -g 1024 --search -q -f html
 want_status 0
 grep -q '<h2 id="search">' "$tmp/out" || fail "no section id=\"search\""
 grep 'class="recommendation"' "$tmp/out" |
-	grep -q 'data parallelism (data=1024), amp-bf16</b>: 0.0162 s per iteration' ||
+	grep -q 'data parallelism (data=1024), amp-bf16</b>: 0.0163 s per iteration' ||
 	fail "the HTML's recommendation: $(grep 'class="recommendation"' "$tmp/out")"
 [ "$(sed -n '/<h2 id="search">/,/<\/table>/p' "$tmp/out" | grep -c '<tr class')" -eq 10 ] ||
 	fail "the search section does not list the best ten"
@@ -152,8 +152,11 @@ check "a Megatron plan of a ZeRO-3 recommendation says in its header that it sha
 
 # ResNet-50 on 1,024 dgx-a100 GPUs: the search recommended FSDP's hybrid
 # shard (0.0227 s against DDP's 0.0253 s) with FSDP's one unit's gathers
-# hidden and its hooks free; priced as it runs, DDP (or ZeRO-1/2, which
-# shard only the optimizer state and gradients) ranks above it
+# hidden and its hooks free; priced as it runs, the best of DDP and
+# ZeRO-1/2 (which shard only the optimizer state and gradients) ranks
+# above it.  (ZeRO-1, 0.0257 s; DDP itself, 0.0273 s, now falls 0.2 ms
+# behind the hybrid shard, whose exchange hides nothing and so holds no
+# SMs beside backward: docs/model.md, "Gradient exchange".)
 run "$onnx" -g 1024 -s dgx-a100 --search -q
 want_status 0
 first=$(sed -n '/^strategy .* lost by$/{n;p;}' "$tmp/out")
@@ -161,11 +164,11 @@ case $first in
 "data      data=1024  "*" amp-bf16    "[012]"  none "*"(recommended)") ;;
 *) fail "the search's first: $first" ;;
 esac
-ddp=$(grep -n '^data .* amp-bf16    0  none ' "$tmp/out" | head -n 1 | cut -d: -f1)
+ddp=$(grep -n '^data .* amp-bf16    [012]  none ' "$tmp/out" | head -n 1 | cut -d: -f1)
 hyb=$(grep -n '^data .* amp-bf16    3h none ' "$tmp/out" | head -n 1 | cut -d: -f1)
 [ -n "$ddp" ] && [ -n "$hyb" ] && [ "$ddp" -lt "$hyb" ] ||
-	fail "DDP's row ($ddp) is not above FSDP hybrid's ($hyb)"
-check "ResNet-50, 1,024 dgx-a100 GPUs --search: DDP and ZeRO-1/2 rank above FSDP's hybrid shard"
+	fail "DDP's and ZeRO-1/2's best row ($ddp) is not above FSDP hybrid's ($hyb)"
+check "ResNet-50, 1,024 dgx-a100 GPUs --search: the best of DDP and ZeRO-1/2 ranks above FSDP's hybrid shard"
 
 # ---- plans that mean what was predicted --------------------------------------
 
