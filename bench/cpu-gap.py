@@ -57,6 +57,13 @@ def model_and_data(torch, name, b):
     return m, x, y
 
 
+def train_step(torch, m, net, opt, x, y):
+    """One SGD step of m through net (m itself, or its DDP wrapper)."""
+    m.zero_grad(set_to_none=True)
+    torch.nn.functional.cross_entropy(net(x), y).backward()
+    opt.step()
+
+
 def step(args, tag=""):
     import torch
     torch.set_num_threads(1)
@@ -65,9 +72,7 @@ def step(args, tag=""):
     for i in range(6):
         f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
-        m.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(m(x), y).backward()
-        opt.step()
+        train_step(torch, m, m, opt, x, y)
         t1 = time.perf_counter()
         f1 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         print("%sstep %d: %.3f s, %d minor faults (%.0f MB)" %
@@ -104,9 +109,7 @@ def rank(r, args, mode):
     for i in range(8):
         dist.barrier()
         t0 = time.perf_counter()
-        m.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(net(x), y).backward()
-        opt.step()
+        train_step(torch, m, net, opt, x, y)
         if i >= 2:
             ts.append(time.perf_counter() - t0)
     t = torch.tensor(ts)

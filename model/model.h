@@ -249,7 +249,8 @@ const char *nccl_proto_name(int p);
 double nccl_channels(const System *s);
 /* The share of the GPU's SMs those blocks hold while a collective runs (0
  * off NCCL, on a host device, or where the system gives no SMs): the
- * backward beside the hidden gradient exchange slows by it (overlap.c). */
+ * backward beside the hidden gradient exchange slows by it (overlap.c says
+ * why; iteration_finish adds it to the compute). */
 double nccl_sms_held(const Analysis *an);
 /* One message between neighbours, inside a node or across nodes, as the
  * implementation sends it (NCCL, or staged through host memory). */
