@@ -65,9 +65,9 @@ def main(argv):
         rows = list(csv.DictReader(f))
     with open(os.path.join(DATA, "implementations.csv"), newline="") as f:
         impls = {r["id"]: r["implementation"] for r in csv.DictReader(f)}
-    print("%-24s %5s %4s %s %10s %10s %6s" % (
+    print("%-24s %5s %4s %s %10s %10s %6s %7s" % (
         "row", "gpus", "b", " ".join("%7s" % n for n, _ in PARTS), "measured", "oraclec",
-        "acc"))
+        "acc", "missing"))
     acc, pred = [], {}
     for r in rows:
         k = predict(oraclec, r, impls)
@@ -77,12 +77,16 @@ def main(argv):
         a = judge.accuracy(p, m)
         acc.append(a)
         pred[r["id"]] = p
-        print("%-24s %5s %4s %s %10.0f %10.0f %6.3f" % (
+        # the measured step less the predicted, in ms: what the model lacks
+        # (negative: what it has too much of)
+        missing = (int(r["gpus"]) * int(r["batch_per_gpu"]) / m - it["total_s"]) * 1e3
+        print("%-24s %5s %4s %s %10.0f %10.0f %6.3f %7.2f" % (
             r["id"], r["gpus"], r["batch_per_gpu"],
             " ".join("%7.2f" % (it[j] * 1e3) if j in it else "%7s" % "-"
-                     for _, j in PARTS), m, p, a))
+                     for _, j in PARTS), m, p, a, missing))
     print("(parts in ms a step: the compute, the exposed and the hidden gradient exchange, "
-          "the update, the host wait, synchronised batch norm, the slowest of N)")
+          "the update, the host wait, synchronised batch norm, the slowest of N; missing: "
+          "the measured step less the predicted)")
     print("mean accuracy over %d rows: %.3f" % (len(acc), sum(acc) / len(acc)))
     print()
     print("per-GPU scaling from one node (images/s a GPU over the single-node row's):")
