@@ -54,6 +54,7 @@ implementation_defaults(Implementation *im)
 		.recompute = "none,segments,selective",
 		/* builtin_impl.c's pytorch: no fusion in eager mode */
 		.allreduce = "flat",        /* DDP: one NCCL all-reduce a bucket */
+		.grad_group_growth = "fixed",
 		.nccl_version = "2.14.3",   /* builtin_impl.c, pytorch */
 	};
 }
@@ -150,6 +151,18 @@ implementation_check(Implementation *im, const char **want)
 		return *want = "1 to 1048576", "loader_workers";
 	if (im->grad_copies < 0 || im->grad_copies > 2)
 		return *want = "0, 1 or 2", "grad_copies";
+	/* one way of cutting the gradients into groups: grad_groups equal
+	 * runs from the input's end, or runs from the output's end that
+	 * grow (grad_group_tensors) */
+	if ((i = one_of(im->grad_group_growth,
+			(const char *[]){ "fixed", "quadratic", "cubic" })) < 0)
+		return *want = "\"fixed\", \"quadratic\" or \"cubic\"", "grad_group_growth";
+	im->grad_group_power = i + 1;
+	if (im->grad_group_tensors < 0 || (im->grad_group_tensors > 0 && im->grad_groups > 0))
+		return *want = "0 or more, and 0 where grad_groups is set", "grad_group_tensors";
+	if (i > 0 && im->grad_group_tensors == 0)
+		return *want = "1 or more with grad_group_growth \"quadratic\" or \"cubic\"",
+		       "grad_group_tensors";
 	if ((im->nccl = nccl_version_parse(im->nccl_version)) < 0)
 		return *want = "\"none\" or a version of NCCL 2, \"2.MINOR\" or \"2.MINOR.PATCH\"",
 		       "nccl_version";

@@ -166,6 +166,16 @@ typedef struct Implementation {
 	                              groups of equal tensor counts, each once
 	                              all its gradients are ready (MXNet
 	                              Horovod's num_groups); 0: by bucket only */
+	int grad_group_tensors;    /* the gradients all-reduced in groups
+	                              counted from the output's end, group o
+	                              (from 0) the tensors U o^p to
+	                              U (o+1)^p - 1, U this, p by
+	                              grad_group_growth (Fujitsu's Horovod:
+	                              HOROVOD_MULTIPLE_TRANSFER_MODE with
+	                              HOROVOD_FIXED_TRANSFERSIZE); 0: none */
+	const char *grad_group_growth; /* p: "fixed" 1, "quadratic" 2,
+	                              "cubic" 3 (HOROVOD_QUADRATIC_, _CUBIC_
+	                              TRANSFER_MODE) */
 	const char *allreduce;     /* the data-parallel gradients' all-reduce:
 	                              "flat", one collective over every rank
 	                              (NCCL's rings and trees run through the
@@ -181,6 +191,7 @@ typedef struct Implementation {
 	                              alpha-beta model of rings and trees */
 	/* derived from the strings above by implementation_check */
 	int nccl;                  /* nccl_version as 2.3.7 = 20307; 0: none */
+	int grad_group_power;      /* grad_group_growth's p */
 	bool staged, chain, halo_rows, replicated, node_loader, aten_depthwise, flat_zero,
 	     pipe_threads, fused_attention, transposes_once, conv_benchmark, master_fp32,
 	     hier_allreduce;

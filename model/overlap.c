@@ -9,9 +9,12 @@
  * stream).  What runs past the end of backward is exposed; the rest is
  * hidden behind it.  Each bucket pays the collective's start-up, so small
  * buckets cost latency and large ones hide little.  Where the stack
- * groups the gradients by count (grad_groups, MXNet Horovod's num_groups:
- * the parameter list cut into that many runs of equal length, in the
- * model's order), a group also closes a bucket.
+ * groups the gradients by count, a group also closes a bucket: MXNet
+ * Horovod's num_groups (grad_groups) cuts the parameter list into that
+ * many runs of equal length in the model's order; Fujitsu's Horovod
+ * (grad_group_tensors U, grad_group_growth p) counts from the output's
+ * end, group o the tensors U o^p to U (o+1)^p - 1 (operations.cc,
+ * RunLoopOnce: 3, 21, 57 and 80 of ResNet-50's 161 for U = 3, p = 3).
  *
  * On a host device (a probed CPU) nothing hides: the collective is the
  * cores' own work (gloo's copies through the loopback and its sums), and
@@ -37,13 +40,49 @@
 
 #include <math.h>
 
+/* Fujitsu's group of the r-th tensor from the output's end: the o with
+ * U o^p <= r < U (o+1)^p. */
+static double
+growing_group(double r, double u, int p)
+{
+	double o = floor(pow(r / u, 1.0 / p));
+
+	while (u * pow(o + 1, p) <= r) /* pow's rounding, either way */
+		o++;
+	while (o > 0 && u * pow(o, p) > r)
+		o--;
+	return o;
+}
+
+/* Whether a group of gradients is whole once the backward of the layer
+ * whose tensors are `before` to `before + nw - 1` (in the model's order,
+ * of `arrays`) ends: whether one of them is a group's first. */
+static bool
+closes_group(const Implementation *im, double arrays, double before, double nw)
+{
+	if (nw <= 0)
+		return false;
+	if (im->grad_groups > 0) {
+		double per = ceil(arrays / im->grad_groups);
+		return ceil(before / per) * per <= before + nw - 1;
+	}
+	if (im->grad_group_tensors > 0) {
+		/* from the output's end, these tensors are r_lo .. r_hi; a
+		 * group is whole at its highest r, where the next tensor is
+		 * another group's */
+		double u = im->grad_group_tensors, hi = arrays - 1 - before, lo = hi - nw + 1;
+		return growing_group(lo, u, im->grad_group_power) <
+		       growing_group(hi + 1, u, im->grad_group_power);
+	}
+	return false;
+}
+
 double
 grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double *wshare,
 	  double *hidden)
 {
 	const LayerTable *tb = layer_table(an, g);
 	double ready = 0, done = 0, fill = 0, all = 0, sum = 0, other_share = -1;
-	double per = an->q.impl.grad_groups > 0 ? ceil(tb->arrays / an->q.impl.grad_groups) : 0;
 	double before = tb->arrays; /* tensors of the layers before i */
 	Times whole, other;
 
@@ -67,10 +106,7 @@ grad_time(const Analysis *an, const Graph *g, Group grp, double n, const double 
 				 : layer_time(an, g, &g->layer[i], n, share, DIM_DATA, true);
 		bool group;
 		before -= tb->nw[i];
-		/* a group's first tensor, in the model's order: the group is
-		 * whole once this layer's backward ends */
-		group = per > 0 && tb->nw[i] > 0 &&
-			ceil(before / per) * per <= before + tb->nw[i] - 1;
+		group = closes_group(&an->q.impl, tb->arrays, before, tb->nw[i]);
 		fill += (double)tb->params[i] * share * grad_bytes(an);
 		if (fill > 0 && (fill >= an->q.impl.bucket || i == 0 || group)) {
 			double t = coll_grad_allreduce(an, grp, fill);

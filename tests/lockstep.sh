@@ -271,6 +271,35 @@ sys.exit(not t('hierarchical') < 0.6 * t('flat'))" ||
 refused allreduce 'allreduce = "ring";'
 check "allreduce: \"hierarchical\" is a reduce-scatter, 1/k across, an all-gather; \"ring\" refused"
 
+# Fujitsu's Horovod (HOROVOD_MULTIPLE_TRANSFER_MODE=1, _CUBIC_TRANSFER_MODE=1,
+# FIXED_TRANSFERSIZE=3): ResNet-50's 161 gradients in groups of 3, 21, 57
+# and 80 tensors from the output's end, each all-reduced once it is ready,
+# hide behind backward most of what one 64 MB bucket after it leaves
+# exposed; four collectives cost more start-ups than one
+for a in one cubic; do
+	keys='base = "horovod"; nccl_version = "2.4.2"; bucket = 64MB;'
+	[ $a = cubic ] && keys="$keys grad_group_tensors = 3; grad_group_growth = \"cubic\";"
+	report "$a" "$keys" -g 2048 -b 42 --precision fp16
+done
+"$py" -c "
+import json, sys
+it = lambda a: json.load(open('$tmp/%s.json' % a))['strategies'][0]['iteration']
+one, cubic = it('one'), it('cubic')
+x = lambda i: i['exposed_communication_s']
+h = lambda i: i['overlapped_communication_s']
+sys.exit(not (h(one) < 1e-12 and 0 < x(cubic) < 0.5 * x(one) and h(cubic) > 0
+              and x(cubic) + h(cubic) > x(one)))" ||
+	fail "cubic gradient groups do not hide the exchange that one bucket exposes"
+[ "$(get "$tmp/cubic.json" "d['implementation']['grad_group_growth']")" = cubic ] &&
+	[ "$(get "$tmp/cubic.json" "d['implementation']['grad_group_tensors']")" = 3 ] ||
+	fail "the report does not name the gradient groups"
+refused "'grad_group_growth' must be \"fixed\", \"quadratic\" or \"cubic\"" \
+	'grad_group_growth = "exponential";'
+refused "'grad_group_tensors' must be 1 or more" 'grad_group_growth = "cubic";'
+refused "'grad_group_tensors' must be 0 or more, and 0 where grad_groups is set" \
+	'grad_groups = 16; grad_group_tensors = 3;'
+check "grad_group_tensors, grad_group_growth: Fujitsu's growing groups hide the exchange; bad values refused"
+
 # ---- 5. fusions as implementation data --------------------------------------
 cat >"$tmp/fused.odl" <<'EOF'
 implementation fused { base = "pytorch"; fuse_bn_relu = true; fuse_bn_add_relu = true;

@@ -1615,6 +1615,64 @@ buckets_hide_the_gradient_exchange_behind_backward(void **state)
 	}
 }
 
+/* Gradient groups close buckets (model/overlap.c): five fc layers of a
+ * weight and a bias each, tensors 0-9 in the model's order, r 0-9 from
+ * the output's end (fc5 holds r 0 and 1, fc1 r 8 and 9), buckets never
+ * full by size.  A group is all-reduced once its last tensor in backward
+ * (its lowest in the model's order) is ready, so the buckets are:
+ *   grad_groups 2 (MXNet's num_groups: tensors 0-4, 5-9): fc5..fc3, fc2..fc1
+ *   fixed, 1 tensor a group: every layer a bucket
+ *   cubic, 1 (Fujitsu's: r 0, 1-7, 8-26): fc5, fc4..fc2, fc1
+ *   quadratic, 1 (r 0, 1-3, 4-8, 9-15): fc5, fc4, fc3..fc1
+ *   cubic, 10 (one group: r 0-9): all five at once
+ * and the exposed and hidden parts add up to those buckets' all-reduces. */
+static void
+gradient_groups_close_buckets(void **state)
+{
+	Fx *fx = *state;
+	Graph *g = fx_run(fx,
+			  "model m { input x: 64;\n"
+			  "  f1 = fc(x, 64); f2 = fc(f1, 64); f3 = fc(f2, 64); f4 = fc(f3, 64);\n"
+			  "  f5 = fc(f4, 64); }",
+			  PASS_MEMORY);
+	const System *s = fx_abci(fx);
+	Analysis an = { .eng = fx->eng, .q.sys = s, .q.impl = fx_impl(s) };
+	Group grp = { 8, 4, 1 };
+	double w[5], hidden, exposed;
+	int n = 0;
+
+	assert_non_null(g);
+	for (int i = 0; i < g->nlayer; i++)
+		if (g->layer[i].cost.params) {
+			assert_int_equal(g->layer[i].nw, 2);
+			w[n++] = (double)g->layer[i].cost.params * 4;
+		}
+	assert_int_equal(n, 5);
+	an.q.impl.overlap_grad = true;
+	an.q.impl.bucket = 1e12;
+#define AR(b) coll_allreduce(&an, grp, (b))
+#define BUCKETS(expected)                                            \
+	do {                                                         \
+		exposed = grad_time(&an, g, grp, 32, NULL, &hidden); \
+		NEAR(exposed + hidden, (expected));                  \
+	} while (0)
+	an.q.impl.grad_groups = 2;
+	BUCKETS(AR(w[4] + w[3] + w[2]) + AR(w[1] + w[0]));
+	an.q.impl.grad_groups = 0;
+	an.q.impl.grad_group_tensors = 1;
+	an.q.impl.grad_group_power = 1;
+	BUCKETS(AR(w[4]) + AR(w[3]) + AR(w[2]) + AR(w[1]) + AR(w[0]));
+	an.q.impl.grad_group_power = 3;
+	BUCKETS(AR(w[4]) + AR(w[3] + w[2] + w[1]) + AR(w[0]));
+	an.q.impl.grad_group_power = 2;
+	BUCKETS(AR(w[4]) + AR(w[3]) + AR(w[2] + w[1] + w[0]));
+	an.q.impl.grad_group_tensors = 10;
+	an.q.impl.grad_group_power = 3;
+	BUCKETS(AR(w[4] + w[3] + w[2] + w[1] + w[0]));
+#undef BUCKETS
+#undef AR
+}
+
 /* What DDP launches around the exchange (model/overlap.c): a copy of each
  * gradient tensor into its bucket and one back, each a kernel reading and
  * writing the gradient, and every forward a broadcast of the buffers
@@ -1814,6 +1872,7 @@ main(void)
 		FX_TEST(winograd_runs_three_by_three_convolutions_in_fp32),
 		FX_TEST(zero_steps_its_share_of_the_tensors),
 		FX_TEST(buckets_hide_the_gradient_exchange_behind_backward),
+		FX_TEST(gradient_groups_close_buckets),
 		FX_TEST(the_reducer_copies_each_gradient_and_buffer),
 		FX_TEST(autocast_casts_each_weight_once_and_the_image),
 		FX_TEST(gradients_left_allocated_are_added_into),
